@@ -1,0 +1,74 @@
+#include "cli/check_file.h"
+
+#include "cli/pipeline.h"
+#include "sim/cluster/cluster_builder.h"
+#include "sim/graph/model_json.h"
+#include "sim/plan/plan_json.h"
+#include "sim/scenario/scenario_loader.h"
+
+namespace placesim {
+namespace {
+
+std::string detect_kind(const Json& document, const std::filesystem::path& path) {
+  if (!document.is_object()) {
+    throw InputError(path.string(), "/", "expected a JSON object, got " + brief(document));
+  }
+  if (document.contains("kind") && document["kind"] == "placesim-plan") return "plan";
+  if (document.contains("tasks")) return "plan";
+  if (document.contains("ops")) return "model";
+  if (document.contains("peak_flops_per_second")) return "device";
+  if (document.contains("node")) return "cluster";
+  if (document.contains("model") || document.contains("cluster")) return "scenario";
+  if (!document.empty() && document.begin()->is_object() && document.begin()->contains("bandwidth_bytes_per_second")) {
+    return "links";
+  }
+  throw InputError(path.string(), "/",
+                   "cannot tell what this file is (expected a scenario, model, device profile, links table, cluster "
+                   "or plan); pass --kind");
+}
+
+std::string plural(size_t count, const std::string& noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string check_file(const std::filesystem::path& path, const std::string& requested_kind,
+                       const HardwareCatalog& catalog) {
+  Json document = parse_json_file(path);
+  std::string kind = requested_kind == "auto" ? detect_kind(document, path) : requested_kind;
+  JsonReader reader(document, path.string());
+  reader.expect_object();
+  if (kind == "scenario") {
+    Scenario scenario = read_scenario(reader, catalog, path.parent_path());
+    PlannedScenario planned = plan_scenario(scenario);
+    return "scenario \"" + scenario.name + "\": " + plural(scenario.graph.size(), "op") + " on " +
+           plural(scenario.cluster.devices().size(), "device") + ", " + plural(planned.plan.tasks.size(), "task") +
+           " per run";
+  }
+  if (kind == "model") {
+    OpGraph graph = read_model_json(reader);
+    return "model \"" + graph.name() + "\": " + plural(graph.size(), "op");
+  }
+  if (kind == "device") {
+    DeviceSpec spec = read_device_profile(reader);
+    return "device profile \"" + spec.id + "\" (" + spec.name + ")";
+  }
+  if (kind == "links") {
+    for (const auto& type : reader.keys()) read_link_spec(type, reader.at(type));
+    return "link table: " + plural(reader.keys().size(), "link type");
+  }
+  if (kind == "cluster") {
+    Cluster cluster = load_cluster_file(path, catalog);
+    return "cluster \"" + cluster.name + "\": " + plural(cluster.devices().size(), "device") + ", " +
+           plural(cluster.links().size(), "link");
+  }
+  if (kind == "plan") {
+    PlanFile file = read_plan_json(reader);
+    return "plan \"" + file.plan.name + "\": " + plural(file.plan.tasks.size(), "task") + " on " +
+           plural(file.cluster.devices().size(), "device");
+  }
+  throw InputError(path.string(), "", "unknown --kind \"" + kind + "\"");
+}
+
+}  // namespace placesim

@@ -1,0 +1,28 @@
+// The zoo's generators, one per file: each reads and checks its own parameters (rejecting unknown
+// keys with JsonReader) and returns a training graph for a step of `batch_size` samples.
+// Internal to models/; callers use build_zoo_model() in models/zoo.h.
+#pragma once
+
+#include <cstdint>
+
+#include "sim/core/json_reader.h"
+#include "sim/graph/op_graph.h"
+
+namespace placesim {
+
+/// TensorFlow's seed example: two variables and their sum (models/seed_add.cpp).
+OpGraph build_tf_add_variables(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
+/// Multi-layer perceptron with ReLU and a softmax cross-entropy loss (models/mlp.cpp).
+OpGraph build_mlp(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
+/// AlexNet, torchvision's one-tower variant (models/alexnet.cpp).
+OpGraph build_alexnet(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
+/// VGG-16 without batch norm, configuration D (models/vgg16.cpp).
+OpGraph build_vgg16(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
+/// ResNet-50/101/152 v1.5 (models/resnet.cpp); `depth` is 50, 101 or 152.
+OpGraph build_resnet(int depth, const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
+/// Inception v3 without the auxiliary classifier (models/inception_v3.cpp).
+OpGraph build_inception_v3(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
+/// GPT-2-style decoder-only transformer (models/gpt.cpp).
+OpGraph build_gpt(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
+
+}  // namespace placesim

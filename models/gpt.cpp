@@ -1,0 +1,73 @@
+// gpt: a GPT-2-style decoder-only transformer (Radford et al., "Language Models are Unsupervised
+// Multitask Learners", 2019): token + position embeddings, `layers` pre-norm blocks, a final
+// layer norm and output logits tied to the token embedding. Defaults are GPT-2 small (12 layers,
+// hidden 768, 12 heads, 1024 tokens, 50257-token vocabulary: 124,439,808 parameters).
+//
+// Per block: ln_1, fused QKV projection (h -> 3h), scores Q K^T, softmax, context, output
+// projection (h -> h), residual add, ln_2, MLP (h -> 4h, GELU, 4h -> h), residual add.
+// Parameters (L layers, hidden h, vocabulary V, sequence S):
+//   per block: 2 layer norms 4h + QKV 3h^2 + 3h + projection h^2 + h + MLP 8h^2 + 5h = 12h^2 + 13h
+//   total = 12 L h^2 + 13 L h + (V + S) h + 2h   (the 2h is the final layer norm; the logits reuse
+//   the token embedding, so they add no parameters).
+// Forward GEMM FLOPs per step of B sequences: 24 B S L h^2 (1 + S / (6h)) + 2 B S h V, i.e. the
+// forward third of Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
+// Clusters Using Megatron-LM" (SC'21), 72 B S L h^2 (1 + S/(6h) + V/(12 h L)) without recompute.
+// The scores and context are counted in full (no causal-mask saving), as that formula does.
+#include <string>
+
+#include "models/generators.h"
+#include "models/layer_builder.h"
+
+namespace placesim {
+namespace {
+
+constexpr int64_t kMaxLayers = 10000;
+constexpr int64_t kMaxHidden = 1 << 20;
+constexpr int64_t kMaxSequence = 1 << 22;
+constexpr int64_t kMaxVocabulary = 1 << 24;
+
+}  // namespace
+
+OpGraph build_gpt(const JsonReader& parameters, int64_t batch_size, double dtype_bytes) {
+  parameters.reject_unknown_keys({"layers", "hidden", "heads", "sequence", "vocabulary"});
+  const int64_t layers = parameters.integer_or("layers", 12, 1, kMaxLayers);
+  const int64_t hidden = parameters.integer_or("hidden", 768, 1, kMaxHidden);
+  const int64_t heads = parameters.integer_or("heads", 12, 1, kMaxHidden);
+  const int64_t sequence = parameters.integer_or("sequence", 1024, 1, kMaxSequence);
+  const int64_t vocabulary = parameters.integer_or("vocabulary", 50257, 1, kMaxVocabulary);
+  if (hidden % heads != 0) {
+    parameters.at("heads").fail("the hidden size " + std::to_string(hidden) + " is not divisible by " +
+                                std::to_string(heads) + " heads");
+  }
+
+  OpGraph graph("gpt");
+  LayerBuilder b(graph, batch_size, dtype_bytes);
+  b.set_layer("input");
+  Tensor tokens = b.input("token_ids", {sequence}, 4);
+  Tensor positions = b.input("position_ids", {sequence}, 4);
+  Tensor labels = b.input("labels", {sequence}, 4);
+
+  b.set_layer("embedding");
+  Tensor token_embedding = b.embedding("wte", tokens, vocabulary, hidden);
+  Tensor position_embedding = b.embedding("wpe", positions, sequence, hidden);
+  Tensor x = b.add("add", token_embedding, position_embedding);
+
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    b.set_layer("h." + std::to_string(layer));
+    Tensor qkv = b.dense("qkv", b.layer_norm("ln_1", x), 3 * hidden);
+    Tensor probs = b.softmax("softmax", b.attention_scores("scores", qkv, heads));
+    Tensor context = b.attention_context("context", probs, qkv, heads);
+    x = b.add("add_1", x, b.dense("attn_proj", context, hidden));
+    Tensor mlp = b.gelu("gelu", b.dense("mlp_fc", b.layer_norm("ln_2", x), 4 * hidden));
+    x = b.add("add_2", x, b.dense("mlp_proj", mlp, hidden));
+  }
+  b.set_layer("ln_f");
+  x = b.layer_norm("LayerNorm", x);
+  b.set_layer("lm_head");
+  Tensor logits = b.dense("MatMul", x, vocabulary, /*bias=*/false, /*tied=*/true);
+  b.set_layer("loss");
+  b.softmax_cross_entropy("xent", logits, labels);
+  return graph;
+}
+
+}  // namespace placesim

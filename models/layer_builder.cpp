@@ -1,0 +1,364 @@
+#include "models/layer_builder.h"
+
+#include <sstream>
+
+namespace placesim {
+namespace {
+
+// FLOPs per element of the ops that are not GEMMs (see the header comment for the breakdown).
+constexpr double kElementwiseFlopsPerElement = 1;
+constexpr double kNormalizationFlopsPerElement = 5;  // mean 1 + variance 2 + scale-and-shift 2
+constexpr double kSoftmaxFlopsPerElement = 5;        // max, subtract, exp, sum, divide
+constexpr double kCrossEntropyFlopsPerLogit = 6;     // softmax 5 + log of the picked class 1
+constexpr double kLabelBytes = 4;                    // int32 class ids and token ids
+
+double product(const std::vector<int64_t>& shape, size_t from = 0) {
+  double count = 1;
+  for (size_t i = from; i < shape.size(); ++i) count *= static_cast<double>(shape[i]);
+  return count;
+}
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::ostringstream text;
+  text << "[";
+  for (size_t i = 0; i < shape.size(); ++i) text << (i ? ", " : "") << shape[i];
+  text << "]";
+  return text.str();
+}
+
+void expect_rank(const std::string& op, const Tensor& x, size_t rank) {
+  if (x.shape.size() != rank) {
+    throw ShapeError(op + ": expected a rank-" + std::to_string(rank) + " input, got " + shape_text(x.shape));
+  }
+}
+
+const char* activation_type(Activation function) {
+  switch (function) {
+    case Activation::kRelu: return "Relu";
+    case Activation::kRelu6: return "Relu6";
+    case Activation::kGelu: return "Gelu";
+    case Activation::kSigmoid: return "Sigmoid";
+    case Activation::kTanh: return "Tanh";
+  }
+  return "Relu";
+}
+
+// Q, K and V are equal thirds of the fused projection's output.
+void expect_qkv(const std::string& op, const Tensor& qkv, int64_t heads) {
+  expect_rank(op, qkv, 3);
+  if (qkv.shape[2] % 3 != 0) throw ShapeError(op + ": fused QKV width " + std::to_string(qkv.shape[2]) + " is not 3 x hidden");
+  int64_t hidden = qkv.shape[2] / 3;
+  if (heads < 1 || hidden % heads != 0) {
+    throw ShapeError(op + ": hidden size " + std::to_string(hidden) + " is not divisible by " + std::to_string(heads) +
+                     " heads");
+  }
+}
+
+}  // namespace
+
+double Tensor::elements() const { return product(shape); }
+
+Conv2dOptions Conv2dOptions::square(int64_t out_channels, int64_t kernel, int64_t stride, int64_t pad, bool bias) {
+  Conv2dOptions options;
+  options.out_channels = out_channels;
+  options.kernel_h = options.kernel_w = kernel;
+  options.stride_h = options.stride_w = stride;
+  options.pad_h = options.pad_w = pad;
+  options.bias = bias;
+  return options;
+}
+
+int64_t window_output_size(int64_t input, int64_t kernel, int64_t stride, int64_t pad) {
+  int64_t span = input + 2 * pad - kernel;
+  if (span < 0 || stride < 1) return 0;
+  return span / stride + 1;
+}
+
+LayerBuilder::LayerBuilder(OpGraph& graph, int64_t batch_size, double dtype_bytes)
+    : graph_(graph), batch_size_(batch_size), dtype_bytes_(dtype_bytes) {
+  if (batch_size < 1) throw std::invalid_argument("LayerBuilder: batch_size must be positive");
+  if (!(dtype_bytes > 0)) throw std::invalid_argument("LayerBuilder: dtype_bytes must be positive");
+}
+
+std::string LayerBuilder::qualified(const std::string& name) const {
+  return layer_.empty() ? name : layer_ + "/" + name;
+}
+
+Op LayerBuilder::make_op(const std::string& name, const std::string& type, OpKind kind,
+                         std::vector<int64_t> shape) const {
+  Op op;
+  op.name = qualified(name);
+  op.type = type;
+  op.kind = kind;
+  op.output_bytes = bytes(product(shape));
+  op.output_shape = std::move(shape);
+  op.dtype_bytes = dtype_bytes_;
+  op.layer = layer_;
+  return op;
+}
+
+Tensor LayerBuilder::append(Op op, const std::vector<Tensor>& inputs) {
+  std::vector<int64_t> shape = op.output_shape;
+  OpId id = graph_.add_op(std::move(op));
+  for (const Tensor& input : inputs) graph_.add_edge(input.op, id);
+  return Tensor{id, std::move(shape)};
+}
+
+Tensor LayerBuilder::input(const std::string& name, const std::vector<int64_t>& sample_shape, double element_bytes) {
+  std::vector<int64_t> shape{batch_size_};
+  shape.insert(shape.end(), sample_shape.begin(), sample_shape.end());
+  Op op = make_op(name, "Placeholder", OpKind::kDataMovement, shape);
+  if (element_bytes > 0) {
+    op.dtype_bytes = element_bytes;
+    op.output_bytes = product(shape) * element_bytes;
+  }
+  op.forward_bytes = op.output_bytes;
+  return append(std::move(op), {});
+}
+
+Tensor LayerBuilder::conv2d(const std::string& name, const Tensor& x, const Conv2dOptions& o) {
+  expect_rank(qualified(name), x, 4);
+  const int64_t n = x.shape[0], in_channels = x.shape[1], height = x.shape[2], width = x.shape[3];
+  if (o.out_channels < 1 || o.groups < 1 || in_channels % o.groups != 0 || o.out_channels % o.groups != 0) {
+    throw ShapeError(qualified(name) + ": " + std::to_string(in_channels) + " -> " + std::to_string(o.out_channels) +
+                     " channels cannot be split into " + std::to_string(o.groups) + " groups");
+  }
+  const int64_t out_h = window_output_size(height, o.kernel_h, o.stride_h, o.pad_h);
+  const int64_t out_w = window_output_size(width, o.kernel_w, o.stride_w, o.pad_w);
+  if (out_h < 1 || out_w < 1) {
+    throw ShapeError(qualified(name) + ": a " + std::to_string(o.kernel_h) + "x" + std::to_string(o.kernel_w) +
+                     " kernel does not fit the " + std::to_string(height) + "x" + std::to_string(width) +
+                     " input (padding " + std::to_string(o.pad_h) + "x" + std::to_string(o.pad_w) +
+                     "); the image is too small for this model");
+  }
+  Op op = make_op(name, "Conv2D", OpKind::kConv, {n, o.out_channels, out_h, out_w});
+  const double weights = static_cast<double>(o.out_channels) * static_cast<double>(in_channels / o.groups) *
+                         static_cast<double>(o.kernel_h * o.kernel_w);
+  const double biases = o.bias ? static_cast<double>(o.out_channels) : 0.0;
+  // Every output element is a dot product of (Cin / groups) x kh x kw inputs and weights.
+  const double macs = product(op.output_shape) * weights / static_cast<double>(o.out_channels);
+  op.forward_flops = 2 * macs;
+  op.backward_flops = 2 * op.forward_flops;
+  op.parameter_count = weights + biases;
+  op.forward_bytes = bytes(x.elements() + weights + biases) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {x});
+}
+
+Tensor LayerBuilder::normalization(const std::string& name, const Tensor& x, const std::string& type,
+                                   int64_t channels) {
+  Op op = make_op(name, type, OpKind::kNormalization, x.shape);
+  const double gamma_and_beta = 2.0 * static_cast<double>(channels);
+  op.forward_flops = kNormalizationFlopsPerElement * x.elements();
+  op.backward_flops = op.forward_flops;
+  op.parameter_count = gamma_and_beta;
+  op.forward_bytes = bytes(x.elements() + gamma_and_beta) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {x});
+}
+
+Tensor LayerBuilder::batch_norm(const std::string& name, const Tensor& x) {
+  if (x.shape.size() < 2) throw ShapeError(qualified(name) + ": batch norm needs a channel dimension");
+  return normalization(name, x, "FusedBatchNorm", x.shape[1]);
+}
+
+Tensor LayerBuilder::layer_norm(const std::string& name, const Tensor& x) {
+  if (x.shape.size() < 2) throw ShapeError(qualified(name) + ": layer norm needs a feature dimension");
+  return normalization(name, x, "LayerNorm", x.shape.back());
+}
+
+Tensor LayerBuilder::activation(const std::string& name, const Tensor& x, Activation function) {
+  Op op = make_op(name, activation_type(function), OpKind::kElementwise, x.shape);
+  op.forward_flops = kElementwiseFlopsPerElement * x.elements();
+  op.backward_flops = op.forward_flops;
+  op.forward_bytes = bytes(x.elements()) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {x});
+}
+
+Tensor LayerBuilder::pool(const std::string& name, const Tensor& x, const PoolOptions& o, const std::string& type) {
+  expect_rank(qualified(name), x, 4);
+  const int64_t out_h = window_output_size(x.shape[2], o.kernel, o.stride, o.pad);
+  const int64_t out_w = window_output_size(x.shape[3], o.kernel, o.stride, o.pad);
+  if (out_h < 1 || out_w < 1) {
+    throw ShapeError(qualified(name) + ": a " + std::to_string(o.kernel) + "x" + std::to_string(o.kernel) +
+                     " window does not fit the " + std::to_string(x.shape[2]) + "x" + std::to_string(x.shape[3]) +
+                     " input; the image is too small for this model");
+  }
+  Op op = make_op(name, type, OpKind::kPooling, {x.shape[0], x.shape[1], out_h, out_w});
+  op.forward_flops = product(op.output_shape) * static_cast<double>(o.kernel * o.kernel);
+  op.backward_flops = op.forward_flops;
+  op.forward_bytes = bytes(x.elements()) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {x});
+}
+
+Tensor LayerBuilder::max_pool(const std::string& name, const Tensor& x, const PoolOptions& options) {
+  return pool(name, x, options, "MaxPool");
+}
+
+Tensor LayerBuilder::avg_pool(const std::string& name, const Tensor& x, const PoolOptions& options) {
+  return pool(name, x, options, "AvgPool");
+}
+
+Tensor LayerBuilder::global_avg_pool(const std::string& name, const Tensor& x) {
+  expect_rank(qualified(name), x, 4);
+  Op op = make_op(name, "Mean", OpKind::kPooling, {x.shape[0], x.shape[1]});
+  op.forward_flops = x.elements();
+  op.backward_flops = op.forward_flops;
+  op.forward_bytes = bytes(x.elements()) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {x});
+}
+
+Tensor LayerBuilder::dense(const std::string& name, const Tensor& x, int64_t out_features, bool bias, bool tied) {
+  if (x.shape.size() < 2) throw ShapeError(qualified(name) + ": dense needs a feature dimension");
+  if (out_features < 1) throw ShapeError(qualified(name) + ": dense needs at least one output feature");
+  std::vector<int64_t> shape = x.shape;
+  const double in_features = static_cast<double>(shape.back());
+  shape.back() = out_features;
+  Op op = make_op(name, "MatMul", OpKind::kMatMul, shape);
+  const double rows = product(shape, 0) / static_cast<double>(out_features);
+  const double weights = in_features * static_cast<double>(out_features);
+  const double biases = bias ? static_cast<double>(out_features) : 0.0;
+  op.forward_flops = 2 * rows * weights;  // rows x in x out MACs
+  op.backward_flops = 2 * op.forward_flops;
+  op.parameter_count = tied ? 0.0 : weights + biases;
+  op.forward_bytes = bytes(x.elements() + weights + biases) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {x});
+}
+
+Tensor LayerBuilder::add(const std::string& name, const Tensor& a, const Tensor& b) {
+  if (a.shape != b.shape) {
+    throw ShapeError(qualified(name) + ": cannot add " + shape_text(a.shape) + " and " + shape_text(b.shape));
+  }
+  Op op = make_op(name, "AddV2", OpKind::kElementwise, a.shape);
+  op.forward_flops = kElementwiseFlopsPerElement * a.elements();
+  op.backward_flops = op.forward_flops;
+  op.forward_bytes = bytes(a.elements() + b.elements()) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {a, b});
+}
+
+Tensor LayerBuilder::concat(const std::string& name, const std::vector<Tensor>& inputs, int64_t axis) {
+  if (inputs.empty()) throw ShapeError(qualified(name) + ": concat of nothing");
+  std::vector<int64_t> shape = inputs.front().shape;
+  if (axis < 0 || static_cast<size_t>(axis) >= shape.size()) {
+    throw ShapeError(qualified(name) + ": concat axis " + std::to_string(axis) + " out of range");
+  }
+  shape[axis] = 0;
+  double input_elements = 0;
+  for (const Tensor& input : inputs) {
+    std::vector<int64_t> expected = input.shape;
+    if (expected.size() == shape.size()) expected[axis] = 0;
+    if (expected != shape) {
+      throw ShapeError(qualified(name) + ": cannot concatenate " + shape_text(input.shape) + " with " +
+                       shape_text(inputs.front().shape) + " along axis " + std::to_string(axis));
+    }
+    input_elements += input.elements();
+  }
+  for (const Tensor& input : inputs) shape[axis] += input.shape[axis];
+  Op op = make_op(name, "ConcatV2", OpKind::kDataMovement, shape);
+  op.forward_bytes = bytes(input_elements) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), inputs);
+}
+
+Tensor LayerBuilder::flatten(const std::string& name, const Tensor& x) {
+  return reshape(name, x, {x.shape.front(), static_cast<int64_t>(product(x.shape, 1))});
+}
+
+Tensor LayerBuilder::reshape(const std::string& name, const Tensor& x, const std::vector<int64_t>& shape) {
+  if (product(shape) != x.elements()) {
+    throw ShapeError(qualified(name) + ": cannot reshape " + shape_text(x.shape) + " to " + shape_text(shape));
+  }
+  // A reshape only rewrites the tensor's metadata: no FLOPs and no bytes moved.
+  return append(make_op(name, "Reshape", OpKind::kDataMovement, shape), {x});
+}
+
+Tensor LayerBuilder::dropout(const std::string& name, const Tensor& x) {
+  Op op = make_op(name, "Dropout", OpKind::kElementwise, x.shape);
+  op.forward_flops = kElementwiseFlopsPerElement * x.elements();
+  op.backward_flops = op.forward_flops;
+  op.forward_bytes = bytes(x.elements()) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {x});
+}
+
+Tensor LayerBuilder::softmax(const std::string& name, const Tensor& x) {
+  Op op = make_op(name, "Softmax", OpKind::kReduction, x.shape);
+  op.forward_flops = kSoftmaxFlopsPerElement * x.elements();
+  op.backward_flops = op.forward_flops;
+  op.forward_bytes = bytes(x.elements()) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {x});
+}
+
+Tensor LayerBuilder::softmax_cross_entropy(const std::string& name, const Tensor& logits, const Tensor& labels) {
+  std::vector<int64_t> loss_shape(logits.shape.begin(), logits.shape.end() - 1);
+  if (logits.shape.size() < 2 || labels.shape != loss_shape) {
+    throw ShapeError(qualified(name) + ": labels " + shape_text(labels.shape) + " do not match logits " +
+                     shape_text(logits.shape));
+  }
+  Op op = make_op(name, "SparseSoftmaxCrossEntropyWithLogits", OpKind::kReduction, loss_shape);
+  op.forward_flops = kCrossEntropyFlopsPerLogit * logits.elements();
+  op.backward_flops = op.forward_flops;
+  op.forward_bytes = bytes(logits.elements()) + labels.elements() * kLabelBytes + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {logits, labels});
+}
+
+Tensor LayerBuilder::embedding(const std::string& name, const Tensor& ids, int64_t vocabulary, int64_t width) {
+  std::vector<int64_t> shape = ids.shape;
+  shape.push_back(width);
+  Op op = make_op(name, "GatherV2", OpKind::kEmbedding, shape);
+  op.forward_flops = 0;                   // a copy of the selected rows
+  op.backward_flops = product(shape);     // scatter-add of the output gradient into the table gradient
+  op.parameter_count = static_cast<double>(vocabulary) * static_cast<double>(width);
+  op.forward_bytes = ids.elements() * kLabelBytes + 2 * op.output_bytes;  // ids, rows read, rows written
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {ids});
+}
+
+Tensor LayerBuilder::attention_scores(const std::string& name, const Tensor& qkv, int64_t heads) {
+  expect_qkv(qualified(name), qkv, heads);
+  const int64_t n = qkv.shape[0], sequence = qkv.shape[1], hidden = qkv.shape[2] / 3;
+  Op op = make_op(name, "BatchMatMulV2", OpKind::kMatMul, {n, heads, sequence, sequence});
+  const double query_and_key = 2.0 * static_cast<double>(n * sequence * hidden);
+  // Each score is a dot product over head_dim = hidden / heads.
+  const double macs = product(op.output_shape) * static_cast<double>(hidden / heads);
+  op.forward_flops = 2 * macs;
+  op.backward_flops = 2 * op.forward_flops;
+  op.forward_bytes = bytes(query_and_key) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  std::vector<int64_t> shape = op.output_shape;
+  OpId id = graph_.add_op(std::move(op));
+  graph_.add_edge(qkv.op, id, bytes(query_and_key));
+  return Tensor{id, std::move(shape)};
+}
+
+Tensor LayerBuilder::attention_context(const std::string& name, const Tensor& probs, const Tensor& qkv,
+                                       int64_t heads) {
+  expect_qkv(qualified(name), qkv, heads);
+  const int64_t n = qkv.shape[0], sequence = qkv.shape[1], hidden = qkv.shape[2] / 3;
+  if (probs.shape != std::vector<int64_t>{n, heads, sequence, sequence}) {
+    throw ShapeError(qualified(name) + ": attention probabilities " + shape_text(probs.shape) +
+                     " do not match the QKV projection " + shape_text(qkv.shape));
+  }
+  Op op = make_op(name, "BatchMatMulV2", OpKind::kMatMul, {n, sequence, hidden});
+  const double value = static_cast<double>(n * sequence * hidden);
+  // Each context element is a dot product over the sequence.
+  const double macs = product(op.output_shape) * static_cast<double>(sequence);
+  op.forward_flops = 2 * macs;
+  op.backward_flops = 2 * op.forward_flops;
+  op.forward_bytes = bytes(probs.elements() + value) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  std::vector<int64_t> shape = op.output_shape;
+  OpId id = graph_.add_op(std::move(op));
+  graph_.add_edge(probs.op, id);
+  graph_.add_edge(qkv.op, id, bytes(value));
+  return Tensor{id, std::move(shape)};
+}
+
+}  // namespace placesim

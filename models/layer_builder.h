@@ -1,0 +1,162 @@
+// LayerBuilder: appends the ops of common neural-network layers to an OpGraph with their costs
+// filled in, so that the zoo generators only describe architectures. Not thread-safe; one
+// builder writes one graph.
+//
+// Cost conventions (docs/model-graphs.md explains them with examples):
+//  * Shapes include the batch: every tensor's first dimension is the step's batch size, and every
+//    cost is per training step of `batch_size` samples. Images are NCHW.
+//  * FLOPs count multiplies and adds separately. Conv2D and MatMul: forward_flops = 2 x MACs; the
+//    bias add is fused into the GEMM epilogue and not counted (as in torchvision's and fvcore's
+//    published counts), so forward_flops / 2 is exactly the layer's MACs.
+//  * Elementwise ops (activations incl. GELU, add, dropout): 1 FLOP per output element.
+//    Normalization (batch and layer norm): 5 FLOPs per element (mean 1, variance 2, then
+//    y = x * scale + shift with the per-channel scale and shift precomputed 2).
+//    Softmax: 5 per element (max, subtract, exp, sum, divide); softmax cross-entropy: 6 per logit
+//    (softmax plus the log of the picked class). Pooling: 1 per window element per output
+//    (kernel_h x kernel_w per output); global average pooling: 1 per input element.
+//  * backward_flops = 2 x forward_flops for Conv2D and MatMul (input gradient + weight gradient,
+//    also for the first layer, whose input gradient a framework could skip); = forward_flops for
+//    every other op with data, except embedding lookups, whose forward is a copy (0 FLOPs) and
+//    whose backward is a scatter-add of 1 FLOP per output element.
+//  * forward_bytes = bytes read (inputs + weights) + bytes written (output), once each.
+//    backward_bytes = 2 x forward_bytes for every op that moves data (the backward kernels read the
+//    output gradient and the saved inputs and write input and weight gradients). Reshape and
+//    flatten are metadata-only: 0 bytes. Placeholders write their output once.
+//  * output_bytes = output elements x element bytes; parameter_count = weights + biases; batch norm
+//    and layer norm own gamma and beta (trainable), not the running mean and variance, as in
+//    Keras' "trainable params".
+//  * Op names are "<layer>/<local name>" (just the local name when no layer is set); every op gets
+//    the current layer and a TensorFlow op type ("Conv2D", "MatMul", "FusedBatchNorm", ...).
+//  * Edges carry the producer's output bytes, except attention's QK^T and context matmuls, which
+//    read only their part (Q and K: 2/3; V: 1/3) of the fused QKV projection.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/graph/op_graph.h"
+
+namespace placesim {
+
+/// A layer cannot be built on its input (a kernel larger than the padded input, channels not
+/// divisible by groups, mismatched shapes). The zoo turns it into an InputError at the
+/// parameters that caused it.
+class ShapeError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+/// An op's output as a later layer sees it: the producing op and its shape (batch first).
+struct Tensor {
+  OpId op = 0;
+  std::vector<int64_t> shape;
+
+  double elements() const;
+};
+
+/// Options of a 2-D convolution on NCHW tensors (torchvision's nn.Conv2d arguments).
+struct Conv2dOptions {
+  int64_t out_channels = 0;
+  int64_t kernel_h = 1;
+  int64_t kernel_w = 1;
+  int64_t stride_h = 1;
+  int64_t stride_w = 1;
+  int64_t pad_h = 0;
+  int64_t pad_w = 0;
+  int64_t groups = 1;
+  bool bias = false;
+
+  /// A square kernel with equal stride and padding in both directions.
+  static Conv2dOptions square(int64_t out_channels, int64_t kernel, int64_t stride = 1, int64_t pad = 0,
+                              bool bias = false);
+};
+
+/// Options of a max or average pooling window (floor rounding, as torchvision's default).
+struct PoolOptions {
+  int64_t kernel = 2;
+  int64_t stride = 2;
+  int64_t pad = 0;
+};
+
+enum class Activation { kRelu, kRelu6, kGelu, kSigmoid, kTanh };
+
+class LayerBuilder {
+ public:
+  /// Builds into `graph` for steps of `batch_size` samples with `dtype_bytes`-byte elements.
+  /// Throws std::invalid_argument when batch_size < 1 or dtype_bytes <= 0.
+  LayerBuilder(OpGraph& graph, int64_t batch_size, double dtype_bytes);
+
+  /// Ops added from now on belong to `layer` and are named "<layer>/<name>".
+  void set_layer(std::string layer) { layer_ = std::move(layer); }
+  const std::string& layer() const { return layer_; }
+  int64_t batch_size() const { return batch_size_; }
+  double dtype_bytes() const { return dtype_bytes_; }
+  OpGraph& graph() { return graph_; }
+
+  /// A Placeholder of shape [batch, sample_shape...] with `element_bytes`-byte elements
+  /// (0 means the model's dtype; token ids and labels are int32, 4 bytes).
+  Tensor input(const std::string& name, const std::vector<int64_t>& sample_shape, double element_bytes = 0);
+
+  /// Conv2D on an NCHW tensor: MACs = N x Hout x Wout x Cout x (Cin / groups) x kh x kw.
+  Tensor conv2d(const std::string& name, const Tensor& x, const Conv2dOptions& options);
+  /// FusedBatchNorm over the channels (dimension 1): 2 x C parameters.
+  Tensor batch_norm(const std::string& name, const Tensor& x);
+  /// LayerNorm over the last dimension: 2 x width parameters.
+  Tensor layer_norm(const std::string& name, const Tensor& x);
+  Tensor activation(const std::string& name, const Tensor& x, Activation function);
+  Tensor relu(const std::string& name, const Tensor& x) { return activation(name, x, Activation::kRelu); }
+  Tensor gelu(const std::string& name, const Tensor& x) { return activation(name, x, Activation::kGelu); }
+  Tensor max_pool(const std::string& name, const Tensor& x, const PoolOptions& options);
+  Tensor avg_pool(const std::string& name, const Tensor& x, const PoolOptions& options);
+  /// Mean over H and W: [N, C, H, W] -> [N, C].
+  Tensor global_avg_pool(const std::string& name, const Tensor& x);
+
+  /// Fully connected layer on the last dimension: [..., in] -> [..., out_features];
+  /// MACs = rows x in x out. `tied` weights belong to another op (no parameters here, but the
+  /// weights are still read).
+  Tensor dense(const std::string& name, const Tensor& x, int64_t out_features, bool bias = true, bool tied = false);
+
+  /// AddV2 of two tensors of one shape (residual connections, embedding sums).
+  Tensor add(const std::string& name, const Tensor& a, const Tensor& b);
+  /// ConcatV2 along `axis` (1 = channels for NCHW); other dimensions must agree.
+  Tensor concat(const std::string& name, const std::vector<Tensor>& inputs, int64_t axis = 1);
+  /// Reshape to [batch, rest...] where rest is the product of the other dimensions.
+  Tensor flatten(const std::string& name, const Tensor& x);
+  /// Reshape to `shape` (same element count).
+  Tensor reshape(const std::string& name, const Tensor& x, const std::vector<int64_t>& shape);
+  Tensor dropout(const std::string& name, const Tensor& x);
+  /// Softmax over the last dimension.
+  Tensor softmax(const std::string& name, const Tensor& x);
+  /// SparseSoftmaxCrossEntropyWithLogits: logits [..., classes] and labels [...] -> loss [...].
+  Tensor softmax_cross_entropy(const std::string& name, const Tensor& logits, const Tensor& labels);
+  /// GatherV2 of rows of a [vocabulary, width] table: ids [...] -> [..., width].
+  Tensor embedding(const std::string& name, const Tensor& ids, int64_t vocabulary, int64_t width);
+
+  /// Attention scores Q K^T from a fused projection `qkv` [N, S, 3H]: BatchMatMulV2 to
+  /// [N, heads, S, S]; MACs = N x heads x S x S x (H / heads).
+  Tensor attention_scores(const std::string& name, const Tensor& qkv, int64_t heads);
+  /// Attention context probs x V: [N, heads, S, S] and V from `qkv` -> [N, S, H] (heads merged);
+  /// MACs = N x heads x S x S x (H / heads).
+  Tensor attention_context(const std::string& name, const Tensor& probs, const Tensor& qkv, int64_t heads);
+
+ private:
+  Op make_op(const std::string& name, const std::string& type, OpKind kind, std::vector<int64_t> shape) const;
+  Tensor append(Op op, const std::vector<Tensor>& inputs);
+  Tensor pool(const std::string& name, const Tensor& x, const PoolOptions& options, const std::string& type);
+  Tensor normalization(const std::string& name, const Tensor& x, const std::string& type, int64_t channels);
+  double bytes(double elements) const { return elements * dtype_bytes_; }
+  std::string qualified(const std::string& name) const;
+
+  OpGraph& graph_;
+  int64_t batch_size_;
+  double dtype_bytes_;
+  std::string layer_;
+};
+
+/// Output size of a convolution or pooling window along one dimension (floor rounding):
+/// floor((input + 2 pad - kernel) / stride) + 1.
+int64_t window_output_size(int64_t input, int64_t kernel, int64_t stride, int64_t pad);
+
+}  // namespace placesim

@@ -1,0 +1,88 @@
+#include "models/zoo.h"
+
+#include <functional>
+#include <stdexcept>
+#include <utility>
+
+#include "models/generators.h"
+#include "models/layer_builder.h"
+
+namespace placesim {
+namespace {
+
+using Generator = std::function<OpGraph(const JsonReader&, int64_t, double)>;
+
+const std::vector<std::pair<std::string, Generator>>& registry() {
+  static const std::vector<std::pair<std::string, Generator>> generators{
+      {"tf_add_variables", build_tf_add_variables},
+      {"mlp", build_mlp},
+      {"alexnet", build_alexnet},
+      {"vgg16", build_vgg16},
+      {"resnet50", [](const JsonReader& p, int64_t b, double d) { return build_resnet(50, p, b, d); }},
+      {"resnet101", [](const JsonReader& p, int64_t b, double d) { return build_resnet(101, p, b, d); }},
+      {"resnet152", [](const JsonReader& p, int64_t b, double d) { return build_resnet(152, p, b, d); }},
+      {"inception_v3", build_inception_v3},
+      {"gpt", build_gpt},
+  };
+  return generators;
+}
+
+std::string unknown_model_message(const std::string& name) {
+  std::vector<std::string> names = zoo_model_names();
+  std::string suggestion = did_you_mean(name, names);
+  std::string available;
+  for (size_t i = 0; i < names.size(); ++i) available += (i ? ", " : "") + names[i];
+  return "unknown zoo model \"" + name + "\"" + (suggestion.empty() ? "" : " (did you mean \"" + suggestion + "\"?)") +
+         "; available: " + available;
+}
+
+const Generator* find_generator(const std::string& name) {
+  for (const auto& [known, generator] : registry()) {
+    if (known == name) return &generator;
+  }
+  return nullptr;
+}
+
+OpGraph run_generator(const std::string& name, const Generator& generator, const JsonReader& parameters,
+                      int64_t batch_size, double dtype_bytes) {
+  if (batch_size < 1) throw std::invalid_argument("build_zoo_model: batch_size must be positive");
+  if (!(dtype_bytes > 0)) throw std::invalid_argument("build_zoo_model: dtype_bytes must be positive");
+  // A missing or null parameters value means "all defaults".
+  static const Json kEmptyObject = Json::object();
+  JsonReader checked = parameters.value().is_null() ? JsonReader(kEmptyObject, parameters.file(), parameters.path())
+                                                    : parameters;
+  try {
+    OpGraph graph = generator(checked, batch_size, dtype_bytes);
+    graph.set_name(name);
+    return graph;
+  } catch (const ShapeError& error) {
+    // Shapes depend only on the parameters; the image size is the usual culprit.
+    std::string message = "cannot build zoo model \"" + name + "\" with these parameters: " + error.what();
+    if (checked.has("image_size")) checked.at("image_size").fail(message);
+    checked.fail(message);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> zoo_model_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : registry()) names.push_back(entry.first);
+  return names;
+}
+
+OpGraph build_zoo_model(const std::string& name, const JsonReader& parameters, int64_t batch_size, double dtype_bytes) {
+  const Generator* generator = find_generator(name);
+  if (!generator) throw InputError(parameters.file(), "", unknown_model_message(name));
+  return run_generator(name, *generator, parameters, batch_size, dtype_bytes);
+}
+
+OpGraph build_zoo_model(const JsonReader& name_at, const JsonReader& parameters, int64_t batch_size,
+                        double dtype_bytes) {
+  std::string name = name_at.as_string();
+  const Generator* generator = find_generator(name);
+  if (!generator) name_at.fail(unknown_model_message(name));
+  return run_generator(name, *generator, parameters, batch_size, dtype_bytes);
+}
+
+}  // namespace placesim

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what placesim needs to build and test, from Debian packages only. Safe to rerun:
+# packages already present are skipped. Uses sudo when not run as root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config   # toolchain (CMake >= 3.25 as in Debian 12)
+  libsimgrid-dev                     # discrete-event engine (SimGrid 3.32)
+  libboost-graph-dev                 # model graphs
+  nlohmann-json3-dev                 # JSON
+  libcli11-dev                       # command line
+  libgtest-dev                       # tests
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install_deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+as_root=()
+[ "$(id -u)" -eq 0 ] || as_root=(sudo)
+echo "install_deps: installing ${missing[*]}"
+"${as_root[@]}" apt-get update -qq
+DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

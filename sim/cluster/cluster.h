@@ -1,0 +1,90 @@
+// Cluster: the devices a step runs on and the network joining them. The network is a graph
+// of vertices (devices and switches) and full-duplex links; routes between devices are
+// shortest paths (latency + 1 MiB / bandwidth per hop) that may pass through switches, CPUs
+// (root complexes, QPI) and TPUs (ICI routes through chips), but never through a GPU.
+// Immutable once built; route() caches and is not thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/cluster/device_spec.h"
+#include "sim/cluster/link_spec.h"
+#include "sim/core/device_name.h"
+
+namespace placesim {
+
+using DeviceId = std::size_t;
+using LinkId = std::size_t;
+using VertexId = std::size_t;
+
+struct ClusterDevice {
+  DeviceName name;  ///< full TensorFlow name
+  DeviceSpec spec;
+  int node = 0;      ///< which machine (TensorFlow task) it is in
+  VertexId vertex = 0;
+  double speed_factor = 1.0;  ///< < 1 slows the device (stragglers, heterogeneity)
+};
+
+struct NetworkVertex {
+  std::string name;  ///< "task:0/GPU:1", "task:0/PCIe:0", "fabric/spine:0"
+  std::optional<DeviceId> device;
+  bool forwards = true;  ///< can a route pass through it
+};
+
+struct ClusterLink {
+  std::string name;  ///< "task:0/GPU:0<->GPU:1"
+  VertexId a = 0, b = 0;
+  LinkSpec spec;  ///< bandwidth already multiplied by the brick count
+};
+
+/// One hop of a route: a link and its direction (true = from a to b).
+struct RouteHop {
+  LinkId link = 0;
+  bool a_to_b = true;
+};
+
+class Cluster {
+ public:
+  std::string name;
+  std::string description;
+
+  DeviceId add_device(ClusterDevice device, std::string vertex_name);
+  VertexId add_switch(std::string name);
+  LinkId add_link(VertexId a, VertexId b, LinkSpec spec);
+
+  const std::vector<ClusterDevice>& devices() const { return devices_; }
+  std::vector<ClusterDevice>& devices() { return devices_; }
+  const ClusterDevice& device(DeviceId id) const { return devices_.at(id); }
+  const std::vector<NetworkVertex>& vertices() const { return vertices_; }
+  const std::vector<ClusterLink>& links() const { return links_; }
+  std::optional<VertexId> find_vertex(const std::string& name) const;
+  int node_count() const;
+
+  /// Devices matching a (partial) TensorFlow spec, in cluster order.
+  std::vector<DeviceId> match(const DeviceName& spec) const;
+  /// The device with this exact full name (canonical, legacy or shorthand that is unique).
+  std::optional<DeviceId> find_device(const std::string& name) const;
+
+  /// Links from `from` to `to`; empty when from == to. Throws std::runtime_error if unreachable
+  /// (cluster loaders check connectivity first).
+  const std::vector<RouteHop>& route(DeviceId from, DeviceId to) const;
+  bool reachable(DeviceId from, DeviceId to) const;
+  /// Sum of latencies and the bottleneck bandwidth along a route (for analytical estimates).
+  double route_latency_seconds(DeviceId from, DeviceId to) const;
+  double route_bandwidth_bytes_per_second(DeviceId from, DeviceId to) const;
+
+ private:
+  std::optional<std::vector<RouteHop>> shortest_path(VertexId from, VertexId to) const;
+  std::vector<ClusterDevice> devices_;
+  std::vector<NetworkVertex> vertices_;
+  std::vector<ClusterLink> links_;
+  std::vector<std::vector<LinkId>> adjacency_;
+  mutable std::map<std::pair<DeviceId, DeviceId>, std::vector<RouteHop>> route_cache_;
+};
+
+}  // namespace placesim

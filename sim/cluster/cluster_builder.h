@@ -1,0 +1,22 @@
+// Builds a Cluster from its JSON description: a template from hardware_profiles/clusters, a
+// cluster file, or an inline node, repeated over `nodes` machines joined by a fabric
+// (single switch or two-level fat tree). See docs/scenario-format.md, "cluster".
+#pragma once
+
+#include <filesystem>
+
+#include "sim/cluster/cluster.h"
+#include "sim/cluster/hardware_catalog.h"
+#include "sim/core/json_reader.h"
+
+namespace placesim {
+
+/// Builds the cluster a scenario's "cluster" object describes. Relative "file" paths resolve
+/// against `base_directory`. Throws InputError with the JSON path of any problem.
+Cluster build_cluster(const JsonReader& description, const HardwareCatalog& catalog,
+                      const std::filesystem::path& base_directory);
+
+/// Loads and builds a standalone cluster file (the template format).
+Cluster load_cluster_file(const std::filesystem::path& path, const HardwareCatalog& catalog);
+
+}  // namespace placesim

@@ -1,0 +1,32 @@
+// DeviceSpec: what one device model can do (peak FLOP/s per precision, memory, bandwidth,
+// launch overhead, roofline efficiencies), as read from hardware_profiles/devices/*.json.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "sim/core/device_name.h"
+#include "sim/core/precision.h"
+#include "sim/graph/op.h"
+
+namespace placesim {
+
+struct DeviceSpec {
+  std::string id;    ///< profile id, e.g. "v100-sxm2-16gb"
+  std::string name;  ///< marketing name, e.g. "Tesla V100-SXM2-16GB"
+  DeviceKind kind = DeviceKind::kCpu;
+  std::map<Precision, double> peak_flops_per_second;
+  double memory_bytes = 0;
+  double memory_bandwidth_bytes_per_second = 0;
+  double kernel_launch_overhead_seconds = 0;
+  std::map<OpKind, double> compute_efficiency;  ///< fraction of peak reached per op kind
+  double default_compute_efficiency = 0.5;
+  double memory_efficiency = 0.8;               ///< fraction of peak memory bandwidth reached
+  std::string compute_capability;               ///< GPUs only, "" otherwise
+  std::string pci_bus_id;                       ///< GPUs only, for the TensorFlow device mapping
+  /// Peak for a precision; falls back to the nearest supported one (bf16<->fp16, tf32->fp32).
+  double peak_for(Precision precision) const;
+  double efficiency_for(OpKind kind) const;
+};
+
+}  // namespace placesim

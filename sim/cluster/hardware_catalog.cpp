@@ -1,0 +1,169 @@
+#include "sim/cluster/hardware_catalog.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <unistd.h>
+
+#ifndef PLACESIM_SOURCE_DIR
+#define PLACESIM_SOURCE_DIR "."
+#endif
+
+namespace placesim {
+namespace {
+
+std::vector<std::string> json_stems(const std::filesystem::path& directory) {
+  std::vector<std::string> stems;
+  std::error_code error;
+  if (!std::filesystem::is_directory(directory, error)) return stems;
+  for (const auto& entry : std::filesystem::directory_iterator(directory, error)) {
+    if (entry.path().extension() == ".json") stems.push_back(entry.path().stem().string());
+  }
+  std::sort(stems.begin(), stems.end());
+  return stems;
+}
+
+std::string list(const std::vector<std::string>& names) {
+  std::string text;
+  for (size_t i = 0; i < names.size(); ++i) text += (i ? ", " : "") + names[i];
+  return text;
+}
+
+[[noreturn]] void unknown(const JsonReader& where, const std::string& what, const std::string& name,
+                          const std::vector<std::string>& known) {
+  std::string suggestion = did_you_mean(name, known);
+  where.fail("unknown " + what + " \"" + name + "\"" +
+             (suggestion.empty() ? "" : " (did you mean \"" + suggestion + "\"?)") + "; known: " + list(known));
+}
+
+void require_sources(const JsonReader& profile, const std::vector<std::string>& cited_fields) {
+  JsonReader sources = profile.at("sources");
+  sources.expect_object();
+  for (const auto& field : cited_fields) {
+    if (!profile.has(field)) continue;
+    auto source = sources.find(field);
+    if (!source || source->as_string().empty()) {
+      sources.fail("every number needs a cited source: no entry for \"" + field + "\"");
+    }
+  }
+}
+
+}  // namespace
+
+DeviceSpec read_device_profile(const JsonReader& profile) {
+  profile.reject_unknown_keys({"id", "name", "kind", "peak_flops_per_second", "memory_bytes",
+                               "memory_bandwidth_bytes_per_second", "kernel_launch_overhead_seconds",
+                               "compute_efficiency", "memory_efficiency", "compute_capability", "pci_bus_id",
+                               "sources", "description", "price_per_hour_usd"});
+  DeviceSpec spec;
+  spec.id = profile.string_at("id");
+  spec.name = profile.string_at("name");
+  std::string kind = profile.choice_at("kind", {"cpu", "gpu", "tpu"});
+  spec.kind = *parse_device_kind(kind);
+  JsonReader peaks = profile.at("peak_flops_per_second");
+  peaks.reject_unknown_keys(precision_names());
+  for (const auto& key : peaks.keys()) spec.peak_flops_per_second[*parse_precision(key)] = peaks.positive_at(key);
+  if (!spec.peak_flops_per_second.count(Precision::kFp32)) peaks.fail("missing required key \"fp32\"");
+  spec.memory_bytes = profile.positive_at("memory_bytes");
+  spec.memory_bandwidth_bytes_per_second = profile.positive_at("memory_bandwidth_bytes_per_second");
+  spec.kernel_launch_overhead_seconds = profile.at("kernel_launch_overhead_seconds").as_non_negative_number();
+  if (spec.kernel_launch_overhead_seconds > 1.0) {
+    profile.at("kernel_launch_overhead_seconds").fail("a launch overhead above 1 s is not plausible");
+  }
+  auto read_fraction = [](const JsonReader& value) {
+    double fraction = value.as_positive_number();
+    if (fraction > 1.0) value.fail("expected a fraction in (0, 1], got " + brief(value.value()));
+    return fraction;
+  };
+  JsonReader efficiency = profile.at("compute_efficiency");
+  std::vector<std::string> allowed = op_kind_names();
+  allowed.push_back("default");
+  efficiency.reject_unknown_keys(allowed);
+  spec.default_compute_efficiency = read_fraction(efficiency.at("default"));
+  for (const auto& key : efficiency.keys()) {
+    if (key != "default") spec.compute_efficiency[*parse_op_kind(key)] = read_fraction(efficiency.at(key));
+  }
+  spec.memory_efficiency = read_fraction(profile.at("memory_efficiency"));
+  spec.compute_capability = profile.string_or("compute_capability", "");
+  spec.pci_bus_id = profile.string_or("pci_bus_id", "");
+  require_sources(profile, {"peak_flops_per_second", "memory_bytes", "memory_bandwidth_bytes_per_second",
+                            "kernel_launch_overhead_seconds", "compute_efficiency", "memory_efficiency"});
+  return spec;
+}
+
+LinkSpec read_link_spec(const std::string& type, const JsonReader& entry) {
+  entry.reject_unknown_keys({"bandwidth_bytes_per_second", "latency_seconds", "description", "sources"});
+  LinkSpec spec;
+  spec.type = type;
+  spec.bandwidth_bytes_per_second = entry.positive_at("bandwidth_bytes_per_second");
+  spec.latency_seconds = entry.at("latency_seconds").as_non_negative_number();
+  if (spec.latency_seconds > 10.0) entry.at("latency_seconds").fail("a link latency above 10 s is not plausible");
+  if (entry.has("sources")) require_sources(entry, {"bandwidth_bytes_per_second", "latency_seconds"});
+  return spec;
+}
+
+HardwareCatalog::HardwareCatalog(std::filesystem::path root) : root_(std::move(root)) {}
+
+std::filesystem::path HardwareCatalog::default_root() {
+  if (const char* from_env = std::getenv("PLACESIM_PROFILES"); from_env && *from_env) return from_env;
+  std::error_code error;
+  auto executable = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    auto installed = executable.parent_path() / ".." / "share" / "placesim" / "hardware_profiles";
+    if (std::filesystem::is_directory(installed, error)) return installed;
+  }
+  return std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles";
+}
+
+const DeviceSpec& HardwareCatalog::device(const std::string& id, const JsonReader& where) const {
+  auto it = devices_.find(id);
+  if (it != devices_.end()) return it->second;
+  auto path = root_ / "devices" / (id + ".json");
+  std::error_code error;
+  if (id.find('/') != std::string::npos || !std::filesystem::is_regular_file(path, error)) {
+    unknown(where, "device profile", id, device_ids());
+  }
+  Json document = parse_json_file(path);
+  DeviceSpec spec = read_device_profile(JsonReader(document, path.string()));
+  if (spec.id != id) {
+    throw InputError(path.string(), "/id", "profile id \"" + spec.id + "\" does not match its file name \"" + id + "\"");
+  }
+  return devices_.emplace(id, std::move(spec)).first->second;
+}
+
+void HardwareCatalog::load_links() const {
+  if (links_loaded_) return;
+  auto path = root_ / "links.json";
+  Json document = parse_json_file(path);
+  JsonReader links(document, path.string());
+  for (const auto& type : links.keys()) links_.emplace(type, read_link_spec(type, links.at(type)));
+  links_loaded_ = true;
+}
+
+const LinkSpec& HardwareCatalog::link(const std::string& type, const JsonReader& where) const {
+  load_links();
+  auto it = links_.find(type);
+  if (it == links_.end()) unknown(where, "link type", type, link_types());
+  return it->second;
+}
+
+std::filesystem::path HardwareCatalog::cluster_template(const std::string& id, const JsonReader& where) const {
+  auto path = root_ / "clusters" / (id + ".json");
+  std::error_code error;
+  if (id.find('/') != std::string::npos || !std::filesystem::is_regular_file(path, error)) {
+    unknown(where, "cluster template", id, cluster_template_ids());
+  }
+  return path;
+}
+
+std::vector<std::string> HardwareCatalog::device_ids() const { return json_stems(root_ / "devices"); }
+
+std::vector<std::string> HardwareCatalog::link_types() const {
+  load_links();
+  std::vector<std::string> types;
+  for (const auto& [type, spec] : links_) types.push_back(type);
+  return types;
+}
+
+std::vector<std::string> HardwareCatalog::cluster_template_ids() const { return json_stems(root_ / "clusters"); }
+
+}  // namespace placesim

@@ -1,0 +1,20 @@
+#include "sim/cost/cost_model.h"
+
+#include <algorithm>
+
+namespace placesim {
+
+double compute_seconds(const Task& task, Precision precision, const ClusterDevice& device) {
+  if (task.flops <= 0 && task.memory_bytes <= 0) return 0;
+  const DeviceSpec& spec = device.spec;
+  double math_seconds = task.flops / (spec.peak_for(precision) * spec.efficiency_for(task.op_kind));
+  double memory_seconds = task.memory_bytes / (spec.memory_bandwidth_bytes_per_second * spec.memory_efficiency);
+  return std::max(math_seconds, memory_seconds) / device.speed_factor + spec.kernel_launch_overhead_seconds;
+}
+
+double uncontended_transfer_seconds(double bytes, DeviceId from, DeviceId to, const Cluster& cluster) {
+  if (from == to) return 0;
+  return cluster.route_latency_seconds(from, to) + bytes / cluster.route_bandwidth_bytes_per_second(from, to);
+}
+
+}  // namespace placesim

@@ -1,0 +1,19 @@
+// Cost model: how long a compute task takes on a device (a roofline with per-op-kind
+// efficiencies plus a launch overhead) and what an uncontended transfer costs on a route.
+// Formulas and the sources of default numbers: docs/cost-model.md.
+#pragma once
+
+#include "sim/cluster/cluster.h"
+#include "sim/plan/execution_plan.h"
+
+namespace placesim {
+
+/// max(flops / (peak[precision] x efficiency[kind]), bytes / (memory bandwidth x memory
+/// efficiency)) / speed_factor + launch overhead. A task with no FLOPs and no bytes launches
+/// nothing and costs 0 (a variable, an identity on a reference, a NoOp).
+double compute_seconds(const Task& task, Precision precision, const ClusterDevice& device);
+
+/// Latency of every hop plus bytes over the slowest hop: a transfer alone on its route.
+double uncontended_transfer_seconds(double bytes, DeviceId from, DeviceId to, const Cluster& cluster);
+
+}  // namespace placesim

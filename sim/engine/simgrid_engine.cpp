@@ -1,0 +1,252 @@
+#include "sim/engine/simgrid_engine.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <queue>
+#include <stdexcept>
+#include <unordered_map>
+
+#include <simgrid/s4u.hpp>
+#include <xbt/log.h>
+
+#include "sim/cost/cost_model.h"
+
+namespace sg4 = simgrid::s4u;
+
+namespace placesim {
+namespace {
+
+// Host speed in "work units" per second: a compute task of t seconds is an Exec of t x this.
+// 1e9 gives nanosecond resolution against SimGrid's default work-amount precision.
+constexpr double kHostSpeed = 1e9;
+
+bool g_engine_used = false;
+
+class Simulation {
+ public:
+  Simulation(const ExecutionPlan& plan, const Cluster& cluster) : plan_(plan), cluster_(cluster) {}
+
+  Timeline run() {
+    xbt_log_control_set("root.thres:critical");
+    int argc = 1;
+    char name[] = "placesim";
+    char* argv[] = {name, nullptr};
+    sg4::Engine engine(&argc, argv);
+    // CM02: plain max-min sharing with latency + size/bandwidth per flow, no TCP corrections.
+    sg4::Engine::set_config("network/model:CM02");
+    sg4::Engine::set_config("network/crosstraffic:0");
+    sg4::Engine::set_config("network/TCP-gamma:0");
+    build_platform();
+    sg4::Activity::on_completion_cb([this](sg4::Activity const& activity) { on_complete(activity); });
+
+    timeline_.source = "simgrid";
+    timeline_.tasks.assign(plan_.tasks.size(), TaskInterval{});
+    pending_.resize(plan_.tasks.size());
+    successors_ = plan_.successors();
+    device_busy_.assign(cluster_.devices().size(), false);
+    ready_compute_.resize(cluster_.devices().size());
+    for (const Task& task : plan_.tasks) {
+      pending_[task.id] = task.deps.size();
+      if (task.deps.empty()) make_ready(task.id, 0);
+    }
+    drain_instant();
+    engine.run();
+    if (finished_ != plan_.tasks.size()) {
+      throw std::runtime_error("simulation ended with " + std::to_string(plan_.tasks.size() - finished_) +
+                               " tasks not run");
+    }
+    return std::move(timeline_);
+  }
+
+ private:
+  void build_platform() {
+    auto* zone = sg4::create_full_zone("cluster");
+    for (const auto& device : cluster_.devices()) {
+      hosts_.push_back(zone->create_host(cluster_.vertices()[device.vertex].name, kHostSpeed)->seal());
+    }
+    for (const auto& link : cluster_.links()) {
+      auto* simgrid_link = zone->create_split_duplex_link(link.name, link.spec.bandwidth_bytes_per_second);
+      simgrid_link->set_latency(link.spec.latency_seconds)->seal();
+      links_.push_back(simgrid_link);
+    }
+    // Only the device pairs that exchange data get a route (a full zone would need N^2).
+    std::vector<std::pair<DeviceId, DeviceId>> pairs;
+    for (const Task& task : plan_.tasks) {
+      if (task.kind == TaskKind::kTransfer && task.source != task.device) pairs.emplace_back(task.source, task.device);
+    }
+    std::sort(pairs.begin(), pairs.end());
+    pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+    for (auto [from, to] : pairs) {
+      std::vector<sg4::LinkInRoute> route;
+      for (const RouteHop& hop : cluster_.route(from, to)) {
+        route.emplace_back(links_[hop.link],
+                           hop.a_to_b ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
+      }
+      zone->add_route(hosts_[from]->get_netpoint(), hosts_[to]->get_netpoint(), nullptr, nullptr, route, false);
+    }
+    zone->seal();
+  }
+
+  void make_ready(TaskId id, double now) {
+    const Task& task = plan_.tasks[id];
+    if (task.kind == TaskKind::kTransfer) {
+      if (task.source == task.device) {
+        finish_instantly(id, now);
+        return;
+      }
+      timeline_.tasks[id].start_seconds = now;
+      sg4::CommPtr comm = sg4::Comm::sendto_init(hosts_[task.source], hosts_[task.device]);
+      comm->set_payload_size(static_cast<uint64_t>(task.bytes));
+      running_.emplace(comm.get(), Running{id, comm});
+      comm->start();
+      return;
+    }
+    ready_compute_[task.device].push(id);
+    try_start_compute(task.device, now);
+  }
+
+  void try_start_compute(DeviceId device, double now) {
+    while (!device_busy_[device] && !ready_compute_[device].empty()) {
+      TaskId id = ready_compute_[device].top();
+      ready_compute_[device].pop();
+      const Task& task = plan_.tasks[id];
+      double seconds = compute_seconds(task, plan_.precision, cluster_.device(device));
+      if (seconds <= 0) {
+        finish_instantly(id, now);
+        continue;
+      }
+      device_busy_[device] = true;
+      timeline_.tasks[id].start_seconds = now;
+      sg4::ExecPtr exec = sg4::Exec::init();
+      exec->set_flops_amount(seconds * kHostSpeed);
+      exec->set_host(hosts_[device]);
+      running_.emplace(exec.get(), Running{id, exec});
+      exec->start();
+    }
+  }
+
+  // Zero-cost tasks complete at once; their successors are queued and handled iteratively.
+  void finish_instantly(TaskId id, double now) {
+    timeline_.tasks[id] = {now, now};
+    instant_.push_back(id);
+  }
+
+  void drain_instant() {
+    while (!instant_.empty()) {
+      TaskId id = instant_.back();
+      instant_.pop_back();
+      release(id, timeline_.tasks[id].end_seconds);
+    }
+  }
+
+  void release(TaskId id, double now) {
+    ++finished_;
+    for (TaskId next : successors_[id]) {
+      if (--pending_[next] == 0) make_ready(next, now);
+    }
+  }
+
+  void on_complete(sg4::Activity const& activity) {
+    auto it = running_.find(&activity);
+    if (it == running_.end()) return;
+    TaskId id = it->second.task;
+    running_.erase(it);
+    double now = sg4::Engine::get_clock();
+    timeline_.tasks[id].end_seconds = now;
+    const Task& task = plan_.tasks[id];
+    if (task.kind == TaskKind::kCompute) device_busy_[task.device] = false;
+    release(id, now);
+    if (task.kind == TaskKind::kCompute) try_start_compute(task.device, now);
+    drain_instant();
+  }
+
+  struct Running {
+    TaskId task;
+    sg4::ActivityPtr activity;  // keeps the activity alive until it completes
+  };
+
+  const ExecutionPlan& plan_;
+  const Cluster& cluster_;
+  Timeline timeline_;
+  std::vector<sg4::Host*> hosts_;
+  std::vector<sg4::Link*> links_;
+  std::vector<size_t> pending_;
+  std::vector<std::vector<TaskId>> successors_;
+  std::vector<bool> device_busy_;
+  std::vector<std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>> ready_compute_;
+  std::unordered_map<const sg4::Activity*, Running> running_;
+  std::vector<TaskId> instant_;
+  size_t finished_ = 0;
+};
+
+void write_all(int fd, const void* data, size_t size) {
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t written = ::write(fd, bytes, size);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) _exit(3);
+    bytes += written;
+    size -= static_cast<size_t>(written);
+  }
+}
+
+bool read_all(int fd, void* data, size_t size) {
+  char* bytes = static_cast<char*>(data);
+  while (size > 0) {
+    ssize_t got = ::read(fd, bytes, size);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) return false;
+    bytes += got;
+    size -= static_cast<size_t>(got);
+  }
+  return true;
+}
+
+Timeline simulate_in_child(const ExecutionPlan& plan, const Cluster& cluster) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
+  pid_t child = ::fork();
+  if (child < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  if (child == 0) {
+    ::close(fds[0]);
+    int status = 0;
+    try {
+      Timeline timeline = Simulation(plan, cluster).run();
+      write_all(fds[1], timeline.tasks.data(), timeline.tasks.size() * sizeof(TaskInterval));
+    } catch (...) {
+      status = 4;
+    }
+    ::close(fds[1]);
+    _exit(status);
+  }
+  ::close(fds[1]);
+  Timeline timeline;
+  timeline.source = "simgrid";
+  timeline.tasks.resize(plan.tasks.size());
+  bool complete = read_all(fds[0], timeline.tasks.data(), timeline.tasks.size() * sizeof(TaskInterval));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (!complete || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw std::runtime_error("the simulation process failed (status " + std::to_string(status) + ")");
+  }
+  return timeline;
+}
+
+class SimGridEngine : public PlanEngine {
+ public:
+  Timeline simulate(const ExecutionPlan& plan, const Cluster& cluster) override {
+    if (g_engine_used) return simulate_in_child(plan, cluster);
+    g_engine_used = true;
+    return Simulation(plan, cluster).run();
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<PlanEngine> make_simgrid_engine() { return std::make_unique<SimGridEngine>(); }
+
+}  // namespace placesim

@@ -1,0 +1,60 @@
+// Op: one operation of a model graph with the costs the simulator needs: forward and backward
+// FLOPs, bytes moved, trainable parameters and its output tensor. Values are per training step
+// (the batch is already folded in); bytes assume the model's element size.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace placesim {
+
+/// Which efficiency of a device's roofline applies to an op (see docs/cost-model.md).
+enum class OpKind {
+  kMatMul,        // dense GEMM: MatMul, Gemm, fully connected, attention score/context
+  kConv,          // convolution (im2col/implicit GEMM)
+  kElementwise,   // add, relu, dropout, activation functions
+  kNormalization, // batch/layer norm
+  kReduction,     // softmax, reductions, loss
+  kPooling,       // max/avg pooling
+  kEmbedding,     // table lookups (gather)
+  kDataMovement,  // concat, reshape, transpose, identity, copies
+  kVariable,      // variable storage (VariableV2), constants
+  kOptimizer,     // parameter update
+  kNoOp,          // control-only nodes (init, NoOp)
+  kOther,
+};
+
+std::string to_string(OpKind kind);
+std::optional<OpKind> parse_op_kind(const std::string& text);
+/// All kind names, for error messages and schema docs.
+std::vector<std::string> op_kind_names();
+
+struct Op {
+  std::string name;
+  std::string type;  ///< framework op type as TensorFlow names it: "VariableV2", "Conv2D", "MatMul"
+  OpKind kind = OpKind::kOther;
+  double forward_flops = 0;
+  double backward_flops = 0;   ///< gradients w.r.t. inputs and weights (usually 2x forward for GEMMs)
+  double forward_bytes = 0;    ///< bytes read + written by the forward kernel(s)
+  double backward_bytes = 0;   ///< bytes read + written by the backward kernel(s)
+  double parameter_count = 0;  ///< trainable parameters owned by this op (elements)
+  std::vector<int64_t> output_shape;
+  double output_bytes = 0;     ///< bytes of the output tensor (activation)
+  double dtype_bytes = 4;      ///< element size of activations and parameters
+  bool cpu_only = false;       ///< no accelerator kernel (TensorFlow would refuse to place it on a GPU)
+  std::string requested_device;  ///< device the graph itself asks for ("" = none), as tf.device does
+  std::string colocate_with;     ///< op whose device this op must share (TF's "loc:@a"), "" = none
+  std::string layer;             ///< layer this op belongs to, for summaries and layer-wise splits
+
+  double parameter_bytes() const { return parameter_count * dtype_bytes; }
+};
+
+/// A tensor flowing from one op to another; control edges carry no data (TensorFlow's "^op").
+struct TensorEdge {
+  double bytes = 0;
+  bool control = false;
+};
+
+}  // namespace placesim

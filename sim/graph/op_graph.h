@@ -1,0 +1,75 @@
+// OpGraph: a model as a directed acyclic graph of Ops joined by TensorEdges, stored in a
+// Boost.Graph adjacency list. Ops keep their insertion order (the order logs print them in).
+// Not thread-safe for writes; concurrent reads are fine.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "sim/graph/op.h"
+
+namespace placesim {
+
+using OpId = std::size_t;
+
+/// Totals over a graph, for summaries and tests against published figures.
+struct GraphTotals {
+  double forward_flops = 0;
+  double backward_flops = 0;
+  double parameter_count = 0;
+  double activation_bytes = 0;  ///< sum of op outputs
+  std::size_t ops = 0;
+};
+
+class OpGraph {
+ public:
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op, TensorEdge>;
+
+  explicit OpGraph(std::string name = "model") : name_(std::move(name)) {}
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  /// Adds an op; throws std::invalid_argument if the name is taken (loaders check first).
+  OpId add_op(Op op);
+  /// Adds a data edge carrying the producer's output bytes (or `bytes` when given).
+  void add_edge(OpId from, OpId to);
+  void add_edge(OpId from, OpId to, double bytes);
+  /// Adds a control dependency (no data).
+  void add_control_edge(OpId from, OpId to);
+
+  std::size_t size() const { return boost::num_vertices(graph_); }
+  const Op& op(OpId id) const { return graph_[id]; }
+  Op& op(OpId id) { return graph_[id]; }
+  /// The op named `name`, or size() when absent.
+  OpId find(const std::string& name) const;
+  bool contains(const std::string& name) const { return index_.count(name) > 0; }
+
+  struct Neighbor {
+    OpId op;
+    TensorEdge edge;
+  };
+  /// Producers feeding `id`, in edge insertion order.
+  std::vector<Neighbor> inputs(OpId id) const;
+  /// Consumers of `id`, in edge insertion order.
+  std::vector<Neighbor> outputs(OpId id) const;
+
+  /// Ops in a topological order, stable with respect to insertion order (Kahn's algorithm).
+  /// Returns false and fills `cycle` with the op names on one cycle when the graph has one.
+  bool topological_order(std::vector<OpId>* order, std::vector<std::string>* cycle) const;
+
+  GraphTotals totals() const;
+  const Graph& graph() const { return graph_; }
+
+ private:
+  std::string name_;
+  Graph graph_;
+  std::unordered_map<std::string, OpId> index_;
+};
+
+}  // namespace placesim

@@ -1,0 +1,73 @@
+// ExecutionPlan: the one object the simulator and the real backend share — a DAG of compute
+// and transfer tasks for K training (or inference) steps, each with its device(s), its
+// dependencies and the cost inputs (FLOPs, bytes, precision). It knows devices only by their
+// DeviceId in a Cluster; it never refers to scenarios or model graphs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/cluster/cluster.h"
+#include "sim/core/precision.h"
+#include "sim/graph/op.h"
+
+namespace placesim {
+
+using TaskId = std::size_t;
+
+enum class TaskKind { kCompute, kTransfer };
+std::string to_string(TaskKind kind);
+
+/// What part of a step a task belongs to (trace category and report breakdown).
+enum class Phase { kForward, kBackward, kOptimizer, kTransfer };
+std::string to_string(Phase phase);
+
+struct Task {
+  TaskId id = 0;
+  std::string name;
+  TaskKind kind = TaskKind::kCompute;
+  Phase phase = Phase::kForward;
+  int64_t step = 0;
+  std::string op;  ///< originating op name ("" for synthetic tasks)
+  std::vector<TaskId> deps;
+
+  // compute: runs on `device`, in plan order among the device's ready compute tasks
+  DeviceId device = 0;
+  OpKind op_kind = OpKind::kOther;
+  double flops = 0;
+  double memory_bytes = 0;  ///< bytes read + written by the kernel (roofline memory term)
+
+  // transfer: moves `bytes` from `source` to `device` along the cluster's route
+  DeviceId source = 0;
+  double bytes = 0;
+
+  /// Bytes allocated on `device` when the task starts (its output), freed when every task in
+  /// `deps`-reverse (its successors) and in `keep_until` has finished.
+  double output_bytes = 0;
+  std::vector<TaskId> keep_until;
+};
+
+/// Memory a device holds for the whole run, by purpose.
+struct StaticMemory {
+  double parameter_bytes = 0;
+  double gradient_bytes = 0;
+  double optimizer_state_bytes = 0;
+  double total() const { return parameter_bytes + gradient_bytes + optimizer_state_bytes; }
+};
+
+struct ExecutionPlan {
+  static constexpr int kSchemaVersion = 1;
+  std::string name;
+  int64_t steps = 1;
+  int64_t samples_per_step = 1;
+  Precision precision = Precision::kFp32;
+  std::vector<Task> tasks;                  ///< tasks[i].id == i
+  std::vector<StaticMemory> static_memory;  ///< indexed by DeviceId
+
+  /// Successor lists (reverse of deps), computed on demand.
+  std::vector<std::vector<TaskId>> successors() const;
+};
+
+}  // namespace placesim

@@ -1,0 +1,185 @@
+#include "sim/plan/plan_json.h"
+
+#include <queue>
+
+#include "sim/cluster/cluster_json.h"
+
+namespace placesim {
+namespace {
+
+constexpr size_t kMaxTasks = 200'000'000;
+
+Phase parse_phase(const JsonReader& where) {
+  std::string text = where.as_string();
+  for (Phase phase : {Phase::kForward, Phase::kBackward, Phase::kOptimizer, Phase::kTransfer}) {
+    if (to_string(phase) == text) return phase;
+  }
+  where.fail("expected one of \"forward\", \"backward\", \"optimizer\", \"transfer\", got \"" + text + "\"");
+}
+
+DeviceId device_at(const Cluster& cluster, const JsonReader& where) {
+  std::string name = where.as_string();
+  auto parsed = DeviceName::parse(name, nullptr);
+  std::vector<DeviceId> matches = parsed ? cluster.match(*parsed) : std::vector<DeviceId>{};
+  if (matches.size() != 1) where.fail("unknown device \"" + name + "\" (not in the plan's cluster)");
+  return matches.front();
+}
+
+void require_acyclic(const ExecutionPlan& plan, const JsonReader& tasks) {
+  std::vector<size_t> pending(plan.tasks.size());
+  auto successors = plan.successors();
+  std::queue<TaskId> ready;
+  for (const Task& task : plan.tasks) {
+    pending[task.id] = task.deps.size();
+    if (pending[task.id] == 0) ready.push(task.id);
+  }
+  size_t visited = 0;
+  while (!ready.empty()) {
+    TaskId id = ready.front();
+    ready.pop();
+    ++visited;
+    for (TaskId next : successors[id]) {
+      if (--pending[next] == 0) ready.push(next);
+    }
+  }
+  if (visited != plan.tasks.size()) {
+    for (const Task& task : plan.tasks) {
+      if (pending[task.id] > 0) tasks.at_index(task.id).fail("task \"" + task.name + "\" is on a dependency cycle");
+    }
+  }
+}
+
+}  // namespace
+
+Json write_plan_json(const ExecutionPlan& plan, const Cluster& cluster) {
+  Json tasks = Json::array();
+  for (const Task& task : plan.tasks) {
+    Json entry = {{"id", task.id},
+                  {"name", task.name},
+                  {"kind", to_string(task.kind)},
+                  {"phase", to_string(task.phase)},
+                  {"step", task.step},
+                  {"deps", task.deps},
+                  {"device", cluster.device(task.device).name.canonical()}};
+    if (!task.op.empty()) entry["op"] = task.op;
+    if (task.kind == TaskKind::kCompute) {
+      entry["op_kind"] = to_string(task.op_kind);
+      entry["flops"] = task.flops;
+      entry["memory_bytes"] = task.memory_bytes;
+    } else {
+      entry["source"] = cluster.device(task.source).name.canonical();
+      entry["bytes"] = task.bytes;
+    }
+    if (task.output_bytes != 0) entry["output_bytes"] = task.output_bytes;
+    if (!task.keep_until.empty()) entry["keep_until"] = task.keep_until;
+    tasks.push_back(std::move(entry));
+  }
+  Json memory = Json::array();
+  for (DeviceId id = 0; id < plan.static_memory.size(); ++id) {
+    const StaticMemory& m = plan.static_memory[id];
+    memory.push_back({{"device", cluster.device(id).name.canonical()},
+                      {"parameter_bytes", m.parameter_bytes},
+                      {"gradient_bytes", m.gradient_bytes},
+                      {"optimizer_state_bytes", m.optimizer_state_bytes}});
+  }
+  return {{"schema_version", ExecutionPlan::kSchemaVersion},
+          {"kind", "placesim-plan"},
+          {"name", plan.name},
+          {"steps", plan.steps},
+          {"samples_per_step", plan.samples_per_step},
+          {"precision", to_string(plan.precision)},
+          {"cluster", write_cluster_json(cluster)},
+          {"static_memory", memory},
+          {"tasks", tasks}};
+}
+
+PlanFile read_plan_json(const JsonReader& document) {
+  document.reject_unknown_keys({"schema_version", "kind", "name", "steps", "samples_per_step", "precision", "cluster",
+                                "static_memory", "tasks"});
+  int64_t version = document.at("schema_version").as_integer(1);
+  if (version != ExecutionPlan::kSchemaVersion) {
+    document.at("schema_version").fail("unsupported plan schema version " + std::to_string(version) +
+                                       " (this placesim reads version " +
+                                       std::to_string(ExecutionPlan::kSchemaVersion) + ")");
+  }
+  if (document.has("kind") && document.string_at("kind") != "placesim-plan") {
+    document.at("kind").fail("expected \"placesim-plan\", got " + brief(document.at("kind").value()));
+  }
+  PlanFile file{ExecutionPlan{}, read_cluster_json(document.at("cluster"))};
+  ExecutionPlan& plan = file.plan;
+  const Cluster& cluster = file.cluster;
+  plan.name = document.string_or("name", "plan");
+  plan.steps = document.integer_or("steps", 1, 1, 1000000);
+  plan.samples_per_step = document.integer_or("samples_per_step", 1, 1);
+  plan.precision = *parse_precision(document.choice_or("precision", precision_names(), "fp32"));
+  plan.static_memory.assign(cluster.devices().size(), StaticMemory{});
+  if (auto memory = document.find("static_memory")) {
+    for (const auto& entry : memory->elements()) {
+      entry.reject_unknown_keys({"device", "parameter_bytes", "gradient_bytes", "optimizer_state_bytes"});
+      StaticMemory& m = plan.static_memory[device_at(cluster, entry.at("device"))];
+      m.parameter_bytes = entry.non_negative_or("parameter_bytes", 0);
+      m.gradient_bytes = entry.non_negative_or("gradient_bytes", 0);
+      m.optimizer_state_bytes = entry.non_negative_or("optimizer_state_bytes", 0);
+    }
+  }
+  JsonReader tasks = document.at("tasks");
+  std::vector<JsonReader> entries = tasks.elements();
+  if (entries.size() > kMaxTasks) tasks.fail("too many tasks (" + std::to_string(entries.size()) + ")");
+  plan.tasks.reserve(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const JsonReader& entry = entries[i];
+    entry.reject_unknown_keys({"id", "name", "kind", "phase", "step", "deps", "device", "op", "op_kind", "flops",
+                               "memory_bytes", "source", "bytes", "output_bytes", "keep_until"});
+    Task task;
+    task.id = i;
+    if (entry.has("id") && entry.at("id").as_integer(0) != static_cast<int64_t>(i)) {
+      entry.at("id").fail("task ids must equal their position in the list (" + std::to_string(i) + ")");
+    }
+    task.name = entry.string_or("name", "task" + std::to_string(i));
+    task.kind = entry.choice_at("kind", {"compute", "transfer"}) == "compute" ? TaskKind::kCompute : TaskKind::kTransfer;
+    task.phase = entry.has("phase") ? parse_phase(entry.at("phase"))
+                                    : (task.kind == TaskKind::kTransfer ? Phase::kTransfer : Phase::kForward);
+    task.step = entry.integer_or("step", 0, 0);
+    task.op = entry.string_or("op", "");
+    task.device = device_at(cluster, entry.at("device"));
+    if (task.kind == TaskKind::kCompute) {
+      std::string kind = entry.string_or("op_kind", "other");
+      auto parsed = parse_op_kind(kind);
+      if (!parsed) entry.at("op_kind").fail("unknown op kind \"" + kind + "\"");
+      task.op_kind = *parsed;
+      task.flops = entry.non_negative_or("flops", 0);
+      task.memory_bytes = entry.non_negative_or("memory_bytes", 0);
+      if (task.flops > 1e21) entry.at("flops").fail("implausibly large FLOP count " + brief(entry.at("flops").value()));
+    } else {
+      task.source = device_at(cluster, entry.at("source"));
+      task.bytes = entry.at("bytes").as_non_negative_number();
+      if (task.bytes > 1e16) entry.at("bytes").fail("implausibly large transfer " + brief(entry.at("bytes").value()));
+    }
+    task.output_bytes = entry.non_negative_or("output_bytes", 0);
+    for (const char* key : {"deps", "keep_until"}) {
+      auto list = entry.find(key);
+      if (!list) continue;
+      for (const auto& reference : list->elements()) {
+        int64_t dep = reference.as_integer(0);
+        if (static_cast<size_t>(dep) >= entries.size()) {
+          reference.fail("refers to missing task " + std::to_string(dep) + " (the plan has " +
+                         std::to_string(entries.size()) + " tasks)");
+        }
+        if (static_cast<size_t>(dep) == i) reference.fail("a task cannot depend on itself");
+        (std::string(key) == "deps" ? task.deps : task.keep_until).push_back(static_cast<TaskId>(dep));
+      }
+    }
+    plan.tasks.push_back(std::move(task));
+  }
+  require_acyclic(plan, tasks);
+  return file;
+}
+
+PlanFile load_plan_file(const std::filesystem::path& path) {
+  Json document = parse_json_file(path);
+  JsonReader reader(document, path.string());
+  reader.expect_object();
+  return read_plan_json(reader);
+}
+
+}  // namespace placesim

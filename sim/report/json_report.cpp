@@ -1,0 +1,66 @@
+#include "sim/report/json_report.h"
+
+namespace placesim {
+
+Json json_report(const std::string& scenario, const ExecutionPlan& plan, const Cluster& cluster,
+                 const Timeline& timeline, const RunMetrics& metrics) {
+  Json devices = Json::array();
+  for (const DeviceMetrics& device : metrics.devices) {
+    const ClusterDevice& d = cluster.device(device.device);
+    devices.push_back({{"name", d.name.canonical()},
+                       {"profile", d.spec.id},
+                       {"busy_seconds", device.busy_seconds},
+                       {"utilization", device.utilization},
+                       {"compute_tasks", device.compute_tasks},
+                       {"transfer_in_seconds", device.transfer_in_seconds},
+                       {"static_memory_bytes", device.static_memory_bytes},
+                       {"peak_memory_bytes", device.peak_memory_bytes},
+                       {"memory_capacity_bytes", device.memory_capacity_bytes},
+                       {"out_of_memory", device.out_of_memory}});
+  }
+  Json path = Json::array();
+  for (const auto& entry : metrics.critical_path) {
+    path.push_back({{"task", entry.task},
+                    {"name", plan.tasks[entry.task].name},
+                    {"start_seconds", entry.start_seconds},
+                    {"end_seconds", entry.end_seconds},
+                    {"waiting_for", entry.waiting_for}});
+  }
+  Json tasks = Json::array();
+  for (const Task& task : plan.tasks) {
+    Json entry = {{"id", task.id},
+                  {"name", task.name},
+                  {"kind", to_string(task.kind)},
+                  {"phase", to_string(task.phase)},
+                  {"device", cluster.device(task.device).name.canonical()},
+                  {"start_seconds", timeline.tasks[task.id].start_seconds},
+                  {"end_seconds", timeline.tasks[task.id].end_seconds}};
+    if (task.kind == TaskKind::kCompute) entry["op_kind"] = to_string(task.op_kind);
+    else entry["source"] = cluster.device(task.source).name.canonical();
+    tasks.push_back(std::move(entry));
+  }
+  return {{"schema_version", kReportSchemaVersion},
+          {"kind", "placesim-report"},
+          {"scenario", scenario},
+          {"plan", plan.name},
+          {"timeline_source", timeline.source},
+          {"steps", plan.steps},
+          {"samples_per_step", plan.samples_per_step},
+          {"precision", to_string(plan.precision)},
+          {"step_time_seconds", metrics.step_time_seconds},
+          {"makespan_seconds", metrics.makespan_seconds},
+          {"samples_per_second", metrics.samples_per_second},
+          {"compute_seconds", metrics.compute_seconds},
+          {"transfer_seconds", metrics.transfer_seconds},
+          {"exposed_transfer_seconds", metrics.exposed_transfer_seconds},
+          {"communication_share", metrics.communication_share},
+          {"transferred_bytes", metrics.transferred_bytes},
+          {"transfers", metrics.transfers},
+          {"critical_path_compute_seconds", metrics.critical_path_compute_seconds},
+          {"critical_path_transfer_seconds", metrics.critical_path_transfer_seconds},
+          {"devices", devices},
+          {"critical_path", path},
+          {"tasks", tasks}};
+}
+
+}  // namespace placesim

@@ -1,0 +1,72 @@
+#include "sim/report/text_report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/report/units_format.h"
+
+namespace placesim {
+namespace {
+
+std::string pad(std::string text, size_t width) {
+  if (text.size() < width) text.append(width - text.size(), ' ');
+  return text;
+}
+
+std::string left_pad(std::string text, size_t width) {
+  if (text.size() < width) text.insert(0, width - text.size(), ' ');
+  return text;
+}
+
+}  // namespace
+
+std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const RunMetrics& metrics,
+                        size_t max_path_entries) {
+  std::string out;
+  out += "Predicted step time: " + format_seconds(metrics.step_time_seconds);
+  if (plan.steps > 1) out += " (mean of " + std::to_string(plan.steps) + " steps, " + format_seconds(metrics.makespan_seconds) + " in all)";
+  out += "\n";
+  out += "Throughput: " + format_rate(metrics.samples_per_second, "samples") + " (" +
+         std::to_string(plan.samples_per_step) + " samples per step)\n\n";
+
+  size_t name_width = 12;
+  for (const auto& device : cluster.devices()) name_width = std::max(name_width, device.name.canonical().size());
+  out += pad("Device", name_width) + "  " + left_pad("busy", 12) + "  " + left_pad("util", 7) + "  " +
+         left_pad("peak memory", 12) + "  " + left_pad("capacity", 10) + "\n";
+  for (const DeviceMetrics& device : metrics.devices) {
+    const ClusterDevice& d = cluster.device(device.device);
+    out += pad(d.name.canonical(), name_width) + "  " + left_pad(format_seconds(device.busy_seconds), 12) + "  " +
+           left_pad(format_percent(device.utilization), 7) + "  " + left_pad(format_bytes(device.peak_memory_bytes), 12) +
+           "  " + left_pad(format_bytes(device.memory_capacity_bytes), 10) +
+           (device.out_of_memory ? "  OUT OF MEMORY" : "") + "  " + d.spec.name + "\n";
+  }
+  out += "\nTransfers: " + std::to_string(metrics.transfers) + " moving " + format_bytes(metrics.transferred_bytes) +
+         "; in flight " + format_seconds(metrics.transfer_seconds) + ", exposed (no device computing) " +
+         format_seconds(metrics.exposed_transfer_seconds) + " = " + format_percent(metrics.communication_share) +
+         " of the run\n";
+  out += "Compute: some device busy for " + format_seconds(metrics.compute_seconds) + " of " +
+         format_seconds(metrics.makespan_seconds) + "\n";
+
+  out += "\nCritical path: " + std::to_string(metrics.critical_path.size()) + " tasks, compute " +
+         format_seconds(metrics.critical_path_compute_seconds) + ", transfer " +
+         format_seconds(metrics.critical_path_transfer_seconds) + "\n";
+  const auto& path = metrics.critical_path;
+  size_t head = path.size() <= max_path_entries ? path.size() : max_path_entries / 2;
+  for (size_t i = 0; i < path.size(); ++i) {
+    if (i == head && path.size() > max_path_entries) {
+      out += "  ... " + std::to_string(path.size() - max_path_entries) + " more ...\n";
+      i = path.size() - (max_path_entries - head);
+    }
+    const auto& entry = path[i];
+    const Task& task = plan.tasks[entry.task];
+    std::string where = task.kind == TaskKind::kCompute
+                            ? cluster.device(task.device).name.local()
+                            : cluster.device(task.source).name.local() + "->" + cluster.device(task.device).name.local();
+    out += "  " + left_pad(format_seconds(entry.start_seconds), 11) + " +" +
+           pad(format_seconds(entry.end_seconds - entry.start_seconds), 11) + " " + pad(to_string(task.phase), 9) + " " +
+           pad(where, 14) + " " + task.name + "\n";
+  }
+  return out;
+}
+
+}  // namespace placesim

@@ -1,0 +1,138 @@
+#include "sim/scenario/scenario_loader.h"
+
+#include "models/zoo.h"
+#include "sim/cluster/cluster_builder.h"
+#include "sim/graph/model_json.h"
+
+namespace placesim {
+namespace {
+
+constexpr int64_t kMaxSteps = 1000000;
+constexpr int64_t kMaxBatch = int64_t{1} << 32;
+
+OpGraph read_model(const JsonReader& model, const RunOptions& run, const std::filesystem::path& base_directory) {
+  model.reject_unknown_keys({"zoo", "parameters", "file", "graph"});
+  int sources = (model.has("zoo") ? 1 : 0) + (model.has("file") ? 1 : 0) + (model.has("graph") ? 1 : 0);
+  if (sources != 1) model.fail("give exactly one of \"zoo\", \"file\" or \"graph\"");
+  if (model.has("parameters") && !model.has("zoo")) model.at("parameters").fail("\"parameters\" applies to zoo models only");
+  if (model.has("zoo")) {
+    static const Json kEmptyObject = Json::object();
+    JsonReader parameters = model.has("parameters") ? model.at("parameters") : JsonReader(kEmptyObject, model.file(), model.path() + "/parameters");
+    parameters.expect_object();
+    return build_zoo_model(model.at("zoo"), parameters, run.batch_size,
+                           element_bytes(run.precision));
+  }
+  if (model.has("graph")) return read_model_json(model.at("graph"));
+  std::filesystem::path path = model.string_at("file");
+  if (path.is_relative()) path = base_directory / path;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) model.at("file").fail("no such file: " + path.string());
+  return load_model_file(path);
+}
+
+RunOptions read_run(const JsonReader& run) {
+  run.reject_unknown_keys({"mode", "steps", "batch_size", "precision", "seed", "optimizer", "fetch",
+                           "log_device_placement"});
+  RunOptions options;
+  options.kind = run.choice_or("mode", {"training", "inference"}, "training") == "training" ? StepKind::kTraining
+                                                                                            : StepKind::kInference;
+  options.steps = run.integer_or("steps", 1, 1, kMaxSteps);
+  options.batch_size = run.integer_or("batch_size", 1, 1, kMaxBatch);
+  options.precision = *parse_precision(run.choice_or("precision", precision_names(), "fp32"));
+  options.seed = static_cast<uint64_t>(run.integer_or("seed", 1, 0));
+  std::string optimizer = run.choice_or("optimizer", {"sgd", "momentum", "adam"}, "sgd");
+  options.optimizer = optimizer == "sgd" ? Optimizer::kSgd : optimizer == "momentum" ? Optimizer::kMomentum : Optimizer::kAdam;
+  if (auto fetch = run.find("fetch")) {
+    for (const auto& name : fetch->elements()) options.fetch.push_back(name.as_string());
+  }
+  options.log_device_placement = run.bool_or("log_device_placement", false);
+  return options;
+}
+
+PlacementOptions read_strategy(const JsonReader& strategy) {
+  strategy.reject_unknown_keys({"placement"});
+  PlacementOptions options;
+  auto placement = strategy.find("placement");
+  if (!placement) return options;
+  placement->reject_unknown_keys({"rules", "allow_soft_placement"});
+  options.allow_soft_placement = placement->bool_or("allow_soft_placement", false);
+  if (auto rules = placement->find("rules")) {
+    for (const auto& rule : rules->elements()) {
+      rule.reject_unknown_keys({"ops", "device"});
+      std::string device = rule.string_at("device");
+      std::string error;
+      if (!DeviceName::parse(device, &error)) rule.at("device").fail("bad device name \"" + device + "\": " + error);
+      JsonReader ops = rule.at("ops");
+      std::vector<JsonReader> patterns = ops.value().is_array() ? ops.elements() : std::vector<JsonReader>{ops};
+      if (patterns.empty()) ops.fail("expected at least one op name pattern");
+      for (const auto& pattern : patterns) {
+        std::string text = pattern.as_string();
+        if (text.empty()) pattern.fail("the op pattern must not be empty");
+        options.rules.push_back({text, device, rule.at("device").path()});
+      }
+    }
+  }
+  return options;
+}
+
+std::optional<PublishedFigure> read_published(const JsonReader& published) {
+  published.reject_unknown_keys({"step_time_seconds", "samples_per_second", "source", "confidence", "note"});
+  PublishedFigure figure;
+  int given = 0;
+  for (const char* metric : {"step_time_seconds", "samples_per_second"}) {
+    if (published.has(metric)) {
+      figure.metric = metric;
+      figure.value = published.positive_at(metric);
+      ++given;
+    }
+  }
+  if (given != 1) published.fail("give exactly one of \"step_time_seconds\" or \"samples_per_second\"");
+  figure.source = published.string_at("source");
+  return figure;
+}
+
+}  // namespace
+
+std::string to_string(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::kSgd: return "sgd";
+    case Optimizer::kMomentum: return "momentum";
+    case Optimizer::kAdam: return "adam";
+  }
+  return "sgd";
+}
+
+Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalog,
+                       const std::filesystem::path& base_directory) {
+  document.reject_unknown_keys({"name", "description", "model", "cluster", "strategy", "run", "outputs", "published"});
+  Scenario scenario;
+  scenario.file = document.file();
+  scenario.name = document.string_or("name", std::filesystem::path(document.file()).stem().string());
+  scenario.description = document.string_or("description", "");
+  static const Json kEmptyObject = Json::object();
+  scenario.run = read_run(document.has("run") ? document.at("run") : JsonReader(kEmptyObject, document.file(), "/run"));
+  scenario.graph = read_model(document.at("model"), scenario.run, base_directory);
+  for (size_t i = 0; i < scenario.run.fetch.size(); ++i) {
+    if (!scenario.graph.contains(scenario.run.fetch[i])) {
+      document.at("run").at("fetch").at_index(i).fail("fetch names unknown op \"" + scenario.run.fetch[i] + "\"");
+    }
+  }
+  scenario.cluster = build_cluster(document.at("cluster"), catalog, base_directory);
+  if (auto strategy = document.find("strategy")) scenario.placement = read_strategy(*strategy);
+  if (auto outputs = document.find("outputs")) {
+    outputs->reject_unknown_keys({"trace", "report"});
+    scenario.trace_path = outputs->string_or("trace", "");
+    scenario.report_path = outputs->string_or("report", "");
+  }
+  if (auto published = document.find("published")) scenario.published = read_published(*published);
+  return scenario;
+}
+
+Scenario load_scenario(const std::filesystem::path& path, const HardwareCatalog& catalog) {
+  Json document = parse_json_file(path);
+  JsonReader reader(document, path.string());
+  reader.expect_object();
+  return read_scenario(reader, catalog, path.parent_path());
+}
+
+}  // namespace placesim

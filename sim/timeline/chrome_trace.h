@@ -1,0 +1,20 @@
+// Writes a Timeline in the Chrome trace-event format (opens in Perfetto and chrome://tracing):
+// one process per device with its compute stream, one "network" process with a track per link,
+// task names and phases as categories, and flow arrows for dependencies between resources.
+#pragma once
+
+#include <string>
+
+#include "sim/cluster/cluster.h"
+#include "sim/core/json_reader.h"
+#include "sim/plan/execution_plan.h"
+#include "sim/timeline/timeline.h"
+
+namespace placesim {
+
+/// Flow arrows are emitted for at most this many dependencies (large plans stay openable).
+constexpr size_t kMaxTraceFlows = 200000;
+
+Json chrome_trace(const ExecutionPlan& plan, const Cluster& cluster, const Timeline& timeline);
+
+}  // namespace placesim

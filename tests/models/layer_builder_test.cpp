@@ -1,0 +1,191 @@
+// Specification of LayerBuilder's costs: each expected number is derived here from the formula in
+// models/layer_builder.h.
+#include "models/layer_builder.h"
+
+#include <gtest/gtest.h>
+
+namespace placesim {
+namespace {
+
+constexpr double kFloat32Bytes = 4;
+
+TEST(LayerBuilderTest, Conv3x3HandExample) {
+  // 3x3 conv, 8 -> 16 channels, 32x32 input, stride 1, pad 1, batch 2.
+  OpGraph graph;
+  LayerBuilder builder(graph, 2, kFloat32Bytes);
+  builder.set_layer("conv1");
+  Tensor x = builder.input("images", {8, 32, 32});
+  Tensor y = builder.conv2d("Conv2D", x, Conv2dOptions::square(16, 3, 1, 1));
+
+  EXPECT_EQ(y.shape, (std::vector<int64_t>{2, 16, 32, 32}));
+  const Op& op = graph.op(y.op);
+  EXPECT_EQ(op.name, "conv1/Conv2D");
+  EXPECT_EQ(op.layer, "conv1");
+  EXPECT_EQ(op.type, "Conv2D");
+  EXPECT_EQ(op.kind, OpKind::kConv);
+  // MACs = N x Hout x Wout x Cout x Cin x kh x kw.
+  const double macs = 2.0 * 32 * 32 * 16 * 8 * 9;
+  EXPECT_DOUBLE_EQ(op.forward_flops, 2 * macs);
+  EXPECT_DOUBLE_EQ(op.backward_flops, 4 * macs);
+  const double weights = 16.0 * 8 * 9;
+  EXPECT_DOUBLE_EQ(op.parameter_count, weights);
+  const double input_elements = 2.0 * 8 * 32 * 32, output_elements = 2.0 * 16 * 32 * 32;
+  EXPECT_DOUBLE_EQ(op.output_bytes, output_elements * kFloat32Bytes);
+  EXPECT_DOUBLE_EQ(op.forward_bytes, (input_elements + weights + output_elements) * kFloat32Bytes);
+  EXPECT_DOUBLE_EQ(op.backward_bytes, 2 * op.forward_bytes);
+
+  auto inputs = graph.inputs(y.op);
+  ASSERT_EQ(inputs.size(), 1u);
+  EXPECT_EQ(inputs[0].op, x.op);
+  EXPECT_DOUBLE_EQ(inputs[0].edge.bytes, input_elements * kFloat32Bytes);
+}
+
+TEST(LayerBuilderTest, ConvStrideGroupsAndBias) {
+  OpGraph graph;
+  LayerBuilder builder(graph, 1, kFloat32Bytes);
+  Tensor x = builder.input("images", {3, 224, 224});
+  // ResNet stem: 7x7, stride 2, pad 3 -> floor((224 + 6 - 7) / 2) + 1 = 112.
+  Tensor stem = builder.conv2d("stem", x, Conv2dOptions::square(64, 7, 2, 3, /*bias=*/true));
+  EXPECT_EQ(stem.shape, (std::vector<int64_t>{1, 64, 112, 112}));
+  EXPECT_DOUBLE_EQ(graph.op(stem.op).parameter_count, 64.0 * 3 * 49 + 64);
+  EXPECT_DOUBLE_EQ(graph.op(stem.op).forward_flops, 2.0 * 112 * 112 * 64 * 3 * 49);  // bias add not counted
+
+  // Depthwise 3x3 (groups = channels): each output reads 1 x 3 x 3 inputs.
+  Conv2dOptions depthwise = Conv2dOptions::square(64, 3, 1, 1);
+  depthwise.groups = 64;
+  Tensor dw = builder.conv2d("depthwise", stem, depthwise);
+  EXPECT_DOUBLE_EQ(graph.op(dw.op).parameter_count, 64.0 * 9);
+  EXPECT_DOUBLE_EQ(graph.op(dw.op).forward_flops, 2.0 * 112 * 112 * 64 * 9);
+
+  // Asymmetric 1x7 kernel with (0, 3) padding keeps the spatial size.
+  Conv2dOptions one_by_seven;
+  one_by_seven.out_channels = 32;
+  one_by_seven.kernel_h = 1;
+  one_by_seven.kernel_w = 7;
+  one_by_seven.pad_w = 3;
+  Tensor factorized = builder.conv2d("1x7", stem, one_by_seven);
+  EXPECT_EQ(factorized.shape, (std::vector<int64_t>{1, 32, 112, 112}));
+  EXPECT_DOUBLE_EQ(graph.op(factorized.op).forward_flops, 2.0 * 112 * 112 * 32 * 64 * 7);
+}
+
+TEST(LayerBuilderTest, ShapeErrors) {
+  OpGraph graph;
+  LayerBuilder builder(graph, 1, kFloat32Bytes);
+  Tensor x = builder.input("images", {3, 8, 8});
+  EXPECT_THROW(builder.conv2d("big", x, Conv2dOptions::square(4, 11)), ShapeError);
+  Conv2dOptions bad_groups = Conv2dOptions::square(4, 1);
+  bad_groups.groups = 2;  // 3 input channels are not divisible by 2
+  EXPECT_THROW(builder.conv2d("groups", x, bad_groups), ShapeError);
+  EXPECT_THROW(builder.max_pool("pool", x, {9, 1, 0}), ShapeError);
+  Tensor y = builder.input("other", {4, 8, 8});
+  EXPECT_THROW(builder.add("add", x, y), ShapeError);
+  EXPECT_THROW(builder.concat("concat", {x, builder.input("small", {3, 4, 4})}), ShapeError);
+  EXPECT_THROW(builder.reshape("reshape", x, {1, 100}), ShapeError);
+  EXPECT_THROW(LayerBuilder(graph, 0, kFloat32Bytes), std::invalid_argument);
+}
+
+TEST(LayerBuilderTest, DenseAndTiedWeights) {
+  OpGraph graph;
+  LayerBuilder builder(graph, 4, 2);  // fp16
+  Tensor x = builder.input("features", {100});
+  Tensor y = builder.dense("fc", x, 10);
+  const Op& fc = graph.op(y.op);
+  EXPECT_EQ(y.shape, (std::vector<int64_t>{4, 10}));
+  EXPECT_EQ(fc.type, "MatMul");
+  EXPECT_DOUBLE_EQ(fc.forward_flops, 2.0 * 4 * 100 * 10);  // 2 x rows x in x out
+  EXPECT_DOUBLE_EQ(fc.backward_flops, 4.0 * 4 * 100 * 10);
+  EXPECT_DOUBLE_EQ(fc.parameter_count, 100.0 * 10 + 10);
+  EXPECT_DOUBLE_EQ(fc.forward_bytes, (4.0 * 100 + 1010 + 4.0 * 10) * 2);
+
+  // On [N, S, in] the rows are N x S; tied weights add no parameters but are still read.
+  Tensor tokens = builder.input("tokens", {16, 8});
+  Tensor tied = builder.dense("logits", tokens, 32, /*bias=*/false, /*tied=*/true);
+  EXPECT_EQ(tied.shape, (std::vector<int64_t>{4, 16, 32}));
+  EXPECT_DOUBLE_EQ(graph.op(tied.op).forward_flops, 2.0 * 4 * 16 * 8 * 32);
+  EXPECT_DOUBLE_EQ(graph.op(tied.op).parameter_count, 0);
+  EXPECT_DOUBLE_EQ(graph.op(tied.op).forward_bytes, (4.0 * 16 * 8 + 8 * 32 + 4.0 * 16 * 32) * 2);
+}
+
+TEST(LayerBuilderTest, NormalizationElementwiseAndPooling) {
+  OpGraph graph;
+  LayerBuilder builder(graph, 2, kFloat32Bytes);
+  Tensor x = builder.input("images", {16, 10, 10});
+  const double elements = 2.0 * 16 * 10 * 10;
+
+  Tensor bn = builder.batch_norm("bn", x);
+  EXPECT_EQ(graph.op(bn.op).type, "FusedBatchNorm");
+  EXPECT_DOUBLE_EQ(graph.op(bn.op).parameter_count, 2 * 16);  // gamma and beta; not running stats
+  EXPECT_DOUBLE_EQ(graph.op(bn.op).forward_flops, 5 * elements);
+  EXPECT_DOUBLE_EQ(graph.op(bn.op).backward_flops, 5 * elements);
+
+  Tensor relu = builder.relu("relu", bn);
+  EXPECT_DOUBLE_EQ(graph.op(relu.op).forward_flops, elements);
+  EXPECT_DOUBLE_EQ(graph.op(relu.op).forward_bytes, 2 * elements * kFloat32Bytes);
+
+  Tensor sum = builder.add("add", relu, x);
+  EXPECT_EQ(graph.op(sum.op).type, "AddV2");
+  EXPECT_DOUBLE_EQ(graph.op(sum.op).forward_bytes, 3 * elements * kFloat32Bytes);
+  EXPECT_EQ(graph.inputs(sum.op).size(), 2u);
+
+  // 3x3 max pool, stride 2, pad 1: floor((10 + 2 - 3) / 2) + 1 = 5; 9 comparisons per output.
+  Tensor pool = builder.max_pool("pool", sum, {3, 2, 1});
+  EXPECT_EQ(pool.shape, (std::vector<int64_t>{2, 16, 5, 5}));
+  EXPECT_DOUBLE_EQ(graph.op(pool.op).forward_flops, 2.0 * 16 * 5 * 5 * 9);
+
+  Tensor gap = builder.global_avg_pool("gap", pool);
+  EXPECT_EQ(gap.shape, (std::vector<int64_t>{2, 16}));
+  EXPECT_DOUBLE_EQ(graph.op(gap.op).forward_flops, 2.0 * 16 * 5 * 5);
+
+  Tensor concat = builder.concat("concat", {pool, pool});
+  EXPECT_EQ(concat.shape, (std::vector<int64_t>{2, 32, 5, 5}));
+  EXPECT_DOUBLE_EQ(graph.op(concat.op).forward_flops, 0);
+
+  Tensor flat = builder.flatten("flatten", pool);
+  EXPECT_EQ(flat.shape, (std::vector<int64_t>{2, 400}));
+  EXPECT_DOUBLE_EQ(graph.op(flat.op).forward_bytes, 0);  // metadata only
+
+  Tensor ln = builder.layer_norm("ln", flat);
+  EXPECT_DOUBLE_EQ(graph.op(ln.op).parameter_count, 2 * 400);
+}
+
+TEST(LayerBuilderTest, AttentionPiecesAreMatMuls) {
+  // B = 2, S = 8, h = 16, 4 heads of 4.
+  OpGraph graph;
+  LayerBuilder builder(graph, 2, kFloat32Bytes);
+  builder.set_layer("h.0");
+  Tensor ids = builder.input("ids", {8}, 4);
+  Tensor x = builder.embedding("wte", ids, 100, 16);
+  EXPECT_EQ(x.shape, (std::vector<int64_t>{2, 8, 16}));
+  EXPECT_DOUBLE_EQ(graph.op(x.op).parameter_count, 100.0 * 16);
+  EXPECT_EQ(graph.op(x.op).kind, OpKind::kEmbedding);
+
+  Tensor qkv = builder.dense("qkv", x, 48);
+  Tensor scores = builder.attention_scores("scores", qkv, 4);
+  EXPECT_EQ(scores.shape, (std::vector<int64_t>{2, 4, 8, 8}));
+  // MACs = B x heads x S x S x head_dim.
+  EXPECT_DOUBLE_EQ(graph.op(scores.op).forward_flops, 2.0 * 2 * 4 * 8 * 8 * 4);
+  EXPECT_EQ(graph.op(scores.op).kind, OpKind::kMatMul);
+  // Q and K are two thirds of the fused projection.
+  EXPECT_DOUBLE_EQ(graph.inputs(scores.op)[0].edge.bytes, 2.0 / 3.0 * graph.op(qkv.op).output_bytes);
+
+  Tensor probs = builder.softmax("softmax", scores);
+  EXPECT_DOUBLE_EQ(graph.op(probs.op).forward_flops, 5.0 * 2 * 4 * 8 * 8);
+  Tensor context = builder.attention_context("context", probs, qkv, 4);
+  EXPECT_EQ(context.shape, (std::vector<int64_t>{2, 8, 16}));
+  EXPECT_DOUBLE_EQ(graph.op(context.op).forward_flops, 2.0 * 2 * 4 * 8 * 8 * 4);
+  auto inputs = graph.inputs(context.op);
+  ASSERT_EQ(inputs.size(), 2u);
+  EXPECT_DOUBLE_EQ(inputs[1].edge.bytes, 1.0 / 3.0 * graph.op(qkv.op).output_bytes);
+
+  EXPECT_THROW(builder.attention_scores("bad", qkv, 3), ShapeError);  // 16 % 3 != 0
+
+  Tensor labels = builder.input("labels", {8}, 4);
+  Tensor logits = builder.dense("logits", context, 100);
+  Tensor loss = builder.softmax_cross_entropy("loss", logits, labels);
+  EXPECT_EQ(loss.shape, (std::vector<int64_t>{2, 8}));
+  EXPECT_EQ(graph.op(loss.op).type, "SparseSoftmaxCrossEntropyWithLogits");
+  EXPECT_DOUBLE_EQ(graph.op(loss.op).forward_flops, 6.0 * 2 * 8 * 100);
+}
+
+}  // namespace
+}  // namespace placesim
