@@ -19,8 +19,10 @@ std::string detect_kind(const Json& document, const std::filesystem::path& path)
   if (document.contains("peak_flops_per_second")) return "device";
   if (document.contains("node")) return "cluster";
   if (document.contains("model") || document.contains("cluster")) return "scenario";
-  if (!document.empty() && document.begin()->is_object() && document.begin()->contains("bandwidth_bytes_per_second")) {
-    return "links";
+  // A links table maps type names to entries; any one entry that looks like a link is enough, so a
+  // table whose first entry (in key order) has a typo is still checked as links.
+  for (const auto& entry : document) {
+    if (entry.is_object() && entry.contains("bandwidth_bytes_per_second")) return "links";
   }
   throw InputError(path.string(), "/",
                    "cannot tell what this file is (expected a scenario, model, device profile, links table, cluster "

@@ -94,7 +94,9 @@ int check_command(const std::vector<std::string>& files, const std::string& kind
   int status = 0;
   for (const auto& file : files) {
     try {
-      std::cout << file << ": OK: " << check_file(file, kind, catalog) << "\n";
+      // Check before printing: "FILE: OK: " must not precede the error of a bad file.
+      std::string summary = check_file(file, kind, catalog);
+      std::cout << file << ": OK: " << summary << "\n";
     } catch (const InputError& error) {
       std::cerr << "error: " << error.what() << "\n";
       status = kExitInputError;

@@ -46,7 +46,9 @@ const char* activation_type(Activation function) {
 // Q, K and V are equal thirds of the fused projection's output.
 void expect_qkv(const std::string& op, const Tensor& qkv, int64_t heads) {
   expect_rank(op, qkv, 3);
-  if (qkv.shape[2] % 3 != 0) throw ShapeError(op + ": fused QKV width " + std::to_string(qkv.shape[2]) + " is not 3 x hidden");
+  if (qkv.shape[2] % 3 != 0) {
+    throw ShapeError(op + ": fused QKV width " + std::to_string(qkv.shape[2]) + " is not 3 x hidden");
+  }
   int64_t hidden = qkv.shape[2] / 3;
   if (heads < 1 || hidden % heads != 0) {
     throw ShapeError(op + ": hidden size " + std::to_string(hidden) + " is not divisible by " + std::to_string(heads) +
@@ -325,7 +327,8 @@ Tensor LayerBuilder::attention_scores(const std::string& name, const Tensor& qkv
   expect_qkv(qualified(name), qkv, heads);
   const int64_t n = qkv.shape[0], sequence = qkv.shape[1], hidden = qkv.shape[2] / 3;
   Op op = make_op(name, "BatchMatMulV2", OpKind::kMatMul, {n, heads, sequence, sequence});
-  const double query_and_key = 2.0 * static_cast<double>(n * sequence * hidden);
+  const double query_and_key =
+      2.0 * static_cast<double>(n) * static_cast<double>(sequence) * static_cast<double>(hidden);
   // Each score is a dot product over head_dim = hidden / heads.
   const double macs = product(op.output_shape) * static_cast<double>(hidden / heads);
   op.forward_flops = 2 * macs;
@@ -347,7 +350,7 @@ Tensor LayerBuilder::attention_context(const std::string& name, const Tensor& pr
                      " do not match the QKV projection " + shape_text(qkv.shape));
   }
   Op op = make_op(name, "BatchMatMulV2", OpKind::kMatMul, {n, sequence, hidden});
-  const double value = static_cast<double>(n * sequence * hidden);
+  const double value = static_cast<double>(n) * static_cast<double>(sequence) * static_cast<double>(hidden);
   // Each context element is a dot product over the sequence.
   const double macs = product(op.output_shape) * static_cast<double>(sequence);
   op.forward_flops = 2 * macs;

@@ -24,8 +24,8 @@ double DeviceSpec::peak_for(Precision precision) const {
   return lookup(Precision::kFp32);
 }
 
-double DeviceSpec::efficiency_for(OpKind kind) const {
-  auto it = compute_efficiency.find(kind);
+double DeviceSpec::efficiency_for(OpKind op_kind) const {
+  auto it = compute_efficiency.find(op_kind);
   return it == compute_efficiency.end() ? default_compute_efficiency : it->second;
 }
 

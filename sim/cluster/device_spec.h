@@ -26,7 +26,7 @@ struct DeviceSpec {
   std::string pci_bus_id;                       ///< GPUs only, for the TensorFlow device mapping
   /// Peak for a precision; falls back to the nearest supported one (bf16<->fp16, tf32->fp32).
   double peak_for(Precision precision) const;
-  double efficiency_for(OpKind kind) const;
+  double efficiency_for(OpKind op_kind) const;
 };
 
 }  // namespace placesim

@@ -67,7 +67,8 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
   spec.memory_bandwidth_bytes_per_second = profile.positive_at("memory_bandwidth_bytes_per_second");
   spec.kernel_launch_overhead_seconds = profile.at("kernel_launch_overhead_seconds").as_non_negative_number();
   if (spec.kernel_launch_overhead_seconds > 1.0) {
-    profile.at("kernel_launch_overhead_seconds").fail("a launch overhead above 1 s is not plausible");
+    profile.at("kernel_launch_overhead_seconds").fail("a launch overhead above 1 s is not plausible, got " +
+                                                      brief(profile.at("kernel_launch_overhead_seconds").value()));
   }
   auto read_fraction = [](const JsonReader& value) {
     double fraction = value.as_positive_number();
@@ -96,7 +97,10 @@ LinkSpec read_link_spec(const std::string& type, const JsonReader& entry) {
   spec.type = type;
   spec.bandwidth_bytes_per_second = entry.positive_at("bandwidth_bytes_per_second");
   spec.latency_seconds = entry.at("latency_seconds").as_non_negative_number();
-  if (spec.latency_seconds > 10.0) entry.at("latency_seconds").fail("a link latency above 10 s is not plausible");
+  if (spec.latency_seconds > 10.0) {
+    entry.at("latency_seconds").fail("a link latency above 10 s is not plausible, got " +
+                                     brief(entry.at("latency_seconds").value()));
+  }
   if (entry.has("sources")) require_sources(entry, {"bandwidth_bytes_per_second", "latency_seconds"});
   return spec;
 }

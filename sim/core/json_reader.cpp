@@ -45,6 +45,65 @@ std::string type_name(const Json& value) {
   return "an object";
 }
 
+// Walks JSON text with nlohmann's SAX interface, keeping the JSON pointer of the value being read,
+// to locate errors that nlohmann reports without a position (a number that overflows a double).
+class ErrorLocator : public nlohmann::json_sax<Json> {
+ public:
+  std::string pointer() const {
+    std::string path;
+    for (const auto& level : levels_) {
+      path += "/" + (level.array ? std::to_string(level.index) : escape_pointer_token(level.key));
+    }
+    return path;
+  }
+  size_t token_start() const { return token_start_; }
+
+  bool null() override { return value(); }
+  bool boolean(bool) override { return value(); }
+  bool number_integer(number_integer_t) override { return value(); }
+  bool number_unsigned(number_unsigned_t) override { return value(); }
+  bool number_float(number_float_t, const string_t&) override { return value(); }
+  bool string(string_t&) override { return value(); }
+  bool binary(binary_t&) override { return value(); }
+  bool start_object(std::size_t) override {
+    levels_.push_back({false, 0, ""});
+    return true;
+  }
+  bool key(string_t& name) override {
+    levels_.back().key = name;
+    return true;
+  }
+  bool end_object() override {
+    levels_.pop_back();
+    return value();
+  }
+  bool start_array(std::size_t) override {
+    levels_.push_back({true, 0, ""});
+    return true;
+  }
+  bool end_array() override {
+    levels_.pop_back();
+    return value();
+  }
+  bool parse_error(std::size_t position, const std::string& last_token, const nlohmann::json::exception&) override {
+    token_start_ = position >= last_token.size() ? position - last_token.size() + 1 : position;
+    return false;
+  }
+
+ private:
+  struct Level {
+    bool array;
+    size_t index;
+    std::string key;
+  };
+  bool value() {
+    if (!levels_.empty() && levels_.back().array) ++levels_.back().index;
+    return true;
+  }
+  std::vector<Level> levels_;
+  size_t token_start_ = 0;
+};
+
 }  // namespace
 
 Json parse_json_text(const std::string& text, const std::string& label) {
@@ -62,6 +121,18 @@ Json parse_json_text(const std::string& text, const std::string& label) {
     std::ostringstream message;
     message << "malformed JSON at line " << line << ", column " << column << ": " << reason;
     throw InputError(label, "", message.str());
+  } catch (const nlohmann::json::out_of_range& error) {
+    // "[json.exception.out_of_range.406] number overflow parsing '1e999'": no position, so find it.
+    ErrorLocator locator;
+    Json::sax_parse(text, &locator);
+    auto [line, column] = line_and_column(text, locator.token_start());
+    std::string what = error.what();
+    auto quote = what.find('\'');
+    std::string token = quote == std::string::npos ? "" : what.substr(quote + 1, what.size() - quote - 2);
+    std::ostringstream message;
+    message << "number " << token << " at line " << line << ", column " << column
+            << " is out of range (the largest number a double holds is about 1.8e308)";
+    throw InputError(label, locator.pointer(), message.str());
   }
 }
 

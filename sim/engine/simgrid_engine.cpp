@@ -4,9 +4,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <queue>
 #include <stdexcept>
+#include <string>
 #include <unordered_map>
 
 #include <simgrid/s4u.hpp>
@@ -22,8 +24,6 @@ namespace {
 // Host speed in "work units" per second: a compute task of t seconds is an Exec of t x this.
 // 1e9 gives nanosecond resolution against SimGrid's default work-amount precision.
 constexpr double kHostSpeed = 1e9;
-
-bool g_engine_used = false;
 
 class Simulation {
  public:
@@ -205,43 +205,62 @@ bool read_all(int fd, void* data, size_t size) {
   return true;
 }
 
+// The child reports either the intervals or an error message: [ok byte][size][payload].
 Timeline simulate_in_child(const ExecutionPlan& plan, const Cluster& cluster) {
+  // Unflushed output would otherwise be written twice, once by the child.
+  std::fflush(nullptr);
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
   pid_t child = ::fork();
   if (child < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
   if (child == 0) {
     ::close(fds[0]);
-    int status = 0;
+    unsigned char ok = 1;
+    std::string error;
+    Timeline timeline;
     try {
-      Timeline timeline = Simulation(plan, cluster).run();
-      write_all(fds[1], timeline.tasks.data(), timeline.tasks.size() * sizeof(TaskInterval));
-    } catch (...) {
-      status = 4;
+      timeline = Simulation(plan, cluster).run();
+    } catch (const std::exception& failure) {
+      ok = 0;
+      error = failure.what();
     }
+    uint64_t size = ok ? timeline.tasks.size() * sizeof(TaskInterval) : error.size();
+    write_all(fds[1], &ok, 1);
+    write_all(fds[1], &size, sizeof(size));
+    write_all(fds[1], ok ? static_cast<const void*>(timeline.tasks.data()) : error.data(), size);
     ::close(fds[1]);
-    _exit(status);
+    _exit(0);
   }
   ::close(fds[1]);
+  unsigned char ok = 0;
+  uint64_t size = 0;
   Timeline timeline;
   timeline.source = "simgrid";
   timeline.tasks.resize(plan.tasks.size());
-  bool complete = read_all(fds[0], timeline.tasks.data(), timeline.tasks.size() * sizeof(TaskInterval));
+  std::string error;
+  bool complete = read_all(fds[0], &ok, 1) && read_all(fds[0], &size, sizeof(size));
+  if (complete && ok) {
+    complete = size == timeline.tasks.size() * sizeof(TaskInterval) && read_all(fds[0], timeline.tasks.data(), size);
+  } else if (complete) {
+    error.resize(size);
+    complete = read_all(fds[0], error.data(), size);
+  }
   ::close(fds[0]);
   int status = 0;
   ::waitpid(child, &status, 0);
+  if (complete && !ok) throw std::runtime_error(error);
   if (!complete || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    throw std::runtime_error("the simulation process failed (status " + std::to_string(status) + ")");
+    throw std::runtime_error("the simulation process died (wait status " + std::to_string(status) + ")");
   }
   return timeline;
 }
 
+// SimGrid keeps global state after its first engine (one engine per process, and a forked copy
+// inherits it), so every simulation runs in a fresh child and the caller's process stays clean.
 class SimGridEngine : public PlanEngine {
  public:
   Timeline simulate(const ExecutionPlan& plan, const Cluster& cluster) override {
-    if (g_engine_used) return simulate_in_child(plan, cluster);
-    g_engine_used = true;
-    return Simulation(plan, cluster).run();
+    return simulate_in_child(plan, cluster);
   }
 };
 

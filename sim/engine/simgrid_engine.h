@@ -10,8 +10,8 @@
 
 namespace placesim {
 
-/// SimGrid allows one engine per process; every simulation after the first in a process runs in
-/// a forked child that sends its timeline back through a pipe. Results are identical either way.
+/// SimGrid allows one engine per process, so each simulation runs in a forked child process that
+/// sends its timeline back through a pipe; the engine can be called any number of times.
 std::unique_ptr<PlanEngine> make_simgrid_engine();
 
 }  // namespace placesim
