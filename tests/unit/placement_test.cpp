@@ -1,0 +1,195 @@
+// TensorFlow placer semantics: default device, manual rules, CPU-only ops, colocation, soft
+// placement, and the log_device_placement format.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "sim/cluster/cluster_builder.h"
+#include "sim/placement/placement.h"
+#include "sim/placement/placement_log.h"
+#include "sim/scenario/scenario_loader.h"
+
+namespace placesim {
+namespace {
+
+HardwareCatalog catalog() { return HardwareCatalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles"); }
+
+Cluster cluster_from(const std::string& text) {
+  Json description = Json::parse(text);
+  return build_cluster(JsonReader(description, "test.json"), catalog(), ".");
+}
+
+Cluster laptop() { return cluster_from(R"({"template": "laptop_gtx850m"})"); }
+
+Op make_op(const std::string& name, const std::string& type, OpKind kind) {
+  Op op;
+  op.name = name;
+  op.type = type;
+  op.kind = kind;
+  return op;
+}
+
+OpGraph three_ops() {
+  OpGraph graph;
+  Op a = make_op("a", "VariableV2", OpKind::kVariable);
+  Op read = make_op("a/read", "Identity", OpKind::kDataMovement);
+  read.colocate_with = "a";
+  Op save = make_op("save", "SaveV2", OpKind::kOther);
+  save.cpu_only = true;
+  Op matmul = make_op("dense/MatMul", "MatMul", OpKind::kMatMul);
+  OpId ia = graph.add_op(a), ir = graph.add_op(read), is = graph.add_op(save), im = graph.add_op(matmul);
+  graph.add_edge(ia, ir);
+  graph.add_edge(ir, im);
+  graph.add_edge(ia, is);
+  return graph;
+}
+
+std::string device_of(const OpGraph& graph, const Cluster& cluster, const Placement& placement, const std::string& op) {
+  return cluster.device(placement.device_of_op[graph.find(op)]).name.local();
+}
+
+TEST(Placement, DefaultPlacerPutsOpsOnGpu0AndCpuOnlyOpsOnCpu0) {
+  Cluster cluster = laptop();
+  OpGraph graph = three_ops();
+  Placement placement = place_ops(graph, cluster, {}, "s.json");
+  EXPECT_EQ(device_of(graph, cluster, placement, "a"), "GPU:0");
+  EXPECT_EQ(device_of(graph, cluster, placement, "a/read"), "GPU:0");
+  EXPECT_EQ(device_of(graph, cluster, placement, "dense/MatMul"), "GPU:0");
+  EXPECT_EQ(device_of(graph, cluster, placement, "save"), "CPU:0");
+}
+
+TEST(Placement, WithoutAGpuEverythingGoesToCpu0) {
+  Cluster cluster = cluster_from(R"({"node": {"devices": [{"name": "CPU:0", "profile": "x86-server-cpu"}]}})");
+  OpGraph graph = three_ops();
+  Placement placement = place_ops(graph, cluster, {}, "s.json");
+  for (OpId id = 0; id < graph.size(); ++id) EXPECT_EQ(cluster.device(placement.device_of_op[id]).name.local(), "CPU:0");
+}
+
+TEST(Placement, FirstMatchingRuleWinsAndGlobsMatchScopes) {
+  Cluster cluster = laptop();
+  OpGraph graph = three_ops();
+  PlacementOptions options;
+  options.rules = {{"dense/*", "/cpu:0", "/strategy/placement/rules/0/device"},
+                   {"a*", "/device:GPU:0", "/strategy/placement/rules/1/device"}};
+  Placement placement = place_ops(graph, cluster, options, "s.json");
+  EXPECT_EQ(device_of(graph, cluster, placement, "dense/MatMul"), "CPU:0");
+  EXPECT_EQ(device_of(graph, cluster, placement, "a"), "GPU:0");
+}
+
+TEST(Placement, ColocatedOpsFollowTheFirstExplicitRequestInTheirGroup) {
+  Cluster cluster = laptop();
+  OpGraph graph = three_ops();
+  PlacementOptions options;
+  options.rules = {{"a", "/cpu:0", "/rules/0/device"}};  // only the variable is pinned
+  Placement placement = place_ops(graph, cluster, options, "s.json");
+  EXPECT_EQ(device_of(graph, cluster, placement, "a"), "CPU:0");
+  EXPECT_EQ(device_of(graph, cluster, placement, "a/read"), "CPU:0");  // colocated with a
+}
+
+TEST(Placement, ConflictingRequestsInAColocationGroupAreAnError) {
+  Cluster cluster = laptop();
+  OpGraph graph = three_ops();
+  PlacementOptions options;
+  options.rules = {{"a", "/cpu:0", "/rules/0/device"}, {"a/read", "/gpu:0", "/rules/1/device"}};
+  try {
+    place_ops(graph, cluster, options, "s.json");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.json_path(), "/rules/1/device");
+    EXPECT_NE(std::string(error.what()).find("colocated"), std::string::npos) << error.what();
+  }
+}
+
+TEST(Placement, MissingDeviceIsAnErrorNamingTheRule) {
+  Cluster cluster = laptop();
+  OpGraph graph = three_ops();
+  PlacementOptions options;
+  options.rules = {{"dense/*", "/gpu:3", "/strategy/placement/rules/0/device"}};
+  try {
+    place_ops(graph, cluster, options, "s.json");
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.file(), "s.json");
+    EXPECT_EQ(error.json_path(), "/strategy/placement/rules/0/device");
+    EXPECT_NE(std::string(error.what()).find("/gpu:3"), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("allow_soft_placement"), std::string::npos);
+  }
+}
+
+TEST(Placement, SoftPlacementFallsBackToTheDefaultDeviceWithANote) {
+  Cluster cluster = laptop();
+  OpGraph graph = three_ops();
+  PlacementOptions options;
+  options.allow_soft_placement = true;
+  options.rules = {{"dense/*", "/gpu:3", "/rules/0/device"}, {"save", "/gpu:0", "/rules/1/device"}};
+  Placement placement = place_ops(graph, cluster, options, "s.json");
+  EXPECT_EQ(device_of(graph, cluster, placement, "dense/MatMul"), "GPU:0");
+  EXPECT_EQ(device_of(graph, cluster, placement, "save"), "CPU:0");  // CPU-only, moved off the GPU
+  EXPECT_EQ(placement.notes.size(), 2u);
+}
+
+TEST(Placement, CpuOnlyOpPinnedToAGpuIsAnErrorWithoutSoftPlacement) {
+  Cluster cluster = laptop();
+  OpGraph graph = three_ops();
+  PlacementOptions options;
+  options.rules = {{"save", "/gpu:0", "/rules/0/device"}};
+  EXPECT_THROW(place_ops(graph, cluster, options, "s.json"), InputError);
+}
+
+TEST(Placement, ShorthandsAndFullNamesResolveToTheSameDevice) {
+  Cluster cluster = cluster_from(R"({"template": "dgx1_v100", "nodes": 2, "fabric": {"link": "ib_edr"}})");
+  OpGraph graph = three_ops();
+  for (const char* name : {"/job:worker/replica:0/task:1/device:GPU:3", "/job:worker/task:1/gpu:3"}) {
+    PlacementOptions options;
+    options.rules = {{"dense/*", name, "/rules/0/device"}};
+    Placement placement = place_ops(graph, cluster, options, "s.json");
+    EXPECT_EQ(cluster.device(placement.device_of_op[graph.find("dense/MatMul")]).name.canonical(),
+              "/job:worker/replica:0/task:1/device:GPU:3");
+  }
+  // "/gpu:0" matches GPU:0 of every task; like TensorFlow we take the first (task 0).
+  PlacementOptions options;
+  options.rules = {{"dense/*", "/gpu:0", "/rules/0/device"}};
+  Placement placement = place_ops(graph, cluster, options, "s.json");
+  EXPECT_EQ(cluster.device(placement.device_of_op[graph.find("dense/MatMul")]).name.canonical(),
+            "/job:worker/replica:0/task:0/device:GPU:0");
+}
+
+TEST(Placement, GlobMatching) {
+  EXPECT_TRUE(glob_match("a/*", "a/read"));
+  EXPECT_FALSE(glob_match("a/*", "add"));
+  EXPECT_TRUE(glob_match("Const*", "Const_1"));
+  EXPECT_TRUE(glob_match("?onst", "Const"));
+  EXPECT_FALSE(glob_match("a", "add"));
+  EXPECT_TRUE(glob_match("*", ""));
+}
+
+// The seed scenario's log, compared with the TensorFlow 1.x log_device_placement format:
+// "Device mapping:", one line per GPU, then "name: (Type): /job:localhost/replica:0/task:0/cpu:0".
+TEST(PlacementLog, SeedScenarioMatchesTheGoldenTensorFlowLog) {
+  Scenario scenario = load_scenario(std::filesystem::path(PLACESIM_SOURCE_DIR) / "scenarios/seed_device_placement.json",
+                                    catalog());
+  Placement placement = place_ops(scenario.graph, scenario.cluster, scenario.placement, scenario.file.string());
+  std::ifstream golden(std::filesystem::path(PLACESIM_SOURCE_DIR) / "tests/golden/seed_device_placement.log");
+  std::stringstream expected;
+  expected << golden.rdbuf();
+  EXPECT_EQ(placement_log(scenario.graph, scenario.cluster, placement) + "\n", expected.str());
+}
+
+TEST(PlacementLog, LinesHaveTensorFlowsShape) {
+  Scenario scenario = load_scenario(std::filesystem::path(PLACESIM_SOURCE_DIR) / "scenarios/seed_device_placement.json",
+                                    catalog());
+  Placement placement = place_ops(scenario.graph, scenario.cluster, scenario.placement, scenario.file.string());
+  std::string log = placement_log(scenario.graph, scenario.cluster, placement);
+  EXPECT_EQ(log.rfind("Device mapping:\n/job:localhost/replica:0/task:0/gpu:0 -> device: 0, name: GeForce GTX 850M", 0), 0u);
+  for (const char* line : {"b: (VariableV2): /job:localhost/replica:0/task:0/cpu:0\n",
+                           "a/read: (Identity): /job:localhost/replica:0/task:0/cpu:0\n",
+                           "a/Assign: (Assign): /job:localhost/replica:0/task:0/cpu:0\n",
+                           "Const_1: (Const): /job:localhost/replica:0/task:0/cpu:0\n",
+                           "add: (Add): /job:localhost/replica:0/task:0/gpu:0\n", "init: (NoOp): "}) {
+    EXPECT_NE(log.find(line), std::string::npos) << line;
+  }
+}
+
+}  // namespace
+}  // namespace placesim
