@@ -24,7 +24,21 @@ std::vector<bool> ops_in_step(const OpGraph& graph, const std::vector<std::strin
   return selected;
 }
 
-bool has_gradient(const Op& op) { return op.kind != OpKind::kNoOp; }
+/// Ops whose gradient someone needs: those with parameters and everything downstream of them.
+/// Inputs and labels upstream of every parameter get no backward work (as in TensorFlow, where
+/// gradients are only computed on paths to trainable variables).
+std::vector<bool> ops_needing_gradients(const OpGraph& graph, const std::vector<OpId>& order,
+                                        const std::vector<bool>& selected) {
+  std::vector<bool> needed(graph.size(), false);
+  for (OpId v : order) {
+    if (!selected[v] || graph.op(v).kind == OpKind::kNoOp) continue;
+    needed[v] = graph.op(v).parameter_count > 0;
+    for (const auto& input : graph.inputs(v)) {
+      if (!input.edge.control && needed[input.op]) needed[v] = true;
+    }
+  }
+  return needed;
+}
 
 class PlanWriter {
  public:
@@ -88,6 +102,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Placement& placement, const
   graph.topological_order(&order, nullptr);
   const std::vector<bool> selected = ops_in_step(graph, run.fetch);
   const bool training = run.kind == StepKind::kTraining;
+  const std::vector<bool> needs_gradient = ops_needing_gradients(graph, order, selected);
   const OptimizerCost optimizer = optimizer_cost(run.optimizer, 4);
   auto device_of = [&](OpId v) { return placement.device_of_op[v]; };
 
@@ -104,7 +119,10 @@ ExecutionPlan build_plan(const OpGraph& graph, const Placement& placement, const
 
   PlanWriter writer(&plan);
   std::vector<std::optional<TaskId>> previous_update(graph.size());
+  // Inference steps are separate session runs: each starts when the previous one has ended.
+  std::vector<TaskId> previous_step_ends;
   for (int64_t step = 0; step < run.steps; ++step) {
+    const size_t first_task_of_step = plan.tasks.size();
     std::vector<std::optional<TaskId>> forward(graph.size());
     std::map<std::pair<OpId, DeviceId>, TaskId> sent;  // (producer, destination) -> transfer
 
@@ -144,16 +162,27 @@ ExecutionPlan build_plan(const OpGraph& graph, const Placement& placement, const
         }
       }
       if (previous_update[v]) task.deps.push_back(*previous_update[v]);
+      if (task.deps.empty()) task.deps = previous_step_ends;
       forward[v] = writer.add(std::move(task));
     }
-    if (!training) continue;
+    if (!training) {
+      previous_step_ends.clear();
+      std::vector<bool> has_successor(plan.tasks.size(), false);
+      for (size_t id = first_task_of_step; id < plan.tasks.size(); ++id) {
+        for (TaskId dep : plan.tasks[id].deps) has_successor[dep] = true;
+      }
+      for (size_t id = first_task_of_step; id < plan.tasks.size(); ++id) {
+        if (!has_successor[id]) previous_step_ends.push_back(id);
+      }
+      continue;
+    }
 
     // Backward: reverse topological order; an op's backward needs its consumers' gradients.
     std::vector<std::optional<TaskId>> backward(graph.size());
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       OpId v = *it;
       const Op& op = graph.op(v);
-      if (!selected[v] || !has_gradient(op)) continue;
+      if (!needs_gradient[v]) continue;
       Task task;
       task.name = "bwd/" + op.name + step_suffix(step);
       task.phase = Phase::kBackward;
@@ -174,9 +203,9 @@ ExecutionPlan build_plan(const OpGraph& graph, const Placement& placement, const
                                               *backward[consumer], step, cluster));
         }
       }
-      // The gradient w.r.t. this op's inputs is what it produces.
+      // The gradients w.r.t. this op's inputs are what it produces.
       for (const auto& input : graph.inputs(v)) {
-        if (selected[input.op] && !input.edge.control) task.output_bytes += input.edge.bytes;
+        if (needs_gradient[input.op] && !input.edge.control) task.output_bytes += input.edge.bytes;
       }
       backward[v] = writer.add(std::move(task));
       // Forward activations of this op and of its inputs stay alive until this backward ends.

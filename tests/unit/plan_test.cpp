@@ -2,6 +2,8 @@
 // round-trip.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cli/pipeline.h"
 #include "models/zoo.h"
 #include "sim/cluster/cluster_builder.h"
@@ -128,22 +130,53 @@ ExecutionPlan mlp_plan(const Cluster& cluster, std::vector<DeviceId> devices_by_
   return build_plan(graph, placement, cluster, run, "mlp");
 }
 
-TEST(Training, EveryOpGetsForwardAndBackwardAndEveryParameterOpAnUpdate) {
+// Backward work exists only on paths from parameters onwards: the input images and labels get
+// none, every layer after the first parameter does; every op with parameters gets an update.
+TEST(Training, BackwardRunsOnlyWhereGradientsFlowAndEveryParameterOpGetsAnUpdate) {
   Cluster cluster = testing::gpus(1);
   Json parameters = Json::parse(R"({"hidden": [256, 256]})");
   Json name = "mlp";
   OpGraph graph = build_zoo_model(JsonReader(name, "t", "/model/zoo"), JsonReader(parameters, "t"), 32, 4);
-  size_t with_parameters = 0, without_gradient = 0;
-  for (OpId id = 0; id < graph.size(); ++id) {
-    with_parameters += graph.op(id).parameter_count > 0;
-    without_gradient += graph.op(id).kind == OpKind::kNoOp;
+  std::vector<OpId> order;
+  ASSERT_TRUE(graph.topological_order(&order, nullptr));
+  std::vector<bool> downstream_of_parameters(graph.size(), false);
+  size_t with_parameters = 0;
+  for (OpId v : order) {
+    downstream_of_parameters[v] = graph.op(v).parameter_count > 0;
+    with_parameters += graph.op(v).parameter_count > 0;
+    for (const auto& input : graph.inputs(v)) downstream_of_parameters[v] = downstream_of_parameters[v] || downstream_of_parameters[input.op];
   }
+  size_t with_gradient = std::count(downstream_of_parameters.begin(), downstream_of_parameters.end(), true);
+  ASSERT_LT(with_gradient, graph.size());  // the input and the labels need none
   ExecutionPlan plan = mlp_plan(cluster, {0});
-  EXPECT_EQ(plan.tasks.size(), graph.size() + (graph.size() - without_gradient) + with_parameters);
+  size_t forward = 0, backward = 0, updates = 0;
   for (const Task& task : plan.tasks) {
     EXPECT_EQ(task.kind, TaskKind::kCompute);
+    forward += task.phase == Phase::kForward;
+    backward += task.phase == Phase::kBackward;
+    updates += task.phase == Phase::kOptimizer;
     for (TaskId dep : task.deps) EXPECT_LT(dep, task.id);  // plans are emitted in dependency order
   }
+  EXPECT_EQ(forward, graph.size());
+  EXPECT_EQ(backward, with_gradient);
+  EXPECT_EQ(updates, with_parameters);
+}
+
+TEST(Inference, StepsRunOneAfterAnother) {
+  Cluster cluster = testing::gpus(2);
+  cluster.add_link(0, 1, testing::round_link(1e9, 1e-5));
+  OpGraph graph;
+  OpId l1 = graph.add_op(layer("dense1", 1e12, 0, 1e8));
+  OpId l2 = graph.add_op(layer("dense2", 1e12, 0, 1e3));
+  graph.add_edge(l1, l2);
+  Placement placement{{0, 1}, {}};
+  RunOptions run;
+  run.kind = StepKind::kInference;
+  run.steps = 3;
+  ExecutionPlan plan = build_plan(graph, placement, cluster, run, "inference");
+  // Without a barrier, GPU:0 would start step 2 while GPU:1 still works on step 1.
+  const double one_step = 1.0 + (1e-5 + 1e8 / 1e9) + 1.0;
+  EXPECT_NEAR(simulate_plan(plan, cluster).metrics.makespan_seconds, 3 * one_step, 3 * one_step * kRelative);
 }
 
 TEST(PlanFile, RoundTripKeepsEveryTaskAndTheSimulatedTimes) {
