@@ -2,6 +2,7 @@
 // file. Exit status: 0 success, 2 bad input (the message names the file and JSON path), 1 an
 // internal error.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -37,10 +38,26 @@ void add_output_options(CLI::App* command, OutputOptions* outputs) {
   command->add_option("--report", outputs->report, "Write every metric as JSON (schema: docs/report-format.md)");
 }
 
+// The output path to use: the flag's, else the scenario's. Fails before any work is done when its
+// directory is missing, so that a long simulation does not end in an error, nor write one output
+// and not the other.
+std::string output_path(const std::string& flag_value, const std::string& flag, const std::string& scenario_value,
+                        const std::string& scenario_file, const std::string& json_path) {
+  const std::string& output = flag_value.empty() ? scenario_value : flag_value;
+  std::filesystem::path directory = std::filesystem::path(output).parent_path();
+  std::error_code error;
+  if (output.empty() || directory.empty() || std::filesystem::is_directory(directory, error)) return output;
+  std::string message = "cannot write \"" + output + "\": no such directory \"" + directory.string() + "\"";
+  if (flag_value.empty()) throw InputError(scenario_file, json_path, message);
+  throw InputError(flag, "", message);
+}
+
 int run_command(const std::string& scenario_path, const CommonOptions& common, const OutputOptions& outputs,
                 bool force_log, bool quiet) {
   HardwareCatalog catalog = common.catalog();
   Scenario scenario = load_scenario(scenario_path, catalog);
+  std::string trace = output_path(outputs.trace, "--trace", scenario.trace_path, scenario_path, "/outputs/trace");
+  std::string report = output_path(outputs.report, "--report", scenario.report_path, scenario_path, "/outputs/report");
   PlannedScenario planned = plan_scenario(scenario);
   if (!quiet) {
     std::cout << "Scenario: " << scenario.name;
@@ -57,9 +74,7 @@ int run_command(const std::string& scenario_path, const CommonOptions& common, c
   }
   SimulatedRun run = simulate_plan(planned.plan, scenario.cluster);
   if (!quiet) std::cout << text_report(planned.plan, scenario.cluster, run.metrics);
-  write_outputs(scenario.name, planned.plan, scenario.cluster, run,
-                outputs.trace.empty() ? scenario.trace_path : outputs.trace,
-                outputs.report.empty() ? scenario.report_path : outputs.report);
+  write_outputs(scenario.name, planned.plan, scenario.cluster, run, trace, report);
   return 0;
 }
 
@@ -78,6 +93,8 @@ int plan_command(const std::string& scenario_path, const std::string& output, co
 }
 
 int simulate_command(const std::string& plan_path, const OutputOptions& outputs, bool quiet) {
+  output_path(outputs.trace, "--trace", "", "", "");
+  output_path(outputs.report, "--report", "", "", "");
   PlanFile file = load_plan_file(plan_path);
   SimulatedRun run = simulate_plan(file.plan, file.cluster);
   if (!quiet) {

@@ -1,6 +1,9 @@
 #include "cli/pipeline.h"
 
+#include <filesystem>
+
 #include "sim/core/atomic_file.h"
+#include "sim/core/input_error.h"
 #include "sim/engine/simgrid_engine.h"
 #include "sim/plan/plan_builder.h"
 #include "sim/report/json_report.h"
@@ -27,8 +30,16 @@ void write_outputs(const std::string& scenario_name, const ExecutionPlan& plan, 
   if (!trace_path.empty()) {
     write_file_atomically(trace_path, chrome_trace(plan, cluster, run.timeline).dump() + "\n");
   }
-  if (!report_path.empty()) {
-    write_file_atomically(report_path, json_report(scenario_name, plan, cluster, run.timeline, run.metrics).dump(2) + "\n");
+  try {
+    if (!report_path.empty()) {
+      write_file_atomically(report_path,
+                            json_report(scenario_name, plan, cluster, run.timeline, run.metrics).dump(2) + "\n");
+    }
+  } catch (const InputError&) {
+    // All or nothing: a trace without its report is a partial output.
+    std::error_code ignored;
+    if (!trace_path.empty()) std::filesystem::remove(trace_path, ignored);
+    throw;
   }
 }
 

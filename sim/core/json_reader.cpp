@@ -21,6 +21,31 @@ std::pair<size_t, size_t> line_and_column(const std::string& text, size_t byte_o
   return {line, column};
 }
 
+// nlohmann parses any depth, but dumping a value (as error messages do) recurses once per level,
+// so absurd nesting would overflow the stack; placesim's own files nest a handful of levels.
+constexpr size_t kMaxNestingDepth = 512;
+
+// Byte offset (1-based, like nlohmann's) of the bracket that opens one level too many, or 0.
+size_t too_deep_at(const std::string& text) {
+  size_t depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxNestingDepth) return i + 1;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return 0;
+}
+
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> previous(b.size() + 1), current(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) previous[j] = j;
@@ -111,7 +136,14 @@ Json parse_json_text(const std::string& text, const std::string& label) {
     throw InputError(label, "", "the file is empty; expected a JSON object");
   }
   try {
-    return Json::parse(text);
+    Json document = Json::parse(text);
+    if (size_t byte = too_deep_at(text)) {
+      auto [line, column] = line_and_column(text, byte);
+      throw InputError(label, "", "malformed JSON at line " + std::to_string(line) + ", column " +
+                                      std::to_string(column) + ": nested more than " +
+                                      std::to_string(kMaxNestingDepth) + " levels deep");
+    }
+    return document;
   } catch (const nlohmann::json::parse_error& error) {
     auto [line, column] = line_and_column(text, error.byte);
     std::string what = error.what();
@@ -129,6 +161,7 @@ Json parse_json_text(const std::string& text, const std::string& label) {
     std::string what = error.what();
     auto quote = what.find('\'');
     std::string token = quote == std::string::npos ? "" : what.substr(quote + 1, what.size() - quote - 2);
+    if (token.size() > 40) token = token.substr(0, 37) + "...";
     std::ostringstream message;
     message << "number " << token << " at line " << line << ", column " << column
             << " is out of range (the largest number a double holds is about 1.8e308)";

@@ -11,6 +11,7 @@ namespace {
 struct Request {
   std::string device;
   std::string json_path;  ///< rule path, or the op's path in the graph
+  std::string file;       ///< file holding json_path ("" = the scenario file)
 };
 
 std::string available_devices(const Cluster& cluster) {
@@ -85,12 +86,13 @@ Placement place_ops(const OpGraph& graph, const Cluster& cluster, const Placemen
     const Op& op = graph.op(id);
     for (const auto& rule : options.rules) {
       if (glob_match(rule.ops, op.name)) {
-        requests[id] = Request{rule.device, rule.json_path};
+        requests[id] = Request{rule.device, rule.json_path, ""};
         break;
       }
     }
     if (!requests[id] && !op.requested_device.empty()) {
-      requests[id] = Request{op.requested_device, "/model/ops/" + std::to_string(id) + "/device"};
+      requests[id] = Request{op.requested_device, options.graph_ops_path + "/" + std::to_string(id) + "/device",
+                             options.graph_file};
     }
   }
 
@@ -103,7 +105,7 @@ Placement place_ops(const OpGraph& graph, const Cluster& cluster, const Placemen
   Placement placement;
   placement.device_of_op.assign(n, 0);
   auto fail = [&](const Request& request, const std::string& message) {
-    throw InputError(scenario_file, request.json_path, message);
+    throw InputError(request.file.empty() ? scenario_file : request.file, request.json_path, message);
   };
 
   // Resolve each group once: the first explicit request (in op order) decides.

@@ -133,7 +133,8 @@ PlanFile read_plan_json(const JsonReader& document) {
     Task task;
     task.id = i;
     if (entry.has("id") && entry.at("id").as_integer(0) != static_cast<int64_t>(i)) {
-      entry.at("id").fail("task ids must equal their position in the list (" + std::to_string(i) + ")");
+      entry.at("id").fail("task ids must equal their position in the list (" + std::to_string(i) + "), got " +
+                          brief(entry.at("id").value()));
     }
     task.name = entry.string_or("name", "task" + std::to_string(i));
     task.kind = entry.choice_at("kind", {"compute", "transfer"}) == "compute" ? TaskKind::kCompute : TaskKind::kTransfer;

@@ -25,6 +25,10 @@ struct PlacementRule {
 struct PlacementOptions {
   std::vector<PlacementRule> rules;  ///< first matching rule wins
   bool allow_soft_placement = false;
+  /// Where the graph's ops array is, for errors about an op's own "device": the model file
+  /// ("" = the scenario file) and the JSON pointer of the array in it.
+  std::string graph_file;
+  std::string graph_ops_path = "/model/ops";
 };
 
 enum class StepKind { kTraining, kInference };

@@ -75,6 +75,17 @@ PlacementOptions read_strategy(const JsonReader& strategy) {
   return options;
 }
 
+// Errors about an op's own "device" point into the inline graph or the model file.
+void locate_graph_ops(const JsonReader& model, const std::filesystem::path& base_directory, PlacementOptions* options) {
+  if (model.has("graph")) {
+    options->graph_ops_path = model.path() + "/graph/ops";
+  } else if (model.has("file")) {
+    std::filesystem::path path = model.string_at("file");
+    options->graph_file = (path.is_relative() ? base_directory / path : path).string();
+    options->graph_ops_path = "/ops";
+  }
+}
+
 std::optional<PublishedFigure> read_published(const JsonReader& published) {
   published.reject_unknown_keys({"step_time_seconds", "samples_per_second", "source", "confidence", "note"});
   PublishedFigure figure;
@@ -119,6 +130,7 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
   }
   scenario.cluster = build_cluster(document.at("cluster"), catalog, base_directory);
   if (auto strategy = document.find("strategy")) scenario.placement = read_strategy(*strategy);
+  locate_graph_ops(document.at("model"), base_directory, &scenario.placement);
   if (auto outputs = document.find("outputs")) {
     outputs->reject_unknown_keys({"trace", "report"});
     scenario.trace_path = outputs->string_or("trace", "");

@@ -1,0 +1,115 @@
+// The placesim command line: help for every command, exit status 2 for a wrong command line, a
+// clean check of every bundled hardware profile and scenario, and outputs written all or nothing.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "run_placesim.h"
+
+namespace placesim {
+namespace {
+
+using placesim::testing::make_temp_directory;
+using placesim::testing::run_placesim;
+
+constexpr int kExitInputError = 2;
+
+bool mentions(const std::string& text, const std::string& word) { return text.find(word) != std::string::npos; }
+
+TEST(CliTest, HelpListsEverySubcommand) {
+  auto result = run_placesim({"--help"});
+  EXPECT_EQ(result.exit_status, 0);
+  for (const char* word : {"run", "check", "plan", "simulate", "--profiles", "--version"}) {
+    EXPECT_TRUE(mentions(result.output, word)) << word << " in:\n" << result.output;
+  }
+}
+
+TEST(CliTest, EachSubcommandHelpListsItsOptions) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
+      {"run", {"scenario", "--trace", "--report", "--log-device-placement", "--quiet"}},
+      {"check", {"files", "--kind", "scenario", "model", "device", "links", "cluster", "plan"}},
+      {"plan", {"scenario", "--output"}},
+      {"simulate", {"plan", "--trace", "--report", "--quiet"}},
+  };
+  for (const auto& [command, options] : expected) {
+    auto result = run_placesim({command, "--help"});
+    SCOPED_TRACE("placesim " + command + " --help printed:\n" + result.output);
+    EXPECT_EQ(result.exit_status, 0);
+    for (const auto& option : options) EXPECT_TRUE(mentions(result.output, option)) << option;
+  }
+}
+
+TEST(CliTest, WrongCommandLinesExitWithStatus2) {
+  const std::vector<std::vector<std::string>> command_lines = {
+      {},                                                   // no subcommand
+      {"simulat", "plan.json"},                             // unknown subcommand
+      {"run"},                                              // missing scenario
+      {"check"},                                            // missing files
+      {"plan"},                                             // missing scenario
+      {"simulate"},                                         // missing plan
+      {"check", "--kind", "modle", "scenarios/seed_device_placement.json"},  // unknown --kind
+      {"run", "--no-such-flag", "scenarios/seed_device_placement.json"},     // unknown flag
+  };
+  for (const auto& arguments : command_lines) {
+    std::string line = "placesim";
+    for (const auto& argument : arguments) line += " " + argument;
+    auto result = run_placesim(arguments);
+    SCOPED_TRACE(line + " printed:\n" + result.output);
+    EXPECT_EQ(result.exit_status, kExitInputError);
+    EXPECT_FALSE(mentions(result.output, "internal error"));
+  }
+}
+
+TEST(CliTest, MissingFileExitsWithStatus2AndNamesIt) {
+  auto result = run_placesim({"run", "no_such_scenario.json"});
+  EXPECT_EQ(result.exit_status, kExitInputError);
+  EXPECT_TRUE(mentions(result.output, "error: no_such_scenario.json: no such file")) << result.output;
+}
+
+// Every bundled file must pass the checks users run on their own files.
+TEST(CliTest, CheckAcceptsEveryBundledProfileAndScenario) {
+  const std::filesystem::path root = PLACESIM_SOURCE_DIR;
+  std::vector<std::string> files;
+  for (const char* folder : {"hardware_profiles", "scenarios"}) {
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(root / folder)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".json") {
+        files.push_back(std::filesystem::relative(entry.path(), root).generic_string());
+      }
+    }
+  }
+  ASSERT_FALSE(files.empty());
+  for (const auto& file : files) {
+    auto result = run_placesim({"check", file});
+    SCOPED_TRACE("placesim check " + file + " printed:\n" + result.output);
+    EXPECT_EQ(result.exit_status, 0);
+    EXPECT_TRUE(mentions(result.output, file + ": OK: "));
+  }
+}
+
+TEST(CliTest, RunWritesTheRequestedTraceAndReport) {
+  std::filesystem::path outputs = make_temp_directory();
+  auto result = run_placesim({"run", "--quiet", "scenarios/seed_device_placement.json", "--trace",
+                              (outputs / "trace.json").string(), "--report", (outputs / "report.json").string()});
+  EXPECT_EQ(result.exit_status, 0) << result.output;
+  EXPECT_TRUE(std::filesystem::is_regular_file(outputs / "trace.json"));
+  EXPECT_TRUE(std::filesystem::is_regular_file(outputs / "report.json"));
+  std::filesystem::remove_all(outputs);
+}
+
+// An output that cannot be written is found before the simulation, and nothing is written.
+TEST(CliTest, RunIntoAMissingDirectoryWritesNothing) {
+  std::filesystem::path outputs = make_temp_directory();
+  auto result = run_placesim({"run", "scenarios/seed_device_placement.json", "--trace",
+                              (outputs / "trace.json").string(), "--report",
+                              (outputs / "missing" / "report.json").string()});
+  EXPECT_EQ(result.exit_status, kExitInputError) << result.output;
+  EXPECT_TRUE(mentions(result.output, "error: --report: cannot write")) << result.output;
+  EXPECT_FALSE(mentions(result.output, "Predicted step time")) << "the check must come before the simulation";
+  EXPECT_TRUE(std::filesystem::is_empty(outputs));
+  std::filesystem::remove_all(outputs);
+}
+
+}  // namespace
+}  // namespace placesim

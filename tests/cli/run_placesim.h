@@ -1,0 +1,56 @@
+// Runs the built placesim binary the way a user does, from a shell, and captures everything it
+// prints (stdout and stderr together) and its exit status. For the CLI tests only.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace placesim::testing {
+
+struct CommandResult {
+  int exit_status = -1;  ///< the process's exit code; 128 + N when signal N killed it
+  std::string output;    ///< stdout and stderr, interleaved as printed
+};
+
+/// A fresh, empty directory under the system temp directory; removed by the caller.
+inline std::filesystem::path make_temp_directory() {
+  std::string pattern = (std::filesystem::temp_directory_path() / "placesim_test_XXXXXX").string();
+  if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
+  return pattern;
+}
+
+inline std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+/// Runs `placesim ARGUMENTS...` in `working_directory`.
+inline CommandResult run_placesim(const std::vector<std::string>& arguments,
+                                  const std::filesystem::path& working_directory = PLACESIM_SOURCE_DIR) {
+  std::filesystem::path log_directory = make_temp_directory();
+  std::filesystem::path log = log_directory / "output.txt";
+  std::string command = "cd " + shell_quote(working_directory.string()) + " && exec " + shell_quote(PLACESIM_BINARY);
+  for (const auto& argument : arguments) command += " " + shell_quote(argument);
+  command += " >" + shell_quote(log.string()) + " 2>&1 </dev/null";
+  int status = std::system(command.c_str());
+  CommandResult result;
+  if (WIFEXITED(status)) result.exit_status = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) result.exit_status = 128 + WTERMSIG(status);
+  std::ifstream in(log, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  result.output = text.str();
+  std::error_code ignored;
+  std::filesystem::remove_all(log_directory, ignored);
+  return result;
+}
+
+}  // namespace placesim::testing
