@@ -153,6 +153,9 @@ class Simulation {
     auto it = running_.find(&activity);
     if (it == running_.end()) return;
     TaskId id = it->second.task;
+    // SimGrid still uses the activity after this callback returns (it releases its successors),
+    // so the last reference must not be dropped here: park it for a while.
+    retire(std::move(it->second.activity));
     running_.erase(it);
     double now = sg4::Engine::get_clock();
     timeline_.tasks[id].end_seconds = now;
@@ -161,6 +164,15 @@ class Simulation {
     release(id, now);
     if (task.kind == TaskKind::kCompute) try_start_compute(task.device, now);
     drain_instant();
+  }
+
+  void retire(sg4::ActivityPtr activity) {
+    constexpr size_t kGeneration = 256;
+    retired_.push_back(std::move(activity));
+    if (retired_.size() >= kGeneration) {
+      retired_previous_ = std::move(retired_);  // frees the generation before, long completed
+      retired_.clear();
+    }
   }
 
   struct Running {
@@ -179,6 +191,8 @@ class Simulation {
   std::vector<std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>> ready_compute_;
   std::unordered_map<const sg4::Activity*, Running> running_;
   std::vector<TaskId> instant_;
+  std::vector<sg4::ActivityPtr> retired_;
+  std::vector<sg4::ActivityPtr> retired_previous_;
   size_t finished_ = 0;
 };
 

@@ -2,6 +2,9 @@
 // transfers with latency, bandwidth sharing and multi-hop routes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include "bench/synthetic_plan.h"
 #include "sim/cost/cost_model.h"
 #include "sim/engine/simgrid_engine.h"
 #include "tests/unit/test_support.h"
@@ -179,6 +182,36 @@ TEST(Engine, SecondSimulationInOneProcessGivesTheSameTimeline) {
   for (size_t i = 0; i < first.tasks.size(); ++i) {
     EXPECT_EQ(first.tasks[i].start_seconds, second.tasks[i].start_seconds);
     EXPECT_EQ(first.tasks[i].end_seconds, second.tasks[i].end_seconds);
+  }
+}
+
+}  // namespace
+}  // namespace placesim
+
+namespace placesim {
+namespace {
+
+// The engine's contract on a plan with many simultaneous completions (16 devices in a ring with
+// equal op sizes: this once crashed SimGrid when an activity was freed inside its completion
+// callback): every task starts after its deps end, and no device runs two computes at once.
+TEST(EngineContract, DependenciesAndOneComputePerDeviceHoldOnARingPlan) {
+  Cluster cluster = bench::ring_cluster(16);
+  ExecutionPlan plan = bench::synthetic_plan(cluster, 4000, 10);
+  Timeline timeline = make_simgrid_engine()->simulate(plan, cluster);
+  ASSERT_EQ(timeline.tasks.size(), plan.tasks.size());
+  std::vector<std::vector<TaskInterval>> per_device(cluster.devices().size());
+  for (const Task& task : plan.tasks) {
+    const TaskInterval& interval = timeline.tasks[task.id];
+    EXPECT_LE(interval.start_seconds, interval.end_seconds);
+    for (TaskId dep : task.deps) EXPECT_GE(interval.start_seconds, timeline.tasks[dep].end_seconds - 1e-12);
+    if (task.kind == TaskKind::kCompute) per_device[task.device].push_back(interval);
+  }
+  for (auto& intervals : per_device) {
+    std::sort(intervals.begin(), intervals.end(),
+              [](const TaskInterval& a, const TaskInterval& b) { return a.start_seconds < b.start_seconds; });
+    for (size_t i = 1; i < intervals.size(); ++i) {
+      EXPECT_GE(intervals[i].start_seconds, intervals[i - 1].end_seconds - 1e-12);
+    }
   }
 }
 
