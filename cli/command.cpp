@@ -1,0 +1,24 @@
+#include "cli/command.h"
+
+#include "sim/core/input_error.h"
+
+namespace placesim {
+
+void add_output_options(CLI::App* command, OutputOptions* outputs) {
+  command->add_option("--trace", outputs->trace,
+                      "Write the timeline as a Chrome trace-event JSON file (open it in ui.perfetto.dev)");
+  command->add_option("--report", outputs->report, "Write every metric as JSON (schema: docs/report-format.md)");
+}
+
+std::string output_path(const std::string& flag_value, const std::string& flag, const std::string& scenario_value,
+                        const std::string& scenario_file, const std::string& json_path) {
+  const std::string& output = flag_value.empty() ? scenario_value : flag_value;
+  std::filesystem::path directory = std::filesystem::path(output).parent_path();
+  std::error_code error;
+  if (output.empty() || directory.empty() || std::filesystem::is_directory(directory, error)) return output;
+  std::string message = "cannot write \"" + output + "\": no such directory \"" + directory.string() + "\"";
+  if (flag_value.empty()) throw InputError(scenario_file, json_path, message);
+  throw InputError(flag, "", message);
+}
+
+}  // namespace placesim

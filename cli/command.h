@@ -1,0 +1,50 @@
+// What every subcommand of `placesim` shares: global options, output flags, and the way a
+// subcommand registers itself (one file per subcommand under cli/commands/).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "sim/cluster/hardware_catalog.h"
+
+namespace placesim {
+
+constexpr int kExitInputError = 2;
+
+/// Options given before the subcommand.
+struct GlobalOptions {
+  std::string profiles;
+  HardwareCatalog catalog() const {
+    return HardwareCatalog(profiles.empty() ? HardwareCatalog::default_root() : std::filesystem::path(profiles));
+  }
+};
+
+/// --trace and --report, shared by the commands that simulate.
+struct OutputOptions {
+  std::string trace;
+  std::string report;
+};
+void add_output_options(CLI::App* command, OutputOptions* outputs);
+
+/// The output path to use: the flag's, else the scenario's. Fails before any work is done when
+/// its directory is missing, so a long simulation never ends in an error or a partial output.
+std::string output_path(const std::string& flag_value, const std::string& flag, const std::string& scenario_value,
+                        const std::string& scenario_file, const std::string& json_path);
+
+/// A registered subcommand: its CLI11 node and what to run when it was given.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+/// One per file in cli/commands/; each adds its subcommand to `app`.
+Command add_run_command(CLI::App& app, const GlobalOptions& global);
+Command add_check_command(CLI::App& app, const GlobalOptions& global);
+Command add_plan_command(CLI::App& app, const GlobalOptions& global);
+Command add_simulate_command(CLI::App& app, const GlobalOptions& global);
+
+}  // namespace placesim

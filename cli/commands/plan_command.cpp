@@ -1,0 +1,38 @@
+// `placesim plan SCENARIO -o plan.json`: write the execution plan with its resolved cluster.
+#include <iostream>
+#include <memory>
+
+#include "cli/command.h"
+#include "cli/pipeline.h"
+#include "sim/core/atomic_file.h"
+#include "sim/plan/plan_json.h"
+#include "sim/scenario/scenario_loader.h"
+
+namespace placesim {
+
+Command add_plan_command(CLI::App& app, const GlobalOptions& global) {
+  struct Options {
+    std::string scenario;
+    std::string output;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* command =
+      app.add_subcommand("plan", "Write a scenario's execution plan (tasks, deps, costs, cluster) as JSON");
+  command->add_option("scenario", options->scenario, "Scenario JSON file")->required();
+  command->add_option("-o,--output", options->output, "Plan file to write (default: standard output)");
+  return {command, [options, &global] {
+            output_path(options->output == "-" ? "" : options->output, "--output", "", "", "");
+            Scenario scenario = load_scenario(options->scenario, global.catalog());
+            PlannedScenario planned = plan_scenario(scenario);
+            std::string text = write_plan_json(planned.plan, scenario.cluster).dump(1) + "\n";
+            if (options->output.empty() || options->output == "-") {
+              std::cout << text;
+            } else {
+              write_file_atomically(options->output, text);
+              std::cerr << "placesim: wrote " << planned.plan.tasks.size() << " tasks to " << options->output << "\n";
+            }
+            return 0;
+          }};
+}
+
+}  // namespace placesim
