@@ -9,7 +9,8 @@ double compute_seconds(const Task& task, Precision precision, const ClusterDevic
   const DeviceSpec& spec = device.spec;
   double math_seconds = task.flops / (spec.peak_for(precision) * spec.efficiency_for(task.op_kind));
   double memory_seconds = task.memory_bytes / (spec.memory_bandwidth_bytes_per_second * spec.memory_efficiency);
-  return std::max(math_seconds, memory_seconds) / device.speed_factor + spec.kernel_launch_overhead_seconds;
+  return std::max(math_seconds, memory_seconds) / device.speed_factor * task.compute_scale +
+         spec.kernel_launch_overhead_seconds;
 }
 
 double uncontended_transfer_seconds(double bytes, DeviceId from, DeviceId to, const Cluster& cluster) {

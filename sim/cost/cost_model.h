@@ -9,7 +9,7 @@
 namespace placesim {
 
 /// max(flops / (peak[precision] x efficiency[kind]), bytes / (memory bandwidth x memory
-/// efficiency)) / speed_factor + launch overhead. A task with no FLOPs and no bytes launches
+/// efficiency)) / speed_factor x compute_scale + launch overhead. A task with no FLOPs and no bytes launches
 /// nothing and costs 0 (a variable, an identity on a reference, a NoOp).
 double compute_seconds(const Task& task, Precision precision, const ClusterDevice& device);
 

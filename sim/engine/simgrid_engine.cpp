@@ -15,6 +15,7 @@
 #include <xbt/log.h>
 
 #include "sim/cost/cost_model.h"
+#include "sim/plan/collective_schedule.h"
 
 namespace sg4 = simgrid::s4u;
 
@@ -76,6 +77,11 @@ class Simulation {
     std::vector<std::pair<DeviceId, DeviceId>> pairs;
     for (const Task& task : plan_.tasks) {
       if (task.kind == TaskKind::kTransfer && task.source != task.device) pairs.emplace_back(task.source, task.device);
+      if (task.kind == TaskKind::kCollective) {
+        CollectiveRun& run = collectives_[task.id];
+        run.steps = allreduce_schedule(task.algorithm, task.group, task.bytes, cluster_);
+        for (const CollectiveStep& step : run.steps) pairs.emplace_back(step.from, step.to);
+      }
     }
     std::sort(pairs.begin(), pairs.end());
     pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
@@ -92,6 +98,10 @@ class Simulation {
 
   void make_ready(TaskId id, double now) {
     const Task& task = plan_.tasks[id];
+    if (task.kind == TaskKind::kCollective) {
+      start_collective(id, now);
+      return;
+    }
     if (task.kind == TaskKind::kTransfer) {
       if (task.source == task.device) {
         finish_instantly(id, now);
@@ -100,7 +110,7 @@ class Simulation {
       timeline_.tasks[id].start_seconds = now;
       sg4::CommPtr comm = sg4::Comm::sendto_init(hosts_[task.source], hosts_[task.device]);
       comm->set_payload_size(static_cast<uint64_t>(task.bytes));
-      running_.emplace(comm.get(), Running{id, comm});
+      running_.emplace(comm.get(), Running{id, kNoStep, comm});
       comm->start();
       return;
     }
@@ -123,9 +133,48 @@ class Simulation {
       sg4::ExecPtr exec = sg4::Exec::init();
       exec->set_flops_amount(seconds * kHostSpeed);
       exec->set_host(hosts_[device]);
-      running_.emplace(exec.get(), Running{id, exec});
+      running_.emplace(exec.get(), Running{id, kNoStep, exec});
       exec->start();
     }
+  }
+
+  // A collective runs its schedule's transfers as their own dependencies allow; it ends with the last.
+  void start_collective(TaskId id, double now) {
+    CollectiveRun& run = collectives_.at(id);
+    timeline_.tasks[id].start_seconds = now;
+    if (run.steps.empty()) {
+      finish_instantly(id, now);
+      return;
+    }
+    run.remaining = run.steps.size();
+    run.pending.resize(run.steps.size());
+    run.successors.assign(run.steps.size(), {});
+    for (size_t s = 0; s < run.steps.size(); ++s) {
+      run.pending[s] = run.steps[s].deps.size();
+      for (size_t dep : run.steps[s].deps) run.successors[dep].push_back(s);
+    }
+    for (size_t s = 0; s < run.steps.size(); ++s) {
+      if (run.pending[s] == 0) start_step(id, s);
+    }
+  }
+
+  void start_step(TaskId id, size_t step_index) {
+    const CollectiveStep& step = collectives_.at(id).steps[step_index];
+    sg4::CommPtr comm = sg4::Comm::sendto_init(hosts_[step.from], hosts_[step.to]);
+    comm->set_payload_size(static_cast<uint64_t>(step.bytes));
+    running_.emplace(comm.get(), Running{id, step_index, comm});
+    comm->start();
+  }
+
+  /// Returns true when the whole collective has ended.
+  bool finish_step(TaskId id, size_t step_index) {
+    CollectiveRun& run = collectives_.at(id);
+    for (size_t next : run.successors[step_index]) {
+      if (--run.pending[next] == 0) start_step(id, next);
+    }
+    if (--run.remaining > 0) return false;
+    run = CollectiveRun{};  // free the schedule
+    return true;
   }
 
   // Zero-cost tasks complete at once; their successors are queued and handled iteratively.
@@ -153,11 +202,13 @@ class Simulation {
     auto it = running_.find(&activity);
     if (it == running_.end()) return;
     TaskId id = it->second.task;
+    size_t step_index = it->second.step;
     // SimGrid still uses the activity after this callback returns (it releases its successors),
     // so the last reference must not be dropped here: park it for a while.
     retire(std::move(it->second.activity));
     running_.erase(it);
     double now = sg4::Engine::get_clock();
+    if (step_index != kNoStep && !finish_step(id, step_index)) return;
     timeline_.tasks[id].end_seconds = now;
     const Task& task = plan_.tasks[id];
     if (task.kind == TaskKind::kCompute) device_busy_[task.device] = false;
@@ -175,8 +226,18 @@ class Simulation {
     }
   }
 
+  static constexpr size_t kNoStep = static_cast<size_t>(-1);
+
+  struct CollectiveRun {
+    std::vector<CollectiveStep> steps;
+    std::vector<size_t> pending;
+    std::vector<std::vector<size_t>> successors;
+    size_t remaining = 0;
+  };
+
   struct Running {
     TaskId task;
+    size_t step;  ///< index in the collective's schedule, or kNoStep
     sg4::ActivityPtr activity;  // keeps the activity alive until it completes
   };
 
@@ -191,6 +252,7 @@ class Simulation {
   std::vector<std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>> ready_compute_;
   std::unordered_map<const sg4::Activity*, Running> running_;
   std::vector<TaskId> instant_;
+  std::unordered_map<TaskId, CollectiveRun> collectives_;
   std::vector<sg4::ActivityPtr> retired_;
   std::vector<sg4::ActivityPtr> retired_previous_;
   size_t finished_ = 0;

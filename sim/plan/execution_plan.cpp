@@ -2,7 +2,14 @@
 
 namespace placesim {
 
-std::string to_string(TaskKind kind) { return kind == TaskKind::kCompute ? "compute" : "transfer"; }
+std::string to_string(TaskKind kind) {
+  switch (kind) {
+    case TaskKind::kCompute: return "compute";
+    case TaskKind::kTransfer: return "transfer";
+    case TaskKind::kCollective: return "collective";
+  }
+  return "compute";
+}
 
 std::string to_string(Phase phase) {
   switch (phase) {
@@ -10,6 +17,10 @@ std::string to_string(Phase phase) {
     case Phase::kBackward: return "backward";
     case Phase::kOptimizer: return "optimizer";
     case Phase::kTransfer: return "transfer";
+    case Phase::kCollective: return "collective";
+    case Phase::kPush: return "push";
+    case Phase::kPull: return "pull";
+    case Phase::kApply: return "apply";
   }
   return "forward";
 }

@@ -12,16 +12,26 @@
 #include "sim/cluster/cluster.h"
 #include "sim/core/precision.h"
 #include "sim/graph/op.h"
+#include "sim/plan/collective_algorithm.h"
 
 namespace placesim {
 
 using TaskId = std::size_t;
 
-enum class TaskKind { kCompute, kTransfer };
+enum class TaskKind { kCompute, kTransfer, kCollective };
 std::string to_string(TaskKind kind);
 
 /// What part of a step a task belongs to (trace category and report breakdown).
-enum class Phase { kForward, kBackward, kOptimizer, kTransfer };
+enum class Phase {
+  kForward,
+  kBackward,
+  kOptimizer,
+  kTransfer,    ///< activations/gradients crossing devices inside one replica
+  kCollective,  ///< gradient all-reduce among replicas
+  kPush,        ///< a worker's gradients to a parameter server
+  kPull,        ///< a parameter server's variables to a worker
+  kApply,       ///< a parameter server aggregating gradients and updating variables
+};
 std::string to_string(Phase phase);
 
 struct Task {
@@ -42,6 +52,14 @@ struct Task {
   // transfer: moves `bytes` from `source` to `device` along the cluster's route
   DeviceId source = 0;
   double bytes = 0;
+
+  // collective: an all-reduce of `bytes` on every device of `group`, with `algorithm`; the
+  // engine expands it into point-to-point transfers (sim/plan/collective_schedule.h)
+  std::vector<DeviceId> group;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+
+  int64_t replica = -1;        ///< data-parallel replica (worker) the task belongs to, -1 = none
+  double compute_scale = 1.0;  ///< multiplies a compute task's time (per-step jitter, stragglers)
 
   /// Bytes allocated on `device` when the task starts (its output), freed when every task in
   /// `deps`-reverse (its successors) and in `keep_until` has finished.

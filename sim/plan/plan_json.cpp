@@ -1,6 +1,9 @@
 #include "sim/plan/plan_json.h"
 
+#include <algorithm>
 #include <queue>
+
+#include "sim/plan/collective_schedule.h"
 
 #include "sim/cluster/cluster_json.h"
 
@@ -9,12 +12,17 @@ namespace {
 
 constexpr size_t kMaxTasks = 200'000'000;
 
+constexpr Phase kPhases[] = {Phase::kForward, Phase::kTransfer, Phase::kBackward, Phase::kOptimizer,
+                             Phase::kCollective, Phase::kPush, Phase::kPull, Phase::kApply};
+
 Phase parse_phase(const JsonReader& where) {
   std::string text = where.as_string();
-  for (Phase phase : {Phase::kForward, Phase::kBackward, Phase::kOptimizer, Phase::kTransfer}) {
+  std::string names;
+  for (Phase phase : kPhases) {
     if (to_string(phase) == text) return phase;
+    names += (names.empty() ? "\"" : ", \"") + to_string(phase) + "\"";
   }
-  where.fail("expected one of \"forward\", \"backward\", \"optimizer\", \"transfer\", got \"" + text + "\"");
+  where.fail("expected one of " + names + ", got \"" + text + "\"");
 }
 
 DeviceId device_at(const Cluster& cluster, const JsonReader& where) {
@@ -66,10 +74,18 @@ Json write_plan_json(const ExecutionPlan& plan, const Cluster& cluster) {
       entry["op_kind"] = to_string(task.op_kind);
       entry["flops"] = task.flops;
       entry["memory_bytes"] = task.memory_bytes;
-    } else {
+      if (task.compute_scale != 1.0) entry["compute_scale"] = task.compute_scale;
+    } else if (task.kind == TaskKind::kTransfer) {
       entry["source"] = cluster.device(task.source).name.canonical();
       entry["bytes"] = task.bytes;
+    } else {
+      Json group = Json::array();
+      for (DeviceId d : task.group) group.push_back(cluster.device(d).name.canonical());
+      entry["group"] = group;
+      entry["algorithm"] = to_string(task.algorithm);
+      entry["bytes"] = task.bytes;
     }
+    if (task.replica >= 0) entry["replica"] = task.replica;
     if (task.output_bytes != 0) entry["output_bytes"] = task.output_bytes;
     if (!task.keep_until.empty()) entry["keep_until"] = task.keep_until;
     tasks.push_back(std::move(entry));
@@ -129,7 +145,8 @@ PlanFile read_plan_json(const JsonReader& document) {
   for (size_t i = 0; i < entries.size(); ++i) {
     const JsonReader& entry = entries[i];
     entry.reject_unknown_keys({"id", "name", "kind", "phase", "step", "deps", "device", "op", "op_kind", "flops",
-                               "memory_bytes", "source", "bytes", "output_bytes", "keep_until"});
+                               "memory_bytes", "source", "bytes", "output_bytes", "keep_until", "compute_scale",
+                               "group", "algorithm", "replica"});
     Task task;
     task.id = i;
     if (entry.has("id") && entry.at("id").as_integer(0) != static_cast<int64_t>(i)) {
@@ -137,24 +154,57 @@ PlanFile read_plan_json(const JsonReader& document) {
                           brief(entry.at("id").value()));
     }
     task.name = entry.string_or("name", "task" + std::to_string(i));
-    task.kind = entry.choice_at("kind", {"compute", "transfer"}) == "compute" ? TaskKind::kCompute : TaskKind::kTransfer;
+    std::string kind = entry.choice_at("kind", {"compute", "transfer", "collective"});
+    task.kind = kind == "compute" ? TaskKind::kCompute : kind == "transfer" ? TaskKind::kTransfer : TaskKind::kCollective;
     task.phase = entry.has("phase") ? parse_phase(entry.at("phase"))
-                                    : (task.kind == TaskKind::kTransfer ? Phase::kTransfer : Phase::kForward);
+                 : task.kind == TaskKind::kTransfer   ? Phase::kTransfer
+                 : task.kind == TaskKind::kCollective ? Phase::kCollective
+                                                      : Phase::kForward;
+    task.replica = entry.integer_or("replica", -1, -1);
     task.step = entry.integer_or("step", 0, 0);
     task.op = entry.string_or("op", "");
     task.device = device_at(cluster, entry.at("device"));
     if (task.kind == TaskKind::kCompute) {
-      std::string kind = entry.string_or("op_kind", "other");
-      auto parsed = parse_op_kind(kind);
-      if (!parsed) entry.at("op_kind").fail("unknown op kind \"" + kind + "\"");
+      std::string op_kind = entry.string_or("op_kind", "other");
+      auto parsed = parse_op_kind(op_kind);
+      if (!parsed) entry.at("op_kind").fail("unknown op kind \"" + op_kind + "\"");
       task.op_kind = *parsed;
       task.flops = entry.non_negative_or("flops", 0);
       task.memory_bytes = entry.non_negative_or("memory_bytes", 0);
       if (task.flops > 1e21) entry.at("flops").fail("implausibly large FLOP count " + brief(entry.at("flops").value()));
+      task.compute_scale = entry.positive_or("compute_scale", 1.0);
+      if (task.compute_scale > 1e6) entry.at("compute_scale").fail("implausible compute_scale " + brief(entry.at("compute_scale").value()));
+    } else if (task.kind == TaskKind::kCollective) {
+      JsonReader group = entry.at("group");
+      for (const auto& member : group.elements()) {
+        DeviceId d = device_at(cluster, member);
+        if (std::find(task.group.begin(), task.group.end(), d) != task.group.end()) member.fail("device listed twice");
+        task.group.push_back(d);
+      }
+      if (task.group.empty()) group.fail("a collective needs at least one device");
+      std::string algorithm = entry.string_or("algorithm", "ring");
+      auto parsed = parse_collective_algorithm(algorithm);
+      if (!parsed) {
+        entry.at("algorithm").fail("unknown algorithm \"" + algorithm + "\" (expected ring, tree, halving_doubling or hierarchical)");
+      }
+      task.algorithm = *parsed;
+      std::string why;
+      if (!applicable(task.algorithm, task.group, cluster, &why)) entry.at("algorithm").fail(why);
+      for (size_t a = 0; a < task.group.size(); ++a) {
+        for (size_t b : {(a + 1) % task.group.size()}) {
+          if (!cluster.reachable(task.group[a], task.group[b])) group.fail("devices of the group are not connected");
+        }
+      }
+      task.bytes = entry.at("bytes").as_non_negative_number();
+      if (task.bytes > 1e16) entry.at("bytes").fail("implausibly large collective " + brief(entry.at("bytes").value()));
     } else {
       task.source = device_at(cluster, entry.at("source"));
       task.bytes = entry.at("bytes").as_non_negative_number();
       if (task.bytes > 1e16) entry.at("bytes").fail("implausibly large transfer " + brief(entry.at("bytes").value()));
+      if (!cluster.reachable(task.source, task.device)) {
+        entry.at("source").fail("no route from " + cluster.device(task.source).name.canonical() + " to " +
+                                cluster.device(task.device).name.canonical() + " in the plan's cluster");
+      }
     }
     task.output_bytes = entry.non_negative_or("output_bytes", 0);
     for (const char* key : {"deps", "keep_until"}) {

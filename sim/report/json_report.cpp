@@ -36,7 +36,9 @@ Json json_report(const std::string& scenario, const ExecutionPlan& plan, const C
                   {"start_seconds", timeline.tasks[task.id].start_seconds},
                   {"end_seconds", timeline.tasks[task.id].end_seconds}};
     if (task.kind == TaskKind::kCompute) entry["op_kind"] = to_string(task.op_kind);
-    else entry["source"] = cluster.device(task.source).name.canonical();
+    if (task.kind == TaskKind::kTransfer) entry["source"] = cluster.device(task.source).name.canonical();
+    if (task.kind == TaskKind::kCollective) entry["algorithm"] = to_string(task.algorithm);
+    if (task.replica >= 0) entry["replica"] = task.replica;
     tasks.push_back(std::move(entry));
   }
   return {{"schema_version", kReportSchemaVersion},
@@ -56,6 +58,8 @@ Json json_report(const std::string& scenario, const ExecutionPlan& plan, const C
           {"communication_share", metrics.communication_share},
           {"transferred_bytes", metrics.transferred_bytes},
           {"transfers", metrics.transfers},
+          {"collectives", metrics.collectives},
+          {"collective_bytes", metrics.collective_bytes},
           {"critical_path_compute_seconds", metrics.critical_path_compute_seconds},
           {"critical_path_transfer_seconds", metrics.critical_path_transfer_seconds},
           {"devices", devices},

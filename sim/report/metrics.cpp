@@ -95,11 +95,16 @@ RunMetrics compute_metrics(const ExecutionPlan& plan, const Cluster& cluster, co
       device.busy_seconds += interval.duration();
       ++device.compute_tasks;
       compute.emplace_back(interval.start_seconds, interval.end_seconds);
-    } else {
+    } else if (task.kind == TaskKind::kTransfer) {
       ++metrics.transfers;
       metrics.transferred_bytes += task.bytes;
       transfers.emplace_back(interval.start_seconds, interval.end_seconds);
       incoming[task.device].emplace_back(interval.start_seconds, interval.end_seconds);
+    } else {
+      ++metrics.collectives;
+      metrics.collective_bytes += task.bytes;
+      transfers.emplace_back(interval.start_seconds, interval.end_seconds);
+      for (DeviceId member : task.group) incoming[member].emplace_back(interval.start_seconds, interval.end_seconds);
     }
   }
   for (DeviceId id = 0; id < metrics.devices.size(); ++id) {

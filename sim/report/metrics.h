@@ -36,12 +36,14 @@ struct RunMetrics {
   double step_time_seconds = 0;       ///< makespan / steps
   double samples_per_second = 0;
   double compute_seconds = 0;         ///< union of compute intervals over all devices
-  double transfer_seconds = 0;        ///< union of transfer intervals
-  double exposed_transfer_seconds = 0;///< transfers in flight while no device computes
+  double transfer_seconds = 0;        ///< union of transfer and collective intervals
+  double exposed_transfer_seconds = 0;///< transfers or collectives in flight while no device computes
   double communication_share = 0;     ///< exposed transfer / makespan
-  double transferred_bytes = 0;
+  double transferred_bytes = 0;  ///< point-to-point transfers
+  double collective_bytes = 0;   ///< sum of all-reduced buffer sizes (per device)
   size_t tasks = 0;
   size_t transfers = 0;
+  size_t collectives = 0;
   std::vector<DeviceMetrics> devices;
   std::vector<CriticalPathEntry> critical_path;  ///< from the first task to the last to finish
   double critical_path_compute_seconds = 0;

@@ -40,8 +40,11 @@ std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const
            "  " + left_pad(format_bytes(device.memory_capacity_bytes), 10) +
            (device.out_of_memory ? "  OUT OF MEMORY" : "") + "  " + d.spec.name + "\n";
   }
-  out += "\nTransfers: " + std::to_string(metrics.transfers) + " moving " + format_bytes(metrics.transferred_bytes) +
-         "; in flight " + format_seconds(metrics.transfer_seconds) + ", exposed (no device computing) " +
+  out += "\nTransfers: " + std::to_string(metrics.transfers) + " moving " + format_bytes(metrics.transferred_bytes);
+  if (metrics.collectives > 0) {
+    out += "; all-reduces: " + std::to_string(metrics.collectives) + " of " + format_bytes(metrics.collective_bytes) + " in all";
+  }
+  out += "; in flight " + format_seconds(metrics.transfer_seconds) + ", exposed (no device computing) " +
          format_seconds(metrics.exposed_transfer_seconds) + " = " + format_percent(metrics.communication_share) +
          " of the run\n";
   out += "Compute: some device busy for " + format_seconds(metrics.compute_seconds) + " of " +
@@ -59,9 +62,10 @@ std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const
     }
     const auto& entry = path[i];
     const Task& task = plan.tasks[entry.task];
-    std::string where = task.kind == TaskKind::kCompute
-                            ? cluster.device(task.device).name.local()
-                            : cluster.device(task.source).name.local() + "->" + cluster.device(task.device).name.local();
+    std::string where = task.kind == TaskKind::kCompute    ? cluster.device(task.device).name.local()
+                        : task.kind == TaskKind::kTransfer ? cluster.device(task.source).name.local() + "->" +
+                                                                 cluster.device(task.device).name.local()
+                                                           : std::to_string(task.group.size()) + " devices";
     out += "  " + left_pad(format_seconds(entry.start_seconds), 11) + " +" +
            pad(format_seconds(entry.end_seconds - entry.start_seconds), 11) + " " + pad(to_string(task.phase), 9) + " " +
            pad(where, 14) + " " + task.name + "\n";

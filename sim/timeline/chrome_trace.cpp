@@ -21,6 +21,7 @@ Json chrome_trace(const ExecutionPlan& plan, const Cluster& cluster, const Timel
                       {"args", {{"name", device.name.canonical() + " (" + device.spec.name + ")"}}}});
     events.push_back({{"name", "process_sort_index"}, {"ph", "M"}, {"pid", id}, {"args", {{"sort_index", id}}}});
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", id}, {"tid", 0}, {"args", {{"name", "compute"}}}});
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", id}, {"tid", 1}, {"args", {{"name", "collectives"}}}});
   }
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", network_pid}, {"args", {{"name", "network"}}}});
   events.push_back(
@@ -46,12 +47,23 @@ Json chrome_trace(const ExecutionPlan& plan, const Cluster& cluster, const Timel
       continue;
     }
     args["bytes"] = task.bytes;
+    if (task.kind == TaskKind::kCollective) {
+      args["algorithm"] = to_string(task.algorithm);
+      args["devices"] = task.group.size();
+      track[task.id] = {task.group.front(), 1};
+      for (DeviceId member : task.group) {
+        events.push_back({{"name", task.name}, {"cat", to_string(task.phase)}, {"ph", "X"}, {"pid", member}, {"tid", 1},
+                          {"ts", interval.start_seconds * kMicrosecondsPerSecond},
+                          {"dur", interval.duration() * kMicrosecondsPerSecond}, {"args", args}});
+      }
+      continue;
+    }
     args["from"] = cluster.device(task.source).name.canonical();
     args["to"] = cluster.device(task.device).name.canonical();
     const auto& route = cluster.route(task.source, task.device);
     track[task.id] = route.empty() ? Track{task.device, 0} : Track{network_pid, route.front().link};
     for (const RouteHop& hop : route) {
-      events.push_back({{"name", task.name}, {"cat", "transfer"}, {"ph", "X"}, {"pid", network_pid},
+      events.push_back({{"name", task.name}, {"cat", to_string(task.phase)}, {"ph", "X"}, {"pid", network_pid},
                         {"tid", hop.link}, {"ts", interval.start_seconds * kMicrosecondsPerSecond},
                         {"dur", interval.duration() * kMicrosecondsPerSecond}, {"args", args}});
     }

@@ -1,0 +1,298 @@
+#include "sim/plan/collective_schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <stdexcept>
+
+namespace placesim {
+namespace {
+
+bool power_of_two(size_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+size_t floor_log2(size_t n) {
+  size_t log = 0;
+  while (n > 1) {
+    n >>= 1;
+    ++log;
+  }
+  return log;
+}
+
+/// Devices of the group per cluster node, in group order.
+std::vector<std::vector<DeviceId>> by_node(const std::vector<DeviceId>& group, const Cluster& cluster) {
+  std::map<int, std::vector<DeviceId>> nodes;
+  std::vector<int> order;
+  for (DeviceId d : group) {
+    int node = cluster.device(d).node;
+    if (!nodes.count(node)) order.push_back(node);
+    nodes[node].push_back(d);
+  }
+  std::vector<std::vector<DeviceId>> result;
+  for (int node : order) result.push_back(nodes[node]);
+  return result;
+}
+
+class ScheduleWriter {
+ public:
+  size_t add(DeviceId from, DeviceId to, double bytes, std::vector<size_t> deps) {
+    steps_.push_back({from, to, bytes, std::move(deps)});
+    return steps_.size() - 1;
+  }
+  std::vector<CollectiveStep> take() { return std::move(steps_); }
+
+  /// A ring pass of `rounds` rounds over `ring` moving `chunk` bytes per transfer. `entry[i]`
+  /// are the steps participant i must have received before it first sends; returns, per
+  /// participant, the last step into it.
+  std::vector<std::vector<size_t>> ring_pass(const std::vector<DeviceId>& ring, size_t rounds, double chunk,
+                                             const std::vector<std::vector<size_t>>& entry) {
+    const size_t n = ring.size();
+    std::vector<std::vector<size_t>> last_in = entry;
+    if (n < 2) return last_in;
+    std::vector<std::optional<size_t>> last_out(n);
+    for (size_t round = 0; round < rounds; ++round) {
+      std::vector<std::vector<size_t>> next_in(n);
+      for (size_t i = 0; i < n; ++i) {
+        std::vector<size_t> deps = last_in[i];
+        if (last_out[i]) deps.push_back(*last_out[i]);  // one send at a time on i's outgoing link
+        size_t step = add(ring[i], ring[(i + 1) % n], chunk, deps);
+        last_out[i] = step;
+        next_in[(i + 1) % n] = {step};
+      }
+      last_in = std::move(next_in);
+    }
+    return last_in;
+  }
+
+ private:
+  std::vector<CollectiveStep> steps_;
+};
+
+std::vector<std::vector<size_t>> no_entry(size_t n) { return std::vector<std::vector<size_t>>(n); }
+
+void tree_schedule(ScheduleWriter& writer, const std::vector<DeviceId>& order, double bytes) {
+  const size_t n = order.size();
+  // Reduce: node j sends to its parent (j-1)/2 once all its children have sent to it.
+  std::vector<std::vector<size_t>> received(n);
+  std::vector<size_t> reduce_step(n, 0);
+  for (size_t j = n; j-- > 1;) {  // children have higher indices: visit leaves first
+    size_t parent = (j - 1) / 2;
+    reduce_step[j] = writer.add(order[j], order[parent], bytes, received[j]);
+    received[parent].push_back(reduce_step[j]);
+  }
+  // Broadcast: the root sends down once fully reduced; others forward what they received.
+  std::vector<std::vector<size_t>> have(n);
+  have[0] = received[0];
+  for (size_t j = 1; j < n; ++j) {
+    size_t parent = (j - 1) / 2;
+    size_t step = writer.add(order[parent], order[j], bytes, have[parent]);
+    have[j] = {step};
+  }
+}
+
+void halving_doubling_schedule(ScheduleWriter& writer, const std::vector<DeviceId>& group, double bytes) {
+  const size_t n = group.size();
+  const size_t rounds = floor_log2(n);
+  std::vector<std::vector<size_t>> last(n);  // steps each rank depends on before its next send
+  // Recursive halving: round k exchanges S / 2^(k+1) with the partner at distance N / 2^(k+1).
+  for (size_t k = 0; k < rounds; ++k) {
+    size_t distance = n >> (k + 1);
+    double chunk = bytes / static_cast<double>(size_t{1} << (k + 1));
+    std::vector<std::vector<size_t>> next(n);
+    for (size_t i = 0; i < n; ++i) {
+      size_t partner = i ^ distance;
+      size_t step = writer.add(group[i], group[partner], chunk, last[i]);
+      next[partner].push_back(step);
+      next[i].push_back(step);
+    }
+    last = std::move(next);
+  }
+  // Recursive doubling all-gather: mirror image, chunks growing back to S / 2.
+  for (size_t k = rounds; k-- > 0;) {
+    size_t distance = n >> (k + 1);
+    double chunk = bytes / static_cast<double>(size_t{1} << (k + 1));
+    std::vector<std::vector<size_t>> next(n);
+    for (size_t i = 0; i < n; ++i) {
+      size_t partner = i ^ distance;
+      size_t step = writer.add(group[i], group[partner], chunk, last[i]);
+      next[partner].push_back(step);
+      next[i].push_back(step);
+    }
+    last = std::move(next);
+  }
+}
+
+void hierarchical_schedule(ScheduleWriter& writer, const std::vector<std::vector<DeviceId>>& nodes, double bytes) {
+  const size_t g = nodes.front().size();
+  const size_t m = nodes.size();
+  const double shard = bytes / static_cast<double>(g);
+  // 1. Reduce-scatter inside each node: local rank r ends with shard (r + 1) mod g reduced.
+  std::vector<std::vector<std::vector<size_t>>> after_scatter(m);
+  for (size_t node = 0; node < m; ++node) {
+    after_scatter[node] = writer.ring_pass(nodes[node], g - 1, shard, no_entry(g));
+  }
+  // 2. All-reduce each shard across nodes, among the devices of equal local rank ("rails").
+  std::vector<std::vector<std::vector<size_t>>> after_rails(m, std::vector<std::vector<size_t>>(g));
+  for (size_t r = 0; r < g; ++r) {
+    std::vector<DeviceId> rail;
+    std::vector<std::vector<size_t>> entry;
+    for (size_t node = 0; node < m; ++node) {
+      rail.push_back(nodes[node][r]);
+      entry.push_back(after_scatter[node][r]);
+    }
+    auto exits = writer.ring_pass(rail, 2 * (m - 1), shard / static_cast<double>(m), entry);
+    for (size_t node = 0; node < m; ++node) after_rails[node][r] = exits[node];
+  }
+  // 3. All-gather inside each node.
+  for (size_t node = 0; node < m; ++node) writer.ring_pass(nodes[node], g - 1, shard, after_rails[node]);
+}
+
+struct PairCosts {
+  double latency = 0;                                        // slowest pair
+  double bandwidth = std::numeric_limits<double>::infinity();  // slowest pair
+  void add(DeviceId a, DeviceId b, const Cluster& cluster) {
+    if (a == b) return;
+    if (!cluster.reachable(a, b)) {  // the algorithm cannot run here: infinitely slow
+      latency = std::numeric_limits<double>::infinity();
+      bandwidth = 0;
+      return;
+    }
+    latency = std::max(latency, cluster.route_latency_seconds(a, b));
+    bandwidth = std::min(bandwidth, cluster.route_bandwidth_bytes_per_second(a, b));
+  }
+};
+
+PairCosts ring_costs(const std::vector<DeviceId>& ring, const Cluster& cluster) {
+  PairCosts costs;
+  for (size_t i = 0; i < ring.size(); ++i) costs.add(ring[i], ring[(i + 1) % ring.size()], cluster);
+  return costs;
+}
+
+}  // namespace
+
+bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster,
+                std::string* why) {
+  auto reject = [&](const std::string& reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing:
+    case CollectiveAlgorithm::kDoubleBinaryTree: return true;
+    case CollectiveAlgorithm::kHalvingDoubling:
+      if (!power_of_two(group.size())) {
+        return reject("halving-doubling needs a power-of-two group, got " + std::to_string(group.size()) + " devices");
+      }
+      return true;
+    case CollectiveAlgorithm::kHierarchical: {
+      auto nodes = by_node(group, cluster);
+      for (const auto& node : nodes) {
+        if (node.size() != nodes.front().size()) {
+          return reject("hierarchical all-reduce needs the same number of devices on every node");
+        }
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group,
+                                               double bytes, const Cluster& cluster) {
+  std::string why;
+  if (!applicable(algorithm, group, cluster, &why)) throw std::invalid_argument(why);
+  ScheduleWriter writer;
+  const size_t n = group.size();
+  if (n < 2) return {};
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing:
+      writer.ring_pass(group, 2 * (n - 1), bytes / static_cast<double>(n), no_entry(n));
+      break;
+    case CollectiveAlgorithm::kDoubleBinaryTree: {
+      std::vector<DeviceId> reversed(group.rbegin(), group.rend());
+      tree_schedule(writer, group, bytes / 2);
+      tree_schedule(writer, reversed, bytes / 2);
+      break;
+    }
+    case CollectiveAlgorithm::kHalvingDoubling: halving_doubling_schedule(writer, group, bytes); break;
+    case CollectiveAlgorithm::kHierarchical: hierarchical_schedule(writer, by_node(group, cluster), bytes); break;
+  }
+  return writer.take();
+}
+
+double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, double bytes,
+                                  const Cluster& cluster) {
+  const double n = static_cast<double>(group.size());
+  if (group.size() < 2) return 0;
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing: {
+      PairCosts c = ring_costs(group, cluster);
+      return 2 * (n - 1) * c.latency + 2 * (n - 1) / n * bytes / c.bandwidth;
+    }
+    case CollectiveAlgorithm::kDoubleBinaryTree: {
+      PairCosts c;
+      for (size_t j = 1; j < group.size(); ++j) {
+        c.add(group[j], group[(j - 1) / 2], cluster);
+        c.add(group[group.size() - 1 - j], group[group.size() - 1 - (j - 1) / 2], cluster);
+      }
+      double height = static_cast<double>(floor_log2(group.size()));
+      return 2 * height * (c.latency + bytes / 2 / c.bandwidth);
+    }
+    case CollectiveAlgorithm::kHalvingDoubling: {
+      PairCosts c;
+      for (size_t d = 1; d < group.size(); d <<= 1) {
+        for (size_t i = 0; i < group.size(); ++i) c.add(group[i], group[i ^ d], cluster);
+      }
+      return 2 * std::log2(n) * c.latency + 2 * (n - 1) / n * bytes / c.bandwidth;
+    }
+    case CollectiveAlgorithm::kHierarchical: {
+      auto nodes = by_node(group, cluster);
+      const double g = static_cast<double>(nodes.front().size());
+      const double m = static_cast<double>(nodes.size());
+      PairCosts local, global;
+      for (const auto& node : nodes) {
+        PairCosts c = ring_costs(node, cluster);
+        local.latency = std::max(local.latency, c.latency);
+        local.bandwidth = std::min(local.bandwidth, c.bandwidth);
+      }
+      for (size_t r = 0; r < nodes.front().size(); ++r) {
+        std::vector<DeviceId> rail;
+        for (const auto& node : nodes) rail.push_back(node[r]);
+        PairCosts c = ring_costs(rail, cluster);
+        global.latency = std::max(global.latency, c.latency);
+        global.bandwidth = std::min(global.bandwidth, c.bandwidth);
+      }
+      double intra = g > 1 ? 2 * (g - 1) * (local.latency + bytes / g / local.bandwidth) : 0;
+      double inter = m > 1 ? 2 * (m - 1) * (global.latency + bytes / (g * m) / global.bandwidth) : 0;
+      return intra + inter;
+    }
+  }
+  return 0;
+}
+
+CollectiveAlgorithm choose_allreduce(const std::vector<DeviceId>& group, double bytes, const Cluster& cluster,
+                                     std::string* reason) {
+  CollectiveAlgorithm best = CollectiveAlgorithm::kRing;
+  double best_seconds = std::numeric_limits<double>::infinity();
+  std::string text;
+  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDoubleBinaryTree,
+                                        CollectiveAlgorithm::kHalvingDoubling, CollectiveAlgorithm::kHierarchical}) {
+    if (!applicable(algorithm, group, cluster, nullptr)) continue;
+    if (algorithm == CollectiveAlgorithm::kHierarchical && by_node(group, cluster).size() < 2) continue;
+    double seconds = allreduce_estimate_seconds(algorithm, group, bytes, cluster);
+    if (!std::isfinite(seconds)) continue;  // some pair it needs has no route
+    char buffer[96];
+    std::snprintf(buffer, sizeof(buffer), "%s%s %.3g s", text.empty() ? "" : ", ", to_string(algorithm).c_str(), seconds);
+    text += buffer;
+    if (seconds < best_seconds) {
+      best_seconds = seconds;
+      best = algorithm;
+    }
+  }
+  if (reason) *reason = "estimates: " + text;
+  return best;
+}
+
+}  // namespace placesim

@@ -1,0 +1,49 @@
+// Collective schedules: an all-reduce of S bytes over a group of devices as a small DAG of
+// point-to-point transfers, for each algorithm; plus each algorithm's alpha-beta estimate and
+// NCCL-style automatic choice. The SimGrid engine runs the schedules; the analytical tier and
+// `algorithm: auto` use the estimates.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/cluster/cluster.h"
+#include "sim/plan/collective_algorithm.h"
+
+namespace placesim {
+
+struct CollectiveStep {
+  DeviceId from = 0;
+  DeviceId to = 0;
+  double bytes = 0;
+  std::vector<size_t> deps;  ///< indices of earlier steps this one waits for
+};
+
+/// The transfers of an all-reduce of `bytes` (each device's buffer) over `group`.
+/// Ring: 2(N-1) rounds of S/N; tree: two heaps (ranks in order and reversed), each reducing then
+/// broadcasting S/2; halving-doubling: log2 N rounds each way (N must be a power of two);
+/// hierarchical: ring reduce-scatter inside each node, ring all-reduce of each shard across
+/// nodes, ring all-gather inside each node (every node must hold the same number of devices).
+/// Throws std::invalid_argument when the group does not fit the algorithm (see applicable()).
+std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group,
+                                               double bytes, const Cluster& cluster);
+
+/// Whether `algorithm` can run on `group`; `why` says why not.
+bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster,
+                std::string* why);
+
+/// Alpha-beta estimate of the all-reduce's time on `group`, with each hop's latency and
+/// bandwidth read from the cluster's routes (the slowest pair used counts):
+///   ring:             2(N-1) a + 2(N-1)/N S/B
+///   tree:             2 h (a + S/(2B)),  h = floor(log2 N)
+///   halving-doubling: 2 log2(N) a + 2(N-1)/N S/B
+///   hierarchical:     2(g-1)(a_l + S/(g B_l)) + 2(M-1)(a_g + S/(g M B_g)),  g per node, M nodes
+double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, double bytes,
+                                  const Cluster& cluster);
+
+/// The applicable algorithm with the lowest estimate (as NCCL picks by size and topology);
+/// `reason` lists the estimates.
+CollectiveAlgorithm choose_allreduce(const std::vector<DeviceId>& group, double bytes, const Cluster& cluster,
+                                     std::string* reason);
+
+}  // namespace placesim

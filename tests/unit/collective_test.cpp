@@ -1,0 +1,159 @@
+// All-reduce schedules simulated on SimGrid against their alpha-beta formulas.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/engine/simgrid_engine.h"
+#include "sim/plan/collective_schedule.h"
+#include "tests/unit/test_support.h"
+
+namespace placesim {
+namespace {
+
+constexpr double kBandwidth = 1e10;  // B, bytes/s per link direction
+constexpr double kLatency = 5e-6;    // a, seconds per hop
+
+// N GPUs with a direct link between every pair: no two transfers of a schedule share a link
+// direction unless the algorithm makes them.
+Cluster full_mesh(size_t n) {
+  Cluster cluster = testing::gpus(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) cluster.add_link(i, j, testing::round_link(kBandwidth, kLatency));
+  }
+  return cluster;
+}
+
+// N GPUs in a ring: i <-> i+1 only.
+Cluster ring(size_t n) {
+  Cluster cluster = testing::gpus(n);
+  for (size_t i = 0; i < n; ++i) cluster.add_link(i, (i + 1) % n, testing::round_link(kBandwidth, kLatency));
+  return cluster;
+}
+
+std::vector<DeviceId> all(size_t n) {
+  std::vector<DeviceId> group(n);
+  for (size_t i = 0; i < n; ++i) group[i] = i;
+  return group;
+}
+
+double simulate_allreduce(const Cluster& cluster, CollectiveAlgorithm algorithm, double bytes) {
+  ExecutionPlan plan = testing::empty_plan(cluster);
+  Task task;
+  task.kind = TaskKind::kCollective;
+  task.phase = Phase::kCollective;
+  task.group = all(cluster.devices().size());
+  task.algorithm = algorithm;
+  task.bytes = bytes;
+  testing::add(plan, task);
+  return make_simgrid_engine()->simulate(plan, cluster).makespan_seconds();
+}
+
+class RingAllReduce : public ::testing::TestWithParam<std::tuple<size_t, double>> {};
+
+TEST_P(RingAllReduce, MatchesTwoNMinusOneOverNTimesSOverBPlusTwoNMinusOneLatencies) {
+  auto [n, bytes] = GetParam();
+  const double nd = static_cast<double>(n);
+  const double expected = 2 * (nd - 1) / nd * bytes / kBandwidth + 2 * (nd - 1) * kLatency;
+  EXPECT_NEAR(simulate_allreduce(ring(n), CollectiveAlgorithm::kRing, bytes), expected, expected * 0.01);
+  EXPECT_NEAR(allreduce_estimate_seconds(CollectiveAlgorithm::kRing, all(n), bytes, ring(n)), expected, expected * 1e-9);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, RingAllReduce,
+                         ::testing::Combine(::testing::Values(2, 3, 8, 16), ::testing::Values(1 << 20, 1e8)));
+
+TEST(TreeAllReduce, MatchesTwoTimesHeightTimesLatencyPlusHalfTheBufferOverB) {
+  for (size_t n : {4, 8}) {
+    const double bytes = 1e8;
+    const double height = std::floor(std::log2(static_cast<double>(n)));
+    const double expected = 2 * height * (kLatency + bytes / 2 / kBandwidth);
+    EXPECT_NEAR(simulate_allreduce(full_mesh(n), CollectiveAlgorithm::kDoubleBinaryTree, bytes), expected,
+                expected * 0.01)
+        << n << " devices";
+  }
+}
+
+TEST(HalvingDoublingAllReduce, MatchesTwoLogNLatenciesPlusTwoNMinusOneOverNTimesSOverB) {
+  for (size_t n : {2, 4, 8, 16}) {
+    const double bytes = 1e8, nd = static_cast<double>(n);
+    const double expected = 2 * std::log2(nd) * kLatency + 2 * (nd - 1) / nd * bytes / kBandwidth;
+    EXPECT_NEAR(simulate_allreduce(full_mesh(n), CollectiveAlgorithm::kHalvingDoubling, bytes), expected,
+                expected * 0.01)
+        << n << " devices";
+  }
+}
+
+TEST(HalvingDoublingAllReduce, NeedsAPowerOfTwo) {
+  std::string why;
+  EXPECT_FALSE(applicable(CollectiveAlgorithm::kHalvingDoubling, all(6), full_mesh(6), &why));
+  EXPECT_NE(why.find("power-of-two"), std::string::npos);
+}
+
+// Two nodes of four GPUs: NVLink-like links inside a node (fast), one slow link per GPU to a
+// switch between nodes. Hierarchical = ring reduce-scatter + per-rail all-reduce + all-gather.
+TEST(HierarchicalAllReduce, MatchesIntraNodeRingPlusInterNodeRailRing) {
+  const size_t g = 4, m = 2;
+  const double local_bandwidth = 1e11, local_latency = 2e-6, global_bandwidth = 1e10, global_latency = 1e-5;
+  Cluster cluster;
+  DeviceSpec spec = testing::round_gpu();
+  for (size_t node = 0; node < m; ++node) {
+    for (size_t i = 0; i < g; ++i) {
+      ClusterDevice device;
+      device.name = DeviceName{"worker", 0, static_cast<int>(node), DeviceKind::kGpu, static_cast<int>(i)};
+      device.spec = spec;
+      device.node = static_cast<int>(node);
+      cluster.add_device(device, "task:" + std::to_string(node) + "/GPU:" + std::to_string(i));
+    }
+  }
+  for (size_t node = 0; node < m; ++node) {
+    for (size_t i = 0; i < g; ++i) {
+      cluster.add_link(node * g + i, node * g + (i + 1) % g, testing::round_link(local_bandwidth, local_latency));
+    }
+  }
+  // Rails: GPU i of node 0 <-> GPU i of node 1 (one NIC per GPU, as on a DGX).
+  for (size_t i = 0; i < g; ++i) cluster.add_link(i, g + i, testing::round_link(global_bandwidth, global_latency));
+  const double bytes = 1e8, gd = g, md = m;
+  const double expected = 2 * (gd - 1) * (local_latency + bytes / gd / local_bandwidth) +
+                          2 * (md - 1) * (global_latency + bytes / (gd * md) / global_bandwidth);
+  EXPECT_NEAR(simulate_allreduce(cluster, CollectiveAlgorithm::kHierarchical, bytes), expected, expected * 0.01);
+  EXPECT_NEAR(allreduce_estimate_seconds(CollectiveAlgorithm::kHierarchical, all(g * m), bytes, cluster), expected,
+              expected * 1e-9);
+  // It beats a flat ring, whose every round crosses the slow link.
+  std::string reason;
+  EXPECT_EQ(choose_allreduce(all(g * m), bytes, cluster, &reason), CollectiveAlgorithm::kHierarchical) << reason;
+}
+
+// Small messages are latency-bound: a logarithmic algorithm wins (the tree when the group is
+// not a power of two); large ones are bandwidth-bound: the ring's 2(N-1)/N S/B wins over the
+// tree's log N x S/B.
+TEST(AutoAllReduce, PicksALogarithmicAlgorithmForSmallMessagesAndTheRingForLargeOnes) {
+  Cluster cluster = full_mesh(12);
+  std::string reason;
+  EXPECT_EQ(choose_allreduce(all(12), 1e3, cluster, &reason), CollectiveAlgorithm::kDoubleBinaryTree) << reason;
+  EXPECT_EQ(choose_allreduce(all(12), 1e9, cluster, &reason), CollectiveAlgorithm::kRing) << reason;
+  EXPECT_NE(reason.find("ring"), std::string::npos);
+}
+
+TEST(CollectiveSchedule, EveryAlgorithmMovesEachDevicesShareAndStaysAcyclic) {
+  Cluster cluster = full_mesh(8);
+  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDoubleBinaryTree,
+                                        CollectiveAlgorithm::kHalvingDoubling}) {
+    auto steps = allreduce_schedule(algorithm, all(8), 8e6, cluster);
+    ASSERT_FALSE(steps.empty());
+    std::vector<double> sent(8, 0), received(8, 0);
+    for (size_t s = 0; s < steps.size(); ++s) {
+      for (size_t dep : steps[s].deps) EXPECT_LT(dep, s);
+      sent[steps[s].from] += steps[s].bytes;
+      received[steps[s].to] += steps[s].bytes;
+    }
+    // Bandwidth-optimal algorithms send 2(N-1)/N x S per device; the tree sends at most 3 x S/2 per half.
+    for (size_t d = 0; d < 8; ++d) {
+      if (algorithm != CollectiveAlgorithm::kDoubleBinaryTree) {
+        EXPECT_NEAR(sent[d], 2.0 * 7 / 8 * 8e6, 1.0) << to_string(algorithm);
+        EXPECT_NEAR(received[d], 2.0 * 7 / 8 * 8e6, 1.0) << to_string(algorithm);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace placesim
