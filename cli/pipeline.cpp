@@ -5,18 +5,28 @@
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
 #include "sim/engine/simgrid_engine.h"
+#include "sim/plan/data_parallel_builder.h"
 #include "sim/plan/plan_builder.h"
+#include "sim/report/data_parallel_metrics.h"
 #include "sim/report/json_report.h"
 #include "sim/timeline/chrome_trace.h"
 
 namespace placesim {
 
-PlannedScenario plan_scenario(const Scenario& scenario) {
+PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy) {
   PlannedScenario planned;
-  planned.placement = place_ops(scenario.graph, scenario.cluster, scenario.placement, scenario.file.string());
-  planned.plan = build_plan(scenario.graph, planned.placement, scenario.cluster, scenario.run, scenario.name);
+  planned.placement = place_ops(scenario.graph, scenario.cluster, strategy.placement, scenario.file.string());
+  std::string name = scenario.strategies.size() > 1 ? scenario.name + "/" + strategy.name : scenario.name;
+  if (strategy.data_parallel) {
+    planned.plan = build_data_parallel_plan(scenario.graph, scenario.cluster, scenario.run, *strategy.data_parallel,
+                                            name, &planned.notes);
+  } else {
+    planned.plan = build_plan(scenario.graph, planned.placement, scenario.cluster, scenario.run, name);
+  }
   return planned;
 }
+
+PlannedScenario plan_scenario(const Scenario& scenario) { return plan_strategy(scenario, scenario.strategies.front()); }
 
 SimulatedRun simulate_plan(const ExecutionPlan& plan, const Cluster& cluster) {
   SimulatedRun run;
@@ -25,15 +35,59 @@ SimulatedRun simulate_plan(const ExecutionPlan& plan, const Cluster& cluster) {
   return run;
 }
 
+namespace {
+
+std::string describe(const Scenario& scenario, const Strategy& strategy) {
+  if (!strategy.data_parallel) return "placement rules, " + std::to_string(scenario.cluster.devices().size()) + " devices";
+  const DataParallelOptions& dp = *strategy.data_parallel;
+  std::string text = dp.mode == SyncMode::kSync ? "sync " : "async ";
+  if (dp.aggregation == Aggregation::kAllReduce) {
+    text += "all-reduce (" + (dp.algorithm ? to_string(*dp.algorithm) : std::string("auto")) + ")";
+  } else {
+    text += std::to_string(dp.parameter_servers.size()) + " PS on " +
+            to_string(*scenario.cluster.device(dp.parameter_servers.front()).name.kind);
+  }
+  return text + ", " + std::to_string(dp.replicas.size()) + " x " + scenario.cluster.device(dp.replicas.front()).spec.name;
+}
+
+}  // namespace
+
+EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& strategy, bool with_baseline) {
+  EvaluatedStrategy evaluated;
+  evaluated.planned = plan_strategy(scenario, strategy);
+  evaluated.run = simulate_plan(evaluated.planned.plan, scenario.cluster);
+  StrategyResult& result = evaluated.result;
+  result.name = strategy.name;
+  result.description = describe(scenario, strategy);
+  result.run = evaluated.run.metrics;
+  if (strategy.data_parallel) {
+    result.data_parallel = compute_data_parallel_metrics(evaluated.planned.plan, evaluated.run.timeline);
+    if (with_baseline) {
+      Strategy single = strategy;
+      single.data_parallel->replicas.resize(1);
+      if (single.data_parallel->algorithm) single.data_parallel->algorithm = CollectiveAlgorithm::kRing;
+      PlannedScenario planned = plan_strategy(scenario, single);
+      SimulatedRun run = simulate_plan(planned.plan, scenario.cluster);
+      result.single_replica_samples_per_second =
+          compute_data_parallel_metrics(planned.plan, run.timeline).samples_per_second;
+    }
+  } else {
+    result.single_replica_samples_per_second = result.run.samples_per_second;
+  }
+  return evaluated;
+}
+
 void write_outputs(const std::string& scenario_name, const ExecutionPlan& plan, const Cluster& cluster,
-                   const SimulatedRun& run, const std::string& trace_path, const std::string& report_path) {
+                   const SimulatedRun& run, const std::string& trace_path, const std::string& report_path,
+                   const DataParallelMetrics* data_parallel) {
   if (!trace_path.empty()) {
     write_file_atomically(trace_path, chrome_trace(plan, cluster, run.timeline).dump() + "\n");
   }
   try {
     if (!report_path.empty()) {
-      write_file_atomically(report_path,
-                            json_report(scenario_name, plan, cluster, run.timeline, run.metrics).dump(2) + "\n");
+      Json report = json_report(scenario_name, plan, cluster, run.timeline, run.metrics);
+      if (data_parallel && data_parallel->replicas > 0) report["data_parallel"] = data_parallel_json(*data_parallel);
+      write_file_atomically(report_path, report.dump(2) + "\n");
     }
   } catch (const InputError&) {
     // All or nothing: a trace without its report is a partial output.

@@ -1,9 +1,11 @@
 // `placesim run SCENARIO`: place, plan, simulate and report one scenario.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
 #include "cli/command.h"
 #include "cli/pipeline.h"
+#include "sim/core/atomic_file.h"
 #include "sim/placement/placement_log.h"
 #include "sim/report/text_report.h"
 #include "sim/scenario/scenario_loader.h"
@@ -14,33 +16,87 @@ namespace {
 struct RunCommandOptions {
   std::string scenario;
   OutputOptions outputs;
+  std::string strategy;
   bool log_placement = false;
   bool quiet = false;
 };
 
+void print_header(const Scenario& scenario, size_t tasks) {
+  std::cout << "Scenario: " << scenario.name;
+  if (!scenario.description.empty()) std::cout << " - " << scenario.description;
+  std::cout << "\nModel: " << scenario.graph.name() << " (" << scenario.graph.size() << " ops), "
+            << (scenario.run.kind == StepKind::kTraining ? "training" : "inference") << ", batch "
+            << scenario.run.batch_size << (scenario.strategies.front().data_parallel ? " per replica" : "") << ", "
+            << to_string(scenario.run.precision) << "; cluster: " << scenario.cluster.name << " ("
+            << scenario.cluster.devices().size() << " devices); plan: " << tasks << " tasks\n\n";
+}
+
 int run(const RunCommandOptions& options, const GlobalOptions& global) {
   HardwareCatalog catalog = global.catalog();
   Scenario scenario = load_scenario(options.scenario, catalog);
+  std::vector<Strategy> strategies = scenario.strategies;
+  if (!options.strategy.empty()) {
+    auto it = std::find_if(strategies.begin(), strategies.end(),
+                           [&](const Strategy& s) { return s.name == options.strategy; });
+    if (it == strategies.end()) {
+      std::string names;
+      for (const auto& s : strategies) names += (names.empty() ? "" : ", ") + s.name;
+      throw InputError("--strategy", "", "no strategy named \"" + options.strategy + "\" (the scenario has: " + names + ")");
+    }
+    strategies = {*it};
+  }
   std::string trace = output_path(options.outputs.trace, "--trace", scenario.trace_path, options.scenario, "/outputs/trace");
   std::string report =
       output_path(options.outputs.report, "--report", scenario.report_path, options.scenario, "/outputs/report");
-  PlannedScenario planned = plan_scenario(scenario);
+  if (strategies.size() > 1 && !trace.empty()) {
+    throw InputError("--trace", "", "the scenario has " + std::to_string(strategies.size()) +
+                                        " strategies: choose one with --strategy NAME to write its trace");
+  }
+
+  std::vector<EvaluatedStrategy> evaluated;
+  for (size_t i = 0; i < strategies.size(); ++i) {
+    if (strategies.size() > 1 && !options.quiet) {
+      std::cerr << "placesim: simulating strategy " << (i + 1) << "/" << strategies.size() << ": " << strategies[i].name
+                << "\n";
+    }
+    bool baseline = strategies[i].data_parallel.has_value();
+    evaluated.push_back(evaluate_strategy(scenario, strategies[i], baseline));
+  }
+  const EvaluatedStrategy& first = evaluated.front();
+  if (!options.quiet) print_header(scenario, first.planned.plan.tasks.size());
+  for (const auto& note : first.planned.placement.notes) std::cerr << "placesim: " << note << "\n";
+  bool data_parallel = strategies.front().data_parallel.has_value();
+  if (options.log_placement || (scenario.run.log_device_placement && !options.quiet && !data_parallel)) {
+    std::cout << placement_log(scenario.graph, scenario.cluster, first.planned.placement) << "\n";
+  }
   if (!options.quiet) {
-    std::cout << "Scenario: " << scenario.name;
-    if (!scenario.description.empty()) std::cout << " - " << scenario.description;
-    std::cout << "\nModel: " << scenario.graph.name() << " (" << scenario.graph.size() << " ops), "
-              << (scenario.run.kind == StepKind::kTraining ? "training" : "inference") << ", batch "
-              << scenario.run.batch_size << ", " << to_string(scenario.run.precision) << "; cluster: "
-              << scenario.cluster.name << " (" << scenario.cluster.devices().size() << " devices); plan: "
-              << planned.plan.tasks.size() << " tasks\n\n";
+    if (strategies.size() == 1) {
+      for (const auto& note : first.planned.notes) std::cout << "Plan: " << note << "\n";
+      if (!first.planned.notes.empty()) std::cout << "\n";
+      std::cout << text_report(first.planned.plan, scenario.cluster, first.run.metrics);
+    }
+    if (strategies.size() > 1 || data_parallel) {
+      std::vector<StrategyResult> results;
+      for (const auto& e : evaluated) results.push_back(e.result);
+      std::cout << (strategies.size() > 1 ? "" : "\n") << "Strategies (" << scenario.run.batch_size
+                << " samples per replica per step):\n"
+                << comparison_table(results, "samples");
+      if (strategies.size() > 1) {
+        for (size_t i = 0; i < evaluated.size(); ++i) {
+          std::cout << "\n" << strategies[i].name << ": " << evaluated[i].result.description << "\n";
+          for (const auto& note : evaluated[i].planned.notes) std::cout << "  " << note << "\n";
+        }
+      }
+    }
   }
-  for (const auto& note : planned.placement.notes) std::cerr << "placesim: " << note << "\n";
-  if (options.log_placement || (scenario.run.log_device_placement && !options.quiet)) {
-    std::cout << placement_log(scenario.graph, scenario.cluster, planned.placement) << "\n";
+  if (strategies.size() == 1) {
+    write_outputs(scenario.name, first.planned.plan, scenario.cluster, first.run, trace, report,
+                  &first.result.data_parallel);
+  } else if (!report.empty()) {
+    std::vector<StrategyResult> results;
+    for (const auto& e : evaluated) results.push_back(e.result);
+    write_file_atomically(report, comparison_json(scenario.name, results).dump(2) + "\n");
   }
-  SimulatedRun simulated = simulate_plan(planned.plan, scenario.cluster);
-  if (!options.quiet) std::cout << text_report(planned.plan, scenario.cluster, simulated.metrics);
-  write_outputs(scenario.name, planned.plan, scenario.cluster, simulated, trace, report);
   return 0;
 }
 
@@ -53,6 +109,7 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
   command->add_flag("--log-device-placement", options->log_placement,
                     "Print TensorFlow's placement log (also when the scenario does not ask for it, or with -q)");
   command->add_flag("-q,--quiet", options->quiet, "Print nothing but errors (outputs are still written)");
+  command->add_option("--strategy", options->strategy, "Run only the strategy with this name");
   add_output_options(command, &options->outputs);
   return {command, [options, &global] { return run(*options, global); }};
 }

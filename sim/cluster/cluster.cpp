@@ -39,6 +39,11 @@ LinkId Cluster::add_link(VertexId a, VertexId b, LinkSpec spec) {
   return id;
 }
 
+void Cluster::scale_link_bandwidth(LinkId link, double factor) {
+  links_.at(link).spec.bandwidth_bytes_per_second *= factor;
+  route_cache_.clear();
+}
+
 std::optional<VertexId> Cluster::find_vertex(const std::string& vertex_name) const {
   for (VertexId v = 0; v < vertices_.size(); ++v) {
     if (vertices_[v].name == vertex_name) return v;

@@ -56,6 +56,8 @@ class Cluster {
   DeviceId add_device(ClusterDevice device, std::string vertex_name);
   VertexId add_switch(std::string name);
   LinkId add_link(VertexId a, VertexId b, LinkSpec spec);
+  /// Degrades (factor < 1) or upgrades a link's bandwidth; routes are recomputed.
+  void scale_link_bandwidth(LinkId link, double factor);
 
   const std::vector<ClusterDevice>& devices() const { return devices_; }
   std::vector<ClusterDevice>& devices() { return devices_; }

@@ -58,26 +58,6 @@ class ColocationGroups {
 
 }  // namespace
 
-bool glob_match(const std::string& pattern, const std::string& text) {
-  size_t p = 0, t = 0, star = std::string::npos, resume = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      resume = t;
-    } else if (star != std::string::npos) {
-      p = star + 1;
-      t = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
 Placement place_ops(const OpGraph& graph, const Cluster& cluster, const PlacementOptions& options,
                     const std::string& scenario_file) {
   const size_t n = graph.size();

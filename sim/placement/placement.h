@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/cluster/cluster.h"
+#include "sim/core/glob.h"
 #include "sim/graph/op_graph.h"
 #include "sim/scenario/scenario.h"
 
@@ -27,7 +28,5 @@ struct Placement {
 Placement place_ops(const OpGraph& graph, const Cluster& cluster, const PlacementOptions& options,
                     const std::string& scenario_file);
 
-/// Matches a glob (`*` any run, `?` one character) against an op name.
-bool glob_match(const std::string& pattern, const std::string& text);
 
 }  // namespace placesim

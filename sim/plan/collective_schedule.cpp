@@ -31,7 +31,7 @@ std::vector<std::vector<DeviceId>> by_node(const std::vector<DeviceId>& group, c
     nodes[node].push_back(d);
   }
   std::vector<std::vector<DeviceId>> result;
-  for (int node : order) result.push_back(nodes[node]);
+  for (int node : order) result.push_back(topology_ring(nodes[node], cluster));
   return result;
 }
 
@@ -170,7 +170,34 @@ PairCosts ring_costs(const std::vector<DeviceId>& ring, const Cluster& cluster) 
   return costs;
 }
 
+double hop_cost(DeviceId a, DeviceId b, const Cluster& cluster) {
+  if (!cluster.reachable(a, b)) return std::numeric_limits<double>::infinity();
+  return cluster.route_latency_seconds(a, b) + 1048576.0 / cluster.route_bandwidth_bytes_per_second(a, b);
+}
+
 }  // namespace
+
+std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cluster& cluster) {
+  if (group.size() < 3) return group;
+  std::vector<DeviceId> ring{group.front()};
+  std::vector<bool> used(group.size(), false);
+  used[0] = true;
+  for (size_t placed = 1; placed < group.size(); ++placed) {
+    size_t best = group.size();
+    double best_cost = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < group.size(); ++i) {
+      if (used[i]) continue;
+      double cost = hop_cost(ring.back(), group[i], cluster);
+      if (best == group.size() || cost < best_cost) {
+        best = i;
+        best_cost = cost;
+      }
+    }
+    used[best] = true;
+    ring.push_back(group[best]);
+  }
+  return ring;
+}
 
 bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster,
                 std::string* why) {
@@ -208,7 +235,7 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
   if (n < 2) return {};
   switch (algorithm) {
     case CollectiveAlgorithm::kRing:
-      writer.ring_pass(group, 2 * (n - 1), bytes / static_cast<double>(n), no_entry(n));
+      writer.ring_pass(topology_ring(group, cluster), 2 * (n - 1), bytes / static_cast<double>(n), no_entry(n));
       break;
     case CollectiveAlgorithm::kDoubleBinaryTree: {
       std::vector<DeviceId> reversed(group.rbegin(), group.rend());
@@ -228,7 +255,7 @@ double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vect
   if (group.size() < 2) return 0;
   switch (algorithm) {
     case CollectiveAlgorithm::kRing: {
-      PairCosts c = ring_costs(group, cluster);
+      PairCosts c = ring_costs(topology_ring(group, cluster), cluster);
       return 2 * (n - 1) * c.latency + 2 * (n - 1) / n * bytes / c.bandwidth;
     }
     case CollectiveAlgorithm::kDoubleBinaryTree: {

@@ -19,6 +19,11 @@ struct CollectiveStep {
   std::vector<size_t> deps;  ///< indices of earlier steps this one waits for
 };
 
+/// The group reordered into a ring that follows the topology, as NCCL searches for rings over
+/// NVLink: from the first device, repeatedly the nearest unvisited one (route latency + 1 MiB
+/// over the route's bandwidth; ties keep group order). Ring and hierarchical schedules use it.
+std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cluster& cluster);
+
 /// The transfers of an all-reduce of `bytes` (each device's buffer) over `group`.
 /// Ring: 2(N-1) rounds of S/N; tree: two heaps (ranks in order and reversed), each reducing then
 /// broadcasting S/2; halving-doubling: log2 N rounds each way (N must be a power of two);

@@ -23,4 +23,7 @@ struct OptimizerCost {
 };
 OptimizerCost optimizer_cost(Optimizer optimizer, double dtype_bytes);
 
+/// The update of op `op`'s parameters on `device`, after task `after` (its gradient is ready).
+Task optimizer_task(const Op& op, Optimizer optimizer, DeviceId device, int64_t step, int64_t replica, TaskId after);
+
 }  // namespace placesim

@@ -14,7 +14,7 @@ std::string printf_string(const char* format, double value, const char* unit) {
 
 std::string format_seconds(double seconds) {
   double magnitude = std::fabs(seconds);
-  if (magnitude == 0) return "0 s";
+  if (magnitude < 1e-12) return "0 s";  // below the simulator's clock resolution
   if (magnitude < 1e-6) return printf_string("%.1f %s", seconds * 1e9, "ns");
   if (magnitude < 1e-3) return printf_string("%.3f %s", seconds * 1e6, "us");
   if (magnitude < 1) return printf_string("%.3f %s", seconds * 1e3, "ms");

@@ -3,6 +3,7 @@
 #include "models/zoo.h"
 #include "sim/cluster/cluster_builder.h"
 #include "sim/graph/model_json.h"
+#include "sim/scenario/strategy_reader.h"
 
 namespace placesim {
 namespace {
@@ -49,32 +50,6 @@ RunOptions read_run(const JsonReader& run) {
   return options;
 }
 
-PlacementOptions read_strategy(const JsonReader& strategy) {
-  strategy.reject_unknown_keys({"placement"});
-  PlacementOptions options;
-  auto placement = strategy.find("placement");
-  if (!placement) return options;
-  placement->reject_unknown_keys({"rules", "allow_soft_placement"});
-  options.allow_soft_placement = placement->bool_or("allow_soft_placement", false);
-  if (auto rules = placement->find("rules")) {
-    for (const auto& rule : rules->elements()) {
-      rule.reject_unknown_keys({"ops", "device"});
-      std::string device = rule.string_at("device");
-      std::string error;
-      if (!DeviceName::parse(device, &error)) rule.at("device").fail("bad device name \"" + device + "\": " + error);
-      JsonReader ops = rule.at("ops");
-      std::vector<JsonReader> patterns = ops.value().is_array() ? ops.elements() : std::vector<JsonReader>{ops};
-      if (patterns.empty()) ops.fail("expected at least one op name pattern");
-      for (const auto& pattern : patterns) {
-        std::string text = pattern.as_string();
-        if (text.empty()) pattern.fail("the op pattern must not be empty");
-        options.rules.push_back({text, device, rule.at("device").path()});
-      }
-    }
-  }
-  return options;
-}
-
 // Errors about an op's own "device" point into the inline graph or the model file.
 void locate_graph_ops(const JsonReader& model, const std::filesystem::path& base_directory, PlacementOptions* options) {
   if (model.has("graph")) {
@@ -84,22 +59,6 @@ void locate_graph_ops(const JsonReader& model, const std::filesystem::path& base
     options->graph_file = (path.is_relative() ? base_directory / path : path).string();
     options->graph_ops_path = "/ops";
   }
-}
-
-std::optional<PublishedFigure> read_published(const JsonReader& published) {
-  published.reject_unknown_keys({"step_time_seconds", "samples_per_second", "source", "confidence", "note"});
-  PublishedFigure figure;
-  int given = 0;
-  for (const char* metric : {"step_time_seconds", "samples_per_second"}) {
-    if (published.has(metric)) {
-      figure.metric = metric;
-      figure.value = published.positive_at(metric);
-      ++given;
-    }
-  }
-  if (given != 1) published.fail("give exactly one of \"step_time_seconds\" or \"samples_per_second\"");
-  figure.source = published.string_at("source");
-  return figure;
 }
 
 }  // namespace
@@ -115,7 +74,8 @@ std::string to_string(Optimizer optimizer) {
 
 Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalog,
                        const std::filesystem::path& base_directory) {
-  document.reject_unknown_keys({"name", "description", "model", "cluster", "strategy", "run", "outputs", "published"});
+  document.reject_unknown_keys({"name", "description", "model", "cluster", "strategy", "strategies", "run", "outputs",
+                                "published", "perturbations"});
   Scenario scenario;
   scenario.file = document.file();
   scenario.name = document.string_or("name", std::filesystem::path(document.file()).stem().string());
@@ -129,14 +89,16 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
     }
   }
   scenario.cluster = build_cluster(document.at("cluster"), catalog, base_directory);
-  if (auto strategy = document.find("strategy")) scenario.placement = read_strategy(*strategy);
-  locate_graph_ops(document.at("model"), base_directory, &scenario.placement);
+  if (auto perturbations = document.find("perturbations")) {
+    apply_perturbations(*perturbations, &scenario.cluster, &scenario.run);
+  }
+  scenario.strategies = read_strategies(document, scenario.cluster);
+  for (Strategy& strategy : scenario.strategies) locate_graph_ops(document.at("model"), base_directory, &strategy.placement);
   if (auto outputs = document.find("outputs")) {
     outputs->reject_unknown_keys({"trace", "report"});
     scenario.trace_path = outputs->string_or("trace", "");
     scenario.report_path = outputs->string_or("report", "");
   }
-  if (auto published = document.find("published")) scenario.published = read_published(*published);
   return scenario;
 }
 

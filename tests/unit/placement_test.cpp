@@ -169,7 +169,7 @@ TEST(Placement, GlobMatching) {
 TEST(PlacementLog, SeedScenarioMatchesTheGoldenTensorFlowLog) {
   Scenario scenario = load_scenario(std::filesystem::path(PLACESIM_SOURCE_DIR) / "scenarios/seed_device_placement.json",
                                     catalog());
-  Placement placement = place_ops(scenario.graph, scenario.cluster, scenario.placement, scenario.file.string());
+  Placement placement = place_ops(scenario.graph, scenario.cluster, scenario.strategies.front().placement, scenario.file.string());
   std::ifstream golden(std::filesystem::path(PLACESIM_SOURCE_DIR) / "tests/golden/seed_device_placement.log");
   std::stringstream expected;
   expected << golden.rdbuf();
@@ -179,7 +179,7 @@ TEST(PlacementLog, SeedScenarioMatchesTheGoldenTensorFlowLog) {
 TEST(PlacementLog, LinesHaveTensorFlowsShape) {
   Scenario scenario = load_scenario(std::filesystem::path(PLACESIM_SOURCE_DIR) / "scenarios/seed_device_placement.json",
                                     catalog());
-  Placement placement = place_ops(scenario.graph, scenario.cluster, scenario.placement, scenario.file.string());
+  Placement placement = place_ops(scenario.graph, scenario.cluster, scenario.strategies.front().placement, scenario.file.string());
   std::string log = placement_log(scenario.graph, scenario.cluster, placement);
   EXPECT_EQ(log.rfind("Device mapping:\n/job:localhost/replica:0/task:0/gpu:0 -> device: 0, name: GeForce GTX 850M", 0), 0u);
   for (const char* line : {"b: (VariableV2): /job:localhost/replica:0/task:0/cpu:0\n",

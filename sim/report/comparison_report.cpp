@@ -1,0 +1,110 @@
+#include "sim/report/comparison_report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/report/units_format.h"
+
+namespace placesim {
+namespace {
+
+std::string cell(std::string text, size_t width, bool left = false) {
+  if (text.size() >= width) return text;
+  return left ? text + std::string(width - text.size(), ' ') : std::string(width - text.size(), ' ') + text;
+}
+
+std::string number(double value, const char* format) {
+  char buffer[48];
+  std::snprintf(buffer, sizeof(buffer), format, value);
+  return buffer;
+}
+
+Json staleness_json(const StalenessStats& stats) {
+  return {{"mean", stats.mean}, {"p50", stats.p50}, {"p99", stats.p99}, {"max", stats.max}, {"updates", stats.updates}};
+}
+
+}  // namespace
+
+double StrategyResult::samples_per_second() const {
+  return data_parallel.replicas > 0 ? data_parallel.samples_per_second : run.samples_per_second;
+}
+
+double StrategyResult::step_time_seconds() const {
+  return data_parallel.replicas > 0 ? data_parallel.step_time_seconds : run.step_time_seconds;
+}
+
+std::optional<double> StrategyResult::scaling_efficiency() const {
+  if (!single_replica_samples_per_second || *single_replica_samples_per_second <= 0) return std::nullopt;
+  double replicas = static_cast<double>(std::max<size_t>(1, data_parallel.replicas));
+  return samples_per_second() / (replicas * *single_replica_samples_per_second);
+}
+
+std::string comparison_table(const std::vector<StrategyResult>& results, const std::string& sample_unit) {
+  size_t name_width = 8;
+  for (const auto& result : results) name_width = std::max(name_width, result.name.size());
+  std::string out = cell("strategy", name_width, true) + "  " + cell("replicas", 8) + "  " + cell("step time", 11) +
+                    "  " + cell(sample_unit + "/s", 12) + "  " + cell("scaling", 8) + "  " + cell("comm", 6) + "  " +
+                    cell("straggler", 10) + "  " + cell("staleness", 16) + "\n";
+  for (const auto& result : results) {
+    const auto& dp = result.data_parallel;
+    auto efficiency = result.scaling_efficiency();
+    std::string staleness = dp.asynchronous ? number(dp.staleness.mean, "%.2f") + " (p99 " + number(dp.staleness.p99, "%.0f") + ")"
+                                            : "-";
+    std::string straggler = dp.replicas > 0 && !dp.asynchronous ? format_seconds(dp.straggler_loss_seconds) : "-";
+    out += cell(result.name, name_width, true) + "  " + cell(std::to_string(std::max<size_t>(1, dp.replicas)), 8) + "  " +
+           cell(format_seconds(result.step_time_seconds()), 11) + "  " + cell(number(result.samples_per_second(), "%.1f"), 12) +
+           "  " + cell(efficiency ? format_percent(*efficiency) : "-", 8) + "  " +
+           cell(format_percent(result.run.communication_share), 6) + "  " + cell(straggler, 10) + "  " +
+           cell(staleness, 16) + "\n";
+  }
+  out += "\nscaling: throughput / (replicas x the same strategy's throughput on one replica); comm: share of the\n"
+         "run with gradients or tensors in flight and no device computing; straggler: mean time per step between\n"
+         "the average and the slowest replica finishing backward (sync); staleness: updates applied by other\n"
+         "workers between a worker's read of the variables and its own update (async).\n";
+  return out;
+}
+
+Json data_parallel_json(const DataParallelMetrics& metrics) {
+  Json replicas = Json::array();
+  for (const auto& replica : metrics.per_replica) {
+    Json entry = {{"replica", replica.replica},
+                  {"finish_seconds", replica.finish_seconds},
+                  {"step_seconds", replica.step_seconds},
+                  {"samples_per_second", replica.samples_per_second}};
+    if (metrics.asynchronous) entry["staleness"] = staleness_json(replica.staleness);
+    replicas.push_back(std::move(entry));
+  }
+  Json result = {{"replicas", metrics.replicas},
+                 {"mode", metrics.asynchronous ? "async" : "sync"},
+                 {"samples_per_second", metrics.samples_per_second},
+                 {"step_time_seconds", metrics.step_time_seconds},
+                 {"per_replica", replicas}};
+  if (metrics.asynchronous) {
+    result["staleness"] = staleness_json(metrics.staleness);
+  } else {
+    result["straggler_loss_seconds"] = metrics.straggler_loss_seconds;
+    result["straggler_share"] = metrics.straggler_share;
+  }
+  return result;
+}
+
+Json comparison_json(const std::string& scenario, const std::vector<StrategyResult>& results) {
+  Json strategies = Json::array();
+  for (const auto& result : results) {
+    Json entry = {{"name", result.name},
+                  {"description", result.description},
+                  {"step_time_seconds", result.step_time_seconds()},
+                  {"samples_per_second", result.samples_per_second()},
+                  {"communication_share", result.run.communication_share},
+                  {"makespan_seconds", result.run.makespan_seconds}};
+    if (auto efficiency = result.scaling_efficiency()) entry["scaling_efficiency"] = *efficiency;
+    if (result.single_replica_samples_per_second) {
+      entry["single_replica_samples_per_second"] = *result.single_replica_samples_per_second;
+    }
+    if (result.data_parallel.replicas > 0) entry["data_parallel"] = data_parallel_json(result.data_parallel);
+    strategies.push_back(std::move(entry));
+  }
+  return {{"schema_version", 1}, {"kind", "placesim-comparison"}, {"scenario", scenario}, {"strategies", strategies}};
+}
+
+}  // namespace placesim

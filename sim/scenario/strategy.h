@@ -1,0 +1,63 @@
+// Strategy: how a scenario runs its model on the cluster — the placement rules of one replica
+// and, optionally, data parallelism (replicas, sync or async, parameter servers or all-reduce).
+// A scenario holds one or more strategies; `placesim run` compares them side by side.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/cluster/cluster.h"
+#include "sim/plan/collective_algorithm.h"
+
+namespace placesim {
+
+/// A tf.device-like rule: ops whose name matches `ops` (a glob: * and ?) go to `device`.
+struct PlacementRule {
+  std::string ops;
+  std::string device;
+  std::string json_path;  ///< where the rule came from, for error messages
+};
+
+struct PlacementOptions {
+  std::vector<PlacementRule> rules;  ///< first matching rule wins
+  bool allow_soft_placement = false;
+  /// Where the graph's ops array is, for errors about an op's own "device": the model file
+  /// ("" = the scenario file) and the JSON pointer of the array in it.
+  std::string graph_file;
+  std::string graph_ops_path = "/model/ops";
+};
+
+enum class SyncMode { kSync, kAsync };
+enum class Aggregation { kParameterServer, kAllReduce };
+/// How variables are spread over parameter servers: TensorFlow's replica_device_setter
+/// default (round robin in creation order) or its greedy load balancing by size.
+enum class Sharding { kRoundRobin, kGreedy };
+
+struct DataParallelOptions {
+  std::vector<DeviceId> replicas;  ///< one worker per device, each on its own slice of the batch
+  SyncMode mode = SyncMode::kSync;
+  Aggregation aggregation = Aggregation::kAllReduce;
+  std::vector<DeviceId> parameter_servers;  ///< for kParameterServer
+  Sharding sharding = Sharding::kRoundRobin;
+  std::optional<CollectiveAlgorithm> algorithm;  ///< nullopt = auto (chosen per bucket)
+  double bucket_bytes = 25.0 * 1024 * 1024;      ///< PyTorch DDP's default bucket_cap_mb = 25
+  bool overlap = true;  ///< start each bucket's all-reduce as soon as backward produced it
+};
+
+/// A figure measured elsewhere that a strategy's prediction is checked against.
+struct PublishedFigure {
+  std::string metric;  ///< "step_time_seconds" | "samples_per_second"
+  double value = 0;
+  std::string source;
+  std::string json_path;
+};
+
+struct Strategy {
+  std::string name;
+  PlacementOptions placement;
+  std::optional<DataParallelOptions> data_parallel;
+  std::optional<PublishedFigure> published;
+};
+
+}  // namespace placesim

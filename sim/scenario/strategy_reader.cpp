@@ -1,0 +1,226 @@
+#include "sim/scenario/strategy_reader.h"
+
+#include <algorithm>
+#include <set>
+
+#include "sim/core/glob.h"
+#include "sim/plan/collective_schedule.h"
+
+namespace placesim {
+namespace {
+
+PlacementOptions read_placement(const JsonReader& placement) {
+  placement.reject_unknown_keys({"rules", "allow_soft_placement"});
+  PlacementOptions options;
+  options.allow_soft_placement = placement.bool_or("allow_soft_placement", false);
+  if (auto rules = placement.find("rules")) {
+    for (const auto& rule : rules->elements()) {
+      rule.reject_unknown_keys({"ops", "device"});
+      std::string device = rule.string_at("device");
+      std::string error;
+      if (!DeviceName::parse(device, &error)) rule.at("device").fail("bad device name \"" + device + "\": " + error);
+      JsonReader ops = rule.at("ops");
+      std::vector<JsonReader> patterns = ops.value().is_array() ? ops.elements() : std::vector<JsonReader>{ops};
+      if (patterns.empty()) ops.fail("expected at least one op name pattern");
+      for (const auto& pattern : patterns) {
+        std::string text = pattern.as_string();
+        if (text.empty()) pattern.fail("the op pattern must not be empty");
+        options.rules.push_back({text, device, rule.at("device").path()});
+      }
+    }
+  }
+  return options;
+}
+
+PublishedFigure read_published(const JsonReader& published) {
+  published.reject_unknown_keys({"step_time_seconds", "samples_per_second", "source", "confidence", "note"});
+  PublishedFigure figure;
+  int given = 0;
+  for (const char* metric : {"step_time_seconds", "samples_per_second"}) {
+    if (published.has(metric)) {
+      figure.metric = metric;
+      figure.value = published.positive_at(metric);
+      ++given;
+    }
+  }
+  if (given != 1) published.fail("give exactly one of \"step_time_seconds\" or \"samples_per_second\"");
+  figure.source = published.string_at("source");
+  figure.json_path = published.path();
+  if (published.has("confidence")) published.choice_at("confidence", {"HIGH", "MED", "LOW"});
+  if (published.has("note")) published.at("note").as_string();
+  return figure;
+}
+
+/// One device named by a spec; several matches take the first (TensorFlow's shorthand rule).
+DeviceId resolve_device(const JsonReader& where, const Cluster& cluster) {
+  std::string text = where.as_string();
+  std::string error;
+  auto spec = DeviceName::parse(text, &error);
+  if (!spec) where.fail("bad device name \"" + text + "\": " + error);
+  auto matches = cluster.match(*spec);
+  if (matches.empty()) where.fail("no device of the cluster matches \"" + text + "\"");
+  return matches.front();
+}
+
+std::vector<DeviceId> devices_of_kind(const Cluster& cluster, DeviceKind kind) {
+  std::vector<DeviceId> found;
+  for (DeviceId id = 0; id < cluster.devices().size(); ++id) {
+    if (cluster.device(id).name.kind == kind) found.push_back(id);
+  }
+  return found;
+}
+
+DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& cluster) {
+  reader.reject_unknown_keys({"replicas", "mode", "aggregation", "num_ps", "ps_devices", "sharding", "algorithm",
+                              "bucket_bytes", "overlap"});
+  DataParallelOptions options;
+  JsonReader replicas = reader.at("replicas");
+  if (replicas.value().is_array()) {
+    for (const auto& entry : replicas.elements()) {
+      DeviceId device = resolve_device(entry, cluster);
+      if (std::find(options.replicas.begin(), options.replicas.end(), device) != options.replicas.end()) {
+        entry.fail("device " + cluster.device(device).name.canonical() + " is listed twice");
+      }
+      options.replicas.push_back(device);
+    }
+    if (options.replicas.empty()) replicas.fail("expected at least one replica device");
+  } else {
+    int64_t count = replicas.as_integer(1, 1000000);
+    // Accelerators first, as TensorFlow's benchmarks put one worker per GPU.
+    std::vector<DeviceId> candidates = devices_of_kind(cluster, DeviceKind::kGpu);
+    if (candidates.empty()) candidates = devices_of_kind(cluster, DeviceKind::kTpu);
+    if (candidates.empty()) candidates = devices_of_kind(cluster, DeviceKind::kCpu);
+    if (static_cast<size_t>(count) > candidates.size()) {
+      replicas.fail("asks for " + std::to_string(count) + " replicas, but the cluster has " +
+                    std::to_string(candidates.size()) + " " +
+                    to_string(*cluster.device(candidates.front()).name.kind) + "s");
+    }
+    options.replicas.assign(candidates.begin(), candidates.begin() + count);
+  }
+  options.mode = reader.choice_or("mode", {"sync", "async"}, "sync") == "sync" ? SyncMode::kSync : SyncMode::kAsync;
+  std::string aggregation = reader.choice_or("aggregation", {"allreduce", "parameter_server"},
+                                             options.mode == SyncMode::kAsync ? "parameter_server" : "allreduce");
+  options.aggregation = aggregation == "allreduce" ? Aggregation::kAllReduce : Aggregation::kParameterServer;
+  if (options.mode == SyncMode::kAsync && options.aggregation == Aggregation::kAllReduce) {
+    reader.at("aggregation").fail("asynchronous training needs \"parameter_server\" (all-reduce is synchronous)");
+  }
+  if (options.aggregation == Aggregation::kParameterServer) {
+    if (auto ps = reader.find("ps_devices")) {
+      for (const auto& entry : ps->elements()) options.parameter_servers.push_back(resolve_device(entry, cluster));
+      if (options.parameter_servers.empty()) ps->fail("expected at least one parameter server device");
+      if (reader.has("num_ps") &&
+          reader.at("num_ps").as_integer(1) != static_cast<int64_t>(options.parameter_servers.size())) {
+        reader.at("num_ps").fail("num_ps disagrees with the " + std::to_string(options.parameter_servers.size()) +
+                                 " ps_devices given");
+      }
+    } else {
+      // Default: parameter server i on the CPU of machine i mod nodes (TensorFlow's PS tasks
+      // co-located with the workers, as in its distributed benchmarks).
+      int64_t num_ps = reader.integer_or("num_ps", 1, 1, 100000);
+      std::vector<DeviceId> cpus = devices_of_kind(cluster, DeviceKind::kCpu);
+      if (cpus.empty()) reader.fail("parameter servers default to CPUs, and the cluster has none: give \"ps_devices\"");
+      for (int64_t i = 0; i < num_ps; ++i) options.parameter_servers.push_back(cpus[static_cast<size_t>(i) % cpus.size()]);
+    }
+    options.sharding =
+        reader.choice_or("sharding", {"round_robin", "greedy"}, "round_robin") == "round_robin" ? Sharding::kRoundRobin
+                                                                                               : Sharding::kGreedy;
+  } else {
+    for (const char* key : {"num_ps", "ps_devices", "sharding"}) {
+      if (reader.has(key)) reader.at(key).fail("\"" + std::string(key) + "\" applies to \"parameter_server\" aggregation only");
+    }
+    std::vector<std::string> names = collective_algorithm_names();
+    names.insert(names.begin(), "auto");
+    std::string algorithm = reader.choice_or("algorithm", names, "auto");
+    if (algorithm != "auto") {
+      options.algorithm = parse_collective_algorithm(algorithm);
+      std::string why;
+      if (!applicable(*options.algorithm, options.replicas, cluster, &why)) reader.at("algorithm").fail(why);
+    }
+    options.bucket_bytes = reader.positive_or("bucket_bytes", options.bucket_bytes);
+    options.overlap = reader.bool_or("overlap", true);
+  }
+  return options;
+}
+
+Strategy read_strategy(const JsonReader& reader, const Cluster& cluster, const std::string& default_name) {
+  reader.reject_unknown_keys({"name", "placement", "data_parallel", "published"});
+  Strategy strategy;
+  strategy.name = reader.string_or("name", default_name);
+  if (auto placement = reader.find("placement")) strategy.placement = read_placement(*placement);
+  if (auto dp = reader.find("data_parallel")) strategy.data_parallel = read_data_parallel(*dp, cluster);
+  if (auto published = reader.find("published")) strategy.published = read_published(*published);
+  return strategy;
+}
+
+}  // namespace
+
+std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster& cluster) {
+  if (document.has("strategy") && document.has("strategies")) {
+    document.at("strategies").fail("give either \"strategy\" or \"strategies\", not both");
+  }
+  std::vector<Strategy> strategies;
+  if (auto list = document.find("strategies")) {
+    std::set<std::string> names;
+    for (const auto& entry : list->elements()) {
+      entry.expect_object();
+      strategies.push_back(read_strategy(entry, cluster, "strategy " + std::to_string(strategies.size() + 1)));
+      if (!names.insert(strategies.back().name).second) {
+        entry.at("name").fail("duplicate strategy name \"" + strategies.back().name + "\"");
+      }
+    }
+    if (strategies.empty()) list->fail("expected at least one strategy");
+    if (document.has("published")) {
+      document.at("published").fail("with \"strategies\", give each strategy its own \"published\"");
+    }
+  } else {
+    static const Json kEmptyObject = Json::object();
+    JsonReader single = document.has("strategy") ? document.at("strategy")
+                                                 : JsonReader(kEmptyObject, document.file(), "/strategy");
+    if (single.has("published")) single.at("published").fail("put \"published\" at the top level of the scenario");
+    strategies.push_back(read_strategy(single, cluster, "default"));
+    if (auto published = document.find("published")) strategies.back().published = read_published(*published);
+  }
+  return strategies;
+}
+
+void apply_perturbations(const JsonReader& perturbations, Cluster* cluster, RunOptions* run) {
+  perturbations.reject_unknown_keys({"device_speed", "jitter", "links"});
+  if (auto speeds = perturbations.find("device_speed")) {
+    for (const auto& entry : speeds->elements()) {
+      entry.reject_unknown_keys({"device", "factor"});
+      double factor = entry.positive_at("factor");
+      if (factor > 1000) entry.at("factor").fail("implausible speed factor " + brief(entry.at("factor").value()));
+      std::string text = entry.string_at("device");
+      std::string error;
+      auto spec = DeviceName::parse(text, &error);
+      if (!spec) entry.at("device").fail("bad device name \"" + text + "\": " + error);
+      auto matches = cluster->match(*spec);
+      if (matches.empty()) entry.at("device").fail("no device of the cluster matches \"" + text + "\"");
+      for (DeviceId id : matches) cluster->devices()[id].speed_factor = factor;  // a partial spec slows all it matches
+    }
+  }
+  if (auto jitter = perturbations.find("jitter")) {
+    jitter->reject_unknown_keys({"sigma", "distribution"});
+    jitter->choice_or("distribution", {"lognormal"}, "lognormal");
+    run->jitter_sigma = jitter->at("sigma").as_non_negative_number();
+    if (run->jitter_sigma > 5) jitter->at("sigma").fail("a log-normal sigma above 5 is not plausible");
+  }
+  if (auto links = perturbations.find("links")) {
+    for (const auto& entry : links->elements()) {
+      entry.reject_unknown_keys({"match", "bandwidth_factor"});
+      std::string pattern = entry.string_at("match");
+      double factor = entry.positive_at("bandwidth_factor");
+      if (factor > 1000) entry.at("bandwidth_factor").fail("implausible factor " + brief(entry.at("bandwidth_factor").value()));
+      size_t matched = 0;
+      for (LinkId l = 0; l < cluster->links().size(); ++l) {
+        if (glob_match(pattern, cluster->links()[l].name) || glob_match(pattern, cluster->links()[l].spec.type)) {
+          cluster->scale_link_bandwidth(l, factor);
+          ++matched;
+        }
+      }
+      if (matched == 0) entry.at("match").fail("matches no link (links are named like \"task:0/GPU:0<->PCIe:0\")");
+    }
+  }
+}
+
+}  // namespace placesim
