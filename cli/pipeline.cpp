@@ -15,13 +15,14 @@ namespace placesim {
 
 PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy) {
   PlannedScenario planned;
-  planned.placement = place_ops(scenario.graph, scenario.cluster, strategy.placement, scenario.file.string());
+  const Cluster& cluster = scenario.cluster_for(strategy);
+  planned.placement = place_ops(scenario.graph, cluster, strategy.placement, scenario.file.string());
   std::string name = scenario.strategies.size() > 1 ? scenario.name + "/" + strategy.name : scenario.name;
   if (strategy.data_parallel) {
-    planned.plan = build_data_parallel_plan(scenario.graph, scenario.cluster, scenario.run, *strategy.data_parallel,
-                                            name, &planned.notes);
+    planned.plan =
+        build_data_parallel_plan(scenario.graph, cluster, scenario.run, *strategy.data_parallel, name, &planned.notes);
   } else {
-    planned.plan = build_plan(scenario.graph, planned.placement, scenario.cluster, scenario.run, name);
+    planned.plan = build_plan(scenario.graph, planned.placement, cluster, scenario.run, name);
   }
   return planned;
 }
@@ -38,16 +39,18 @@ SimulatedRun simulate_plan(const ExecutionPlan& plan, const Cluster& cluster) {
 namespace {
 
 std::string describe(const Scenario& scenario, const Strategy& strategy) {
-  if (!strategy.data_parallel) return "placement rules, " + std::to_string(scenario.cluster.devices().size()) + " devices";
+  const Cluster& cluster = scenario.cluster_for(strategy);
+  if (!strategy.data_parallel) return "placement rules, " + std::to_string(cluster.devices().size()) + " devices";
   const DataParallelOptions& dp = *strategy.data_parallel;
   std::string text = dp.mode == SyncMode::kSync ? "sync " : "async ";
   if (dp.aggregation == Aggregation::kAllReduce) {
     text += "all-reduce (" + (dp.algorithm ? to_string(*dp.algorithm) : std::string("auto")) + ")";
   } else {
     text += std::to_string(dp.parameter_servers.size()) + " PS on " +
-            to_string(*scenario.cluster.device(dp.parameter_servers.front()).name.kind);
+            to_string(*cluster.device(dp.parameter_servers.front()).name.kind) +
+            (dp.local_aggregation ? " (summed per machine first)" : "");
   }
-  return text + ", " + std::to_string(dp.replicas.size()) + " x " + scenario.cluster.device(dp.replicas.front()).spec.name;
+  return text + ", " + std::to_string(dp.replicas.size()) + " x " + cluster.device(dp.replicas.front()).spec.name;
 }
 
 }  // namespace
@@ -55,7 +58,7 @@ std::string describe(const Scenario& scenario, const Strategy& strategy) {
 EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& strategy, bool with_baseline) {
   EvaluatedStrategy evaluated;
   evaluated.planned = plan_strategy(scenario, strategy);
-  evaluated.run = simulate_plan(evaluated.planned.plan, scenario.cluster);
+  evaluated.run = simulate_plan(evaluated.planned.plan, scenario.cluster_for(strategy));
   StrategyResult& result = evaluated.result;
   result.name = strategy.name;
   result.description = describe(scenario, strategy);
@@ -67,7 +70,7 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
       single.data_parallel->replicas.resize(1);
       if (single.data_parallel->algorithm) single.data_parallel->algorithm = CollectiveAlgorithm::kRing;
       PlannedScenario planned = plan_strategy(scenario, single);
-      SimulatedRun run = simulate_plan(planned.plan, scenario.cluster);
+      SimulatedRun run = simulate_plan(planned.plan, scenario.cluster_for(single));
       result.single_replica_samples_per_second =
           compute_data_parallel_metrics(planned.plan, run.timeline).samples_per_second;
     }

@@ -24,7 +24,7 @@ Command add_plan_command(CLI::App& app, const GlobalOptions& global) {
             output_path(options->output == "-" ? "" : options->output, "--output", "", "", "");
             Scenario scenario = load_scenario(options->scenario, global.catalog());
             PlannedScenario planned = plan_scenario(scenario);
-            std::string text = write_plan_json(planned.plan, scenario.cluster).dump(1) + "\n";
+            std::string text = write_plan_json(planned.plan, scenario.cluster_for(scenario.strategies.front())).dump(1) + "\n";
             if (options->output.empty() || options->output == "-") {
               std::cout << text;
             } else {

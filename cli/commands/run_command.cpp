@@ -67,13 +67,13 @@ int run(const RunCommandOptions& options, const GlobalOptions& global) {
   for (const auto& note : first.planned.placement.notes) std::cerr << "placesim: " << note << "\n";
   bool data_parallel = strategies.front().data_parallel.has_value();
   if (options.log_placement || (scenario.run.log_device_placement && !options.quiet && !data_parallel)) {
-    std::cout << placement_log(scenario.graph, scenario.cluster, first.planned.placement) << "\n";
+    std::cout << placement_log(scenario.graph, scenario.cluster_for(strategies.front()), first.planned.placement) << "\n";
   }
   if (!options.quiet) {
     if (strategies.size() == 1) {
       for (const auto& note : first.planned.notes) std::cout << "Plan: " << note << "\n";
       if (!first.planned.notes.empty()) std::cout << "\n";
-      std::cout << text_report(first.planned.plan, scenario.cluster, first.run.metrics);
+      std::cout << text_report(first.planned.plan, scenario.cluster_for(strategies.front()), first.run.metrics);
     }
     if (strategies.size() > 1 || data_parallel) {
       std::vector<StrategyResult> results;
@@ -90,7 +90,7 @@ int run(const RunCommandOptions& options, const GlobalOptions& global) {
     }
   }
   if (strategies.size() == 1) {
-    write_outputs(scenario.name, first.planned.plan, scenario.cluster, first.run, trace, report,
+    write_outputs(scenario.name, first.planned.plan, scenario.cluster_for(strategies.front()), first.run, trace, report,
                   &first.result.data_parallel);
   } else if (!report.empty()) {
     std::vector<StrategyResult> results;

@@ -135,6 +135,22 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
                      (options.overlap ? ", overlapped with backward" : ", after the whole backward"));
   }
 
+  // With local aggregation, each machine's first replica ("leader") talks to the servers for
+  // all the replicas of its machine.
+  std::vector<size_t> leader_of(replicas);
+  std::vector<std::vector<size_t>> machine_members(replicas);
+  for (size_t r = 0; r < replicas; ++r) {
+    leader_of[r] = r;
+    if (!options.local_aggregation) continue;
+    for (size_t q = 0; q < r; ++q) {
+      if (cluster.device(options.replicas[q]).node == cluster.device(options.replicas[r]).node) {
+        leader_of[r] = leader_of[q];
+        break;
+      }
+    }
+  }
+  for (size_t r = 0; r < replicas; ++r) machine_members[leader_of[r]].push_back(r);
+
   // parameters_ready[r][v]: what replica r's forward of op v waits for in the coming step.
   std::vector<std::vector<std::vector<TaskId>>> parameters_ready(replicas, std::vector<std::vector<TaskId>>(graph.size()));
   std::vector<std::vector<TaskId>> start_after(replicas);
@@ -146,9 +162,17 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
       const int64_t replica = static_cast<int64_t>(r);
       if (use_ps) {
         // Pull every variable this step reads from its server (step 0 reads the initial values).
+        // With local aggregation only each machine's leader pulls, then copies to the others.
+        const size_t leader = leader_of[r];
         for (OpId v : emitter.order()) {
           const Op& op = graph.op(v);
           if (!emitter.selected(v) || op.parameter_count <= 0) continue;
+          if (leader != r) {
+            TaskId copy = emitter.transfer(op.name, device_of[leader](v), device_of[r](v), op.parameter_bytes(),
+                                           parameters_ready[leader][v], step, replica, Phase::kPull);
+            parameters_ready[r][v] = {copy};
+            continue;
+          }
           DeviceId server = options.parameter_servers[server_of[v]];
           TaskId pull = emitter.transfer(op.name, server, device_of[r](v), op.parameter_bytes(), parameters_ready[r][v],
                                          step, replica, Phase::kPull);
@@ -198,8 +222,27 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
         };
         std::vector<TaskId> pushes;
         for (size_t r = 0; r < replicas; ++r) {
-          TaskId push = emitter.transfer(op.name, device_of[r](v), server, op.parameter_bytes(), {*emitted[r].backward[v]},
-                                         step, static_cast<int64_t>(r), Phase::kPush);
+          if (leader_of[r] != r) continue;  // its gradient travels in its machine's sum
+          std::vector<TaskId> ready = {*emitted[r].backward[v]};
+          if (machine_members[r].size() > 1) {
+            Task local;
+            local.name = StepEmitter::prefix(static_cast<int64_t>(r)) + "localsum/" + op.name + StepEmitter::suffix(step);
+            local.kind = TaskKind::kCollective;
+            local.phase = Phase::kCollective;
+            local.step = step;
+            local.replica = static_cast<int64_t>(r);
+            local.op = op.name;
+            local.algorithm = CollectiveAlgorithm::kRing;
+            local.bytes = op.parameter_bytes();
+            for (size_t member : machine_members[r]) {
+              local.group.push_back(device_of[member](v));
+              local.deps.push_back(*emitted[member].backward[v]);
+            }
+            local.device = local.group.front();
+            ready = {emitter.add(std::move(local))};
+          }
+          TaskId push = emitter.transfer(op.name, device_of[r](v), server, op.parameter_bytes(), ready, step,
+                                         static_cast<int64_t>(r), Phase::kPush);
           if (options.mode == SyncMode::kAsync) {
             // The server applies each worker's gradient on its own; the worker's next pull reads it.
             parameters_ready[r][v] = {apply({push}, 1, static_cast<int64_t>(r))};
@@ -208,7 +251,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
           }
         }
         if (options.mode == SyncMode::kSync) {
-          TaskId applied = apply(pushes, static_cast<double>(replicas), -1);
+          TaskId applied = apply(pushes, static_cast<double>(pushes.size()), -1);
           for (size_t r = 0; r < replicas; ++r) parameters_ready[r][v] = {applied};
         }
       }

@@ -41,6 +41,9 @@ struct Scenario {
   Cluster cluster;
   RunOptions run;
   std::vector<Strategy> strategies;  ///< at least one
+
+  /// The cluster a strategy runs on: its own, else the scenario's.
+  const Cluster& cluster_for(const Strategy& strategy) const { return strategy.cluster ? *strategy.cluster : cluster; }
   std::string trace_path;   ///< from "outputs", "" = none
   std::string report_path;  ///< from "outputs", "" = none
 };

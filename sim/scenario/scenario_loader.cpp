@@ -89,10 +89,15 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
     }
   }
   scenario.cluster = build_cluster(document.at("cluster"), catalog, base_directory);
-  if (auto perturbations = document.find("perturbations")) {
-    apply_perturbations(*perturbations, &scenario.cluster, &scenario.run);
-  }
-  scenario.strategies = read_strategies(document, scenario.cluster);
+  std::optional<JsonReader> perturbations = document.find("perturbations");
+  if (perturbations) apply_perturbations(*perturbations, &scenario.cluster, &scenario.run);
+  auto read_cluster = [&](const JsonReader& description) {
+    Cluster cluster = build_cluster(description, catalog, base_directory);
+    RunOptions ignored;
+    if (perturbations) apply_perturbations(*perturbations, &cluster, &ignored);
+    return cluster;
+  };
+  scenario.strategies = read_strategies(document, scenario.cluster, read_cluster);
   for (Strategy& strategy : scenario.strategies) locate_graph_ops(document.at("model"), base_directory, &strategy.placement);
   if (auto outputs = document.find("outputs")) {
     outputs->reject_unknown_keys({"trace", "report"});

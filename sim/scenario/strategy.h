@@ -43,6 +43,10 @@ struct DataParallelOptions {
   std::optional<CollectiveAlgorithm> algorithm;  ///< nullopt = auto (chosen per bucket)
   double bucket_bytes = 25.0 * 1024 * 1024;      ///< PyTorch DDP's default bucket_cap_mb = 25
   bool overlap = true;  ///< start each bucket's all-reduce as soon as backward produced it
+  /// Parameter servers only: sum gradients inside each machine first (an all-reduce among its
+  /// replicas) and exchange one copy per machine with the servers, as TensorFlow's
+  /// distributed_replicated mode does.
+  bool local_aggregation = false;
 };
 
 /// A figure measured elsewhere that a strategy's prediction is checked against.
@@ -55,6 +59,7 @@ struct PublishedFigure {
 
 struct Strategy {
   std::string name;
+  std::optional<Cluster> cluster;  ///< the strategy's own cluster, else the scenario's
   PlacementOptions placement;
   std::optional<DataParallelOptions> data_parallel;
   std::optional<PublishedFigure> published;

@@ -72,7 +72,7 @@ std::vector<DeviceId> devices_of_kind(const Cluster& cluster, DeviceKind kind) {
 
 DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& cluster) {
   reader.reject_unknown_keys({"replicas", "mode", "aggregation", "num_ps", "ps_devices", "sharding", "algorithm",
-                              "bucket_bytes", "overlap"});
+                              "bucket_bytes", "overlap", "local_aggregation"});
   DataParallelOptions options;
   JsonReader replicas = reader.at("replicas");
   if (replicas.value().is_array()) {
@@ -124,8 +124,12 @@ DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& 
     options.sharding =
         reader.choice_or("sharding", {"round_robin", "greedy"}, "round_robin") == "round_robin" ? Sharding::kRoundRobin
                                                                                                : Sharding::kGreedy;
+    options.local_aggregation = reader.bool_or("local_aggregation", false);
+    if (options.local_aggregation && options.mode == SyncMode::kAsync) {
+      reader.at("local_aggregation").fail("summing gradients inside each machine first is a synchronous scheme");
+    }
   } else {
-    for (const char* key : {"num_ps", "ps_devices", "sharding"}) {
+    for (const char* key : {"num_ps", "ps_devices", "sharding", "local_aggregation"}) {
       if (reader.has(key)) reader.at(key).fail("\"" + std::string(key) + "\" applies to \"parameter_server\" aggregation only");
     }
     std::vector<std::string> names = collective_algorithm_names();
@@ -142,10 +146,16 @@ DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& 
   return options;
 }
 
-Strategy read_strategy(const JsonReader& reader, const Cluster& cluster, const std::string& default_name) {
-  reader.reject_unknown_keys({"name", "placement", "data_parallel", "published"});
+Strategy read_strategy(const JsonReader& reader, const Cluster& scenario_cluster, const std::string& default_name,
+                       const ClusterReader* read_cluster) {
+  reader.reject_unknown_keys({"name", "cluster", "placement", "data_parallel", "published"});
   Strategy strategy;
   strategy.name = reader.string_or("name", default_name);
+  if (auto own = reader.find("cluster")) {
+    if (!read_cluster) own->fail("a single \"strategy\" uses the scenario's cluster; use \"strategies\" to vary it");
+    strategy.cluster = (*read_cluster)(*own);
+  }
+  const Cluster& cluster = strategy.cluster ? *strategy.cluster : scenario_cluster;
   if (auto placement = reader.find("placement")) strategy.placement = read_placement(*placement);
   if (auto dp = reader.find("data_parallel")) strategy.data_parallel = read_data_parallel(*dp, cluster);
   if (auto published = reader.find("published")) strategy.published = read_published(*published);
@@ -154,7 +164,8 @@ Strategy read_strategy(const JsonReader& reader, const Cluster& cluster, const s
 
 }  // namespace
 
-std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster& cluster) {
+std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster& cluster,
+                                      const ClusterReader& read_cluster) {
   if (document.has("strategy") && document.has("strategies")) {
     document.at("strategies").fail("give either \"strategy\" or \"strategies\", not both");
   }
@@ -163,7 +174,8 @@ std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster&
     std::set<std::string> names;
     for (const auto& entry : list->elements()) {
       entry.expect_object();
-      strategies.push_back(read_strategy(entry, cluster, "strategy " + std::to_string(strategies.size() + 1)));
+      strategies.push_back(
+          read_strategy(entry, cluster, "strategy " + std::to_string(strategies.size() + 1), &read_cluster));
       if (!names.insert(strategies.back().name).second) {
         entry.at("name").fail("duplicate strategy name \"" + strategies.back().name + "\"");
       }
@@ -177,7 +189,7 @@ std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster&
     JsonReader single = document.has("strategy") ? document.at("strategy")
                                                  : JsonReader(kEmptyObject, document.file(), "/strategy");
     if (single.has("published")) single.at("published").fail("put \"published\" at the top level of the scenario");
-    strategies.push_back(read_strategy(single, cluster, "default"));
+    strategies.push_back(read_strategy(single, cluster, "default", nullptr));
     if (auto published = document.find("published")) strategies.back().published = read_published(*published);
   }
   return strategies;

@@ -3,6 +3,7 @@
 // cluster. Part of the scenario loader: the only code that reads scenario JSON.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "sim/core/json_reader.h"
@@ -10,9 +11,13 @@
 
 namespace placesim {
 
-/// The strategies of a scenario document (at least one). `published` is the top-level
-/// "published" block, which belongs to the single "strategy" form.
-std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster& cluster);
+/// Builds a cluster from a "cluster" object (the scenario loader's cluster builder).
+using ClusterReader = std::function<Cluster(const JsonReader&)>;
+
+/// The strategies of a scenario document (at least one). A top-level "published" block belongs
+/// to the single "strategy" form; a strategy may bring its own "cluster" (read with `read_cluster`).
+std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster& cluster,
+                                      const ClusterReader& read_cluster);
 
 /// Applies "perturbations" to the cluster (device speed factors, link bandwidth factors) and
 /// the run options (jitter).

@@ -1,0 +1,88 @@
+#include "cli/published_validation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "cli/pipeline.h"
+#include "sim/scenario/scenario_loader.h"
+
+namespace placesim {
+namespace {
+
+std::vector<std::filesystem::path> scenario_files(const std::vector<std::string>& paths) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& path : paths) {
+    std::error_code error;
+    if (std::filesystem::is_directory(path, error)) {
+      std::vector<std::filesystem::path> found;
+      for (const auto& entry : std::filesystem::recursive_directory_iterator(path, error)) {
+        if (entry.is_regular_file() && entry.path().extension() == ".json") found.push_back(entry.path());
+      }
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (std::filesystem::exists(path, error)) {
+      files.emplace_back(path);
+    } else {
+      throw InputError(path, "", "no such file or directory");
+    }
+  }
+  return files;
+}
+
+}  // namespace
+
+std::vector<PublishedCase> validate_published(const std::vector<std::string>& paths, const HardwareCatalog& catalog,
+                                              bool progress) {
+  std::vector<Scenario> scenarios;
+  for (const auto& file : scenario_files(paths)) scenarios.push_back(load_scenario(file, catalog));
+  std::vector<PublishedCase> cases;
+  for (const Scenario& scenario : scenarios) {
+    for (const Strategy& strategy : scenario.strategies) {
+      if (!strategy.published) continue;
+      if (progress) std::cerr << "placesim: " << scenario.name << " / " << strategy.name << "\n";
+      EvaluatedStrategy evaluated = evaluate_strategy(scenario, strategy, false);
+      PublishedCase c;
+      c.scenario = scenario.name;
+      c.strategy = strategy.name;
+      c.metric = strategy.published->metric;
+      c.published = strategy.published->value;
+      c.predicted = c.metric == "samples_per_second" ? evaluated.result.samples_per_second()
+                                                      : evaluated.result.step_time_seconds();
+      cases.push_back(c);
+    }
+  }
+  if (cases.empty()) {
+    throw InputError(paths.empty() ? "" : paths.front(), "",
+                     "no strategy with a \"published\" figure found (nothing to validate)");
+  }
+  return cases;
+}
+
+double mean_absolute_percentage_error(const std::vector<PublishedCase>& cases) {
+  double sum = 0;
+  for (const auto& c : cases) sum += std::fabs(c.relative_error());
+  return cases.empty() ? 0 : 100 * sum / static_cast<double>(cases.size());
+}
+
+std::string published_table(const std::vector<PublishedCase>& cases) {
+  size_t width = 10;
+  for (const auto& c : cases) width = std::max(width, c.scenario.size() + c.strategy.size() + 3);
+  std::string out;
+  char line[512];
+  std::snprintf(line, sizeof(line), "%-*s %-20s %12s %12s %8s\n", static_cast<int>(width), "case", "metric",
+                "published", "predicted", "error");
+  out += line;
+  for (const auto& c : cases) {
+    std::string name = c.scenario + " / " + c.strategy;
+    std::snprintf(line, sizeof(line), "%-*s %-20s %12.4g %12.4g %+7.1f%%\n", static_cast<int>(width), name.c_str(),
+                  c.metric.c_str(), c.published, c.predicted, 100 * c.relative_error());
+    out += line;
+  }
+  std::snprintf(line, sizeof(line), "MAPE: %.1f%% over %zu cases\n", mean_absolute_percentage_error(cases), cases.size());
+  return out + line;
+}
+
+}  // namespace placesim

@@ -1,0 +1,29 @@
+// `placesim validate PATH...` without a backend: every strategy of every scenario that carries a
+// `published` figure is predicted and compared with it; prints one row per case and ends with
+// "MAPE: N.N% over K cases". Directories are searched for *.json scenarios.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/cluster/hardware_catalog.h"
+
+namespace placesim {
+
+struct PublishedCase {
+  std::string scenario;
+  std::string strategy;
+  std::string metric;  ///< "samples_per_second" or "step_time_seconds"
+  double published = 0;
+  double predicted = 0;
+  double relative_error() const { return (predicted - published) / published; }
+};
+
+/// Evaluates every case; throws InputError on bad input (before printing anything).
+std::vector<PublishedCase> validate_published(const std::vector<std::string>& paths, const HardwareCatalog& catalog,
+                                              bool progress);
+/// The table and the MAPE line.
+std::string published_table(const std::vector<PublishedCase>& cases);
+double mean_absolute_percentage_error(const std::vector<PublishedCase>& cases);
+
+}  // namespace placesim
