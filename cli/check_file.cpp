@@ -1,8 +1,11 @@
 #include "cli/check_file.h"
 
+#include <iostream>
+
 #include "cli/pipeline.h"
 #include "sim/cluster/cluster_builder.h"
 #include "sim/graph/model_json.h"
+#include "sim/graph/onnx/onnx_model.h"
 #include "sim/plan/plan_json.h"
 #include "sim/scenario/scenario_loader.h"
 
@@ -37,6 +40,13 @@ std::string plural(size_t count, const std::string& noun) {
 
 std::string check_file(const std::filesystem::path& path, const std::string& requested_kind,
                        const HardwareCatalog& catalog) {
+  if (path.extension() == ".onnx") {  // imported as declared, symbolic batch dimensions = 1
+    OnnxImportOptions options;
+    options.default_batch = 1;
+    options.warnings = &std::cerr;
+    OpGraph graph = import_onnx_model(path, options);
+    return "ONNX model \"" + graph.name() + "\": " + plural(graph.size(), "op");
+  }
   Json document = parse_json_file(path);
   std::string kind = requested_kind == "auto" ? detect_kind(document, path) : requested_kind;
   JsonReader reader(document, path.string());

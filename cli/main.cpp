@@ -25,6 +25,12 @@ int main_with_errors_handled(int argc, char** argv) {
       add_check_command(app, global),
       add_plan_command(app, global),
       add_simulate_command(app, global),
+      add_execute_command(app, global),
+      add_compare_command(app, global),
+      add_validate_command(app, global),
+      add_calibrate_command(app, global),
+      add_inspect_command(app, global),
+      add_export_onnx_command(app, global),
   };
   try {
     app.parse(argc, argv);

@@ -6,6 +6,7 @@
 #include "sim/core/input_error.h"
 #include "sim/engine/simgrid_engine.h"
 #include "sim/plan/data_parallel_builder.h"
+#include "sim/plan/pipeline_builder.h"
 #include "sim/plan/plan_builder.h"
 #include "sim/report/data_parallel_metrics.h"
 #include "sim/report/json_report.h"
@@ -13,12 +14,26 @@
 
 namespace placesim {
 
+namespace {
+/// The message of an error raised without a file ("/path: message" -> "message").
+std::string strip_location(const std::string& text) {
+  size_t colon = text.find(": ");
+  return !text.empty() && text[0] == '/' && colon != std::string::npos ? text.substr(colon + 2) : text;
+}
+}  // namespace
+
 PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy) {
   PlannedScenario planned;
   const Cluster& cluster = scenario.cluster_for(strategy);
   planned.placement = place_ops(scenario.graph, cluster, strategy.placement, scenario.file.string());
   std::string name = scenario.strategies.size() > 1 ? scenario.name + "/" + strategy.name : scenario.name;
-  if (strategy.data_parallel) {
+  if (strategy.pipeline) {
+    try {
+      planned.plan = build_pipeline_plan(scenario.graph, cluster, scenario.run, *strategy.pipeline, name, &planned.notes);
+    } catch (const InputError& error) {
+      throw InputError(scenario.file.string(), error.json_path(), strip_location(error.what()));
+    }
+  } else if (strategy.data_parallel) {
     planned.plan =
         build_data_parallel_plan(scenario.graph, cluster, scenario.run, *strategy.data_parallel, name, &planned.notes);
   } else {
@@ -40,6 +55,12 @@ namespace {
 
 std::string describe(const Scenario& scenario, const Strategy& strategy) {
   const Cluster& cluster = scenario.cluster_for(strategy);
+  if (strategy.pipeline) {
+    const PipelineOptions& pp = *strategy.pipeline;
+    return std::string(pp.schedule == PipelineSchedule::kGpipe ? "GPipe" : "1F1B") + " pipeline, " +
+           std::to_string(pp.devices.size()) + " stages x " + std::to_string(pp.micro_batches) + " micro-batches on " +
+           cluster.device(pp.devices.front()).spec.name;
+  }
   if (!strategy.data_parallel) return "placement rules, " + std::to_string(cluster.devices().size()) + " devices";
   const DataParallelOptions& dp = *strategy.data_parallel;
   std::string text = dp.mode == SyncMode::kSync ? "sync " : "async ";
@@ -63,6 +84,11 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
   result.name = strategy.name;
   result.description = describe(scenario, strategy);
   result.run = evaluated.run.metrics;
+  if (strategy.pipeline) {
+    evaluated.pipeline = compute_pipeline_metrics(
+        evaluated.run.metrics, strategy.pipeline->devices, strategy.pipeline->micro_batches,
+        strategy.pipeline->schedule == PipelineSchedule::kGpipe ? "gpipe" : "1f1b");
+  }
   if (strategy.data_parallel) {
     result.data_parallel = compute_data_parallel_metrics(evaluated.planned.plan, evaluated.run.timeline);
     if (with_baseline) {
@@ -82,7 +108,7 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
 
 void write_outputs(const std::string& scenario_name, const ExecutionPlan& plan, const Cluster& cluster,
                    const SimulatedRun& run, const std::string& trace_path, const std::string& report_path,
-                   const DataParallelMetrics* data_parallel) {
+                   const DataParallelMetrics* data_parallel, const PipelineMetrics* pipeline) {
   if (!trace_path.empty()) {
     write_file_atomically(trace_path, chrome_trace(plan, cluster, run.timeline).dump() + "\n");
   }
@@ -90,6 +116,7 @@ void write_outputs(const std::string& scenario_name, const ExecutionPlan& plan, 
     if (!report_path.empty()) {
       Json report = json_report(scenario_name, plan, cluster, run.timeline, run.metrics);
       if (data_parallel && data_parallel->replicas > 0) report["data_parallel"] = data_parallel_json(*data_parallel);
+      if (pipeline) report["pipeline"] = pipeline_json(*pipeline, cluster);
       write_file_atomically(report_path, report.dump(2) + "\n");
     }
   } catch (const InputError&) {

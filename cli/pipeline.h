@@ -2,12 +2,14 @@
 // The CLI commands are thin wrappers around these functions.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "sim/placement/placement.h"
 #include "sim/plan/execution_plan.h"
 #include "sim/report/comparison_report.h"
 #include "sim/report/metrics.h"
+#include "sim/report/pipeline_metrics.h"
 #include "sim/scenario/scenario.h"
 #include "sim/timeline/timeline.h"
 
@@ -37,12 +39,13 @@ struct EvaluatedStrategy {
   PlannedScenario planned;
   SimulatedRun run;
   StrategyResult result;
+  std::optional<PipelineMetrics> pipeline;  ///< pipeline-parallel strategies only
 };
 EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& strategy, bool with_baseline);
 
 /// Writes the trace and/or report files requested (empty path = skip), atomically.
 void write_outputs(const std::string& scenario_name, const ExecutionPlan& plan, const Cluster& cluster,
                    const SimulatedRun& run, const std::string& trace_path, const std::string& report_path,
-                   const DataParallelMetrics* data_parallel = nullptr);
+                   const DataParallelMetrics* data_parallel = nullptr, const PipelineMetrics* pipeline = nullptr);
 
 }  // namespace placesim

@@ -10,6 +10,9 @@ packages=(
   nlohmann-json3-dev                 # JSON
   libcli11-dev                       # command line
   libgtest-dev                       # tests
+  libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX import/export (ONNX 1.12, protobuf 3.21; optional at build time)
+  libonnx-testdata                   # real ONNX files the ONNX tests check (they skip without it)
+  libopenblas-dev                    # real backend: single-threaded sgemm for the CPU executor (OpenBLAS 0.3.21)
 )
 
 missing=()

@@ -7,6 +7,7 @@
 #include "cli/pipeline.h"
 #include "sim/core/atomic_file.h"
 #include "sim/placement/placement_log.h"
+#include "sim/report/memory_verdict.h"
 #include "sim/report/text_report.h"
 #include "sim/scenario/scenario_loader.h"
 
@@ -19,6 +20,7 @@ struct RunCommandOptions {
   std::string strategy;
   bool log_placement = false;
   bool quiet = false;
+  bool allow_oom = false;
 };
 
 void print_header(const Scenario& scenario, size_t tasks) {
@@ -62,6 +64,17 @@ int run(const RunCommandOptions& options, const GlobalOptions& global) {
     bool baseline = strategies[i].data_parallel.has_value();
     evaluated.push_back(evaluate_strategy(scenario, strategies[i], baseline));
   }
+  if (!options.allow_oom) {
+    // A placement that does not fit is an input error, not a prediction (issue 5).
+    for (size_t i = 0; i < evaluated.size(); ++i) {
+      auto verdicts = out_of_memory_verdicts(evaluated[i].run.metrics, scenario.cluster_for(strategies[i]));
+      if (verdicts.empty()) continue;
+      std::string message = (strategies.size() > 1 ? "strategy \"" + strategies[i].name + "\": " : std::string()) +
+                            "does not fit in memory: ";
+      for (size_t v = 0; v < verdicts.size(); ++v) message += (v ? "; " : "") + verdicts[v];
+      throw InputError(options.scenario, "", message + " (--allow-oom reports it anyway)");
+    }
+  }
   const EvaluatedStrategy& first = evaluated.front();
   if (!options.quiet) print_header(scenario, first.planned.plan.tasks.size());
   for (const auto& note : first.planned.placement.notes) std::cerr << "placesim: " << note << "\n";
@@ -74,6 +87,7 @@ int run(const RunCommandOptions& options, const GlobalOptions& global) {
       for (const auto& note : first.planned.notes) std::cout << "Plan: " << note << "\n";
       if (!first.planned.notes.empty()) std::cout << "\n";
       std::cout << text_report(first.planned.plan, scenario.cluster_for(strategies.front()), first.run.metrics);
+      if (first.pipeline) std::cout << "\n" << pipeline_text(*first.pipeline, scenario.cluster_for(strategies.front()));
     }
     if (strategies.size() > 1 || data_parallel) {
       std::vector<StrategyResult> results;
@@ -85,13 +99,14 @@ int run(const RunCommandOptions& options, const GlobalOptions& global) {
         for (size_t i = 0; i < evaluated.size(); ++i) {
           std::cout << "\n" << strategies[i].name << ": " << evaluated[i].result.description << "\n";
           for (const auto& note : evaluated[i].planned.notes) std::cout << "  " << note << "\n";
+          if (evaluated[i].pipeline) std::cout << pipeline_text(*evaluated[i].pipeline, scenario.cluster_for(strategies[i]));
         }
       }
     }
   }
   if (strategies.size() == 1) {
     write_outputs(scenario.name, first.planned.plan, scenario.cluster_for(strategies.front()), first.run, trace, report,
-                  &first.result.data_parallel);
+                  &first.result.data_parallel, first.pipeline ? &*first.pipeline : nullptr);
   } else if (!report.empty()) {
     std::vector<StrategyResult> results;
     for (const auto& e : evaluated) results.push_back(e.result);
@@ -110,6 +125,8 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
                     "Print TensorFlow's placement log (also when the scenario does not ask for it, or with -q)");
   command->add_flag("-q,--quiet", options->quiet, "Print nothing but errors (outputs are still written)");
   command->add_option("--strategy", options->strategy, "Run only the strategy with this name");
+  command->add_flag("--allow-oom", options->allow_oom,
+                    "Report a placement that does not fit in memory (OUT OF MEMORY) instead of failing with exit 2");
   add_output_options(command, &options->outputs);
   return {command, [options, &global] { return run(*options, global); }};
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "sim/plan/collective_schedule.h"
+#include "sim/plan/memory_model.h"
 #include "sim/plan/plan_builder.h"
 #include "sim/plan/step_emitter.h"
 
@@ -78,7 +79,6 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
   StepEmitter emitter(graph, cluster, run, &plan);
   const bool training = emitter.training();
   const bool use_ps = options.aggregation == Aggregation::kParameterServer;
-  const OptimizerCost optimizer = optimizer_cost(run.optimizer, 4);
 
   std::vector<std::function<DeviceId(OpId)>> device_of(replicas);
   for (size_t r = 0; r < replicas; ++r) {
@@ -95,15 +95,14 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
     const Op& op = graph.op(v);
     if (!emitter.selected(v) || op.parameter_count <= 0) continue;
     for (size_t r = 0; r < replicas; ++r) {
-      StaticMemory& memory = plan.static_memory[device_of[r](v)];
-      memory.parameter_bytes += op.parameter_bytes();
-      if (training) memory.gradient_bytes += op.parameter_bytes();
-      if (training && !use_ps) memory.optimizer_state_bytes += optimizer.state_copies * op.parameter_bytes();
+      StaticMemory memory = op_static_memory(op, run);
+      if (use_ps) memory.optimizer_state_bytes = 0;  // the servers hold it
+      add_static_memory(&plan.static_memory[device_of[r](v)], memory);
     }
     if (use_ps) {
-      StaticMemory& memory = plan.static_memory[options.parameter_servers[server_of[v]]];
-      memory.parameter_bytes += op.parameter_bytes();
-      if (training) memory.optimizer_state_bytes += optimizer.state_copies * op.parameter_bytes();
+      StaticMemory memory = op_static_memory(op, run);
+      memory.gradient_bytes = 0;
+      add_static_memory(&plan.static_memory[options.parameter_servers[server_of[v]]], memory);
     }
   }
   if (use_ps && notes) {

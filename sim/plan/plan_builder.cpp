@@ -1,5 +1,6 @@
 #include "sim/plan/plan_builder.h"
 
+#include "sim/plan/memory_model.h"
 #include "sim/plan/step_emitter.h"
 
 namespace placesim {
@@ -42,17 +43,10 @@ ExecutionPlan build_plan(const OpGraph& graph, const Placement& placement, const
   plan.static_memory.assign(cluster.devices().size(), StaticMemory{});
 
   StepEmitter emitter(graph, cluster, run, &plan);
-  const OptimizerCost optimizer = optimizer_cost(run.optimizer, 4);
   auto device_of = [&](OpId v) { return placement.device_of_op[v]; };
   for (OpId v : emitter.order()) {
     if (!emitter.selected(v)) continue;
-    const Op& op = graph.op(v);
-    StaticMemory& memory = plan.static_memory[device_of(v)];
-    memory.parameter_bytes += op.parameter_bytes();
-    if (emitter.training() && op.parameter_count > 0) {
-      memory.gradient_bytes += op.parameter_bytes();
-      memory.optimizer_state_bytes += optimizer.state_copies * op.parameter_bytes();
-    }
+    add_static_memory(&plan.static_memory[device_of(v)], op_static_memory(graph.op(v), run));
   }
 
   std::vector<std::optional<TaskId>> previous_update(graph.size());

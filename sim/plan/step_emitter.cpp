@@ -169,7 +169,17 @@ ReplicaStep StepEmitter::emit(const Inputs& in) {
     task.flops = op.backward_flops;
     task.memory_bytes = op.backward_bytes;
     task.compute_scale = in.compute_scale;
-    task.deps.push_back(*result.forward[v]);
+    bool waits_for_gradient = false;
+    for (const auto& output : graph_.outputs(v)) {
+      if (selected_[output.op] && !output.edge.control && result.backward[output.op]) waits_for_gradient = true;
+    }
+    // With recomputation the forward output is not kept: the backward re-runs the forward
+    // (its cost and output) and follows forward only through the consumers' gradients.
+    if (!run_.recompute || !waits_for_gradient) task.deps.push_back(*result.forward[v]);
+    if (run_.recompute) {
+      task.flops += op.forward_flops;
+      task.memory_bytes += op.forward_bytes;  // the recomputed activation is the kernel's temporary
+    }
     for (const auto& output : graph_.outputs(v)) {
       OpId consumer = output.op;
       if (!selected_[consumer] || output.edge.control || !result.backward[consumer]) continue;
@@ -185,6 +195,7 @@ ReplicaStep StepEmitter::emit(const Inputs& in) {
       if (needs_gradient_[input.op] && !input.edge.control) task.output_bytes += input.edge.bytes;
     }
     result.backward[v] = add(std::move(task));
+    if (run_.recompute) continue;
     // Forward activations of this op and of its inputs stay alive until this backward ends.
     at(*result.forward[v]).keep_until.push_back(*result.backward[v]);
     for (const auto& input : graph_.inputs(v)) {

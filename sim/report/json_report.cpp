@@ -1,5 +1,7 @@
 #include "sim/report/json_report.h"
 
+#include "sim/report/memory_verdict.h"
+
 namespace placesim {
 
 Json json_report(const std::string& scenario, const ExecutionPlan& plan, const Cluster& cluster,
@@ -16,7 +18,8 @@ Json json_report(const std::string& scenario, const ExecutionPlan& plan, const C
                        {"static_memory_bytes", device.static_memory_bytes},
                        {"peak_memory_bytes", device.peak_memory_bytes},
                        {"memory_capacity_bytes", device.memory_capacity_bytes},
-                       {"out_of_memory", device.out_of_memory}});
+                       {"out_of_memory", device.out_of_memory},
+                       {"peak_memory", memory_breakdown_json(device.peak_memory)}});
   }
   Json path = Json::array();
   for (const auto& entry : metrics.critical_path) {

@@ -44,7 +44,15 @@ void peak_memory(const ExecutionPlan& plan, const Timeline& timeline, std::vecto
   // A buffer lives from its task's start until its successors and keep_until tasks have ended.
   auto successors = plan.successors();
   std::vector<std::vector<std::pair<double, double>>> events(devices->size());  // (time, +/- bytes)
+  // Workspace: GEMM and convolution kernels need a temporary (cuBLAS split-K partial tiles,
+  // cuDNN's lowered im2col/FFT buffers: Chetlur et al. 2014, "cuDNN", section 3); we take it to
+  // be as large as the kernel's output and reserve the largest one on each device. Elementwise,
+  // normalization and copy kernels stream in place and need none.
+  std::vector<double> workspace(devices->size(), 0);
   for (const Task& task : plan.tasks) {
+    if (task.kind == TaskKind::kCompute && (task.op_kind == OpKind::kMatMul || task.op_kind == OpKind::kConv)) {
+      workspace[task.device] = std::max(workspace[task.device], task.output_bytes);
+    }
     if (task.output_bytes <= 0) continue;
     double start = timeline.tasks[task.id].start_seconds;
     double release = timeline.tasks[task.id].end_seconds;
@@ -65,7 +73,15 @@ void peak_memory(const ExecutionPlan& plan, const Timeline& timeline, std::vecto
       live += delta;
       peak = std::max(peak, live);
     }
-    (*devices)[d].peak_memory_bytes = (*devices)[d].static_memory_bytes + peak;
+    DeviceMetrics& device = (*devices)[d];
+    if (d < plan.static_memory.size()) {
+      device.peak_memory.parameter_bytes = plan.static_memory[d].parameter_bytes;
+      device.peak_memory.gradient_bytes = plan.static_memory[d].gradient_bytes;
+      device.peak_memory.optimizer_state_bytes = plan.static_memory[d].optimizer_state_bytes;
+    }
+    device.peak_memory.activation_bytes = peak;
+    device.peak_memory.workspace_bytes = workspace[d];
+    device.peak_memory_bytes = device.static_memory_bytes + peak + workspace[d];
   }
 }
 

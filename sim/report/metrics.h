@@ -12,13 +12,26 @@
 
 namespace placesim {
 
+/// What a device's memory holds at its peak, by purpose (docs/cost-model.md, "Memory").
+struct MemoryBreakdown {
+  double parameter_bytes = 0;
+  double gradient_bytes = 0;
+  double optimizer_state_bytes = 0;  ///< moments, and fp32 master weights under mixed precision
+  double activation_bytes = 0;       ///< live buffers at the peak: activations kept for backward, received tensors, gradients in flight
+  double workspace_bytes = 0;        ///< the largest GEMM/convolution temporary among the device's tasks
+  double total() const {
+    return parameter_bytes + gradient_bytes + optimizer_state_bytes + activation_bytes + workspace_bytes;
+  }
+};
+
 struct DeviceMetrics {
   DeviceId device = 0;
   double busy_seconds = 0;         ///< sum of its compute task durations
   double utilization = 0;          ///< busy / makespan
   double transfer_in_seconds = 0;  ///< time with at least one transfer into it in flight
   double static_memory_bytes = 0;  ///< parameters + gradients + optimizer state
-  double peak_memory_bytes = 0;    ///< static + the largest set of live buffers
+  double peak_memory_bytes = 0;    ///< static + the largest set of live buffers + workspace
+  MemoryBreakdown peak_memory;     ///< peak_memory_bytes by purpose
   double memory_capacity_bytes = 0;
   bool out_of_memory = false;
   size_t compute_tasks = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "sim/report/memory_verdict.h"
 #include "sim/report/units_format.h"
 
 namespace placesim {
@@ -39,6 +40,12 @@ std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const
            left_pad(format_percent(device.utilization), 7) + "  " + left_pad(format_bytes(device.peak_memory_bytes), 12) +
            "  " + left_pad(format_bytes(device.memory_capacity_bytes), 10) +
            (device.out_of_memory ? "  OUT OF MEMORY" : "") + "  " + d.spec.name + "\n";
+  }
+  out += "\nMemory at peak:\n";
+  for (const DeviceMetrics& device : metrics.devices) {
+    if (device.peak_memory_bytes <= 0) continue;
+    out += "  " + pad(cluster.device(device.device).name.canonical(), name_width) + "  " +
+           describe_memory(device.peak_memory) + "\n";
   }
   out += "\nTransfers: " + std::to_string(metrics.transfers) + " moving " + format_bytes(metrics.transferred_bytes);
   if (metrics.collectives > 0) {

@@ -31,6 +31,10 @@ struct RunOptions {
   std::vector<std::string> fetch;  ///< ops to evaluate; empty = the whole graph
   double jitter_sigma = 0;  ///< per-step, per-device log-normal slowdown (sigma of the log), seeded
   bool log_device_placement = false;
+  /// Activation recomputation: forward activations are freed after forward and each op's
+  /// forward runs again inside its backward (Chen et al. 2016, "Training Deep Nets with
+  /// Sublinear Memory Cost"), trading compute for memory.
+  bool recompute = false;
 };
 
 struct Scenario {

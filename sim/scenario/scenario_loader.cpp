@@ -1,8 +1,14 @@
 #include "sim/scenario/scenario_loader.h"
 
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+
 #include "models/zoo.h"
 #include "sim/cluster/cluster_builder.h"
 #include "sim/graph/model_json.h"
+#include "sim/graph/onnx/onnx_model.h"
+#include "sim/plan/plan_size.h"
 #include "sim/scenario/strategy_reader.h"
 
 namespace placesim {
@@ -11,10 +17,38 @@ namespace {
 constexpr int64_t kMaxSteps = 1000000;
 constexpr int64_t kMaxBatch = int64_t{1} << 32;
 
+// An ONNX file, imported with the scenario's input shapes and precision (docs/onnx.md).
+OpGraph read_onnx_model(const JsonReader& model, const RunOptions& run, const std::filesystem::path& base_directory) {
+  std::filesystem::path path = model.string_at("onnx");
+  if (path.is_relative()) path = base_directory / path;
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) model.at("onnx").fail("no such file: " + path.string());
+  OnnxImportOptions options;
+  options.input_shapes_file = model.file();
+  options.input_shapes_path = model.path() + "/inputs";
+  if (auto inputs = model.find("inputs")) {
+    inputs->expect_object();
+    for (const auto& name : inputs->keys()) {
+      std::vector<int64_t>& shape = options.input_shapes[name];
+      for (const auto& dim : inputs->at(name).elements()) shape.push_back(dim.as_integer(1, kMaxBatch));
+    }
+  }
+  options.default_batch = run.batch_size;
+  options.dtype_bytes = element_bytes(run.precision);
+  options.strict = model.bool_or("strict", false);
+  options.warnings = &std::cerr;
+  return import_onnx_model(path, options);
+}
+
 OpGraph read_model(const JsonReader& model, const RunOptions& run, const std::filesystem::path& base_directory) {
-  model.reject_unknown_keys({"zoo", "parameters", "file", "graph"});
-  int sources = (model.has("zoo") ? 1 : 0) + (model.has("file") ? 1 : 0) + (model.has("graph") ? 1 : 0);
-  if (sources != 1) model.fail("give exactly one of \"zoo\", \"file\" or \"graph\"");
+  model.reject_unknown_keys({"zoo", "parameters", "file", "graph", "onnx", "inputs", "strict"});
+  int sources = (model.has("zoo") ? 1 : 0) + (model.has("file") ? 1 : 0) + (model.has("graph") ? 1 : 0) +
+                (model.has("onnx") ? 1 : 0);
+  if (sources != 1) model.fail("give exactly one of \"zoo\", \"file\", \"graph\" or \"onnx\"");
+  for (const char* key : {"inputs", "strict"}) {
+    if (model.has(key) && !model.has("onnx")) model.at(key).fail(std::string("\"") + key + "\" applies to onnx models only");
+  }
+  if (model.has("onnx")) return read_onnx_model(model, run, base_directory);
   if (model.has("parameters") && !model.has("zoo")) model.at("parameters").fail("\"parameters\" applies to zoo models only");
   if (model.has("zoo")) {
     static const Json kEmptyObject = Json::object();
@@ -33,7 +67,7 @@ OpGraph read_model(const JsonReader& model, const RunOptions& run, const std::fi
 
 RunOptions read_run(const JsonReader& run) {
   run.reject_unknown_keys({"mode", "steps", "batch_size", "precision", "seed", "optimizer", "fetch",
-                           "log_device_placement"});
+                           "log_device_placement", "recompute"});
   RunOptions options;
   options.kind = run.choice_or("mode", {"training", "inference"}, "training") == "training" ? StepKind::kTraining
                                                                                             : StepKind::kInference;
@@ -47,6 +81,7 @@ RunOptions read_run(const JsonReader& run) {
     for (const auto& name : fetch->elements()) options.fetch.push_back(name.as_string());
   }
   options.log_device_placement = run.bool_or("log_device_placement", false);
+  options.recompute = run.bool_or("recompute", false);
   return options;
 }
 
@@ -58,6 +93,51 @@ void locate_graph_ops(const JsonReader& model, const std::filesystem::path& base
     std::filesystem::path path = model.string_at("file");
     options->graph_file = (path.is_relative() ? base_directory / path : path).string();
     options->graph_ops_path = "/ops";
+  }
+}
+
+// Refuses a strategy whose plan would not fit in this machine (plan_size.h) before any plan is
+// built, naming its largest factor: the steps, else the replicas, else the model.
+void require_plans_fit(const JsonReader& document, const Scenario& scenario) {
+  const double ops = static_cast<double>(scenario.graph.size());
+  const double steps = static_cast<double>(scenario.run.steps);
+  double gradient_bytes = 0;
+  for (OpId v = 0; v < scenario.graph.size(); ++v) gradient_bytes += scenario.graph.op(v).parameter_bytes();
+  const double memory_bytes = physical_memory_bytes();
+  for (size_t i = 0; i < scenario.strategies.size(); ++i) {
+    const Strategy& strategy = scenario.strategies[i];
+    const Cluster& cluster = scenario.cluster_for(strategy);
+    double replicas = 1, allreduce = 0;
+    if (const auto& dp = strategy.data_parallel) {
+      replicas = static_cast<double>(dp->replicas.size());
+      if (dp->aggregation == Aggregation::kAllReduce && dp->replicas.size() > 1) {
+        const int node = cluster.device(dp->replicas.front()).node;
+        double per_node = 0;
+        for (DeviceId id : dp->replicas) per_node += cluster.device(id).node == node ? 1 : 0;
+        double buckets = std::max(1.0, std::ceil(gradient_bytes / dp->bucket_bytes));
+        allreduce = buckets * allreduce_transfers(dp->algorithm, replicas, per_node);
+      }
+    }
+    if (const auto& pp = strategy.pipeline) replicas = static_cast<double>(pp->micro_batches);  // a step copy each
+    const double tasks = estimate_plan_tasks(ops, replicas, steps, allreduce);
+    const double bytes = tasks * kHostBytesPerTask;
+    if (tasks <= kMaxPlanTasks && (memory_bytes == 0 || bytes <= memory_bytes)) continue;
+    auto gigabytes = [](double b) { return std::to_string(static_cast<long long>(std::ceil(b / 1e9))) + " GB"; };
+    std::string message = "the plan would need about " + gigabytes(bytes) + " / " +
+                          std::to_string(static_cast<long long>(tasks)) + " tasks (" +
+                          std::to_string(scenario.graph.size()) + " ops x " + std::to_string(static_cast<long long>(replicas)) +
+                          (strategy.pipeline ? " micro-batches x " : " replicas x ") +
+                          std::to_string(scenario.run.steps) + " steps x ~3" +
+                          (allreduce > 0 ? ", plus all-reduce transfers" : "") + "); the limit is " +
+                          std::to_string(static_cast<long long>(kMaxPlanTasks)) + " tasks" +
+                          (memory_bytes > 0 ? " and this machine's " + gigabytes(memory_bytes) + " of memory" : "");
+    if (steps > 1 && steps >= replicas) document.at("run").at("steps").fail(message);
+    if (replicas > 1) {
+      JsonReader entry = document.has("strategies") ? document.at("strategies").at_index(i) : document.at("strategy");
+      if (strategy.pipeline) entry.at("pipeline").at("micro_batches").fail(message);
+      entry.at("data_parallel").at("replicas").fail(message);
+    }
+    document.at("model").fail(message);
   }
 }
 
@@ -99,6 +179,7 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
   };
   scenario.strategies = read_strategies(document, scenario.cluster, read_cluster);
   for (Strategy& strategy : scenario.strategies) locate_graph_ops(document.at("model"), base_directory, &strategy.placement);
+  require_plans_fit(document, scenario);
   if (auto outputs = document.find("outputs")) {
     outputs->reject_unknown_keys({"trace", "report"});
     scenario.trace_path = outputs->string_or("trace", "");

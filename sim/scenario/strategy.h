@@ -49,6 +49,24 @@ struct DataParallelOptions {
   bool local_aggregation = false;
 };
 
+enum class PipelineSchedule { kGpipe, kOneFOneB };
+
+/// One pipeline stage given by hand: the ops whose names match `ops` (globs), on `device`.
+struct PipelineStage {
+  std::vector<std::string> ops;
+  DeviceId device = 0;
+};
+
+/// Pipeline parallelism (docs/pipeline-parallel.md): the graph split into contiguous stages,
+/// one per device, each step's batch split into `micro_batches`.
+struct PipelineOptions {
+  std::vector<PipelineStage> stages;  ///< given by hand; empty: `devices.size()` stages balanced by compute
+  std::vector<DeviceId> devices;      ///< one per stage, in stage order
+  int64_t micro_batches = 1;
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  std::string json_path;  ///< for errors found while building the plan
+};
+
 /// A figure measured elsewhere that a strategy's prediction is checked against.
 struct PublishedFigure {
   std::string metric;  ///< "step_time_seconds" | "samples_per_second"
@@ -62,6 +80,7 @@ struct Strategy {
   std::optional<Cluster> cluster;  ///< the strategy's own cluster, else the scenario's
   PlacementOptions placement;
   std::optional<DataParallelOptions> data_parallel;
+  std::optional<PipelineOptions> pipeline;
   std::optional<PublishedFigure> published;
 };
 

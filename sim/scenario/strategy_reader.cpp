@@ -146,9 +146,65 @@ DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& 
   return options;
 }
 
+PipelineOptions read_pipeline(const JsonReader& reader, const Cluster& cluster) {
+  reader.reject_unknown_keys({"stages", "devices", "micro_batches", "schedule"});
+  PipelineOptions options;
+  options.json_path = reader.path();
+  JsonReader stages = reader.at("stages");
+  if (stages.value().is_array()) {
+    if (reader.has("devices")) reader.at("devices").fail("give the devices in \"stages\" (each stage has its \"device\")");
+    for (const auto& entry : stages.elements()) {
+      entry.reject_unknown_keys({"ops", "device"});
+      PipelineStage stage;
+      stage.device = resolve_device(entry.at("device"), cluster);
+      JsonReader ops = entry.at("ops");
+      std::vector<JsonReader> patterns = ops.value().is_array() ? ops.elements() : std::vector<JsonReader>{ops};
+      if (patterns.empty()) ops.fail("expected at least one op name pattern");
+      for (const auto& pattern : patterns) {
+        stage.ops.push_back(pattern.as_string());
+        if (stage.ops.back().empty()) pattern.fail("the op pattern must not be empty");
+      }
+      options.devices.push_back(stage.device);
+      options.stages.push_back(std::move(stage));
+    }
+    if (options.stages.empty()) stages.fail("expected at least one stage");
+  } else {
+    int64_t count = stages.as_integer(1, 4096);
+    if (auto devices = reader.find("devices")) {
+      for (const auto& entry : devices->elements()) options.devices.push_back(resolve_device(entry, cluster));
+      if (static_cast<int64_t>(options.devices.size()) != count) {
+        devices->fail("lists " + std::to_string(options.devices.size()) + " devices for " + std::to_string(count) +
+                      " stages");
+      }
+    } else {
+      std::vector<DeviceId> candidates = devices_of_kind(cluster, DeviceKind::kGpu);
+      if (candidates.empty()) candidates = devices_of_kind(cluster, DeviceKind::kTpu);
+      if (candidates.empty()) candidates = devices_of_kind(cluster, DeviceKind::kCpu);
+      if (static_cast<size_t>(count) > candidates.size()) {
+        stages.fail("asks for " + std::to_string(count) + " stages, but the cluster has " +
+                    std::to_string(candidates.size()) + " " + to_string(*cluster.device(candidates.front()).name.kind) +
+                    "s: list \"devices\"");
+      }
+      options.devices.assign(candidates.begin(), candidates.begin() + count);
+    }
+  }
+  for (size_t i = 0; i < options.devices.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (options.devices[i] == options.devices[j]) {
+        reader.fail("stages " + std::to_string(j) + " and " + std::to_string(i) + " are both on " +
+                    cluster.device(options.devices[i]).name.canonical() + ": give each stage its own device");
+      }
+    }
+  }
+  options.micro_batches = reader.integer_or("micro_batches", 1, 1, 65536);
+  options.schedule = reader.choice_or("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe
+                                                                                       : PipelineSchedule::kOneFOneB;
+  return options;
+}
+
 Strategy read_strategy(const JsonReader& reader, const Cluster& scenario_cluster, const std::string& default_name,
                        const ClusterReader* read_cluster) {
-  reader.reject_unknown_keys({"name", "cluster", "placement", "data_parallel", "published"});
+  reader.reject_unknown_keys({"name", "cluster", "placement", "data_parallel", "pipeline", "published"});
   Strategy strategy;
   strategy.name = reader.string_or("name", default_name);
   if (auto own = reader.find("cluster")) {
@@ -158,6 +214,10 @@ Strategy read_strategy(const JsonReader& reader, const Cluster& scenario_cluster
   const Cluster& cluster = strategy.cluster ? *strategy.cluster : scenario_cluster;
   if (auto placement = reader.find("placement")) strategy.placement = read_placement(*placement);
   if (auto dp = reader.find("data_parallel")) strategy.data_parallel = read_data_parallel(*dp, cluster);
+  if (auto pipeline = reader.find("pipeline")) {
+    if (strategy.data_parallel) pipeline->fail("pipeline and data parallel together are not supported yet");
+    strategy.pipeline = read_pipeline(*pipeline, cluster);
+  }
   if (auto published = reader.find("published")) strategy.published = read_published(*published);
   return strategy;
 }

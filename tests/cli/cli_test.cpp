@@ -2,7 +2,10 @@
 // clean check of every bundled hardware profile and scenario, and outputs written all or nothing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -95,6 +98,30 @@ TEST(CliTest, RunWritesTheRequestedTraceAndReport) {
   EXPECT_EQ(result.exit_status, 0) << result.output;
   EXPECT_TRUE(std::filesystem::is_regular_file(outputs / "trace.json"));
   EXPECT_TRUE(std::filesystem::is_regular_file(outputs / "report.json"));
+  std::filesystem::remove_all(outputs);
+}
+
+// A report written over an existing file replaces it by rename (atomic_file.h): a hard link to the
+// old file keeps the old bytes, which a truncate-and-rewrite in place would have destroyed, and
+// no temporary file is left beside it.
+TEST(CliTest, RunReplacesAnExistingReportAtomically) {
+  std::filesystem::path outputs = make_temp_directory();
+  const std::string old_report = "{\"old\": true}\n";
+  std::ofstream(outputs / "report.json") << old_report;
+  std::filesystem::create_hard_link(outputs / "report.json", outputs / "old.json");
+  auto result = run_placesim({"run", "--quiet", "scenarios/seed_device_placement.json", "--report",
+                              (outputs / "report.json").string()});
+  EXPECT_EQ(result.exit_status, 0) << result.output;
+  auto read = [](const std::filesystem::path& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(read(outputs / "old.json"), old_report) << "the old file was rewritten in place";
+  EXPECT_TRUE(mentions(read(outputs / "report.json"), "\"step_time")) << read(outputs / "report.json");
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(outputs)) names.push_back(entry.path().filename());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"old.json", "report.json"})) << "a temporary file was left behind";
   std::filesystem::remove_all(outputs);
 }
 

@@ -1,0 +1,76 @@
+// `placesim validate PATH...`: without --backend, every strategy with a `published` figure is
+// predicted and compared with it (directories are searched for scenarios); with --backend
+// cpu|cuda, each scenario is predicted (SimGrid), executed on this machine and compared. Both end
+// with the mean absolute percentage error, "MAPE: N.N% over K cases".
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "cli/command.h"
+#include "cli/measured_run.h"
+#include "cli/published_validation.h"
+#include "sim/core/atomic_file.h"
+#include "sim/core/input_error.h"
+
+namespace placesim {
+
+Command add_validate_command(CLI::App& app, const GlobalOptions& global) {
+  struct Options {
+    std::vector<std::string> scenarios;
+    BackendOptions backend;
+    std::string output_directory;
+    bool details = false;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* command = app.add_subcommand(
+      "validate",
+      "Compare predictions with published figures (scenario files or directories), or with --backend, with "
+      "measurements on this machine; ends with the MAPE line");
+  command->add_option("scenarios", options->scenarios, "Scenario files or directories (plans too, with --backend)")
+      ->required();
+  add_backend_options(command, &options->backend);
+  command->add_option("--output-dir", options->output_directory,
+                      "Write NAME.comparison.json and NAME.comparison.csv per case into this directory");
+  command->add_flag("--details", options->details, "Print each case's full comparison (worst tasks, op kinds)");
+  return {command, [options, &global, command] {
+            if (command->get_option("--backend")->count() == 0) {
+              std::vector<PublishedCase> cases =
+                  validate_published(options->scenarios, global.catalog(), !options->backend.quiet);
+              std::cout << published_table(cases);
+              return 0;
+            }
+            if (!options->output_directory.empty() && !std::filesystem::is_directory(options->output_directory)) {
+              throw InputError("--output-dir", "", "no such directory \"" + options->output_directory + "\"");
+            }
+            parse_backend_option(options->backend.backend);
+            HardwareCatalog catalog = global.catalog();
+            // Load every case first: a bad file fails before anything is measured.
+            std::vector<LoadedPlan> cases;
+            for (const auto& path : options->scenarios) cases.push_back(load_scenario_or_plan(path, catalog));
+            std::vector<real::Comparison> comparisons;
+            std::printf("%-28s %14s %14s %9s\n", "case", "predicted ms", "measured ms", "error");
+            std::fflush(stdout);
+            for (const LoadedPlan& loaded : cases) {
+              SimulatedRun predicted = simulate_plan(loaded.plan, loaded.cluster);
+              SimulatedRun measured = execute_plan(loaded.plan, loaded.cluster, options->backend);
+              real::Comparison comparison = compare_runs(loaded.name, loaded.plan, loaded.cluster, predicted, measured);
+              std::printf("%-28s %14.3f %14.3f %+8.1f%%\n", loaded.name.c_str(), comparison.predicted_step_seconds * 1e3,
+                          comparison.measured_step_seconds * 1e3, comparison.step_relative_error() * 100);
+              if (options->details) std::cout << "\n" << real::comparison_text(comparison) << "\n";
+              std::fflush(stdout);
+              if (!options->output_directory.empty()) {
+                std::filesystem::path base = std::filesystem::path(options->output_directory) / loaded.name;
+                write_file_atomically(base.string() + ".comparison.json",
+                                      real::comparison_json(comparison).dump(2) + "\n");
+                write_file_atomically(base.string() + ".comparison.csv", real::comparison_csv(comparison));
+              }
+              comparisons.push_back(std::move(comparison));
+            }
+            std::printf("MAPE: %.1f%% over %zu cases\n", real::mean_absolute_percentage_error(comparisons),
+                        comparisons.size());
+            return 0;
+          }};
+}
+
+}  // namespace placesim

@@ -1,0 +1,78 @@
+#include "cli/measured_run.h"
+
+#include <iostream>
+
+#include "real_backend/cpu/cpu_kernels.h"
+#include "sim/core/input_error.h"
+#include "sim/plan/plan_json.h"
+#include "sim/report/json_report.h"
+#include "sim/scenario/scenario_loader.h"
+
+namespace placesim {
+
+LoadedPlan load_scenario_or_plan(const std::string& path, const HardwareCatalog& catalog) {
+  Json document = parse_json_file(path);
+  LoadedPlan loaded;
+  if (document.is_object() && document.contains("tasks")) {
+    PlanFile file = read_plan_json(JsonReader(document, path));
+    loaded.name = file.plan.name;
+    loaded.plan = std::move(file.plan);
+    loaded.cluster = std::move(file.cluster);
+    return loaded;
+  }
+  Scenario scenario = load_scenario(path, catalog);
+  PlannedScenario planned = plan_scenario(scenario);
+  for (const auto& note : planned.placement.notes) std::cerr << "placesim: " << note << "\n";
+  loaded.name = scenario.name;
+  loaded.plan = std::move(planned.plan);
+  loaded.cluster = std::move(scenario.cluster);
+  return loaded;
+}
+
+void add_backend_options(CLI::App* command, BackendOptions* options) {
+  command->add_option("--backend", options->backend, "Where to execute: cpu (worker threads, OpenBLAS) or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
+  command->add_option("--warmup", options->warmup_runs, "Untimed runs of the whole plan before timing")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
+  command->add_option("--runs", options->timed_runs, "Timed runs; each task's start and end are the medians")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  command->add_flag("-q,--quiet", options->quiet, "No progress on stderr");
+  command->add_flag("--share-gpus", options->share_gpus,
+                    "cuda: run plan GPU k on GPU k mod (GPUs here), one compute stream per plan GPU");
+}
+
+real::Backend parse_backend_option(const std::string& text) {
+  auto backend = real::parse_backend(text);
+  if (!backend) throw InputError("--backend", "", "unknown backend \"" + text + "\" (expected cpu or cuda)");
+  return *backend;
+}
+
+SimulatedRun execute_plan(const ExecutionPlan& plan, const Cluster& cluster, const BackendOptions& options) {
+  real::ExecutionOptions execution;
+  execution.warmup_runs = options.warmup_runs;
+  execution.timed_runs = options.timed_runs;
+  execution.share_gpus = options.share_gpus;
+  if (!options.quiet) {
+    execution.progress = [name = plan.name](const std::string& line) {
+      std::cerr << "placesim: " << name << ": " << line << std::endl;
+    };
+  }
+  auto executor = real::make_executor(parse_backend_option(options.backend), execution);
+  if (std::string warning = real::busy_machine_warning(); !warning.empty()) std::cerr << "placesim: " << warning << "\n";
+  SimulatedRun run;
+  run.timeline = executor->simulate(plan, cluster);
+  run.metrics = compute_metrics(plan, cluster, run.timeline);
+  return run;
+}
+
+real::Comparison compare_runs(const std::string& name, const ExecutionPlan& plan, const Cluster& cluster,
+                              const SimulatedRun& predicted, const SimulatedRun& measured) {
+  Json predicted_report = json_report(name, plan, cluster, predicted.timeline, predicted.metrics);
+  Json measured_report = json_report(name, plan, cluster, measured.timeline, measured.metrics);
+  return real::compare_reports(predicted_report, "predicted", measured_report, "measured");
+}
+
+}  // namespace placesim

@@ -1,0 +1,180 @@
+#include "real_backend/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "sim/core/input_error.h"
+
+namespace placesim::real {
+namespace {
+
+double relative(double predicted, double measured) {
+  if (measured == 0) return predicted == 0 ? 0.0 : INFINITY;
+  return (predicted - measured) / measured;
+}
+
+std::string fixed(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+struct ReportTask {
+  std::string name, kind, device;
+  double seconds = 0;
+};
+
+std::vector<ReportTask> read_tasks(const JsonReader& report) {
+  std::vector<ReportTask> tasks;
+  JsonReader list = report.at("tasks");
+  for (size_t i = 0; i < list.size(); ++i) {
+    JsonReader task = list.at_index(i);
+    ReportTask entry;
+    entry.name = task.string_at("name");
+    entry.device = task.string_or("device", "");
+    entry.kind = task.string_at("kind") == "compute" ? task.string_or("op_kind", "other") : task.string_at("kind");
+    entry.seconds = task.at("end_seconds").as_number() - task.at("start_seconds").as_number();
+    tasks.push_back(entry);
+  }
+  return tasks;
+}
+
+}  // namespace
+
+double KindComparison::relative_error() const { return relative(predicted_seconds, measured_seconds); }
+double Comparison::step_relative_error() const { return relative(predicted_step_seconds, measured_step_seconds); }
+
+std::vector<size_t> Comparison::worst_tasks(size_t count) const {
+  std::vector<size_t> order(tasks.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::abs(tasks[a].error_seconds()) > std::abs(tasks[b].error_seconds());
+  });
+  order.resize(std::min(count, order.size()));
+  return order;
+}
+
+Comparison compare_reports(const Json& predicted_json, const std::string& predicted_file, const Json& measured_json,
+                           const std::string& measured_file) {
+  JsonReader predicted(predicted_json, predicted_file), measured(measured_json, measured_file);
+  for (const JsonReader* report : {&predicted, &measured}) {
+    if (report->string_or("kind", "") != "placesim-report") {
+      report->fail("not a placesim report (expected \"kind\": \"placesim-report\")");
+    }
+  }
+  Comparison comparison;
+  comparison.plan = predicted.string_or("plan", "");
+  comparison.predicted_source = predicted.string_or("timeline_source", "");
+  comparison.measured_source = measured.string_or("timeline_source", "");
+  comparison.predicted_step_seconds = predicted.at("step_time_seconds").as_non_negative_number();
+  comparison.measured_step_seconds = measured.at("step_time_seconds").as_non_negative_number();
+  std::vector<ReportTask> p = read_tasks(predicted), m = read_tasks(measured);
+  if (p.size() != m.size()) {
+    measured.at("tasks").fail("has " + std::to_string(m.size()) + " tasks but " + predicted_file + " has " +
+                              std::to_string(p.size()) + ": the reports are not of the same plan");
+  }
+  std::map<std::string, KindComparison> kinds;
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i].name != m[i].name) {
+      measured.at("tasks").at_index(i).at("name").fail("task " + std::to_string(i) + " is \"" + m[i].name + "\" but \"" +
+                                                  p[i].name + "\" in " + predicted_file +
+                                                  ": the reports are not of the same plan");
+    }
+    comparison.tasks.push_back({i, p[i].name, p[i].kind, p[i].device, p[i].seconds, m[i].seconds});
+    KindComparison& kind = kinds[p[i].kind];
+    kind.kind = p[i].kind;
+    ++kind.tasks;
+    kind.predicted_seconds += p[i].seconds;
+    kind.measured_seconds += m[i].seconds;
+  }
+  for (auto& [name, kind] : kinds) comparison.kinds.push_back(kind);
+  return comparison;
+}
+
+std::string comparison_text(const Comparison& c, size_t worst) {
+  std::string text;
+  text += "Plan: " + c.plan + " (" + std::to_string(c.tasks.size()) + " tasks), predicted by " +
+          c.predicted_source + ", measured by " + c.measured_source + "\n";
+  text += "Step time: predicted " + fixed("%.3f ms", c.predicted_step_seconds * 1e3) + ", measured " +
+          fixed("%.3f ms", c.measured_step_seconds * 1e3) + ", error " +
+          fixed("%+.1f%%", c.step_relative_error() * 100) + "\n\n";
+  text += "Per op kind (summed task durations):\n";
+  text += "  kind            tasks   predicted ms    measured ms    error\n";
+  for (const auto& kind : c.kinds) {
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-14s %6zu %14.3f %14.3f %+8.1f%%\n", kind.kind.c_str(), kind.tasks,
+                  kind.predicted_seconds * 1e3, kind.measured_seconds * 1e3, kind.relative_error() * 100);
+    text += line;
+  }
+  text += "\nWorst tasks by absolute error:\n";
+  text += "     id  predicted us   measured us     error us  task\n";
+  for (size_t index : c.worst_tasks(worst)) {
+    const TaskComparison& t = c.tasks[index];
+    char line[320];
+    std::snprintf(line, sizeof line, "  %5zu %13.1f %13.1f %+12.1f  %s (%s)\n", t.id, t.predicted_seconds * 1e6,
+                  t.measured_seconds * 1e6, t.error_seconds() * 1e6, t.name.c_str(), t.kind.c_str());
+    text += line;
+  }
+  return text;
+}
+
+Json comparison_json(const Comparison& c, size_t worst) {
+  Json kinds = Json::array();
+  for (const auto& kind : c.kinds) {
+    kinds.push_back({{"kind", kind.kind},
+                     {"tasks", kind.tasks},
+                     {"predicted_seconds", kind.predicted_seconds},
+                     {"measured_seconds", kind.measured_seconds},
+                     {"relative_error", kind.relative_error()}});
+  }
+  Json worst_tasks = Json::array();
+  for (size_t index : c.worst_tasks(worst)) {
+    const TaskComparison& t = c.tasks[index];
+    worst_tasks.push_back({{"id", t.id},
+                           {"name", t.name},
+                           {"kind", t.kind},
+                           {"device", t.device},
+                           {"predicted_seconds", t.predicted_seconds},
+                           {"measured_seconds", t.measured_seconds},
+                           {"error_seconds", t.error_seconds()}});
+  }
+  return {{"kind", "placesim-comparison"},
+          {"schema_version", 1},
+          {"plan", c.plan},
+          {"predicted_source", c.predicted_source},
+          {"measured_source", c.measured_source},
+          {"predicted_step_time_seconds", c.predicted_step_seconds},
+          {"measured_step_time_seconds", c.measured_step_seconds},
+          {"step_time_relative_error", c.step_relative_error()},
+          {"per_kind", kinds},
+          {"worst_tasks", worst_tasks}};
+}
+
+std::string comparison_csv(const Comparison& c) {
+  std::string csv = "id,name,kind,device,predicted_seconds,measured_seconds,error_seconds,error_percent\n";
+  for (const auto& t : c.tasks) {
+    double percent = relative(t.predicted_seconds, t.measured_seconds) * 100;
+    csv += std::to_string(t.id) + "," + csv_field(t.name) + "," + csv_field(t.kind) + "," + csv_field(t.device) + "," +
+           fixed("%.9g", t.predicted_seconds) + "," + fixed("%.9g", t.measured_seconds) + "," +
+           fixed("%.9g", t.error_seconds()) + "," + (std::isfinite(percent) ? fixed("%.3f", percent) : "") + "\n";
+  }
+  return csv;
+}
+
+double mean_absolute_percentage_error(const std::vector<Comparison>& cases) {
+  if (cases.empty()) return 0;
+  double sum = 0;
+  for (const auto& c : cases) sum += std::abs(c.step_relative_error());
+  return 100 * sum / static_cast<double>(cases.size());
+}
+
+}  // namespace placesim::real

@@ -1,0 +1,15 @@
+// The CPU executor: every CPU device of the plan is a worker thread (pinned to its own core)
+// running the task's real work single-threaded (real_backend/cpu/cpu_kernels.h); every pair of
+// devices that exchanges data gets a copy thread that memcpys the transfer's bytes. Runs on any
+// Linux machine, CI included. Single host only.
+#pragma once
+
+#include <memory>
+
+#include "real_backend/executor.h"
+
+namespace placesim::real {
+
+std::unique_ptr<Executor> make_cpu_executor(ExecutionOptions options);
+
+}  // namespace placesim::real

@@ -1,0 +1,620 @@
+// The CUDA executor and CUDA calibration (compiled only when CMake finds nvcc). One compute
+// stream per GPU (cuBLAS sgemm, a triad kernel, a multiply-add kernel), one copy stream per
+// device pair (cudaMemcpyPeerAsync between GPUs, cudaMemcpyAsync from/to pinned host memory),
+// CUDA events around every task, host callbacks (cudaLaunchHostFunc) to tell the dispatch loop a
+// task has finished. CPU devices of the plan run as the CPU executor's worker threads.
+#include "real_backend/cuda/cuda_executor.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "real_backend/cpu/cpu_kernels.h"
+#include "real_backend/scheduler.h"
+#include "real_backend/worker_thread.h"
+#include "sim/core/input_error.h"
+
+namespace placesim::real {
+namespace {
+
+constexpr size_t kGpuRingBytes = 3 * (64u << 20);  // triad ring: 3 arrays of 64 MiB
+
+void check(cudaError_t status, const char* what) {
+  if (status == cudaErrorMemoryAllocation) {
+    throw InputError("--backend cuda", "", std::string("CUDA out of memory (") + what + ")");
+  }
+  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
+}
+
+void check_blas(cublasStatus_t status, const char* what) {
+  if (status != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(status));
+}
+
+__global__ void triad_kernel(float* a, const float* b, const float* c, size_t count, float s) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
+    a[i] = b[i] + s * c[i];
+  }
+}
+
+__global__ void multiply_add_kernel(float* x, size_t count, long long passes) {
+  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
+  if (i >= count) return;
+  float value = x[i];
+  for (long long pass = 0; pass < passes; ++pass) value = value * 0.999f + 0.001f;
+  x[i] = value;
+}
+
+/// One GPU's memory and streams.
+struct Gpu {
+  int ordinal = 0;
+  cudaStream_t compute = nullptr;
+  cublasHandle_t blas = nullptr;
+  float *a = nullptr, *b = nullptr, *c = nullptr;  // GEMM operands
+  size_t gemm_elements = 0;
+  float* ring = nullptr;  // triad ring (3 equal arrays)
+  size_t ring_elements = 0, ring_offset = 0;
+  float* registers = nullptr;  // multiply-add array
+  cudaEvent_t origin = nullptr;
+  double origin_seconds = 0;
+};
+
+size_t sm_threads(int ordinal) {
+  cudaDeviceProp properties{};
+  cudaGetDeviceProperties(&properties, ordinal);
+  return size_t(properties.multiProcessorCount) * properties.maxThreadsPerMultiProcessor;
+}
+
+void gpu_allocate(Gpu& gpu, size_t gemm_elements) {
+  check(cudaSetDevice(gpu.ordinal), "cudaSetDevice");
+  check(cudaStreamCreateWithFlags(&gpu.compute, cudaStreamNonBlocking), "cudaStreamCreate");
+  check_blas(cublasCreate(&gpu.blas), "cublasCreate");
+  check_blas(cublasSetStream(gpu.blas, gpu.compute), "cublasSetStream");
+  gpu.gemm_elements = std::max<size_t>(gemm_elements, 1);
+  for (float** matrix : {&gpu.a, &gpu.b, &gpu.c}) {
+    check(cudaMalloc(matrix, gpu.gemm_elements * sizeof(float)), "GEMM operands");
+    check(cudaMemset(*matrix, 0, gpu.gemm_elements * sizeof(float)), "cudaMemset");
+  }
+  gpu.ring_elements = kGpuRingBytes / (3 * sizeof(float));
+  check(cudaMalloc(&gpu.ring, 3 * gpu.ring_elements * sizeof(float)), "triad ring");
+  check(cudaMemset(gpu.ring, 0, 3 * gpu.ring_elements * sizeof(float)), "cudaMemset");
+  check(cudaMalloc(&gpu.registers, sm_threads(gpu.ordinal) * sizeof(float)), "multiply-add array");
+  check(cudaMemset(gpu.registers, 0, sm_threads(gpu.ordinal) * sizeof(float)), "cudaMemset");
+  check(cudaEventCreate(&gpu.origin), "cudaEventCreate");
+}
+
+void gpu_free(Gpu& gpu) {
+  cudaSetDevice(gpu.ordinal);
+  if (gpu.compute) cudaStreamSynchronize(gpu.compute);
+  for (float* pointer : {gpu.a, gpu.b, gpu.c, gpu.ring, gpu.registers}) {
+    if (pointer) cudaFree(pointer);
+  }
+  if (gpu.blas) cublasDestroy(gpu.blas);
+  if (gpu.origin) cudaEventDestroy(gpu.origin);
+  if (gpu.compute) cudaStreamDestroy(gpu.compute);
+  gpu = Gpu{};
+}
+
+/// Enqueues the work on the GPU's compute stream (current device must be the GPU's).
+void gpu_enqueue(Gpu& gpu, const ComputeWork& work) {
+  switch (work.kind) {
+    case WorkKind::kNone: return;
+    case WorkKind::kGemm: {
+      const int m = int(work.gemm.m), n = int(work.gemm.n), k = int(work.gemm.k);
+      const float one = 1.0f, zero = 0.0f;
+      for (int64_t r = 0; r < work.gemm.repeats; ++r) {
+        check_blas(cublasSgemm(gpu.blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, gpu.a, m, gpu.b, k, &zero, gpu.c, m),
+                   "cublasSgemm");
+      }
+      return;
+    }
+    case WorkKind::kStream: {
+      size_t remaining = size_t(std::llround(work.bytes / 12.0));
+      float* a = gpu.ring;
+      const float* b = gpu.ring + gpu.ring_elements;
+      const float* c = gpu.ring + 2 * gpu.ring_elements;
+      while (remaining > 0) {
+        size_t chunk = std::min(remaining, gpu.ring_elements - gpu.ring_offset);
+        unsigned blocks = unsigned(std::min<size_t>((chunk + 255) / 256, 65535));
+        triad_kernel<<<blocks, 256, 0, gpu.compute>>>(a + gpu.ring_offset, b + gpu.ring_offset, c + gpu.ring_offset,
+                                                      chunk, 0.5f);
+        remaining -= chunk;
+        gpu.ring_offset = (gpu.ring_offset + chunk) % gpu.ring_elements;
+      }
+      check(cudaGetLastError(), "triad kernel launch");
+      return;
+    }
+    case WorkKind::kArithmetic: {
+      size_t threads = sm_threads(gpu.ordinal);
+      long long passes = std::max(1LL, (long long)std::ceil(work.flops / (2.0 * double(threads))));
+      multiply_add_kernel<<<unsigned((threads + 255) / 256), 256, 0, gpu.compute>>>(gpu.registers, threads, passes);
+      check(cudaGetLastError(), "multiply-add kernel launch");
+      return;
+    }
+  }
+}
+
+/// A copy channel between two devices of the plan.
+struct Channel {
+  int stream_device = -1;  // -1: host-only (CPU to CPU), on a worker thread
+  cudaStream_t stream = nullptr;
+  void* from = nullptr;  // source buffer (device memory or pinned host)
+  void* to = nullptr;
+  bool from_host = false, to_host = false;
+  int from_device = -1, to_device = -1;
+  size_t size = 0, offset = 0;
+  std::unique_ptr<WorkerThread> host_thread;
+  std::unique_ptr<CopyBuffers> host_buffers;
+};
+
+struct TaskEvents {
+  cudaEvent_t start = nullptr, end = nullptr;
+  int device = -1;  // which GPU's clock; -1 = host-timed
+};
+
+struct Callback {
+  CompletionQueue* queue = nullptr;
+  TaskId task = 0;
+};
+
+void CUDART_CB on_task_done(void* data) {
+  auto* callback = static_cast<Callback*>(data);
+  callback->queue->push({callback->task, NAN});
+}
+
+class CudaExecutor final : public Executor, private TaskLauncher {
+ public:
+  CudaExecutor(ExecutionOptions options, int device_count) : Executor(std::move(options)), device_count_(device_count) {}
+  ~CudaExecutor() override { release(); }
+
+  std::string source() const override { return "measured/cuda"; }
+
+  void check_plan(const ExecutionPlan& plan, const Cluster& cluster) const override {
+    const std::string where = "plan \"" + plan.name + "\"";
+    for (const Task& task : plan.tasks) {
+      const std::string path = "/tasks/" + std::to_string(task.id);
+      if (task.kind == TaskKind::kCollective) {
+        throw InputError(where, path, "task \"" + task.name + "\" is a collective; NCCL collectives are not "
+                                                               "implemented in the cuda backend yet");
+      }
+      for (DeviceId id : {task.device, task.source}) {
+        const ClusterDevice& device = cluster.device(id);
+        if (device.node != 0) {
+          throw InputError(where, path, "task \"" + task.name + "\" uses " + device.name.canonical() +
+                                            " on another machine; multi-host execution (MPI) is not implemented");
+        }
+        if (device.spec.kind == DeviceKind::kTpu) {
+          throw InputError(where, path, "task \"" + task.name + "\" uses a TPU, which the cuda backend cannot run");
+        }
+        if (device.spec.kind == DeviceKind::kGpu && !options_.share_gpus && device.name.index.value_or(0) >= device_count_) {
+          throw InputError(where, path, "task \"" + task.name + "\" runs on " + device.name.canonical() +
+                                            " but this machine has " + std::to_string(device_count_) +
+                                            " CUDA GPU(s) (--share-gpus runs plan GPU k on GPU k mod " +
+                                            std::to_string(device_count_) + ")");
+        }
+      }
+    }
+  }
+
+  void prepare(const ExecutionPlan& plan, const Cluster& cluster) override {
+    release();
+    plan_ = &plan;
+    cluster_ = &cluster;
+    work_.assign(plan.tasks.size(), ComputeWork{});
+    events_.assign(plan.tasks.size(), TaskEvents{});
+    callbacks_.assign(plan.tasks.size(), Callback{});
+    std::map<DeviceId, size_t> gemm_elements;
+    std::map<std::pair<DeviceId, DeviceId>, double> largest;
+    for (const Task& task : plan.tasks) {
+      if (task.kind == TaskKind::kCompute) {
+        work_[task.id] = compute_work(task, plan.precision, cluster.device(task.device));
+        const GemmShape& g = work_[task.id].gemm;
+        size_t& elements = gemm_elements[task.device];
+        elements = std::max({elements, size_t(g.m * g.k), size_t(g.k * g.n), size_t(g.m * g.n)});
+      } else if (task.bytes > 0) {
+        double& bytes = largest[{task.source, task.device}];
+        bytes = std::max(bytes, task.bytes);
+      }
+    }
+    unsigned next_cpu = 0;
+    for (const auto& [id, elements] : gemm_elements) {
+      const ClusterDevice& device = cluster.device(id);
+      if (device.spec.kind == DeviceKind::kGpu) {
+        Gpu& gpu = gpus_[id];
+        gpu.ordinal = ordinal(device);
+        gpu_allocate(gpu, elements);
+      } else {
+        auto& host = hosts_[id];
+        host.first = std::make_unique<WorkerThread>(options_.pin_threads ? std::optional<unsigned>(next_cpu++ % usable_cpus())
+                                                                         : std::nullopt);
+        host.first->run_and_wait([&host] { host.second = std::make_unique<Workspace>(); });
+        for (const Task& task : plan.tasks) {
+          if (task.kind == TaskKind::kCompute && task.device == id && work_[task.id].kind == WorkKind::kGemm) {
+            host.first->run_and_wait([&] { host.second->reserve(work_[task.id].gemm); });
+          }
+        }
+      }
+    }
+    for (const auto& [pair, bytes] : largest) open_channel(pair.first, pair.second, bytes);
+    for (const Task& task : plan.tasks) {
+      int device = timing_device(task);
+      if (device < 0) continue;
+      check(cudaSetDevice(device), "cudaSetDevice");
+      events_[task.id].device = device;
+      check(cudaEventCreate(&events_[task.id].start), "cudaEventCreate");
+      check(cudaEventCreate(&events_[task.id].end), "cudaEventCreate");
+    }
+  }
+
+  Timeline run_once() override { return run_plan_once(*plan_, cluster_->devices().size(), *this, source()); }
+
+  void release() override {
+    for (auto& [pair, channel] : channels_) {
+      if (channel.stream) {
+        cudaSetDevice(channel.stream_device);
+        cudaStreamSynchronize(channel.stream);
+        cudaStreamDestroy(channel.stream);
+      }
+      for (auto [pointer, host] : {std::pair{channel.from, channel.from_host}, std::pair{channel.to, channel.to_host}}) {
+        if (!pointer || channel.stream_device < 0) continue;
+        if (host) cudaFreeHost(pointer);
+        else cudaFree(pointer);
+      }
+    }
+    channels_.clear();
+    for (auto& [id, gpu] : gpus_) gpu_free(gpu);
+    gpus_.clear();
+    hosts_.clear();
+    for (auto& events : events_) {
+      if (events.device < 0) continue;
+      cudaSetDevice(events.device);
+      cudaEventDestroy(events.start);
+      cudaEventDestroy(events.end);
+    }
+    events_.clear();
+    plan_ = nullptr;
+  }
+
+ private:
+  int ordinal(const ClusterDevice& device) const { return device.name.index.value_or(0) % device_count_; }
+
+  /// The GPU whose events time this task, or -1 for host-timed tasks.
+  int timing_device(const Task& task) const {
+    if (task.kind == TaskKind::kCompute) {
+      auto it = gpus_.find(task.device);
+      return it == gpus_.end() ? -1 : it->second.ordinal;
+    }
+    auto it = channels_.find({task.source, task.device});
+    return it == channels_.end() ? -1 : it->second.stream_device;
+  }
+
+  void* host_or_device_buffer(DeviceId id, size_t size, bool* host) {
+    const ClusterDevice& device = cluster_->device(id);
+    void* pointer = nullptr;
+    *host = device.spec.kind != DeviceKind::kGpu;
+    if (*host) {
+      check(cudaMallocHost(&pointer, size), "pinned host buffer");
+    } else {
+      check(cudaSetDevice(ordinal(device)), "cudaSetDevice");
+      check(cudaMalloc(&pointer, size), "transfer buffer");
+    }
+    return pointer;
+  }
+
+  void open_channel(DeviceId from, DeviceId to, double bytes) {
+    Channel& channel = channels_[{from, to}];
+    const ClusterDevice& source = cluster_->device(from);
+    const ClusterDevice& target = cluster_->device(to);
+    channel.size = size_t(std::clamp(bytes, 1.0, double(256u << 20)));
+    if (source.spec.kind != DeviceKind::kGpu && target.spec.kind != DeviceKind::kGpu) {
+      channel.host_thread = std::make_unique<WorkerThread>(std::nullopt);
+      channel.host_thread->run_and_wait([&channel, bytes] { channel.host_buffers = std::make_unique<CopyBuffers>(bytes); });
+      return;
+    }
+    channel.from = host_or_device_buffer(from, channel.size, &channel.from_host);
+    channel.to = host_or_device_buffer(to, channel.size, &channel.to_host);
+    channel.from_device = channel.from_host ? -1 : ordinal(source);
+    channel.to_device = channel.to_host ? -1 : ordinal(target);
+    channel.stream_device = channel.from_host ? channel.to_device : channel.from_device;
+    check(cudaSetDevice(channel.stream_device), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&channel.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    if (!channel.from_host && !channel.to_host && channel.from_device != channel.to_device) {
+      int can_access = 0;
+      cudaDeviceCanAccessPeer(&can_access, channel.from_device, channel.to_device);
+      if (can_access) {
+        cudaError_t status = cudaDeviceEnablePeerAccess(channel.to_device, 0);
+        if (status != cudaErrorPeerAccessAlreadyEnabled) check(status, "cudaDeviceEnablePeerAccess");
+        cudaGetLastError();
+      }
+    }
+  }
+
+  void begin_run(double origin_seconds) override {
+    origin_ = origin_seconds;
+    for (auto& [id, gpu] : gpus_) {
+      check(cudaSetDevice(gpu.ordinal), "cudaSetDevice");
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+      // The device is idle, so the origin event completes as soon as it is recorded.
+      gpu.origin_seconds = monotonic_seconds() - origin_;
+      check(cudaEventRecord(gpu.origin, gpu.compute), "cudaEventRecord");
+    }
+    for (auto& [pair, channel] : channels_) {
+      if (channel.stream_device >= 0 && !gpu_for_ordinal(channel.stream_device)) {
+        // A copy stream on a GPU that computes nothing: give it an origin of its own.
+        Gpu& gpu = copy_only_origins_[channel.stream_device];
+        gpu.ordinal = channel.stream_device;
+        check(cudaSetDevice(gpu.ordinal), "cudaSetDevice");
+        if (!gpu.origin) check(cudaEventCreate(&gpu.origin), "cudaEventCreate");
+        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        gpu.origin_seconds = monotonic_seconds() - origin_;
+        check(cudaEventRecord(gpu.origin, channel.stream), "cudaEventRecord");
+      }
+    }
+  }
+
+  const Gpu* gpu_for_ordinal(int ordinal) const {
+    for (const auto& [id, gpu] : gpus_) {
+      if (gpu.ordinal == ordinal) return &gpu;
+    }
+    auto it = copy_only_origins_.find(ordinal);
+    return it == copy_only_origins_.end() ? nullptr : &it->second;
+  }
+
+  bool is_empty(const Task& task) const override {
+    if (task.kind == TaskKind::kCompute) return work_[task.id].kind == WorkKind::kNone;
+    return !(task.bytes > 0) || task.source == task.device;
+  }
+
+  void start_compute(const Task& task, CompletionQueue& done) override {
+    auto gpu = gpus_.find(task.device);
+    if (gpu == gpus_.end()) {
+      auto& host = hosts_.at(task.device);
+      Workspace* workspace = host.second.get();
+      const ComputeWork* work = &work_[task.id];
+      host.first->submit([workspace, work, id = task.id, &done, origin = origin_] {
+        workspace->run(*work);
+        done.push({id, monotonic_seconds() - origin});
+      });
+      return;
+    }
+    Gpu& g = gpu->second;
+    check(cudaSetDevice(g.ordinal), "cudaSetDevice");
+    check(cudaEventRecord(events_[task.id].start, g.compute), "cudaEventRecord");
+    gpu_enqueue(g, work_[task.id]);
+    enqueue_completion(task.id, g.compute, done);
+  }
+
+  void start_transfer(const Task& task, CompletionQueue& done) override {
+    Channel& channel = channels_.at({task.source, task.device});
+    if (channel.stream_device < 0) {
+      CopyBuffers* buffers = channel.host_buffers.get();
+      channel.host_thread->submit([buffers, bytes = task.bytes, id = task.id, &done, origin = origin_] {
+        buffers->copy(bytes);
+        done.push({id, monotonic_seconds() - origin});
+      });
+      return;
+    }
+    check(cudaSetDevice(channel.stream_device), "cudaSetDevice");
+    check(cudaEventRecord(events_[task.id].start, channel.stream), "cudaEventRecord");
+    size_t remaining = size_t(std::llround(task.bytes));
+    while (remaining > 0) {
+      size_t chunk = std::min(remaining, channel.size - channel.offset);
+      char* to = static_cast<char*>(channel.to) + channel.offset;
+      const char* from = static_cast<const char*>(channel.from) + channel.offset;
+      if (!channel.from_host && !channel.to_host) {
+        check(cudaMemcpyPeerAsync(to, channel.to_device, from, channel.from_device, chunk, channel.stream),
+              "cudaMemcpyPeerAsync");
+      } else {
+        check(cudaMemcpyAsync(to, from, chunk, cudaMemcpyDefault, channel.stream), "cudaMemcpyAsync");
+      }
+      remaining -= chunk;
+      channel.offset = (channel.offset + chunk) % channel.size;
+    }
+    enqueue_completion(task.id, channel.stream, done);
+  }
+
+  void enqueue_completion(TaskId id, cudaStream_t stream, CompletionQueue& done) {
+    check(cudaEventRecord(events_[id].end, stream), "cudaEventRecord");
+    callbacks_[id] = {&done, id};
+    check(cudaLaunchHostFunc(stream, on_task_done, &callbacks_[id]), "cudaLaunchHostFunc");
+  }
+
+  void finish_run(Timeline& timeline) override {
+    for (TaskId id = 0; id < events_.size(); ++id) {
+      const TaskEvents& events = events_[id];
+      if (events.device < 0 || std::isnan(timeline.tasks[id].end_seconds) == false) continue;
+      const Gpu* gpu = gpu_for_ordinal(events.device);
+      if (!gpu) continue;
+      check(cudaSetDevice(events.device), "cudaSetDevice");
+      float start_ms = 0, end_ms = 0;
+      check(cudaEventElapsedTime(&start_ms, gpu->origin, events.start), "cudaEventElapsedTime");
+      check(cudaEventElapsedTime(&end_ms, gpu->origin, events.end), "cudaEventElapsedTime");
+      timeline.tasks[id] = {gpu->origin_seconds + start_ms * 1e-3, gpu->origin_seconds + end_ms * 1e-3};
+    }
+  }
+
+  int device_count_ = 0;
+  const ExecutionPlan* plan_ = nullptr;
+  const Cluster* cluster_ = nullptr;
+  double origin_ = 0;
+  std::vector<ComputeWork> work_;
+  std::vector<TaskEvents> events_;
+  std::vector<Callback> callbacks_;
+  std::map<DeviceId, Gpu> gpus_;
+  std::map<int, Gpu> copy_only_origins_;
+  std::map<DeviceId, std::pair<std::unique_ptr<WorkerThread>, std::unique_ptr<Workspace>>> hosts_;
+  std::map<std::pair<DeviceId, DeviceId>, Channel> channels_;
+};
+
+/// Seconds per call, timed with events on `stream` (median of `calls`).
+template <typename Call>
+double event_seconds(cudaStream_t stream, int calls, Call call) {
+  cudaEvent_t start, end;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&end), "cudaEventCreate");
+  call();  // warm-up
+  std::vector<double> times;
+  for (int i = 0; i < calls; ++i) {
+    check(cudaEventRecord(start, stream), "cudaEventRecord");
+    call();
+    check(cudaEventRecord(end, stream), "cudaEventRecord");
+    check(cudaEventSynchronize(end), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, end), "cudaEventElapsedTime");
+    times.push_back(ms * 1e-3);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(end);
+  return median(times);
+}
+
+}  // namespace
+
+bool built_with_cuda() { return true; }
+
+int require_cuda_devices() {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  if (driver == 0) {
+    throw InputError("--backend cuda", "", "no NVIDIA driver found: this machine has no usable CUDA GPU (use --backend cpu)");
+  }
+  if (status == cudaErrorInsufficientDriver) {
+    throw InputError("--backend cuda", "", "the NVIDIA driver is too old for this CUDA runtime (driver supports CUDA " +
+                                               std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10) +
+                                               ", placesim was built with " + std::to_string(runtime / 1000) + "." +
+                                               std::to_string(runtime % 1000 / 10) + ")");
+  }
+  if (status == cudaErrorNoDevice || (status == cudaSuccess && count == 0)) {
+    throw InputError("--backend cuda", "", "no CUDA GPU found on this machine (use --backend cpu)");
+  }
+  if (status != cudaSuccess) {
+    throw InputError("--backend cuda", "", std::string("cannot use CUDA: ") + cudaGetErrorString(status) +
+                                               " (is the NVIDIA driver loaded? use --backend cpu otherwise)");
+  }
+  return count;
+}
+
+std::unique_ptr<Executor> make_cuda_executor(ExecutionOptions options) {
+  int count = require_cuda_devices();
+  return std::make_unique<CudaExecutor>(std::move(options), count);
+}
+
+CudaMeasurements measure_cuda(const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& line) {
+    if (progress) progress(line);
+  };
+  CudaMeasurements m;
+  m.device_count = require_cuda_devices();
+  cudaDeviceProp properties{};
+  check(cudaGetDeviceProperties(&properties, 0), "cudaGetDeviceProperties");
+  m.name = properties.name;
+  m.compute_capability = std::to_string(properties.major) + "." + std::to_string(properties.minor);
+  char bus[32] = {0};
+  cudaDeviceGetPCIBusId(bus, sizeof bus, 0);
+  m.pci_bus_id = bus;
+  m.memory_bytes = double(properties.totalGlobalMem);
+  say("calibrating " + m.name + " (GPU 0 of " + std::to_string(m.device_count) + ")");
+
+  Gpu gpu;
+  gpu.ordinal = 0;
+  const int64_t largest = 8192;
+  gpu_allocate(gpu, size_t(largest * largest));
+  std::vector<double> rates;
+  for (int64_t side : {256, 512, 1024, 2048, 4096, 8192}) {
+    ComputeWork work;
+    work.kind = WorkKind::kGemm;
+    work.gemm = {side, side, side, 1};
+    double seconds = event_seconds(gpu.compute, 5, [&] { gpu_enqueue(gpu, work); });
+    rates.push_back(work.gemm.flops() / seconds);
+    say("  sgemm " + std::to_string(side) + "^3: " + std::to_string(rates.back() / 1e12) + " TFLOP/s");
+  }
+  m.sgemm_flops_per_second = *std::max_element(rates.begin(), rates.end());
+  m.sgemm_typical_flops_per_second = median(rates);
+  ComputeWork triad;
+  triad.kind = WorkKind::kStream;
+  triad.bytes = double(kGpuRingBytes) * 4;
+  m.stream_bytes_per_second = triad.bytes / event_seconds(gpu.compute, 5, [&] { gpu_enqueue(gpu, triad); });
+  say("  triad: " + std::to_string(m.stream_bytes_per_second / 1e9) + " GB/s");
+
+  void* host = nullptr;
+  const size_t big = 64u << 20, small = 4096;
+  check(cudaMallocHost(&host, big), "pinned host buffer");
+  double big_seconds = event_seconds(gpu.compute, 5, [&] {
+    check(cudaMemcpyAsync(gpu.ring, host, big, cudaMemcpyHostToDevice, gpu.compute), "cudaMemcpyAsync");
+  });
+  double small_seconds = event_seconds(gpu.compute, 21, [&] {
+    check(cudaMemcpyAsync(gpu.ring, host, small, cudaMemcpyHostToDevice, gpu.compute), "cudaMemcpyAsync");
+  });
+  m.host_to_device_bytes_per_second = double(big) / big_seconds;
+  m.host_to_device_latency_seconds = std::max(0.0, small_seconds - double(small) / m.host_to_device_bytes_per_second);
+  say("  host to device: " + std::to_string(m.host_to_device_bytes_per_second / 1e9) + " GB/s, latency " +
+      std::to_string(m.host_to_device_latency_seconds * 1e6) + " us");
+  cudaFreeHost(host);
+  if (m.device_count > 1) {
+    void* peer = nullptr;
+    check(cudaSetDevice(1), "cudaSetDevice");
+    check(cudaMalloc(&peer, big), "peer buffer");
+    check(cudaSetDevice(0), "cudaSetDevice");
+    int can_access = 0;
+    cudaDeviceCanAccessPeer(&can_access, 0, 1);
+    if (can_access) {
+      cudaDeviceEnablePeerAccess(1, 0);
+      cudaGetLastError();
+    }
+    double peer_big = event_seconds(gpu.compute, 5, [&] {
+      check(cudaMemcpyPeerAsync(peer, 1, gpu.ring, 0, big, gpu.compute), "cudaMemcpyPeerAsync");
+    });
+    double peer_small = event_seconds(gpu.compute, 21, [&] {
+      check(cudaMemcpyPeerAsync(peer, 1, gpu.ring, 0, small, gpu.compute), "cudaMemcpyPeerAsync");
+    });
+    m.peer_bytes_per_second = double(big) / peer_big;
+    m.peer_latency_seconds = std::max(0.0, peer_small - double(small) / m.peer_bytes_per_second);
+    say("  GPU 0 -> GPU 1: " + std::to_string(m.peer_bytes_per_second / 1e9) + " GB/s");
+    cudaSetDevice(1);
+    cudaFree(peer);
+    cudaSetDevice(0);
+  }
+  gpu_free(gpu);
+
+  // Per-task overhead through the executor: a chain of near-empty triads on GPU 0.
+  Cluster cluster;
+  cluster.name = "calibration";
+  ClusterDevice device;
+  device.name = DeviceName{"localhost", 0, 0, DeviceKind::kGpu, 0};
+  device.spec.id = "calibration";
+  device.spec.kind = DeviceKind::kGpu;
+  device.spec.peak_flops_per_second[Precision::kFp32] = m.sgemm_flops_per_second;
+  device.spec.memory_bytes = m.memory_bytes;
+  device.spec.memory_bandwidth_bytes_per_second = m.stream_bytes_per_second;
+  device.spec.default_compute_efficiency = 1.0;
+  device.spec.memory_efficiency = 1.0;
+  cluster.add_device(device, "GPU:0");
+  ExecutionPlan plan;
+  plan.name = "dispatch";
+  plan.static_memory.assign(1, StaticMemory{});
+  for (TaskId id = 0; id < 1000; ++id) {
+    Task task;
+    task.id = id;
+    task.name = "t" + std::to_string(id);
+    task.op_kind = OpKind::kElementwise;
+    task.memory_bytes = 12;
+    if (id > 0) task.deps = {id - 1};
+    plan.tasks.push_back(task);
+  }
+  ExecutionOptions options;
+  options.warmup_runs = 1;
+  options.timed_runs = 5;
+  CudaExecutor executor(options, m.device_count);
+  executor.simulate(plan, cluster);
+  m.launch_overhead_seconds = median(executor.timed_makespans()) / double(plan.tasks.size());
+  say("  dispatch + launch overhead: " + std::to_string(m.launch_overhead_seconds * 1e6) + " us per task");
+  return m;
+}
+
+}  // namespace placesim::real

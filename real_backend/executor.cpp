@@ -1,0 +1,80 @@
+#include "real_backend/executor.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <stdexcept>
+
+#include "real_backend/cpu/cpu_executor.h"
+#include "real_backend/cuda/cuda_executor.h"
+
+namespace placesim::real {
+
+std::optional<Backend> parse_backend(const std::string& text) {
+  if (text == "cpu") return Backend::kCpu;
+  if (text == "cuda") return Backend::kCuda;
+  return std::nullopt;
+}
+
+std::string to_string(Backend backend) { return backend == Backend::kCpu ? "cpu" : "cuda"; }
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t middle = values.size() / 2;
+  return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
+}
+
+Timeline median_timeline(const std::vector<Timeline>& runs) {
+  if (runs.empty()) throw std::invalid_argument("median_timeline: no runs");
+  Timeline result;
+  result.source = runs.front().source;
+  result.tasks.resize(runs.front().tasks.size());
+  std::vector<double> starts(runs.size()), ends(runs.size());
+  for (size_t task = 0; task < result.tasks.size(); ++task) {
+    for (size_t run = 0; run < runs.size(); ++run) {
+      starts[run] = runs[run].tasks.at(task).start_seconds;
+      ends[run] = runs[run].tasks.at(task).end_seconds;
+    }
+    result.tasks[task] = {median(starts), median(ends)};
+  }
+  return result;
+}
+
+Timeline Executor::simulate(const ExecutionPlan& plan, const Cluster& cluster) {
+  check_plan(plan, cluster);
+  prepare(plan, cluster);
+  std::vector<Timeline> runs;
+  timed_makespans_.clear();
+  try {
+    const int total = options_.warmup_runs + options_.timed_runs;
+    for (int run = 0; run < total; ++run) {
+      Timeline timeline = run_once();
+      bool warmup = run < options_.warmup_runs;
+      if (options_.progress) {
+        char line[160];
+        std::snprintf(line, sizeof line, "%s %d/%d: %.3f ms", warmup ? "warm-up" : "run",
+                      warmup ? run + 1 : run - options_.warmup_runs + 1,
+                      warmup ? options_.warmup_runs : options_.timed_runs, timeline.makespan_seconds() * 1e3);
+        options_.progress(line);
+      }
+      if (warmup) continue;
+      timed_makespans_.push_back(timeline.makespan_seconds());
+      runs.push_back(std::move(timeline));
+    }
+  } catch (...) {
+    release();
+    throw;
+  }
+  release();
+  return median_timeline(runs);
+}
+
+std::unique_ptr<Executor> make_executor(Backend backend, ExecutionOptions options) {
+  if (options.timed_runs < 1 || options.warmup_runs < 0) {
+    throw std::invalid_argument("make_executor: need at least one timed run");
+  }
+  if (backend == Backend::kCpu) return make_cpu_executor(std::move(options));
+  return make_cuda_executor(std::move(options));
+}
+
+}  // namespace placesim::real

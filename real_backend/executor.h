@@ -1,0 +1,75 @@
+// Executor: a PlanEngine that runs the plan on this machine's devices instead of predicting it,
+// and returns a measured Timeline ("measured/cpu", "measured/cuda") under the same contract as
+// the SimGrid engine (sim/engine/engine.h): a task starts after its deps end; one compute task
+// at a time per device, the ready task with the lowest id first; transfers run concurrently.
+//
+// simulate() measures: it checks that this machine can run the plan, prepares buffers and
+// threads, runs `warmup_runs` untimed executions, then `timed_runs` timed ones, and returns the
+// per-task median start and end offsets (see median_timeline). An Executor is not thread-safe;
+// one plan runs at a time.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/engine/engine.h"
+
+namespace placesim::real {
+
+enum class Backend { kCpu, kCuda };
+std::optional<Backend> parse_backend(const std::string& text);
+std::string to_string(Backend backend);
+
+struct ExecutionOptions {
+  int warmup_runs = 2;
+  int timed_runs = 7;  ///< odd, so that each median is one measured value
+  bool pin_threads = true;
+  /// CUDA: when the plan names more GPUs than the machine has, plan GPU k runs on CUDA device
+  /// k mod count, each plan GPU with its own compute stream (e.g. a 2-stream split on one GPU).
+  bool share_gpus = false;
+  /// Called with one line per finished run ("run 3/7: 12.3 ms"); null = silent.
+  std::function<void(const std::string&)> progress;
+};
+
+class Executor : public PlanEngine {
+ public:
+  explicit Executor(ExecutionOptions options) : options_(std::move(options)) {}
+  /// "measured/cpu" or "measured/cuda".
+  virtual std::string source() const = 0;
+  /// InputError naming the first task or device this machine cannot run, before any work.
+  virtual void check_plan(const ExecutionPlan& plan, const Cluster& cluster) const = 0;
+  /// Allocates buffers and starts threads/streams for the plan.
+  virtual void prepare(const ExecutionPlan& plan, const Cluster& cluster) = 0;
+  /// One execution of the prepared plan.
+  virtual Timeline run_once() = 0;
+  /// Stops threads and frees what prepare() allocated.
+  virtual void release() = 0;
+
+  /// check_plan, prepare, warm-up runs, timed runs, per-task medians, release.
+  Timeline simulate(const ExecutionPlan& plan, const Cluster& cluster) override;
+  /// The makespans of the last simulate()'s timed runs, in run order.
+  const std::vector<double>& timed_makespans() const { return timed_makespans_; }
+  const ExecutionOptions& options() const { return options_; }
+
+ protected:
+  ExecutionOptions options_;
+
+ private:
+  std::vector<double> timed_makespans_;
+};
+
+/// Per task, the median of the runs' start offsets and the median of their end offsets. Medians
+/// are monotone (if x_i >= y_i in every run then median x >= median y), so the result keeps every
+/// ordering the runs share: deps end before their successors start, and a device's tasks do not
+/// overlap. Its makespan is at most the median of the runs' makespans.
+Timeline median_timeline(const std::vector<Timeline>& runs);
+double median(std::vector<double> values);
+
+/// The executor for a backend. InputError (exit status 2 in the CLI) when this machine cannot
+/// provide it: no CUDA GPU, a driver too old, or a build without CUDA.
+std::unique_ptr<Executor> make_executor(Backend backend, ExecutionOptions options);
+
+}  // namespace placesim::real

@@ -1,0 +1,863 @@
+// ONNX model -> OpGraph: shape inference with the caller's input shapes, then one op per node
+// costed by the zoo's conventions (docs/model-graphs.md; the formulas are listed in docs/onnx.md).
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "sim/core/input_error.h"
+#include "sim/core/json_reader.h"
+#include "sim/graph/onnx/onnx_model.h"
+#include "sim/graph/onnx/onnx_operators.h"
+
+namespace placesim {
+namespace {
+
+namespace pb = ::ONNX_NAMESPACE;
+
+// protobuf cannot parse a message of 2 GiB or more; larger models keep their weights outside.
+constexpr std::uintmax_t kMaxFileBytes = (std::uintmax_t{1} << 31) - 1;
+// Same limit as model graph files (sim/graph/model_json.cpp): beyond it a tensor is a mistake.
+constexpr double kMaxPlausibleBytes = 1e16;
+constexpr double kNormalizationFlopsPerElement = 5;  // as models/layer_builder.cpp
+constexpr double kSoftmaxFlopsPerElement = 5;
+constexpr double kCrossEntropyFlopsPerLogit = 6;
+
+struct TensorInfo {
+  int32_t element_type = 0;
+  std::vector<int64_t> dims;
+  bool known = false;     ///< every dimension has a value
+  bool constant = false;  ///< an initializer or a Constant node's output
+  bool initializer = false;
+};
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::ostringstream text;
+  text << "[";
+  for (size_t i = 0; i < shape.size(); ++i) text << (i ? ", " : "") << shape[i];
+  return text.str() + "]";
+}
+
+double product(const std::vector<int64_t>& dims, size_t from = 0) {
+  double count = 1;
+  for (size_t i = from; i < dims.size(); ++i) count *= static_cast<double>(dims[i]);
+  return count;
+}
+
+bool is_float_type(int32_t type) {
+  switch (type) {
+    case pb::TensorProto::FLOAT:
+    case pb::TensorProto::FLOAT16:
+    case pb::TensorProto::BFLOAT16:
+    case pb::TensorProto::DOUBLE:
+    case pb::TensorProto::UNDEFINED:
+      return true;
+    default:
+      return false;
+  }
+}
+
+double integer_type_bytes(int32_t type) {
+  switch (type) {
+    case pb::TensorProto::INT8:
+    case pb::TensorProto::UINT8:
+    case pb::TensorProto::BOOL:
+      return 1;
+    case pb::TensorProto::INT16:
+    case pb::TensorProto::UINT16:
+      return 2;
+    case pb::TensorProto::INT32:
+    case pb::TensorProto::UINT32:
+      return 4;
+    default:
+      return 8;  // INT64, UINT64, strings (a pointer each), complex
+  }
+}
+
+
+const pb::AttributeProto* find_attribute(const pb::NodeProto& node, const std::string& name) {
+  for (const auto& attribute : node.attribute()) {
+    if (attribute.name() == name) return &attribute;
+  }
+  return nullptr;
+}
+
+std::string string_attribute(const pb::NodeProto& node, const std::string& name, const std::string& fallback) {
+  const pb::AttributeProto* attribute = find_attribute(node, name);
+  return attribute ? attribute->s() : fallback;
+}
+
+int64_t int_attribute(const pb::NodeProto& node, const std::string& name, int64_t fallback) {
+  const pb::AttributeProto* attribute = find_attribute(node, name);
+  return attribute ? attribute->i() : fallback;
+}
+
+// MACs of an einsum: output elements x the sizes of the summed-over labels.
+double einsum_macs(const std::string& equation, const std::vector<std::vector<int64_t>>& shapes,
+                        const std::vector<int64_t>& output, bool* ok) {
+  std::string text;
+  for (char c : equation) {
+    if (c != ' ') text += c;
+  }
+  std::string left = text, right;
+  bool explicit_output = false;
+  if (auto arrow = text.find("->"); arrow != std::string::npos) {
+    left = text.substr(0, arrow);
+    right = text.substr(arrow + 2);
+    explicit_output = true;
+  }
+  std::vector<std::string> terms;
+  std::stringstream stream(left);
+  for (std::string term; std::getline(stream, term, ',');) terms.push_back(term);
+  *ok = terms.size() == shapes.size();
+  if (!*ok) return 0;
+  std::map<char, int64_t> sizes;
+  std::map<char, int> uses;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    std::string term = terms[t];
+    size_t ellipsis = term.find("...");
+    std::string head = ellipsis == std::string::npos ? term : term.substr(0, ellipsis);
+    std::string tail = ellipsis == std::string::npos ? "" : term.substr(ellipsis + 3);
+    const auto& dims = shapes[t];
+    if (head.size() + tail.size() > dims.size()) {
+      *ok = false;
+      return 0;
+    }
+    for (size_t i = 0; i < head.size(); ++i) sizes[head[i]] = std::max(sizes[head[i]], dims[i]);
+    for (size_t i = 0; i < tail.size(); ++i) {
+      sizes[tail[i]] = std::max(sizes[tail[i]], dims[dims.size() - tail.size() + i]);
+    }
+    for (char c : head + tail) ++uses[c];
+  }
+  std::set<char> kept;
+  if (explicit_output) {
+    kept.insert(right.begin(), right.end());
+  } else {
+    for (const auto& [label, count] : uses) {
+      if (count == 1) kept.insert(label);
+    }
+  }
+  double macs = product(output);
+  for (const auto& [label, size] : sizes) {
+    if (label != '.' && !kept.count(label)) macs *= static_cast<double>(size);
+  }
+  return macs;
+}
+
+
+// Output dims of an einsum with an explicit output ("ab,bc->ac"); ONNX 1.12 infers only its rank.
+bool einsum_output_shape(const std::string& equation, const std::vector<std::vector<int64_t>>& shapes,
+                         std::vector<int64_t>* output) {
+  size_t arrow = equation.find("->");
+  if (arrow == std::string::npos || equation.find("...") != std::string::npos) return false;
+  std::map<char, int64_t> sizes;
+  std::stringstream stream(equation.substr(0, arrow));
+  size_t t = 0;
+  for (std::string term; std::getline(stream, term, ','); ++t) {
+    std::string letters;
+    for (char c : term) {
+      if (c != ' ') letters += c;
+    }
+    if (t >= shapes.size() || letters.size() != shapes[t].size()) return false;
+    for (size_t i = 0; i < letters.size(); ++i) sizes[letters[i]] = std::max(sizes[letters[i]], shapes[t][i]);
+  }
+  output->clear();
+  for (char c : equation.substr(arrow + 2)) {
+    if (c == ' ') continue;
+    if (!sizes.count(c)) return false;
+    output->push_back(sizes[c]);
+  }
+  return true;
+}
+
+class Importer {
+ public:
+  Importer(std::filesystem::path path, const OnnxImportOptions& options)
+      : path_(std::move(path)), file_(path_.string()), options_(options) {}
+
+  OpGraph run() {
+    read_model();
+    graph_ = &model_.graph();
+    check_wiring();
+    apply_input_shapes();
+    prepare_value_info();
+    infer_until_stable();
+    return build_graph();
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& pointer, const std::string& message) const {
+    throw InputError(file_, pointer, message);
+  }
+  [[noreturn]] void fail_node(int index, const std::string& message) const {
+    const pb::NodeProto& node = graph_->node(index);
+    std::string label = node.name().empty() ? "" : " \"" + node.name() + "\"";
+    fail("/graph/node/" + std::to_string(index), node.op_type() + label + ": " + message);
+  }
+  [[noreturn]] void fail_input_shapes(const std::string& name, const std::string& message) const {
+    std::string pointer = options_.input_shapes_path.empty()
+                              ? ""
+                              : options_.input_shapes_path + "/" + escape_pointer_token(name);
+    throw InputError(options_.input_shapes_file, pointer, message);
+  }
+  void warn(const std::string& message) const {
+    if (options_.warnings) *options_.warnings << "placesim: warning: " << file_ << ": " << message << "\n";
+  }
+
+  void read_model() {
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path_, error)) fail("", "no such file");
+    std::uintmax_t size = std::filesystem::file_size(path_, error);
+    if (error) fail("", "cannot read the file: " + error.message());
+    if (size == 0) fail("/", "the file is empty (expected an ONNX model)");
+    if (size > kMaxFileBytes) {
+      fail("/", "the file is " + std::to_string(size) +
+                    " bytes; protobuf cannot read an ONNX model of 2 GiB or more (store the weights as external data)");
+    }
+    std::ifstream in(path_, std::ios::binary);
+    std::string bytes(static_cast<size_t>(size), '\0');
+    if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) fail("", "cannot read the file");
+    if (!model_.ParseFromString(bytes)) {
+      fail("/", "not a valid ONNX model: the protobuf data is truncated or malformed (" + std::to_string(size) +
+                    " bytes)");
+    }
+    if (model_.ir_version() <= 0 || !model_.has_graph()) {
+      fail("/", "not an ONNX model: no ir_version or no graph (is this an ONNX file?)");
+    }
+    for (const auto& opset : model_.opset_import()) {
+      std::string domain = opset.domain() == "ai.onnx" ? "" : opset.domain();
+      opsets_[domain] = static_cast<int>(opset.version());
+    }
+    if (!opsets_.count("")) fail("/opset_import", "the model imports no opset of the default ONNX domain");
+    if (model_.graph().node_size() == 0) fail("/graph/node", "the graph has no nodes");
+    for (const auto& property : model_.metadata_props()) metadata_[property.key()] = property.value();
+  }
+
+  // Every node input is a graph input, an initializer or an earlier node's output (ONNX requires
+  // topological order), and every tensor has one producer.
+  void check_wiring() {
+    std::set<std::string> defined;
+    for (int i = 0; i < graph_->initializer_size(); ++i) {
+      const auto& initializer = graph_->initializer(i);
+      for (int d = 0; d < initializer.dims_size(); ++d) {
+        if (initializer.dims(d) < 0) {
+          fail("/graph/initializer/" + std::to_string(i) + "/dims/" + std::to_string(d),
+               "initializer \"" + initializer.name() + "\" has a negative dimension " +
+                   std::to_string(initializer.dims(d)));
+        }
+      }
+      initializers_.insert(initializer.name());
+      defined.insert(initializer.name());
+    }
+    for (const auto& sparse : graph_->sparse_initializer()) {
+      initializers_.insert(sparse.values().name());
+      defined.insert(sparse.values().name());
+    }
+    for (const auto& input : graph_->input()) defined.insert(input.name());
+    std::map<std::string, int> producer;
+    for (int i = 0; i < graph_->node_size(); ++i) {
+      for (const auto& output : graph_->node(i).output()) {
+        if (!output.empty()) producer.emplace(output, i);
+      }
+    }
+    for (int i = 0; i < graph_->node_size(); ++i) {
+      const pb::NodeProto& node = graph_->node(i);
+      for (const auto& input : node.input()) {
+        if (input.empty() || defined.count(input)) continue;
+        auto later = producer.find(input);
+        if (later == producer.end()) fail_node(i, "input \"" + input + "\" is not produced by any node, input or initializer");
+        fail_node(i, "input \"" + input + "\" is produced by a later node (" + std::to_string(later->second) +
+                         "); ONNX nodes must be in topological order");
+      }
+      for (const auto& output : node.output()) {
+        if (output.empty()) continue;
+        if (!defined.insert(output).second) fail_node(i, "output \"" + output + "\" is produced twice");
+      }
+    }
+  }
+
+  void apply_input_shapes() {
+    std::map<std::string, int> data_inputs;
+    for (int i = 0; i < graph_->input_size(); ++i) {
+      if (!initializers_.count(graph_->input(i).name())) data_inputs.emplace(graph_->input(i).name(), i);
+    }
+    std::string input_list;
+    for (const auto& [name, index] : data_inputs) input_list += (input_list.empty() ? "\"" : ", \"") + name + "\"";
+    for (const auto& [name, shape] : options_.input_shapes) {
+      if (initializers_.count(name)) fail_input_shapes(name, "\"" + name + "\" is an initializer (a weight), not an input");
+      if (!data_inputs.count(name)) {
+        fail_input_shapes(name, "the model has no input \"" + name + "\"; its inputs: " +
+                                    (input_list.empty() ? "none" : input_list));
+      }
+    }
+    pb::GraphProto* graph = model_.mutable_graph();
+    // Given shapes first, so that their symbolic dimensions bind the others' ("N" -> 64).
+    for (const auto& [name, shape] : options_.input_shapes) {
+      int index = data_inputs.at(name);
+      pb::TypeProto* type = graph->mutable_input(index)->mutable_type();
+      if (!type->has_tensor_type()) fail_input_shapes(name, "input \"" + name + "\" is not a tensor");
+      pb::TensorShapeProto* declared = type->mutable_tensor_type()->mutable_shape();
+      if (type->tensor_type().has_shape() && declared->dim_size() != static_cast<int>(shape.size())) {
+        fail_input_shapes(name, "input \"" + name + "\" has rank " + std::to_string(declared->dim_size()) +
+                                    " in the model, got " + shape_text(shape));
+      }
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (d < static_cast<size_t>(declared->dim_size()) && declared->dim(static_cast<int>(d)).has_dim_param()) {
+          bind(declared->dim(static_cast<int>(d)).dim_param(), shape[d], name);
+        }
+      }
+      declared->clear_dim();
+      for (int64_t value : shape) declared->add_dim()->set_dim_value(value);
+    }
+    for (const auto& [name, index] : data_inputs) {
+      if (options_.input_shapes.count(name)) continue;
+      pb::ValueInfoProto* input = graph->mutable_input(index);
+      if (!input->type().has_tensor_type()) {
+        fail("/graph/input/" + std::to_string(index), "input \"" + name + "\" is not a tensor (sequences, maps and optionals are not supported)");
+      }
+      if (!input->type().tensor_type().has_shape()) {
+        fail("/graph/input/" + std::to_string(index), "input \"" + name + "\" declares no shape; give it (" + where_to_give() + ")");
+      }
+      pb::TensorShapeProto* declared = input->mutable_type()->mutable_tensor_type()->mutable_shape();
+      for (int d = 0; d < declared->dim_size(); ++d) {
+        pb::TensorShapeProto::Dimension* dim = declared->mutable_dim(d);
+        if (dim->has_dim_value() && dim->dim_value() > 0) continue;
+        auto bound = dim->has_dim_param() ? bindings_.find(dim->dim_param()) : bindings_.end();
+        if (bound != bindings_.end()) {
+          dim->set_dim_value(bound->second);
+        } else if (d == 0 && options_.default_batch > 0) {
+          if (dim->has_dim_param()) bind(dim->dim_param(), options_.default_batch, name);
+          dim->set_dim_value(options_.default_batch);
+        } else {
+          std::string what = dim->has_dim_param() ? "symbolic dimension \"" + dim->dim_param() + "\""
+                                                  : "unknown dimension";
+          fail("/graph/input/" + std::to_string(index),
+               "input \"" + name + "\" has a " + what + " at index " + std::to_string(d) + "; give its shape (" +
+                   where_to_give() + ")");
+        }
+      }
+    }
+  }
+
+  std::string where_to_give() const {
+    return options_.input_shapes_path.empty() ? "--input NAME=D0,D1,..." : "\"inputs\": {\"NAME\": [D0, D1, ...]}";
+  }
+
+  void bind(const std::string& parameter, int64_t value, const std::string& input) {
+    auto [it, inserted] = bindings_.emplace(parameter, value);
+    if (!inserted && it->second != value) {
+      fail_input_shapes(input, "dimension \"" + parameter + "\" is " + std::to_string(it->second) +
+                                   " in another input but " + std::to_string(value) + " here");
+    }
+  }
+
+  bool has_schema(const pb::NodeProto& node) const {
+    auto opset = opsets_.find(node.domain() == "ai.onnx" ? "" : node.domain());
+    int version = opset == opsets_.end() ? 1 : opset->second;
+    return pb::OpSchemaRegistry::Schema(node.op_type(), version, node.domain()) != nullptr;
+  }
+
+  void substitute_bindings(pb::TypeProto* type) const {
+    if (!type->has_tensor_type() || !type->tensor_type().has_shape()) return;
+    for (auto& dim : *type->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      if (!dim.has_dim_param()) continue;
+      auto bound = bindings_.find(dim.dim_param());
+      if (bound != bindings_.end()) dim.set_dim_value(bound->second);
+    }
+  }
+
+  // Declared shapes of tensors ONNX can infer are dropped (they may hold another batch size);
+  // those of operators without a schema (custom domains) are kept, with bound dimensions filled in.
+  void prepare_value_info() {
+    std::set<std::string> uninferable;
+    for (const auto& node : graph_->node()) {
+      if (!has_schema(node)) uninferable.insert(node.output().begin(), node.output().end());
+    }
+    pb::GraphProto* graph = model_.mutable_graph();
+    google::protobuf::RepeatedPtrField<pb::ValueInfoProto> kept;
+    for (auto& info : *graph->mutable_value_info()) {
+      if (!uninferable.count(info.name())) continue;
+      substitute_bindings(info.mutable_type());
+      *kept.Add() = info;
+    }
+    graph->mutable_value_info()->Swap(&kept);
+    for (auto& output : *graph->mutable_output()) {
+      if (uninferable.count(output.name())) {
+        substitute_bindings(output.mutable_type());
+      } else if (output.type().has_tensor_type()) {
+        output.mutable_type()->mutable_tensor_type()->clear_shape();
+      }
+    }
+  }
+
+  void infer_shapes() {
+    try {
+      pb::shape_inference::InferShapes(model_, pb::OpSchemaRegistry::Instance(),
+                                       pb::ShapeInferenceOptions(/*check_type=*/false, /*error_mode=*/1,
+                                                                 /*enable_data_propagation=*/true));
+    } catch (const std::exception& error) {
+      std::string message = error.what();
+      fail("/graph", "ONNX shape inference failed: " + message.substr(0, 600));
+    }
+  }
+
+  void record(const pb::ValueInfoProto& info, bool constant) {
+    TensorInfo tensor;
+    if (!info.type().has_tensor_type()) {
+      tensors_[info.name()] = tensor;
+      return;
+    }
+    const auto& type = info.type().tensor_type();
+    tensor.element_type = type.elem_type();
+    tensor.constant = constant;
+    tensor.known = type.has_shape();
+    if (type.has_shape()) {
+      for (const auto& dim : type.shape().dim()) {
+        if (!dim.has_dim_value() || dim.dim_value() < 0) tensor.known = false;
+        tensor.dims.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
+      }
+    }
+    tensors_[info.name()] = tensor;
+  }
+
+  void collect_tensors() {
+    tensors_.clear();
+    for (const auto& info : graph_->value_info()) record(info, false);
+    for (const auto& info : graph_->output()) {
+      if (!tensors_.count(info.name()) || !tensors_[info.name()].known) record(info, false);
+    }
+    for (const auto& info : graph_->input()) record(info, false);
+    for (const auto& node : graph_->node()) {
+      if (node.op_type() == "Constant" && node.domain().empty()) {
+        for (const auto& output : node.output()) tensors_[output].constant = true;
+      }
+    }
+    auto add_initializer = [&](const pb::TensorProto& initializer) {
+      TensorInfo tensor;
+      tensor.element_type = initializer.data_type();
+      tensor.dims.assign(initializer.dims().begin(), initializer.dims().end());
+      tensor.known = tensor.constant = tensor.initializer = true;
+      tensors_[initializer.name()] = tensor;
+    };
+    for (const auto& initializer : graph_->initializer()) add_initializer(initializer);
+    for (const auto& sparse : graph_->sparse_initializer()) {
+      pb::TensorProto values = sparse.values();
+      values.clear_dims();
+      for (int64_t dim : sparse.dims()) values.add_dims(dim);
+      add_initializer(values);
+    }
+  }
+
+  // ONNX cannot infer through operators it has no schema for; placesim assumes such a node's
+  // outputs have its first input's shape and infers again downstream.
+  void infer_until_stable() {
+    for (int round = 0; round <= graph_->node_size(); ++round) {
+      infer_shapes();
+      collect_tensors();
+      bool assumed = false;
+      for (int i = 0; i < graph_->node_size(); ++i) {
+        const pb::NodeProto& node = graph_->node(i);
+        if (node.domain() == kPlacesimOnnxDomain || node.input_size() == 0) continue;
+        const TensorInfo* first = find_tensor(node.input(0));
+        if (!first || !first->known) continue;
+        TensorInfo assumed_output = *first;
+        if (node.op_type() == "Einsum" && node.domain().empty()) {
+          std::vector<std::vector<int64_t>> shapes;
+          for (const auto& input : node.input()) {
+            const TensorInfo* info = find_tensor(input);
+            if (info && info->known) shapes.push_back(info->dims);
+          }
+          if (!einsum_output_shape(string_attribute(node, "equation", ""), shapes, &assumed_output.dims)) continue;
+        } else if (has_schema(node)) {
+          continue;
+        }
+        for (const auto& output : node.output()) {
+          if (output.empty() || (tensors_.count(output) && tensors_[output].known)) continue;
+          pb::ValueInfoProto* info = model_.mutable_graph()->add_value_info();
+          info->set_name(output);
+          auto* type = info->mutable_type()->mutable_tensor_type();
+          type->set_elem_type(first->element_type);
+          for (int64_t dim : assumed_output.dims) type->mutable_shape()->add_dim()->set_dim_value(dim);
+          tensors_[output] = assumed_output;
+          tensors_[output].constant = false;
+          tensors_[output].initializer = false;
+          if (!has_schema(node)) assumed_shapes_.insert(node.op_type());
+          assumed = true;
+        }
+      }
+      if (!assumed) return;
+    }
+  }
+
+  const TensorInfo* find_tensor(const std::string& name) const {
+    auto it = tensors_.find(name);
+    return it == tensors_.end() ? nullptr : &it->second;
+  }
+
+  // A tensor a node reads or writes, with its shape checked and its size bounded.
+  const TensorInfo& tensor(int node_index, const std::string& name) const {
+    const TensorInfo* info = find_tensor(name);
+    if (!info || !info->known) {
+      std::string shape = info ? " (inferred " + shape_text(info->dims) + ", -1 = unknown)" : "";
+      fail_node(node_index, "the shape of tensor \"" + name + "\" is unknown after shape inference" + shape +
+                                "; it depends on input values (not only shapes) or on input shapes not given");
+    }
+    if (product(info->dims) * 8 > kMaxPlausibleBytes) {
+      fail_node(node_index, "tensor \"" + name + "\" " + shape_text(info->dims) +
+                                " is implausibly large (more than 1e16 bytes)");
+    }
+    return *info;
+  }
+
+  double element_bytes(const TensorInfo& info) const {
+    return is_float_type(info.element_type) ? options_.dtype_bytes : integer_type_bytes(info.element_type);
+  }
+  double bytes(const TensorInfo& info) const { return product(info.dims) * element_bytes(info); }
+
+  OpGraph build_graph();
+  std::map<int, int> find_dense_bias_adds() const;
+  void cost_placesim_node(int index, Op& op);
+  void cost_node(int index, Op& op, const std::vector<std::string>& outputs);
+  double claim_parameters(int index, const std::string& input);
+
+  std::filesystem::path path_;
+  std::string file_;
+  const OnnxImportOptions& options_;
+  pb::ModelProto model_;
+  const pb::GraphProto* graph_ = nullptr;
+  std::map<std::string, int> opsets_;
+  std::map<std::string, std::string> metadata_;
+  std::set<std::string> initializers_;
+  std::map<std::string, int64_t> bindings_;
+  std::unordered_map<std::string, TensorInfo> tensors_;
+  std::set<std::string> counted_parameters_;
+  std::set<std::string> assumed_shapes_;
+  std::map<std::string, int> unknown_operators_;
+};
+
+// Trainable parameters: floating-point initializers of more than one element, each counted once
+// (at its first consumer, so tied weights count once), except batch norm's running statistics.
+double Importer::claim_parameters(int index, const std::string& input) {
+  const TensorInfo* info = find_tensor(input);
+  if (!info || !info->initializer || !is_float_type(info->element_type)) return 0;
+  double elements = product(tensor(index, input).dims);
+  if (elements <= 1 || !counted_parameters_.insert(input).second) return 0;
+  return elements;
+}
+
+void Importer::cost_node(int index, Op& op, const std::vector<std::string>& outputs) {
+  const pb::NodeProto& node = graph_->node(index);
+  const std::string& type = node.op_type();
+  const OnnxOperator* known = find_onnx_operator(type);
+  std::vector<std::string> inputs;
+  for (const auto& input : node.input()) inputs.push_back(input);
+  auto input_info = [&](size_t i) -> const TensorInfo& { return tensor(index, inputs.at(i)); };
+  auto present = [&](size_t i) { return i < inputs.size() && !inputs[i].empty(); };
+
+  double output_elements = 0, output_bytes = 0;
+  bool float_output = false;
+  for (const auto& output : outputs) {
+    const TensorInfo& info = tensor(index, output);
+    output_elements += product(info.dims);
+    output_bytes += bytes(info);
+    float_output = float_output || is_float_type(info.element_type);
+  }
+  const TensorInfo& first_output = tensor(index, outputs.front());
+  op.output_shape = first_output.dims;
+  op.output_bytes = output_bytes;
+  op.dtype_bytes = element_bytes(first_output);
+
+  double read_bytes = 0, parameters = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!present(i)) continue;
+    const TensorInfo& info = input_info(i);
+    bool running_statistic = type == "BatchNormalization" && i >= 3;
+    bool resize_argument = (type == "Resize" || type == "Upsample") && i >= 1;
+    if (running_statistic || resize_argument) continue;
+    read_bytes += bytes(info);
+    parameters += claim_parameters(index, inputs[i]);
+  }
+  op.parameter_count = parameters;
+  op.forward_bytes = read_bytes + output_bytes;
+  op.kind = known ? known->kind : OpKind::kOther;
+  op.type = type;
+
+  if (!known) {
+    ++unknown_operators_[type];
+    if (options_.strict) {
+      fail_node(index, "unsupported operator \"" + type + "\" (strict mode refuses operators placesim cannot cost; "
+                       "see docs/onnx.md)");
+    }
+  } else if (known->cost == OnnxCost::kGemm) {
+    double macs = 0;
+    const TensorInfo& a = input_info(0);
+    if (type == "Conv" || type == "ConvInteger" || type == "QLinearConv") {
+      // Every output element is a dot product over W's [Cin / groups, kh, kw, ...].
+      size_t weight = type == "QLinearConv" ? 3 : 1;
+      macs = product(first_output.dims) * product(input_info(weight).dims, 1);
+    } else if (type == "ConvTranspose") {
+      // Every input element is scattered through W's [Cout / groups, kh, kw, ...].
+      macs = product(a.dims) * product(input_info(1).dims, 1);
+    } else if (type == "Gemm") {
+      if (a.dims.size() != 2) fail_node(index, "Gemm expects a rank-2 A, got " + shape_text(a.dims));
+      int64_t inner = int_attribute(node, "transA", 0) ? a.dims[0] : a.dims[1];
+      macs = product(first_output.dims) * static_cast<double>(inner);
+    } else if (type == "Einsum") {
+      std::vector<std::vector<int64_t>> shapes;
+      for (size_t i = 0; i < inputs.size(); ++i) shapes.push_back(input_info(i).dims);
+      bool ok = false;
+      macs = einsum_macs(string_attribute(node, "equation", ""), shapes, first_output.dims, &ok);
+      if (!ok) fail_node(index, "cannot read the einsum equation \"" + string_attribute(node, "equation", "") + "\"");
+    } else {  // MatMul, MatMulInteger, QLinearMatMul: [..., M, K] x [..., K, N]
+      int64_t inner = a.dims.empty() ? 1 : a.dims.back();
+      macs = product(first_output.dims) * static_cast<double>(inner);
+    }
+    op.forward_flops = 2 * macs;
+  } else if (known->cost == OnnxCost::kPerOutputElement) {
+    op.forward_flops = output_elements;
+  } else if (known->cost == OnnxCost::kPerInputElement) {
+    op.forward_flops = present(0) ? product(input_info(0).dims) : 0;
+  } else if (known->cost == OnnxCost::kNormalization) {
+    op.forward_flops = kNormalizationFlopsPerElement * product(input_info(0).dims);
+  } else if (known->cost == OnnxCost::kSoftmax) {
+    op.forward_flops = kSoftmaxFlopsPerElement * output_elements;
+  } else if (known->cost == OnnxCost::kCrossEntropy) {
+    op.forward_flops = kCrossEntropyFlopsPerLogit * product(input_info(0).dims);
+  } else if (known->cost == OnnxCost::kWindow) {
+    const pb::AttributeProto* kernel = find_attribute(node, "kernel_shape");
+    if (!kernel || kernel->ints_size() == 0) fail_node(index, "pooling needs a kernel_shape attribute");
+    double window = 1;
+    for (int64_t k : kernel->ints()) window *= static_cast<double>(k);
+    op.forward_flops = product(first_output.dims) * window;
+  } else if (known->cost == OnnxCost::kMetadata) {
+    op.forward_bytes = 0;
+  }
+
+  if (type == "ReduceMean" && present(0) && input_info(0).dims.size() == 4 && first_output.dims.size() == 2) {
+    op.kind = OpKind::kPooling;  // mean over H and W: a global average pool, as the zoo's "Mean"
+  }
+  if (type == "Gather" && find_tensor(inputs.at(0)) && find_tensor(inputs[0])->initializer &&
+      is_float_type(find_tensor(inputs[0])->element_type)) {
+    // An embedding lookup reads the ids and the selected rows and writes the rows (the zoo's GatherV2).
+    op.kind = OpKind::kEmbedding;
+    op.forward_bytes = (present(1) ? bytes(input_info(1)) : 0) + 2 * output_bytes;
+    op.forward_flops = 0;
+    op.backward_flops = output_elements;  // scatter-add into the table's gradient
+    op.backward_bytes = 2 * op.forward_bytes;
+    return;
+  }
+  if (!float_output) return;  // shape and index computations have no gradient
+  const bool gemm = op.kind == OpKind::kConv || op.kind == OpKind::kMatMul;
+  op.backward_flops = gemm ? 2 * op.forward_flops : op.forward_flops;
+  op.backward_bytes = 2 * op.forward_bytes;
+}
+
+
+std::string layer_of(const std::string& name) {
+  std::string trimmed = name;
+  while (!trimmed.empty() && trimmed.front() == '/') trimmed.erase(trimmed.begin());
+  size_t slash = trimmed.rfind('/');
+  return slash == std::string::npos ? "" : trimmed.substr(0, slash);
+}
+
+// A MatMul by a weight whose only consumer adds a bias vector is one dense layer (PyTorch's
+// Linear on 3-D inputs exports so); the bias add is fused and not counted, as the zoo does.
+std::map<int, int> Importer::find_dense_bias_adds() const {
+  std::unordered_map<std::string, std::vector<int>> consumers;
+  for (int i = 0; i < graph_->node_size(); ++i) {
+    for (const auto& input : graph_->node(i).input()) {
+      if (!input.empty()) consumers[input].push_back(i);
+    }
+  }
+  for (const auto& output : graph_->output()) consumers[output.name()].push_back(-1);
+  auto float_initializer = [&](const std::string& name, size_t rank) {
+    const TensorInfo* info = find_tensor(name);
+    return info && info->initializer && is_float_type(info->element_type) && info->dims.size() == rank;
+  };
+  std::map<int, int> fused;
+  for (int i = 0; i < graph_->node_size(); ++i) {
+    const pb::NodeProto& node = graph_->node(i);
+    if (node.op_type() != "MatMul" || !node.domain().empty() || node.input_size() != 2 || node.output_size() != 1) continue;
+    if (!float_initializer(node.input(1), 2) || float_initializer(node.input(0), 2)) continue;
+    const auto& users = consumers[node.output(0)];
+    if (users.size() != 1 || users[0] < 0) continue;
+    const pb::NodeProto& add = graph_->node(users[0]);
+    if (add.op_type() != "Add" || !add.domain().empty() || add.input_size() != 2) continue;
+    const std::string& bias = add.input(0) == node.output(0) ? add.input(1) : add.input(0);
+    if (!float_initializer(bias, 1)) continue;
+    if (find_tensor(bias)->dims[0] != find_tensor(node.input(1))->dims[1]) continue;
+    fused[i] = users[0];
+  }
+  return fused;
+}
+
+void Importer::cost_placesim_node(int index, Op& op) {
+  const pb::NodeProto& node = graph_->node(index);
+  auto number = [&](const std::string& name) {
+    std::string text = string_attribute(node, name, "0");
+    char* end = nullptr;
+    double value = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || *end != '\0' || !std::isfinite(value) || value < 0 || value > kMaxPlausibleBytes * 1e5) {
+      fail_node(index, "attribute " + name + " is not a plausible non-negative number: \"" + text + "\"");
+    }
+    return value;
+  };
+  double batch_scale = 1, bytes_scale = 1;
+  auto exported_batch = metadata_.find("placesim.batch");
+  auto bound_batch = bindings_.find("N");
+  if (int_attribute(node, "batch_scaled", 0) && exported_batch != metadata_.end() && bound_batch != bindings_.end()) {
+    batch_scale = static_cast<double>(bound_batch->second) / std::max(1.0, std::strtod(exported_batch->second.c_str(), nullptr));
+  }
+  auto exported_dtype = metadata_.find("placesim.dtype_bytes");
+  if (exported_dtype != metadata_.end()) {
+    double exported = std::strtod(exported_dtype->second.c_str(), nullptr);
+    if (exported > 0) bytes_scale = options_.dtype_bytes / exported;
+  }
+  op.type = node.op_type();
+  std::string kind = string_attribute(node, "kind", "other");
+  auto parsed = parse_op_kind(kind);
+  if (!parsed) fail_node(index, "unknown op kind \"" + kind + "\"");
+  op.kind = *parsed;
+  op.forward_flops = number("forward_flops") * batch_scale;
+  op.backward_flops = number("backward_flops") * batch_scale;
+  op.forward_bytes = number("forward_bytes") * batch_scale * bytes_scale;
+  op.backward_bytes = number("backward_bytes") * batch_scale * bytes_scale;
+  op.parameter_count = number("parameters");
+  op.output_bytes = number("output_bytes") * batch_scale * bytes_scale;
+  op.dtype_bytes = number("dtype_bytes") * bytes_scale;
+  if (!(op.dtype_bytes > 0)) op.dtype_bytes = options_.dtype_bytes;
+  op.cpu_only = int_attribute(node, "cpu_only", 0) != 0;
+  op.requested_device = string_attribute(node, "device", "");
+  op.colocate_with = string_attribute(node, "colocate_with", "");
+  op.layer = string_attribute(node, "layer", "");
+  if (node.output_size() > 0) {
+    const TensorInfo* output = find_tensor(node.output(0));
+    if (output && output->known) op.output_shape = output->dims;
+  }
+}
+
+OpGraph Importer::build_graph() {
+  std::string name = graph_->name().empty() ? path_.stem().string() : graph_->name();
+  OpGraph graph(name);
+  auto unique = [&](std::string candidate) {
+    if (candidate.empty()) candidate = "node";
+    std::string result = candidate;
+    for (int k = 1; graph.contains(result); ++k) result = candidate + "_" + std::to_string(k);
+    return result;
+  };
+  std::unordered_map<std::string, OpId> producer;
+  for (int i = 0; i < graph_->input_size(); ++i) {
+    const std::string& input = graph_->input(i).name();
+    if (initializers_.count(input)) continue;
+    const TensorInfo* info = find_tensor(input);
+    if (!info || !info->known) fail("/graph/input/" + std::to_string(i), "input \"" + input + "\" has no known shape");
+    if (product(info->dims) * 8 > kMaxPlausibleBytes) {
+      fail("/graph/input/" + std::to_string(i), "input \"" + input + "\" " + shape_text(info->dims) +
+                                                    " is implausibly large (more than 1e16 bytes)");
+    }
+    Op op;
+    op.name = unique(input);
+    op.type = "Placeholder";
+    op.kind = OpKind::kDataMovement;
+    op.output_shape = info->dims;
+    op.output_bytes = bytes(*info);
+    op.dtype_bytes = element_bytes(*info);
+    op.forward_bytes = op.output_bytes;  // written once, no backward (as the zoo's inputs)
+    op.layer = layer_of(input);
+    producer[input] = graph.add_op(std::move(op));
+  }
+  std::map<int, int> dense_bias = find_dense_bias_adds();
+  std::set<int> fused_adds;
+  for (const auto& [matmul, add] : dense_bias) fused_adds.insert(add);
+  for (int i = 0; i < graph_->node_size(); ++i) {
+    const pb::NodeProto& node = graph_->node(i);
+    if (fused_adds.count(i) || (node.op_type() == "Constant" && node.domain().empty())) continue;
+    const bool placesim_node = node.domain() == kPlacesimOnnxDomain;
+    auto fused = dense_bias.find(i);
+    const pb::NodeProto& last = fused == dense_bias.end() ? node : graph_->node(fused->second);
+    std::vector<std::string> outputs;
+    for (const auto& output : last.output()) {
+      if (!output.empty()) outputs.push_back(output);
+    }
+    if (outputs.empty() && !placesim_node) continue;  // nothing reads what it computes
+    Op op;
+    op.name = unique(node.name().empty() ? outputs.front() : node.name());
+    op.layer = layer_of(op.name);
+    if (placesim_node) {
+      cost_placesim_node(i, op);
+    } else {
+      cost_node(i, op, outputs);
+    }
+    if (fused != dense_bias.end()) {
+      const std::string& bias = last.input(0) == node.output(0) ? last.input(1) : last.input(0);
+      op.parameter_count += claim_parameters(i, bias);
+      op.forward_bytes += bytes(tensor(i, bias));
+      op.backward_bytes = 2 * op.forward_bytes;
+    }
+    OpId id = graph.add_op(std::move(op));
+    std::vector<std::pair<OpId, double>> edges;
+    const pb::AttributeProto* input_bytes = placesim_node ? find_attribute(node, "input_bytes") : nullptr;
+    for (int k = 0; k < node.input_size(); ++k) {
+      auto from = producer.find(node.input(k));
+      if (node.input(k).empty() || from == producer.end()) continue;
+      double edge_bytes = 0;
+      if (input_bytes && k < input_bytes->strings_size()) {
+        edge_bytes = std::strtod(input_bytes->strings(k).c_str(), nullptr);
+      } else if (const TensorInfo* info = find_tensor(node.input(k)); info && info->known) {
+        edge_bytes = bytes(*info);
+      } else {
+        edge_bytes = graph.op(from->second).output_bytes;
+      }
+      auto same = std::find_if(edges.begin(), edges.end(), [&](const auto& e) { return e.first == from->second; });
+      if (same == edges.end()) edges.emplace_back(from->second, edge_bytes);
+      else same->second += edge_bytes;
+    }
+    for (const auto& [from, edge_bytes] : edges) graph.add_edge(from, id, edge_bytes);
+    if (const pb::AttributeProto* control = placesim_node ? find_attribute(node, "control_inputs") : nullptr) {
+      for (const auto& before : control->strings()) {
+        OpId from = graph.find(before);
+        if (from == graph.size()) fail_node(i, "control input \"" + before + "\" names no earlier op");
+        graph.add_control_edge(from, id);
+      }
+    }
+    for (const auto& output : outputs) producer[output] = id;
+  }
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const Op& op = graph.op(id);
+    if (!op.colocate_with.empty() && !graph.contains(op.colocate_with)) {
+      fail("/graph", "op \"" + op.name + "\" is colocated with unknown op \"" + op.colocate_with + "\"");
+    }
+  }
+  if (!unknown_operators_.empty()) {
+    std::string list;
+    int total = 0;
+    for (const auto& [type, count] : unknown_operators_) {
+      list += (list.empty() ? "" : ", ") + type + " x" + std::to_string(count);
+      total += count;
+    }
+    warn(std::to_string(total) + " node(s) of operators placesim cannot cost were costed as memory-bound (0 FLOPs, "
+         "inputs + outputs bytes): " + list + "; strict mode refuses them");
+  }
+  if (!assumed_shapes_.empty()) {
+    std::string list;
+    for (const auto& type : assumed_shapes_) list += (list.empty() ? "" : ", ") + type;
+    warn("ONNX has no shape inference for " + list + "; their outputs were given their first input's shape");
+  }
+  return graph;
+}
+
+}  // namespace
+
+bool onnx_support_available() { return true; }
+
+OpGraph import_onnx_model(const std::filesystem::path& path, const OnnxImportOptions& options) {
+  return Importer(path, options).run();
+}
+}  // namespace placesim

@@ -1,0 +1,46 @@
+#include "sim/report/memory_verdict.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "sim/report/units_format.h"
+
+namespace placesim {
+
+std::string describe_memory(const MemoryBreakdown& memory) {
+  std::vector<std::pair<double, std::string>> parts = {
+      {memory.activation_bytes, "activations"},     {memory.parameter_bytes, "parameters"},
+      {memory.gradient_bytes, "gradients"},         {memory.optimizer_state_bytes, "optimizer state"},
+      {memory.workspace_bytes, "workspace"},
+  };
+  std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string text;
+  for (const auto& [bytes, what] : parts) {
+    if (bytes > 0) text += (text.empty() ? "" : ", ") + what + " " + format_bytes(bytes);
+  }
+  return text.empty() ? "nothing" : text;
+}
+
+std::string memory_verdict(const DeviceMetrics& device, const Cluster& cluster) {
+  return cluster.device(device.device).name.local() + " needs " + format_bytes(device.peak_memory_bytes) + ", has " +
+         format_bytes(device.memory_capacity_bytes) + ": " + describe_memory(device.peak_memory);
+}
+
+std::vector<std::string> out_of_memory_verdicts(const RunMetrics& metrics, const Cluster& cluster) {
+  std::vector<std::string> verdicts;
+  for (const DeviceMetrics& device : metrics.devices) {
+    if (device.out_of_memory) verdicts.push_back(memory_verdict(device, cluster));
+  }
+  return verdicts;
+}
+
+Json memory_breakdown_json(const MemoryBreakdown& memory) {
+  return {{"parameter_bytes", memory.parameter_bytes},
+          {"gradient_bytes", memory.gradient_bytes},
+          {"optimizer_state_bytes", memory.optimizer_state_bytes},
+          {"activation_bytes", memory.activation_bytes},
+          {"workspace_bytes", memory.workspace_bytes},
+          {"total_bytes", memory.total()}};
+}
+
+}  // namespace placesim

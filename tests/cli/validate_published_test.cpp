@@ -1,0 +1,52 @@
+// `placesim validate` against published figures: one row per strategy with a published figure,
+// the error computed from the two numbers printed, and the MAPE line as their mean.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+#include <sstream>
+
+#include "tests/cli/run_placesim.h"
+
+namespace placesim {
+namespace {
+
+using testing::CommandResult;
+using testing::run_placesim;
+
+TEST(ValidatePublished, PrintsEachCaseAndTheirMeanAbsolutePercentageError) {
+  CommandResult result = run_placesim({"validate", "-q", "scenarios/validation/tf_dgx1_p100_resnet50_ps_cpu.json"},
+                                      PLACESIM_SOURCE_DIR);
+  ASSERT_EQ(result.exit_status, 0) << result.output;
+  std::istringstream lines(result.output);
+  std::string line;
+  std::regex row(R"(^(\S.*\S)\s+samples_per_second\s+(\S+)\s+(\S+)\s+([+-]\d+\.\d)%$)");
+  std::regex mape(R"(^MAPE: (\d+\.\d)% over (\d+) cases$)");
+  double sum = 0;
+  int rows = 0;
+  bool saw_mape = false;
+  while (std::getline(lines, line)) {
+    std::smatch match;
+    if (std::regex_match(line, match, row)) {
+      double published = std::stod(match[2]), predicted = std::stod(match[3]), error = std::stod(match[4]);
+      EXPECT_NEAR(error, 100 * (predicted - published) / published, 0.1) << line;
+      sum += std::fabs(100 * (predicted - published) / published);
+      ++rows;
+    } else if (std::regex_match(line, match, mape)) {
+      saw_mape = true;
+      EXPECT_EQ(std::stoi(match[2]), 4);  // 1, 2, 4 and 8 GPUs
+      EXPECT_NEAR(std::stod(match[1]), sum / rows, 0.1);
+    }
+  }
+  EXPECT_EQ(rows, 4) << result.output;
+  EXPECT_TRUE(saw_mape) << result.output;
+}
+
+TEST(ValidatePublished, ScenariosWithoutPublishedFiguresAreAnInputError) {
+  CommandResult result = run_placesim({"validate", "scenarios/seed_device_placement.json"}, PLACESIM_SOURCE_DIR);
+  EXPECT_EQ(result.exit_status, 2) << result.output;
+  EXPECT_NE(result.output.find("no strategy with a \"published\" figure"), std::string::npos) << result.output;
+}
+
+}  // namespace
+}  // namespace placesim

@@ -1,0 +1,205 @@
+// The CPU executor honours the PlanEngine contract (deps, one compute task at a time per device,
+// lowest ready id first), its kernels do the work they are sized for, and a GEMM task of F FLOPs
+// takes about F / (calibrated FLOP/s). Also: per-task medians, and clear errors for plans this
+// machine cannot run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "../unit/test_support.h"
+#include "real_backend/calibration.h"
+#include "real_backend/cpu/cpu_kernels.h"
+#include "real_backend/cuda/cuda_executor.h"
+#include "real_backend/executor.h"
+#include "sim/cluster/hardware_catalog.h"
+#include "sim/core/input_error.h"
+
+namespace placesim {
+namespace {
+
+using namespace placesim::testing;
+using real::Backend;
+using real::ExecutionOptions;
+
+/// A CPU with round numbers (the executor uses them only to decide whether a task is
+/// compute- or memory-bound): ridge point 10 FLOP per byte.
+DeviceSpec round_cpu() {
+  DeviceSpec spec = round_gpu(1e11, 1e10);
+  spec.id = "test-cpu";
+  spec.kind = DeviceKind::kCpu;
+  return spec;
+}
+
+Cluster cpus(size_t n) {
+  Cluster cluster;
+  cluster.name = "test";
+  for (size_t i = 0; i < n; ++i) {
+    ClusterDevice device;
+    device.name = DeviceName{"localhost", 0, 0, DeviceKind::kCpu, static_cast<int>(i)};
+    device.spec = round_cpu();
+    cluster.add_device(device, "CPU:" + std::to_string(i));
+  }
+  return cluster;
+}
+
+Timeline execute(const ExecutionPlan& plan, const Cluster& cluster, int runs = 3) {
+  ExecutionOptions options;
+  options.warmup_runs = 1;
+  options.timed_runs = runs;
+  return real::make_executor(Backend::kCpu, options)->simulate(plan, cluster);
+}
+
+void expect_contract(const ExecutionPlan& plan, const Timeline& timeline) {
+  ASSERT_EQ(timeline.tasks.size(), plan.tasks.size());
+  for (const Task& task : plan.tasks) {
+    const TaskInterval& interval = timeline.tasks[task.id];
+    EXPECT_LE(interval.start_seconds, interval.end_seconds) << task.name;
+    for (TaskId dep : task.deps) {
+      EXPECT_GE(interval.start_seconds, timeline.tasks[dep].end_seconds) << task.name << " starts before dep " << dep;
+    }
+    for (const Task& other : plan.tasks) {
+      if (other.id <= task.id || other.kind != TaskKind::kCompute || task.kind != TaskKind::kCompute ||
+          other.device != task.device) {
+        continue;
+      }
+      const TaskInterval& b = timeline.tasks[other.id];
+      bool disjoint = interval.end_seconds <= b.start_seconds || b.end_seconds <= interval.start_seconds;
+      EXPECT_TRUE(disjoint) << task.name << " and " << other.name << " overlap on one device";
+    }
+  }
+}
+
+TEST(CpuExecutor, HonoursDependenciesAndRunsOneComputeTaskPerDeviceLowestIdFirst) {
+  const size_t devices = std::min<unsigned>(2, real::usable_cpus());
+  Cluster cluster = cpus(devices);
+  ExecutionPlan plan = empty_plan(cluster);
+  const DeviceId last = devices - 1;
+  // Three independent 4 MB streams on device 0: all ready at once, they must run 0, 1, 2.
+  TaskId a = add(plan, compute_task(0, 0, 4e6, OpKind::kElementwise));
+  TaskId b = add(plan, compute_task(0, 0, 4e6, OpKind::kElementwise));
+  TaskId c = add(plan, compute_task(0, 0, 4e6, OpKind::kElementwise));
+  // A GEMM on the last device (compute-bound: 2e8 FLOPs, 1e5 bytes), a copy of a's output.
+  TaskId gemm = add(plan, compute_task(last, 2e8, 1e5, OpKind::kMatMul));
+  TaskId copy = devices > 1 ? add(plan, transfer_task(0, last, 8e6), {a}) : a;
+  TaskId join = add(plan, compute_task(last, 0, 1e6, OpKind::kElementwise), {copy, gemm, c});
+  (void)b;
+  (void)join;
+
+  Timeline median = execute(plan, cluster);
+  EXPECT_EQ(median.source, "measured/cpu");
+  expect_contract(plan, median);
+  EXPECT_LE(median.tasks[0].end_seconds, median.tasks[1].start_seconds);
+  EXPECT_LE(median.tasks[1].end_seconds, median.tasks[2].start_seconds);
+  // Every task did real work.
+  for (const Task& task : plan.tasks) EXPECT_GT(median.tasks[task.id].duration(), 0) << task.name;
+}
+
+TEST(CpuExecutor, TasksWithoutWorkFinishAtOnce) {
+  Cluster cluster = cpus(1);
+  ExecutionPlan plan = empty_plan(cluster);
+  TaskId variable = add(plan, compute_task(0, 0, 0, OpKind::kVariable));
+  TaskId work = add(plan, compute_task(0, 0, 1e6, OpKind::kElementwise), {variable});
+  Timeline timeline = execute(plan, cluster, 1);
+  EXPECT_EQ(timeline.tasks[variable].duration(), 0);
+  EXPECT_GT(timeline.tasks[work].duration(), 0);
+}
+
+TEST(CpuExecutor, MedianTimelineTakesPerTaskMediansAndKeepsOrderings) {
+  // Three runs of a two-task chain: medians of starts and ends, task by task.
+  std::vector<Timeline> runs(3);
+  const double starts[3][2] = {{0, 5}, {0, 3}, {0, 4}};
+  const double ends[3][2] = {{5, 9}, {3, 8}, {4, 6}};
+  for (int r = 0; r < 3; ++r) {
+    runs[r].source = "measured/cpu";
+    for (int t = 0; t < 2; ++t) runs[r].tasks.push_back({starts[r][t], ends[r][t]});
+  }
+  Timeline median = real::median_timeline(runs);
+  EXPECT_EQ(median.tasks[0].end_seconds, 4);   // median of 5, 3, 4
+  EXPECT_EQ(median.tasks[1].start_seconds, 4); // median of 5, 3, 4: still >= the dep's end
+  EXPECT_EQ(median.tasks[1].end_seconds, 8);   // median of 9, 8, 6
+  EXPECT_EQ(median.source, "measured/cpu");
+}
+
+TEST(CpuKernels, SquareGemmMatchesTheTaskFlops) {
+  for (double flops : {1e6, 3.3e7, 2e9, 7.7e10}) {
+    real::GemmShape shape = real::square_gemm_for(flops);
+    EXPECT_NEAR(shape.flops() / flops, 1.0, 0.01) << flops;
+    EXPECT_LE(shape.m, real::kMaxGemmSide);
+    EXPECT_EQ(shape.m, shape.n);
+  }
+  // 2 x 2048^3 = 1.72e10 FLOPs per call at most: 7.7e10 needs 5 calls.
+  EXPECT_EQ(real::square_gemm_for(7.7e10).repeats, 5);
+}
+
+TEST(CpuKernels, RunsTheBoundingRooflineTerm) {
+  Cluster cluster = cpus(1);
+  // Ridge point of round_cpu: 1e11 FLOP/s / 1e10 B/s = 10 FLOP per byte.
+  Task compute_bound = compute_task(0, 1e9, 1e6, OpKind::kConv);
+  Task memory_bound = compute_task(0, 1e6, 1e6, OpKind::kMatMul);
+  Task elementwise = compute_task(0, 1e5, 1e6, OpKind::kElementwise);
+  Task arithmetic = compute_task(0, 1e9, 1e3, OpKind::kNormalization);
+  EXPECT_EQ(real::compute_work(compute_bound, Precision::kFp32, cluster.device(0)).kind, real::WorkKind::kGemm);
+  EXPECT_EQ(real::compute_work(memory_bound, Precision::kFp32, cluster.device(0)).kind, real::WorkKind::kStream);
+  EXPECT_EQ(real::compute_work(elementwise, Precision::kFp32, cluster.device(0)).kind, real::WorkKind::kStream);
+  EXPECT_EQ(real::compute_work(arithmetic, Precision::kFp32, cluster.device(0)).kind, real::WorkKind::kArithmetic);
+  EXPECT_EQ(real::compute_work(compute_task(0, 0, 0, OpKind::kVariable), Precision::kFp32, cluster.device(0)).kind,
+            real::WorkKind::kNone);
+}
+
+TEST(CpuExecutor, GemmTaskTakesItsFlopsOverTheCalibratedRate) {
+  real::CpuMeasurements measured = real::measure_cpu(nullptr, true);
+  real::CalibratedProfiles profiles = real::cpu_profiles(measured, "test-measured");
+  DeviceSpec spec = read_device_profile(JsonReader(profiles.device, "calibrated"));
+  Cluster cluster = cpus(1);
+  cluster.devices()[0].spec = spec;
+  ExecutionPlan plan = empty_plan(cluster);
+  // 2 x 500^3 FLOPs: a 500-side square sgemm, inside the quick calibration's sweep (64..512).
+  const double flops = 2.5e8;
+  add(plan, compute_task(0, flops, 1e6, OpKind::kMatMul));
+  // predicted = F / (peak x matmul efficiency) + dispatch overhead (docs/cost-model.md)
+  const double predicted = flops / (spec.peak_for(Precision::kFp32) * spec.efficiency_for(OpKind::kMatMul)) +
+                           spec.kernel_launch_overhead_seconds;
+  Timeline timeline = execute(plan, cluster, 7);
+  EXPECT_NEAR(timeline.tasks[0].duration() / predicted, 1.0, 0.15)
+      << "measured " << timeline.tasks[0].duration() << " s, predicted " << predicted << " s";
+}
+
+TEST(CpuExecutor, RejectsPlansThisMachineCannotRun) {
+  auto executor = real::make_executor(Backend::kCpu, ExecutionOptions{});
+  Cluster gpu_cluster = gpus(1);
+  ExecutionPlan on_gpu = empty_plan(gpu_cluster);
+  add(on_gpu, compute_task(0, 1e6));
+  try {
+    executor->check_plan(on_gpu, gpu_cluster);
+    FAIL() << "a GPU task was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("GPU"), std::string::npos) << error.what();
+  }
+  const size_t too_many = real::usable_cpus() + 1;
+  Cluster big = cpus(too_many);
+  ExecutionPlan wide = empty_plan(big);
+  for (DeviceId d = 0; d < too_many; ++d) add(wide, compute_task(d, 1e6));
+  EXPECT_THROW(executor->check_plan(wide, big), InputError);
+}
+
+TEST(CudaExecutor, RunsAPlanOnAGpuWhenThereIsOne) {
+  try {
+    real::require_cuda_devices();
+  } catch (const InputError& error) {
+    GTEST_SKIP() << "no usable CUDA GPU: " << error.what();
+  }
+  Cluster cluster = gpus(1);
+  ExecutionPlan plan = empty_plan(cluster);
+  TaskId gemm = add(plan, compute_task(0, 2e10, 1e6, OpKind::kMatMul));
+  add(plan, compute_task(0, 0, 1e8, OpKind::kElementwise), {gemm});
+  ExecutionOptions options;
+  options.timed_runs = 3;
+  Timeline timeline = real::make_executor(Backend::kCuda, options)->simulate(plan, cluster);
+  EXPECT_EQ(timeline.source, "measured/cuda");
+  expect_contract(plan, timeline);
+  EXPECT_GT(timeline.tasks[0].duration(), 0);
+}
+
+}  // namespace
+}  // namespace placesim

@@ -1,0 +1,153 @@
+// The memory model against hand-derived numbers: 16 bytes per parameter for mixed-precision
+// Adam, an out-of-memory verdict with its breakdown, and activation recomputation trading a
+// forward pass for memory.
+#include <gtest/gtest.h>
+
+#include "cli/pipeline.h"
+#include "models/zoo.h"
+#include "sim/plan/memory_model.h"
+#include "sim/plan/plan_builder.h"
+#include "sim/report/memory_verdict.h"
+#include "sim/report/units_format.h"
+#include "tests/unit/test_support.h"
+
+namespace placesim {
+namespace {
+
+constexpr double kRelative = 1e-9;
+
+Op dense(const std::string& name, double forward_flops, double parameters, double output_bytes, double dtype_bytes = 4) {
+  Op op;
+  op.name = name;
+  op.type = "MatMul";
+  op.kind = OpKind::kMatMul;
+  op.forward_flops = forward_flops;
+  op.backward_flops = 2 * forward_flops;
+  op.parameter_count = parameters;
+  op.output_bytes = output_bytes;
+  op.dtype_bytes = dtype_bytes;
+  return op;
+}
+
+/// `layers` dense layers in a chain on GPU:0, each edge carrying `edge_bytes`.
+OpGraph chain(size_t layers, double flops, double parameters, double output_bytes, double edge_bytes) {
+  OpGraph graph;
+  for (size_t i = 0; i < layers; ++i) {
+    OpId id = graph.add_op(dense("dense" + std::to_string(i), flops, parameters, output_bytes));
+    if (i > 0) graph.add_edge(id - 1, id, edge_bytes);
+  }
+  return graph;
+}
+
+// Mixed precision (Micikevicius et al. 2018) with Adam: 2-byte weights + 2-byte gradients + a
+// 4-byte fp32 master copy + two 4-byte fp32 moments = 16 bytes per parameter (ZeRO, section 3.1).
+TEST(MemoryModel, MixedPrecisionAdamHolds16BytesPerParameter) {
+  const double parameters = 1e6;
+  RunOptions run;
+  run.precision = Precision::kFp16;
+  run.optimizer = Optimizer::kAdam;
+  StaticMemory memory = op_static_memory(dense("dense", 1e9, parameters, 0, /*dtype_bytes=*/2), run);
+  EXPECT_DOUBLE_EQ(memory.parameter_bytes, 2 * parameters);
+  EXPECT_DOUBLE_EQ(memory.gradient_bytes, 2 * parameters);
+  EXPECT_DOUBLE_EQ(memory.optimizer_state_bytes, (4 + 2 * 4) * parameters);
+  EXPECT_DOUBLE_EQ(memory.total(), 16 * parameters);
+  // The same rule for the other optimizers: SGD keeps only the master copy, momentum one moment.
+  run.optimizer = Optimizer::kSgd;
+  EXPECT_DOUBLE_EQ(op_static_memory(dense("dense", 1e9, parameters, 0, 2), run).total(), (2 + 2 + 4) * parameters);
+  run.optimizer = Optimizer::kMomentum;
+  EXPECT_DOUBLE_EQ(op_static_memory(dense("dense", 1e9, parameters, 0, 2), run).total(), (2 + 2 + 4 + 4) * parameters);
+  // bf16 is mixed precision too; fp32 Adam is 4 + 4 + 2 x 4 = 16 as well, without a master copy.
+  run.optimizer = Optimizer::kAdam;
+  run.precision = Precision::kBf16;
+  EXPECT_DOUBLE_EQ(op_static_memory(dense("dense", 1e9, parameters, 0, 2), run).total(), 16 * parameters);
+  run.precision = Precision::kFp32;
+  EXPECT_DOUBLE_EQ(op_static_memory(dense("dense", 1e9, parameters, 0, 4), run).optimizer_state_bytes, 8 * parameters);
+  // Inference holds the weights only.
+  run.kind = StepKind::kInference;
+  EXPECT_DOUBLE_EQ(op_static_memory(dense("dense", 1e9, parameters, 0, 4), run).total(), 4 * parameters);
+}
+
+TEST(MemoryModel, GptInFp16WithAdamHolds16BytesPerParameterOnItsDevice) {
+  Json name = "gpt";
+  Json parameters = Json::parse(R"({"layers": 2, "hidden": 64, "heads": 4, "sequence": 32, "vocabulary": 100})");
+  OpGraph graph = build_zoo_model(JsonReader(name, "t", "/model/zoo"), JsonReader(parameters, "t"), 4, 2);
+  double parameter_count = 0;
+  for (OpId v = 0; v < graph.size(); ++v) parameter_count += graph.op(v).parameter_count;
+  ASSERT_GT(parameter_count, 0);
+  Cluster cluster = testing::gpus(1);
+  RunOptions run;
+  run.precision = Precision::kFp16;
+  run.optimizer = Optimizer::kAdam;
+  run.batch_size = 4;
+  ExecutionPlan plan = build_plan(graph, Placement{std::vector<DeviceId>(graph.size(), 0), {}}, cluster, run, "gpt");
+  EXPECT_DOUBLE_EQ(plan.static_memory[0].total(), 16 * parameter_count);
+}
+
+// One dense layer, fp32 Adam, on a GPU too small for it. Peak: P parameters x (4 weights +
+// 4 gradients + 8 moments) + its activation A (kept for backward) + a workspace as large as the
+// largest GEMM output (A).
+TEST(MemoryModel, APlacementThatDoesNotFitGivesAVerdictWithTheBreakdown) {
+  const double parameters = 1e6, activation = 4e6;
+  DeviceSpec small = testing::round_gpu();
+  small.memory_bytes = 20.0 * 1024 * 1024;
+  Cluster cluster = testing::gpus(1, small);
+  OpGraph graph;
+  graph.add_op(dense("dense", 1e9, parameters, activation));
+  RunOptions run;
+  run.optimizer = Optimizer::kAdam;
+  ExecutionPlan plan = build_plan(graph, Placement{{0}, {}}, cluster, run, "oom");
+  SimulatedRun result = simulate_plan(plan, cluster);
+
+  const DeviceMetrics& gpu = result.metrics.devices[0];
+  EXPECT_DOUBLE_EQ(gpu.peak_memory.parameter_bytes, 4 * parameters);
+  EXPECT_DOUBLE_EQ(gpu.peak_memory.gradient_bytes, 4 * parameters);
+  EXPECT_DOUBLE_EQ(gpu.peak_memory.optimizer_state_bytes, 8 * parameters);
+  EXPECT_DOUBLE_EQ(gpu.peak_memory.activation_bytes, activation);
+  EXPECT_DOUBLE_EQ(gpu.peak_memory.workspace_bytes, activation);
+  const double needed = 16 * parameters + 2 * activation;
+  EXPECT_DOUBLE_EQ(gpu.peak_memory_bytes, needed);
+  EXPECT_TRUE(gpu.out_of_memory);
+
+  auto verdicts = out_of_memory_verdicts(result.metrics, cluster);
+  ASSERT_EQ(verdicts.size(), 1u);
+  // Largest first; ties keep the order activations, parameters, gradients, optimizer, workspace.
+  EXPECT_EQ(verdicts[0], "GPU:0 needs " + format_bytes(needed) + ", has 20.0 MiB: optimizer state " +
+                             format_bytes(8 * parameters) + ", activations " + format_bytes(activation) +
+                             ", parameters " + format_bytes(4 * parameters) + ", gradients " +
+                             format_bytes(4 * parameters) + ", workspace " + format_bytes(activation));
+  EXPECT_EQ(verdicts[0], "GPU:0 needs 22.9 MiB, has 20.0 MiB: optimizer state 7.6 MiB, activations 3.8 MiB, "
+                         "parameters 3.8 MiB, gradients 3.8 MiB, workspace 3.8 MiB");
+}
+
+// A chain of L compute-bound layers on one GPU. Without recomputation every activation A stays
+// until its backward: the peak is at the last layer's backward, L A plus the gradient E it
+// produces. With recomputation an activation lives only until its consumer's forward ends (2 A
+// at a time), and each backward re-runs its forward: the step grows by the forward FLOPs / peak.
+TEST(MemoryModel, RecomputationLowersPeakActivationsAndAddsOneForwardPass) {
+  const size_t layers = 4;
+  const double flops = 1e10, activation = 1e6, gradient = 1e5, peak = 1e12;
+  Cluster cluster = testing::gpus(1, testing::round_gpu(peak, /*bandwidth=*/1e15));
+  OpGraph graph = chain(layers, flops, /*parameters=*/10, activation, gradient);
+  Placement placement{std::vector<DeviceId>(layers, 0), {}};
+  RunOptions run;
+  SimulatedRun kept = simulate_plan(build_plan(graph, placement, cluster, run, "kept"), cluster);
+  run.recompute = true;
+  ExecutionPlan recompute_plan = build_plan(graph, placement, cluster, run, "recompute");
+  SimulatedRun recomputed = simulate_plan(recompute_plan, cluster);
+
+  EXPECT_DOUBLE_EQ(kept.metrics.devices[0].peak_memory.activation_bytes, layers * activation + gradient);
+  EXPECT_DOUBLE_EQ(recomputed.metrics.devices[0].peak_memory.activation_bytes, 2 * activation);
+
+  const double forward_pass = layers * flops / peak;
+  EXPECT_NEAR(recomputed.metrics.step_time_seconds - kept.metrics.step_time_seconds, forward_pass,
+              forward_pass * 1e-6);
+  // Each backward task carries its op's forward FLOPs on top of its own.
+  for (const Task& task : recompute_plan.tasks) {
+    if (task.phase == Phase::kBackward) {
+      EXPECT_DOUBLE_EQ(task.flops, 3 * flops) << task.name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace placesim
