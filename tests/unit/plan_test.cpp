@@ -30,9 +30,11 @@ TEST(SeedScenario, StepTimeIsTheHandComputedSumOfTransfersAndTheAdd) {
 
   const double tensor_bytes = 1024.0 * 1024.0 * 4;  // shape [1024, 1024] of fp32
   Json description = Json::parse(R"({"template": "x"})");
-  const LinkSpec& pcie = catalog().link("pcie3_x16", JsonReader(description, "t"));
+  // The catalog owns the specs: keep it alive while they are used (ASan caught a temporary's).
+  const HardwareCatalog profiles = catalog();
+  const LinkSpec& pcie = profiles.link("pcie3_x16", JsonReader(description, "t"));
   const double both_copies = pcie.latency_seconds + 2 * tensor_bytes / pcie.bandwidth_bytes_per_second;
-  const DeviceSpec& gpu = catalog().device("gtx-850m", JsonReader(description, "t"));
+  const DeviceSpec& gpu = profiles.device("gtx-850m", JsonReader(description, "t"));
   const double add_elements = 1024.0 * 1024.0;
   const double add = std::max(add_elements / (gpu.peak_for(Precision::kFp32) * gpu.efficiency_for(OpKind::kElementwise)),
                               3 * tensor_bytes / (gpu.memory_bandwidth_bytes_per_second * gpu.memory_efficiency)) +
