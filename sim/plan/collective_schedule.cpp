@@ -96,8 +96,8 @@ void halving_doubling_schedule(ScheduleWriter& writer, const std::vector<DeviceI
   const size_t n = group.size();
   const size_t rounds = floor_log2(n);
   std::vector<std::vector<size_t>> last(n);  // steps each rank depends on before its next send
-  // Recursive halving: round k exchanges S / 2^(k+1) with the partner at distance N / 2^(k+1).
-  for (size_t k = 0; k < rounds; ++k) {
+  // Round k: every rank exchanges S / 2^(k+1) with the partner at distance N / 2^(k+1).
+  auto exchange = [&](size_t k) {
     size_t distance = n >> (k + 1);
     double chunk = bytes / static_cast<double>(size_t{1} << (k + 1));
     std::vector<std::vector<size_t>> next(n);
@@ -108,20 +108,9 @@ void halving_doubling_schedule(ScheduleWriter& writer, const std::vector<DeviceI
       next[i].push_back(step);
     }
     last = std::move(next);
-  }
-  // Recursive doubling all-gather: mirror image, chunks growing back to S / 2.
-  for (size_t k = rounds; k-- > 0;) {
-    size_t distance = n >> (k + 1);
-    double chunk = bytes / static_cast<double>(size_t{1} << (k + 1));
-    std::vector<std::vector<size_t>> next(n);
-    for (size_t i = 0; i < n; ++i) {
-      size_t partner = i ^ distance;
-      size_t step = writer.add(group[i], group[partner], chunk, last[i]);
-      next[partner].push_back(step);
-      next[i].push_back(step);
-    }
-    last = std::move(next);
-  }
+  };
+  for (size_t k = 0; k < rounds; ++k) exchange(k);  // recursive halving: the reduce-scatter
+  for (size_t k = rounds; k-- > 0;) exchange(k);    // recursive doubling: the all-gather, mirrored
 }
 
 void hierarchical_schedule(ScheduleWriter& writer, const std::vector<std::vector<DeviceId>>& nodes, double bytes) {
