@@ -70,12 +70,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
                                        const DataParallelOptions& options, const std::string& name,
                                        std::vector<std::string>* notes) {
   const size_t replicas = options.replicas.size();
-  ExecutionPlan plan;
-  plan.name = name;
-  plan.steps = run.steps;
-  plan.samples_per_step = run.batch_size * static_cast<int64_t>(replicas);
-  plan.precision = run.precision;
-  plan.static_memory.assign(cluster.devices().size(), StaticMemory{});
+  ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size * static_cast<int64_t>(replicas));
   StepEmitter emitter(graph, cluster, run, &plan);
   const bool training = emitter.training();
   const bool use_ps = options.aggregation == Aggregation::kParameterServer;

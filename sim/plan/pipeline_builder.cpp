@@ -132,12 +132,7 @@ ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, 
                          std::to_string(micro_batches) + " micro-batches (at most run.batch_size)");
   }
   const double scale = 1.0 / static_cast<double>(micro_batches);
-  ExecutionPlan plan;
-  plan.name = name;
-  plan.steps = run.steps;
-  plan.samples_per_step = run.batch_size;
-  plan.precision = run.precision;
-  plan.static_memory.assign(cluster.devices().size(), StaticMemory{});
+  ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size);
   StepEmitter emitter(graph, cluster, run, &plan);
   const bool training = emitter.training();
   const std::vector<size_t> stage_of = assign_pipeline_stages(graph, options);
@@ -182,16 +177,8 @@ ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, 
       for (OpId v : emitter.order()) {
         if (!emitter.selected(v) || stage_of[v] != s) continue;
         const Op& op = graph.op(v);
-        Task task;
+        Task task = op_compute_task(op, Phase::kForward, device_of(v), step, scale);
         task.name = prefix + "fwd/" + op.name + suffix;
-        task.phase = Phase::kForward;
-        task.step = step;
-        task.op = op.name;
-        task.device = device_of(v);
-        task.op_kind = op.kind;
-        task.flops = op.forward_flops * scale;
-        task.memory_bytes = op.forward_bytes * scale;
-        task.output_bytes = (op.forward_flops > 0 || op.forward_bytes > 0) ? op.output_bytes * scale : 0;
         for (const auto& input : graph.inputs(v)) {
           OpId u = input.op;
           if (!emitter.selected(u)) continue;
@@ -224,15 +211,8 @@ ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, 
         OpId v = *it;
         if (!emitter.needs_gradient(v) || stage_of[v] != s) continue;
         const Op& op = graph.op(v);
-        Task task;
+        Task task = op_compute_task(op, Phase::kBackward, device_of(v), step, scale);
         task.name = prefix + "bwd/" + op.name + suffix;
-        task.phase = Phase::kBackward;
-        task.step = step;
-        task.op = op.name;
-        task.device = device_of(v);
-        task.op_kind = op.kind;
-        task.flops = op.backward_flops * scale;
-        task.memory_bytes = op.backward_bytes * scale;
         bool waits_for_gradient = false;
         for (const auto& output : graph.outputs(v)) {
           OpId consumer = output.op;

@@ -35,12 +35,7 @@ Task optimizer_task(const Op& op, Optimizer optimizer, DeviceId device, int64_t 
 
 ExecutionPlan build_plan(const OpGraph& graph, const Placement& placement, const Cluster& cluster,
                          const RunOptions& run, const std::string& name) {
-  ExecutionPlan plan;
-  plan.name = name;
-  plan.steps = run.steps;
-  plan.samples_per_step = run.batch_size;
-  plan.precision = run.precision;
-  plan.static_memory.assign(cluster.devices().size(), StaticMemory{});
+  ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size);
 
   StepEmitter emitter(graph, cluster, run, &plan);
   auto device_of = [&](OpId v) { return placement.device_of_op[v]; };

@@ -59,6 +59,31 @@ double jitter_factor(uint64_t seed, int64_t replica, int64_t step, double sigma)
   return std::exp(sigma * z - sigma * sigma / 2);
 }
 
+ExecutionPlan start_plan(const std::string& name, const RunOptions& run, const Cluster& cluster,
+                         int64_t samples_per_step) {
+  ExecutionPlan plan;
+  plan.name = name;
+  plan.steps = run.steps;
+  plan.samples_per_step = samples_per_step;
+  plan.precision = run.precision;
+  plan.static_memory.assign(cluster.devices().size(), StaticMemory{});
+  return plan;
+}
+
+Task op_compute_task(const Op& op, Phase phase, DeviceId device, int64_t step, double scale) {
+  const bool forward = phase == Phase::kForward;
+  Task task;
+  task.phase = phase;
+  task.step = step;
+  task.op = op.name;
+  task.device = device;
+  task.op_kind = op.kind;
+  task.flops = (forward ? op.forward_flops : op.backward_flops) * scale;
+  task.memory_bytes = (forward ? op.forward_bytes : op.backward_bytes) * scale;
+  if (forward && (op.forward_flops > 0 || op.forward_bytes > 0)) task.output_bytes = op.output_bytes * scale;
+  return task;
+}
+
 StepEmitter::StepEmitter(const OpGraph& graph, const Cluster& cluster, const RunOptions& run, ExecutionPlan* plan)
     : graph_(graph), cluster_(cluster), run_(run), plan_(plan) {
   graph.topological_order(&order_, nullptr);
@@ -122,20 +147,10 @@ ReplicaStep StepEmitter::emit(const Inputs& in) {
   for (OpId v : order_) {
     if (!selected_[v]) continue;
     const Op& op = graph_.op(v);
-    Task task;
+    Task task = op_compute_task(op, Phase::kForward, in.device_of(v), in.step);
     task.name = prefix(in.replica) + "fwd/" + op.name + suffix(in.step);
-    task.phase = Phase::kForward;
-    task.step = in.step;
     task.replica = in.replica;
-    task.op = op.name;
-    task.device = in.device_of(v);
-    task.op_kind = op.kind;
-    task.flops = op.forward_flops;
-    task.memory_bytes = op.forward_bytes;
     task.compute_scale = in.compute_scale;
-    // An op that launches no kernel (a variable, an identity on a reference, a constant)
-    // allocates nothing: its output aliases storage counted elsewhere.
-    task.output_bytes = (op.forward_flops > 0 || op.forward_bytes > 0) ? op.output_bytes : 0;
     for (const auto& input : graph_.inputs(v)) {
       if (!selected_[input.op]) continue;
       if (input.edge.control) {
@@ -158,16 +173,9 @@ ReplicaStep StepEmitter::emit(const Inputs& in) {
     OpId v = *it;
     const Op& op = graph_.op(v);
     if (!needs_gradient_[v]) continue;
-    Task task;
+    Task task = op_compute_task(op, Phase::kBackward, in.device_of(v), in.step);
     task.name = prefix(in.replica) + "bwd/" + op.name + suffix(in.step);
-    task.phase = Phase::kBackward;
-    task.step = in.step;
     task.replica = in.replica;
-    task.op = op.name;
-    task.device = in.device_of(v);
-    task.op_kind = op.kind;
-    task.flops = op.backward_flops;
-    task.memory_bytes = op.backward_bytes;
     task.compute_scale = in.compute_scale;
     bool waits_for_gradient = false;
     for (const auto& output : graph_.outputs(v)) {

@@ -59,6 +59,16 @@ class StepEmitter {
   std::vector<bool> needs_gradient_;
 };
 
+/// An empty plan for `run`'s steps and precision on `cluster` (no tasks yet).
+ExecutionPlan start_plan(const std::string& name, const RunOptions& run, const Cluster& cluster,
+                         int64_t samples_per_step);
+
+/// The compute task of `op`'s forward or backward pass on `device`, costs multiplied by `scale`
+/// (1 / micro-batches for pipelines). A forward that launches no kernel (a variable, an identity
+/// on a reference, a constant) allocates nothing: its output aliases storage counted elsewhere.
+/// Name, deps and replica are the caller's.
+Task op_compute_task(const Op& op, Phase phase, DeviceId device, int64_t step, double scale = 1.0);
+
 /// Seeded log-normal factor with mean 1 for (seed, replica, step): exp(sigma z - sigma^2 / 2),
 /// z standard normal from a counter-based generator (identical on every platform and run).
 double jitter_factor(uint64_t seed, int64_t replica, int64_t step, double sigma);
