@@ -42,6 +42,11 @@ void add_backend_options(CLI::App* command, BackendOptions* options) {
   command->add_flag("-q,--quiet", options->quiet, "No progress on stderr");
   command->add_flag("--share-gpus", options->share_gpus,
                     "cuda: run plan GPU k on GPU k mod (GPUs here), one compute stream per plan GPU");
+  command->add_option("--gpu-dispatch", options->gpu_dispatch,
+                      "cuda: ahead (enqueue the whole plan with stream/event dependencies, as a framework does) "
+                      "or loop (issue each task when its deps have finished)")
+      ->check(CLI::IsMember({"ahead", "loop"}))
+      ->capture_default_str();
 }
 
 real::Backend parse_backend_option(const std::string& text) {
@@ -55,6 +60,7 @@ SimulatedRun execute_plan(const ExecutionPlan& plan, const Cluster& cluster, con
   execution.warmup_runs = options.warmup_runs;
   execution.timed_runs = options.timed_runs;
   execution.share_gpus = options.share_gpus;
+  execution.dispatch = options.gpu_dispatch == "loop" ? real::GpuDispatch::kLoop : real::GpuDispatch::kAhead;
   if (!options.quiet) {
     execution.progress = [name = plan.name](const std::string& line) {
       std::cerr << "placesim: " << name << ": " << line << std::endl;

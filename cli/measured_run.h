@@ -27,6 +27,7 @@ struct BackendOptions {
   int timed_runs = 7;
   bool quiet = false;
   bool share_gpus = false;
+  std::string gpu_dispatch = "ahead";
 };
 void add_backend_options(CLI::App* command, BackendOptions* options);
 real::Backend parse_backend_option(const std::string& text);

@@ -278,6 +278,8 @@ CalibratedProfiles cpu_profiles(const CpuMeasurements& m, const std::string& id)
 
 CalibratedProfiles cuda_profiles(const CudaMeasurements& m, const CpuMeasurements& host, const std::string& id) {
   const std::string by = "measured by placesim calibrate on " + host.date + " (backend cuda, " + m.name + "): ";
+  Json gemm_curve = Json::array();
+  for (const auto& [flops, rate] : m.sgemm_rate_by_flops) gemm_curve.push_back({flops, rate / m.sgemm_flops_per_second});
   CalibratedProfiles out;
   out.id = id;
   out.device = {
@@ -292,6 +294,7 @@ CalibratedProfiles cuda_profiles(const CudaMeasurements& m, const CpuMeasurement
        {{"matmul", m.sgemm_typical_flops_per_second / m.sgemm_flops_per_second},
         {"conv", m.sgemm_typical_flops_per_second / m.sgemm_flops_per_second},
         {"default", 1.0}}},
+      {"gemm_efficiency_by_flops", gemm_curve},
       {"memory_efficiency", 1.0},
       {"compute_capability", m.compute_capability},
       {"pci_bus_id", m.pci_bus_id},
@@ -299,10 +302,13 @@ CalibratedProfiles cuda_profiles(const CudaMeasurements& m, const CpuMeasurement
        {{"peak_flops_per_second", by + "best cublasSgemm rate over a square size sweep (CUDA events)"},
         {"memory_bytes", by + "cudaDeviceProp::totalGlobalMem"},
         {"memory_bandwidth_bytes_per_second", by + "the executor's triad kernel over 3 x 256 MiB"},
-        {"kernel_launch_overhead_seconds", by + "median time per task of a chain of near-empty kernels run by the "
-                                                "CUDA executor (dispatch, launch, completion callback)"},
+        {"kernel_launch_overhead_seconds", by + "median time per task of a chain of 1000 near-empty kernels enqueued "
+                                                "ahead by the CUDA executor (launch cost and gap between back-to-back "
+                                                "kernels)"},
         {"compute_efficiency", by + "matmul/conv: median sgemm rate over the sweep / best rate; default 1.0: "
                                     "non-GEMM tasks run the triad kernel (memory-bound)"},
+        {"gemm_efficiency_by_flops", by + "cublasSgemm rate / best rate for each square side 256 * 2^(i/2), "
+                                          "i = 0..10 (FLOPs = 2 side^3), CUDA events, median of 5 calls"},
         {"memory_efficiency", by + "1.0: the bandwidth is already the achieved triad rate"}}}};
   const std::string pcie = id + "-pcie", peer = id + "-peer";
   out.link_types.emplace_back(

@@ -23,6 +23,12 @@ enum class Backend { kCpu, kCuda };
 std::optional<Backend> parse_backend(const std::string& text);
 std::string to_string(Backend backend);
 
+/// How the CUDA executor issues a plan's GPU work.
+enum class GpuDispatch {
+  kAhead,  ///< enqueue every task ahead with stream/event dependencies (when the plan allows)
+  kLoop,   ///< dispatch each task when its deps have finished (host callback per task)
+};
+
 struct ExecutionOptions {
   int warmup_runs = 2;
   int timed_runs = 7;  ///< odd, so that each median is one measured value
@@ -30,6 +36,8 @@ struct ExecutionOptions {
   /// CUDA: when the plan names more GPUs than the machine has, plan GPU k runs on CUDA device
   /// k mod count, each plan GPU with its own compute stream (e.g. a 2-stream split on one GPU).
   bool share_gpus = false;
+  /// CUDA: enqueue ahead (default; falls back to the loop when a CPU device computes) or loop.
+  GpuDispatch dispatch = GpuDispatch::kAhead;
   /// Called with one line per finished run ("run 3/7: 12.3 ms"); null = silent.
   std::function<void(const std::string&)> progress;
 };

@@ -43,7 +43,7 @@ ComputeWork compute_work(const Task& task, Precision precision, const ClusterDev
   const double bytes = task.memory_bytes * scale;
   if (flops <= 0 && bytes <= 0) return work;
   const DeviceSpec& spec = device.spec;
-  const double math_seconds = flops / (spec.peak_for(precision) * spec.efficiency_for(task.op_kind));
+  const double math_seconds = flops / (spec.peak_for(precision) * spec.efficiency_for(task.op_kind, task.flops));
   const double memory_seconds = bytes / (spec.memory_bandwidth_bytes_per_second * spec.memory_efficiency);
   if (memory_seconds > math_seconds) {
     work.kind = WorkKind::kStream;

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <queue>
 #include <set>
 
 #include "real_backend/cpu/cpu_kernels.h"
@@ -247,9 +248,13 @@ class CudaExecutor final : public Executor, private TaskLauncher {
       check(cudaEventCreate(&events_[task.id].start), "cudaEventCreate");
       check(cudaEventCreate(&events_[task.id].end), "cudaEventCreate");
     }
+    enqueue_ahead_ = options_.dispatch != GpuDispatch::kLoop && can_enqueue_ahead(plan);
   }
 
-  Timeline run_once() override { return run_plan_once(*plan_, cluster_->devices().size(), *this, source()); }
+  Timeline run_once() override {
+    if (enqueue_ahead_) return run_enqueued_once();
+    return run_plan_once(*plan_, cluster_->devices().size(), *this, source());
+  }
 
   void release() override {
     for (auto& [pair, channel] : channels_) {
@@ -399,7 +404,13 @@ class CudaExecutor final : public Executor, private TaskLauncher {
     }
     check(cudaSetDevice(channel.stream_device), "cudaSetDevice");
     check(cudaEventRecord(events_[task.id].start, channel.stream), "cudaEventRecord");
-    size_t remaining = size_t(std::llround(task.bytes));
+    enqueue_copy(channel, task.bytes);
+    enqueue_completion(task.id, channel.stream, done);
+  }
+
+  /// Enqueues `bytes` of copies on the channel's stream, continuing around its buffers.
+  static void enqueue_copy(Channel& channel, double bytes) {
+    size_t remaining = size_t(std::llround(bytes));
     while (remaining > 0) {
       size_t chunk = std::min(remaining, channel.size - channel.offset);
       char* to = static_cast<char*>(channel.to) + channel.offset;
@@ -413,7 +424,95 @@ class CudaExecutor final : public Executor, private TaskLauncher {
       remaining -= chunk;
       channel.offset = (channel.offset + chunk) % channel.size;
     }
-    enqueue_completion(task.id, channel.stream, done);
+  }
+
+  /// True when every task with work runs on a GPU stream (GPU compute, copies touching a GPU):
+  /// the whole plan can then be enqueued ahead, as a framework's executor does.
+  bool can_enqueue_ahead(const ExecutionPlan& plan) const {
+    for (const Task& task : plan.tasks) {
+      if (is_empty(task)) continue;
+      if (task.kind == TaskKind::kCompute ? !gpus_.count(task.device)
+                                          : channels_.at({task.source, task.device}).stream_device < 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /// The stream a non-empty task runs on (compute stream of its GPU, or its pair's copy stream).
+  cudaStream_t stream_of(const Task& task) {
+    if (task.kind == TaskKind::kCompute) return gpus_.at(task.device).compute;
+    return channels_.at({task.source, task.device}).stream;
+  }
+
+  /// One execution with every task enqueued ahead: tasks are taken in a topological order (the
+  /// ready task with the lowest id first, as the engine breaks ties); each waits for its deps'
+  /// end events on other streams (cudaStreamWaitEvent; same-stream order needs no wait), then
+  /// records a start event, its work and an end event. The host never waits between tasks, so
+  /// the GPU runs them back to back; only the launch cost of each call remains. Empty tasks
+  /// (variables, NoOps) end when their last dep ends.
+  Timeline run_enqueued_once() {
+    const ExecutionPlan& plan = *plan_;
+    const size_t n = plan.tasks.size();
+    Timeline timeline;
+    timeline.source = source();
+    timeline.tasks.resize(n);
+    std::vector<std::vector<TaskId>> successors = plan.successors();
+    std::vector<size_t> unfinished_deps(n);
+    std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>> ready;
+    for (TaskId id = 0; id < n; ++id) {
+      unfinished_deps[id] = plan.tasks[id].deps.size();
+      if (unfinished_deps[id] == 0) ready.push(id);
+    }
+    // For each task, the non-empty tasks whose end events mark its completion.
+    std::vector<std::vector<TaskId>> completed_by(n);
+    std::vector<cudaStream_t> streams(n, nullptr);
+    std::vector<TaskId> order;
+    order.reserve(n);
+    begin_run(monotonic_seconds());
+    while (!ready.empty()) {
+      TaskId id = ready.top();
+      ready.pop();
+      order.push_back(id);
+      const Task& task = plan.tasks[id];
+      std::vector<TaskId> marks;
+      for (TaskId dep : task.deps) marks.insert(marks.end(), completed_by[dep].begin(), completed_by[dep].end());
+      std::sort(marks.begin(), marks.end());
+      marks.erase(std::unique(marks.begin(), marks.end()), marks.end());
+      if (is_empty(task)) {
+        completed_by[id] = std::move(marks);
+      } else {
+        cudaStream_t stream = stream_of(task);
+        check(cudaSetDevice(events_[id].device), "cudaSetDevice");
+        for (TaskId mark : marks) {
+          if (streams[mark] != stream) check(cudaStreamWaitEvent(stream, events_[mark].end, 0), "cudaStreamWaitEvent");
+        }
+        check(cudaEventRecord(events_[id].start, stream), "cudaEventRecord");
+        if (task.kind == TaskKind::kCompute) gpu_enqueue(gpus_.at(task.device), work_[id]);
+        else enqueue_copy(channels_.at({task.source, task.device}), task.bytes);
+        check(cudaEventRecord(events_[id].end, stream), "cudaEventRecord");
+        streams[id] = stream;
+        completed_by[id] = {id};
+      }
+      for (TaskId next : successors[id]) {
+        if (--unfinished_deps[next] == 0) ready.push(next);
+      }
+    }
+    if (order.size() != n) throw std::runtime_error("execution stalled: the plan's dependencies contain a cycle");
+    for (TaskId id : order) {
+      if (!streams[id]) continue;
+      check(cudaSetDevice(events_[id].device), "cudaSetDevice");
+      check(cudaEventSynchronize(events_[id].end), "cudaEventSynchronize");
+    }
+    for (TaskId id = 0; id < n; ++id) timeline.tasks[id].end_seconds = streams[id] ? NAN : 0.0;
+    finish_run(timeline);  // event times of every non-empty task (the NaN ones)
+    for (TaskId id : order) {
+      if (streams[id]) continue;
+      double end = 0;
+      for (TaskId dep : plan.tasks[id].deps) end = std::max(end, timeline.tasks[dep].end_seconds);
+      timeline.tasks[id] = {end, end};
+    }
+    return timeline;
   }
 
   void enqueue_completion(TaskId id, cudaStream_t stream, CompletionQueue& done) {
@@ -437,6 +536,7 @@ class CudaExecutor final : public Executor, private TaskLauncher {
   }
 
   int device_count_ = 0;
+  bool enqueue_ahead_ = false;
   const ExecutionPlan* plan_ = nullptr;
   const Cluster* cluster_ = nullptr;
   double origin_ = 0;
@@ -526,12 +626,15 @@ CudaMeasurements measure_cuda(const std::function<void(const std::string&)>& pro
   const int64_t largest = 8192;
   gpu_allocate(gpu, size_t(largest * largest));
   std::vector<double> rates;
-  for (int64_t side : {256, 512, 1024, 2048, 4096, 8192}) {
+  // Sides 256 * 2^(i/2): powers of two and sizes in between, as the executor's square GEMMs
+  // (side = cbrt(F/2)) are of any size and cuBLAS is slower on unaligned ones.
+  for (int64_t side : {256, 362, 512, 724, 1024, 1448, 2048, 2896, 4096, 5793, 8192}) {
     ComputeWork work;
     work.kind = WorkKind::kGemm;
     work.gemm = {side, side, side, 1};
     double seconds = event_seconds(gpu.compute, 5, [&] { gpu_enqueue(gpu, work); });
     rates.push_back(work.gemm.flops() / seconds);
+    m.sgemm_rate_by_flops.emplace_back(work.gemm.flops(), rates.back());
     say("  sgemm " + std::to_string(side) + "^3: " + std::to_string(rates.back() / 1e12) + " TFLOP/s");
   }
   m.sgemm_flops_per_second = *std::max_element(rates.begin(), rates.end());
@@ -613,7 +716,12 @@ CudaMeasurements measure_cuda(const std::function<void(const std::string&)>& pro
   CudaExecutor executor(options, m.device_count);
   executor.simulate(plan, cluster);
   m.launch_overhead_seconds = median(executor.timed_makespans()) / double(plan.tasks.size());
-  say("  dispatch + launch overhead: " + std::to_string(m.launch_overhead_seconds * 1e6) + " us per task");
+  say("  launch overhead (enqueued ahead): " + std::to_string(m.launch_overhead_seconds * 1e6) + " us per task");
+  options.dispatch = GpuDispatch::kLoop;  // for comparison only: a host round trip per task
+  CudaExecutor loop_executor(options, m.device_count);
+  loop_executor.simulate(plan, cluster);
+  say("  (dispatch loop, for comparison: " +
+      std::to_string(median(loop_executor.timed_makespans()) / double(plan.tasks.size()) * 1e6) + " us per task)");
   return m;
 }
 

@@ -7,6 +7,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
+#include <utility>
 
 #include "real_backend/executor.h"
 
@@ -32,6 +34,8 @@ struct CudaMeasurements {
   double memory_bytes = 0;           ///< cudaDeviceProp::totalGlobalMem
   double sgemm_flops_per_second = 0; ///< best over the size sweep
   double sgemm_typical_flops_per_second = 0;  ///< median over the sweep
+  /// (FLOPs of one call, FLOP/s) per size of the sweep, sizes as the executor's GEMMs have them
+  std::vector<std::pair<double, double>> sgemm_rate_by_flops;
   double stream_bytes_per_second = 0;         ///< triad kernel
   double launch_overhead_seconds = 0;         ///< per task through the executor's dispatch loop
   double host_to_device_bytes_per_second = 0; ///< pinned

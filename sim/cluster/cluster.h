@@ -28,6 +28,9 @@ struct ClusterDevice {
   int node = 0;      ///< which machine (TensorFlow task) it is in
   VertexId vertex = 0;
   double speed_factor = 1.0;  ///< < 1 slows the device (stragglers, heterogeneity)
+  /// The device whose compute this one shares (a second CUDA stream or MPS client on one GPU):
+  /// concurrent tasks of the two split its speed. Itself when it has its own hardware.
+  std::optional<DeviceId> shares_compute_with;
 };
 
 struct NetworkVertex {

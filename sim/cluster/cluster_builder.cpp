@@ -16,6 +16,7 @@ struct NodeTemplate {
     DeviceKind kind;
     int index;
     const DeviceSpec* spec;
+    std::string shares_compute_with;  ///< local name of an earlier device of the node, or ""
   };
   struct Link {
     std::string a, b;
@@ -38,7 +39,7 @@ NodeTemplate read_node(const JsonReader& node, const HardwareCatalog& catalog) {
                  std::to_string(devices.size()));
   }
   for (const auto& entry : devices.elements()) {
-    entry.reject_unknown_keys({"name", "profile"});
+    entry.reject_unknown_keys({"name", "profile", "shares_compute_with"});
     std::string local_name = entry.string_at("name");
     std::string error;
     auto parsed = DeviceName::parse(local_name, &error);
@@ -53,7 +54,22 @@ NodeTemplate read_node(const JsonReader& node, const HardwareCatalog& catalog) {
     std::string canonical = parsed->local();
     if (names.count(canonical)) entry.at("name").fail("duplicate device name \"" + canonical + "\"");
     names[canonical] = true;
-    result.devices.push_back({canonical, *parsed->kind, *parsed->index, &spec});
+    std::string shares;
+    if (auto shared = entry.find("shares_compute_with")) {
+      auto other = DeviceName::parse(shared->as_string(), nullptr);
+      shares = other && other->kind && other->index ? other->local() : shared->as_string();
+      auto earlier = std::find_if(result.devices.begin(), result.devices.end(),
+                                  [&](const NodeTemplate::Device& device) { return device.local_name == shares; });
+      if (earlier == result.devices.end()) {
+        shared->fail("expected an earlier device of this node, got \"" + shared->as_string() + "\"");
+      }
+      if (earlier->spec != &spec) {
+        shared->fail("\"" + shares + "\" has profile \"" + earlier->spec->id + "\", this device \"" + spec.id +
+                     "\": only devices of one profile can share compute");
+      }
+      if (!earlier->shares_compute_with.empty()) shares = earlier->shares_compute_with;
+    }
+    result.devices.push_back({canonical, *parsed->kind, *parsed->index, &spec, shares});
   }
   if (auto switches = node.find("switches")) {
     for (const auto& entry : switches->elements()) {
@@ -186,6 +202,9 @@ Cluster build_from_template(const JsonReader& description, const JsonReader& bas
       cluster_device.name.index = device.index;
       cluster_device.spec = *device.spec;
       cluster_device.node = static_cast<int>(task);
+      if (!device.shares_compute_with.empty()) {
+        cluster_device.shares_compute_with = cluster.vertices()[vertex_of.at(device.shares_compute_with)].device;
+      }
       DeviceId id = cluster.add_device(std::move(cluster_device), prefix + device.local_name);
       vertex_of[device.local_name] = cluster.device(id).vertex;
     }

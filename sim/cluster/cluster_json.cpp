@@ -29,6 +29,12 @@ Json write_device_profile(const DeviceSpec& spec) {
                     {"kernel_launch_overhead_seconds", cited},
                     {"compute_efficiency", cited},
                     {"memory_efficiency", cited}}}};
+  if (!spec.gemm_efficiency_by_flops.empty()) {
+    Json curve = Json::array();
+    for (const auto& [flops, efficiency] : spec.gemm_efficiency_by_flops) curve.push_back({flops, efficiency});
+    profile["gemm_efficiency_by_flops"] = curve;
+    profile["sources"]["gemm_efficiency_by_flops"] = cited;
+  }
   if (!spec.compute_capability.empty()) profile["compute_capability"] = spec.compute_capability;
   if (!spec.pci_bus_id.empty()) profile["pci_bus_id"] = spec.pci_bus_id;
   return profile;
@@ -42,6 +48,9 @@ Json write_cluster_json(const Cluster& cluster) {
                        {"node", device.node},
                        {"speed_factor", device.speed_factor},
                        {"profile", write_device_profile(device.spec)}});
+    if (device.shares_compute_with) {
+      devices.back()["shares_compute_with"] = cluster.device(*device.shares_compute_with).name.canonical();
+    }
   }
   Json switches = Json::array();
   for (const auto& vertex : cluster.vertices()) {
@@ -65,7 +74,7 @@ Cluster read_cluster_json(const JsonReader& reader) {
   cluster.description = reader.string_or("description", "");
   std::map<std::string, VertexId> vertex_of;
   for (const auto& entry : reader.at("devices").elements()) {
-    entry.reject_unknown_keys({"name", "vertex", "node", "speed_factor", "profile"});
+    entry.reject_unknown_keys({"name", "vertex", "node", "speed_factor", "profile", "shares_compute_with"});
     ClusterDevice device;
     std::string error;
     std::string name = entry.string_at("name");
@@ -77,6 +86,12 @@ Cluster read_cluster_json(const JsonReader& reader) {
     device.name = *parsed;
     device.node = static_cast<int>(entry.integer_or("node", 0, 0, 1000000));
     device.speed_factor = entry.positive_or("speed_factor", 1.0);
+    if (auto shared = entry.find("shares_compute_with")) {
+      auto other = DeviceName::parse(shared->as_string(), nullptr);
+      auto matches = other ? cluster.match(*other) : std::vector<DeviceId>{};
+      if (matches.size() != 1) shared->fail("expected an earlier device's full name, got \"" + shared->as_string() + "\"");
+      device.shares_compute_with = matches.front();
+    }
     device.spec = read_device_profile(entry.at("profile"));
     if (device.spec.kind != *parsed->kind) entry.at("profile").fail("profile kind does not match the device name");
     std::string vertex = entry.string_or("vertex", name);

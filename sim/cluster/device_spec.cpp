@@ -1,5 +1,8 @@
 #include "sim/cluster/device_spec.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace placesim {
 
 double DeviceSpec::peak_for(Precision precision) const {
@@ -22,6 +25,18 @@ double DeviceSpec::peak_for(Precision precision) const {
     default: break;
   }
   return lookup(Precision::kFp32);
+}
+
+double DeviceSpec::efficiency_for(OpKind op_kind, double flops) const {
+  const auto& curve = gemm_efficiency_by_flops;
+  if (curve.empty() || (op_kind != OpKind::kMatMul && op_kind != OpKind::kConv)) return efficiency_for(op_kind);
+  if (flops <= curve.front().first) return curve.front().second;
+  if (flops >= curve.back().first) return curve.back().second;
+  auto upper = std::upper_bound(curve.begin(), curve.end(), flops,
+                                [](double value, const std::pair<double, double>& point) { return value < point.first; });
+  auto lower = upper - 1;
+  const double t = std::log(flops / lower->first) / std::log(upper->first / lower->first);
+  return lower->second + t * (upper->second - lower->second);
 }
 
 double DeviceSpec::efficiency_for(OpKind op_kind) const {

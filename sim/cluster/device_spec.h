@@ -4,6 +4,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/core/device_name.h"
 #include "sim/core/precision.h"
@@ -27,6 +29,13 @@ struct DeviceSpec {
   /// Peak for a precision; falls back to the nearest supported one (bf16<->fp16, tf32->fp32).
   double peak_for(Precision precision) const;
   double efficiency_for(OpKind op_kind) const;
+  /// Optional calibrated GEMM efficiency by task size: (FLOPs, fraction of peak) points with
+  /// increasing FLOPs. When present, matmul and conv tasks use it instead of compute_efficiency.
+  std::vector<std::pair<double, double>> gemm_efficiency_by_flops;
+  /// The efficiency of a task of this kind and size: the GEMM curve, interpolated linearly in
+  /// log(FLOPs) and held constant beyond its ends, for matmul/conv when the profile has one;
+  /// efficiency_for(op_kind) otherwise.
+  double efficiency_for(OpKind op_kind, double flops) const;
 };
 
 }  // namespace placesim

@@ -52,7 +52,7 @@ void require_sources(const JsonReader& profile, const std::vector<std::string>& 
 DeviceSpec read_device_profile(const JsonReader& profile) {
   profile.reject_unknown_keys({"id", "name", "kind", "peak_flops_per_second", "memory_bytes",
                                "memory_bandwidth_bytes_per_second", "kernel_launch_overhead_seconds",
-                               "compute_efficiency", "memory_efficiency", "compute_capability", "pci_bus_id",
+                               "compute_efficiency", "gemm_efficiency_by_flops", "memory_efficiency", "compute_capability", "pci_bus_id",
                                "sources", "description", "price_per_hour_usd"});
   DeviceSpec spec;
   spec.id = profile.string_at("id");
@@ -83,11 +83,25 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
   for (const auto& key : efficiency.keys()) {
     if (key != "default") spec.compute_efficiency[*parse_op_kind(key)] = read_fraction(efficiency.at(key));
   }
+  if (profile.has("gemm_efficiency_by_flops")) {
+    JsonReader curve = profile.at("gemm_efficiency_by_flops");
+    for (const JsonReader& point : curve.elements()) {
+      point.expect_array();
+      if (point.size() != 2) point.fail("expected [flops, efficiency], got " + brief(point.value()));
+      double flops = point.at_index(0).as_positive_number();
+      if (!spec.gemm_efficiency_by_flops.empty() && flops <= spec.gemm_efficiency_by_flops.back().first) {
+        point.at_index(0).fail("FLOPs must increase along the curve, got " + brief(point.at_index(0).value()) +
+                               " after " + brief(Json(spec.gemm_efficiency_by_flops.back().first)));
+      }
+      spec.gemm_efficiency_by_flops.emplace_back(flops, read_fraction(point.at_index(1)));
+    }
+  }
   spec.memory_efficiency = read_fraction(profile.at("memory_efficiency"));
   spec.compute_capability = profile.string_or("compute_capability", "");
   spec.pci_bus_id = profile.string_or("pci_bus_id", "");
   require_sources(profile, {"peak_flops_per_second", "memory_bytes", "memory_bandwidth_bytes_per_second",
-                            "kernel_launch_overhead_seconds", "compute_efficiency", "memory_efficiency"});
+                            "kernel_launch_overhead_seconds", "compute_efficiency", "gemm_efficiency_by_flops",
+                            "memory_efficiency"});
   return spec;
 }
 

@@ -132,7 +132,8 @@ class Simulation {
       timeline_.tasks[id].start_seconds = now;
       sg4::ExecPtr exec = sg4::Exec::init();
       exec->set_flops_amount(seconds * kHostSpeed);
-      exec->set_host(hosts_[device]);
+      // Devices sharing one GPU's compute run on its host: SimGrid splits the speed between them.
+      exec->set_host(hosts_[cluster_.device(device).shares_compute_with.value_or(device)]);
       running_.emplace(exec.get(), Running{id, kNoStep, exec});
       exec->start();
     }

@@ -78,6 +78,41 @@ TEST(Engine, IndependentOpsOnTwoDevicesTakeTheLonger) {
   EXPECT_NEAR(simulate(plan, cluster).makespan_seconds(), std::max(3.0, 2.0), kRelative);
 }
 
+TEST(Engine, DevicesSharingOneGpusComputeSplitItsSpeed) {
+  // GPU:1 is a second stream on GPU:0's hardware: two 2 s tasks that overlap fully each get half
+  // the speed, so both end at 4 s; a 1 s task alone after that runs at full speed.
+  Cluster cluster = gpus(1);
+  ClusterDevice second;
+  second.name = DeviceName{"localhost", 0, 0, DeviceKind::kGpu, 1};
+  second.spec = round_gpu();
+  second.shares_compute_with = 0;
+  cluster.add_device(second, "GPU:1");
+  ExecutionPlan plan = empty_plan(cluster);
+  TaskId a = add(plan, compute_task(0, 2e12));
+  add(plan, compute_task(1, 2e12));
+  add(plan, compute_task(0, 1e12), {a});
+  Timeline timeline = simulate(plan, cluster);
+  EXPECT_NEAR(timeline.tasks[0].end_seconds, 4.0, kRelative);
+  EXPECT_NEAR(timeline.tasks[1].end_seconds, 4.0, kRelative);
+  EXPECT_NEAR(timeline.makespan_seconds(), 5.0, kRelative);
+}
+
+TEST(Engine, GemmEfficiencyCurveIsInterpolatedInLogFlops) {
+  // Curve (2e9 FLOPs, 0.5), (2e11, 0.9): a 2e10-FLOP matmul sits half way in log(FLOPs), so its
+  // efficiency is 0.7 and it takes 2e10 / (1e12 x 0.7) s; beyond the ends the end values hold;
+  // an elementwise op keeps its kind's efficiency.
+  DeviceSpec spec = round_gpu(1e12, 1e15);
+  spec.gemm_efficiency_by_flops = {{2e9, 0.5}, {2e11, 0.9}};
+  EXPECT_NEAR(spec.efficiency_for(OpKind::kMatMul, 2e10), 0.7, 1e-12);
+  EXPECT_NEAR(spec.efficiency_for(OpKind::kConv, 1e8), 0.5, 1e-12);
+  EXPECT_NEAR(spec.efficiency_for(OpKind::kMatMul, 1e13), 0.9, 1e-12);
+  EXPECT_EQ(spec.efficiency_for(OpKind::kElementwise, 2e10), spec.efficiency_for(OpKind::kElementwise));
+  Cluster cluster = gpus(1, spec);
+  ExecutionPlan plan = empty_plan(cluster);
+  add(plan, compute_task(0, 2e10));
+  EXPECT_NEAR(simulate(plan, cluster).makespan_seconds(), 2e10 / (1e12 * 0.7), 1e-9);
+}
+
 TEST(Engine, IndependentOpsOnOneDeviceRunOneAtATimeInPlanOrder) {
   Cluster cluster = gpus(1);
   ExecutionPlan plan = empty_plan(cluster);
