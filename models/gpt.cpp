@@ -13,6 +13,9 @@
 // forward third of Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
 // Clusters Using Megatron-LM" (SC'21), 72 B S L h^2 (1 + S/(6h) + V/(12 h L)) without recompute.
 // The scores and context are counted in full (no causal-mask saving), as that formula does.
+// `dropout: true` adds Megatron's dropouts (Shoeybi et al. 2019): on the embeddings' sum, on the
+// attention probabilities, and after each block's attention and MLP output projections; off by
+// default (GPT-2 small's published counts have none).
 #include <string>
 
 #include "models/generators.h"
@@ -29,12 +32,13 @@ constexpr int64_t kMaxVocabulary = 1 << 24;
 }  // namespace
 
 OpGraph build_gpt(const JsonReader& parameters, int64_t batch_size, double dtype_bytes) {
-  parameters.reject_unknown_keys({"layers", "hidden", "heads", "sequence", "vocabulary"});
+  parameters.reject_unknown_keys({"layers", "hidden", "heads", "sequence", "vocabulary", "dropout"});
   const int64_t layers = parameters.integer_or("layers", 12, 1, kMaxLayers);
   const int64_t hidden = parameters.integer_or("hidden", 768, 1, kMaxHidden);
   const int64_t heads = parameters.integer_or("heads", 12, 1, kMaxHidden);
   const int64_t sequence = parameters.integer_or("sequence", 1024, 1, kMaxSequence);
   const int64_t vocabulary = parameters.integer_or("vocabulary", 50257, 1, kMaxVocabulary);
+  const bool dropout = parameters.bool_or("dropout", false);
   if (hidden % heads != 0) {
     parameters.at("heads").fail("the hidden size " + std::to_string(hidden) + " is not divisible by " +
                                 std::to_string(heads) + " heads");
@@ -51,15 +55,21 @@ OpGraph build_gpt(const JsonReader& parameters, int64_t batch_size, double dtype
   Tensor token_embedding = b.embedding("wte", tokens, vocabulary, hidden);
   Tensor position_embedding = b.embedding("wpe", positions, sequence, hidden);
   Tensor x = b.add("add", token_embedding, position_embedding);
+  if (dropout) x = b.dropout("dropout", x);
 
   for (int64_t layer = 0; layer < layers; ++layer) {
     b.set_layer("h." + std::to_string(layer));
     Tensor qkv = b.dense("qkv", b.layer_norm("ln_1", x), 3 * hidden);
     Tensor probs = b.softmax("softmax", b.attention_scores("scores", qkv, heads));
+    if (dropout) probs = b.dropout("attn_dropout", probs);
     Tensor context = b.attention_context("context", probs, qkv, heads);
-    x = b.add("add_1", x, b.dense("attn_proj", context, hidden));
+    Tensor attention = b.dense("attn_proj", context, hidden);
+    if (dropout) attention = b.dropout("attn_proj_dropout", attention);
+    x = b.add("add_1", x, attention);
     Tensor mlp = b.gelu("gelu", b.dense("mlp_fc", b.layer_norm("ln_2", x), 4 * hidden));
-    x = b.add("add_2", x, b.dense("mlp_proj", mlp, hidden));
+    Tensor mlp_out = b.dense("mlp_proj", mlp, hidden);
+    if (dropout) mlp_out = b.dropout("mlp_dropout", mlp_out);
+    x = b.add("add_2", x, mlp_out);
   }
   b.set_layer("ln_f");
   x = b.layer_norm("LayerNorm", x);

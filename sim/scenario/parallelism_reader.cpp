@@ -1,0 +1,112 @@
+#include "sim/scenario/parallelism_reader.h"
+
+#include <algorithm>
+
+#include "sim/plan/collective_schedule.h"
+#include "sim/plan/tensor_parallel.h"
+
+namespace placesim {
+namespace {
+
+constexpr int64_t kMaxGroup = 65536;
+
+std::vector<std::string> patterns_or(const JsonReader& reader, const std::string& key,
+                                     std::vector<std::string> fallback) {
+  auto list = reader.find(key);
+  if (!list) return fallback;
+  std::vector<std::string> patterns;
+  for (const auto& entry : list->elements()) {
+    patterns.push_back(entry.as_string());
+    if (patterns.back().empty()) entry.fail("the op pattern must not be empty");
+  }
+  return patterns;
+}
+
+std::vector<DeviceId> accelerators(const Cluster& cluster) {
+  for (DeviceKind kind : {DeviceKind::kGpu, DeviceKind::kTpu}) {
+    std::vector<DeviceId> found;
+    for (DeviceId id = 0; id < cluster.devices().size(); ++id) {
+      if (cluster.device(id).name.kind == kind) found.push_back(id);
+    }
+    if (!found.empty()) return found;
+  }
+  return {};
+}
+
+/// The accelerators of the machine holding `device`.
+size_t accelerators_in_node(const Cluster& cluster, DeviceId device) {
+  size_t count = 0;
+  for (DeviceId id : accelerators(cluster)) count += cluster.device(id).node == cluster.device(device).node;
+  return count;
+}
+
+}  // namespace
+
+ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& cluster) {
+  reader.reject_unknown_keys({"tensor", "pipeline", "data", "devices", "micro_batches", "schedule", "column_parallel",
+                              "row_parallel", "algorithm", "bucket_bytes"});
+  ParallelismOptions options;
+  options.json_path = reader.path();
+  options.tensor = reader.integer_or("tensor", 1, 1, kMaxGroup);
+  options.pipeline = reader.integer_or("pipeline", 1, 1, kMaxGroup);
+  options.data = reader.integer_or("data", 1, 1, kMaxGroup);
+  const int64_t product = options.tensor * options.pipeline * options.data;
+  const std::string sizes = "data " + std::to_string(options.data) + " x pipeline " + std::to_string(options.pipeline) +
+                            " x tensor " + std::to_string(options.tensor) + " = " + std::to_string(product);
+  if (auto devices = reader.find("devices")) {
+    for (const auto& entry : devices->elements()) {
+      std::string text = entry.as_string();
+      std::string error;
+      auto spec = DeviceName::parse(text, &error);
+      if (!spec) entry.fail("bad device name \"" + text + "\": " + error);
+      auto matches = cluster.match(*spec);
+      if (matches.empty()) entry.fail("no device of the cluster matches \"" + text + "\"");
+      if (std::find(options.devices.begin(), options.devices.end(), matches.front()) != options.devices.end()) {
+        entry.fail("device " + cluster.device(matches.front()).name.canonical() + " is listed twice");
+      }
+      options.devices.push_back(matches.front());
+    }
+    if (static_cast<int64_t>(options.devices.size()) != product) {
+      devices->fail("lists " + std::to_string(options.devices.size()) + " devices, but " + sizes +
+                    " devices are needed (one per replica, stage and tensor rank)");
+    }
+  } else {
+    std::vector<DeviceId> candidates = accelerators(cluster);
+    if (product > static_cast<int64_t>(candidates.size())) {
+      reader.fail(sizes + " devices, but the cluster has " + std::to_string(candidates.size()) + " GPUs");
+    }
+    options.devices.assign(candidates.begin(), candidates.begin() + product);
+  }
+  // Tensor groups exchange activations twice per layer each way: keep each inside one machine.
+  for (int64_t group = 0; group * options.tensor < product; ++group) {
+    DeviceId first = options.devices[static_cast<size_t>(group * options.tensor)];
+    if (options.tensor > static_cast<int64_t>(accelerators_in_node(cluster, first))) {
+      reader.at("tensor").fail("a tensor-parallel group of " + std::to_string(options.tensor) +
+                               " devices is larger than a machine (" +
+                               std::to_string(accelerators_in_node(cluster, first)) +
+                               " accelerators): tensor groups must stay inside one machine");
+    }
+    for (int64_t r = 1; r < options.tensor; ++r) {
+      DeviceId device = options.devices[static_cast<size_t>(group * options.tensor + r)];
+      if (cluster.device(device).node != cluster.device(first).node) {
+        (reader.has("devices") ? reader.at("devices") : reader.at("tensor"))
+            .fail("tensor-parallel group " + std::to_string(group) + " spans machines (" +
+                  cluster.device(first).name.canonical() + " and " + cluster.device(device).name.canonical() +
+                  "): tensor groups must stay inside one machine");
+      }
+    }
+  }
+  options.micro_batches = reader.integer_or("micro_batches", 1, 1, 65536);
+  options.schedule = reader.choice_or("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe
+                                                                                       : PipelineSchedule::kOneFOneB;
+  options.column_parallel = patterns_or(reader, "column_parallel", default_column_parallel_ops());
+  options.row_parallel = patterns_or(reader, "row_parallel", default_row_parallel_ops());
+  std::vector<std::string> names = collective_algorithm_names();
+  names.insert(names.begin(), "auto");
+  std::string algorithm = reader.choice_or("algorithm", names, "auto");
+  if (algorithm != "auto") options.algorithm = parse_collective_algorithm(algorithm);
+  options.bucket_bytes = reader.positive_or("bucket_bytes", options.bucket_bytes);
+  return options;
+}
+
+}  // namespace placesim
