@@ -1,0 +1,192 @@
+// `placesim place SCENARIO`: automatic placement (docs/placement.md). Runs every placement
+// algorithm (expert split, m-TOPO, m-ETF, m-SCT) on the scenario's model and cluster, predicts
+// each placement's step time with the full simulation (plan + SimGrid engine), and prints the
+// placement log of the scenario's algorithm and a table of the algorithms side by side.
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "cli/command.h"
+#include "cli/pipeline.h"
+#include "sim/core/input_error.h"
+#include "sim/placement/auto_placer.h"
+#include "sim/placement/placement_log.h"
+#include "sim/plan/plan_builder.h"
+#include "sim/report/memory_verdict.h"
+#include "sim/report/units_format.h"
+#include "sim/scenario/scenario_loader.h"
+
+namespace placesim {
+namespace {
+
+struct PlaceOptions {
+  std::string scenario;
+  std::string strategy;
+  std::vector<std::string> algorithms;
+  bool no_log = false;
+};
+
+/// One row of the comparison: an algorithm's placement, or why it found none.
+struct PlacementRow {
+  std::string algorithm;
+  std::optional<Placement> placement;
+  std::optional<InputError> failure;  ///< why there is no placement
+  double placing_seconds = 0;  ///< wall-clock time of the placement algorithm alone
+  RunMetrics metrics;
+};
+
+PlacementRow evaluate(const Scenario& scenario, const Cluster& cluster, const std::string& algorithm,
+                      const std::function<Placement()>& place) {
+  PlacementRow row;
+  row.algorithm = algorithm;
+  auto start = std::chrono::steady_clock::now();
+  try {
+    row.placement = place();
+  } catch (const InputError& error) {
+    row.failure = error;
+    return row;
+  }
+  row.placing_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ExecutionPlan plan = build_plan(scenario.graph, *row.placement, cluster, scenario.run, scenario.name + "/" + algorithm);
+  row.metrics = simulate_plan(plan, cluster).metrics;
+  return row;
+}
+
+std::string ops_per_device(const Placement& placement, const Cluster& cluster) {
+  std::map<DeviceId, size_t> counts;
+  for (DeviceId d : placement.device_of_op) ++counts[d];
+  std::string text;
+  for (const auto& [device, count] : counts) {
+    text += (text.empty() ? "" : ", ") + cluster.device(device).name.local() + " " + std::to_string(count);
+  }
+  return text;
+}
+
+/// "GPU:0 1.7 GiB/3.0 GiB, ...": each used device's simulated peak against the placer's budget.
+std::string peak_memory(const RunMetrics& metrics, const Cluster& cluster, double memory_fraction) {
+  std::string text;
+  for (const DeviceMetrics& device : metrics.devices) {
+    if (device.compute_tasks == 0) continue;
+    text += (text.empty() ? "" : ", ") + cluster.device(device.device).name.local() + " " +
+            format_bytes(device.peak_memory_bytes) + "/" + format_bytes(device.memory_capacity_bytes * memory_fraction);
+  }
+  return text;
+}
+
+int place(const PlaceOptions& options, const GlobalOptions& global) {
+  Scenario scenario = load_scenario(options.scenario, global.catalog());
+  const Strategy* strategy = &scenario.strategies.front();
+  if (!options.strategy.empty()) {
+    auto it = std::find_if(scenario.strategies.begin(), scenario.strategies.end(),
+                           [&](const Strategy& s) { return s.name == options.strategy; });
+    if (it == scenario.strategies.end()) {
+      throw InputError("--strategy", "", "no strategy named \"" + options.strategy + "\"");
+    }
+    strategy = &*it;
+  }
+  if (strategy->data_parallel || strategy->pipeline) {
+    throw InputError(options.scenario, "", "strategy \"" + strategy->name +
+                                               "\" is data or pipeline parallel; `place` places one replica's ops");
+  }
+  const Cluster& cluster = scenario.cluster_for(*strategy);
+  AutoPlacementOptions automatic;
+  automatic.json_path = "/strategy/placement";
+  if (strategy->placement.automatic) automatic = *strategy->placement.automatic;
+
+  std::vector<PlacementAlgorithm> algorithms = all_placement_algorithms();
+  if (!options.algorithms.empty()) {
+    std::vector<PlacementAlgorithm> chosen;
+    for (const auto& name : options.algorithms) {
+      auto it = std::find_if(algorithms.begin(), algorithms.end(), [&](auto a) { return to_string(a) == name; });
+      if (it == algorithms.end()) {
+        throw InputError("--algorithm", "", "unknown algorithm \"" + name + "\" (expected expert, m-topo, m-etf or m-sct)");
+      }
+      chosen.push_back(*it);
+    }
+    algorithms = chosen;
+  }
+
+  std::vector<PlacementRow> rows;
+  if (!strategy->placement.automatic) {
+    rows.push_back(evaluate(scenario, cluster, "rules (TF placer)",
+                            [&] { return place_ops(scenario.graph, cluster, strategy->placement, scenario.file.string()); }));
+  }
+  for (PlacementAlgorithm algorithm : algorithms) {
+    AutoPlacementOptions run_options = automatic;
+    run_options.algorithm = algorithm;
+    rows.push_back(evaluate(scenario, cluster, to_string(algorithm), [&] {
+      return auto_place(scenario.graph, cluster, scenario.run, run_options, scenario.file.string()).placement;
+    }));
+  }
+
+  // The log shows the scenario's algorithm, else the fastest placement that fits.
+  const PlacementRow* shown = nullptr;
+  for (const PlacementRow& row : rows) {
+    if (strategy->placement.automatic && row.algorithm == to_string(automatic.algorithm)) shown = &row;
+  }
+  if (!strategy->placement.automatic) {
+    for (const PlacementRow& row : rows) {
+      if (!row.placement || !out_of_memory_verdicts(row.metrics, cluster).empty()) continue;
+      if (!shown || row.metrics.step_time_seconds < shown->metrics.step_time_seconds) shown = &row;
+    }
+  }
+
+  std::cout << "Scenario: " << scenario.name << (scenario.description.empty() ? "" : " - " + scenario.description)
+            << "\nModel: " << scenario.graph.name() << " (" << scenario.graph.size() << " ops), "
+            << (scenario.run.kind == StepKind::kTraining ? "training" : "inference") << ", batch "
+            << scenario.run.batch_size << ", " << to_string(scenario.run.precision) << "; cluster: " << cluster.name
+            << " (" << cluster.devices().size() << " devices); memory limit "
+            << format_percent(automatic.memory_fraction) << " of each device\n\n";
+  if (shown && shown->placement && !options.no_log) {
+    std::cout << "Placement log (" << shown->algorithm << "):\n"
+              << placement_log(scenario.graph, cluster, *shown->placement) << "\n";
+  }
+  std::cout << std::left << std::setw(18) << "algorithm" << std::setw(14) << "step time" << std::setw(14)
+            << "placed in" << "ops per device; simulated peak memory / placer's memory limit\n";
+  for (const PlacementRow& row : rows) {
+    std::cout << std::left << std::setw(18) << row.algorithm;
+    if (!row.placement) {
+      std::cout << "no placement: " << row.failure->what() << "\n";
+      continue;
+    }
+    auto verdicts = out_of_memory_verdicts(row.metrics, cluster);
+    std::cout << std::setw(14) << format_seconds(row.metrics.step_time_seconds) << std::setw(14)
+              << format_seconds(row.placing_seconds) << ops_per_device(*row.placement, cluster) << "; "
+              << peak_memory(row.metrics, cluster, automatic.memory_fraction) << (verdicts.empty() ? "" : " OUT OF MEMORY") << "\n";
+  }
+  for (const PlacementRow& row : rows) {
+    if (!row.placement) continue;
+    for (const auto& verdict : out_of_memory_verdicts(row.metrics, cluster)) {
+      std::cout << row.algorithm << ": does not fit: " << verdict << "\n";
+    }
+  }
+
+  // A failure of the scenario's own algorithm, or of every algorithm, is the verdict.
+  if (strategy->placement.automatic && shown && !shown->placement) throw *shown->failure;
+  bool any = std::any_of(rows.begin(), rows.end(), [](const PlacementRow& row) {
+    return row.placement && row.algorithm != "rules (TF placer)";
+  });
+  if (!any) throw *rows.back().failure;
+  return 0;
+}
+
+}  // namespace
+
+Command add_place_command(CLI::App& app, const GlobalOptions& global) {
+  auto options = std::make_shared<PlaceOptions>();
+  CLI::App* command = app.add_subcommand(
+      "place", "Place a scenario's ops automatically (expert, m-TOPO, m-ETF, m-SCT) and compare the step times");
+  command->add_option("scenario", options->scenario, "Scenario JSON file")->required();
+  command->add_option("--strategy", options->strategy, "Use the strategy with this name (default: the first)");
+  command->add_option("--algorithm", options->algorithms, "Only these algorithms (expert, m-topo, m-etf, m-sct)");
+  command->add_flag("--no-log", options->no_log, "Do not print the placement log");
+  return {command, [options, &global] { return place(*options, global); }};
+}
+
+}  // namespace placesim
