@@ -1,0 +1,128 @@
+#include "sim/convergence/convergence_study.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "sim/convergence/dataset.h"
+#include "sim/convergence/update_schedule.h"
+
+namespace placesim {
+namespace {
+
+struct Problem {
+  std::unique_ptr<TrainingProblem> model;
+  GeneratedData data;
+};
+
+ConvergenceRun replay_run(const std::string& strategy, const std::string& variant, const UpdateTrace& trace,
+                          const Problem& problem, const ReplayOptions& options) {
+  ConvergenceRun run;
+  run.strategy = strategy;
+  run.variant = variant;
+  run.asynchronous = trace.asynchronous;
+  run.timed = trace.timed;
+  run.workers = trace.workers;
+  run.replay = replay(trace, *problem.model, problem.data.training, problem.data.evaluation, options);
+  const auto& staleness = run.replay.staleness;
+  if (!staleness.empty()) {
+    run.mean_staleness = std::accumulate(staleness.begin(), staleness.end(), 0.0) / static_cast<double>(staleness.size());
+    run.max_staleness = *std::max_element(staleness.begin(), staleness.end());
+  }
+  if (trace.timed && !trace.updates.empty()) {
+    run.seconds_per_update = trace.updates.back().apply_seconds / static_cast<double>(trace.updates.size());
+    const CurvePoint& until = run.replay.target ? *run.replay.target : run.replay.curve.back();
+    if (until.seconds > 0) {
+      run.samples_per_second =
+          static_cast<double>(until.applied_gradients) * static_cast<double>(options.batch_per_worker) / until.seconds;
+    }
+  }
+  return run;
+}
+
+std::string plural(int64_t count, const std::string& word) {
+  return std::to_string(count) + " " + word + (count == 1 ? "" : "s");
+}
+
+}  // namespace
+
+ConvergenceStudy run_convergence_study(const std::vector<StrategyTimings>& strategies,
+                                       const ConvergenceOptions& options) {
+  ConvergenceStudy study;
+  study.options = options;
+  Problem problem;
+  problem.model = make_training_problem(options.problem, static_cast<size_t>(options.features),
+                                        static_cast<size_t>(options.hidden_units));
+  study.problem = problem.model->name();
+  study.parameters = problem.model->parameter_count();
+  DatasetOptions data;
+  data.training_samples = static_cast<size_t>(options.samples);
+  data.evaluation_samples = static_cast<size_t>(options.evaluation_samples);
+  data.features = static_cast<size_t>(options.features);
+  data.label_noise = options.label_noise;
+  data.seed = options.seed;
+  problem.data = generate_data(data);
+
+  ReplayOptions replay_options;
+  replay_options.learning_rate = options.learning_rate;
+  replay_options.target_loss = options.target_loss;
+  replay_options.batch_per_worker = static_cast<size_t>(options.batch_per_worker);
+  replay_options.seed = options.seed;
+  replay_options.evaluate_every = options.evaluate_every;
+
+  int64_t workers = 1;
+  for (const auto& strategy : strategies) workers = std::max(workers, strategy.timings.workers);
+  ReplayOptions reference_options = replay_options;
+  reference_options.stop_at_target = true;  // only its samples to the target are used
+  study.reference = replay_run("sequential SGD", "no clock, stops at target", sequential_trace(workers, options.max_gradients),
+                               problem, reference_options);
+
+  for (const auto& strategy : strategies) {
+    const SimulatedTimings& timings = strategy.timings;
+    auto add = [&](const std::string& variant, const UpdateTrace& trace, const ReplayOptions& run_options) {
+      study.runs.push_back(replay_run(strategy.strategy, variant, trace, problem, run_options));
+      study.runs.back().simulated_steps = timings.simulated_steps;
+    };
+    if (timings.asynchronous) {
+      add("as simulated", schedule_async(timings, std::nullopt, options.max_gradients), replay_options);
+      if (options.remedies.staleness_learning_rate) {
+        ReplayOptions scaled = replay_options;
+        scaled.scale_learning_rate_by_staleness = true;
+        add("lr / staleness", schedule_async(timings, std::nullopt, options.max_gradients), scaled);
+      }
+      for (int64_t bound : options.remedies.bounded_staleness) {
+        add("bounded staleness " + std::to_string(bound), schedule_async(timings, bound, options.max_gradients),
+            replay_options);
+      }
+    } else {
+      add("as simulated", schedule_sync(timings, 0, options.max_gradients), replay_options);
+      for (int64_t backups : options.remedies.backup_workers) {
+        if (backups >= timings.workers) {
+          study.notes.push_back(strategy.strategy + ": " + plural(backups, "backup worker") + " skipped (it has " +
+                                plural(timings.workers, "replica") + ")");
+          continue;
+        }
+        add(plural(backups, "backup worker"), schedule_sync(timings, backups, options.max_gradients), replay_options);
+      }
+    }
+  }
+
+  if (study.reference.replay.target) {
+    const double reference = static_cast<double>(study.reference.replay.target->applied_gradients);
+    for (ConvergenceRun& run : study.runs) {
+      if (run.replay.target) run.statistical_efficiency = reference / static_cast<double>(run.replay.target->applied_gradients);
+    }
+    study.reference.statistical_efficiency = 1;
+  }
+  return study;
+}
+
+const ConvergenceRun* fastest_to_target(const ConvergenceStudy& study, std::optional<bool> asynchronous) {
+  const ConvergenceRun* best = nullptr;
+  for (const ConvergenceRun& run : study.runs) {
+    if (!run.replay.target || (asynchronous && run.asynchronous != *asynchronous)) continue;
+    if (!best || run.replay.target->seconds < best->replay.target->seconds) best = &run;
+  }
+  return best;
+}
+
+}  // namespace placesim

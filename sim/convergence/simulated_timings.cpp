@@ -1,0 +1,95 @@
+#include "sim/convergence/simulated_timings.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace placesim {
+namespace {
+
+SimulatedTimings async_timings(const ExecutionPlan& plan, const Timeline& timeline, int64_t replicas) {
+  std::string clock_variable;
+  for (const Task& task : plan.tasks) {
+    if (task.phase == Phase::kPull) {
+      clock_variable = task.op;
+      break;
+    }
+  }
+  const size_t steps = static_cast<size_t>(plan.steps);
+  std::vector<std::vector<double>> pull(static_cast<size_t>(replicas), std::vector<double>(steps, -1));
+  std::vector<std::vector<double>> apply = pull;
+  for (const Task& task : plan.tasks) {
+    if (task.op != clock_variable || task.replica < 0) continue;
+    const auto r = static_cast<size_t>(task.replica);
+    const auto k = static_cast<size_t>(task.step);
+    if (task.phase == Phase::kPull) pull[r][k] = timeline.tasks[task.id].start_seconds;
+    if (task.phase == Phase::kApply) apply[r][k] = timeline.tasks[task.id].end_seconds;
+  }
+  SimulatedTimings timings;
+  timings.asynchronous = true;
+  // Workers are the replicas whose updates the servers apply (with local aggregation, the
+  // machines' leaders), renumbered 0, 1, ...
+  for (size_t r = 0; r < pull.size(); ++r) {
+    if (std::any_of(apply[r].begin(), apply[r].end(), [](double t) { return t < 0; })) continue;
+    std::vector<IterationTiming> worker;
+    double previous = 0;
+    for (size_t k = 0; k < steps; ++k) {
+      const double read = std::max(pull[r][k], previous);
+      worker.push_back({read - previous, apply[r][k] - read});
+      previous = apply[r][k];
+    }
+    timings.iterations.push_back(std::move(worker));
+  }
+  timings.workers = static_cast<int64_t>(timings.iterations.size());
+  return timings;
+}
+
+SimulatedTimings sync_timings(const ExecutionPlan& plan, const Timeline& timeline, int64_t replicas) {
+  const size_t steps = static_cast<size_t>(plan.steps);
+  std::vector<double> step_end(steps, 0);
+  std::vector<std::vector<double>> ready(steps, std::vector<double>(static_cast<size_t>(replicas), 0));
+  for (const Task& task : plan.tasks) {
+    const auto k = static_cast<size_t>(task.step);
+    const TaskInterval& interval = timeline.tasks[task.id];
+    step_end[k] = std::max(step_end[k], interval.end_seconds);
+    if (task.phase == Phase::kBackward && task.replica >= 0) {
+      double& end = ready[k][static_cast<size_t>(task.replica)];
+      end = std::max(end, interval.end_seconds);
+    }
+  }
+  SimulatedTimings timings;
+  timings.workers = replicas;
+  double previous = 0;
+  for (size_t k = 0; k < steps; ++k) {
+    SyncStepTiming step;
+    double last = previous;
+    for (double end : ready[k]) {
+      step.ready_seconds.push_back(std::max(0.0, end - previous));
+      last = std::max(last, end);
+    }
+    step.tail_seconds = std::max(0.0, step_end[k] - last);
+    timings.steps.push_back(std::move(step));
+    previous = std::max(previous, step_end[k]);
+  }
+  return timings;
+}
+
+}  // namespace
+
+SimulatedTimings extract_timings(const ExecutionPlan& plan, const Timeline& timeline) {
+  int64_t replicas = 0;
+  bool asynchronous = false, backward = false;
+  for (const Task& task : plan.tasks) {
+    replicas = std::max(replicas, task.replica + 1);
+    if (task.phase == Phase::kApply && task.replica >= 0) asynchronous = true;
+    if (task.phase == Phase::kBackward) backward = true;
+  }
+  if (replicas == 0 || !backward) throw std::invalid_argument("not a data-parallel training plan");
+  SimulatedTimings timings =
+      asynchronous ? async_timings(plan, timeline, replicas) : sync_timings(plan, timeline, replicas);
+  timings.simulated_steps = plan.steps;
+  if (timings.workers == 0) throw std::invalid_argument("the plan has no worker that applies updates");
+  return timings;
+}
+
+}  // namespace placesim

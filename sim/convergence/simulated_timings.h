@@ -1,0 +1,43 @@
+// SimulatedTimings: the per-worker durations of a simulated data-parallel run, read from its plan
+// and timeline, from which the convergence stage schedules as many updates as training needs
+// (the simulated steps repeat periodically) under the base strategy or a remedy.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/plan/execution_plan.h"
+#include "sim/timeline/timeline.h"
+
+namespace placesim {
+
+/// One asynchronous iteration of one worker: from the end of its previous update (or time 0) it
+/// waits `wait_seconds` before reading the parameters, then `busy_seconds` until its gradient
+/// has been applied (compute, push, apply).
+struct IterationTiming {
+  double wait_seconds = 0;
+  double busy_seconds = 0;
+};
+
+/// One synchronous step, relative to the end of the previous one: when each worker's gradient
+/// was ready, and how long the exchange and update took after the last one.
+struct SyncStepTiming {
+  std::vector<double> ready_seconds;  ///< per worker
+  double tail_seconds = 0;
+};
+
+struct SimulatedTimings {
+  bool asynchronous = false;
+  int64_t workers = 0;
+  int64_t simulated_steps = 0;
+  std::vector<std::vector<IterationTiming>> iterations;  ///< async: per worker, per step
+  std::vector<SyncStepTiming> steps;                     ///< sync: per step
+};
+
+/// The timings of a data-parallel training plan (replica-tagged tasks). Async: the version clock
+/// is the first variable pulled (as in the staleness metric): a worker's read is its pull of that
+/// variable, its update the server's apply of it. Throws std::invalid_argument for a plan that is
+/// not data-parallel training.
+SimulatedTimings extract_timings(const ExecutionPlan& plan, const Timeline& timeline);
+
+}  // namespace placesim

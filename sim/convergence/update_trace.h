@@ -1,0 +1,37 @@
+// UpdateTrace: the order in which a data-parallel run changes the parameters, as the convergence
+// replay consumes it: for each update, when it was applied (simulated seconds), which parameter
+// version its gradients were computed on, and whose gradients (worker, iteration) it carries.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace placesim {
+
+/// One worker's gradient: the worker and which of its iterations (selects its minibatch).
+struct GradientSource {
+  int64_t worker = 0;
+  int64_t iteration = 0;
+};
+
+struct TracedUpdate {
+  double apply_seconds = 0;  ///< simulated time the parameters changed
+  /// The parameter version the gradients were computed on: the number of updates applied
+  /// before the read. Update u with version u is fresh; u - version is its staleness.
+  int64_t version_read = 0;
+  std::vector<GradientSource> gradients;  ///< one (async) or the aggregated workers (sync)
+  /// The update is learning_rate x gradient_weight x the sum of its gradients: 1 for async and
+  /// for a full sync step; replicas / aggregated when backup workers dropped some gradients.
+  double gradient_weight = 1;
+  int64_t gradients_computed = 1;  ///< gradients computed for it, including dropped ones
+};
+
+struct UpdateTrace {
+  int64_t workers = 0;
+  bool asynchronous = false;
+  bool timed = true;  ///< false for the sequential reference, which has no clock
+  std::vector<TracedUpdate> updates;  ///< in apply order
+};
+
+}  // namespace placesim
