@@ -9,9 +9,12 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/synthetic_plan.h"
+#include "cli/sweep_evaluation.h"
+#include "sim/sweep/process_pool.h"
 #include "sim/engine/simgrid_engine.h"
 
 namespace placesim::bench {
@@ -26,6 +29,40 @@ double peak_child_memory_mib() {
   rusage usage{};
   getrusage(RUSAGE_CHILDREN, &usage);
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// Capacity planning (issue 7): 1,000 ResNet-50 data-parallel configurations on the analytical
+// tier, one process per core, as `placesim sweep` evaluates them (without writing outputs):
+// 2 node types x 4 GPU counts x 5 layouts (1 node, or 2 or 4 nodes on IB EDR or 100 GbE)
+// x 5 strategies x 5 per-GPU batches.
+const char* kSweepScenario = R"({
+  "model": {"zoo": "resnet50"}, "cluster": {"template": "dgx1_v100"},
+  "run": {"batch_size": 64, "precision": "fp16", "optimizer": "momentum"},
+  "sweep": {"node": ["dgx1_v100", "dgx_a100"], "devices_per_node": [1, 2, 4, 8], "nodes": [1, 2, 4],
+            "fabric": ["ib_edr", "eth_100g"],
+            "strategies": [{"name": "all-reduce", "data_parallel": {"algorithm": ["ring", "auto"]}},
+                           {"name": "PS", "data_parallel": {"aggregation": "parameter_server", "num_ps": [1, 2, 4]}}],
+            "batch_size": [32, 64, 128, 256, 512], "fidelity": "analytical"}})";
+
+void run_sweep_case(const std::string& name) {
+  HardwareCatalog catalog(HardwareCatalog::default_root());
+  SweepContext context;
+  context.document = Json::parse(kSweepScenario);
+  context.file = "bench_sweep.json";
+  context.catalog = &catalog;
+  context.spec = read_sweep_spec(JsonReader(context.document, context.file), catalog);
+  std::vector<size_t> items(context.spec.configurations.size());
+  for (size_t i = 0; i < items.size(); ++i) items[i] = i;
+  int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto start = std::chrono::steady_clock::now();
+  size_t tasks = 0;
+  run_in_processes(
+      items, workers, [&](size_t i) { return std::to_string(evaluate_configuration(context, i, Tier::kAnalytical).tasks); },
+      [&](size_t, const std::string& text) { tasks += std::stoul(text); });
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("%-36s %10zu %10.3f %14.0f %12s %14s  (%zu configurations, %d processes)\n", name.c_str(), tasks, wall,
+              static_cast<double>(tasks) / wall, "-", "-", items.size(), workers);
+  std::fflush(stdout);
 }
 
 int run(int argc, char** argv) {
@@ -69,6 +106,8 @@ int run(int argc, char** argv) {
                 static_cast<double>(plan.tasks.size()) / median, peak_child_memory_mib(), simulated);
     std::fflush(stdout);
   }
+  const std::string sweep_case = "sweep_resnet50_1000_configs_analytical";
+  if (only.empty() || only == sweep_case) run_sweep_case(sweep_case);
   return 0;
 }
 

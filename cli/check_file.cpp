@@ -8,6 +8,7 @@
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/plan/plan_json.h"
 #include "sim/scenario/scenario_loader.h"
+#include "sim/sweep/price_list.h"
 
 namespace placesim {
 namespace {
@@ -22,6 +23,7 @@ std::string detect_kind(const Json& document, const std::filesystem::path& path)
   if (document.contains("peak_flops_per_second")) return "device";
   if (document.contains("node")) return "cluster";
   if (document.contains("model") || document.contains("cluster")) return "scenario";
+  if (document.contains("devices") && document["devices"].is_object()) return "prices";  // hardware_profiles/prices.json
   // A links table maps type names to entries; any one entry that looks like a link is enough, so a
   // table whose first entry (in key order) has a typo is still checked as links.
   for (const auto& entry : document) {
@@ -74,6 +76,10 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
     Cluster cluster = load_cluster_file(path, catalog);
     return "cluster \"" + cluster.name + "\": " + plural(cluster.devices().size(), "device") + ", " +
            plural(cluster.links().size(), "link");
+  }
+  if (kind == "prices") {
+    PriceList prices = read_price_file(path);
+    return "price list: " + plural(prices.usd_per_device_hour.size(), "device price");
   }
   if (kind == "plan") {
     PlanFile file = read_plan_json(reader);

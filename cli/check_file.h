@@ -11,7 +11,7 @@
 namespace placesim {
 
 /// Validates the file and returns a one-line summary of what it holds; InputError otherwise.
-/// `kind` is "auto" or one of: scenario, model, device, links, cluster, plan.
+/// `kind` is "auto" or one of: scenario, model, device, links, cluster, plan, prices.
 std::string check_file(const std::filesystem::path& path, const std::string& kind, const HardwareCatalog& catalog);
 
 }  // namespace placesim

@@ -17,7 +17,7 @@ Command add_check_command(CLI::App& app, const GlobalOptions& global) {
       "check", "Validate scenario, model, device profile, links, cluster or plan files; explain every error");
   command->add_option("files", options->files, "Files to check")->required();
   command->add_option("--kind", options->kind, "What the files are (default: detect)")
-      ->check(CLI::IsMember({"auto", "scenario", "model", "device", "links", "cluster", "plan"}));
+      ->check(CLI::IsMember({"auto", "scenario", "model", "device", "links", "cluster", "plan", "prices"}));
   return {command, [options, &global] {
             HardwareCatalog catalog = global.catalog();
             int status = 0;

@@ -1,0 +1,155 @@
+// `placesim sweep SCENARIO -o OUT`: evaluate every configuration of the scenario's sweep in
+// parallel processes, resumably, and write results.csv, summary.md and report.html
+// (docs/capacity-planning.md).
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "cli/command.h"
+#include "cli/sweep_evaluation.h"
+#include "sim/core/atomic_file.h"
+#include "sim/scenario/scenario_loader.h"
+#include "sim/sweep/pareto_frontier.h"
+#include "sim/sweep/process_pool.h"
+#include "sim/sweep/progress_bar.h"
+#include "sim/sweep/recommendation.h"
+#include "sim/sweep/report/sweep_report.h"
+#include "sim/sweep/result_store.h"
+
+namespace placesim {
+namespace {
+
+struct SweepCommandOptions {
+  std::string scenario;
+  std::string output;
+  int jobs = 0;
+  bool quiet = false;
+};
+
+/// Evaluates `items` on `tier` and appends each row to the store as it arrives.
+void evaluate(const SweepContext& context, const std::vector<size_t>& items, Tier tier, int jobs, bool quiet,
+              ResultStore* store) {
+  if (items.empty()) return;
+  std::unique_ptr<ProgressBar> bar;
+  if (!quiet) {
+    bar = std::make_unique<ProgressBar>(std::cerr, tier == Tier::kAnalytical ? "analytical" : "simulated",
+                                        items.size(), ::isatty(STDERR_FILENO) != 0);
+  }
+  run_in_processes(
+      items, jobs, [&](size_t index) { return row_json(evaluate_configuration(context, index, tier)).dump(); },
+      [&](size_t, const std::string& text) {
+        store->append(row_from_json(Json::parse(text)));
+        if (bar) bar->advance();
+      });
+  if (bar) bar->finish();
+}
+
+std::vector<size_t> missing(const std::vector<size_t>& indices, Tier tier, const ResultStore& store) {
+  std::vector<size_t> left;
+  for (size_t i : indices) {
+    if (!store.has(i, tier)) left.push_back(i);
+  }
+  return left;
+}
+
+int run(const SweepCommandOptions& options, const GlobalOptions& global) {
+  auto start = std::chrono::steady_clock::now();
+  HardwareCatalog catalog = global.catalog();
+  SweepContext context;
+  context.file = options.scenario;
+  context.catalog = &catalog;
+  context.document = parse_json_file(options.scenario);
+  JsonReader document(context.document, options.scenario);
+  document.expect_object();
+  if (!document.has("sweep")) {
+    document.fail("the scenario has no \"sweep\" (see docs/capacity-planning.md)");
+  }
+  // The scenario without its sweep must be valid on its own (errors name their paths there).
+  Scenario base = read_scenario(document, catalog, std::filesystem::path(options.scenario).parent_path());
+  context.spec = read_sweep_spec(document, catalog);
+  const SweepSpec& spec = context.spec;
+
+  std::filesystem::path out = options.output;
+  std::error_code error;
+  std::filesystem::create_directories(out, error);
+  if (error || !std::filesystem::is_directory(out)) {
+    throw InputError("-o", "", "cannot create the output directory \"" + out.string() + "\"");
+  }
+  ResultStore store(out / "results.jsonl", fingerprint(spec.fingerprint_source.dump()));
+  int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+
+  std::vector<size_t> all(spec.configurations.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  Tier first = spec.fidelity == Fidelity::kSimulated ? Tier::kSimulated : Tier::kAnalytical;
+  std::vector<size_t> left = missing(all, first, store);
+  if (!options.quiet) {
+    std::cerr << "placesim: sweep " << base.name << ": " << all.size() << " configurations, fidelity "
+              << to_string(spec.fidelity) << (spec.fidelity == Fidelity::kAnalyticalRecheck ? " " + std::to_string(spec.recheck) : "")
+              << ", " << jobs << " processes";
+    if (left.size() < all.size()) std::cerr << "; resuming: " << all.size() - left.size() << " already in " << (out / "results.jsonl").string();
+    std::cerr << "\n";
+  }
+  evaluate(context, left, first, jobs, options.quiet, &store);
+
+  if (spec.fidelity == Fidelity::kAnalyticalRecheck) {
+    // Re-check the best N of the analytical pass (ranking on analytical rows only, so a resumed
+    // sweep picks the same ones).
+    std::map<std::pair<size_t, Tier>, SweepRow> analytical;
+    for (const auto& [key, row] : store.rows()) {
+      if (key.second == Tier::kAnalytical) analytical.emplace(key, row);
+    }
+    std::vector<size_t> ranking = rank_configurations(assess(spec, analytical));
+    ranking.resize(std::min(ranking.size(), spec.recheck));
+    evaluate(context, missing(ranking, Tier::kSimulated, store), Tier::kSimulated, jobs, options.quiet, &store);
+    // The recommendation must stand on a simulation: while the best is an analytical estimate
+    // (the simulated rows moved the ranking), simulate it too.
+    for (size_t round = 0; round < spec.configurations.size(); ++round) {
+      std::vector<SweepOutcome> outcomes = assess(spec, store.rows());
+      std::optional<size_t> best = recommend(spec, &outcomes).index;
+      if (!best || store.has(*best, Tier::kSimulated)) break;
+      evaluate(context, {*best}, Tier::kSimulated, jobs, true, &store);
+    }
+  }
+
+  SweepReport report;
+  report.scenario = base.name;
+  report.spec = &spec;
+  report.outcomes = assess(spec, store.rows());
+  mark_pareto_frontier(&report.outcomes);
+  report.recommendation = recommend(spec, &report.outcomes);
+  write_file_atomically(out / "results.csv", sweep_csv(report));
+  write_file_atomically(out / "summary.md", sweep_summary_markdown(report));
+  write_file_atomically(out / "report.html", sweep_html(report));
+  if (!options.quiet) {
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << "Recommendation: " << report.recommendation.reason << ".\n"
+              << "Wrote " << (out / "results.csv").string() << ", " << (out / "summary.md").string() << " and "
+              << (out / "report.html").string() << " (" << std::fixed << std::setprecision(1) << seconds << " s).\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_sweep_command(CLI::App& app, const GlobalOptions& global) {
+  auto options = std::make_shared<SweepCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "sweep", "Capacity planning: evaluate every configuration of the scenario's sweep; recommend the cheapest that "
+               "meets the target (docs/capacity-planning.md)");
+  command->add_option("scenario", options->scenario, "Scenario JSON file with a \"sweep\"")->required();
+  command->add_option("-o,--output", options->output,
+                      "Output directory: results.jsonl (resume file), results.csv, summary.md, report.html")
+      ->required();
+  command->add_option("-j,--jobs", options->jobs, "Worker processes (default: one per core)")->check(CLI::Range(1, 4096));
+  command->add_flag("-q,--quiet", options->quiet, "Print nothing but errors (outputs are still written)");
+  return {command, [options, &global] { return run(*options, global); }};
+}
+
+}  // namespace placesim

@@ -1,0 +1,116 @@
+#include "cli/sweep_evaluation.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "cli/pipeline.h"
+#include "sim/analytical/analytical_engine.h"
+#include "sim/core/input_error.h"
+#include "sim/report/data_parallel_metrics.h"
+#include "sim/report/memory_verdict.h"
+#include "sim/report/metrics.h"
+#include "sim/scenario/scenario_loader.h"
+
+namespace placesim {
+namespace {
+
+Timeline run_tier(const ExecutionPlan& plan, const Cluster& cluster, Tier tier) {
+  return tier == Tier::kAnalytical ? estimate_step(plan, cluster).timeline : simulate_plan(plan, cluster).timeline;
+}
+
+/// Throughput and step time: a data-parallel run's own (async: workers' rates summed).
+std::pair<double, double> throughput_and_step(const ExecutionPlan& plan, const Timeline& timeline,
+                                              const RunMetrics& metrics, bool data_parallel,
+                                              DataParallelMetrics* dp_metrics) {
+  if (!data_parallel) return {metrics.samples_per_second, metrics.step_time_seconds};
+  *dp_metrics = compute_data_parallel_metrics(plan, timeline);
+  return {dp_metrics->samples_per_second, dp_metrics->step_time_seconds};
+}
+
+/// The same model, per-device batch and precision on the strategy's first device alone.
+double single_device_samples_per_second(const Scenario& scenario, const Strategy& strategy, Tier tier) {
+  Strategy single;
+  single.name = "single device";
+  DataParallelOptions dp;
+  if (strategy.data_parallel) {
+    dp = *strategy.data_parallel;
+    if (dp.algorithm) dp.algorithm = CollectiveAlgorithm::kRing;
+  }
+  dp.replicas = {strategy.data_parallel ? strategy.data_parallel->replicas.front() : strategy.pipeline->devices.front()};
+  single.data_parallel = dp;
+  const Cluster& cluster = scenario.cluster_for(strategy);
+  PlannedScenario planned = plan_strategy(scenario, single);
+  Timeline timeline = run_tier(planned.plan, cluster, tier);
+  return compute_data_parallel_metrics(planned.plan, timeline).samples_per_second;
+}
+
+/// "FILE: /path: message" -> "/path: message" (the file is the sweep's own scenario).
+std::string without_file(const InputError& error) {
+  std::string text = error.what();
+  if (!error.file().empty() && text.rfind(error.file() + ": ", 0) == 0) text = text.substr(error.file().size() + 2);
+  return text;
+}
+
+}  // namespace
+
+SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier tier) {
+  SweepRow row;
+  row.index = index;
+  row.tier = tier;
+  const SweepConfiguration& configuration = context.spec.configurations.at(index);
+  Json document = configuration_scenario(context.document, context.spec, configuration);
+  try {
+    Scenario scenario = read_scenario(JsonReader(document, context.file), *context.catalog,
+                                      std::filesystem::path(context.file).parent_path());
+    const Strategy& strategy = scenario.strategies.front();
+    const Cluster& cluster = scenario.cluster_for(strategy);
+    PlannedScenario planned = plan_strategy(scenario, strategy);
+    const ExecutionPlan& plan = planned.plan;
+    Timeline timeline = run_tier(plan, cluster, tier);
+    RunMetrics metrics = compute_metrics(plan, cluster, timeline);
+    DataParallelMetrics dp;
+    auto [throughput, step] = throughput_and_step(plan, timeline, metrics, strategy.data_parallel.has_value(), &dp);
+    row.samples_per_second = throughput;
+    row.step_seconds = step;
+    row.tasks = plan.tasks.size();
+
+    const std::vector<DeviceId>& devices = strategy.data_parallel ? strategy.data_parallel->replicas : strategy.pipeline->devices;
+    const double steps = static_cast<double>(std::max<int64_t>(plan.steps, 1));
+    double busy = 0;
+    for (DeviceId id : devices) busy += metrics.devices[id].busy_seconds;
+    double compute = busy / static_cast<double>(devices.size()) / steps;
+    double idle = std::max(0.0, step - compute);
+    split_step_time(step, compute, metrics.exposed_transfer_seconds / steps, dp.straggler_loss_seconds,
+                    strategy.pipeline ? idle : 0.0, &row);
+
+    for (const DeviceMetrics& device : metrics.devices) {
+      if (device.peak_memory_bytes > row.peak_memory_bytes) {
+        row.peak_memory_bytes = device.peak_memory_bytes;
+        row.memory_capacity_bytes = device.memory_capacity_bytes;
+      }
+    }
+    std::vector<std::string> verdicts = out_of_memory_verdicts(metrics, cluster);
+    if (!verdicts.empty()) {
+      row.status = RowStatus::kOutOfMemory;
+      row.reason = verdicts.front();
+      if (verdicts.size() > 1) row.reason += " (and " + std::to_string(verdicts.size() - 1) + " more devices)";
+      return row;
+    }
+    row.single_device_samples_per_second = single_device_samples_per_second(scenario, strategy, tier);
+  } catch (const InputError& error) {
+    row = SweepRow{};
+    row.index = index;
+    row.tier = tier;
+    row.status = RowStatus::kNotApplicable;
+    row.reason = without_file(error);
+  } catch (const std::invalid_argument& error) {  // a collective schedule that does not fit the group
+    row = SweepRow{};
+    row.index = index;
+    row.tier = tier;
+    row.status = RowStatus::kNotApplicable;
+    row.reason = error.what();
+  }
+  return row;
+}
+
+}  // namespace placesim

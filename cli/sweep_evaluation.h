@@ -1,0 +1,28 @@
+// Evaluating one configuration of a sweep: its scenario document loaded like any scenario,
+// planned, and run on one tier (the analytical estimate or the SimGrid engine) into a SweepRow.
+// A pure function of (sweep, index, tier), so any process — or, later, any MPI rank — can
+// evaluate any configuration and the results do not depend on who did.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "sim/cluster/hardware_catalog.h"
+#include "sim/core/json_reader.h"
+#include "sim/sweep/sweep_row.h"
+#include "sim/sweep/sweep_spec.h"
+
+namespace placesim {
+
+struct SweepContext {
+  Json document;     ///< the whole scenario file, with its "sweep"
+  std::string file;  ///< the scenario's path (relative model/cluster files resolve against its directory)
+  const HardwareCatalog* catalog = nullptr;
+  SweepSpec spec;
+};
+
+/// Never throws for a configuration that cannot be built or does not fit: those come back as
+/// rows with status not_applicable or out_of_memory and the reason.
+SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier tier);
+
+}  // namespace placesim

@@ -1,0 +1,136 @@
+#include "sim/analytical/analytical_engine.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
+
+#include "sim/cost/cost_model.h"
+#include "sim/plan/collective_schedule.h"
+
+namespace placesim {
+
+double analytical_transfer_seconds(double bytes, DeviceId from, DeviceId to, const Cluster& cluster) {
+  return uncontended_transfer_seconds(bytes, from, to, cluster);
+}
+
+double analytical_collective_seconds(const Task& task, const Cluster& cluster) {
+  if (task.group.size() < 2 || task.bytes <= 0) return 0;
+  return allreduce_estimate_seconds(task.algorithm, task.group, task.bytes, cluster);
+}
+
+namespace {
+
+/// List scheduling in event order: a min-heap of completions; compute tasks queue per device.
+class ListScheduler {
+ public:
+  ListScheduler(const ExecutionPlan& plan, const Cluster& cluster)
+      : plan_(plan), cluster_(cluster), successors_(plan.successors()) {}
+
+  Timeline run() {
+    timeline_.source = "analytical";
+    timeline_.tasks.assign(plan_.tasks.size(), TaskInterval{});
+    pending_.resize(plan_.tasks.size());
+    device_busy_.assign(cluster_.devices().size(), false);
+    ready_compute_.resize(cluster_.devices().size());
+    for (const Task& task : plan_.tasks) {
+      pending_[task.id] = task.deps.size();
+      if (task.deps.empty()) make_ready(task.id, 0);
+    }
+    while (!events_.empty()) {
+      auto [now, id] = events_.top();
+      events_.pop();
+      finish(id, now);
+    }
+    if (finished_ != plan_.tasks.size()) {
+      throw std::runtime_error("analytical estimate: " + std::to_string(plan_.tasks.size() - finished_) +
+                               " tasks never became ready (a dependency cycle)");
+    }
+    return std::move(timeline_);
+  }
+
+ private:
+  void make_ready(TaskId id, double now) {
+    const Task& task = plan_.tasks[id];
+    if (task.kind == TaskKind::kCompute) {
+      ready_compute_[task.device].push(id);
+      try_start(task.device, now);
+      return;
+    }
+    double seconds = task.kind == TaskKind::kTransfer ? transfer_seconds(task) : collective_seconds(task);
+    start(id, now, seconds);
+  }
+
+  void try_start(DeviceId device, double now) {
+    while (!device_busy_[device] && !ready_compute_[device].empty()) {
+      TaskId id = ready_compute_[device].top();
+      ready_compute_[device].pop();
+      double seconds = compute_seconds(plan_.tasks[id], plan_.precision, cluster_.device(device));
+      if (seconds > 0) device_busy_[device] = true;  // a task that costs nothing does not hold the device
+      start(id, now, seconds);
+    }
+  }
+
+  void start(TaskId id, double now, double seconds) {
+    timeline_.tasks[id] = {now, now + seconds};
+    events_.emplace(now + seconds, id);
+  }
+
+  void finish(TaskId id, double now) {
+    ++finished_;
+    const Task& task = plan_.tasks[id];
+    if (task.kind == TaskKind::kCompute && timeline_.tasks[id].duration() > 0) device_busy_[task.device] = false;
+    for (TaskId next : successors_[id]) {
+      if (--pending_[next] == 0) make_ready(next, now);
+    }
+    if (task.kind == TaskKind::kCompute) try_start(task.device, now);
+  }
+
+  double transfer_seconds(const Task& task) {
+    if (task.source == task.device) return 0;
+    auto key = std::make_pair(task.source, task.device);
+    auto it = routes_.find(key);
+    if (it == routes_.end()) {
+      double latency = cluster_.route_latency_seconds(task.source, task.device);
+      double bandwidth = cluster_.route_bandwidth_bytes_per_second(task.source, task.device);
+      it = routes_.emplace(key, std::make_pair(latency, bandwidth)).first;
+    }
+    return it->second.first + task.bytes / it->second.second;
+  }
+
+  // Buckets of one plan repeat the same group, algorithm and size: estimate each once.
+  double collective_seconds(const Task& task) {
+    auto key = std::make_tuple(task.algorithm, task.group, task.bytes);
+    auto it = collectives_.find(key);
+    if (it == collectives_.end()) it = collectives_.emplace(key, analytical_collective_seconds(task, cluster_)).first;
+    return it->second;
+  }
+
+  const ExecutionPlan& plan_;
+  const Cluster& cluster_;
+  std::vector<std::vector<TaskId>> successors_;
+  Timeline timeline_;
+  std::vector<size_t> pending_;
+  std::vector<bool> device_busy_;
+  std::vector<std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>> ready_compute_;
+  // (end time, task id): ties end in id order, deterministically.
+  std::priority_queue<std::pair<double, TaskId>, std::vector<std::pair<double, TaskId>>, std::greater<>> events_;
+  std::map<std::pair<DeviceId, DeviceId>, std::pair<double, double>> routes_;
+  std::map<std::tuple<CollectiveAlgorithm, std::vector<DeviceId>, double>, double> collectives_;
+  size_t finished_ = 0;
+};
+
+}  // namespace
+
+AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster) {
+  AnalyticalStepEstimate estimate;
+  estimate.timeline = ListScheduler(plan, cluster).run();
+  estimate.makespan_seconds = estimate.timeline.makespan_seconds();
+  estimate.step_seconds = estimate.makespan_seconds / static_cast<double>(std::max<int64_t>(plan.steps, 1));
+  return estimate;
+}
+
+}  // namespace placesim

@@ -1,0 +1,32 @@
+// The analytical tier: a plan's timeline in closed form, orders of magnitude faster than the
+// SimGrid engine, for first passes over large sweeps (docs/capacity-planning.md). Same plan, same
+// cost model, same engine contract (sim/engine/engine.h's rules: deps first, one compute
+// task per device at a time, lowest ready id first), but no contention: a transfer takes its
+// route's latency plus bytes over the bottleneck bandwidth as if alone, and an all-reduce takes
+// its algorithm's alpha-beta estimate (sim/plan/collective_schedule.h). Never includes SimGrid.
+#pragma once
+
+#include "sim/cluster/cluster.h"
+#include "sim/plan/execution_plan.h"
+#include "sim/timeline/timeline.h"
+
+namespace placesim {
+
+struct AnalyticalStepEstimate {
+  Timeline timeline;  ///< source "analytical"; every task's start and end
+  double makespan_seconds = 0;
+  double step_seconds = 0;  ///< makespan / plan.steps
+};
+
+/// Critical path of the plan DAG with device exclusivity (list scheduling). Throws
+/// std::runtime_error when the plan has a dependency cycle.
+AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster);
+
+/// A transfer of `bytes` alone on its route (0 on the same device).
+double analytical_transfer_seconds(double bytes, DeviceId from, DeviceId to, const Cluster& cluster);
+
+/// An all-reduce task alone on the network: its algorithm's alpha-beta estimate; 0 for a group
+/// of one device or no bytes.
+double analytical_collective_seconds(const Task& task, const Cluster& cluster);
+
+}  // namespace placesim

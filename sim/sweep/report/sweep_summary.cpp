@@ -1,0 +1,100 @@
+#include <algorithm>
+
+#include "sim/report/units_format.h"
+#include "sim/sweep/report/sweep_report.h"
+#include "sim/sweep/sweep_format.h"
+
+namespace placesim {
+namespace {
+
+constexpr size_t kTableRows = 15;
+
+std::string table_header() {
+  return "| # | configuration | samples/s | step | scaling eff. | $/h | time to train | cost to train | peak memory | "
+         "meets |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+}
+
+std::string table_row(const SweepSpec& spec, const SweepOutcome& o) {
+  const SweepRow& r = o.row();
+  std::string meets = o.acceptable() ? "yes" : (!o.meets_target ? "below target" : "over budget");
+  return "| " + std::to_string(o.configuration.index) + (o.recommended ? " **(recommended)**" : "") + " | " +
+         describe(spec, o.configuration) + " | " + format_number(r.samples_per_second) + " | " +
+         format_seconds(r.step_seconds) + " | " +
+         (o.scaling_efficiency > 0 ? format_number(o.scaling_efficiency * 100) + "%" : "-") + " | " +
+         format_usd(o.usd_per_hour) + " | " + format_duration(o.time_to_train_seconds) + " | " +
+         format_usd(o.usd_to_train) + " | " + format_bytes(r.peak_memory_bytes) + " | " + meets + " |\n";
+}
+
+}  // namespace
+
+std::string sweep_summary_markdown(const SweepReport& report) {
+  const SweepSpec& spec = *report.spec;
+  size_t fitting = 0, out_of_memory = 0, not_applicable = 0, acceptable = 0, simulated = 0;
+  for (const auto& o : report.outcomes) {
+    if (!o.evaluated()) continue;
+    fitting += o.fits() ? 1 : 0;
+    out_of_memory += o.row().status == RowStatus::kOutOfMemory ? 1 : 0;
+    not_applicable += o.row().status == RowStatus::kNotApplicable ? 1 : 0;
+    acceptable += o.acceptable() ? 1 : 0;
+    simulated += o.simulated ? 1 : 0;
+  }
+  std::string md = "# Capacity plan: " + report.scenario + "\n\n";
+  md += std::to_string(report.outcomes.size()) + " configurations, fidelity " + to_string(spec.fidelity) +
+        (spec.fidelity == Fidelity::kAnalyticalRecheck ? " " + std::to_string(spec.recheck) : "") + " (" +
+        std::to_string(simulated) + " simulated with SimGrid): " + std::to_string(fitting) + " fit in memory, " +
+        std::to_string(out_of_memory) + " do not, " + std::to_string(not_applicable) + " cannot be built; " +
+        std::to_string(acceptable) + " meet every constraint.\n\n";
+  md += "Time and cost to train refer to " + format_number(spec.train_samples) + " samples";
+  if (spec.target) md += "; target: " + spec.target->metric + " " + format_number(spec.target->value);
+  if (spec.budget_usd_per_hour) md += "; budget " + format_usd(*spec.budget_usd_per_hour) + "/h";
+  if (spec.budget_usd_to_train) md += "; budget " + format_usd(*spec.budget_usd_to_train) + " to train";
+  md += ".\n\n## Recommendation\n\n" + report.recommendation.reason + ".\n\n";
+
+  std::vector<size_t> ranking = rank_configurations(report.outcomes);
+  md += "## Best configurations (by cost to train, those meeting the constraints first)\n\n" + table_header();
+  for (size_t k = 0; k < std::min(kTableRows, ranking.size()); ++k) md += table_row(spec, report.outcomes[ranking[k]]);
+
+  md += "\n## Pareto frontier (cost to train vs time to train)\n\n" + table_header();
+  std::vector<size_t> frontier;
+  for (size_t i : ranking) {
+    if (report.outcomes[i].pareto) frontier.push_back(i);
+  }
+  std::sort(frontier.begin(), frontier.end(), [&](size_t a, size_t b) {
+    return report.outcomes[a].time_to_train_seconds < report.outcomes[b].time_to_train_seconds;
+  });
+  for (size_t i : frontier) md += table_row(spec, report.outcomes[i]);
+
+  if (out_of_memory + not_applicable > 0) {
+    md += "\n## Configurations that do not fit or cannot be built\n\n| # | configuration | why |\n|---:|---|---|\n";
+    for (const auto& o : report.outcomes) {
+      if (!o.evaluated() || o.fits()) continue;
+      std::string why = o.row().reason;
+      for (char& c : why) c = c == '|' ? '/' : c == '\n' ? ' ' : c;
+      md += "| " + std::to_string(o.configuration.index) + " | " + describe(spec, o.configuration) + " | " +
+            (o.row().status == RowStatus::kOutOfMemory ? "out of memory: " : "not applicable: ") + why + " |\n";
+    }
+  }
+
+  bool any_difference = false;
+  for (const auto& o : report.outcomes) any_difference = any_difference || o.analytical_error_percent().has_value();
+  if (any_difference) {
+    md += "\n## Analytical tier vs simulation\n\n| # | configuration | analytical step | simulated step | difference |\n"
+          "|---:|---|---:|---:|---:|\n";
+    for (const auto& o : report.outcomes) {
+      auto error = o.analytical_error_percent();
+      if (!error) continue;
+      md += "| " + std::to_string(o.configuration.index) + " | " + describe(spec, o.configuration) + " | " +
+            format_seconds(o.analytical->step_seconds) + " | " + format_seconds(o.simulated->step_seconds) + " | " +
+            (*error >= 0 ? "+" : "") + format_number(*error) + "% |\n";
+    }
+  }
+  md += "\n## Prices (US dollars per device-hour)\n\n";
+  for (const NodeType& type : spec.node_types) {
+    auto source = spec.prices.device_sources.find(type.device_id);
+    md += "- " + type.device_id + ": " + format_usd(spec.prices.device_price(type.device_id).value_or(0)) + " — " +
+          (source == spec.prices.device_sources.end() ? std::string("-") : source->second) + "\n";
+  }
+  return md;
+}
+
+}  // namespace placesim

@@ -1,0 +1,40 @@
+// The sweep's resume file (out/results.jsonl): a header line with the sweep's fingerprint, then
+// one JSON line per finished evaluation, appended and flushed as each one ends, so an
+// interrupted sweep loses nothing it finished. Separate from the scheduling: whoever evaluates
+// (processes here, MPI ranks later) appends rows; the store only reads and appends. Not
+// thread-safe; one writer (the scheduling process).
+#pragma once
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "sim/sweep/sweep_row.h"
+
+namespace placesim {
+
+class ResultStore {
+ public:
+  /// Opens (creating) `path`. Rows already there are loaded; a last line cut short by an
+  /// interruption is dropped. Throws InputError when the file belongs to another sweep
+  /// (different fingerprint) and std::runtime_error when it cannot be written.
+  ResultStore(std::filesystem::path path, const std::string& sweep_fingerprint);
+  ~ResultStore();
+  ResultStore(const ResultStore&) = delete;
+  ResultStore& operator=(const ResultStore&) = delete;
+
+  /// Rows by (configuration index, tier).
+  const std::map<std::pair<size_t, Tier>, SweepRow>& rows() const { return rows_; }
+  bool has(size_t index, Tier tier) const { return rows_.count({index, tier}) > 0; }
+  /// Appends one row as a line and flushes it to the operating system.
+  void append(const SweepRow& row);
+
+ private:
+  std::filesystem::path path_;
+  std::FILE* file_ = nullptr;
+  std::map<std::pair<size_t, Tier>, SweepRow> rows_;
+};
+
+}  // namespace placesim

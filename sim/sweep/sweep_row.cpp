@@ -1,0 +1,82 @@
+#include "sim/sweep/sweep_row.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace placesim {
+
+std::string to_string(Tier tier) { return tier == Tier::kAnalytical ? "analytical" : "simulated"; }
+
+std::string to_string(RowStatus status) {
+  switch (status) {
+    case RowStatus::kOk: return "ok";
+    case RowStatus::kOutOfMemory: return "out_of_memory";
+    case RowStatus::kNotApplicable: return "not_applicable";
+  }
+  return "ok";
+}
+
+Json row_json(const SweepRow& row) {
+  return Json{{"index", row.index},
+              {"tier", to_string(row.tier)},
+              {"status", to_string(row.status)},
+              {"reason", row.reason},
+              {"step_seconds", row.step_seconds},
+              {"samples_per_second", row.samples_per_second},
+              {"single_device_samples_per_second", row.single_device_samples_per_second},
+              {"compute_seconds", row.compute_seconds},
+              {"exposed_communication_seconds", row.exposed_communication_seconds},
+              {"bubble_seconds", row.bubble_seconds},
+              {"straggler_seconds", row.straggler_seconds},
+              {"other_seconds", row.other_seconds},
+              {"peak_memory_bytes", row.peak_memory_bytes},
+              {"memory_capacity_bytes", row.memory_capacity_bytes},
+              {"tasks", row.tasks}};
+}
+
+SweepRow row_from_json(const Json& json) {
+  try {
+    SweepRow row;
+    row.index = json.at("index").get<size_t>();
+    std::string tier = json.at("tier").get<std::string>();
+    if (tier != "analytical" && tier != "simulated") throw std::runtime_error("unknown tier " + tier);
+    row.tier = tier == "analytical" ? Tier::kAnalytical : Tier::kSimulated;
+    std::string status = json.at("status").get<std::string>();
+    if (status == "ok") row.status = RowStatus::kOk;
+    else if (status == "out_of_memory") row.status = RowStatus::kOutOfMemory;
+    else if (status == "not_applicable") row.status = RowStatus::kNotApplicable;
+    else throw std::runtime_error("unknown status " + status);
+    row.reason = json.at("reason").get<std::string>();
+    row.step_seconds = json.at("step_seconds").get<double>();
+    row.samples_per_second = json.at("samples_per_second").get<double>();
+    row.single_device_samples_per_second = json.at("single_device_samples_per_second").get<double>();
+    row.compute_seconds = json.at("compute_seconds").get<double>();
+    row.exposed_communication_seconds = json.at("exposed_communication_seconds").get<double>();
+    row.bubble_seconds = json.at("bubble_seconds").get<double>();
+    row.straggler_seconds = json.at("straggler_seconds").get<double>();
+    row.other_seconds = json.at("other_seconds").get<double>();
+    row.peak_memory_bytes = json.at("peak_memory_bytes").get<double>();
+    row.memory_capacity_bytes = json.at("memory_capacity_bytes").get<double>();
+    row.tasks = json.at("tasks").get<size_t>();
+    return row;
+  } catch (const nlohmann::json::exception& error) {
+    throw std::runtime_error(std::string("malformed sweep result: ") + error.what());
+  }
+}
+
+void split_step_time(double step_seconds, double compute_seconds, double exposed_communication_seconds,
+                     double straggler_seconds, double bubble_seconds, SweepRow* row) {
+  double left = std::max(0.0, step_seconds - compute_seconds);
+  row->compute_seconds = std::min(compute_seconds, step_seconds);
+  auto take = [&left](double seconds) {
+    double part = std::clamp(seconds, 0.0, left);
+    left -= part;
+    return part;
+  };
+  row->exposed_communication_seconds = take(exposed_communication_seconds);
+  row->straggler_seconds = take(straggler_seconds);
+  row->bubble_seconds = take(bubble_seconds);
+  row->other_seconds = left;
+}
+
+}  // namespace placesim

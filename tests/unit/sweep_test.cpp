@@ -1,0 +1,391 @@
+// The sweep's logic on small hand-checked cases: expansion of the spec, costs and constraints,
+// the Pareto frontier, the recommendation, the resume store, the process pool and the reports'
+// data points.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+
+#include "sim/sweep/pareto_frontier.h"
+#include "sim/sweep/process_pool.h"
+#include "sim/sweep/progress_bar.h"
+#include "sim/sweep/recommendation.h"
+#include "sim/sweep/report/sweep_report.h"
+#include "sim/sweep/result_store.h"
+#include "sim/sweep/sweep_spec.h"
+
+namespace placesim {
+namespace {
+
+HardwareCatalog catalog() { return HardwareCatalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles"); }
+
+SweepSpec read(const std::string& text) {
+  static Json document;  // the spec's readers keep paths into it only while reading
+  document = Json::parse(text);
+  HardwareCatalog hardware = catalog();
+  return read_sweep_spec(JsonReader(document, "sweep.json"), hardware);
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    read(text);
+  } catch (const InputError& error) {
+    return error.what();
+  }
+  return "no error";
+}
+
+// --- spec and expansion -------------------------------------------------------------------
+
+TEST(SweepSpec, ExpandsEveryDimensionNodeTypeSlowestPrecisionFastest) {
+  SweepSpec spec = read(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"},
+    "sweep": {"devices_per_node": [1, 2, 8, 16], "nodes": [1, 2], "fabric": ["ib_edr", "eth_100g"],
+              "strategies": [{"name": "ar", "data_parallel": {"algorithm": "ring"}},
+                             {"name": "ps", "data_parallel": {"aggregation": "parameter_server", "num_ps": [1, 2]}}],
+              "batch_size": [32], "precision": ["fp32", "fp16"]}})");
+  // 16 > 8 GPUs per DGX-1 is left out: 3 device counts; 1 node (no fabric) + 2 nodes x 2 fabrics
+  // = 3 layouts; strategies: ar + ps num_ps=1 + ps num_ps=2 = 3; 2 precisions: 3 x 3 x 3 x 2 = 54.
+  ASSERT_EQ(spec.configurations.size(), 3u * 3u * 3u * 2u);
+  ASSERT_EQ(spec.strategies.size(), 3u);
+  EXPECT_EQ(spec.strategies[1].label, "ps num_ps=1");
+  EXPECT_EQ(spec.strategies[2].label, "ps num_ps=2");
+  const SweepConfiguration& second = spec.configurations[1];
+  EXPECT_EQ(second.devices_per_node, 1);
+  EXPECT_EQ(second.precision, "fp16");
+  EXPECT_EQ(spec.configurations[2].strategy, 1u);
+  // After the 1-node block (3 strategies x 2 precisions = 6) come 2 nodes on ib_edr.
+  EXPECT_EQ(spec.configurations[6].nodes, 2);
+  EXPECT_EQ(spec.configurations[6].fabric, "ib_edr");
+  EXPECT_EQ(spec.configurations[12].fabric, "eth_100g");
+  for (size_t i = 0; i < spec.configurations.size(); ++i) EXPECT_EQ(spec.configurations[i].index, i);
+  EXPECT_EQ(spec.node_types[0].device_id, "v100-sxm2-16gb");
+  EXPECT_EQ(spec.node_types[0].accelerators.size(), 8u);
+}
+
+TEST(SweepSpec, RangesAreArithmeticOrGeometric) {
+  SweepSpec spec = read(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"},
+    "sweep": {"fabric": ["ib_edr"], "nodes": {"from": 1, "to": 8, "times": 2}, "batch_size": {"from": 16, "to": 48, "step": 16}}})");
+  // nodes 1, 2, 4, 8 x batches 16, 32, 48, 8 GPUs per node by default.
+  ASSERT_EQ(spec.configurations.size(), 4u * 3u);
+  EXPECT_EQ(spec.configurations.back().nodes, 8);
+  EXPECT_EQ(spec.configurations.back().batch_size, 48);
+  EXPECT_EQ(spec.configurations.back().devices(), 64);
+}
+
+TEST(SweepSpec, ConfigurationScenarioListsTheDevicesOfEveryNode) {
+  SweepSpec spec = read(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"},
+    "sweep": {"devices_per_node": [2], "nodes": [2], "fabric": ["ib_edr"], "batch_size": [8], "precision": ["fp16"]}})");
+  Json base = Json::parse(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"}, "sweep": {},
+                              "strategies": [], "run": {"steps": 2}})");
+  Json scenario = configuration_scenario(base, spec, spec.configurations[0]);
+  EXPECT_FALSE(scenario.contains("sweep"));
+  EXPECT_FALSE(scenario.contains("strategies"));
+  EXPECT_EQ(scenario["cluster"], Json::parse(R"({"template": "dgx1_v100", "nodes": 2, "fabric": {"link": "ib_edr"}})"));
+  EXPECT_EQ(scenario["strategy"]["data_parallel"]["replicas"],
+            Json::parse(R"(["/task:0/device:GPU:0", "/task:0/device:GPU:1", "/task:1/device:GPU:0", "/task:1/device:GPU:1"])"));
+  EXPECT_EQ(scenario["run"], Json::parse(R"({"steps": 2, "batch_size": 8, "precision": "fp16"})"));
+}
+
+TEST(SweepSpec, BadValuesNameTheirJsonPath) {
+  const std::string head = R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"}, "sweep": )";
+  EXPECT_NE(error_of(head + R"({"precision": ["fp33"]}})").find("/sweep/precision/0: unknown precision \"fp33\""),
+            std::string::npos);
+  EXPECT_NE(error_of(head + R"({"nodes": [1, 2]}})").find("/sweep/nodes: \"dgx1_v100\" has no fabric"), std::string::npos);
+  EXPECT_NE(error_of(head + R"({"fidelity": "analytical+recheck 0"}})").find("/sweep/fidelity"), std::string::npos);
+  EXPECT_NE(error_of(head + R"({"strategies": [{"data_parallel": {"replicas": 4}}]}})").find("/sweep/strategies/0/data_parallel/replicas"),
+            std::string::npos);
+  EXPECT_NE(error_of(head + R"({"target": {"time_to_train_seconds": 10}}})").find("needs \"train\""), std::string::npos);
+  EXPECT_NE(error_of(head + R"({"devices_per_node": [9]}})").find("/sweep/devices_per_node"), std::string::npos);
+  EXPECT_NE(error_of(head + R"({"batch_size": [8, 8]}})").find("/sweep/batch_size/1: the value 8 is listed twice"),
+            std::string::npos);
+}
+
+TEST(SweepSpec, FidelityRecheckTakesACount) {
+  SweepSpec spec = read(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"},
+                            "sweep": {"fidelity": "analytical+recheck 3"}})");
+  EXPECT_EQ(spec.fidelity, Fidelity::kAnalyticalRecheck);
+  EXPECT_EQ(spec.recheck, 3u);
+}
+
+TEST(SweepSpec, ThePriceComesFromTheProfilesUnlessTheScenarioOverridesIt) {
+  SweepSpec listed = read(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"}, "sweep": {}})");
+  // hardware_profiles/prices.json: p3.16xlarge $24.48/h over 8 GPUs.
+  EXPECT_DOUBLE_EQ(*listed.prices.device_price("v100-sxm2-16gb"), 24.48 / 8);
+  SweepSpec overridden = read(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"},
+    "sweep": {"prices": {"devices": {"v100-sxm2-16gb": 1.5}, "nodes": {"dgx1_v100": 2}}}})");
+  // 8 devices on 2 nodes: 8 x 1.5 + 2 x 2 = 16 $/h.
+  EXPECT_DOUBLE_EQ(*overridden.prices.usd_per_hour("v100-sxm2-16gb", "dgx1_v100", 8, 2), 8 * 1.5 + 2 * 2.0);
+}
+
+TEST(SweepSpec, TokensPerSampleComeFromTheGptSequence) {
+  SweepSpec spec = read(R"({"model": {"zoo": "gpt", "parameters": {"sequence": 512}}, "cluster": {"template": "dgx1_v100"},
+    "sweep": {"target": {"tokens_per_second": 1e5}, "train": {"tokens": 1e9}}})");
+  EXPECT_EQ(spec.tokens_per_sample, 512);
+  EXPECT_DOUBLE_EQ(spec.train_samples, 1e9 / 512);
+}
+
+// --- outcomes, Pareto frontier, recommendation ---------------------------------------------
+
+/// A hand-made sweep: one node type (price $2/device-hour), configurations with 1, 2, 4 and 8
+/// devices, train 3.6e6 samples.
+SweepSpec hand_spec(size_t count) {
+  SweepSpec spec;
+  spec.node_types.push_back({"box", "gpu", {"GPU:0", "GPU:1", "GPU:2", "GPU:3", "GPU:4", "GPU:5", "GPU:6", "GPU:7"}, true});
+  spec.strategies.push_back({"all-reduce", "data_parallel", Json::object()});
+  spec.prices.usd_per_device_hour["gpu"] = 2.0;
+  spec.train_samples = 3.6e6;
+  for (size_t i = 0; i < count; ++i) {
+    SweepConfiguration c;
+    c.index = i;
+    c.devices_per_node = int64_t{1} << std::min<size_t>(i, 3);
+    c.precision = "fp32";
+    spec.configurations.push_back(c);
+  }
+  return spec;
+}
+
+SweepRow ok_row(size_t index, double samples_per_second, double single = 0) {
+  SweepRow row;
+  row.index = index;
+  row.samples_per_second = samples_per_second;
+  row.step_seconds = 1;
+  row.compute_seconds = 0.75;
+  row.exposed_communication_seconds = 0.25;
+  row.single_device_samples_per_second = single;
+  return row;
+}
+
+std::map<std::pair<size_t, Tier>, SweepRow> rows_of(const std::vector<SweepRow>& rows) {
+  std::map<std::pair<size_t, Tier>, SweepRow> map;
+  for (const auto& row : rows) map[{row.index, row.tier}] = row;
+  return map;
+}
+
+TEST(SweepOutcome, CostAndTimeToTrainFollowFromThroughputAndPrice) {
+  SweepSpec spec = hand_spec(2);
+  auto outcomes = assess(spec, rows_of({ok_row(0, 1000, 1000), ok_row(1, 1600, 1000)}));
+  // 1 device at 1000 samples/s: 3.6e6 / 1000 = 3600 s = 1 h at $2/h = $2.
+  EXPECT_DOUBLE_EQ(outcomes[0].time_to_train_seconds, 3600);
+  EXPECT_DOUBLE_EQ(outcomes[0].usd_to_train, 2.0);
+  // 2 devices at 1600 samples/s: 2250 s at $4/h = $2.50; efficiency 1600 / (2 x 1000) = 0.8.
+  EXPECT_DOUBLE_EQ(outcomes[1].time_to_train_seconds, 2250);
+  EXPECT_DOUBLE_EQ(outcomes[1].usd_to_train, 4.0 * 2250 / 3600);
+  EXPECT_DOUBLE_EQ(outcomes[1].scaling_efficiency, 0.8);
+}
+
+TEST(SweepOutcome, TargetAndBudgetDecideWhatIsAcceptable) {
+  SweepSpec spec = hand_spec(3);
+  spec.target = SweepTarget{"samples_per_second", 1500};
+  spec.budget_usd_per_hour = 5.0;
+  // 1 device / 1000 samples/s misses the target; 2 devices / 1600 meets both ($4/h);
+  // 4 devices / 3000 meets the target but costs $8/h.
+  auto outcomes = assess(spec, rows_of({ok_row(0, 1000), ok_row(1, 1600), ok_row(2, 3000)}));
+  EXPECT_FALSE(outcomes[0].meets_target);
+  EXPECT_TRUE(outcomes[1].acceptable());
+  EXPECT_TRUE(outcomes[2].meets_target);
+  EXPECT_FALSE(outcomes[2].within_budget);
+}
+
+TEST(SweepOutcome, OutOfMemoryIsNeverAcceptable) {
+  SweepSpec spec = hand_spec(1);
+  SweepRow row = ok_row(0, 5000);
+  row.status = RowStatus::kOutOfMemory;
+  auto outcomes = assess(spec, rows_of({row}));
+  EXPECT_FALSE(outcomes[0].fits());
+  EXPECT_FALSE(outcomes[0].acceptable());
+  Recommendation r = recommend(spec, &outcomes);
+  EXPECT_FALSE(r.index.has_value());
+  EXPECT_NE(r.reason.find("0 fit in memory"), std::string::npos) << r.reason;
+}
+
+TEST(ParetoFrontier, KeepsThePointsNoOtherBeatsOnBothAxes) {
+  // (usd, seconds): A(1, 10) B(2, 5) C(3, 6) D(4, 1) E(2, 5) F(5, 1)
+  // C is beaten by B (cheaper and faster); F by D (same time, cheaper); E duplicates B.
+  std::vector<bool> frontier = pareto_frontier({{1, 10}, {2, 5}, {3, 6}, {4, 1}, {2, 5}, {5, 1}});
+  EXPECT_EQ(frontier, (std::vector<bool>{true, true, false, true, true, false}));
+}
+
+TEST(ParetoFrontier, OnlyConfigurationsThatFitAreOnIt) {
+  SweepSpec spec = hand_spec(2);
+  SweepRow oom = ok_row(1, 1e9);
+  oom.status = RowStatus::kOutOfMemory;
+  auto outcomes = assess(spec, rows_of({ok_row(0, 1000), oom}));
+  mark_pareto_frontier(&outcomes);
+  EXPECT_TRUE(outcomes[0].pareto);
+  EXPECT_FALSE(outcomes[1].pareto);
+}
+
+TEST(Recommendation, PicksTheCheapestAcceptableAndSaysWhy) {
+  SweepSpec spec = hand_spec(4);
+  spec.target = SweepTarget{"samples_per_second", 1500};
+  // Costs to train 3.6e6 samples at $2/device-hour: 1 device @1000: $2 (misses the target);
+  // 2 @1600: $2.50; 4 @3600: $2.22; 8 @6000: $2.67. Cheapest acceptable: 4 devices (index 2).
+  auto outcomes = assess(spec, rows_of({ok_row(0, 1000), ok_row(1, 1600), ok_row(2, 3600), ok_row(3, 6000)}));
+  Recommendation r = recommend(spec, &outcomes);
+  ASSERT_TRUE(r.index.has_value());
+  EXPECT_EQ(*r.index, 2u);
+  EXPECT_TRUE(outcomes[2].recommended);
+  EXPECT_NE(r.reason.find("cheapest of the 3 of 4 configurations"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("$2.22"), std::string::npos) << r.reason;
+  // The next cheapest acceptable is 2 devices: 2.5 / 2.222 - 1 = 12.5% more.
+  EXPECT_NE(r.reason.find("configuration 1"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("12.5% more"), std::string::npos) << r.reason;
+  EXPECT_EQ(rank_configurations(outcomes), (std::vector<size_t>{2, 1, 3, 0}));
+}
+
+TEST(Recommendation, NothingQualifiesWhenTheTargetIsOutOfReach) {
+  SweepSpec spec = hand_spec(2);
+  spec.target = SweepTarget{"samples_per_second", 1e6};
+  auto outcomes = assess(spec, rows_of({ok_row(0, 1000), ok_row(1, 1900)}));
+  Recommendation r = recommend(spec, &outcomes);
+  EXPECT_FALSE(r.index.has_value());
+  EXPECT_NE(r.reason.find("the fastest, configuration 1"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("short of the target"), std::string::npos) << r.reason;
+}
+
+TEST(SweepRow, SplitsTheIdlePartOfAStepInOrder) {
+  SweepRow row;
+  // step 10, compute 6: 4 idle = 3 exposed communication + 1 of the 2 straggler seconds.
+  split_step_time(10, 6, 3, 2, 0, &row);
+  EXPECT_DOUBLE_EQ(row.compute_seconds, 6);
+  EXPECT_DOUBLE_EQ(row.exposed_communication_seconds, 3);
+  EXPECT_DOUBLE_EQ(row.straggler_seconds, 1);
+  EXPECT_DOUBLE_EQ(row.other_seconds, 0);
+  EXPECT_DOUBLE_EQ(row.compute_seconds + row.exposed_communication_seconds + row.straggler_seconds +
+                       row.bubble_seconds + row.other_seconds,
+                   10);
+}
+
+// --- resume store ---------------------------------------------------------------------------
+
+std::filesystem::path temp_file(const std::string& name) {
+  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("placesim_sweep_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::remove(dir / name);
+  return dir / name;
+}
+
+TEST(ResultStore, KeepsFinishedRowsAndDropsALineCutShort) {
+  std::filesystem::path path = temp_file("results.jsonl");
+  {
+    ResultStore store(path, "abc");
+    store.append(ok_row(0, 10));
+    store.append(ok_row(1, 20));
+  }
+  {
+    std::ofstream out(path, std::ios::app);
+    out << R"({"index": 2, "tier": "analy)";  // interrupted mid-line
+  }
+  ResultStore reopened(path, "abc");
+  EXPECT_EQ(reopened.rows().size(), 2u);
+  EXPECT_TRUE(reopened.has(1, Tier::kAnalytical));
+  EXPECT_FALSE(reopened.has(2, Tier::kAnalytical));
+  reopened.append(ok_row(2, 30));
+  ResultStore again(path, "abc");
+  EXPECT_EQ(again.rows().size(), 3u);
+  EXPECT_DOUBLE_EQ(again.rows().at({2, Tier::kAnalytical}).samples_per_second, 30);
+}
+
+TEST(ResultStore, RefusesTheResultsOfAnotherSweep) {
+  std::filesystem::path path = temp_file("other.jsonl");
+  { ResultStore store(path, "abc"); }
+  EXPECT_THROW(ResultStore(path, "def"), InputError);
+}
+
+// --- process pool and progress -------------------------------------------------------------
+
+TEST(ProcessPool, EveryItemIsEvaluatedOnceInAChildProcess) {
+  std::vector<size_t> items = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  std::map<size_t, std::string> got;
+  pid_t parent = ::getpid();
+  run_in_processes(
+      items, 3, [parent](size_t i) { return std::to_string(i * i) + (::getpid() != parent ? " child" : " parent"); },
+      [&](size_t i, const std::string& text) { EXPECT_TRUE(got.emplace(i, text).second); });
+  ASSERT_EQ(got.size(), items.size());
+  for (size_t i : items) EXPECT_EQ(got[i], std::to_string(i * i) + " child");
+}
+
+TEST(ProcessPool, AWorkerThatDiesEndsThePoolWithAnError) {
+  EXPECT_THROW(run_in_processes({0, 1, 2}, 2, [](size_t i) -> std::string {
+                 if (i == 1) ::_exit(9);
+                 return "ok";
+               }, [](size_t, const std::string&) {}),
+               std::runtime_error);
+}
+
+TEST(ProgressBar, ShowsCountRateAndTimeLeft) {
+  // 10 of 40 after 5 s: 2.0/s, 30 left -> 15 s.
+  EXPECT_EQ(ProgressBar::render("sweep", 10, 40, 5.0), "sweep [#######                       ] 10/40  2.0/s  ETA 15s");
+}
+
+TEST(ProgressBar, PrintsPlainLinesWhenNotATerminal) {
+  std::ostringstream out;
+  ProgressBar bar(out, "sweep", 20, false);
+  for (int i = 0; i < 20; ++i) bar.advance();
+  bar.finish();
+  std::string text = out.str();
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 10);  // one line per tenth
+}
+
+// --- reports --------------------------------------------------------------------------------
+
+size_t count(const std::string& text, const std::regex& pattern) {
+  return static_cast<size_t>(std::distance(std::sregex_iterator(text.begin(), text.end(), pattern), std::sregex_iterator()));
+}
+
+/// The part of the page inside <svg id="ID"> ... </svg>.
+std::string svg_of(const std::string& html, const std::string& id) {
+  size_t start = html.find("<svg id=\"" + id + "\"");
+  size_t end = html.find("</svg>", start);
+  return start == std::string::npos ? "" : html.substr(start, end - start);
+}
+
+TEST(SweepReports, EveryChartHasADataPointPerConfigurationThatFits) {
+  SweepSpec spec = hand_spec(4);
+  SweepRow oom = ok_row(3, 1);
+  oom.status = RowStatus::kOutOfMemory;
+  oom.reason = "GPU:0 needs 20 GiB, has 16 GiB";
+  SweepReport report;
+  report.scenario = "hand";
+  report.spec = &spec;
+  report.outcomes = assess(spec, rows_of({ok_row(0, 1000, 1000), ok_row(1, 1600, 1000), ok_row(2, 3600, 1000), oom}));
+  mark_pareto_frontier(&report.outcomes);
+  report.recommendation = recommend(spec, &report.outcomes);
+  std::string html = sweep_html(report);
+  const std::regex point("<circle class=\"point\"");
+  EXPECT_EQ(count(svg_of(html, "throughput"), point), 3u);
+  EXPECT_EQ(count(svg_of(html, "scaling"), point), 3u);
+  EXPECT_EQ(count(svg_of(html, "pareto"), point), 3u);
+  EXPECT_EQ(count(svg_of(html, "breakdown"), std::regex("<rect class=\"bar\" data-config=\"0\"")), 5u);  // 5 parts
+  EXPECT_EQ(count(html, std::regex("<tr class=\"infeasible\" data-config=\"3\"")), 1u);
+  EXPECT_NE(html.find("GPU:0 needs 20 GiB, has 16 GiB"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no external resource
+
+  std::string csv = sweep_csv(report);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);  // header + 4 configurations
+  // Every line has the header's number of fields (commas inside quotes do not separate).
+  auto fields = [](const std::string& line) {
+    size_t n = 1;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      if (c == ',' && !quoted) ++n;
+    }
+    return n;
+  };
+  std::istringstream lines(csv);
+  std::string header;
+  std::getline(lines, header);
+  EXPECT_EQ(fields(header), 38u);
+  for (std::string line; std::getline(lines, line);) EXPECT_EQ(fields(line), 38u) << line;
+  std::string summary = sweep_summary_markdown(report);
+  EXPECT_NE(summary.find("## Recommendation"), std::string::npos);
+  EXPECT_NE(summary.find("out of memory: GPU:0 needs 20 GiB"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace placesim
