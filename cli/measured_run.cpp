@@ -1,8 +1,10 @@
 #include "cli/measured_run.h"
 
+#include <cstdlib>
 #include <iostream>
 
 #include "real_backend/cpu/cpu_kernels.h"
+#include "real_backend/hosts/host_group.h"
 #include "sim/core/input_error.h"
 #include "sim/plan/plan_json.h"
 #include "sim/report/json_report.h"
@@ -61,15 +63,20 @@ SimulatedRun execute_plan(const ExecutionPlan& plan, const Cluster& cluster, con
   execution.timed_runs = options.timed_runs;
   execution.share_gpus = options.share_gpus;
   execution.dispatch = options.gpu_dispatch == "loop" ? real::GpuDispatch::kLoop : real::GpuDispatch::kAhead;
-  if (!options.quiet) {
+  // Under mpirun every host runs its part of the plan; rank 0 reports, the others stay quiet.
+  real::HostGroup* group = real::launched_by_mpirun() ? real::host_group() : nullptr;
+  const bool reporting_rank = !group || group->rank() == 0;
+  if (!options.quiet && reporting_rank) {
     execution.progress = [name = plan.name](const std::string& line) {
       std::cerr << "placesim: " << name << ": " << line << std::endl;
     };
   }
   auto executor = real::make_executor(parse_backend_option(options.backend), execution);
-  if (std::string warning = real::busy_machine_warning(); !warning.empty()) std::cerr << "placesim: " << warning << "\n";
+  std::string warning = reporting_rank ? real::busy_machine_warning() : std::string();
+  if (!warning.empty()) std::cerr << "placesim: " << warning << "\n";
   SimulatedRun run;
   run.timeline = executor->simulate(plan, cluster);
+  if (!reporting_rank) std::exit(0);  // rank 0 has the merged timeline and writes the outputs
   run.metrics = compute_metrics(plan, cluster, run.timeline);
   return run;
 }

@@ -159,9 +159,15 @@ void add_fabric(Cluster& cluster, const JsonReader& fabric, const HardwareCatalo
   std::vector<int64_t> nics_under_leaf(static_cast<size_t>(leaves), 0);
   for (int64_t node = 0; node < nodes; ++node) {
     size_t leaf = static_cast<size_t>(node / nodes_per_leaf);
-    for (VertexId nic : nics_per_node[static_cast<size_t>(node)]) {
-      cluster.add_link(nic, leaf_switches[leaf], link);
-      ++nics_under_leaf[leaf];
+    // A vertex listed k times has k NICs (e.g. two HCAs behind one PCIe switch): one link of k
+    // times the bandwidth (two links of one name would be one SimGrid link declared twice).
+    std::map<VertexId, int> nic_count;
+    for (VertexId nic : nics_per_node[static_cast<size_t>(node)]) ++nic_count[nic];
+    for (const auto& [nic, count] : nic_count) {
+      LinkSpec aggregate = link;
+      aggregate.bandwidth_bytes_per_second *= count;
+      cluster.add_link(nic, leaf_switches[leaf], aggregate);
+      nics_under_leaf[leaf] += count;
     }
   }
   if (leaves > 1) {

@@ -31,7 +31,7 @@ Json write_device_profile(const DeviceSpec& spec) {
                     {"memory_efficiency", cited}}}};
   if (!spec.gemm_efficiency_by_flops.empty()) {
     Json curve = Json::array();
-    for (const auto& [flops, efficiency] : spec.gemm_efficiency_by_flops) curve.push_back({flops, efficiency});
+    for (const auto& [flops, fraction] : spec.gemm_efficiency_by_flops) curve.push_back({flops, fraction});
     profile["gemm_efficiency_by_flops"] = curve;
     profile["sources"]["gemm_efficiency_by_flops"] = cited;
   }

@@ -31,11 +31,15 @@ Cluster star(size_t workers, size_t servers, double server_bandwidth) {
   VertexId hub = 0;
   std::vector<DeviceId> ids;
   for (size_t i = 0; i < servers; ++i) {
-    ClusterDevice device{DeviceName{"localhost", 0, 0, DeviceKind::kCpu, static_cast<int>(i)}, cpu};
+    ClusterDevice device;
+    device.name = DeviceName{"localhost", 0, 0, DeviceKind::kCpu, static_cast<int>(i)};
+    device.spec = cpu;
     ids.push_back(cluster.add_device(device, "CPU:" + std::to_string(i)));
   }
   for (size_t i = 0; i < workers; ++i) {
-    ClusterDevice device{DeviceName{"localhost", 0, 0, DeviceKind::kGpu, static_cast<int>(i)}, gpu};
+    ClusterDevice device;
+    device.name = DeviceName{"localhost", 0, 0, DeviceKind::kGpu, static_cast<int>(i)};
+    device.spec = gpu;
     ids.push_back(cluster.add_device(device, "GPU:" + std::to_string(i)));
   }
   hub = cluster.add_switch("switch");

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "bench/synthetic_plan.h"
+#include "sim/cluster/cluster_builder.h"
 #include "sim/cost/cost_model.h"
 #include "sim/engine/simgrid_engine.h"
 #include "tests/unit/test_support.h"
@@ -111,6 +112,28 @@ TEST(Engine, GemmEfficiencyCurveIsInterpolatedInLogFlops) {
   ExecutionPlan plan = empty_plan(cluster);
   add(plan, compute_task(0, 2e10));
   EXPECT_NEAR(simulate(plan, cluster).makespan_seconds(), 2e10 / (1e12 * 0.7), 1e-9);
+}
+
+TEST(Engine, ANicListedTwiceIsOneFabricLinkOfTwiceTheBandwidth) {
+  // dgx_a100 lists each of its 4 PCIe switches twice under "nics" (8 HDR HCAs). Two nodes: one
+  // fabric link per switch and node at 2 x 25 GB/s, and a transfer between the nodes simulates
+  // (two links of one name used to abort SimGrid).
+  HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
+  Json description = Json::parse(R"({"template": "dgx_a100", "nodes": 2, "fabric": {"link": "ib_hdr"}})");
+  Cluster cluster = build_cluster(JsonReader(description, "test.json"), catalog, ".");
+  const double hdr = catalog.link("ib_hdr", JsonReader(description, "test.json")).bandwidth_bytes_per_second;
+  int fabric_links = 0;
+  for (const ClusterLink& link : cluster.links()) {
+    if (link.name.find("fabric/switch") == std::string::npos) continue;
+    ++fabric_links;
+    EXPECT_DOUBLE_EQ(link.spec.bandwidth_bytes_per_second, 2 * hdr) << link.name;
+  }
+  EXPECT_EQ(fabric_links, 2 * 4);
+  ExecutionPlan plan = empty_plan(cluster);
+  DeviceId from = cluster.match(*DeviceName::parse("/job:worker/task:0/device:GPU:0", nullptr)).front();
+  DeviceId to = cluster.match(*DeviceName::parse("/job:worker/task:1/device:GPU:0", nullptr)).front();
+  add(plan, transfer_task(from, to, 1e9));
+  EXPECT_GT(simulate(plan, cluster).makespan_seconds(), 0.0);
 }
 
 TEST(Engine, IndependentOpsOnOneDeviceRunOneAtATimeInPlanOrder) {

@@ -1,0 +1,84 @@
+// The multi-host CPU executor (one MPI rank per host, docs/real-backend.md): a model-parallel MLP
+// split over two hosts runs under `mpirun -np 2` on loopback, and rank 0's merged timeline keeps
+// the plan's order; without mpirun the plan is refused with the command to run. The mpirun tests
+// skip when Open MPI's mpirun is absent or placesim was built without MPI.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "../cli/run_placesim.h"
+#include "cli/pipeline.h"
+#include "sim/cluster/hardware_catalog.h"
+#include "sim/core/json_reader.h"
+#include "sim/scenario/scenario_loader.h"
+
+namespace placesim {
+namespace {
+
+const std::string kScenario = "real_backend/scenarios/cpu_mlp_two_hosts.json";
+
+bool have_mpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
+
+TEST(MultiHost, TwoHostPlanWithoutMpirunIsRefusedWithTheCommandToRun) {
+  testing::CommandResult result = testing::run_placesim({"execute", kScenario, "--backend", "cpu", "-q"});
+  EXPECT_EQ(result.exit_status, 2) << result.output;
+  EXPECT_NE(result.output.find("spans 2 hosts"), std::string::npos) << result.output;
+  EXPECT_EQ(result.output.find("Backtrace"), std::string::npos) << result.output;
+}
+
+TEST(MultiHost, MpirunWithTwoRanksExecutesEachHostsPartAndMergesTheTimelineOnRankZero) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin)";
+  testing::CommandResult probe = testing::run_placesim({"execute", kScenario, "--backend", "cpu", "-q"});
+  if (probe.output.find("built without MPI") != std::string::npos) GTEST_SKIP() << "placesim built without MPI";
+
+  std::filesystem::path directory = testing::make_temp_directory();
+  std::filesystem::path report = directory / "measured.json";
+  std::string command = std::string("cd ") + testing::shell_quote(PLACESIM_SOURCE_DIR) +
+                        " && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1"
+                        " ASAN_OPTIONS=detect_leaks=0"  // Open MPI does not free everything at exit
+                        " timeout 120 mpirun -np 2 " + testing::shell_quote(PLACESIM_BINARY) + " execute " + kScenario +
+                        " --backend cpu -q --warmup 1 --runs 3 --report " + testing::shell_quote(report.string()) +
+                        " > " + testing::shell_quote((directory / "log.txt").string()) + " 2>&1";
+  int status = std::system(command.c_str());
+  std::ifstream log_file(directory / "log.txt");
+  std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(status, 0) << log;
+  ASSERT_TRUE(std::filesystem::exists(report)) << log;
+
+  // The plan the ranks ran, for its dependencies.
+  HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
+  Scenario scenario = load_scenario(std::string(PLACESIM_SOURCE_DIR) + "/" + kScenario, catalog);
+  PlannedScenario planned = plan_scenario(scenario);
+  Json measured = parse_json_file(report.string());
+  const Json& tasks = measured.at("tasks");
+  ASSERT_EQ(tasks.size(), planned.plan.tasks.size());
+  int cross_host_transfers = 0;
+  for (const Task& task : planned.plan.tasks) {
+    const Json& interval = tasks.at(task.id);
+    const double start = interval.at("start_seconds"), end = interval.at("end_seconds");
+    EXPECT_GE(start, 0.0) << task.name;
+    for (TaskId dep : task.deps) {
+      // Every dependency is checked on one host's clock: a successor runs where its dep ended
+      // (a received transfer's successors on the receiver, a sent one's deps on the sender).
+      EXPECT_GE(start, tasks.at(dep).at("end_seconds").get<double>() - 1e-9) << task.name << " after "
+                                                                           << planned.plan.tasks[dep].name;
+    }
+    const bool crosses = task.kind == TaskKind::kTransfer &&
+                         scenario.cluster.device(task.source).node != scenario.cluster.device(task.device).node;
+    if (crosses) {
+      ++cross_host_transfers;
+      // Sent on one host, received on the other: the clocks differ by the barrier's skew.
+      EXPECT_GT(end, start - 1e-3) << task.name;
+    } else {
+      EXPECT_GE(end, start) << task.name;
+    }
+  }
+  EXPECT_EQ(cross_host_transfers, 3);  // activation forward, its gradient back, the labels
+  std::error_code ignored;
+  std::filesystem::remove_all(directory, ignored);
+}
+
+}  // namespace
+}  // namespace placesim
