@@ -53,5 +53,8 @@ Command add_validate_command(CLI::App& app, const GlobalOptions& global);
 Command add_calibrate_command(CLI::App& app, const GlobalOptions& global);
 Command add_inspect_command(CLI::App& app, const GlobalOptions& global);
 Command add_export_onnx_command(CLI::App& app, const GlobalOptions& global);
+Command add_sweep_command(CLI::App& app, const GlobalOptions& global);  // docs/capacity-planning.md
+Command add_place_command(CLI::App& app, const GlobalOptions& global);  // automatic placement
 
+Command add_converge_command(CLI::App& app, const GlobalOptions& global);  // time to accuracy
 }  // namespace placesim

@@ -31,6 +31,9 @@ int main_with_errors_handled(int argc, char** argv) {
       add_calibrate_command(app, global),
       add_inspect_command(app, global),
       add_export_onnx_command(app, global),
+      add_sweep_command(app, global),
+      add_converge_command(app, global),
+      add_place_command(app, global),
   };
   try {
     app.parse(argc, argv);

@@ -5,7 +5,9 @@
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
 #include "sim/engine/simgrid_engine.h"
+#include "sim/placement/auto_placer.h"
 #include "sim/plan/data_parallel_builder.h"
+#include "sim/plan/parallel_3d_builder.h"
 #include "sim/plan/pipeline_builder.h"
 #include "sim/plan/plan_builder.h"
 #include "sim/report/data_parallel_metrics.h"
@@ -25,9 +27,22 @@ std::string strip_location(const std::string& text) {
 PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy) {
   PlannedScenario planned;
   const Cluster& cluster = scenario.cluster_for(strategy);
-  planned.placement = place_ops(scenario.graph, cluster, strategy.placement, scenario.file.string());
+  if (strategy.placement.automatic) {
+    planned.placement = auto_place(scenario.graph, cluster, scenario.run, *strategy.placement.automatic,
+                                   scenario.file.string())
+                            .placement;
+  } else {
+    planned.placement = place_ops(scenario.graph, cluster, strategy.placement, scenario.file.string());
+  }
   std::string name = scenario.strategies.size() > 1 ? scenario.name + "/" + strategy.name : scenario.name;
-  if (strategy.pipeline) {
+  if (strategy.parallelism) {
+    try {
+      planned.plan =
+          build_parallel_3d_plan(scenario.graph, cluster, scenario.run, *strategy.parallelism, name, &planned.notes);
+    } catch (const InputError& error) {
+      throw InputError(scenario.file.string(), error.json_path(), strip_location(error.what()));
+    }
+  } else if (strategy.pipeline) {
     try {
       planned.plan = build_pipeline_plan(scenario.graph, cluster, scenario.run, *strategy.pipeline, name, &planned.notes);
     } catch (const InputError& error) {
@@ -55,11 +70,21 @@ namespace {
 
 std::string describe(const Scenario& scenario, const Strategy& strategy) {
   const Cluster& cluster = scenario.cluster_for(strategy);
+  if (strategy.parallelism) {
+    const ParallelismOptions& p = *strategy.parallelism;
+    return "data " + std::to_string(p.data) + " x pipeline " + std::to_string(p.pipeline) + " x tensor " +
+           std::to_string(p.tensor) + " (" + (p.schedule == PipelineSchedule::kGpipe ? "GPipe" : "1F1B") + ", " +
+           std::to_string(p.micro_batches) + " micro-batches) on " + cluster.device(p.devices.front()).spec.name;
+  }
   if (strategy.pipeline) {
     const PipelineOptions& pp = *strategy.pipeline;
     return std::string(pp.schedule == PipelineSchedule::kGpipe ? "GPipe" : "1F1B") + " pipeline, " +
            std::to_string(pp.devices.size()) + " stages x " + std::to_string(pp.micro_batches) + " micro-batches on " +
            cluster.device(pp.devices.front()).spec.name;
+  }
+  if (strategy.placement.automatic) {
+    return to_string(strategy.placement.automatic->algorithm) + " automatic placement, " +
+           std::to_string(cluster.devices().size()) + " devices";
   }
   if (!strategy.data_parallel) return "placement rules, " + std::to_string(cluster.devices().size()) + " devices";
   const DataParallelOptions& dp = *strategy.data_parallel;
@@ -88,6 +113,13 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
     evaluated.pipeline = compute_pipeline_metrics(
         evaluated.run.metrics, strategy.pipeline->devices, strategy.pipeline->micro_batches,
         strategy.pipeline->schedule == PipelineSchedule::kGpipe ? "gpipe" : "1f1b");
+  }
+  if (strategy.parallelism) {
+    const ParallelismOptions& p = *strategy.parallelism;
+    std::vector<DeviceId> stage_devices;  // replica 0, tensor rank 0 of every stage
+    for (int64_t stage = 0; stage < p.pipeline; ++stage) stage_devices.push_back(p.device(0, stage, 0));
+    evaluated.pipeline = compute_pipeline_metrics(evaluated.run.metrics, stage_devices, p.micro_batches,
+                                                  p.schedule == PipelineSchedule::kGpipe ? "gpipe" : "1f1b");
   }
   if (strategy.data_parallel) {
     result.data_parallel = compute_data_parallel_metrics(evaluated.planned.plan, evaluated.run.timeline);

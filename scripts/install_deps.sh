@@ -13,6 +13,8 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX import/export (ONNX 1.12, protobuf 3.21; optional at build time)
   libonnx-testdata                   # real ONNX files the ONNX tests check (they skip without it)
   libopenblas-dev                    # real backend: single-threaded sgemm for the CPU executor (OpenBLAS 0.3.21)
+  libopenmpi-dev openmpi-bin         # multi-host execution and distributed sweeps (Open MPI 4.1; optional at build time)
+  chromium                           # headless check of the sweep report page (tests/cli/sweep_cli_test.cpp skips without it)
 )
 
 missing=()

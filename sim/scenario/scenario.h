@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/cluster/cluster.h"
+#include "sim/convergence/convergence_options.h"
 #include "sim/core/precision.h"
 #include "sim/graph/op_graph.h"
 #include "sim/scenario/strategy.h"
@@ -50,6 +51,8 @@ struct Scenario {
   const Cluster& cluster_for(const Strategy& strategy) const { return strategy.cluster ? *strategy.cluster : cluster; }
   std::string trace_path;   ///< from "outputs", "" = none
   std::string report_path;  ///< from "outputs", "" = none
+  /// The "convergence" block (`placesim converge`, docs/convergence.md); absent = defaults.
+  std::optional<ConvergenceOptions> convergence;
 };
 
 }  // namespace placesim

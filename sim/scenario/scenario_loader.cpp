@@ -9,6 +9,7 @@
 #include "sim/graph/model_json.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/plan/plan_size.h"
+#include "sim/scenario/convergence_reader.h"
 #include "sim/scenario/strategy_reader.h"
 
 namespace placesim {
@@ -119,6 +120,9 @@ void require_plans_fit(const JsonReader& document, const Scenario& scenario) {
       }
     }
     if (const auto& pp = strategy.pipeline) replicas = static_cast<double>(pp->micro_batches);  // a step copy each
+    if (const auto& p = strategy.parallelism) {  // a step copy per replica, tensor rank and micro-batch
+      replicas = static_cast<double>(p->data * p->tensor * p->micro_batches);
+    }
     const double tasks = estimate_plan_tasks(ops, replicas, steps, allreduce);
     const double bytes = tasks * kHostBytesPerTask;
     if (tasks <= kMaxPlanTasks && (memory_bytes == 0 || bytes <= memory_bytes)) continue;
@@ -135,6 +139,7 @@ void require_plans_fit(const JsonReader& document, const Scenario& scenario) {
     if (replicas > 1) {
       JsonReader entry = document.has("strategies") ? document.at("strategies").at_index(i) : document.at("strategy");
       if (strategy.pipeline) entry.at("pipeline").at("micro_batches").fail(message);
+      if (strategy.parallelism) entry.at("parallelism").fail(message);
       entry.at("data_parallel").at("replicas").fail(message);
     }
     document.at("model").fail(message);
@@ -155,7 +160,8 @@ std::string to_string(Optimizer optimizer) {
 Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalog,
                        const std::filesystem::path& base_directory) {
   document.reject_unknown_keys({"name", "description", "model", "cluster", "strategy", "strategies", "run", "outputs",
-                                "published", "perturbations"});
+                                "published", "perturbations", "convergence",
+                                "sweep"});  // "sweep": read by sim/sweep (placesim sweep)
   Scenario scenario;
   scenario.file = document.file();
   scenario.name = document.string_or("name", std::filesystem::path(document.file()).stem().string());
@@ -185,6 +191,7 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
     scenario.trace_path = outputs->string_or("trace", "");
     scenario.report_path = outputs->string_or("report", "");
   }
+  if (auto convergence = document.find("convergence")) scenario.convergence = read_convergence(*convergence, scenario);
   return scenario;
 }
 

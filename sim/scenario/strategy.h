@@ -19,7 +19,21 @@ struct PlacementRule {
   std::string json_path;  ///< where the rule came from, for error messages
 };
 
+/// Automatic placement algorithms (docs/placement.md): Baechi's memory-constrained m-TOPO,
+/// m-ETF and m-SCT (Jeon et al., SoCC 2020) and an expert contiguous split balanced by compute.
+enum class PlacementAlgorithm { kExpert, kMTopo, kMEtf, kMSct };
+
+/// "placement": {"auto": {...}}: the placer chooses every op's device under a memory limit.
+struct AutoPlacementOptions {
+  PlacementAlgorithm algorithm = PlacementAlgorithm::kMEtf;
+  /// Share of each device's memory the placer may fill (Baechi's experiments cap it too).
+  double memory_fraction = 1.0;
+  std::vector<DeviceId> devices;  ///< devices the placer may use; empty = all
+  std::string json_path;          ///< of the "auto" object, for errors found while placing
+};
+
 struct PlacementOptions {
+  std::optional<AutoPlacementOptions> automatic;  ///< set: rules are not used
   std::vector<PlacementRule> rules;  ///< first matching rule wins
   bool allow_soft_placement = false;
   /// Where the graph's ops array is, for errors about an op's own "device": the model file
@@ -67,6 +81,28 @@ struct PipelineOptions {
   std::string json_path;  ///< for errors found while building the plan
 };
 
+/// Data x tensor x pipeline parallelism (docs/tensor-parallel.md): `data` replicas of a pipeline
+/// of `pipeline` stages, each stage split over a tensor-parallel group of `tensor` devices. The
+/// device of (replica d, stage s, rank r) is devices[(d * pipeline + s) * tensor + r]: tensor
+/// groups are consecutive devices (inside one machine), stages next, replicas outermost.
+struct ParallelismOptions {
+  int64_t tensor = 1;
+  int64_t pipeline = 1;
+  int64_t data = 1;
+  std::vector<DeviceId> devices;  ///< data * pipeline * tensor, in the order above
+  int64_t micro_batches = 1;
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  std::vector<std::string> column_parallel;  ///< op-name globs (tensor_parallel.h)
+  std::vector<std::string> row_parallel;
+  std::optional<CollectiveAlgorithm> algorithm;  ///< of every all-reduce; nullopt = auto
+  double bucket_bytes = 25.0 * 1024 * 1024;      ///< data-parallel gradient buckets (PyTorch DDP's 25 MiB)
+  std::string json_path;  ///< for errors found while building the plan
+
+  DeviceId device(int64_t replica, int64_t stage, int64_t rank) const {
+    return devices[static_cast<size_t>((replica * pipeline + stage) * tensor + rank)];
+  }
+};
+
 /// A figure measured elsewhere that a strategy's prediction is checked against.
 struct PublishedFigure {
   std::string metric;  ///< "step_time_seconds" | "samples_per_second"
@@ -81,6 +117,7 @@ struct Strategy {
   PlacementOptions placement;
   std::optional<DataParallelOptions> data_parallel;
   std::optional<PipelineOptions> pipeline;
+  std::optional<ParallelismOptions> parallelism;
   std::optional<PublishedFigure> published;
 };
 

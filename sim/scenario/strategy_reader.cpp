@@ -5,13 +5,55 @@
 
 #include "sim/core/glob.h"
 #include "sim/plan/collective_schedule.h"
+#include "sim/scenario/parallelism_reader.h"
 
 namespace placesim {
 namespace {
 
-PlacementOptions read_placement(const JsonReader& placement) {
-  placement.reject_unknown_keys({"rules", "allow_soft_placement"});
+DeviceId resolve_device(const JsonReader& where, const Cluster& cluster);
+
+AutoPlacementOptions read_auto_placement(const JsonReader& reader, const Cluster& cluster) {
+  reader.reject_unknown_keys({"algorithm", "memory_fraction", "devices"});
+  AutoPlacementOptions options;
+  options.json_path = reader.path();
+  static const std::vector<std::pair<std::string, PlacementAlgorithm>> kAlgorithms = {
+      {"expert", PlacementAlgorithm::kExpert},
+      {"m-topo", PlacementAlgorithm::kMTopo},
+      {"m-etf", PlacementAlgorithm::kMEtf},
+      {"m-sct", PlacementAlgorithm::kMSct}};
+  std::vector<std::string> names;
+  for (const auto& [name, algorithm] : kAlgorithms) names.push_back(name);
+  std::string chosen = reader.choice_or("algorithm", names, "m-etf");
+  for (const auto& [name, algorithm] : kAlgorithms) {
+    if (name == chosen) options.algorithm = algorithm;
+  }
+  options.memory_fraction = reader.positive_or("memory_fraction", 1.0);
+  if (options.memory_fraction > 1) {
+    reader.at("memory_fraction").fail("must be at most 1, got " + brief(reader.at("memory_fraction").value()));
+  }
+  if (auto devices = reader.find("devices")) {
+    for (const auto& entry : devices->elements()) {
+      DeviceId device = resolve_device(entry, cluster);
+      if (std::find(options.devices.begin(), options.devices.end(), device) != options.devices.end()) {
+        entry.fail("device " + cluster.device(device).name.canonical() + " is listed twice");
+      }
+      options.devices.push_back(device);
+    }
+    if (options.devices.empty()) devices->fail("expected at least one device");
+  }
+  return options;
+}
+
+PlacementOptions read_placement(const JsonReader& placement, const Cluster& cluster) {
+  placement.reject_unknown_keys({"rules", "allow_soft_placement", "auto"});
   PlacementOptions options;
+  if (auto automatic = placement.find("auto")) {
+    for (const char* key : {"rules", "allow_soft_placement"}) {
+      if (placement.has(key)) placement.at(key).fail("\"" + std::string(key) + "\" does not apply with \"auto\" placement");
+    }
+    options.automatic = read_auto_placement(*automatic, cluster);
+    return options;
+  }
   options.allow_soft_placement = placement.bool_or("allow_soft_placement", false);
   if (auto rules = placement.find("rules")) {
     for (const auto& rule : rules->elements()) {
@@ -204,7 +246,7 @@ PipelineOptions read_pipeline(const JsonReader& reader, const Cluster& cluster) 
 
 Strategy read_strategy(const JsonReader& reader, const Cluster& scenario_cluster, const std::string& default_name,
                        const ClusterReader* read_cluster) {
-  reader.reject_unknown_keys({"name", "cluster", "placement", "data_parallel", "pipeline", "published"});
+  reader.reject_unknown_keys({"name", "cluster", "placement", "data_parallel", "pipeline", "parallelism", "published"});
   Strategy strategy;
   strategy.name = reader.string_or("name", default_name);
   if (auto own = reader.find("cluster")) {
@@ -212,11 +254,22 @@ Strategy read_strategy(const JsonReader& reader, const Cluster& scenario_cluster
     strategy.cluster = (*read_cluster)(*own);
   }
   const Cluster& cluster = strategy.cluster ? *strategy.cluster : scenario_cluster;
-  if (auto placement = reader.find("placement")) strategy.placement = read_placement(*placement);
+  if (auto placement = reader.find("placement")) strategy.placement = read_placement(*placement, cluster);
+  if (strategy.placement.automatic &&
+      (reader.has("data_parallel") || reader.has("pipeline") || reader.has("parallelism"))) {
+    reader.at(reader.has("data_parallel") ? "data_parallel" : reader.has("pipeline") ? "pipeline" : "parallelism")
+        .fail("automatic placement places one replica's ops; it is not combined with data or pipeline parallelism yet");
+  }
   if (auto dp = reader.find("data_parallel")) strategy.data_parallel = read_data_parallel(*dp, cluster);
   if (auto pipeline = reader.find("pipeline")) {
     if (strategy.data_parallel) pipeline->fail("pipeline and data parallel together are not supported yet");
     strategy.pipeline = read_pipeline(*pipeline, cluster);
+  }
+  if (auto parallelism = reader.find("parallelism")) {
+    if (strategy.data_parallel || strategy.pipeline) {
+      parallelism->fail("\"parallelism\" replaces \"data_parallel\" and \"pipeline\": give only one of them");
+    }
+    strategy.parallelism = read_parallelism(*parallelism, cluster);
   }
   if (auto published = reader.find("published")) strategy.published = read_published(*published);
   return strategy;

@@ -1,7 +1,7 @@
 // Every malformed input in tests/bad_inputs/ is rejected the way users are promised: exit status
 // 2, one "error: FILE: /json/path: message" line naming the JSON path and the bad value, no crash,
 // no internal error, and no output file left behind. The cases are listed in
-// tests/bad_inputs/cases.json: {"file", "command" (run | check | simulate), "path" (the JSON
+// tests/bad_inputs/cases.json: {"file", "command" (run | check | simulate | sweep), "path" (the JSON
 // pointer the message must name, "" for malformed JSON), "contains" (text the message must
 // include), and "error_file" when the error is in a file the input refers to}.
 #include <gtest/gtest.h>
@@ -28,7 +28,7 @@ const std::filesystem::path kCorpus = std::filesystem::path(PLACESIM_SOURCE_DIR)
 
 struct BadInput {
   std::string file;        ///< relative to kCorpus
-  std::string command;     ///< run | check | simulate
+  std::string command;     ///< run | check | simulate | sweep
   std::string path;        ///< JSON pointer the message names; "" when the file is not JSON at all
   std::string contains;    ///< text the message must include
   std::string error_file;  ///< the file the message names (default: `file`)
@@ -84,6 +84,10 @@ TEST_P(BadInputTest, IsReportedWithItsJsonPathAndExitStatus2) {
       arguments.push_back((outputs / (std::string(flag) + ".json")).string());
     }
   }
+  if (input.command == "sweep") {  // docs/capacity-planning.md: nothing is created before the input is valid
+    arguments.push_back("-o");
+    arguments.push_back((outputs / "sweep").string());
+  }
   auto result = run_placesim(arguments, kCorpus);
   const std::string& output = result.output;
   SCOPED_TRACE("placesim " + input.command + " " + input.file + " printed:\n" + output);
@@ -117,7 +121,9 @@ TEST(CorpusTest, CasesAreWellFormed) {
     EXPECT_TRUE(files.insert(input.file).second) << "listed twice";
     EXPECT_TRUE(std::filesystem::is_regular_file(kCorpus / input.file));
     EXPECT_TRUE(std::filesystem::is_regular_file(kCorpus / input.error_file));
-    EXPECT_TRUE(input.command == "run" || input.command == "check" || input.command == "simulate") << input.command;
+    EXPECT_TRUE(input.command == "run" || input.command == "check" || input.command == "simulate" ||
+                input.command == "sweep")
+        << input.command;
     EXPECT_FALSE(input.contains.empty());
     // Without a JSON path, the message must locate the problem some other way.
     if (input.path.empty()) {
