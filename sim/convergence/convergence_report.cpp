@@ -8,24 +8,13 @@
 namespace placesim {
 namespace {
 
-std::string cell(std::string text, size_t width, bool left = false) {
-  if (text.size() >= width) return text;
-  return left ? text + std::string(width - text.size(), ' ') : std::string(width - text.size(), ' ') + text;
-}
-
-std::string number(double value, const char* format) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), format, value);
-  return buffer;
-}
-
 std::string problem_line(const ConvergenceStudy& study) {
   const ConvergenceOptions& o = study.options;
   return "Problem: " + study.problem + " (" + std::to_string(study.parameters) + " parameters) on " +
          std::to_string(o.samples) + " generated samples of " + std::to_string(o.features) +
-         " features, seed " + std::to_string(o.seed) + "; SGD, learning rate " + number(o.learning_rate, "%g") +
+         " features, seed " + std::to_string(o.seed) + "; SGD, learning rate " + format_number(o.learning_rate, "%g") +
          " per worker gradient of " + std::to_string(o.batch_per_worker) + " samples; target loss " +
-         number(o.target_loss, "%g") + " on " + std::to_string(o.evaluation_samples) + " held-out samples.\n";
+         format_number(o.target_loss, "%g") + " on " + std::to_string(o.evaluation_samples) + " held-out samples.\n";
 }
 
 std::string time_to_target(const ConvergenceRun& run) {
@@ -52,21 +41,21 @@ std::string convergence_text(const ConvergenceStudy& study) {
     name_width = std::max(name_width, run->strategy.size());
     variant_width = std::max(variant_width, run->variant.size());
   }
-  out += cell("strategy", name_width, true) + "  " + cell("variant", variant_width, true) + "  " +
-         cell("update every", 12) + "  " + cell("staleness", 9) + "  " + cell("samples/s", 10) + "  " +
-         cell("stat. eff.", 10) + "  " + cell("updates", 8) + "  " + cell("gradients", 9) + "  " +
-         cell("time to target", 14) + "  " + cell("final loss", 10) + "  " + cell("accuracy", 8) + "\n";
+  out += pad("strategy", name_width, true) + "  " + pad("variant", variant_width, true) + "  " +
+         pad("update every", 12) + "  " + pad("staleness", 9) + "  " + pad("samples/s", 10) + "  " +
+         pad("stat. eff.", 10) + "  " + pad("updates", 8) + "  " + pad("gradients", 9) + "  " +
+         pad("time to target", 14) + "  " + pad("final loss", 10) + "  " + pad("accuracy", 8) + "\n";
   for (const auto* run : rows) {
     const auto& target = run->replay.target;
     const CurvePoint& last = run->replay.curve.back();
-    out += cell(run->strategy, name_width, true) + "  " + cell(run->variant, variant_width, true) + "  " +
-           cell(run->timed ? format_seconds(run->seconds_per_update) : "-", 12) + "  " +
-           cell(number(run->mean_staleness, "%.2f"), 9) + "  " +
-           cell(run->timed ? number(run->samples_per_second, "%.1f") : "-", 10) + "  " +
-           cell(target ? number(run->statistical_efficiency, "%.3f") : "-", 10) + "  " +
-           cell(target ? std::to_string(target->updates) : "-", 8) + "  " +
-           cell(target ? std::to_string(target->gradients) : "-", 9) + "  " + cell(time_to_target(*run), 14) + "  " +
-           cell(number(last.loss, "%.4f"), 10) + "  " + cell(format_percent(last.accuracy), 8) + "\n";
+    out += pad(run->strategy, name_width, true) + "  " + pad(run->variant, variant_width, true) + "  " +
+           pad(run->timed ? format_seconds(run->seconds_per_update) : "-", 12) + "  " +
+           pad(format_number(run->mean_staleness, "%.2f"), 9) + "  " +
+           pad(run->timed ? format_number(run->samples_per_second, "%.1f") : "-", 10) + "  " +
+           pad(target ? format_number(run->statistical_efficiency, "%.3f") : "-", 10) + "  " +
+           pad(target ? std::to_string(target->updates) : "-", 8) + "  " +
+           pad(target ? std::to_string(target->gradients) : "-", 9) + "  " + pad(time_to_target(*run), 14) + "  " +
+           pad(format_number(last.loss, "%.4f"), 10) + "  " + pad(format_percent(last.accuracy), 8) + "\n";
   }
   out += "\nupdate every: simulated time per parameter update (a sync step, or one async gradient); staleness: mean\n"
          "updates applied between a gradient's read and its own update; samples/s: samples aggregated into the\n"
@@ -78,13 +67,13 @@ std::string convergence_text(const ConvergenceStudy& study) {
   out += "\nVerdict (time to target = reference samples / (samples/s x statistical efficiency)):\n";
   const ConvergenceRun* best = fastest_to_target(study);
   if (!best) {
-    out += "  no run reached loss " + number(study.options.target_loss, "%g") +
+    out += "  no run reached loss " + format_number(study.options.target_loss, "%g") +
            "; raise max_gradients or the target_loss, or lower the learning_rate if losses diverge\n";
     return out;
   }
-  out += "  fastest to loss " + number(study.options.target_loss, "%g") + ": " + run_name(*best) + " in " +
-         format_seconds(best->replay.target->seconds) + " (" + number(best->samples_per_second, "%.1f") +
-         " samples/s x efficiency " + number(best->statistical_efficiency, "%.3f") + ")\n";
+  out += "  fastest to loss " + format_number(study.options.target_loss, "%g") + ": " + run_name(*best) + " in " +
+         format_seconds(best->replay.target->seconds) + " (" + format_number(best->samples_per_second, "%.1f") +
+         " samples/s x efficiency " + format_number(best->statistical_efficiency, "%.3f") + ")\n";
   const ConvergenceRun* sync = fastest_to_target(study, false);
   const ConvergenceRun* async = fastest_to_target(study, true);
   if (sync && async) {
@@ -92,7 +81,7 @@ std::string convergence_text(const ConvergenceStudy& study) {
     const ConvergenceRun* winner = async_wins ? async : sync;
     const ConvergenceRun* loser = async_wins ? sync : async;
     out += "  " + std::string(async_wins ? "asynchronous" : "synchronous") + " wins: " + run_name(*winner) + " " +
-           number(loser->replay.target->seconds / winner->replay.target->seconds, "%.2f") + "x sooner than " +
+           format_number(loser->replay.target->seconds / winner->replay.target->seconds, "%.2f") + "x sooner than " +
            run_name(*loser) + " (" + format_seconds(loser->replay.target->seconds) + ")\n";
   }
   // The strategies as simulated, without remedies.
@@ -107,13 +96,13 @@ std::string convergence_text(const ConvergenceStudy& study) {
     const ConvergenceRun* winner = async_wins ? plain_async : plain_sync;
     const ConvergenceRun* loser = async_wins ? plain_sync : plain_async;
     out += "  without remedies: " + winner->strategy + " " +
-           number(loser->replay.target->seconds / winner->replay.target->seconds, "%.2f") + "x sooner than " +
+           format_number(loser->replay.target->seconds / winner->replay.target->seconds, "%.2f") + "x sooner than " +
            loser->strategy + " (" + format_seconds(winner->replay.target->seconds) + " vs " +
            format_seconds(loser->replay.target->seconds) + ")\n";
   }
   for (const auto& run : study.runs) {
-    if (!run.replay.target) out += "  " + run_name(run) + ": loss " + number(study.options.target_loss, "%g") +
-                                   " not reached (best " + number(std::min_element(run.replay.curve.begin(), run.replay.curve.end(),
+    if (!run.replay.target) out += "  " + run_name(run) + ": loss " + format_number(study.options.target_loss, "%g") +
+                                   " not reached (best " + format_number(std::min_element(run.replay.curve.begin(), run.replay.curve.end(),
                                    [](const CurvePoint& a, const CurvePoint& b) { return a.loss < b.loss; })->loss, "%.4f") + ")\n";
   }
   return out;
@@ -189,9 +178,9 @@ std::string convergence_csv(const ConvergenceStudy& study) {
         quoted(run->strategy) + "," + quoted(run->variant) + "," + (run->asynchronous ? "async" : "sync") + ",";
     for (const CurvePoint& p : run->replay.curve) {
       out += prefix + std::to_string(p.updates) + "," + std::to_string(p.gradients) + "," +
-             std::to_string(p.applied_gradients) + "," + (run->timed ? number(p.seconds, "%.9g") : "") + "," +
-             std::to_string(p.version_read) + "," + std::to_string(p.staleness) + "," + number(p.loss, "%.9g") + "," +
-             number(p.accuracy, "%.6g") + "\n";
+             std::to_string(p.applied_gradients) + "," + (run->timed ? format_number(p.seconds, "%.9g") : "") + "," +
+             std::to_string(p.version_read) + "," + std::to_string(p.staleness) + "," + format_number(p.loss, "%.9g") + "," +
+             format_number(p.accuracy, "%.6g") + "\n";
     }
   }
   return out;

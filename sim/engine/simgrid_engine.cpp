@@ -14,6 +14,7 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include "sim/core/fd_io.h"
 #include "sim/cost/cost_model.h"
 #include "sim/plan/collective_schedule.h"
 
@@ -259,29 +260,6 @@ class Simulation {
   size_t finished_ = 0;
 };
 
-void write_all(int fd, const void* data, size_t size) {
-  const char* bytes = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t written = ::write(fd, bytes, size);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) _exit(3);
-    bytes += written;
-    size -= static_cast<size_t>(written);
-  }
-}
-
-bool read_all(int fd, void* data, size_t size) {
-  char* bytes = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t got = ::read(fd, bytes, size);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    bytes += got;
-    size -= static_cast<size_t>(got);
-  }
-  return true;
-}
-
 // The child reports either the intervals or an error message: [ok byte][size][payload].
 Timeline simulate_in_child(const ExecutionPlan& plan, const Cluster& cluster) {
   // Unflushed output would otherwise be written twice, once by the child.
@@ -302,9 +280,10 @@ Timeline simulate_in_child(const ExecutionPlan& plan, const Cluster& cluster) {
       error = failure.what();
     }
     uint64_t size = ok ? timeline.tasks.size() * sizeof(TaskInterval) : error.size();
-    write_all(fds[1], &ok, 1);
-    write_all(fds[1], &size, sizeof(size));
-    write_all(fds[1], ok ? static_cast<const void*>(timeline.tasks.data()) : error.data(), size);
+    if (!write_all(fds[1], &ok, 1) || !write_all(fds[1], &size, sizeof(size)) ||
+        !write_all(fds[1], ok ? static_cast<const void*>(timeline.tasks.data()) : error.data(), size)) {
+      _exit(3);
+    }
     ::close(fds[1]);
     _exit(0);
   }

@@ -8,17 +8,6 @@
 namespace placesim {
 namespace {
 
-std::string cell(std::string text, size_t width, bool left = false) {
-  if (text.size() >= width) return text;
-  return left ? text + std::string(width - text.size(), ' ') : std::string(width - text.size(), ' ') + text;
-}
-
-std::string number(double value, const char* format) {
-  char buffer[48];
-  std::snprintf(buffer, sizeof(buffer), format, value);
-  return buffer;
-}
-
 Json staleness_json(const StalenessStats& stats) {
   return {{"mean", stats.mean}, {"p50", stats.p50}, {"p99", stats.p99}, {"max", stats.max}, {"updates", stats.updates}};
 }
@@ -42,20 +31,20 @@ std::optional<double> StrategyResult::scaling_efficiency() const {
 std::string comparison_table(const std::vector<StrategyResult>& results, const std::string& sample_unit) {
   size_t name_width = 8;
   for (const auto& result : results) name_width = std::max(name_width, result.name.size());
-  std::string out = cell("strategy", name_width, true) + "  " + cell("replicas", 8) + "  " + cell("step time", 11) +
-                    "  " + cell(sample_unit + "/s", 12) + "  " + cell("scaling", 8) + "  " + cell("comm", 6) + "  " +
-                    cell("straggler", 10) + "  " + cell("staleness", 16) + "\n";
+  std::string out = pad("strategy", name_width, true) + "  " + pad("replicas", 8) + "  " + pad("step time", 11) +
+                    "  " + pad(sample_unit + "/s", 12) + "  " + pad("scaling", 8) + "  " + pad("comm", 6) + "  " +
+                    pad("straggler", 10) + "  " + pad("staleness", 16) + "\n";
   for (const auto& result : results) {
     const auto& dp = result.data_parallel;
     auto efficiency = result.scaling_efficiency();
-    std::string staleness = dp.asynchronous ? number(dp.staleness.mean, "%.2f") + " (p99 " + number(dp.staleness.p99, "%.0f") + ")"
+    std::string staleness = dp.asynchronous ? format_number(dp.staleness.mean, "%.2f") + " (p99 " + format_number(dp.staleness.p99, "%.0f") + ")"
                                             : "-";
     std::string straggler = dp.replicas > 0 && !dp.asynchronous ? format_seconds(dp.straggler_loss_seconds) : "-";
-    out += cell(result.name, name_width, true) + "  " + cell(std::to_string(std::max<size_t>(1, dp.replicas)), 8) + "  " +
-           cell(format_seconds(result.step_time_seconds()), 11) + "  " + cell(number(result.samples_per_second(), "%.1f"), 12) +
-           "  " + cell(efficiency ? format_percent(*efficiency) : "-", 8) + "  " +
-           cell(format_percent(result.run.communication_share), 6) + "  " + cell(straggler, 10) + "  " +
-           cell(staleness, 16) + "\n";
+    out += pad(result.name, name_width, true) + "  " + pad(std::to_string(std::max<size_t>(1, dp.replicas)), 8) + "  " +
+           pad(format_seconds(result.step_time_seconds()), 11) + "  " + pad(format_number(result.samples_per_second(), "%.1f"), 12) +
+           "  " + pad(efficiency ? format_percent(*efficiency) : "-", 8) + "  " +
+           pad(format_percent(result.run.communication_share), 6) + "  " + pad(straggler, 10) + "  " +
+           pad(staleness, 16) + "\n";
   }
   out += "\nscaling: throughput / (replicas x the same strategy's throughput on one replica); comm: share of the\n"
          "run with gradients or tensors in flight and no device computing; straggler: mean time per step between\n"

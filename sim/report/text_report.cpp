@@ -7,19 +7,6 @@
 #include "sim/report/units_format.h"
 
 namespace placesim {
-namespace {
-
-std::string pad(std::string text, size_t width) {
-  if (text.size() < width) text.append(width - text.size(), ' ');
-  return text;
-}
-
-std::string left_pad(std::string text, size_t width) {
-  if (text.size() < width) text.insert(0, width - text.size(), ' ');
-  return text;
-}
-
-}  // namespace
 
 std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const RunMetrics& metrics,
                         size_t max_path_entries) {
@@ -32,19 +19,19 @@ std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const
 
   size_t name_width = 12;
   for (const auto& device : cluster.devices()) name_width = std::max(name_width, device.name.canonical().size());
-  out += pad("Device", name_width) + "  " + left_pad("busy", 12) + "  " + left_pad("util", 7) + "  " +
-         left_pad("peak memory", 12) + "  " + left_pad("capacity", 10) + "\n";
+  out += pad("Device", name_width, true) + "  " + pad("busy", 12) + "  " + pad("util", 7) + "  " +
+         pad("peak memory", 12) + "  " + pad("capacity", 10) + "\n";
   for (const DeviceMetrics& device : metrics.devices) {
     const ClusterDevice& d = cluster.device(device.device);
-    out += pad(d.name.canonical(), name_width) + "  " + left_pad(format_seconds(device.busy_seconds), 12) + "  " +
-           left_pad(format_percent(device.utilization), 7) + "  " + left_pad(format_bytes(device.peak_memory_bytes), 12) +
-           "  " + left_pad(format_bytes(device.memory_capacity_bytes), 10) +
+    out += pad(d.name.canonical(), name_width, true) + "  " + pad(format_seconds(device.busy_seconds), 12) + "  " +
+           pad(format_percent(device.utilization), 7) + "  " + pad(format_bytes(device.peak_memory_bytes), 12) +
+           "  " + pad(format_bytes(device.memory_capacity_bytes), 10) +
            (device.out_of_memory ? "  OUT OF MEMORY" : "") + "  " + d.spec.name + "\n";
   }
   out += "\nMemory at peak:\n";
   for (const DeviceMetrics& device : metrics.devices) {
     if (device.peak_memory_bytes <= 0) continue;
-    out += "  " + pad(cluster.device(device.device).name.canonical(), name_width) + "  " +
+    out += "  " + pad(cluster.device(device.device).name.canonical(), name_width, true) + "  " +
            describe_memory(device.peak_memory) + "\n";
   }
   out += "\nTransfers: " + std::to_string(metrics.transfers) + " moving " + format_bytes(metrics.transferred_bytes);
@@ -73,9 +60,9 @@ std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const
                         : task.kind == TaskKind::kTransfer ? cluster.device(task.source).name.local() + "->" +
                                                                  cluster.device(task.device).name.local()
                                                            : std::to_string(task.group.size()) + " devices";
-    out += "  " + left_pad(format_seconds(entry.start_seconds), 11) + " +" +
-           pad(format_seconds(entry.end_seconds - entry.start_seconds), 11) + " " + pad(to_string(task.phase), 9) + " " +
-           pad(where, 14) + " " + task.name + "\n";
+    out += "  " + pad(format_seconds(entry.start_seconds), 11) + " +" +
+           pad(format_seconds(entry.end_seconds - entry.start_seconds), 11, true) + " " + pad(to_string(task.phase), 9, true) + " " +
+           pad(where, 14, true) + " " + task.name + "\n";
   }
   return out;
 }

@@ -37,4 +37,15 @@ std::string format_rate(double per_second, const std::string& unit) {
   return printf_string("%.1f %s", per_second, (unit + "/s").c_str());
 }
 
+std::string format_number(double value, const char* format) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), format, value);
+  return buffer;
+}
+
+std::string pad(const std::string& text, size_t width, bool left) {
+  if (text.size() >= width) return text;
+  return left ? text + std::string(width - text.size(), ' ') : std::string(width - text.size(), ' ') + text;
+}
+
 }  // namespace placesim

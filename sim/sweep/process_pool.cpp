@@ -12,32 +12,10 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "sim/core/fd_io.h"
+
 namespace placesim {
 namespace {
-
-bool write_all(int fd, const void* data, size_t size) {
-  const char* bytes = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t written = ::write(fd, bytes, size);
-    if (written < 0 && errno == EINTR) continue;
-    if (written <= 0) return false;
-    bytes += written;
-    size -= static_cast<size_t>(written);
-  }
-  return true;
-}
-
-bool read_all(int fd, void* data, size_t size) {
-  char* bytes = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t got = ::read(fd, bytes, size);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return false;
-    bytes += got;
-    size -= static_cast<size_t>(got);
-  }
-  return true;
-}
 
 // Child: read an item index, answer [index][size][text], until the parent closes the pipe.
 [[noreturn]] void worker_loop(int in_fd, int out_fd, const std::function<std::string(size_t)>& work) {
