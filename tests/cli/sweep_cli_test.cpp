@@ -155,8 +155,11 @@ TEST_F(SweepCli, TheReportLoadsInHeadlessChromium) {
   std::filesystem::path page = directory_ / "out" / "report.html";
   std::filesystem::path dom = directory_ / "dom.html";
   std::filesystem::path log = directory_ / "chromium.log";
-  std::string command = shell_quote(chromium) +
-                        " --headless --no-sandbox --disable-gpu --enable-logging=stderr --v=0 --dump-dom " +
+  // A profile of its own and no /dev/shm (small in containers); at most a minute.
+  std::string command = "timeout 60 " + shell_quote(chromium) +
+                        " --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run"
+                        " --user-data-dir=" + shell_quote((directory_ / "chromium-profile").string()) +
+                        " --enable-logging=stderr --v=0 --dump-dom " +
                         shell_quote("file://" + page.string()) + " >" + shell_quote(dom.string()) + " 2>" +
                         shell_quote(log.string());
   ASSERT_EQ(std::system(command.c_str()), 0) << read_text(log);
