@@ -14,6 +14,8 @@
 
 #include "cli/command.h"
 #include "cli/sweep_evaluation.h"
+#include "cli/sweep_ranks.h"
+#include "real_backend/hosts/host_group.h"
 #include "sim/core/atomic_file.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/sweep/pareto_frontier.h"
@@ -33,7 +35,18 @@ struct SweepCommandOptions {
   bool quiet = false;
 };
 
-/// Evaluates `items` on `tier` and appends each row to the store as it arrives.
+/// Under `mpirun -np N` (N > 1) the ranks of the sweep; null for a single-process sweep.
+real::HostGroup* sweep_ranks() {
+  real::HostGroup* group = real::launched_by_mpirun() ? real::host_group() : nullptr;
+  return group && group->size() > 1 ? group : nullptr;
+}
+
+std::string evaluate_to_text(const SweepContext& context, size_t index, Tier tier) {
+  return row_json(evaluate_configuration(context, index, tier)).dump();
+}
+
+/// Evaluates `items` on `tier` and appends each row to the store as it arrives: on `jobs` local
+/// processes, or over the MPI ranks when there are several.
 void evaluate(const SweepContext& context, const std::vector<size_t>& items, Tier tier, int jobs, bool quiet,
               ResultStore* store) {
   if (items.empty()) return;
@@ -42,12 +55,16 @@ void evaluate(const SweepContext& context, const std::vector<size_t>& items, Tie
     bar = std::make_unique<ProgressBar>(std::cerr, tier == Tier::kAnalytical ? "analytical" : "simulated",
                                         items.size(), ::isatty(STDERR_FILENO) != 0);
   }
-  run_in_processes(
-      items, jobs, [&](size_t index) { return row_json(evaluate_configuration(context, index, tier)).dump(); },
-      [&](size_t, const std::string& text) {
-        store->append(row_from_json(Json::parse(text)));
-        if (bar) bar->advance();
-      });
+  auto work = [&](size_t index) { return evaluate_to_text(context, index, tier); };
+  auto on_result = [&](size_t, const std::string& text) {
+    store->append(row_from_json(Json::parse(text)));
+    if (bar) bar->advance();
+  };
+  if (real::HostGroup* group = sweep_ranks()) {
+    evaluate_over_ranks(*group, items, static_cast<int>(tier), work, on_result);
+  } else {
+    run_in_processes(items, jobs, work, on_result);
+  }
   if (bar) bar->finish();
 }
 
@@ -75,6 +92,12 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
   Scenario base = read_scenario(document, catalog, std::filesystem::path(options.scenario).parent_path());
   context.spec = read_sweep_spec(document, catalog);
   const SweepSpec& spec = context.spec;
+  real::HostGroup* ranks = sweep_ranks();
+  if (ranks && ranks->rank() != 0) {
+    // Only rank 0 keeps the store and writes; the others evaluate what it sends.
+    serve_sweep_items(*ranks, [&](size_t index, int tier) { return evaluate_to_text(context, index, Tier(tier)); });
+    return 0;
+  }
 
   std::filesystem::path out = options.output;
   std::error_code error;
@@ -92,7 +115,7 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
   if (!options.quiet) {
     std::cerr << "placesim: sweep " << base.name << ": " << all.size() << " configurations, fidelity "
               << to_string(spec.fidelity) << (spec.fidelity == Fidelity::kAnalyticalRecheck ? " " + std::to_string(spec.recheck) : "")
-              << ", " << jobs << " processes";
+              << ", " << (ranks ? std::to_string(ranks->size()) + " MPI ranks" : std::to_string(jobs) + " processes");
     if (left.size() < all.size()) std::cerr << "; resuming: " << all.size() - left.size() << " already in " << (out / "results.jsonl").string();
     std::cerr << "\n";
   }
@@ -117,6 +140,8 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
       evaluate(context, {*best}, Tier::kSimulated, jobs, true, &store);
     }
   }
+
+  if (ranks) stop_sweep_ranks(*ranks);
 
   SweepReport report;
   report.scenario = base.name;

@@ -23,6 +23,10 @@ class HostGroup {
   virtual std::vector<double> gather_to_root(const std::vector<double>& values) = 0;
   /// The largest tag send/receive accept.
   virtual int max_tag() const = 0;
+  /// The rank of a message with `tag` waiting from anyone, or -1 when none is (does not block).
+  virtual int probe_any(int tag) = 0;
+  /// Blocks until a message with `tag` from anyone is waiting; returns its sender's rank.
+  virtual int wait_any(int tag) = 0;
 };
 
 /// True when this process was started by mpirun (Open MPI, MPICH/PMI environment variables).

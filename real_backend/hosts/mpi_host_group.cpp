@@ -65,6 +65,19 @@ class MpiHostGroup final : public HostGroup {
     } while (bytes > 0);
   }
 
+  int probe_any(int tag) override {
+    int waiting = 0;
+    MPI_Status status;
+    check(MPI_Iprobe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &waiting, &status), "MPI_Iprobe");
+    return waiting ? status.MPI_SOURCE : -1;
+  }
+
+  int wait_any(int tag) override {
+    MPI_Status status;
+    check(MPI_Probe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &status), "MPI_Probe");
+    return status.MPI_SOURCE;
+  }
+
   std::vector<double> gather_to_root(const std::vector<double>& values) override {
     std::vector<double> all(rank_ == 0 ? values.size() * size_t(size_) : 0);
     check(MPI_Gather(values.data(), int(values.size()), MPI_DOUBLE, all.data(), int(values.size()), MPI_DOUBLE, 0,

@@ -1,9 +1,11 @@
-// The multi-host CPU executor (one MPI rank per host, docs/real-backend.md): a model-parallel MLP
+// Runs under mpirun: the multi-host CPU executor (one MPI rank per host, docs/real-backend.md), and
+// the sweep over MPI ranks (docs/capacity-planning.md). For the executor: a model-parallel MLP
 // split over two hosts runs under `mpirun -np 2` on loopback, and rank 0's merged timeline keeps
 // the plan's order; without mpirun the plan is refused with the command to run. The mpirun tests
 // skip when Open MPI's mpirun is absent or placesim was built without MPI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -78,6 +80,50 @@ TEST(MultiHost, MpirunWithTwoRanksExecutesEachHostsPartAndMergesTheTimelineOnRan
     }
   }
   EXPECT_EQ(cross_host_transfers, 3);  // activation forward, its gradient back, the labels
+  std::error_code ignored;
+  std::filesystem::remove_all(directory, ignored);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+/// `mpirun -np 2 placesim sweep SCENARIO -o OUT -q`, from the source directory; its exit status.
+int mpirun_sweep(const std::string& scenario, const std::filesystem::path& out, const std::filesystem::path& log) {
+  std::string command = std::string("cd ") + testing::shell_quote(PLACESIM_SOURCE_DIR) +
+                        " && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1"
+                        " ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_btl_vader_single_copy_mechanism=none"
+                        " timeout 300 mpirun -np 2 " + testing::shell_quote(PLACESIM_BINARY) + " sweep " + scenario +
+                        " -q -o " + testing::shell_quote(out.string()) + " > " + testing::shell_quote(log.string()) +
+                        " 2>&1";
+  return std::system(command.c_str());
+}
+
+TEST(MultiHost, MpirunSweepWritesTheSameFilesAsOneProcessAndResumesAfterARankDies) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin)";
+  testing::CommandResult probe = testing::run_placesim({"execute", kScenario, "--backend", "cpu", "-q"});
+  if (probe.output.find("built without MPI") != std::string::npos) GTEST_SKIP() << "placesim built without MPI";
+  const std::string scenario = "scenarios/sweep_resnet50_capacity.json";
+  std::filesystem::path directory = testing::make_temp_directory();
+  testing::CommandResult single = testing::run_placesim({"sweep", scenario, "-q", "-o", (directory / "single").string()});
+  ASSERT_EQ(single.exit_status, 0) << single.output;
+  ASSERT_EQ(mpirun_sweep(scenario, directory / "ranks", directory / "log.txt"), 0) << read_file(directory / "log.txt");
+  for (const char* file : {"results.csv", "summary.md", "report.html"}) {
+    EXPECT_EQ(read_file(directory / "ranks" / file), read_file(directory / "single" / file)) << file;
+  }
+  // A rank that dies loses nothing rank 0 has recorded: keep the resume file's header and its
+  // first 10 rows (as if the job had died then), rerun, and the CSV is the same.
+  std::string resume = read_file(directory / "ranks" / "results.jsonl");
+  size_t cut = 0;
+  for (int line = 0; line < 11; ++line) cut = resume.find('\n', cut) + 1;
+  std::filesystem::create_directories(directory / "rerun");
+  std::ofstream(directory / "rerun" / "results.jsonl", std::ios::binary) << resume.substr(0, cut);
+  ASSERT_EQ(mpirun_sweep(scenario, directory / "rerun", directory / "log2.txt"), 0) << read_file(directory / "log2.txt");
+  EXPECT_EQ(read_file(directory / "rerun" / "results.csv"), read_file(directory / "single" / "results.csv"));
+  // ... and the 10 recorded rows were not evaluated again: as many rows as one uninterrupted run.
+  auto lines = [](const std::string& text) { return std::count(text.begin(), text.end(), '\n'); };
+  EXPECT_EQ(lines(read_file(directory / "rerun" / "results.jsonl")), lines(resume));
   std::error_code ignored;
   std::filesystem::remove_all(directory, ignored);
 }
