@@ -331,40 +331,22 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
         return cells;
       };
 
-      // Cells in an order where every dependency points back (as pipeline_builder.cpp).
-      std::vector<std::vector<bool>> forward_done(micro_batches, std::vector<bool>(stages, false));
-      std::vector<std::vector<bool>> backward_done(micro_batches, std::vector<bool>(stages, false));
-      std::vector<size_t> next_slot(stages, 0);
-      size_t remaining = 0;
-      for (const auto& slots : schedule) remaining += slots.size();
-      while (remaining > 0) {
-        bool progressed = false;
-        for (int64_t s = 0; s < stages; ++s) {
-          while (next_slot[s] < schedule[s].size()) {
-            const PipelineSlot slot = schedule[s][next_slot[s]];
-            const int64_t m = slot.micro_batch;
-            bool ready = slot.forward ? (s == 0 || forward_done[m][s - 1]) : (s + 1 == stages || backward_done[m][s + 1]);
-            if (!ready) break;
-            std::vector<std::vector<TaskId>> cells = slot.forward ? emit_forward(m, s) : emit_backward(m, s);
-            (slot.forward ? forward_done : backward_done)[m][s] = true;
-            for (int64_t r = 0; r < ranks; ++r) {
-              if (cells[r].empty()) continue;
-              Task done;
-              done.name = slot_marker(replica_prefix, m, slot.forward, s, r, ranks) + suffix;
-              done.phase = slot.forward ? Phase::kForward : Phase::kBackward;
-              done.step = step;
-              done.device = device(d, s, r);
-              done.op_kind = OpKind::kNoOp;
-              done.replica = replica;
-              done.deps = cell_sinks(plan, cells[r]);
-              previous_slot_ends[d][s][r] = {emitter.add(std::move(done))};
-            }
-            ++next_slot[s];
-            --remaining;
-            progressed = true;
-          }
+      for (const auto& [stage, slot] : emission_order(schedule, micro_batches)) {
+        const int64_t s = int64_t(stage);
+        const int64_t m = slot.micro_batch;
+        std::vector<std::vector<TaskId>> cells = slot.forward ? emit_forward(m, s) : emit_backward(m, s);
+        for (int64_t r = 0; r < ranks; ++r) {
+          if (cells[r].empty()) continue;
+          Task done;
+          done.name = slot_marker(replica_prefix, m, slot.forward, s, r, ranks) + suffix;
+          done.phase = slot.forward ? Phase::kForward : Phase::kBackward;
+          done.step = step;
+          done.device = device(d, s, r);
+          done.op_kind = OpKind::kNoOp;
+          done.replica = replica;
+          done.deps = cell_sinks(plan, cells[r]);
+          previous_slot_ends[d][s][r] = {emitter.add(std::move(done))};
         }
-        if (!progressed) throw std::logic_error("pipeline schedule deadlocks");
       }
       for (OpId v = 0; v < graph.size(); ++v) {
         if (!backward_task[micro_batches - 1][v].empty()) last_backward[d][v] = backward_task[micro_batches - 1][v];

@@ -69,6 +69,33 @@ std::vector<PipelineSlot> pipeline_schedule(PipelineSchedule schedule, size_t st
   return slots;
 }
 
+std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot>>& schedule, int64_t micro_batches) {
+  const size_t stages = schedule.size();
+  std::vector<std::vector<bool>> forward_done(size_t(micro_batches), std::vector<bool>(stages, false));
+  std::vector<std::vector<bool>> backward_done(size_t(micro_batches), std::vector<bool>(stages, false));
+  std::vector<size_t> next_slot(stages, 0);
+  size_t remaining = 0;
+  for (const auto& slots : schedule) remaining += slots.size();
+  std::vector<StageSlot> order;
+  order.reserve(remaining);
+  while (order.size() < remaining) {
+    const size_t before = order.size();
+    for (size_t s = 0; s < stages; ++s) {
+      while (next_slot[s] < schedule[s].size()) {
+        const PipelineSlot slot = schedule[s][next_slot[s]];
+        const size_t m = size_t(slot.micro_batch);
+        bool ready = slot.forward ? (s == 0 || forward_done[m][s - 1]) : (s + 1 == stages || backward_done[m][s + 1]);
+        if (!ready) break;
+        (slot.forward ? forward_done : backward_done)[m][s] = true;
+        order.push_back({s, slot});
+        ++next_slot[s];
+      }
+    }
+    if (order.size() == before) throw std::logic_error("pipeline schedule deadlocks");
+  }
+  return order;
+}
+
 std::vector<size_t> assign_pipeline_stages(const OpGraph& graph, const PipelineOptions& options) {
   std::vector<OpId> order;
   graph.topological_order(&order, nullptr);
@@ -251,43 +278,21 @@ ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, 
       return cell;
     };
 
-    // Emit the cells in an order that respects every dependency: a stage's slots in schedule
-    // order; a forward after the previous stage's forward of the micro-batch, a backward after
-    // the next stage's backward of it.
-    std::vector<std::vector<bool>> forward_done(micro_batches, std::vector<bool>(stages, false));
-    std::vector<std::vector<bool>> backward_done(micro_batches, std::vector<bool>(stages, false));
-    std::vector<size_t> next_slot(stages, 0);
-    size_t remaining = 0;
-    for (const auto& slots : schedule) remaining += slots.size();
-    while (remaining > 0) {
-      bool progressed = false;
-      for (size_t s = 0; s < stages; ++s) {
-        while (next_slot[s] < schedule[s].size()) {
-          const PipelineSlot slot = schedule[s][next_slot[s]];
-          const int64_t m = slot.micro_batch;
-          bool ready = slot.forward ? (s == 0 || forward_done[m][s - 1]) : (s + 1 == stages || backward_done[m][s + 1]);
-          if (!ready) break;
-          std::vector<TaskId> cell = slot.forward ? emit_forward(m, s) : emit_backward(m, s);
-          (slot.forward ? forward_done : backward_done)[m][s] = true;
-          if (!cell.empty()) {
-            // The next slot waits for this one through a free marker task (no kernel, no
-            // output), so that ordering keeps no buffer alive longer than its data needs it.
-            Task done;
-            done.name = "mb" + std::to_string(m) + (slot.forward ? "/fwd-done/" : "/bwd-done/") + "stage" +
-                        std::to_string(s) + suffix;
-            done.phase = slot.forward ? Phase::kForward : Phase::kBackward;
-            done.step = step;
-            done.device = options.devices[s];
-            done.op_kind = OpKind::kNoOp;
-            done.deps = cell;
-            previous_slot_ends[s] = {emitter.add(std::move(done))};
-          }
-          ++next_slot[s];
-          --remaining;
-          progressed = true;
-        }
-      }
-      if (!progressed) throw std::logic_error("pipeline schedule deadlocks");
+    for (const auto& [s, slot] : emission_order(schedule, micro_batches)) {
+      const int64_t m = slot.micro_batch;
+      std::vector<TaskId> cell = slot.forward ? emit_forward(m, s) : emit_backward(m, s);
+      if (cell.empty()) continue;
+      // The next slot waits for this one through a free marker task (no kernel, no output), so
+      // that ordering keeps no buffer alive longer than its data needs it.
+      Task done;
+      done.name = "mb" + std::to_string(m) + (slot.forward ? "/fwd-done/" : "/bwd-done/") + "stage" +
+                  std::to_string(s) + suffix;
+      done.phase = slot.forward ? Phase::kForward : Phase::kBackward;
+      done.step = step;
+      done.device = options.devices[s];
+      done.op_kind = OpKind::kNoOp;
+      done.deps = cell;
+      previous_slot_ends[s] = {emitter.add(std::move(done))};
     }
     if (!training) continue;
 

@@ -28,6 +28,18 @@ struct PipelineSlot {
 std::vector<PipelineSlot> pipeline_schedule(PipelineSchedule schedule, size_t stages, size_t stage,
                                             int64_t micro_batches, bool training = true);
 
+/// A slot of one stage, in the order the builders emit them.
+struct StageSlot {
+  size_t stage = 0;
+  PipelineSlot slot;
+};
+
+/// Every stage's slots (`schedule[s]`, as pipeline_schedule gives them) merged into one order in
+/// which every dependency points back: a stage's slots in schedule order, a forward after the
+/// previous stage's forward of its micro-batch, a backward after the next stage's backward of it.
+/// Throws std::logic_error when the schedules deadlock.
+std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot>>& schedule, int64_t micro_batches);
+
 /// The stage of every op (by OpId): by the stages' globs when given (an op no glob matches joins
 /// its first consumer's stage, or its predecessor's in topological order when it has no
 /// consumer); else balanced by compute: each op goes to the stage in which the midpoint of its

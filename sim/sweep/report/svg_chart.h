@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/report/html_escape.h"
+
 namespace placesim {
 
 struct ChartPoint {
@@ -57,7 +59,5 @@ struct StackedBarChart {
 
 std::string render_scatter(const ScatterChart& chart);
 std::string render_stacked_bars(const StackedBarChart& chart);
-/// Escapes &, <, >, " and ' for HTML text and attributes.
-std::string html_escape(const std::string& text);
 
 }  // namespace placesim
