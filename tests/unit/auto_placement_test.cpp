@@ -13,23 +13,12 @@
 namespace placesim {
 namespace {
 
+using testing::matmul_op;
+
 using testing::round_gpu;
 using testing::round_link;
 
 constexpr double kMs = 1e-3;
-
-/// A GEMM of `forward_flops` (backward 2x), `parameters` fp32 weights, an output of `output_bytes`.
-Op dense(const std::string& name, double forward_flops, double parameters = 0, double output_bytes = 1e6) {
-  Op op;
-  op.name = name;
-  op.type = "MatMul";
-  op.kind = OpKind::kMatMul;
-  op.forward_flops = forward_flops;
-  op.backward_flops = 2 * forward_flops;
-  op.parameter_count = parameters;
-  op.output_bytes = output_bytes;
-  return op;
-}
 
 /// `gpus` round GPUs (1e12 FLOP/s, efficiency 1, no launch overhead, `memory_bytes` each),
 /// optionally after a CPU of 1e10 FLOP/s; every pair of devices joined by its own 1 GB/s link
@@ -87,8 +76,8 @@ std::string device_of(const AutoPlacement& placed, const OpGraph& graph, const C
 // m-ETF's schedule ends at 5 ms (6 ms on one GPU).
 TEST(AutoPlacement, MEtfPlacesAForkJoinAsDerivedByHand) {
   OpGraph graph;
-  OpId a = graph.add_op(dense("a", 1e9)), b = graph.add_op(dense("b", 2e9)), c = graph.add_op(dense("c", 2e9)),
-       d = graph.add_op(dense("d", 1e9));
+  OpId a = graph.add_op(matmul_op("a", 1e9)), b = graph.add_op(matmul_op("b", 2e9)), c = graph.add_op(matmul_op("c", 2e9)),
+       d = graph.add_op(matmul_op("d", 1e9));
   graph.add_edge(a, b);
   graph.add_edge(a, c);
   graph.add_edge(b, d);
@@ -111,7 +100,7 @@ TEST(AutoPlacement, MEtfPlacesAForkJoinAsDerivedByHand) {
 //   m-SCT: c must run on its favourite parent's GPU:0: c = [6, 7]; ends at 7 ms.
 TEST(AutoPlacement, MSctKeepsAFavouriteChildOnItsParentsDevice) {
   OpGraph graph;
-  OpId a = graph.add_op(dense("a", 1e9)), c = graph.add_op(dense("c", 1e9)), d = graph.add_op(dense("d", 5e9));
+  OpId a = graph.add_op(matmul_op("a", 1e9)), c = graph.add_op(matmul_op("c", 1e9)), d = graph.add_op(matmul_op("d", 5e9));
   graph.add_edge(a, c);
   graph.add_edge(a, d);
   Cluster cluster = cluster_of(2);
@@ -138,8 +127,8 @@ TEST(AutoPlacement, MSctKeepsAFavouriteChildOnItsParentsDevice) {
 // and its gradient; a heavier edge into d makes c -> d a favourite pair before b -> d.
 TEST(AutoPlacement, FavouritePairsTakeTheHeaviestEdgesFirst) {
   OpGraph graph;
-  OpId b = graph.add_op(dense("b", 1e9, 10, 1e6)), c = graph.add_op(dense("c", 1e9, 10, 3e6)),
-       d = graph.add_op(dense("d", 1e9, 10));
+  OpId b = graph.add_op(matmul_op("b", 1e9, 10, 1e6)), c = graph.add_op(matmul_op("c", 1e9, 10, 3e6)),
+       d = graph.add_op(matmul_op("d", 1e9, 10));
   graph.add_edge(b, d);
   graph.add_edge(c, d);
   PlacementProblem problem = make_placement_problem(graph, cluster_of(2), RunOptions{}, {}, "s.json");
@@ -159,7 +148,7 @@ TEST(AutoPlacement, FavouritePairsTakeTheHeaviestEdgesFirst) {
 TEST(AutoPlacement, NoAlgorithmPlacesOverMemoryWhenAFeasiblePlacementExists) {
   OpGraph graph;
   for (int i = 0; i < 4; ++i) {
-    OpId id = graph.add_op(dense("layer" + std::to_string(i), 1e9, 1e8));
+    OpId id = graph.add_op(matmul_op("layer" + std::to_string(i), 1e9, 1e8));
     if (i > 0) graph.add_edge(id - 1, id);
   }
   RunOptions run;  // training, SGD, fp32
@@ -190,7 +179,7 @@ TEST(AutoPlacement, NoAlgorithmPlacesOverMemoryWhenAFeasiblePlacementExists) {
 TEST(AutoPlacement, AnInfeasibleGraphIsAVerdictNamingTheOpAndItsMemory) {
   OpGraph graph;
   for (int i = 0; i < 6; ++i) {
-    OpId id = graph.add_op(dense("layer" + std::to_string(i), 1e9, 1e8));
+    OpId id = graph.add_op(matmul_op("layer" + std::to_string(i), 1e9, 1e8));
     if (i > 0) graph.add_edge(id - 1, id);
   }
   Cluster tight = cluster_of(2, 2e9);
@@ -214,15 +203,15 @@ TEST(AutoPlacement, AnInfeasibleGraphIsAVerdictNamingTheOpAndItsMemory) {
 // the CPU and the variable with its read, wherever it puts them.
 TEST(AutoPlacement, CpuOnlyOpsAndColocationGroupsAreHonoured) {
   OpGraph graph;
-  Op input = dense("input", 0);
+  Op input = matmul_op("input", 0);
   input.kind = OpKind::kDataMovement;
   input.cpu_only = true;
-  Op weights = dense("w", 0, 1e6, 4e6);
+  Op weights = matmul_op("w", 0, 1e6, 4e6);
   weights.kind = OpKind::kVariable;
-  Op read = dense("w/read", 0, 0, 4e6);
+  Op read = matmul_op("w/read", 0, 0, 4e6);
   read.kind = OpKind::kDataMovement;
   read.colocate_with = "w";
-  OpId i = graph.add_op(input), w = graph.add_op(weights), r = graph.add_op(read), m = graph.add_op(dense("mm", 4e9));
+  OpId i = graph.add_op(input), w = graph.add_op(weights), r = graph.add_op(read), m = graph.add_op(matmul_op("mm", 4e9));
   graph.add_edge(w, r);
   graph.add_edge(i, m);
   graph.add_edge(r, m);

@@ -14,26 +14,15 @@
 namespace placesim {
 namespace {
 
-constexpr double kRelative = 1e-9;
+using testing::matmul_op;
 
-Op dense(const std::string& name, double forward_flops, double parameters, double output_bytes, double dtype_bytes = 4) {
-  Op op;
-  op.name = name;
-  op.type = "MatMul";
-  op.kind = OpKind::kMatMul;
-  op.forward_flops = forward_flops;
-  op.backward_flops = 2 * forward_flops;
-  op.parameter_count = parameters;
-  op.output_bytes = output_bytes;
-  op.dtype_bytes = dtype_bytes;
-  return op;
-}
+constexpr double kRelative = 1e-9;
 
 /// `layers` dense layers in a chain on GPU:0, each edge carrying `edge_bytes`.
 OpGraph chain(size_t layers, double flops, double parameters, double output_bytes, double edge_bytes) {
   OpGraph graph;
   for (size_t i = 0; i < layers; ++i) {
-    OpId id = graph.add_op(dense("dense" + std::to_string(i), flops, parameters, output_bytes));
+    OpId id = graph.add_op(matmul_op("dense" + std::to_string(i), flops, parameters, output_bytes));
     if (i > 0) graph.add_edge(id - 1, id, edge_bytes);
   }
   return graph;
@@ -46,25 +35,25 @@ TEST(MemoryModel, MixedPrecisionAdamHolds16BytesPerParameter) {
   RunOptions run;
   run.precision = Precision::kFp16;
   run.optimizer = Optimizer::kAdam;
-  StaticMemory memory = op_static_memory(dense("dense", 1e9, parameters, 0, /*dtype_bytes=*/2), run);
+  StaticMemory memory = op_static_memory(matmul_op("dense", 1e9, parameters, 0, /*dtype_bytes=*/2), run);
   EXPECT_DOUBLE_EQ(memory.parameter_bytes, 2 * parameters);
   EXPECT_DOUBLE_EQ(memory.gradient_bytes, 2 * parameters);
   EXPECT_DOUBLE_EQ(memory.optimizer_state_bytes, (4 + 2 * 4) * parameters);
   EXPECT_DOUBLE_EQ(memory.total(), 16 * parameters);
   // The same rule for the other optimizers: SGD keeps only the master copy, momentum one moment.
   run.optimizer = Optimizer::kSgd;
-  EXPECT_DOUBLE_EQ(op_static_memory(dense("dense", 1e9, parameters, 0, 2), run).total(), (2 + 2 + 4) * parameters);
+  EXPECT_DOUBLE_EQ(op_static_memory(matmul_op("dense", 1e9, parameters, 0, 2), run).total(), (2 + 2 + 4) * parameters);
   run.optimizer = Optimizer::kMomentum;
-  EXPECT_DOUBLE_EQ(op_static_memory(dense("dense", 1e9, parameters, 0, 2), run).total(), (2 + 2 + 4 + 4) * parameters);
+  EXPECT_DOUBLE_EQ(op_static_memory(matmul_op("dense", 1e9, parameters, 0, 2), run).total(), (2 + 2 + 4 + 4) * parameters);
   // bf16 is mixed precision too; fp32 Adam is 4 + 4 + 2 x 4 = 16 as well, without a master copy.
   run.optimizer = Optimizer::kAdam;
   run.precision = Precision::kBf16;
-  EXPECT_DOUBLE_EQ(op_static_memory(dense("dense", 1e9, parameters, 0, 2), run).total(), 16 * parameters);
+  EXPECT_DOUBLE_EQ(op_static_memory(matmul_op("dense", 1e9, parameters, 0, 2), run).total(), 16 * parameters);
   run.precision = Precision::kFp32;
-  EXPECT_DOUBLE_EQ(op_static_memory(dense("dense", 1e9, parameters, 0, 4), run).optimizer_state_bytes, 8 * parameters);
+  EXPECT_DOUBLE_EQ(op_static_memory(matmul_op("dense", 1e9, parameters, 0, 4), run).optimizer_state_bytes, 8 * parameters);
   // Inference holds the weights only.
   run.kind = StepKind::kInference;
-  EXPECT_DOUBLE_EQ(op_static_memory(dense("dense", 1e9, parameters, 0, 4), run).total(), 4 * parameters);
+  EXPECT_DOUBLE_EQ(op_static_memory(matmul_op("dense", 1e9, parameters, 0, 4), run).total(), 4 * parameters);
 }
 
 TEST(MemoryModel, GptInFp16WithAdamHolds16BytesPerParameterOnItsDevice) {
@@ -92,7 +81,7 @@ TEST(MemoryModel, APlacementThatDoesNotFitGivesAVerdictWithTheBreakdown) {
   small.memory_bytes = 20.0 * 1024 * 1024;
   Cluster cluster = testing::gpus(1, small);
   OpGraph graph;
-  graph.add_op(dense("dense", 1e9, parameters, activation));
+  graph.add_op(matmul_op("dense", 1e9, parameters, activation));
   RunOptions run;
   run.optimizer = Optimizer::kAdam;
   ExecutionPlan plan = build_plan(graph, Placement{{0}, {}}, cluster, run, "oom");

@@ -16,6 +16,8 @@
 namespace placesim {
 namespace {
 
+using testing::matmul_op;
+
 constexpr double kRelative = 1e-6;
 
 HardwareCatalog catalog() { return HardwareCatalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles"); }
@@ -52,18 +54,6 @@ TEST(SeedScenario, StepTimeIsTheHandComputedSumOfTransfersAndTheAdd) {
   EXPECT_NEAR(run.metrics.critical_path_transfer_seconds, both_copies, both_copies * kRelative);
 }
 
-Op layer(const std::string& name, double forward_flops, double parameters, double output_bytes) {
-  Op op;
-  op.name = name;
-  op.type = "MatMul";
-  op.kind = OpKind::kMatMul;
-  op.forward_flops = forward_flops;
-  op.backward_flops = 2 * forward_flops;
-  op.parameter_count = parameters;
-  op.output_bytes = output_bytes;
-  return op;
-}
-
 // Two dense layers split over two GPUs (manual model parallelism): the step is layer 1 forward,
 // the activation transfer, layer 2 forward and backward, the gradient transfer back, layer 1
 // backward and its update; layer 2's update overlaps with the transfer and layer 1's backward.
@@ -72,8 +62,8 @@ TEST(ModelParallel, TwoGpuSplitIsStageComputePlusActivationAndGradientTransfers)
   cluster.add_link(0, 1, testing::round_link(/*bandwidth=*/1e9, /*latency=*/1e-5));
   OpGraph graph;
   const double activation_bytes = 4e8;
-  OpId l1 = graph.add_op(layer("dense1", 1e12, 1e6, activation_bytes));
-  OpId l2 = graph.add_op(layer("dense2", 0.5e12, 2e6, 1e3));
+  OpId l1 = graph.add_op(matmul_op("dense1", 1e12, 1e6, activation_bytes));
+  OpId l2 = graph.add_op(matmul_op("dense2", 0.5e12, 2e6, 1e3));
   graph.add_edge(l1, l2);
   Placement placement{{0, 1}, {}};
   RunOptions run;
@@ -93,8 +83,8 @@ TEST(ModelParallel, TwoGpuSplitIsStageComputePlusActivationAndGradientTransfers)
 TEST(Training, TwoStepsOnOneDeviceTakeTwiceOneStep) {
   Cluster cluster = testing::gpus(1);
   OpGraph graph;
-  OpId l1 = graph.add_op(layer("dense1", 1e12, 1e6, 4e6));
-  OpId l2 = graph.add_op(layer("dense2", 1e12, 1e6, 4e6));
+  OpId l1 = graph.add_op(matmul_op("dense1", 1e12, 1e6, 4e6));
+  OpId l2 = graph.add_op(matmul_op("dense2", 1e12, 1e6, 4e6));
   graph.add_edge(l1, l2);
   Placement placement{{0, 0}, {}};
   RunOptions run;
@@ -110,7 +100,7 @@ TEST(Training, TwoStepsOnOneDeviceTakeTwiceOneStep) {
 TEST(Training, StaticMemoryCountsParametersGradientsAndOptimizerState) {
   Cluster cluster = testing::gpus(1);
   OpGraph graph;
-  graph.add_op(layer("dense", 1e9, 1e6, 4e6));
+  graph.add_op(matmul_op("dense", 1e9, 1e6, 4e6));
   Placement placement{{0}, {}};
   RunOptions run;
   run.optimizer = Optimizer::kAdam;
@@ -168,8 +158,8 @@ TEST(Inference, StepsRunOneAfterAnother) {
   Cluster cluster = testing::gpus(2);
   cluster.add_link(0, 1, testing::round_link(1e9, 1e-5));
   OpGraph graph;
-  OpId l1 = graph.add_op(layer("dense1", 1e12, 0, 1e8));
-  OpId l2 = graph.add_op(layer("dense2", 1e12, 0, 1e3));
+  OpId l1 = graph.add_op(matmul_op("dense1", 1e12, 0, 1e8));
+  OpId l2 = graph.add_op(matmul_op("dense2", 1e12, 0, 1e3));
   graph.add_edge(l1, l2);
   Placement placement{{0, 1}, {}};
   RunOptions run;

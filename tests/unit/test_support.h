@@ -5,12 +5,29 @@
 #include <string>
 
 #include "sim/cluster/cluster.h"
+#include "sim/graph/op.h"
 #include "sim/plan/execution_plan.h"
 
 namespace placesim::testing {
 
 /// A GPU with a round roofline: `peak` FLOP/s at fp32, `bandwidth` bytes/s of memory,
 /// efficiency 1 for every op kind unless changed, no launch overhead.
+/// A GEMM op: `forward_flops` forward and twice that backward, `parameters` weights and an
+/// output of `output_bytes`, elements of `dtype_bytes`.
+inline Op matmul_op(const std::string& name, double forward_flops, double parameters = 0, double output_bytes = 1e6,
+                    double dtype_bytes = 4) {
+  Op op;
+  op.name = name;
+  op.type = "MatMul";
+  op.kind = OpKind::kMatMul;
+  op.forward_flops = forward_flops;
+  op.backward_flops = 2 * forward_flops;
+  op.parameter_count = parameters;
+  op.output_bytes = output_bytes;
+  op.dtype_bytes = dtype_bytes;
+  return op;
+}
+
 inline DeviceSpec round_gpu(double peak = 1e12, double bandwidth = 1e11, double launch_seconds = 0) {
   DeviceSpec spec;
   spec.id = "test-gpu";
