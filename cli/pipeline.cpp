@@ -22,6 +22,20 @@ std::string strip_location(const std::string& text) {
   size_t colon = text.find(": ");
   return !text.empty() && text[0] == '/' && colon != std::string::npos ? text.substr(colon + 2) : text;
 }
+// Says how the engine will run the plan's all-reduces when the choice matters (ring or
+// hierarchical over more than two devices).
+std::string fidelity_note(const ExecutionPlan& plan) {
+  for (const Task& task : plan.tasks) {
+    if (task.kind != TaskKind::kCollective || task.group.size() < 3) continue;
+    if (task.algorithm != CollectiveAlgorithm::kRing && task.algorithm != CollectiveAlgorithm::kHierarchical) continue;
+    return plan.collective_fidelity == CollectiveFidelity::kPerPhase
+               ? "all-reduces simulated per phase (one flow per ring hop and phase, latency per round; "
+                 "\"simulation\": {\"collectives\": \"per-round\"} runs every round)"
+               : "all-reduces simulated per round (every transfer of every ring round)";
+  }
+  return "";
+}
+
 }  // namespace
 
 PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy) {
@@ -54,6 +68,7 @@ PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy
   } else {
     planned.plan = build_plan(scenario.graph, planned.placement, cluster, scenario.run, name);
   }
+  if (std::string fidelity = fidelity_note(planned.plan); !fidelity.empty()) planned.notes.push_back(fidelity);
   return planned;
 }
 

@@ -115,6 +115,32 @@ std::optional<std::vector<RouteHop>> Cluster::shortest_path(VertexId from, Verte
   return hops;
 }
 
+void Cluster::visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit) const {
+  const double infinity = std::numeric_limits<double>::infinity();
+  const VertexId source = devices_.at(from).vertex;
+  std::vector<double> distance(vertices_.size(), infinity);
+  using Entry = std::pair<double, VertexId>;
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> frontier;
+  distance[source] = 0;
+  frontier.push({0, source});
+  while (!frontier.empty()) {
+    auto [d, v] = frontier.top();
+    frontier.pop();
+    if (d > distance[v]) continue;
+    if (v != source && vertices_[v].device && !visit(*vertices_[v].device, d)) return;
+    if (v != source && !vertices_[v].forwards) continue;
+    for (LinkId l : adjacency_[v]) {
+      const ClusterLink& link = links_[l];
+      VertexId w = link.a == v ? link.b : link.a;
+      double weight = link.spec.latency_seconds + kRoutingReferenceBytes / link.spec.bandwidth_bytes_per_second;
+      if (d + weight < distance[w]) {
+        distance[w] = d + weight;
+        frontier.push({distance[w], w});
+      }
+    }
+  }
+}
+
 bool Cluster::reachable(DeviceId from, DeviceId to) const {
   if (from == to) return true;
   if (route_cache_.count({from, to})) return true;

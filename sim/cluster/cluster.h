@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -82,6 +83,10 @@ class Cluster {
   /// Sum of latencies and the bottleneck bandwidth along a route (for analytical estimates).
   double route_latency_seconds(DeviceId from, DeviceId to) const;
   double route_bandwidth_bytes_per_second(DeviceId from, DeviceId to) const;
+  /// Calls `visit(device, distance)` for every device reachable from `from` (not `from` itself),
+  /// nearest first by the routing metric (sum over hops of latency + 1 MiB / bandwidth), until
+  /// `visit` returns false. One search, however many devices it visits.
+  void visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit) const;
 
  private:
   std::optional<std::vector<RouteHop>> shortest_path(VertexId from, VertexId to) const;

@@ -3,10 +3,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <queue>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -69,6 +71,15 @@ class Simulation {
     for (const auto& device : cluster_.devices()) {
       hosts_.push_back(zone->create_host(cluster_.vertices()[device.vertex].name, kHostSpeed)->seal());
     }
+    // The alarm clock (see Timer): one core per pending alarm, so that alarms never share speed.
+    alarm_host_ = zone->create_host("placesim/alarm", kHostSpeed)->set_core_count(kAlarmCores)->seal();
+    shared_compute_.assign(cluster_.devices().size(), false);
+    for (DeviceId d = 0; d < cluster_.devices().size(); ++d) {
+      if (auto other = cluster_.device(d).shares_compute_with; other && *other != d) {
+        shared_compute_[d] = true;
+        shared_compute_[*other] = true;
+      }
+    }
     for (const auto& link : cluster_.links()) {
       auto* simgrid_link = zone->create_split_duplex_link(link.name, link.spec.bandwidth_bytes_per_second);
       simgrid_link->set_latency(link.spec.latency_seconds)->seal();
@@ -80,7 +91,7 @@ class Simulation {
       if (task.kind == TaskKind::kTransfer && task.source != task.device) pairs.emplace_back(task.source, task.device);
       if (task.kind == TaskKind::kCollective) {
         CollectiveRun& run = collectives_[task.id];
-        run.steps = allreduce_schedule(task.algorithm, task.group, task.bytes, cluster_);
+        run.steps = allreduce_schedule(task.algorithm, task.group, task.bytes, cluster_, plan_.collective_fidelity);
         for (const CollectiveStep& step : run.steps) pairs.emplace_back(step.from, step.to);
       }
     }
@@ -131,6 +142,10 @@ class Simulation {
       }
       device_busy_[device] = true;
       timeline_.tasks[id].start_seconds = now;
+      if (!shared_compute_[device]) {
+        schedule_timer(now + seconds, id, kNoStep);
+        continue;
+      }
       sg4::ExecPtr exec = sg4::Exec::init();
       exec->set_flops_amount(seconds * kHostSpeed);
       // Devices sharing one GPU's compute run on its host: SimGrid splits the speed between them.
@@ -168,6 +183,56 @@ class Simulation {
     comm->start();
   }
 
+  /// After a per-phase step's flow: the route latency of its remaining rounds. Returns false
+  /// when nothing is owed.
+  bool start_latency_delay(TaskId id, size_t step_index, double now) {
+    const CollectiveStep& step = collectives_.at(id).steps[step_index];
+    if (step.latency_rounds <= 1) return false;
+    const double seconds =
+        static_cast<double>(step.latency_rounds - 1) * cluster_.route_latency_seconds(step.from, step.to);
+    if (seconds <= 0) return false;
+    schedule_timer(now + seconds, id, step_index);
+    return true;
+  }
+
+  // Timers: compute tasks on devices of their own and the latency owed by per-phase steps need
+  // no shared resource, only the clock. They wait in our own queue; one SimGrid Exec on the
+  // alarm host ("alarm") runs until the earliest of them. SimGrid then holds a handful of
+  // activities instead of one per busy device: each Exec completion in SimGrid 3.32 scans a
+  // list of every live activity, which made 1,024 busy GPUs ten times slower per task.
+  void schedule_timer(double at, TaskId id, size_t step) {
+    timers_.push(Timer{at, timer_sequence_++, id, step});
+    if (alarms_.empty() || at < *alarms_.begin()) start_alarm(at);
+  }
+
+  void start_alarm(double at) {
+    const double now = sg4::Engine::get_clock();
+    alarms_.insert(at);
+    sg4::ExecPtr alarm = sg4::Exec::init();
+    alarm->set_flops_amount(std::max(0.0, at - now) * kHostSpeed);
+    alarm->set_host(alarm_host_);
+    running_.emplace(alarm.get(), Running{kNoTask, kNoStep, alarm, at});
+    alarm->start();
+  }
+
+  void ring_alarm(double at, double now) {
+    alarms_.erase(alarms_.find(at));
+    // Rounding may end an alarm a hair before or after its time: fire what is due by now.
+    const double due = now + 1e-12 * std::max(1.0, now);
+    while (!timers_.empty() && timers_.top().at <= due) {
+      Timer timer = timers_.top();
+      timers_.pop();
+      if (timer.step != kNoStep) {
+        if (finish_step(timer.task, timer.step)) end_task(timer.task, now);
+        continue;
+      }
+      device_busy_[plan_.tasks[timer.task].device] = false;
+      end_task(timer.task, now);
+      try_start_compute(plan_.tasks[timer.task].device, now);
+    }
+    if (!timers_.empty() && (alarms_.empty() || timers_.top().at < *alarms_.begin())) start_alarm(timers_.top().at);
+  }
+
   /// Returns true when the whole collective has ended.
   bool finish_step(TaskId id, size_t step_index) {
     CollectiveRun& run = collectives_.at(id);
@@ -203,20 +268,30 @@ class Simulation {
   void on_complete(sg4::Activity const& activity) {
     auto it = running_.find(&activity);
     if (it == running_.end()) return;
-    TaskId id = it->second.task;
-    size_t step_index = it->second.step;
+    const Running running = it->second;
     // SimGrid still uses the activity after this callback returns (it releases its successors),
     // so the last reference must not be dropped here: park it for a while.
     retire(std::move(it->second.activity));
     running_.erase(it);
-    double now = sg4::Engine::get_clock();
-    if (step_index != kNoStep && !finish_step(id, step_index)) return;
-    timeline_.tasks[id].end_seconds = now;
-    const Task& task = plan_.tasks[id];
-    if (task.kind == TaskKind::kCompute) device_busy_[task.device] = false;
-    release(id, now);
-    if (task.kind == TaskKind::kCompute) try_start_compute(task.device, now);
+    const double now = sg4::Engine::get_clock();
+    if (running.task == kNoTask) {
+      ring_alarm(running.alarm_at, now);
+    } else if (running.step != kNoStep) {
+      if (!start_latency_delay(running.task, running.step, now) && finish_step(running.task, running.step)) {
+        end_task(running.task, now);
+      }
+    } else {
+      const Task& task = plan_.tasks[running.task];
+      if (task.kind == TaskKind::kCompute) device_busy_[task.device] = false;
+      end_task(running.task, now);
+      if (task.kind == TaskKind::kCompute) try_start_compute(task.device, now);
+    }
     drain_instant();
+  }
+
+  void end_task(TaskId id, double now) {
+    timeline_.tasks[id].end_seconds = now;
+    release(id, now);
   }
 
   void retire(sg4::ActivityPtr activity) {
@@ -229,6 +304,18 @@ class Simulation {
   }
 
   static constexpr size_t kNoStep = static_cast<size_t>(-1);
+  static constexpr TaskId kNoTask = static_cast<TaskId>(-1);
+  static constexpr int kAlarmCores = 1 << 20;
+
+  struct Timer {
+    double at;
+    uint64_t sequence;  ///< first scheduled, first fired among equal times
+    TaskId task;
+    size_t step;  ///< kNoStep: a compute task ends; else a per-phase step's latency has elapsed
+    bool operator>(const Timer& other) const {
+      return at != other.at ? at > other.at : sequence > other.sequence;
+    }
+  };
 
   struct CollectiveRun {
     std::vector<CollectiveStep> steps;
@@ -241,6 +328,7 @@ class Simulation {
     TaskId task;
     size_t step;  ///< index in the collective's schedule, or kNoStep
     sg4::ActivityPtr activity;  // keeps the activity alive until it completes
+    double alarm_at = 0;        ///< an alarm (task == kNoTask): the time it was set for
   };
 
   const ExecutionPlan& plan_;
@@ -248,6 +336,11 @@ class Simulation {
   Timeline timeline_;
   std::vector<sg4::Host*> hosts_;
   std::vector<sg4::Link*> links_;
+  sg4::Host* alarm_host_ = nullptr;
+  std::vector<bool> shared_compute_;  ///< devices whose compute SimGrid must share (Execs)
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  uint64_t timer_sequence_ = 0;
+  std::multiset<double> alarms_;  ///< times of the alarms running
   std::vector<size_t> pending_;
   std::vector<std::vector<TaskId>> successors_;
   std::vector<bool> device_busy_;

@@ -33,4 +33,14 @@ std::vector<std::string> collective_algorithm_names() {
   return names;
 }
 
+std::string to_string(CollectiveFidelity fidelity) {
+  return fidelity == CollectiveFidelity::kPerRound ? "per-round" : "per-phase";
+}
+
+std::optional<CollectiveFidelity> parse_collective_fidelity(const std::string& text) {
+  if (text == "per-phase") return CollectiveFidelity::kPerPhase;
+  if (text == "per-round") return CollectiveFidelity::kPerRound;
+  return std::nullopt;
+}
+
 }  // namespace placesim

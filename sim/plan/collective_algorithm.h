@@ -18,4 +18,14 @@ std::string to_string(CollectiveAlgorithm algorithm);  ///< "ring", "tree", "hal
 std::optional<CollectiveAlgorithm> parse_collective_algorithm(const std::string& text);
 std::vector<std::string> collective_algorithm_names();
 
+/// How finely the engine simulates a ring or hierarchical all-reduce (docs/performance.md).
+enum class CollectiveFidelity {
+  kPerPhase,  ///< each ring phase as one flow per ring hop carrying all its rounds' bytes, the
+              ///< route latency charged once per round: N flows instead of 2N(N-1) (the default)
+  kPerRound,  ///< every round of every phase as its own transfer, waiting for the round before
+};
+
+std::string to_string(CollectiveFidelity fidelity);  ///< "per-phase", "per-round"
+std::optional<CollectiveFidelity> parse_collective_fidelity(const std::string& text);
+
 }  // namespace placesim

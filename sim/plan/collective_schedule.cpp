@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 namespace placesim {
@@ -37,8 +38,10 @@ std::vector<std::vector<DeviceId>> by_node(const std::vector<DeviceId>& group, c
 
 class ScheduleWriter {
  public:
-  size_t add(DeviceId from, DeviceId to, double bytes, std::vector<size_t> deps) {
-    steps_.push_back({from, to, bytes, std::move(deps)});
+  explicit ScheduleWriter(CollectiveFidelity fidelity) : fidelity_(fidelity) {}
+
+  size_t add(DeviceId from, DeviceId to, double bytes, std::vector<size_t> deps, size_t latency_rounds = 1) {
+    steps_.push_back({from, to, bytes, std::move(deps), latency_rounds});
     return steps_.size() - 1;
   }
   std::vector<CollectiveStep> take() { return std::move(steps_); }
@@ -50,7 +53,8 @@ class ScheduleWriter {
                                              const std::vector<std::vector<size_t>>& entry) {
     const size_t n = ring.size();
     std::vector<std::vector<size_t>> last_in = entry;
-    if (n < 2) return last_in;
+    if (n < 2 || rounds == 0) return last_in;
+    if (fidelity_ == CollectiveFidelity::kPerPhase) return ring_phase(ring, rounds, chunk, entry);
     std::vector<std::optional<size_t>> last_out(n);
     for (size_t round = 0; round < rounds; ++round) {
       std::vector<std::vector<size_t>> next_in(n);
@@ -67,6 +71,23 @@ class ScheduleWriter {
   }
 
  private:
+  // The pass as one step per hop: i forwards what it and i-1 hold, so it waits for both inputs.
+  std::vector<std::vector<size_t>> ring_phase(const std::vector<DeviceId>& ring, size_t rounds, double chunk,
+                                              const std::vector<std::vector<size_t>>& entry) {
+    const size_t n = ring.size();
+    std::vector<std::vector<size_t>> last_in(n);
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<size_t> deps = entry[i];
+      const auto& before = entry[(i + n - 1) % n];
+      deps.insert(deps.end(), before.begin(), before.end());
+      std::sort(deps.begin(), deps.end());
+      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+      last_in[(i + 1) % n] = {add(ring[i], ring[(i + 1) % n], chunk * static_cast<double>(rounds), deps, rounds)};
+    }
+    return last_in;
+  }
+
+  CollectiveFidelity fidelity_;
   std::vector<CollectiveStep> steps_;
 };
 
@@ -159,30 +180,40 @@ PairCosts ring_costs(const std::vector<DeviceId>& ring, const Cluster& cluster) 
   return costs;
 }
 
-double hop_cost(DeviceId a, DeviceId b, const Cluster& cluster) {
-  if (!cluster.reachable(a, b)) return std::numeric_limits<double>::infinity();
-  return cluster.route_latency_seconds(a, b) + 1048576.0 / cluster.route_bandwidth_bytes_per_second(a, b);
-}
 
 }  // namespace
 
 std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cluster& cluster) {
   if (group.size() < 3) return group;
+  constexpr size_t kNone = static_cast<size_t>(-1);
+  std::vector<size_t> position(cluster.devices().size(), kNone);  // unvisited group members
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (position[group[i]] == kNone) position[group[i]] = i;
+  }
   std::vector<DeviceId> ring{group.front()};
-  std::vector<bool> used(group.size(), false);
-  used[0] = true;
+  position[group.front()] = kNone;
+  std::vector<bool> placed_index(group.size(), false);
+  placed_index[0] = true;
+  size_t next_unplaced = 1;  // lowest group index not yet in the ring
   for (size_t placed = 1; placed < group.size(); ++placed) {
-    size_t best = group.size();
-    double best_cost = std::numeric_limits<double>::infinity();
-    for (size_t i = 0; i < group.size(); ++i) {
-      if (used[i]) continue;
-      double cost = hop_cost(ring.back(), group[i], cluster);
-      if (best == group.size() || cost < best_cost) {
-        best = i;
-        best_cost = cost;
+    // The nearest unvisited member; among equally near ones the first in group order.
+    size_t best = kNone;
+    double best_distance = std::numeric_limits<double>::infinity();
+    cluster.visit_devices_by_distance(ring.back(), [&](DeviceId device, double distance) {
+      if (best != kNone && distance > best_distance * (1 + 1e-12)) return false;
+      const size_t index = position[device];
+      if (index != kNone && (best == kNone || index < best)) {
+        best = index;
+        best_distance = distance;
       }
+      return true;
+    });
+    if (best == kNone) {  // the rest is unreachable from here: keep group order
+      while (placed_index[next_unplaced]) ++next_unplaced;
+      best = next_unplaced;
     }
-    used[best] = true;
+    placed_index[best] = true;
+    position[group[best]] = kNone;
     ring.push_back(group[best]);
   }
   return ring;
@@ -216,10 +247,10 @@ bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& grou
 }
 
 std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group,
-                                               double bytes, const Cluster& cluster) {
+                                               double bytes, const Cluster& cluster, CollectiveFidelity fidelity) {
   std::string why;
   if (!applicable(algorithm, group, cluster, &why)) throw std::invalid_argument(why);
-  ScheduleWriter writer;
+  ScheduleWriter writer(fidelity);
   const size_t n = group.size();
   if (n < 2) return {};
   switch (algorithm) {

@@ -17,11 +17,16 @@ struct CollectiveStep {
   DeviceId to = 0;
   double bytes = 0;
   std::vector<size_t> deps;  ///< indices of earlier steps this one waits for
+  /// Rounds this transfer stands for (per-phase fidelity: a whole ring phase on one hop, its
+  /// `bytes` the rounds' total); the engine charges the route latency once per round.
+  size_t latency_rounds = 1;
 };
 
 /// The group reordered into a ring that follows the topology, as NCCL searches for rings over
-/// NVLink: from the first device, repeatedly the nearest unvisited one (route latency + 1 MiB
-/// over the route's bandwidth; ties keep group order). Ring and hierarchical schedules use it.
+/// NVLink: from the first device, repeatedly the nearest unvisited one (the routing metric: the
+/// sum over hops of latency + 1 MiB / bandwidth; ties keep group order). One nearest-first search
+/// per device, stopping at the nearest, so a 1,024-device group costs about a second's
+/// thousandth per device. Ring and hierarchical schedules use it.
 std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cluster& cluster);
 
 /// The transfers of an all-reduce of `bytes` (each device's buffer) over `group`.
@@ -29,9 +34,15 @@ std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cl
 /// broadcasting S/2; halving-doubling: log2 N rounds each way (N must be a power of two);
 /// hierarchical: ring reduce-scatter inside each node, ring all-reduce of each shard across
 /// nodes, ring all-gather inside each node (every node must hold the same number of devices).
+/// Per-phase fidelity keeps the tree and halving-doubling schedules (O(N) and O(N log N) steps)
+/// and turns each ring pass into one step per ring hop: participant i sends `rounds` x chunk to
+/// i+1 once i and i-1 have their inputs, the latency charged `rounds` times. For a lone ring the
+/// end time is the same, 2(N-1)(a + S/(N B)) over its slowest hop; the real backend executes
+/// the per-round schedule.
 /// Throws std::invalid_argument when the group does not fit the algorithm (see applicable()).
 std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group,
-                                               double bytes, const Cluster& cluster);
+                                               double bytes, const Cluster& cluster,
+                                               CollectiveFidelity fidelity = CollectiveFidelity::kPerRound);
 
 /// Whether `algorithm` can run on `group`; `why` says why not.
 bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster,

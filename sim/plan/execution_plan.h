@@ -81,6 +81,9 @@ struct ExecutionPlan {
   int64_t steps = 1;
   int64_t samples_per_step = 1;
   Precision precision = Precision::kFp32;
+  /// How the SimGrid engine expands ring and hierarchical all-reduces (the real backend always
+  /// runs every round).
+  CollectiveFidelity collective_fidelity = CollectiveFidelity::kPerPhase;
   std::vector<Task> tasks;                  ///< tasks[i].id == i
   std::vector<StaticMemory> static_memory;  ///< indexed by DeviceId
 

@@ -104,6 +104,7 @@ Json write_plan_json(const ExecutionPlan& plan, const Cluster& cluster) {
           {"steps", plan.steps},
           {"samples_per_step", plan.samples_per_step},
           {"precision", to_string(plan.precision)},
+          {"collective_fidelity", to_string(plan.collective_fidelity)},
           {"cluster", write_cluster_json(cluster)},
           {"static_memory", memory},
           {"tasks", tasks}};
@@ -111,7 +112,7 @@ Json write_plan_json(const ExecutionPlan& plan, const Cluster& cluster) {
 
 PlanFile read_plan_json(const JsonReader& document) {
   document.reject_unknown_keys({"schema_version", "kind", "name", "steps", "samples_per_step", "precision", "cluster",
-                                "static_memory", "tasks"});
+                                "collective_fidelity", "static_memory", "tasks"});
   int64_t version = document.at("schema_version").as_integer(1);
   if (version != ExecutionPlan::kSchemaVersion) {
     document.at("schema_version").fail("unsupported plan schema version " + std::to_string(version) +
@@ -128,6 +129,8 @@ PlanFile read_plan_json(const JsonReader& document) {
   plan.steps = document.integer_or("steps", 1, 1, 1000000);
   plan.samples_per_step = document.integer_or("samples_per_step", 1, 1);
   plan.precision = *parse_precision(document.choice_or("precision", precision_names(), "fp32"));
+  plan.collective_fidelity =
+      *parse_collective_fidelity(document.choice_or("collective_fidelity", {"per-phase", "per-round"}, "per-phase"));
   plan.static_memory.assign(cluster.devices().size(), StaticMemory{});
   if (auto memory = document.find("static_memory")) {
     for (const auto& entry : memory->elements()) {

@@ -24,14 +24,17 @@ inline constexpr double kMaxPlanTasks = 1e8;
 
 /// Transfers of one all-reduce over `replicas` devices, `per_node` of them on each machine, as
 /// allreduce_schedule lays them out: ring 2N(N-1); tree 4(N-1); halving-doubling 2N log2 N;
-/// hierarchical 2N(L-1) + 2N(M-1) for M machines of L devices. Auto picks per bucket: the fewest.
-inline double allreduce_transfers(std::optional<CollectiveAlgorithm> algorithm, double replicas, double per_node) {
+/// hierarchical 2N(L-1) + 2N(M-1) for M machines of L devices; per-phase fidelity: ring N,
+/// hierarchical 3N. Auto picks per bucket: the fewest.
+inline double allreduce_transfers(std::optional<CollectiveAlgorithm> algorithm, double replicas, double per_node,
+                                  CollectiveFidelity fidelity = CollectiveFidelity::kPerRound) {
   const double n = replicas;
   const double per_machine = std::clamp(per_node, 1.0, n);
-  const double ring = 2 * n * (n - 1);
+  const bool per_phase = fidelity == CollectiveFidelity::kPerPhase;
+  const double ring = per_phase ? n : 2 * n * (n - 1);
   const double tree = 4 * (n - 1);
   const double halving_doubling = 2 * n * std::ceil(std::log2(n));
-  const double hierarchical = 2 * n * (per_machine - 1) + 2 * n * (n / per_machine - 1);
+  const double hierarchical = per_phase ? 3 * n : 2 * n * (per_machine - 1) + 2 * n * (n / per_machine - 1);
   if (!algorithm) return std::min({ring, tree, halving_doubling, hierarchical});
   switch (*algorithm) {
     case CollectiveAlgorithm::kRing: return ring;

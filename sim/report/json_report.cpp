@@ -49,6 +49,7 @@ Json json_report(const std::string& scenario, const ExecutionPlan& plan, const C
           {"scenario", scenario},
           {"plan", plan.name},
           {"timeline_source", timeline.source},
+          {"collective_fidelity", to_string(plan.collective_fidelity)},
           {"steps", plan.steps},
           {"samples_per_step", plan.samples_per_step},
           {"precision", to_string(plan.precision)},

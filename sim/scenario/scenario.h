@@ -13,6 +13,7 @@
 #include "sim/convergence/convergence_options.h"
 #include "sim/core/precision.h"
 #include "sim/graph/op_graph.h"
+#include "sim/plan/collective_algorithm.h"
 #include "sim/scenario/strategy.h"
 
 namespace placesim {
@@ -36,6 +37,8 @@ struct RunOptions {
   /// forward runs again inside its backward (Chen et al. 2016, "Training Deep Nets with
   /// Sublinear Memory Cost"), trading compute for memory.
   bool recompute = false;
+  /// From the scenario's "simulation" block: how finely the engine runs all-reduces.
+  CollectiveFidelity collective_fidelity = CollectiveFidelity::kPerPhase;
 };
 
 struct Scenario {

@@ -86,6 +86,13 @@ RunOptions read_run(const JsonReader& run) {
   return options;
 }
 
+// The "simulation" block: fidelity choices that trade exactness for speed (docs/performance.md).
+void read_simulation(const JsonReader& simulation, RunOptions* run) {
+  simulation.reject_unknown_keys({"collectives"});
+  run->collective_fidelity =
+      *parse_collective_fidelity(simulation.choice_or("collectives", {"per-phase", "per-round"}, "per-phase"));
+}
+
 // Errors about an op's own "device" point into the inline graph or the model file.
 void locate_graph_ops(const JsonReader& model, const std::filesystem::path& base_directory, PlacementOptions* options) {
   if (model.has("graph")) {
@@ -116,7 +123,7 @@ void require_plans_fit(const JsonReader& document, const Scenario& scenario) {
         double per_node = 0;
         for (DeviceId id : dp->replicas) per_node += cluster.device(id).node == node ? 1 : 0;
         double buckets = std::max(1.0, std::ceil(gradient_bytes / dp->bucket_bytes));
-        allreduce = buckets * allreduce_transfers(dp->algorithm, replicas, per_node);
+        allreduce = buckets * allreduce_transfers(dp->algorithm, replicas, per_node, scenario.run.collective_fidelity);
       }
     }
     if (const auto& pp = strategy.pipeline) replicas = static_cast<double>(pp->micro_batches);  // a step copy each
@@ -160,7 +167,7 @@ std::string to_string(Optimizer optimizer) {
 Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalog,
                        const std::filesystem::path& base_directory) {
   document.reject_unknown_keys({"name", "description", "model", "cluster", "strategy", "strategies", "run", "outputs",
-                                "published", "perturbations", "convergence",
+                                "published", "perturbations", "convergence", "simulation",
                                 "sweep"});  // "sweep": read by sim/sweep (placesim sweep)
   Scenario scenario;
   scenario.file = document.file();
@@ -168,6 +175,7 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
   scenario.description = document.string_or("description", "");
   static const Json kEmptyObject = Json::object();
   scenario.run = read_run(document.has("run") ? document.at("run") : JsonReader(kEmptyObject, document.file(), "/run"));
+  if (auto simulation = document.find("simulation")) read_simulation(*simulation, &scenario.run);
   scenario.graph = read_model(document.at("model"), scenario.run, base_directory);
   for (size_t i = 0; i < scenario.run.fetch.size(); ++i) {
     if (!scenario.graph.contains(scenario.run.fetch[i])) {
