@@ -1,20 +1,25 @@
 #include "real_backend/cpu/cpu_executor.h"
 
 #include <condition_variable>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <queue>
 #include <set>
+#include <unordered_map>
 #include <cmath>
 #include <algorithm>
 
+#include "real_backend/allreduce_chunks.h"
+#include "real_backend/cpu/collective_buffers.h"
 #include "real_backend/cpu/cpu_kernels.h"
 #include "real_backend/hosts/host_group.h"
 #include "real_backend/scheduler.h"
 #include "real_backend/worker_thread.h"
 #include "sim/core/input_error.h"
+#include "sim/plan/collective_schedule.h"
 
 namespace placesim::real {
 namespace {
@@ -23,26 +28,42 @@ std::string where(const ExecutionPlan& plan) { return "plan \"" + plan.name + "\
 
 using MinHeap = std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>;
 
-/// What this process does with a task when a plan spans several hosts (one MPI rank per
-/// host, rank r = the cluster's node r): runs it, sends or receives a cross-host transfer's
-/// bytes, or leaves it to another rank. On one host every task is kLocal.
-enum class Role { kLocal, kSend, kReceive, kRemote };
+/// What this process does with a task, or with one step of a collective, when a plan spans
+/// several hosts (one MPI rank per host, rank r = the cluster's node r): runs it, sends or
+/// receives a cross-host transfer's (or step's) bytes, takes part in a collective whose group
+/// spans hosts (kShared: runs the steps that touch its devices), or leaves it to another rank.
+/// On one host every task and step is kLocal.
+enum class Role { kLocal, kSend, kReceive, kShared, kRemote };
+
+/// The cluster nodes (hosts) whose devices a task uses.
+std::set<int> task_nodes(const Task& task, const Cluster& cluster) {
+  std::set<int> nodes = {cluster.device(task.device).node};
+  if (task.kind == TaskKind::kTransfer) nodes.insert(cluster.device(task.source).node);
+  if (task.kind == TaskKind::kCollective) {
+    for (DeviceId member : task.group) nodes.insert(cluster.device(member).node);
+  }
+  return nodes;
+}
+
+/// Who moves one piece of data: from `source_node` to `node`, seen from `rank`.
+Role transfer_role(int source_node, int node, int rank) {
+  if (source_node == node) return node == rank ? Role::kLocal : Role::kRemote;
+  if (source_node == rank) return Role::kSend;
+  if (node == rank) return Role::kReceive;
+  return Role::kRemote;
+}
 
 std::vector<Role> task_roles(const ExecutionPlan& plan, const Cluster& cluster, int rank) {
   std::vector<Role> roles(plan.tasks.size(), Role::kRemote);
   for (const Task& task : plan.tasks) {
     const int node = cluster.device(task.device).node;
-    if (task.kind != TaskKind::kTransfer) {
-      if (node == rank) roles[task.id] = Role::kLocal;
-      continue;
-    }
-    const int source_node = cluster.device(task.source).node;
-    if (source_node == node) {
-      if (node == rank) roles[task.id] = Role::kLocal;
-    } else if (source_node == rank) {
-      roles[task.id] = Role::kSend;
+    if (task.kind == TaskKind::kTransfer) {
+      roles[task.id] = transfer_role(cluster.device(task.source).node, node, rank);
+    } else if (task.kind == TaskKind::kCollective) {
+      const std::set<int> nodes = task_nodes(task, cluster);
+      if (nodes.count(rank)) roles[task.id] = nodes.size() > 1 ? Role::kShared : Role::kLocal;
     } else if (node == rank) {
-      roles[task.id] = Role::kReceive;
+      roles[task.id] = Role::kLocal;
     }
   }
   return roles;
@@ -50,18 +71,60 @@ std::vector<Role> task_roles(const ExecutionPlan& plan, const Cluster& cluster, 
 
 int host_count(const Cluster& cluster, const ExecutionPlan& plan) {
   int largest = 0;
-  for (const Task& task : plan.tasks) {
-    largest = std::max(largest, cluster.device(task.device).node);
-    if (task.kind == TaskKind::kTransfer) largest = std::max(largest, cluster.device(task.source).node);
-  }
+  for (const Task& task : plan.tasks) largest = std::max(largest, *task_nodes(task, cluster).rbegin());
   return largest + 1;
+}
+
+/// The steps the executor runs for a collective: the simulator's per-round schedule.
+std::vector<CollectiveStep> schedule_of(const Task& task, const Cluster& cluster) {
+  return allreduce_schedule(task.algorithm, task.group, task.bytes, cluster, CollectiveFidelity::kPerRound);
+}
+
+/// MPI message tags: a cross-host transfer's is its task id; each collective step between two
+/// hosts takes the next tag after the plan's tasks, in task then step order, so that every rank
+/// numbers them alike. Returns, per task, the first tag of its cross-host steps; `used` = tags used.
+std::vector<int64_t> first_step_tags(const ExecutionPlan& plan, const std::vector<std::vector<CollectiveStep>>& schedules,
+                                     const Cluster& cluster, int64_t* used) {
+  std::vector<int64_t> first(plan.tasks.size(), -1);
+  int64_t next = int64_t(plan.tasks.size());
+  for (const Task& task : plan.tasks) {
+    first[task.id] = next;
+    for (const CollectiveStep& step : schedules[task.id]) {
+      next += cluster.device(step.from).node != cluster.device(step.to).node;
+    }
+  }
+  if (used) *used = next;
+  return first;
+}
+
+/// Each task's position in a topological order of the plan (the ready task with the lowest id
+/// first): the order both ends of a cross-host channel run its transfers and steps in.
+std::vector<size_t> topological_positions(const ExecutionPlan& plan) {
+  std::vector<size_t> position(plan.tasks.size()), pending(plan.tasks.size());
+  std::vector<std::vector<TaskId>> successors = plan.successors();
+  MinHeap ready;
+  for (const Task& task : plan.tasks) {
+    pending[task.id] = task.deps.size();
+    if (pending[task.id] == 0) ready.push(task.id);
+  }
+  for (size_t next = 0; !ready.empty(); ++next) {
+    TaskId id = ready.top();
+    ready.pop();
+    position[id] = next;
+    for (TaskId successor : successors[id]) {
+      if (--pending[successor] == 0) ready.push(successor);
+    }
+  }
+  return position;
 }
 
 /// The CPU executor schedules itself: there is no dispatch thread. Each device's worker takes
 /// the lowest-id ready task of its device, runs it, and on completion (under one mutex) makes
 /// the task's successors ready, waking the worker or copy thread that owns each. A device whose
 /// next task is already ready continues at once, without a thread hand-off, which keeps the
-/// per-task overhead small and insensitive to the OS scheduler.
+/// per-task overhead small and insensitive to the OS scheduler. A collective is its schedule's
+/// steps, each run by the copy thread of its device pair as the steps' own dependencies allow
+/// (real_backend/allreduce_chunks.h says which elements each step copies or adds).
 class CpuExecutor final : public Executor {
  public:
   using Executor::Executor;
@@ -86,32 +149,42 @@ class CpuExecutor final : public Executor {
                        "the plan spans " + std::to_string(hosts) + " host(s) but mpirun started " +
                            std::to_string(group->size()) + " processes: run mpirun -np " + std::to_string(hosts));
     }
-    if (group && int64_t(plan.tasks.size()) > int64_t(group->max_tag()) + 1) {
-      throw InputError(where(plan), "", "the plan has " + std::to_string(plan.tasks.size()) +
-                                            " tasks, more than this MPI's message tags (" +
-                                            std::to_string(group->max_tag()) + ")");
+    std::vector<std::vector<CollectiveStep>> schedules(plan.tasks.size());
+    for (const Task& task : plan.tasks) {
+      if (task.kind == TaskKind::kCollective) schedules[task.id] = checked_schedule(plan, task, cluster);
+    }
+    int64_t tags = 0;
+    first_step_tags(plan, schedules, cluster, &tags);
+    if (group && tags > int64_t(group->max_tag()) + 1) {
+      throw InputError(where(plan), "", "the plan needs " + std::to_string(tags) + " message tags (" +
+                                            std::to_string(plan.tasks.size()) + " tasks and the collectives' "
+                                            "cross-host steps), more than this MPI's " +
+                                            std::to_string(group->max_tag()) + " + 1");
     }
     const std::vector<Role> roles = task_roles(plan, cluster, rank);
     for (const Task& task : plan.tasks) {
       if (roles[task.id] == Role::kRemote || roles[task.id] == Role::kReceive) continue;
       for (TaskId dep : task.deps) {
         if (roles[dep] != Role::kRemote) continue;
+        // A collective spanning hosts waits for a dep on another of its hosts through that
+        // host's steps: each host starts its part once its own deps have ended.
+        if (roles[task.id] == Role::kShared && std::ranges::includes(task_nodes(task, cluster),
+                                                                     task_nodes(plan.tasks[dep], cluster))) {
+          continue;
+        }
         throw InputError(where(plan), "/tasks/" + std::to_string(task.id),
                          "task \"" + task.name + "\" on task:" + std::to_string(rank) + " depends on \"" +
                              plan.tasks[dep].name + "\" on another host without a transfer between them; the "
-                             "multi-host executor needs every cross-host dependency to be a transfer");
+                             "multi-host executor needs every cross-host dependency to be a transfer (or a "
+                             "collective over both hosts)");
       }
     }
     std::set<DeviceId> compute_devices;
     for (const Task& task : plan.tasks) {
       const std::string path = "/tasks/" + std::to_string(task.id);
-      if (task.kind == TaskKind::kCollective) {
-        throw InputError(where(plan), path,
-                         "task \"" + task.name + "\" is a collective; the cpu backend runs compute tasks and "
-                         "point-to-point transfers only");
-      }
       std::vector<DeviceId> used = {task.device};
       if (task.kind == TaskKind::kTransfer) used.push_back(task.source);
+      if (task.kind == TaskKind::kCollective) used.insert(used.end(), task.group.begin(), task.group.end());
       for (DeviceId id : used) {
         const ClusterDevice& device = cluster.device(id);
         if (device.spec.kind != DeviceKind::kCpu) {
@@ -136,16 +209,24 @@ class CpuExecutor final : public Executor {
     plan_ = &plan;
     const int hosts = host_count(cluster, plan);
     group_ = hosts > 1 ? host_group() : nullptr;
-    role_ = task_roles(plan, cluster, group_ ? group_->rank() : 0);
+    const int rank = group_ ? group_->rank() : 0;
+    role_ = task_roles(plan, cluster, rank);
     handled_ = 0;
     for (Role role : role_) handled_ += role != Role::kRemote;
     successors_ = plan.successors();
     work_.assign(plan.tasks.size(), ComputeWork{});
     empty_.assign(plan.tasks.size(), false);
     owner_.assign(plan.tasks.size(), 0);
+    spans_hosts_.assign(plan.tasks.size(), false);
+    std::vector<std::vector<CollectiveStep>> schedules(plan.tasks.size());
+    for (const Task& task : plan.tasks) {
+      if (task.kind != TaskKind::kCollective) continue;
+      schedules[task.id] = schedule_of(task, cluster);
+      spans_hosts_[task.id] = task_nodes(task, cluster).size() > 1;
+    }
+    const std::vector<int64_t> first_tag = first_step_tags(plan, schedules, cluster, nullptr);
+    Layout layout{cluster, rank, topological_positions(plan), {}, {}};
     std::map<DeviceId, size_t> device_owner;
-    std::map<std::pair<DeviceId, DeviceId>, size_t> channel_owner;
-    std::vector<double> channel_bytes;
     for (const Task& task : plan.tasks) {
       if (role_[task.id] == Role::kRemote) continue;
       if (task.kind == TaskKind::kCompute) {
@@ -155,25 +236,28 @@ class CpuExecutor final : public Executor {
         auto [it, added] = device_owner.emplace(task.device, owners_.size());
         if (added) owners_.push_back(std::make_unique<Owner>());
         owner_[task.id] = it->second;
-      } else {
+      } else if (task.kind == TaskKind::kTransfer) {
         const bool crosses_hosts = role_[task.id] == Role::kSend || role_[task.id] == Role::kReceive;
         // A cross-host transfer always sends a message, even of 0 bytes: it carries the dependency.
         empty_[task.id] = !crosses_hosts && (!(task.bytes > 0) || task.source == task.device);
         if (empty_[task.id]) continue;
-        auto [it, added] = channel_owner.emplace(std::pair{task.source, task.device}, owners_.size());
-        if (added) {
-          owners_.push_back(std::make_unique<Owner>());
-          owners_.back()->is_channel = true;
-          if (crosses_hosts) {
-            const bool sending = role_[task.id] == Role::kSend;
-            owners_.back()->peer_rank = cluster.device(sending ? task.device : task.source).node;
-            owners_.back()->sends = sending;
-          }
-        }
-        owner_[task.id] = it->second;
-        owners_[it->second]->largest_transfer = std::max(owners_[it->second]->largest_transfer, task.bytes);
+        owner_[task.id] = channel(layout, task.source, task.device, role_[task.id], {task.id, kWholeTask});
+        Owner& owner = *owners_[owner_[task.id]];
+        owner.largest_transfer = std::max(owner.largest_transfer, task.bytes);
+      } else {
+        // Like a transfer, a collective over several hosts runs even with 0 bytes: its messages
+        // carry the dependencies between the hosts.
+        empty_[task.id] = schedules[task.id].empty() || (!(task.bytes > 0) && !spans_hosts_[task.id]);
+        if (!empty_[task.id]) prepare_collective(layout, task, std::move(schedules[task.id]), first_tag[task.id]);
       }
     }
+    for (auto& owner : owners_) {
+      std::sort(owner->order.begin(), owner->order.end());
+      for (size_t index = 0; index < owner->order.size(); ++index) owner->sequence_of[owner->order[index].job] = index;
+    }
+    // One buffer per device up front (enough when its collectives run one at a time, as a
+    // data-parallel plan's do): later runs reuse them, so no timed run allocates.
+    for (auto [device, elements] : layout.largest_collective) pool_.release(device, pool_.acquire(device, elements));
     const unsigned cpus = usable_cpus();
     unsigned next_cpu = 0;
     for (size_t index = 0; index < owners_.size(); ++index) {
@@ -183,6 +267,7 @@ class CpuExecutor final : public Executor {
       owner.thread = std::make_unique<WorkerThread>(cpu);
       // Allocate and touch memory on the thread that will use it.
       owner.thread->run_and_wait([&] {
+        owner.scratch.assign(std::max<size_t>(owner.largest_step_elements, 1), 0.0f);
         if (owner.peer_rank >= 0) {
           owner.message.assign(size_t(std::clamp(owner.largest_transfer, 1.0, double(kMessageBytes))), 1);
           return;
@@ -193,7 +278,8 @@ class CpuExecutor final : public Executor {
         }
         owner.workspace = std::make_unique<Workspace>();
         for (const Task& task : plan.tasks) {
-          if (owner_[task.id] == index && !empty_[task.id] && work_[task.id].kind == WorkKind::kGemm) {
+          if (task.kind == TaskKind::kCompute && owner_[task.id] == index && !empty_[task.id] &&
+              work_[task.id].kind == WorkKind::kGemm) {
             owner.workspace->reserve(work_[task.id].gemm);
           }
         }
@@ -211,6 +297,7 @@ class CpuExecutor final : public Executor {
     timeline_ = &timeline;
     finished_ = 0;
     unfinished_deps_.resize(n);
+    for (auto& owner : owners_) owner->cursor = 0;
     // Only the deps this process handles count; a received transfer's deps on the sending host
     // are satisfied by the message itself.
     for (TaskId id = 0; id < n; ++id) {
@@ -241,21 +328,34 @@ class CpuExecutor final : public Executor {
 
   /// Gathers every host's intervals on rank 0: a task's interval comes from the host that ran
   /// it; a cross-host transfer starts when its sender starts sending and ends when its receiver
-  /// has the bytes. Other ranks keep their partial timeline (they report nothing).
+  /// has the bytes; a collective over several hosts starts when the last of them starts its part
+  /// (all its deps have ended) and ends when the first has its sums (before any successor
+  /// starts). Other ranks keep their partial timeline (they report nothing).
   void merge_on_root(Timeline& timeline) {
     const size_t n = timeline.tasks.size();
     std::vector<double> mine(2 * n, NAN);
     for (TaskId id = 0; id < n; ++id) {
-      if (role_[id] == Role::kLocal || role_[id] == Role::kSend) mine[2 * id] = timeline.tasks[id].start_seconds;
-      if (role_[id] == Role::kLocal || role_[id] == Role::kReceive) mine[2 * id + 1] = timeline.tasks[id].end_seconds;
+      const Role role = role_[id];
+      const bool runs_here = role == Role::kLocal || role == Role::kShared;
+      if (runs_here || role == Role::kSend) mine[2 * id] = timeline.tasks[id].start_seconds;
+      if (runs_here || role == Role::kReceive) mine[2 * id + 1] = timeline.tasks[id].end_seconds;
     }
     std::vector<double> all = group_->gather_to_root(mine);
     if (all.empty()) return;
     for (TaskId id = 0; id < n; ++id) {
+      if (spans_hosts_[id]) {
+        timeline.tasks[id] = {-INFINITY, INFINITY};
+      }
       for (int rank = 0; rank < group_->size(); ++rank) {
         double start = all[size_t(rank) * 2 * n + 2 * id], end = all[size_t(rank) * 2 * n + 2 * id + 1];
-        if (!std::isnan(start)) timeline.tasks[id].start_seconds = start;
-        if (!std::isnan(end)) timeline.tasks[id].end_seconds = end;
+        TaskInterval& interval = timeline.tasks[id];
+        if (spans_hosts_[id]) {
+          if (!std::isnan(start)) interval.start_seconds = std::max(interval.start_seconds, start);
+          if (!std::isnan(end)) interval.end_seconds = std::min(interval.end_seconds, end);
+          continue;
+        }
+        if (!std::isnan(start)) interval.start_seconds = start;
+        if (!std::isnan(end)) interval.end_seconds = end;
       }
     }
   }
@@ -267,11 +367,29 @@ class CpuExecutor final : public Executor {
       for (auto& owner : owners_) owner->wake.notify_one();
     }
     owners_.clear();  // joins the threads
+    collectives_.clear();
+    pool_.clear();
     stopping_ = false;
     plan_ = nullptr;
   }
 
  private:
+  static constexpr size_t kWholeTask = size_t(-1);
+
+  /// What a copy thread runs: a transfer (step = kWholeTask) or one step of a collective.
+  struct Job {
+    TaskId task = 0;
+    size_t step = kWholeTask;
+    auto operator<=>(const Job&) const = default;
+  };
+
+  /// A cross-host channel's job, sorted by (topological position of its task, step).
+  struct OrderedJob {
+    size_t position = 0, step = 0;
+    Job job;
+    auto operator<=>(const OrderedJob&) const = default;
+  };
+
   /// A thread that runs tasks: a device's compute worker, or the copy thread of a device pair.
   struct Owner {
     bool is_channel = false;
@@ -280,12 +398,158 @@ class CpuExecutor final : public Executor {
     std::vector<char> message;  ///< its buffer, reused around for larger transfers
     std::unique_ptr<Workspace> workspace;
     std::unique_ptr<CopyBuffers> copies;
+    std::vector<float> scratch;  ///< a received collective chunk, before it is added
     double largest_transfer = 0;
+    size_t largest_step_elements = 0;
     std::condition_variable wake;
     MinHeap ready_compute;          // lowest id first
-    std::deque<TaskId> ready_copies;  // in the order they became ready
+    std::deque<Job> ready_copies;   // in the order they became ready
+    // A cross-host channel runs its jobs in `order` only: the ready ones wait in `ready_in_order`
+    // (indices into `order`) until the cursor reaches them.
+    std::vector<OrderedJob> order;
+    std::map<Job, size_t> sequence_of;
+    std::set<size_t> ready_in_order;
+    size_t cursor = 0;
     std::unique_ptr<WorkerThread> thread;  // last: joined before the members it uses are destroyed
+
+    bool ordered() const { return peer_rank >= 0; }
+    void push(Job job) {
+      if (!is_channel) ready_compute.push(job.task);
+      else if (ordered()) ready_in_order.insert(sequence_of.at(job));
+      else ready_copies.push_back(job);
+    }
+    bool has_next() const {
+      if (!is_channel) return !ready_compute.empty();
+      if (ordered()) return !ready_in_order.empty() && *ready_in_order.begin() == cursor;
+      return !ready_copies.empty();
+    }
+    Job take_next() {
+      if (!is_channel) {
+        Job job{ready_compute.top(), kWholeTask};
+        ready_compute.pop();
+        return job;
+      }
+      if (ordered()) {
+        ready_in_order.erase(ready_in_order.begin());
+        return order[cursor++].job;
+      }
+      Job job = ready_copies.front();
+      ready_copies.pop_front();
+      return job;
+    }
   };
+
+  /// A collective this process takes part in: its schedule, the data each step carries, who runs
+  /// each step, and (under mutex_) one run's progress.
+  struct Collective {
+    std::vector<CollectiveStep> steps;
+    std::vector<AllreduceChunk> chunks;
+    size_t elements = 0;
+    std::vector<bool> local_member;  ///< per member of task.group: on this host
+    std::vector<Role> roles;         ///< per step
+    std::vector<size_t> owner;       ///< per step this process runs: index in owners_
+    std::vector<int> tag;            ///< per cross-host step: its MPI tag
+    std::vector<size_t> from_member, to_member;  ///< per step: indices in task.group
+    std::vector<std::vector<size_t>> successors;
+    std::vector<size_t> initial_pending;  ///< per step: its deps this process runs (0 for received steps)
+    size_t handled = 0;                   ///< steps this process runs, sends or receives
+    // One run's progress.
+    std::vector<size_t> pending;
+    size_t remaining = 0;
+    double last_end_seconds = 0;
+    std::vector<CollectiveBuffer*> buffers;  ///< per member; null for members on other hosts
+  };
+
+  /// A plan's collective task, with the reason (an InputError naming the task) when this
+  /// executor cannot run it.
+  static std::vector<CollectiveStep> checked_schedule(const ExecutionPlan& plan, const Task& task,
+                                                      const Cluster& cluster) {
+    const std::string path = "/tasks/" + std::to_string(task.id);
+    auto reject = [&](const std::string& why) {
+      throw InputError(where(plan), path, "collective \"" + task.name + "\": " + why);
+    };
+    if (task.group.empty()) reject("its group has no devices");
+    std::set<DeviceId> distinct(task.group.begin(), task.group.end());
+    if (distinct.size() != task.group.size()) reject("a device appears twice in its group");
+    std::string why;
+    if (!applicable(task.algorithm, task.group, cluster, &why)) reject(why);
+    return schedule_of(task, cluster);
+  }
+
+  /// What prepare() builds the owners and collectives from.
+  struct Layout {
+    const Cluster& cluster;
+    int rank = 0;
+    std::vector<size_t> position;  ///< per task: its place in a topological order of the plan
+    std::map<std::pair<DeviceId, DeviceId>, size_t> channel_owner;  ///< device pair -> index in owners_
+    std::map<DeviceId, size_t> largest_collective;  ///< per device here: its largest collective, elements
+  };
+
+  /// The copy thread of a device pair (created on first use), which will run `job`; returns its
+  /// index in owners_. A cross-host pair's thread runs its jobs in one fixed order (topological
+  /// position of the task, then step), the same on both hosts, so that neither end ever waits in
+  /// MPI for a message the other sends only later.
+  size_t channel(Layout& layout, DeviceId from, DeviceId to, Role role, Job job) {
+    auto [it, added] = layout.channel_owner.emplace(std::pair{from, to}, owners_.size());
+    if (added) {
+      owners_.push_back(std::make_unique<Owner>());
+      owners_.back()->is_channel = true;
+      if (role == Role::kSend || role == Role::kReceive) {
+        owners_.back()->peer_rank = layout.cluster.device(role == Role::kSend ? to : from).node;
+        owners_.back()->sends = role == Role::kSend;
+      }
+    }
+    Owner& owner = *owners_[it->second];
+    if (owner.ordered()) owner.order.push_back({layout.position[job.task], job.step == kWholeTask ? 0 : job.step, job});
+    return it->second;
+  }
+
+  /// Records a collective this process takes part in: the data its steps carry, which of them
+  /// run here and on which copy thread, and their MPI tags (from `first_tag`, for steps between hosts).
+  void prepare_collective(Layout& layout, const Task& task, std::vector<CollectiveStep> steps, int64_t first_tag) {
+    Collective& collective = collectives_[task.id];
+    collective.elements = size_t(std::ceil(std::max(0.0, task.bytes) / sizeof(float)));
+    collective.chunks = allreduce_chunks(task.algorithm, task.group, layout.cluster, steps, collective.elements);
+    collective.steps = std::move(steps);
+    const size_t count = collective.steps.size();
+    collective.local_member.assign(task.group.size(), false);
+    for (size_t member = 0; member < task.group.size(); ++member) {
+      collective.local_member[member] = layout.cluster.device(task.group[member]).node == layout.rank;
+      if (!collective.local_member[member]) continue;
+      size_t& largest = layout.largest_collective[task.group[member]];
+      largest = std::max({largest, collective.elements, size_t{1}});
+    }
+    auto member_of = [&](DeviceId device) {
+      return size_t(std::find(task.group.begin(), task.group.end(), device) - task.group.begin());
+    };
+    collective.roles.resize(count);
+    collective.owner.assign(count, 0);
+    collective.tag.assign(count, -1);
+    collective.from_member.resize(count);
+    collective.to_member.resize(count);
+    collective.successors.assign(count, {});
+    collective.initial_pending.assign(count, 0);
+    collective.pending.resize(count);
+    int64_t tag = first_tag;
+    for (size_t s = 0; s < count; ++s) {
+      const CollectiveStep& step = collective.steps[s];
+      const int from_node = layout.cluster.device(step.from).node, to_node = layout.cluster.device(step.to).node;
+      if (from_node != to_node) collective.tag[s] = int(tag++);
+      const Role role = collective.roles[s] = transfer_role(from_node, to_node, layout.rank);
+      collective.from_member[s] = member_of(step.from);
+      collective.to_member[s] = member_of(step.to);
+      for (size_t dep : step.deps) collective.successors[dep].push_back(s);
+      if (role == Role::kRemote) continue;
+      ++collective.handled;
+      // A received step's deps are on the sending host: the message itself waits for them.
+      if (role != Role::kReceive) {
+        for (size_t dep : step.deps) collective.initial_pending[s] += collective.roles[dep] != Role::kRemote;
+      }
+      collective.owner[s] = channel(layout, step.from, step.to, role, {task.id, s});
+      size_t& scratch = owners_[collective.owner[s]]->largest_step_elements;
+      if (role != Role::kSend) scratch = std::max(scratch, collective.chunks[s].count);
+    }
+  }
 
   double now() const { return monotonic_seconds() - origin_; }
 
@@ -298,9 +562,12 @@ class CpuExecutor final : public Executor {
       finish(id);
       return;
     }
+    if (plan_->tasks[id].kind == TaskKind::kCollective) {
+      start_collective(id);
+      return;
+    }
     Owner& owner = *owners_[owner_[id]];
-    if (owner.is_channel) owner.ready_copies.push_back(id);
-    else owner.ready_compute.push(id);
+    owner.push({id, kWholeTask});
     owner.wake.notify_one();
   }
 
@@ -311,6 +578,89 @@ class CpuExecutor final : public Executor {
       if (role_[next] != Role::kRemote && --unfinished_deps_[next] == 0) make_ready(next);
     }
     if (finished_ == handled_) all_finished_.notify_one();
+  }
+
+  /// Under mutex_: takes a buffer for each member on this host and hands out the steps that wait
+  /// for nothing.
+  void start_collective(TaskId id) {
+    Collective& collective = collectives_.at(id);
+    const Task& task = plan_->tasks[id];
+    const double start = now();
+    timeline_->tasks[id].start_seconds = start;
+    collective.last_end_seconds = start;
+    collective.buffers.assign(task.group.size(), nullptr);
+    for (size_t member = 0; member < task.group.size(); ++member) {
+      if (!collective.local_member[member]) continue;
+      CollectiveBuffer* buffer = pool_.acquire(task.group[member], std::max<size_t>(collective.elements, 1));
+      collective.buffers[member] = buffer;
+      if (options_.before_collective) {
+        options_.before_collective(task, member, buffer->values.data(), collective.elements);
+      }
+    }
+    collective.pending = collective.initial_pending;
+    collective.remaining = collective.handled;
+    if (collective.remaining == 0) {
+      end_collective(id, collective);
+      return;
+    }
+    for (size_t s = 0; s < collective.steps.size(); ++s) {
+      if (collective.roles[s] != Role::kRemote && collective.pending[s] == 0) push_step(id, collective, s);
+    }
+  }
+
+  void push_step(TaskId id, const Collective& collective, size_t step) {
+    Owner& owner = *owners_[collective.owner[step]];
+    owner.push({id, step});
+    owner.wake.notify_one();
+  }
+
+  /// Under mutex_: a step has ended; the steps waiting for it may start; the collective ends
+  /// with its last step.
+  void finish_step(TaskId id, Collective& collective, size_t step, double end_seconds) {
+    collective.last_end_seconds = std::max(collective.last_end_seconds, end_seconds);
+    for (size_t next : collective.successors[step]) {
+      const Role role = collective.roles[next];
+      if (role == Role::kRemote || role == Role::kReceive) continue;
+      if (--collective.pending[next] == 0) push_step(id, collective, next);
+    }
+    if (--collective.remaining == 0) end_collective(id, collective);
+  }
+
+  void end_collective(TaskId id, Collective& collective) {
+    const Task& task = plan_->tasks[id];
+    timeline_->tasks[id].end_seconds = collective.last_end_seconds;
+    for (size_t member = 0; member < task.group.size(); ++member) {
+      CollectiveBuffer* buffer = collective.buffers[member];
+      if (!buffer) continue;
+      if (options_.after_collective) {
+        options_.after_collective(task, member, buffer->values.data(), collective.elements);
+      }
+      pool_.release(task.group[member], buffer);
+    }
+    collective.buffers.clear();
+    finish(id);
+  }
+
+  /// One step's real work: the chunk's bytes from the sender's buffer to the receiver's (a
+  /// memcpy, or an MPI message between hosts), then for a reduce step the elementwise add of the
+  /// received chunk into the receiver's buffer.
+  void run_step(Owner& owner, const Collective& collective, size_t step) {
+    const AllreduceChunk& chunk = collective.chunks[step];
+    const size_t bytes = chunk.count * sizeof(float);
+    CollectiveBuffer* from = collective.buffers[collective.from_member[step]];
+    CollectiveBuffer* into = collective.buffers[collective.to_member[step]];
+    const Role role = collective.roles[step];
+    if (role == Role::kSend) {
+      group_->send(owner.peer_rank, collective.tag[step], from->values.data() + chunk.offset, bytes);
+      return;
+    }
+    float* target = into->values.data() + chunk.offset;
+    float* received = chunk.reduces ? owner.scratch.data() : target;
+    if (role == Role::kReceive) group_->receive(owner.peer_rank, collective.tag[step], received, bytes);
+    else std::memcpy(received, from->values.data() + chunk.offset, bytes);
+    if (!chunk.reduces) return;
+    std::lock_guard<std::mutex> lock(into->reduce);
+    add_into(target, received, chunk.count);
   }
 
   /// A cross-host transfer's bytes, as messages of at most the channel's buffer size.
@@ -329,16 +679,19 @@ class CpuExecutor final : public Executor {
     Owner& owner = *owners_[index];
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      owner.wake.wait(lock, [&] { return stopping_ || !owner.ready_compute.empty() || !owner.ready_copies.empty(); });
+      owner.wake.wait(lock, [&] { return stopping_ || owner.has_next(); });
       if (stopping_) return;
-      TaskId id;
-      if (owner.is_channel) {
-        id = owner.ready_copies.front();
-        owner.ready_copies.pop_front();
-      } else {
-        id = owner.ready_compute.top();
-        owner.ready_compute.pop();
+      const Job job = owner.take_next();
+      if (job.step != kWholeTask) {
+        Collective& collective = collectives_.at(job.task);
+        lock.unlock();
+        run_step(owner, collective, job.step);
+        double end = now();
+        lock.lock();
+        finish_step(job.task, collective, job.step, end);
+        continue;
       }
+      const TaskId id = job.task;
       timeline_->tasks[id].start_seconds = now();
       lock.unlock();
       if (owner.peer_rank >= 0) exchange(owner, id);
@@ -356,14 +709,17 @@ class CpuExecutor final : public Executor {
   const ExecutionPlan* plan_ = nullptr;
   HostGroup* group_ = nullptr;  // several hosts (MPI), or null
   std::vector<Role> role_;
-  size_t handled_ = 0;  // tasks this process runs, sends or receives
+  size_t handled_ = 0;  // tasks this process runs, sends, receives or takes part in
   std::vector<std::vector<TaskId>> successors_;
   std::vector<ComputeWork> work_;
   std::vector<bool> empty_;
+  std::vector<bool> spans_hosts_;  // collectives whose group is on several hosts
   std::vector<size_t> owner_;  // task -> index in owners_
   std::vector<std::unique_ptr<Owner>> owners_;
+  std::unordered_map<TaskId, Collective> collectives_;  // filled by prepare; runs change only their progress
 
-  std::mutex mutex_;  // guards everything below, and the Owners' ready queues
+  std::mutex mutex_;  // guards everything below, the Owners' ready queues and the collectives' progress
+  CollectiveBufferPool pool_;
   std::condition_variable all_finished_;
   std::vector<size_t> unfinished_deps_;
   size_t finished_ = 0;

@@ -135,6 +135,10 @@ void CopyBuffers::copy(double bytes) {
   }
 }
 
+void add_into(float* into, const float* values, size_t count) {
+  for (size_t i = 0; i < count; ++i) into[i] += values[i];
+}
+
 void pin_current_thread(unsigned cpu) {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);

@@ -1,7 +1,7 @@
 // The work the CPU executor does for a task, and the single-threaded kernels that do it:
 // OpenBLAS sgemm for GEMM-bound tasks, a STREAM-like triad for memory-bound ones, a vectorised
-// multiply-add loop for compute-bound tasks that are not GEMMs, and chunked memcpy for
-// transfers. Calibration (real_backend/calibration.h) times these same kernels, so a profile it
+// multiply-add loop for compute-bound tasks that are not GEMMs, chunked memcpy for
+// transfers, and an elementwise float add for the reduce steps of all-reduces. Calibration (real_backend/calibration.h) times these same kernels, so a profile it
 // writes describes exactly what the executor runs.
 //
 // Thread-safety: a Workspace belongs to one thread; the free functions are reentrant.
@@ -86,6 +86,10 @@ class CopyBuffers {
   std::vector<char> from_, to_;
   size_t offset_ = 0;
 };
+
+/// into[i] += values[i] for i < count: what a reduce step of an all-reduce does with the chunk it
+/// received.
+void add_into(float* into, const float* values, size_t count);
 
 /// Pins the calling thread to one logical CPU (ignored where the OS refuses).
 void pin_current_thread(unsigned cpu);

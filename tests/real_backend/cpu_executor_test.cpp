@@ -1,11 +1,13 @@
 // The CPU executor honours the PlanEngine contract (deps, one compute task at a time per device,
 // lowest ready id first), its kernels do the work they are sized for, and a GEMM task of F FLOPs
-// takes about F / (calibrated FLOP/s). Also: per-task medians, and clear errors for plans this
-// machine cannot run.
+// takes about F / (calibrated FLOP/s). Collectives run their schedule's steps on real buffers and
+// leave every member with the elementwise sum. Also: per-task medians, and clear errors for plans
+// this machine cannot run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "../unit/test_support.h"
 #include "real_backend/calibration.h"
@@ -163,6 +165,113 @@ TEST(CpuExecutor, GemmTaskTakesItsFlopsOverTheCalibratedRate) {
   Timeline timeline = execute(plan, cluster, 7);
   EXPECT_NEAR(timeline.tasks[0].duration() / predicted, 1.0, 0.15)
       << "measured " << timeline.tasks[0].duration() << " s, predicted " << predicted << " s";
+}
+
+/// A collective over `group` of ceil(bytes / 4) floats: member m's element e starts as
+/// 2^m (1 + e mod 5) + `salt`, so the sum is (2^n - 1)(1 + e mod 5) + n salt; a contribution lost,
+/// counted twice or taken from another collective's buffer changes it.
+struct CollectiveCheck {
+  float salt = 0;
+  size_t members = 0;
+  size_t filled = 0, read = 0, wrong = 0;
+
+  float start(size_t member, size_t e) const {
+    return std::ldexp(1.0f, static_cast<int>(member)) * static_cast<float>(1 + e % 5) + salt;
+  }
+  float sum(size_t e) const {
+    return (std::ldexp(1.0f, static_cast<int>(members)) - 1) * static_cast<float>(1 + e % 5) +
+           static_cast<float>(members) * salt;
+  }
+};
+
+/// Options whose hooks fill each collective's buffers and check its sums, per task id.
+ExecutionOptions checking_collectives(std::map<TaskId, CollectiveCheck>& checks) {
+  ExecutionOptions options;
+  options.warmup_runs = 1;
+  options.timed_runs = 3;
+  options.before_collective = [&checks](const Task& task, size_t member, float* values, size_t count) {
+    CollectiveCheck& check = checks.at(task.id);
+    for (size_t e = 0; e < count; ++e) values[e] = check.start(member, e);
+    ++check.filled;
+  };
+  options.after_collective = [&checks](const Task& task, size_t, const float* values, size_t count) {
+    CollectiveCheck& check = checks.at(task.id);
+    for (size_t e = 0; e < count; ++e) check.wrong += values[e] != check.sum(e);
+    ++check.read;
+  };
+  return options;
+}
+
+Task allreduce(std::vector<DeviceId> group, CollectiveAlgorithm algorithm, double bytes) {
+  Task task;
+  task.kind = TaskKind::kCollective;
+  task.phase = Phase::kCollective;
+  task.group = std::move(group);
+  task.device = task.group.front();
+  task.algorithm = algorithm;
+  task.bytes = bytes;
+  return task;
+}
+
+TEST(CpuExecutor, CollectivesLeaveTheElementwiseSumOnEveryMemberAfterTheirDeps) {
+  // Four CPU devices (the collective needs no core of its own), at most two of them computing.
+  const size_t members = 4;
+  const DeviceId last = std::min<unsigned>(2, real::usable_cpus()) - 1;
+  Cluster cluster = cpus(members);
+  const std::vector<DeviceId> group = {0, 1, 2, 3};
+  const double bytes = 4.0 * 100003;  // a prime count of floats: uneven chunks
+  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDoubleBinaryTree,
+                                        CollectiveAlgorithm::kHalvingDoubling, CollectiveAlgorithm::kHierarchical}) {
+    SCOPED_TRACE(to_string(algorithm));
+    ExecutionPlan plan = empty_plan(cluster);
+    // The gradients' producers, an all-reduce after them, a second one running beside it (its
+    // own buffers), and an update after the first.
+    TaskId gradient0 = add(plan, compute_task(0, 0, 4e6, OpKind::kElementwise));
+    TaskId gradient1 = add(plan, compute_task(last, 0, 4e6, OpKind::kElementwise));
+    TaskId first = add(plan, allreduce(group, algorithm, bytes), {gradient0, gradient1});
+    TaskId second = add(plan, allreduce({3, 2, 1, 0}, algorithm, bytes / 2), {gradient0});
+    add(plan, compute_task(0, 0, 1e6, OpKind::kElementwise), {first});
+    std::map<TaskId, CollectiveCheck> checks = {{first, {0.5f, members}}, {second, {-3.0f, members}}};
+    ExecutionOptions options = checking_collectives(checks);
+    const int runs = options.warmup_runs + options.timed_runs;
+    Timeline timeline = real::make_executor(Backend::kCpu, options)->simulate(plan, cluster);
+    expect_contract(plan, timeline);
+    for (auto& [id, check] : checks) {
+      EXPECT_EQ(check.filled, members * runs) << plan.tasks[id].name;
+      EXPECT_EQ(check.read, members * runs) << plan.tasks[id].name;
+      EXPECT_EQ(check.wrong, 0u) << plan.tasks[id].name;
+      EXPECT_GT(timeline.tasks[id].duration(), 0) << plan.tasks[id].name;
+    }
+  }
+}
+
+TEST(CpuExecutor, RejectsCollectivesItCannotRun) {
+  auto executor = real::make_executor(Backend::kCpu, ExecutionOptions{});
+  Cluster cluster = cpus(3);
+  auto rejected = [&](Task task) -> std::string {
+    ExecutionPlan plan = empty_plan(cluster);
+    add(plan, compute_task(0, 1e6));
+    add(plan, std::move(task), {0});
+    try {
+      executor->check_plan(plan, cluster);
+    } catch (const InputError& error) {
+      return error.what();
+    }
+    return "accepted";
+  };
+  std::string odd = rejected(allreduce({0, 1, 2}, CollectiveAlgorithm::kHalvingDoubling, 1e6));
+  EXPECT_NE(odd.find("/tasks/1"), std::string::npos) << odd;
+  EXPECT_NE(odd.find("power-of-two"), std::string::npos) << odd;
+  std::string twice = rejected(allreduce({0, 1, 1}, CollectiveAlgorithm::kRing, 1e6));
+  EXPECT_NE(twice.find("appears twice"), std::string::npos) << twice;
+  Cluster mixed = cpus(1);
+  ClusterDevice gpu;
+  gpu.name = DeviceName{"localhost", 0, 0, DeviceKind::kGpu, 0};
+  gpu.spec = round_gpu();
+  mixed.add_device(gpu, "GPU:0");
+  ExecutionPlan on_gpu = empty_plan(mixed);
+  add(on_gpu, allreduce({0, 1}, CollectiveAlgorithm::kRing, 1e6));
+  EXPECT_THROW(executor->check_plan(on_gpu, mixed), InputError);
 }
 
 TEST(CpuExecutor, RejectsPlansThisMachineCannotRun) {

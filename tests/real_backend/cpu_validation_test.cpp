@@ -1,7 +1,8 @@
 // The target, end to end through the command line: on this machine, calibrate the CPU,
 // then validate an MLP and a ResNet-50-shaped plan on the CPU backend; each step time must be
-// within 15% of the measurement. Also the backend's error paths: one clear message, exit 2,
-// nothing written.
+// within 15% of the measurement. A data-parallel MLP executes its ring all-reduce between the
+// gradients and the updates. Also the backend's error paths: one clear message, exit 2, nothing
+// written.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,7 +13,12 @@
 #include <sstream>
 
 #include "../cli/run_placesim.h"
+#include "cli/pipeline.h"
 #include "real_backend/calibration.h"
+#include "real_backend/cpu/cpu_kernels.h"
+#include "sim/cluster/hardware_catalog.h"
+#include "sim/core/json_reader.h"
+#include "sim/scenario/scenario_loader.h"
 
 namespace placesim {
 namespace {
@@ -96,6 +102,40 @@ TEST(CpuValidation, ExecuteWritesAMeasuredReportAndTraceLikeRun) {
   EXPECT_TRUE(mentions(compared.output, "Worst tasks by absolute error")) << compared.output;
   EXPECT_TRUE(std::filesystem::is_regular_file(profiles / "comparison.json"));
   EXPECT_TRUE(std::filesystem::is_regular_file(profiles / "comparison.csv"));
+  std::filesystem::remove_all(profiles);
+}
+
+TEST(CpuValidation, DataParallelMlpRunsItsAllReduceAfterTheGradientsAndBeforeTheUpdates) {
+  if (real::usable_cpus() < 2) GTEST_SKIP() << "the scenario has two replicas, one core each";
+  const std::filesystem::path profiles = make_temp_directory();
+  auto calibrated = run_placesim({"calibrate", "--quick", "-o", (profiles / "measured-cpu.json").string()});
+  ASSERT_EQ(calibrated.exit_status, 0) << calibrated.output;
+  const std::string scenario = "real_backend/scenarios/cpu_mlp_data_parallel.json";
+  const std::string report = (profiles / "measured.json").string();
+  auto executed = run_placesim({"--profiles", profiles.string(), "execute", scenario, "--backend", "cpu", "-q",
+                                "--warmup", "1", "--runs", "3", "--report", report});
+  ASSERT_EQ(executed.exit_status, 0) << executed.output;
+
+  HardwareCatalog catalog(profiles);
+  PlannedScenario planned = plan_scenario(load_scenario(std::string(PLACESIM_SOURCE_DIR) + "/" + scenario, catalog));
+  const Json tasks = parse_json_file(report).at("tasks");
+  ASSERT_EQ(tasks.size(), planned.plan.tasks.size());
+  auto start = [&](TaskId id) { return tasks.at(id).at("start_seconds").get<double>(); };
+  auto end = [&](TaskId id) { return tasks.at(id).at("end_seconds").get<double>(); };
+  const auto successors = planned.plan.successors();
+  size_t collectives = 0;
+  for (const Task& task : planned.plan.tasks) {
+    EXPECT_LE(start(task.id), end(task.id)) << task.name;
+    for (TaskId dep : task.deps) EXPECT_GE(start(task.id), end(dep)) << task.name << " after " << planned.plan.tasks[dep].name;
+    if (task.kind != TaskKind::kCollective) continue;
+    ++collectives;
+    EXPECT_EQ(task.group.size(), 2u) << task.name;
+    EXPECT_EQ(task.algorithm, CollectiveAlgorithm::kRing) << task.name;
+    EXPECT_GT(end(task.id), start(task.id)) << task.name << " moved and added its bytes";
+    EXPECT_FALSE(task.deps.empty()) << task.name;
+    EXPECT_FALSE(successors[task.id].empty()) << task.name;
+  }
+  EXPECT_GE(collectives, 1u);
   std::filesystem::remove_all(profiles);
 }
 

@@ -1,17 +1,25 @@
 // Runs under mpirun: the multi-host CPU executor (one MPI rank per host, docs/real-backend.md), and
 // the sweep over MPI ranks (docs/capacity-planning.md). For the executor: a model-parallel MLP
 // split over two hosts runs under `mpirun -np 2` on loopback, and rank 0's merged timeline keeps
-// the plan's order; without mpirun the plan is refused with the command to run. The mpirun tests
-// skip when Open MPI's mpirun is absent or placesim was built without MPI.
+// the plan's order; without mpirun the plan is refused with the command to run. Collectives over
+// both hosts: each algorithm leaves the elementwise sum on every device of both hosts (this test
+// binary reruns itself under mpirun), and a data-parallel MLP's all-reduce sits between the
+// gradients and the updates on the merged timeline. The mpirun tests skip when Open MPI's mpirun
+// is absent or placesim was built without MPI.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
 #include "../cli/run_placesim.h"
+#include "../unit/test_support.h"
 #include "cli/pipeline.h"
+#include "real_backend/executor.h"
+#include "real_backend/hosts/host_group.h"
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/core/json_reader.h"
 #include "sim/scenario/scenario_loader.h"
@@ -80,6 +88,158 @@ TEST(MultiHost, MpirunWithTwoRanksExecutesEachHostsPartAndMergesTheTimelineOnRan
     }
   }
   EXPECT_EQ(cross_host_transfers, 3);  // activation forward, its gradient back, the labels
+  std::error_code ignored;
+  std::filesystem::remove_all(directory, ignored);
+}
+
+/// The environment every mpirun here runs under: as root in containers, two ranks on however
+/// many cores, no cross-memory attach (containers often forbid the ptrace it needs).
+const std::string kMpirunEnvironment =
+    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1"
+    " ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_btl_vader_single_copy_mechanism=none";
+
+/// Two hosts (task:0, task:1) of two CPU devices each: devices 0, 1 on task:0 and 2, 3 on task:1.
+Cluster two_hosts_of_two_cpus() {
+  Cluster cluster;
+  cluster.name = "test";
+  DeviceSpec spec = testing::round_gpu(1e11, 1e10);
+  spec.id = "test-cpu";
+  spec.kind = DeviceKind::kCpu;
+  for (int host = 0; host < 2; ++host) {
+    for (int index = 0; index < 2; ++index) {
+      ClusterDevice device;
+      device.name = DeviceName{"worker", 0, host, DeviceKind::kCpu, index};
+      device.spec = spec;
+      device.node = host;
+      cluster.add_device(device, "task:" + std::to_string(host) + "/CPU:" + std::to_string(index));
+    }
+  }
+  return cluster;
+}
+
+// Under mpirun (2 ranks): one all-reduce per algorithm over the four devices, chained, each after
+// a compute task on each host. Member m's element e starts as 2^m (1 + e mod 5) + salt; after
+// the collective every member on this host holds (2^4 - 1)(1 + e mod 5) + 4 salt. Outside mpirun
+// the test reruns this binary under `mpirun -np 2` with itself as the filter.
+TEST(MultiHost, CollectivesOverTwoHostsLeaveTheSumOnEveryDeviceOfBoth) {
+  if (!real::launched_by_mpirun()) {
+    if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin)";
+    if (!real::built_with_mpi()) GTEST_SKIP() << "built without MPI";
+    std::filesystem::path directory = testing::make_temp_directory();
+    std::string command = kMpirunEnvironment + " timeout 120 mpirun -np 2 " +
+                          testing::shell_quote(std::filesystem::read_symlink("/proc/self/exe").string()) +
+                          " --gtest_color=no"
+                          " --gtest_filter=MultiHost.CollectivesOverTwoHostsLeaveTheSumOnEveryDeviceOfBoth > " +
+                          testing::shell_quote((directory / "log.txt").string()) + " 2>&1";
+    int status = std::system(command.c_str());
+    std::ifstream log_file(directory / "log.txt");
+    std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(status, 0) << log;
+    size_t passed = 0;
+    for (size_t at = log.find("[       OK ] MultiHost."); at != std::string::npos;
+         at = log.find("[       OK ] MultiHost.", at + 1)) {
+      ++passed;
+    }
+    EXPECT_EQ(passed, 2u) << "both ranks ran the test:\n" << log;
+    std::error_code ignored;
+    std::filesystem::remove_all(directory, ignored);
+    return;
+  }
+  const Cluster cluster = two_hosts_of_two_cpus();
+  const size_t members = 4;
+  const double bytes = 4.0 * 100003;  // a prime count of floats: uneven chunks
+  ExecutionPlan plan = testing::empty_plan(cluster);
+  std::map<TaskId, float> salt;
+  std::optional<TaskId> previous;
+  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDoubleBinaryTree,
+                                        CollectiveAlgorithm::kHalvingDoubling, CollectiveAlgorithm::kHierarchical}) {
+    std::vector<TaskId> deps = {testing::add(plan, testing::compute_task(0, 0, 1e6, OpKind::kElementwise)),
+                                testing::add(plan, testing::compute_task(2, 0, 1e6, OpKind::kElementwise))};
+    if (previous) deps.push_back(*previous);
+    Task task;
+    task.kind = TaskKind::kCollective;
+    task.phase = Phase::kCollective;
+    task.name = "allreduce/" + to_string(algorithm);
+    task.group = {0, 1, 2, 3};
+    task.device = 0;
+    task.algorithm = algorithm;
+    task.bytes = bytes;
+    previous = testing::add(plan, task, deps);
+    salt[*previous] = static_cast<float>(salt.size()) - 1.5f;
+  }
+  testing::add(plan, testing::compute_task(0, 0, 1e6, OpKind::kElementwise), {*previous});
+  testing::add(plan, testing::compute_task(2, 0, 1e6, OpKind::kElementwise), {*previous});
+
+  auto start_value = [&](TaskId id, size_t member, size_t e) {
+    return std::ldexp(1.0f, static_cast<int>(member)) * static_cast<float>(1 + e % 5) + salt.at(id);
+  };
+  auto sum = [&](TaskId id, size_t e) {
+    return (std::ldexp(1.0f, static_cast<int>(members)) - 1) * static_cast<float>(1 + e % 5) +
+           static_cast<float>(members) * salt.at(id);
+  };
+  std::map<TaskId, size_t> filled, read, wrong;
+  real::ExecutionOptions options;
+  options.warmup_runs = 1;
+  options.timed_runs = 3;
+  options.before_collective = [&](const Task& task, size_t member, float* values, size_t count) {
+    for (size_t e = 0; e < count; ++e) values[e] = start_value(task.id, member, e);
+    ++filled[task.id];
+  };
+  options.after_collective = [&](const Task& task, size_t, const float* values, size_t count) {
+    for (size_t e = 0; e < count; ++e) wrong[task.id] += values[e] != sum(task.id, e);
+    ++read[task.id];
+  };
+  Timeline timeline = real::make_executor(real::Backend::kCpu, options)->simulate(plan, cluster);
+  const int runs = options.warmup_runs + options.timed_runs;
+  for (const auto& [id, ignored] : salt) {
+    EXPECT_EQ(filled[id], 2u * runs) << plan.tasks[id].name << ": two members on each host";
+    EXPECT_EQ(read[id], 2u * runs) << plan.tasks[id].name;
+    EXPECT_EQ(wrong[id], 0u) << plan.tasks[id].name;
+  }
+  if (real::host_group()->rank() != 0) return;
+  for (const Task& task : plan.tasks) {  // rank 0's merged timeline
+    EXPECT_GE(timeline.tasks[task.id].end_seconds, timeline.tasks[task.id].start_seconds - 1e-3) << task.name;
+    for (TaskId dep : task.deps) {
+      EXPECT_GE(timeline.tasks[task.id].start_seconds, timeline.tasks[dep].end_seconds - 1e-3) << task.name;
+    }
+  }
+}
+
+TEST(MultiHost, MpirunRunsADataParallelAllReduceBetweenTheGradientsAndTheUpdatesOfBothHosts) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin)";
+  if (!real::built_with_mpi()) GTEST_SKIP() << "built without MPI";
+  const std::string scenario = "real_backend/scenarios/cpu_mlp_data_parallel_two_hosts.json";
+  std::filesystem::path directory = testing::make_temp_directory();
+  std::filesystem::path report = directory / "measured.json";
+  std::string command = std::string("cd ") + testing::shell_quote(PLACESIM_SOURCE_DIR) + " && " + kMpirunEnvironment +
+                        " timeout 120 mpirun -np 2 " + testing::shell_quote(PLACESIM_BINARY) + " execute " + scenario +
+                        " --backend cpu -q --warmup 1 --runs 3 --report " + testing::shell_quote(report.string()) +
+                        " > " + testing::shell_quote((directory / "log.txt").string()) + " 2>&1";
+  int status = std::system(command.c_str());
+  std::ifstream log_file(directory / "log.txt");
+  std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(status, 0) << log;
+
+  HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
+  Scenario loaded = load_scenario(std::string(PLACESIM_SOURCE_DIR) + "/" + scenario, catalog);
+  PlannedScenario planned = plan_scenario(loaded);
+  const Json tasks = parse_json_file(report.string()).at("tasks");
+  ASSERT_EQ(tasks.size(), planned.plan.tasks.size());
+  size_t collectives = 0;
+  for (const Task& task : planned.plan.tasks) {
+    const double start = tasks.at(task.id).at("start_seconds"), end = tasks.at(task.id).at("end_seconds");
+    // Intervals from two hosts' clocks meet here: they agree up to the barrier's skew.
+    EXPECT_GT(end, start - 1e-3) << task.name;
+    for (TaskId dep : task.deps) {
+      EXPECT_GE(start, tasks.at(dep).at("end_seconds").get<double>() - 1e-3) << task.name << " after "
+                                                                            << planned.plan.tasks[dep].name;
+    }
+    if (task.kind == TaskKind::kCollective) {
+      ++collectives;
+      EXPECT_NE(loaded.cluster.device(task.group[0]).node, loaded.cluster.device(task.group[1]).node) << task.name;
+    }
+  }
+  EXPECT_GE(collectives, 1u);
   std::error_code ignored;
   std::filesystem::remove_all(directory, ignored);
 }

@@ -1,0 +1,198 @@
+#include "real_backend/allreduce_chunks.h"
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+namespace placesim::real {
+namespace {
+
+struct Elements {
+  size_t offset = 0;
+  size_t count = 0;
+};
+
+/// Part `index` of `parts` near-equal parts of `whole`.
+Elements part(Elements whole, size_t parts, size_t index) {
+  const size_t begin = whole.count * index / parts, end = whole.count * (index + 1) / parts;
+  return {whole.offset + begin, end - begin};
+}
+
+AllreduceChunk chunk(Elements elements, bool reduces) { return {elements.offset, elements.count, reduces}; }
+
+/// Round `round` of a ring all-reduce of `region` (split into n chunks) for the participant at
+/// `position`: in reduce-scatter round r < n-1 it sends chunk (p - r) mod n and the receiver adds
+/// it, so that after n-1 rounds p holds chunk (p + 1) mod n reduced; in all-gather round j it
+/// sends chunk (p + 1 - j) mod n and the receiver copies it.
+AllreduceChunk ring_round(Elements region, size_t n, size_t position, size_t round) {
+  if (round + 1 < n) return chunk(part(region, n, (position + n - round) % n), true);
+  const size_t j = round - (n - 1);
+  return chunk(part(region, n, (position + 1 + n - j) % n), false);
+}
+
+class Checker {
+ public:
+  explicit Checker(CollectiveAlgorithm algorithm) : algorithm_(algorithm) {}
+  void require(bool ok, const std::string& what) const {
+    if (!ok) {
+      throw std::logic_error("allreduce_chunks: the " + to_string(algorithm_) +
+                             " schedule does not have the structure this executor knows: " + what);
+    }
+  }
+
+ private:
+  CollectiveAlgorithm algorithm_;
+};
+
+std::map<DeviceId, size_t> positions(const std::vector<DeviceId>& order) {
+  std::map<DeviceId, size_t> position;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  return position;
+}
+
+/// The k-th send of a device is its round k: every participant sends once per round.
+class SendCounter {
+ public:
+  size_t next(DeviceId device) { return sent_[device]++; }
+
+ private:
+  std::map<DeviceId, size_t> sent_;
+};
+
+std::vector<AllreduceChunk> ring_chunks(const std::vector<DeviceId>& ring, const std::vector<CollectiveStep>& steps,
+                                        Elements whole, const Checker& check) {
+  const size_t n = ring.size();
+  check.require(steps.size() == 2 * n * (n - 1), "expected 2N(N-1) steps");
+  auto position = positions(ring);
+  SendCounter sends;
+  std::vector<AllreduceChunk> chunks;
+  for (const CollectiveStep& step : steps) {
+    const size_t p = position.at(step.from), round = sends.next(step.from);
+    check.require(step.to == ring[(p + 1) % n] && round < 2 * (n - 1), "a step off the topology ring");
+    chunks.push_back(ring_round(whole, n, p, round));
+  }
+  return chunks;
+}
+
+/// Two binary heaps, the group in order then reversed, each on its half of the buffer: children
+/// send up (the parent adds), then parents send down (the child copies).
+std::vector<AllreduceChunk> tree_chunks(const std::vector<DeviceId>& group, const std::vector<CollectiveStep>& steps,
+                                        Elements whole, const Checker& check) {
+  const size_t n = group.size();
+  check.require(steps.size() == 4 * (n - 1), "expected 4(N-1) steps");
+  std::vector<AllreduceChunk> chunks;
+  for (size_t tree = 0; tree < 2; ++tree) {
+    std::vector<DeviceId> order = group;
+    if (tree == 1) order.assign(group.rbegin(), group.rend());
+    auto position = positions(order);
+    const Elements half = part(whole, 2, tree);
+    for (size_t s = tree * 2 * (n - 1); s < (tree + 1) * 2 * (n - 1); ++s) {
+      const size_t from = position.at(steps[s].from), to = position.at(steps[s].to);
+      const bool up = from > to;
+      check.require(up ? to == (from - 1) / 2 : from == (to - 1) / 2, "a step off the heap's edges");
+      chunks.push_back(chunk(half, up));
+    }
+  }
+  return chunks;
+}
+
+/// Rank i's part after `level` halving rounds: round k halves it, i keeping the upper half when
+/// bit N / 2^(k+1) of i is set.
+Elements halving_region(size_t i, size_t n, size_t level, Elements whole) {
+  Elements region = whole;
+  for (size_t k = 0; k < level; ++k) region = part(region, 2, (i & (n >> (k + 1))) ? 1 : 0);
+  return region;
+}
+
+/// Halving round k: i sends the half its partner i ^ N/2^(k+1) keeps (the partner adds it).
+/// Doubling rounds mirror them: i sends the part it holds reduced (the partner copies it).
+std::vector<AllreduceChunk> halving_doubling_chunks(const std::vector<DeviceId>& group,
+                                                    const std::vector<CollectiveStep>& steps, Elements whole,
+                                                    const Checker& check) {
+  const size_t n = group.size();
+  size_t rounds = 0;
+  while ((size_t{1} << rounds) < n) ++rounds;
+  check.require(steps.size() == 2 * n * rounds, "expected 2 N log2(N) steps");
+  auto position = positions(group);
+  SendCounter sends;
+  std::vector<AllreduceChunk> chunks;
+  for (const CollectiveStep& step : steps) {
+    const size_t i = position.at(step.from), k = sends.next(step.from);
+    check.require(k < 2 * rounds, "a rank sends more than 2 log2(N) times");
+    const bool halving = k < rounds;
+    const size_t round = halving ? k : 2 * rounds - 1 - k;
+    const size_t partner = i ^ (n >> (round + 1));
+    check.require(step.to == group[partner], "a step to a rank other than the round's partner");
+    chunks.push_back(chunk(halving_region(halving ? partner : i, n, round + 1, whole), halving));
+  }
+  return chunks;
+}
+
+/// The group's devices per cluster node, nodes in order of first appearance, each node's devices
+/// in topology-ring order (as the hierarchical schedule lays them out).
+std::vector<std::vector<DeviceId>> rings_by_node(const std::vector<DeviceId>& group, const Cluster& cluster) {
+  std::map<int, size_t> index;
+  std::vector<std::vector<DeviceId>> nodes;
+  for (DeviceId d : group) {
+    auto [it, added] = index.emplace(cluster.device(d).node, nodes.size());
+    if (added) nodes.emplace_back();
+    nodes[it->second].push_back(d);
+  }
+  for (auto& node : nodes) node = topology_ring(node, cluster);
+  return nodes;
+}
+
+/// Ring reduce-scatter inside each node (g devices: local rank r ends with shard (r+1) mod g
+/// reduced), a ring all-reduce of that shard across the M nodes among devices of equal local rank,
+/// then a ring all-gather inside each node. A device's k-th send tells its phase and round.
+std::vector<AllreduceChunk> hierarchical_chunks(const std::vector<DeviceId>& group, const Cluster& cluster,
+                                                const std::vector<CollectiveStep>& steps, Elements whole,
+                                                const Checker& check) {
+  const auto nodes = rings_by_node(group, cluster);
+  const size_t g = nodes.front().size(), m = nodes.size();
+  check.require(steps.size() == 2 * m * g * (g - 1) + 2 * g * m * (m - 1), "expected 2Mg(g-1) + 2gM(M-1) steps");
+  std::map<DeviceId, std::pair<size_t, size_t>> where;  // device -> (node, local rank)
+  for (size_t a = 0; a < m; ++a) {
+    for (size_t r = 0; r < g; ++r) where[nodes[a][r]] = {a, r};
+  }
+  SendCounter sends;
+  std::vector<AllreduceChunk> chunks;
+  for (const CollectiveStep& step : steps) {
+    const auto [a, r] = where.at(step.from);
+    const size_t k = sends.next(step.from);
+    const size_t rail_begin = g - 1, gather_begin = rail_begin + 2 * (m - 1);
+    if (k < rail_begin || k >= gather_begin) {
+      const size_t round = k < rail_begin ? k : k - gather_begin + (g - 1);
+      check.require(round < 2 * (g - 1) && step.to == nodes[a][(r + 1) % g], "a step off the node's ring");
+      chunks.push_back(ring_round(whole, g, r, round));
+    } else {
+      check.require(step.to == nodes[(a + 1) % m][r], "a step off the rail's ring");
+      chunks.push_back(ring_round(part(whole, g, (r + 1) % g), m, a, k - rail_begin));
+    }
+  }
+  return chunks;
+}
+
+}  // namespace
+
+std::vector<AllreduceChunk> allreduce_chunks(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group,
+                                             const Cluster& cluster, const std::vector<CollectiveStep>& steps,
+                                             size_t elements) {
+  const Checker check(algorithm);
+  if (group.size() < 2) {
+    check.require(steps.empty(), "steps for a group of one");
+    return {};
+  }
+  for (const CollectiveStep& step : steps) check.require(step.latency_rounds == 1, "a per-phase step");
+  const Elements whole{0, elements};
+  switch (algorithm) {
+    case CollectiveAlgorithm::kRing: return ring_chunks(topology_ring(group, cluster), steps, whole, check);
+    case CollectiveAlgorithm::kDoubleBinaryTree: return tree_chunks(group, steps, whole, check);
+    case CollectiveAlgorithm::kHalvingDoubling: return halving_doubling_chunks(group, steps, whole, check);
+    case CollectiveAlgorithm::kHierarchical: return hierarchical_chunks(group, cluster, steps, whole, check);
+  }
+  check.require(false, "an unknown algorithm");
+  return {};
+}
+
+}  // namespace placesim::real

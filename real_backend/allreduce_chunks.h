@@ -1,0 +1,35 @@
+// The data each step of an all-reduce schedule carries. A schedule (sim/plan/collective_schedule.h,
+// per-round fidelity) says only who sends how many bytes to whom after which steps; to execute it
+// on real buffers an executor also needs which elements a step moves and whether the receiver adds
+// them to its own (reduce-scatter, tree reduce) or overwrites its own with them (all-gather, tree
+// broadcast). This recovers that from each algorithm's structure; executing the steps in
+// dependency order then leaves every device of the group with the elementwise sum.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "sim/cluster/cluster.h"
+#include "sim/plan/collective_algorithm.h"
+#include "sim/plan/collective_schedule.h"
+
+namespace placesim::real {
+
+/// Elements [offset, offset + count) of the sender's buffer, added into (reduces) or copied over
+/// the same elements of the receiver's buffer.
+struct AllreduceChunk {
+  size_t offset = 0;
+  size_t count = 0;
+  bool reduces = false;
+};
+
+/// One chunk per step of `steps`, which must be allreduce_schedule(algorithm, group, S, cluster,
+/// CollectiveFidelity::kPerRound), over buffers of `elements` elements. Where the schedule splits
+/// S into k equal parts, part i is elements [elements * i / k, elements * (i + 1) / k). Throws
+/// std::logic_error when the steps do not have the structure of that algorithm's schedule (the
+/// schedule changed without this function).
+std::vector<AllreduceChunk> allreduce_chunks(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group,
+                                             const Cluster& cluster, const std::vector<CollectiveStep>& steps,
+                                             size_t elements);
+
+}  // namespace placesim::real
