@@ -2,6 +2,8 @@
 // (median of --repeat runs), simulated tasks per second, and the simulation process's peak
 // memory. Not a test: run it on an idle machine, in a release build (see docs/performance.md).
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,7 +15,11 @@
 #include <vector>
 
 #include "bench/synthetic_plan.h"
+#include "cli/pipeline.h"
 #include "cli/sweep_evaluation.h"
+#include "sim/analytical/analytical_engine.h"
+#include "sim/core/fd_io.h"
+#include "sim/scenario/scenario_loader.h"
 #include "sim/sweep/process_pool.h"
 #include "sim/engine/simgrid_engine.h"
 
@@ -65,6 +71,106 @@ void run_sweep_case(const std::string& name) {
   std::fflush(stdout);
 }
 
+// Issue 9's microbenchmark, as ASTRA-sim's peer figure was measured (../shared/REFERENCE.md):
+// one ring all-reduce on 512 devices in a ring of 50 GiB/s, 500 ns links. The wall time covers
+// the whole run: cluster, plan, simulation. Also prints the alpha-beta formula's time and the
+// simulated time's difference from it.
+void run_ring_case(const std::string& name, double bytes, int repeat) {
+  constexpr size_t kDevices = 512;
+  constexpr double kBandwidth = 50.0 * (1 << 30), kLatency = 500e-9;
+  std::vector<double> walls;
+  double simulated = 0;
+  for (int r = 0; r < repeat; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    Cluster cluster = ring_cluster(kDevices, kBandwidth, kLatency);
+    ExecutionPlan plan;
+    plan.name = name;
+    plan.static_memory.assign(kDevices, StaticMemory{});
+    Task task;
+    task.kind = TaskKind::kCollective;
+    task.phase = Phase::kCollective;
+    task.bytes = bytes;
+    for (DeviceId d = 0; d < kDevices; ++d) task.group.push_back(d);
+    plan.tasks.push_back(task);
+    simulated = make_simgrid_engine()->simulate(plan, cluster).makespan_seconds();
+    walls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::sort(walls.begin(), walls.end());
+  const double n = kDevices;
+  const double formula = 2 * (n - 1) / n * bytes / kBandwidth + 2 * (n - 1) * kLatency;
+  std::printf("%-36s %10d %10.3f %14s %12.1f %14.6f  (alpha-beta %.6f s, difference %+.2e)\n", name.c_str(), 1,
+              walls[walls.size() / 2], "-", peak_child_memory_mib(), simulated, formula, simulated / formula - 1);
+  std::fflush(stdout);
+}
+
+// A bundled scenario (bench/scenarios/) run end to end as `placesim run` does it: load, plan,
+// simulate (or the analytical tier), metrics. Each run in its own process, so that the peak
+// memory is this case's: the larger of the process's and its simulation child's.
+struct ScenarioCase {
+  std::string name;
+  std::string file;
+  bool analytical = false;
+};
+
+struct ScenarioSample {
+  double wall_seconds = 0;
+  double tasks = 0;
+  double simulated_seconds = 0;
+  double peak_mib = 0;
+};
+
+ScenarioSample run_scenario_once(const ScenarioCase& c) {
+  int fds[2];
+  if (::pipe(fds) != 0) return {};
+  std::fflush(nullptr);
+  pid_t child = ::fork();
+  if (child == 0) {
+    ::close(fds[0]);
+    ScenarioSample sample;
+    auto start = std::chrono::steady_clock::now();
+    HardwareCatalog catalog(HardwareCatalog::default_root());
+    Scenario scenario = load_scenario(std::string(PLACESIM_BENCH_SCENARIOS) + "/" + c.file, catalog);
+    PlannedScenario planned = plan_scenario(scenario);
+    const Cluster& cluster = scenario.cluster_for(scenario.strategies.front());
+    if (c.analytical) {
+      sample.simulated_seconds = estimate_step(planned.plan, cluster).step_seconds;
+    } else {
+      sample.simulated_seconds = simulate_plan(planned.plan, cluster).metrics.step_time_seconds;
+    }
+    sample.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    sample.tasks = static_cast<double>(planned.plan.tasks.size());
+    rusage self{}, children{};
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_CHILDREN, &children);
+    sample.peak_mib = static_cast<double>(std::max(self.ru_maxrss, children.ru_maxrss)) / 1024.0;
+    _exit(write_all(fds[1], &sample, sizeof(sample)) ? 0 : 3);
+  }
+  ::close(fds[1]);
+  ScenarioSample sample;
+  bool complete = read_all(fds[0], &sample, sizeof(sample));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  if (!complete || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::fprintf(stderr, "placesim_bench: case %s failed (wait status %d)\n", c.name.c_str(), status);
+    return {};
+  }
+  return sample;
+}
+
+void run_scenario_case(const ScenarioCase& c, int repeat) {
+  std::vector<ScenarioSample> samples;
+  for (int r = 0; r < repeat; ++r) samples.push_back(run_scenario_once(c));
+  std::sort(samples.begin(), samples.end(),
+            [](const ScenarioSample& a, const ScenarioSample& b) { return a.wall_seconds < b.wall_seconds; });
+  const ScenarioSample& median = samples[samples.size() / 2];
+  double peak = 0;
+  for (const auto& sample : samples) peak = std::max(peak, sample.peak_mib);
+  std::printf("%-36s %10.0f %10.3f %14.0f %12.1f %14.6f  (%s, step time)\n", c.name.c_str(), median.tasks,
+              median.wall_seconds, median.tasks / median.wall_seconds, peak, median.simulated_seconds, c.file.c_str());
+  std::fflush(stdout);
+}
+
 int run(int argc, char** argv) {
   int repeat = 3;
   std::string only;
@@ -105,6 +211,17 @@ int run(int argc, char** argv) {
     std::printf("%-36s %10zu %10.3f %14.0f %12.1f %14.6f\n", c.name.c_str(), plan.tasks.size(), median,
                 static_cast<double>(plan.tasks.size()) / median, peak_child_memory_mib(), simulated);
     std::fflush(stdout);
+  }
+  for (const auto& [name, bytes] : {std::make_pair(std::string("ring_allreduce_512_devices_1MiB"), double(1 << 20)),
+                                    std::make_pair(std::string("ring_allreduce_512_devices_1GiB"), double(1 << 30))}) {
+    if (only.empty() || only == name) run_ring_case(name, bytes, repeat);
+  }
+  const std::vector<ScenarioCase> scenario_cases = {
+      {"resnet50_dp_1024_gpus", "resnet50_dp_1024_dgx1_ib.json"},
+      {"resnet50_dp_8192_gpus", "resnet50_dp_8192_dgx1_ib.json"},
+  };
+  for (const ScenarioCase& c : scenario_cases) {
+    if (only.empty() || only == c.name) run_scenario_case(c, repeat);
   }
   const std::string sweep_case = "sweep_resnet50_1000_configs_analytical";
   if (only.empty() || only == sweep_case) run_sweep_case(sweep_case);

@@ -5,7 +5,7 @@
 
 namespace placesim::bench {
 
-Cluster ring_cluster(std::size_t devices) {
+Cluster ring_cluster(std::size_t devices, double bandwidth_bytes_per_second, double latency_seconds) {
   Cluster cluster;
   cluster.name = "ring" + std::to_string(devices);
   DeviceSpec spec;
@@ -23,7 +23,7 @@ Cluster ring_cluster(std::size_t devices) {
     cluster.add_device(device, "GPU:" + std::to_string(i));
   }
   for (std::size_t i = 0; i < devices && devices > 1; ++i) {
-    cluster.add_link(cluster.device(i).vertex, cluster.device((i + 1) % devices).vertex, LinkSpec{"bench", 2.5e10, 1e-6});
+    cluster.add_link(cluster.device(i).vertex, cluster.device((i + 1) % devices).vertex, LinkSpec{"bench", bandwidth_bytes_per_second, latency_seconds});
   }
   return cluster;
 }

@@ -10,7 +10,9 @@
 
 namespace placesim::bench {
 
-Cluster ring_cluster(std::size_t devices);
+/// `devices` GPUs, each linked to the next (and the last to the first) by a link of
+/// `bandwidth_bytes_per_second` and `latency_seconds` per direction.
+Cluster ring_cluster(std::size_t devices, double bandwidth_bytes_per_second = 2.5e10, double latency_seconds = 1e-6);
 ExecutionPlan synthetic_plan(const Cluster& cluster, std::size_t tasks, std::size_t transfer_every);
 
 }  // namespace placesim::bench
