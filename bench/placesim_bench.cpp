@@ -219,6 +219,8 @@ int run(int argc, char** argv) {
   const std::vector<ScenarioCase> scenario_cases = {
       {"resnet50_dp_1024_gpus", "resnet50_dp_1024_dgx1_ib.json"},
       {"resnet50_dp_8192_gpus", "resnet50_dp_8192_dgx1_ib.json"},
+      {"gpt_1t_3072_gpus_3d", "gpt_1t_3072_gpus_3d.json"},
+      {"gpt_1t_3072_gpus_3d_analytical", "gpt_1t_3072_gpus_3d.json", true},
   };
   for (const ScenarioCase& c : scenario_cases) {
     if (only.empty() || only == c.name) run_scenario_case(c, repeat);

@@ -1,5 +1,7 @@
 #include "real_backend/executor.h"
 
+#include "sim/core/input_error.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <stdexcept>
@@ -41,6 +43,11 @@ Timeline median_timeline(const std::vector<Timeline>& runs) {
 }
 
 Timeline Executor::simulate(const ExecutionPlan& plan, const Cluster& cluster) {
+  if (plan.symmetry.active()) {
+    throw InputError("plan \"" + plan.name + "\"", "/simulation/symmetry",
+                     "a plan simulated with symmetry leaves out the mirrored devices' tasks and cannot be executed; "
+                     "set \"symmetry\": \"off\"");
+  }
   check_plan(plan, cluster);
   prepare(plan, cluster);
   std::vector<Timeline> runs;

@@ -5,6 +5,7 @@
 #include "cli/command.h"
 #include "cli/pipeline.h"
 #include "sim/core/atomic_file.h"
+#include "sim/core/input_error.h"
 #include "sim/plan/plan_json.h"
 #include "sim/scenario/scenario_loader.h"
 
@@ -24,6 +25,11 @@ Command add_plan_command(CLI::App& app, const GlobalOptions& global) {
             output_path(options->output == "-" ? "" : options->output, "--output", "", "", "");
             Scenario scenario = load_scenario(options->scenario, global.catalog());
             PlannedScenario planned = plan_scenario(scenario);
+            if (planned.plan.symmetry.active()) {
+              throw InputError(options->scenario, "/simulation/symmetry",
+                               "a plan simulated with symmetry leaves out the mirrored devices' tasks, so it is not "
+                               "written as a plan file; set \"symmetry\": \"off\" to write the full plan");
+            }
             std::string text = write_plan_json(planned.plan, scenario.cluster_for(scenario.strategies.front())).dump(1) + "\n";
             if (options->output.empty() || options->output == "-") {
               std::cout << text;

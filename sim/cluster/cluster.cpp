@@ -36,12 +36,14 @@ LinkId Cluster::add_link(VertexId a, VertexId b, LinkSpec spec) {
   adjacency_[a].push_back(id);
   adjacency_[b].push_back(id);
   route_cache_.clear();
+  ring_memo_.clear();
   return id;
 }
 
 void Cluster::scale_link_bandwidth(LinkId link, double factor) {
   links_.at(link).spec.bandwidth_bytes_per_second *= factor;
   route_cache_.clear();
+  ring_memo_.clear();
 }
 
 std::optional<VertexId> Cluster::find_vertex(const std::string& vertex_name) const {

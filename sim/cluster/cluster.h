@@ -88,6 +88,10 @@ class Cluster {
   /// `visit` returns false. One search, however many devices it visits.
   void visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit) const;
 
+  /// Memo of the topology rings built over device groups (sim/plan/collective_schedule.h), so
+  /// that the thousands of all-reduces of one group order it once. Not thread-safe, like route().
+  std::map<std::vector<DeviceId>, std::vector<DeviceId>>& ring_memo() const { return ring_memo_; }
+
  private:
   std::optional<std::vector<RouteHop>> shortest_path(VertexId from, VertexId to) const;
   std::vector<ClusterDevice> devices_;
@@ -95,6 +99,7 @@ class Cluster {
   std::vector<ClusterLink> links_;
   std::vector<std::vector<LinkId>> adjacency_;
   mutable std::map<std::pair<DeviceId, DeviceId>, std::vector<RouteHop>> route_cache_;
+  mutable std::map<std::vector<DeviceId>, std::vector<DeviceId>> ring_memo_;
 };
 
 }  // namespace placesim

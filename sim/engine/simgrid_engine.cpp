@@ -80,10 +80,15 @@ class Simulation {
         shared_compute_[*other] = true;
       }
     }
-    for (const auto& link : cluster_.links()) {
-      auto* simgrid_link = zone->create_split_duplex_link(link.name, link.spec.bandwidth_bytes_per_second);
-      simgrid_link->set_latency(link.spec.latency_seconds)->seal();
-      links_.push_back(simgrid_link);
+    const PlanSymmetry& symmetry = plan_.symmetry;
+    if (symmetry.active()) {
+      orbit_links_.assign(symmetry.orbit_bandwidth_divisor.size(), nullptr);
+    } else {
+      for (const auto& link : cluster_.links()) {
+        auto* simgrid_link = zone->create_split_duplex_link(link.name, link.spec.bandwidth_bytes_per_second);
+        simgrid_link->set_latency(link.spec.latency_seconds)->seal();
+        links_.push_back(simgrid_link);
+      }
     }
     // Only the device pairs that exchange data get a route (a full zone would need N^2).
     std::vector<std::pair<DeviceId, DeviceId>> pairs;
@@ -92,6 +97,7 @@ class Simulation {
       if (task.kind == TaskKind::kCollective) {
         CollectiveRun& run = collectives_[task.id];
         run.steps = allreduce_schedule(task.algorithm, task.group, task.bytes, cluster_, plan_.collective_fidelity);
+        if (symmetry.active()) keep_representative_hops(task, &run.steps);
         for (const CollectiveStep& step : run.steps) pairs.emplace_back(step.from, step.to);
       }
     }
@@ -100,12 +106,45 @@ class Simulation {
     for (auto [from, to] : pairs) {
       std::vector<sg4::LinkInRoute> route;
       for (const RouteHop& hop : cluster_.route(from, to)) {
+        if (symmetry.active()) {
+          route.emplace_back(orbit_link(hop, zone));
+          continue;
+        }
         route.emplace_back(links_[hop.link],
                            hop.a_to_b ? sg4::LinkInRoute::Direction::UP : sg4::LinkInRoute::Direction::DOWN);
       }
       zone->add_route(hosts_[from]->get_netpoint(), hosts_[to]->get_netpoint(), nullptr, nullptr, route, false);
     }
     zone->seal();
+  }
+
+  // Under symmetry the network is the quotient by the symmetry: one one-way link per orbit of
+  // link directions, its bandwidth divided by the copies of each flow on each member.
+  sg4::Link* orbit_link(const RouteHop& hop, sg4::NetZone* zone) {
+    const PlanSymmetry& symmetry = plan_.symmetry;
+    const size_t orbit = symmetry.direction_orbit.at(link_direction(hop));
+    if (!orbit_links_[orbit]) {
+      const ClusterLink& link = cluster_.links()[hop.link];
+      orbit_links_[orbit] = zone->create_link("orbit" + std::to_string(orbit) + ":" + link.name,
+                                              link.spec.bandwidth_bytes_per_second /
+                                                  symmetry.orbit_bandwidth_divisor.at(orbit))
+                                ->set_latency(link.spec.latency_seconds)
+                                ->seal();
+    }
+    return orbit_links_[orbit];
+  }
+
+  // Under symmetry a per-phase ring keeps only the hops leaving simulated devices: the other
+  // hops are their mirrors and end at the same time.
+  void keep_representative_hops(const Task& task, std::vector<CollectiveStep>* steps) const {
+    if (task.algorithm != CollectiveAlgorithm::kRing || plan_.collective_fidelity != CollectiveFidelity::kPerPhase) {
+      throw std::runtime_error("task \"" + task.name + "\": a symmetric plan needs per-phase ring all-reduces");
+    }
+    std::vector<CollectiveStep> kept;
+    for (CollectiveStep& step : *steps) {
+      if (plan_.symmetry.is_representative(step.from)) kept.push_back(std::move(step));
+    }
+    *steps = std::move(kept);
   }
 
   void make_ready(TaskId id, double now) {
@@ -336,6 +375,7 @@ class Simulation {
   Timeline timeline_;
   std::vector<sg4::Host*> hosts_;
   std::vector<sg4::Link*> links_;
+  std::vector<sg4::Link*> orbit_links_;  ///< under symmetry, per orbit of link directions
   sg4::Host* alarm_host_ = nullptr;
   std::vector<bool> shared_compute_;  ///< devices whose compute SimGrid must share (Execs)
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;

@@ -11,6 +11,8 @@
 namespace placesim {
 namespace {
 
+std::vector<DeviceId> nearest_neighbour_ring(const std::vector<DeviceId>& group, const Cluster& cluster);
+
 bool power_of_two(size_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 size_t floor_log2(size_t n) {
@@ -185,6 +187,14 @@ PairCosts ring_costs(const std::vector<DeviceId>& ring, const Cluster& cluster) 
 
 std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cluster& cluster) {
   if (group.size() < 3) return group;
+  auto& memo = cluster.ring_memo();
+  if (auto it = memo.find(group); it != memo.end()) return it->second;
+  return memo.emplace(group, nearest_neighbour_ring(group, cluster)).first->second;
+}
+
+namespace {
+
+std::vector<DeviceId> nearest_neighbour_ring(const std::vector<DeviceId>& group, const Cluster& cluster) {
   constexpr size_t kNone = static_cast<size_t>(-1);
   std::vector<size_t> position(cluster.devices().size(), kNone);  // unvisited group members
   for (size_t i = 0; i < group.size(); ++i) {
@@ -218,6 +228,8 @@ std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cl
   }
   return ring;
 }
+
+}  // namespace
 
 bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster,
                 std::string* why) {

@@ -13,6 +13,7 @@
 #include "sim/core/precision.h"
 #include "sim/graph/op.h"
 #include "sim/plan/collective_algorithm.h"
+#include "sim/plan/plan_symmetry.h"
 
 namespace placesim {
 
@@ -86,6 +87,8 @@ struct ExecutionPlan {
   CollectiveFidelity collective_fidelity = CollectiveFidelity::kPerPhase;
   std::vector<Task> tasks;                  ///< tasks[i].id == i
   std::vector<StaticMemory> static_memory;  ///< indexed by DeviceId
+  /// Which devices the plan simulates for the others (inactive: all of them).
+  PlanSymmetry symmetry;
 
   /// Successor lists (reverse of deps), computed on demand.
   std::vector<std::vector<TaskId>> successors() const;

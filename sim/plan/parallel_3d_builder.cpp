@@ -1,5 +1,6 @@
 #include "sim/plan/parallel_3d_builder.h"
 
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -64,6 +65,128 @@ std::vector<TaskId> cell_sinks(const ExecutionPlan& plan, const std::vector<Task
 /// By (micro-batch, op): one task id per tensor rank.
 using RankTasks = std::vector<std::vector<std::vector<TaskId>>>;
 
+/// Symmetry holds only between devices of one kind at one speed, without per-device jitter.
+void require_symmetric_devices(const Cluster& cluster, const RunOptions& run, const ParallelismOptions& options) {
+  const std::string path = "/simulation/symmetry";
+  if (run.jitter_sigma > 0) {
+    throw InputError("", path, "symmetry needs identical replicas, but perturbations.jitter gives each device its own "
+                               "slowdowns; set \"symmetry\": \"off\"");
+  }
+  const ClusterDevice& first = cluster.device(options.devices.front());
+  for (DeviceId id : options.devices) {
+    const ClusterDevice& device = cluster.device(id);
+    if (device.spec.id != first.spec.id || device.speed_factor != first.speed_factor || device.shares_compute_with) {
+      throw InputError("", path, "symmetry needs identical devices, but " + device.name.canonical() + " (" +
+                                     device.spec.id + ", speed x" + std::to_string(device.speed_factor) +
+                                     ") differs from " + first.name.canonical() + "; set \"symmetry\": \"off\"");
+    }
+  }
+}
+
+/// One hop of the ring the engine builds over `group`: the one leaving `from`.
+std::pair<DeviceId, DeviceId> ring_hop_from(DeviceId from, const std::vector<DeviceId>& group, const Cluster& cluster) {
+  std::vector<DeviceId> ring = topology_ring(group, cluster);
+  for (size_t i = 0; i < ring.size(); ++i) {
+    if (ring[i] == from) return {from, ring[(i + 1) % ring.size()]};
+  }
+  return {from, from};
+}
+
+void add_ring_hops(const std::vector<DeviceId>& group, const Cluster& cluster,
+                   std::vector<std::pair<DeviceId, DeviceId>>* images) {
+  std::vector<DeviceId> ring = topology_ring(group, cluster);
+  for (size_t i = 0; i < ring.size(); ++i) images->emplace_back(ring[i], ring[(i + 1) % ring.size()]);
+}
+
+/// Fills plan->symmetry: every device repeats the stage's (replica 0, rank 0) device; the flows
+/// the plan simulates (pipeline transfers, one hop of each tensor and data-parallel ring) with
+/// their mirrors, whose routes must look the same, give the links' bandwidth divisors.
+void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options, ExecutionPlan* plan,
+                       std::vector<std::string>* notes) {
+  const int64_t replicas = options.data, stages = options.pipeline, ranks = options.tensor;
+  PlanSymmetry& symmetry = plan->symmetry;
+  symmetry.representative_of.resize(cluster.devices().size());
+  for (DeviceId id = 0; id < cluster.devices().size(); ++id) symmetry.representative_of[id] = id;
+  std::map<DeviceId, int64_t> stage_of_device;
+  for (int64_t d = 0; d < replicas; ++d) {
+    for (int64_t s = 0; s < stages; ++s) {
+      for (int64_t r = 0; r < ranks; ++r) {
+        symmetry.representative_of[options.device(d, s, r)] = options.device(0, s, 0);
+        stage_of_device[options.device(d, s, r)] = s;
+      }
+    }
+  }
+  std::vector<MirroredFlow> flows;
+  std::set<std::pair<int64_t, int64_t>> stage_pairs;
+  for (const Task& task : plan->tasks) {
+    if (task.kind == TaskKind::kTransfer && task.source != task.device) {
+      stage_pairs.emplace(stage_of_device.at(task.source), stage_of_device.at(task.device));
+    }
+  }
+  for (auto [from, to] : stage_pairs) {
+    MirroredFlow flow{options.device(0, from, 0), options.device(0, to, 0), {}};
+    for (int64_t d = 0; d < replicas; ++d) {
+      for (int64_t r = 0; r < ranks; ++r) flow.images.emplace_back(options.device(d, from, r), options.device(d, to, r));
+    }
+    flows.push_back(std::move(flow));
+  }
+  for (int64_t s = 0; s < stages; ++s) {
+    if (ranks > 1) {  // tensor all-reduces of replica 0, mirrored by the other replicas'
+      auto group = [&](int64_t d) {
+        std::vector<DeviceId> members;
+        for (int64_t r = 0; r < ranks; ++r) members.push_back(options.device(d, s, r));
+        return members;
+      };
+      auto [from, to] = ring_hop_from(options.device(0, s, 0), group(0), cluster);
+      MirroredFlow flow{from, to, {}};
+      for (int64_t d = 0; d < replicas; ++d) add_ring_hops(group(d), cluster, &flow.images);
+      flows.push_back(std::move(flow));
+    }
+    if (replicas > 1) {  // data-parallel all-reduces of rank 0, mirrored by the other ranks'
+      auto group = [&](int64_t r) {
+        std::vector<DeviceId> members;
+        for (int64_t d = 0; d < replicas; ++d) members.push_back(options.device(d, s, r));
+        return members;
+      };
+      auto [from, to] = ring_hop_from(options.device(0, s, 0), group(0), cluster);
+      MirroredFlow flow{from, to, {}};
+      for (int64_t r = 0; r < ranks; ++r) add_ring_hops(group(r), cluster, &flow.images);
+      flows.push_back(std::move(flow));
+    }
+  }
+  // Mirrors must see the network the representative sees.
+  for (const MirroredFlow& flow : flows) {
+    const double latency = cluster.route_latency_seconds(flow.from, flow.to);
+    const double bandwidth = cluster.route_bandwidth_bytes_per_second(flow.from, flow.to);
+    for (auto [from, to] : flow.images) {
+      const double image_latency = cluster.route_latency_seconds(from, to);
+      const double image_bandwidth = cluster.route_bandwidth_bytes_per_second(from, to);
+      if (std::abs(image_latency - latency) > 1e-12 * latency ||
+          std::abs(image_bandwidth - bandwidth) > 1e-9 * bandwidth) {
+        throw InputError("", "/simulation/symmetry",
+                         "symmetry does not hold: the route " + cluster.device(from).name.canonical() + " -> " +
+                             cluster.device(to).name.canonical() + " differs from its representative's (" +
+                             cluster.device(flow.from).name.canonical() + " -> " +
+                             cluster.device(flow.to).name.canonical() + "); set \"symmetry\": \"off\"");
+      }
+    }
+  }
+  try {
+    compute_link_orbits(flows, cluster, &symmetry);
+  } catch (const std::invalid_argument& error) {
+    throw InputError("", "/simulation/symmetry",
+                     std::string("symmetry does not hold: ") + error.what() + "; set \"symmetry\": \"off\"");
+  }
+  if (notes) {
+    notes->push_back("symmetry: " + std::to_string(stages) + " of " + std::to_string(options.devices.size()) +
+                     " devices simulated (tensor rank 0 of replica 0 per stage), the others repeat them; " +
+                     (symmetry.approximate_links == 0
+                          ? std::string("the network is exact under the symmetry")
+                          : "approximate on " + std::to_string(symmetry.approximate_links) +
+                                " link orbits where flows of different multiplicity meet"));
+  }
+}
+
 }  // namespace
 
 ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
@@ -79,6 +202,11 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
                          std::to_string(micro_batches) + " micro-batches (at most run.batch_size)");
   }
   const double scale = 1.0 / static_cast<double>(micro_batches);
+  // Symmetry: one data replica and one tensor rank per stage are simulated for all.
+  const bool symmetric = run.symmetry;
+  const int64_t simulated_replicas = symmetric ? 1 : replicas;
+  const int64_t simulated_ranks = symmetric ? 1 : ranks;
+  if (symmetric) require_symmetric_devices(cluster, run, options);
   ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size * replicas);
   StepEmitter emitter(graph, cluster, run, &plan);
   const bool training = emitter.training();
@@ -121,7 +249,13 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
     if (it != picked.end()) return it->second;
     CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
     std::string why;
-    if (options.algorithm) {
+    if (symmetric) {  // the engine simulates one hop of each ring per phase
+      if (options.algorithm && *options.algorithm != CollectiveAlgorithm::kRing) {
+        throw InputError("", options.json_path + "/algorithm",
+                         "symmetry (\"simulation\": {\"symmetry\": \"representatives\"}) needs ring all-reduces, "
+                         "got \"" + to_string(*options.algorithm) + "\"");
+      }
+    } else if (options.algorithm) {
       if (!applicable(*options.algorithm, group, cluster, &why)) {
         throw InputError("", options.json_path + "/algorithm", why);
       }
@@ -210,7 +344,7 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
     // last_backward[d][v][r]: the last micro-batch's backward (the gradient is complete).
     std::vector<std::vector<std::vector<TaskId>>> last_backward(replicas,
                                                                 std::vector<std::vector<TaskId>>(graph.size()));
-    for (int64_t d = 0; d < replicas; ++d) {
+    for (int64_t d = 0; d < simulated_replicas; ++d) {
       const std::string replica_prefix = replicas > 1 ? StepEmitter::prefix(d) : "";
       const int64_t replica = replicas > 1 ? d : -1;
       RankTasks forward_task(micro_batches, std::vector<std::vector<TaskId>>(graph.size()));
@@ -231,7 +365,7 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
         for (OpId v : emitter.order()) {
           if (!emitter.selected(v) || static_cast<int64_t>(stage_of[v]) != s) continue;
           const Op& op = graph.op(v);
-          for (int64_t r = 0; r < ranks; ++r) {
+          for (int64_t r = 0; r < simulated_ranks; ++r) {
             Task task = op_compute_task(shard[v], Phase::kForward, device(d, s, r), step, scale);
             task.name = prefix + "fwd/" + op.name + rank_name(r) + suffix;
             task.replica = replica;
@@ -287,7 +421,7 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
             input_gradient_bytes += tensor_parallel_edge_bytes(input.edge.bytes, roles[input.op], ranks) * scale;
             full_input_gradient_bytes += input.edge.bytes * scale;
           }
-          for (int64_t r = 0; r < ranks; ++r) {
+          for (int64_t r = 0; r < simulated_ranks; ++r) {
             Task task = op_compute_task(shard[v], Phase::kBackward, device(d, s, r), step, scale);
             task.name = prefix + "bwd/" + op.name + rank_name(r) + suffix;
             task.replica = replica;
@@ -335,7 +469,7 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
         const int64_t s = int64_t(stage);
         const int64_t m = slot.micro_batch;
         std::vector<std::vector<TaskId>> cells = slot.forward ? emit_forward(m, s) : emit_backward(m, s);
-        for (int64_t r = 0; r < ranks; ++r) {
+        for (int64_t r = 0; r < simulated_ranks; ++r) {
           if (cells[r].empty()) continue;
           Task done;
           done.name = slot_marker(replica_prefix, m, slot.forward, s, r, ranks) + suffix;
@@ -357,7 +491,7 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
     // Gradients: accumulated over the micro-batches, all-reduced across replicas per (stage,
     // rank) in buckets in the order backward completes them, then one update per shard.
     for (int64_t s = 0; s < stages; ++s) {
-      for (int64_t r = 0; r < ranks; ++r) {
+      for (int64_t r = 0; r < simulated_ranks; ++r) {
         std::vector<std::vector<OpId>> buckets;
         double bucket_bytes = 0;
         const auto& order = emitter.order();
@@ -375,7 +509,7 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
         }
         for (size_t b = 0; b < buckets.size(); ++b) {
           std::vector<TaskId> gradient_ready;
-          for (int64_t d = 0; d < replicas; ++d) {
+          for (int64_t d = 0; d < simulated_replicas; ++d) {
             for (OpId v : buckets[b]) gradient_ready.push_back(last_backward[d][v][r]);
           }
           if (replicas > 1) {
@@ -390,7 +524,7 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
             previous_data_collective[s][r] = reduced;
             gradient_ready = {reduced};
           }
-          for (int64_t d = 0; d < replicas; ++d) {
+          for (int64_t d = 0; d < simulated_replicas; ++d) {
             for (OpId v : buckets[b]) {
               TaskId after = replicas > 1 ? gradient_ready.front() : last_backward[d][v][r];
               Task update = optimizer_task(shard[v], run.optimizer, device(d, s, r), step, replicas > 1 ? d : -1, after);
@@ -402,6 +536,7 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
       }
     }
   }
+  if (symmetric) describe_symmetry(cluster, options, &plan, notes);
   return plan;
 }
 

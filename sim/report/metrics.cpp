@@ -132,6 +132,20 @@ RunMetrics compute_metrics(const ExecutionPlan& plan, const Cluster& cluster, co
     device.memory_capacity_bytes = cluster.device(id).spec.memory_bytes;
   }
   peak_memory(plan, timeline, &metrics.devices);
+  if (plan.symmetry.active()) {  // mirrors repeat their representative's timeline
+    for (DeviceId id = 0; id < metrics.devices.size(); ++id) {
+      const DeviceId representative = plan.symmetry.representative_of[id];
+      if (representative == id) continue;
+      DeviceMetrics& device = metrics.devices[id];
+      const DeviceMetrics& source = metrics.devices[representative];
+      device.busy_seconds = source.busy_seconds;
+      device.utilization = source.utilization;
+      device.compute_tasks = source.compute_tasks;
+      device.transfer_in_seconds = source.transfer_in_seconds;
+      device.peak_memory_bytes = source.peak_memory_bytes;
+      device.peak_memory = source.peak_memory;
+    }
+  }
   for (auto& device : metrics.devices) device.out_of_memory = device.peak_memory_bytes > device.memory_capacity_bytes;
 
   auto compute_merged = merged(compute);

@@ -39,6 +39,9 @@ struct RunOptions {
   bool recompute = false;
   /// From the scenario's "simulation" block: how finely the engine runs all-reduces.
   CollectiveFidelity collective_fidelity = CollectiveFidelity::kPerPhase;
+  /// From "simulation": {"symmetry": "representatives"}: 3D-parallel plans simulate one tensor
+  /// rank of one data replica per pipeline stage (sim/plan/plan_symmetry.h).
+  bool symmetry = false;
 };
 
 struct Scenario {

@@ -88,9 +88,14 @@ RunOptions read_run(const JsonReader& run) {
 
 // The "simulation" block: fidelity choices that trade exactness for speed (docs/performance.md).
 void read_simulation(const JsonReader& simulation, RunOptions* run) {
-  simulation.reject_unknown_keys({"collectives"});
+  simulation.reject_unknown_keys({"collectives", "symmetry"});
   run->collective_fidelity =
       *parse_collective_fidelity(simulation.choice_or("collectives", {"per-phase", "per-round"}, "per-phase"));
+  run->symmetry = simulation.choice_or("symmetry", {"off", "representatives"}, "off") == "representatives";
+  if (run->symmetry && run->collective_fidelity == CollectiveFidelity::kPerRound) {
+    simulation.at("symmetry").fail("symmetry simulates one hop of each ring all-reduce per phase; it cannot be "
+                                   "combined with \"collectives\": \"per-round\"");
+  }
 }
 
 // Errors about an op's own "device" point into the inline graph or the model file.
@@ -128,7 +133,7 @@ void require_plans_fit(const JsonReader& document, const Scenario& scenario) {
     }
     if (const auto& pp = strategy.pipeline) replicas = static_cast<double>(pp->micro_batches);  // a step copy each
     if (const auto& p = strategy.parallelism) {  // a step copy per replica, tensor rank and micro-batch
-      replicas = static_cast<double>(p->data * p->tensor * p->micro_batches);
+      replicas = static_cast<double>((scenario.run.symmetry ? 1 : p->data * p->tensor) * p->micro_batches);
     }
     const double tasks = estimate_plan_tasks(ops, replicas, steps, allreduce);
     const double bytes = tasks * kHostBytesPerTask;
