@@ -33,7 +33,7 @@ Timeline run_plan_once(const ExecutionPlan& plan, size_t device_count, TaskLaunc
   Timeline timeline;
   timeline.source = source;
   timeline.tasks.resize(n);
-  std::vector<std::vector<TaskId>> successors = plan.successors();
+  SuccessorLists successors = plan.successors();
   std::vector<size_t> unfinished_deps(n);
   using MinHeap = std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>;
   std::vector<MinHeap> ready_compute(device_count);

@@ -101,7 +101,7 @@ std::vector<int64_t> first_step_tags(const ExecutionPlan& plan, const std::vecto
 /// first): the order both ends of a cross-host channel run its transfers and steps in.
 std::vector<size_t> topological_positions(const ExecutionPlan& plan) {
   std::vector<size_t> position(plan.tasks.size()), pending(plan.tasks.size());
-  std::vector<std::vector<TaskId>> successors = plan.successors();
+  SuccessorLists successors = plan.successors();
   MinHeap ready;
   for (const Task& task : plan.tasks) {
     pending[task.id] = task.deps.size();
@@ -710,7 +710,7 @@ class CpuExecutor final : public Executor {
   HostGroup* group_ = nullptr;  // several hosts (MPI), or null
   std::vector<Role> role_;
   size_t handled_ = 0;  // tasks this process runs, sends, receives or takes part in
-  std::vector<std::vector<TaskId>> successors_;
+  SuccessorLists successors_;
   std::vector<ComputeWork> work_;
   std::vector<bool> empty_;
   std::vector<bool> spans_hosts_;  // collectives whose group is on several hosts

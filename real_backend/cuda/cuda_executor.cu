@@ -457,7 +457,7 @@ class CudaExecutor final : public Executor, private TaskLauncher {
     Timeline timeline;
     timeline.source = source();
     timeline.tasks.resize(n);
-    std::vector<std::vector<TaskId>> successors = plan.successors();
+    SuccessorLists successors = plan.successors();
     std::vector<size_t> unfinished_deps(n);
     std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>> ready;
     for (TaskId id = 0; id < n; ++id) {

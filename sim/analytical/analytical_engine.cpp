@@ -111,7 +111,7 @@ class ListScheduler {
 
   const ExecutionPlan& plan_;
   const Cluster& cluster_;
-  std::vector<std::vector<TaskId>> successors_;
+  SuccessorLists successors_;
   Timeline timeline_;
   std::vector<size_t> pending_;
   std::vector<bool> device_busy_;

@@ -81,35 +81,66 @@ std::optional<DeviceId> Cluster::find_device(const std::string& text) const {
   return std::nullopt;
 }
 
+Cluster::SearchScratch& Cluster::begin_search() const {
+  SearchScratch& scratch = scratch_;
+  if (scratch.stamp.size() != vertices_.size() || scratch.link_weight.size() != links_.size()) {
+    scratch.distance.assign(vertices_.size(), 0);
+    scratch.via.assign(vertices_.size(), RouteHop{});
+    scratch.stamp.assign(vertices_.size(), 0);
+    scratch.generation = 0;
+    scratch.link_weight.resize(links_.size());
+  }
+  for (LinkId l = 0; l < links_.size(); ++l) {  // cheap, and links may have been rescaled
+    scratch.link_weight[l] = links_[l].spec.latency_seconds + kRoutingReferenceBytes / links_[l].spec.bandwidth_bytes_per_second;
+  }
+  if (++scratch.generation == 0) {  // wrapped: forget every stamp
+    std::fill(scratch.stamp.begin(), scratch.stamp.end(), 0);
+    scratch.generation = 1;
+  }
+  scratch.heap.clear();
+  return scratch;
+}
+
 std::optional<std::vector<RouteHop>> Cluster::shortest_path(VertexId from, VertexId to) const {
-  const double infinity = std::numeric_limits<double>::infinity();
-  std::vector<double> distance(vertices_.size(), infinity);
-  std::vector<std::optional<RouteHop>> via(vertices_.size());
-  using Entry = std::pair<double, VertexId>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> frontier;
-  distance[from] = 0;
-  frontier.push({0, from});
-  while (!frontier.empty()) {
-    auto [d, v] = frontier.top();
-    frontier.pop();
-    if (d > distance[v]) continue;
-    if (v == to) break;
+  SearchScratch& scratch = begin_search();
+  const uint32_t generation = scratch.generation;
+  auto known = [&](VertexId v) { return scratch.stamp[v] == generation; };
+  auto& heap = scratch.heap;
+  const auto later = std::greater<std::pair<double, VertexId>>();
+  scratch.distance[from] = 0;
+  scratch.stamp[from] = generation;
+  heap.push_back({0, from});
+  bool found = false;
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    auto [d, v] = heap.back();
+    heap.pop_back();
+    if (d > scratch.distance[v]) continue;
+    if (v == to) {
+      found = true;
+      break;
+    }
     if (v != from && !vertices_[v].forwards) continue;
     for (LinkId l : adjacency_[v]) {
       const ClusterLink& link = links_[l];
       VertexId w = link.a == v ? link.b : link.a;
-      double weight = link.spec.latency_seconds + kRoutingReferenceBytes / link.spec.bandwidth_bytes_per_second;
-      if (d + weight < distance[w]) {
-        distance[w] = d + weight;
-        via[w] = RouteHop{l, link.a == v};
-        frontier.push({distance[w], w});
+      const double candidate = d + scratch.link_weight[l];
+      if (!known(w) || candidate < scratch.distance[w]) {
+        scratch.distance[w] = candidate;
+        scratch.stamp[w] = generation;
+        scratch.via[w] = RouteHop{l, link.a == v};
+        // A vertex that forwards nothing matters only as the destination.
+        if (w == to || vertices_[w].forwards) {
+          heap.push_back({candidate, w});
+          std::push_heap(heap.begin(), heap.end(), later);
+        }
       }
     }
   }
-  if (distance[to] == infinity) return std::nullopt;
+  if (!found) return std::nullopt;
   std::vector<RouteHop> hops;
   for (VertexId v = to; v != from;) {
-    RouteHop hop = *via[v];
+    RouteHop hop = scratch.via[v];
     hops.push_back(hop);
     v = hop.a_to_b ? links_[hop.link].a : links_[hop.link].b;
   }
@@ -118,28 +149,80 @@ std::optional<std::vector<RouteHop>> Cluster::shortest_path(VertexId from, Verte
 }
 
 void Cluster::visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit) const {
-  const double infinity = std::numeric_limits<double>::infinity();
+  SearchScratch& scratch = begin_search();
+  const uint32_t generation = scratch.generation;
+  auto known = [&](VertexId v) { return scratch.stamp[v] == generation; };
+  auto& heap = scratch.heap;
+  const auto later = std::greater<std::pair<double, VertexId>>();
   const VertexId source = devices_.at(from).vertex;
-  std::vector<double> distance(vertices_.size(), infinity);
-  using Entry = std::pair<double, VertexId>;
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<>> frontier;
-  distance[source] = 0;
-  frontier.push({0, source});
-  while (!frontier.empty()) {
-    auto [d, v] = frontier.top();
-    frontier.pop();
-    if (d > distance[v]) continue;
+  scratch.distance[source] = 0;
+  scratch.stamp[source] = generation;
+  heap.push_back({0, source});
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    auto [d, v] = heap.back();
+    heap.pop_back();
+    if (d > scratch.distance[v]) continue;
     if (v != source && vertices_[v].device && !visit(*vertices_[v].device, d)) return;
     if (v != source && !vertices_[v].forwards) continue;
     for (LinkId l : adjacency_[v]) {
       const ClusterLink& link = links_[l];
       VertexId w = link.a == v ? link.b : link.a;
-      double weight = link.spec.latency_seconds + kRoutingReferenceBytes / link.spec.bandwidth_bytes_per_second;
-      if (d + weight < distance[w]) {
-        distance[w] = d + weight;
-        frontier.push({distance[w], w});
+      const double candidate = d + scratch.link_weight[l];
+      if (!known(w) || candidate < scratch.distance[w]) {
+        scratch.distance[w] = candidate;
+        scratch.stamp[w] = generation;
+        heap.push_back({candidate, w});
+        std::push_heap(heap.begin(), heap.end(), later);
       }
     }
+  }
+}
+
+void Cluster::prepare_routes(DeviceId from, const std::vector<DeviceId>& targets) const {
+  std::vector<DeviceId> missing;
+  for (DeviceId to : targets) {
+    if (to != from && !route_cache_.count({from, to})) missing.push_back(to);
+  }
+  if (missing.size() < 2) return;  // route() alone is as fast
+  SearchScratch& scratch = begin_search();
+  const uint32_t generation = scratch.generation;
+  auto& heap = scratch.heap;
+  const auto later = std::greater<std::pair<double, VertexId>>();
+  const VertexId source = devices_.at(from).vertex;
+  scratch.distance[source] = 0;
+  scratch.stamp[source] = generation;
+  heap.push_back({0, source});
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), later);
+    auto [d, v] = heap.back();
+    heap.pop_back();
+    if (d > scratch.distance[v]) continue;
+    if (v != source && !vertices_[v].forwards) continue;
+    for (LinkId l : adjacency_[v]) {
+      const ClusterLink& link = links_[l];
+      VertexId w = link.a == v ? link.b : link.a;
+      const double candidate = d + scratch.link_weight[l];
+      if (scratch.stamp[w] != generation || candidate < scratch.distance[w]) {
+        scratch.distance[w] = candidate;
+        scratch.stamp[w] = generation;
+        scratch.via[w] = RouteHop{l, link.a == v};
+        heap.push_back({candidate, w});
+        std::push_heap(heap.begin(), heap.end(), later);
+      }
+    }
+  }
+  for (DeviceId to : missing) {
+    const VertexId target = devices_.at(to).vertex;
+    if (scratch.stamp[target] != generation) continue;  // unreachable: route() will say so
+    std::vector<RouteHop> hops;
+    for (VertexId v = target; v != source;) {
+      RouteHop hop = scratch.via[v];
+      hops.push_back(hop);
+      v = hop.a_to_b ? links_[hop.link].a : links_[hop.link].b;
+    }
+    std::reverse(hops.begin(), hops.end());
+    route_cache_.emplace(std::make_pair(from, to), std::move(hops));
   }
 }
 

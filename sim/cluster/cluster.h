@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <optional>
@@ -80,12 +81,16 @@ class Cluster {
   /// (cluster loaders check connectivity first).
   const std::vector<RouteHop>& route(DeviceId from, DeviceId to) const;
   bool reachable(DeviceId from, DeviceId to) const;
+  /// Computes and caches the routes from `from` to every device of `targets` with one search
+  /// (faster than one route() each when the targets are far).
+  void prepare_routes(DeviceId from, const std::vector<DeviceId>& targets) const;
   /// Sum of latencies and the bottleneck bandwidth along a route (for analytical estimates).
   double route_latency_seconds(DeviceId from, DeviceId to) const;
   double route_bandwidth_bytes_per_second(DeviceId from, DeviceId to) const;
   /// Calls `visit(device, distance)` for every device reachable from `from` (not `from` itself),
   /// nearest first by the routing metric (sum over hops of latency + 1 MiB / bandwidth), until
-  /// `visit` returns false. One search, however many devices it visits.
+  /// `visit` returns false. One search, however many devices it visits. `visit` must not
+  /// search the cluster itself (route(), reachable()): the searches share one scratch.
   void visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit) const;
 
   /// Memo of the topology rings built over device groups (sim/plan/collective_schedule.h), so
@@ -98,6 +103,19 @@ class Cluster {
   std::vector<NetworkVertex> vertices_;
   std::vector<ClusterLink> links_;
   std::vector<std::vector<LinkId>> adjacency_;
+  /// Reused by every search (a route of a 3,000-GPU cluster costs a search over ~6,000
+  /// vertices; allocating and clearing per search cost more than the search).
+  struct SearchScratch {
+    std::vector<double> distance;
+    std::vector<RouteHop> via;
+    std::vector<uint32_t> stamp;  ///< distance/via are valid where stamp == generation
+    uint32_t generation = 0;
+    std::vector<double> link_weight;  ///< latency + 1 MiB / bandwidth per link
+    std::vector<std::pair<double, VertexId>> heap;
+  };
+  /// Starts a search: sizes the scratch, advances the generation, returns it.
+  SearchScratch& begin_search() const;
+  mutable SearchScratch scratch_;
   mutable std::map<std::pair<DeviceId, DeviceId>, std::vector<RouteHop>> route_cache_;
   mutable std::map<std::vector<DeviceId>, std::vector<DeviceId>> ring_memo_;
 };

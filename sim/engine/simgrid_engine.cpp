@@ -382,7 +382,7 @@ class Simulation {
   uint64_t timer_sequence_ = 0;
   std::multiset<double> alarms_;  ///< times of the alarms running
   std::vector<size_t> pending_;
-  std::vector<std::vector<TaskId>> successors_;
+  SuccessorLists successors_;
   std::vector<bool> device_busy_;
   std::vector<std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>> ready_compute_;
   std::unordered_map<const sg4::Activity*, Running> running_;

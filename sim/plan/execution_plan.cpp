@@ -25,12 +25,16 @@ std::string to_string(Phase phase) {
   return "forward";
 }
 
-std::vector<std::vector<TaskId>> ExecutionPlan::successors() const {
-  std::vector<std::vector<TaskId>> result(tasks.size());
+SuccessorLists::SuccessorLists(const std::vector<Task>& tasks) : offsets_(tasks.size() + 1, 0) {
   for (const Task& task : tasks) {
-    for (TaskId dep : task.deps) result[dep].push_back(task.id);
+    for (TaskId dep : task.deps) ++offsets_[dep + 1];
   }
-  return result;
+  for (size_t i = 1; i < offsets_.size(); ++i) offsets_[i] += offsets_[i - 1];
+  flat_.resize(offsets_.back());
+  std::vector<size_t> next(offsets_.begin(), offsets_.end() - 1);
+  for (const Task& task : tasks) {
+    for (TaskId dep : task.deps) flat_[next[dep]++] = task.id;
+  }
 }
 
 }  // namespace placesim

@@ -76,6 +76,29 @@ struct StaticMemory {
   double total() const { return parameter_bytes + gradient_bytes + optimizer_state_bytes; }
 };
 
+/// Each task's successors (the reverse of deps), stored flat; successors[id] is a range of the
+/// ids of the tasks that depend on `id`, in increasing order.
+class SuccessorLists {
+ public:
+  struct Range {
+    const TaskId* first = nullptr;
+    const TaskId* last = nullptr;
+    const TaskId* begin() const { return first; }
+    const TaskId* end() const { return last; }
+    size_t size() const { return static_cast<size_t>(last - first); }
+    bool empty() const { return first == last; }
+    TaskId operator[](size_t i) const { return first[i]; }
+  };
+  explicit SuccessorLists(const std::vector<Task>& tasks);
+  SuccessorLists() = default;
+  Range operator[](TaskId id) const { return {flat_.data() + offsets_[id], flat_.data() + offsets_[id + 1]}; }
+  size_t size() const { return offsets_.empty() ? 0 : offsets_.size() - 1; }
+
+ private:
+  std::vector<size_t> offsets_;  ///< successors of id: flat_[offsets_[id], offsets_[id + 1])
+  std::vector<TaskId> flat_;
+};
+
 struct ExecutionPlan {
   static constexpr int kSchemaVersion = 1;
   std::string name;
@@ -91,7 +114,7 @@ struct ExecutionPlan {
   PlanSymmetry symmetry;
 
   /// Successor lists (reverse of deps), computed on demand.
-  std::vector<std::vector<TaskId>> successors() const;
+  SuccessorLists successors() const { return SuccessorLists(tasks); }
 };
 
 }  // namespace placesim

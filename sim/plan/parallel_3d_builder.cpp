@@ -154,6 +154,13 @@ void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options
       flows.push_back(std::move(flow));
     }
   }
+  // One search per source for all its images' routes.
+  std::map<DeviceId, std::vector<DeviceId>> targets;
+  for (const MirroredFlow& flow : flows) {
+    targets[flow.from].push_back(flow.to);
+    for (auto [from, to] : flow.images) targets[from].push_back(to);
+  }
+  for (const auto& [from, to] : targets) cluster.prepare_routes(from, to);
   // Mirrors must see the network the representative sees.
   for (const MirroredFlow& flow : flows) {
     const double latency = cluster.route_latency_seconds(flow.from, flow.to);
