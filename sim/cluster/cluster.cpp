@@ -148,7 +148,8 @@ std::optional<std::vector<RouteHop>> Cluster::shortest_path(VertexId from, Verte
   return hops;
 }
 
-void Cluster::visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit) const {
+void Cluster::visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit,
+                                        const std::vector<bool>* wanted) const {
   SearchScratch& scratch = begin_search();
   const uint32_t generation = scratch.generation;
   auto known = [&](VertexId v) { return scratch.stamp[v] == generation; };
@@ -172,6 +173,8 @@ void Cluster::visit_devices_by_distance(DeviceId from, const std::function<bool(
       if (!known(w) || candidate < scratch.distance[w]) {
         scratch.distance[w] = candidate;
         scratch.stamp[w] = generation;
+        const NetworkVertex& vertex = vertices_[w];
+        if (wanted && !vertex.forwards && vertex.device && !(*wanted)[*vertex.device]) continue;
         heap.push_back({candidate, w});
         std::push_heap(heap.begin(), heap.end(), later);
       }
@@ -207,6 +210,8 @@ void Cluster::prepare_routes(DeviceId from, const std::vector<DeviceId>& targets
         scratch.distance[w] = candidate;
         scratch.stamp[w] = generation;
         scratch.via[w] = RouteHop{l, link.a == v};
+        // A vertex that forwards nothing ends no route but its own: no need to pop it.
+        if (!vertices_[w].forwards) continue;
         heap.push_back({candidate, w});
         std::push_heap(heap.begin(), heap.end(), later);
       }

@@ -91,7 +91,10 @@ class Cluster {
   /// nearest first by the routing metric (sum over hops of latency + 1 MiB / bandwidth), until
   /// `visit` returns false. One search, however many devices it visits. `visit` must not
   /// search the cluster itself (route(), reachable()): the searches share one scratch.
-  void visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit) const;
+  /// With `wanted` (indexed by DeviceId), devices that forward nothing (GPUs) are visited only
+  /// when wanted, which spares the search most of a large cluster's GPUs.
+  void visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit,
+                                 const std::vector<bool>* wanted = nullptr) const;
 
   /// Memo of the topology rings built over device groups (sim/plan/collective_schedule.h), so
   /// that the thousands of all-reduces of one group order it once. Not thread-safe, like route().

@@ -200,8 +200,11 @@ std::vector<DeviceId> nearest_neighbour_ring(const std::vector<DeviceId>& group,
   for (size_t i = 0; i < group.size(); ++i) {
     if (position[group[i]] == kNone) position[group[i]] = i;
   }
+  std::vector<bool> wanted(cluster.devices().size(), false);  // unvisited members
+  for (DeviceId d : group) wanted[d] = true;
   std::vector<DeviceId> ring{group.front()};
   position[group.front()] = kNone;
+  wanted[group.front()] = false;
   std::vector<bool> placed_index(group.size(), false);
   placed_index[0] = true;
   size_t next_unplaced = 1;  // lowest group index not yet in the ring
@@ -217,13 +220,14 @@ std::vector<DeviceId> nearest_neighbour_ring(const std::vector<DeviceId>& group,
         best_distance = distance;
       }
       return true;
-    });
+    }, &wanted);
     if (best == kNone) {  // the rest is unreachable from here: keep group order
       while (placed_index[next_unplaced]) ++next_unplaced;
       best = next_unplaced;
     }
     placed_index[best] = true;
     position[group[best]] = kNone;
+    wanted[group[best]] = false;
     ring.push_back(group[best]);
   }
   return ring;
