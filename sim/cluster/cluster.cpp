@@ -101,61 +101,12 @@ Cluster::SearchScratch& Cluster::begin_search() const {
   return scratch;
 }
 
-std::optional<std::vector<RouteHop>> Cluster::shortest_path(VertexId from, VertexId to) const {
+template <typename OnPop, typename ShouldPush>
+void Cluster::search(VertexId source, OnPop on_pop, ShouldPush should_push) const {
   SearchScratch& scratch = begin_search();
   const uint32_t generation = scratch.generation;
-  auto known = [&](VertexId v) { return scratch.stamp[v] == generation; };
   auto& heap = scratch.heap;
   const auto later = std::greater<std::pair<double, VertexId>>();
-  scratch.distance[from] = 0;
-  scratch.stamp[from] = generation;
-  heap.push_back({0, from});
-  bool found = false;
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    auto [d, v] = heap.back();
-    heap.pop_back();
-    if (d > scratch.distance[v]) continue;
-    if (v == to) {
-      found = true;
-      break;
-    }
-    if (v != from && !vertices_[v].forwards) continue;
-    for (LinkId l : adjacency_[v]) {
-      const ClusterLink& link = links_[l];
-      VertexId w = link.a == v ? link.b : link.a;
-      const double candidate = d + scratch.link_weight[l];
-      if (!known(w) || candidate < scratch.distance[w]) {
-        scratch.distance[w] = candidate;
-        scratch.stamp[w] = generation;
-        scratch.via[w] = RouteHop{l, link.a == v};
-        // A vertex that forwards nothing matters only as the destination.
-        if (w == to || vertices_[w].forwards) {
-          heap.push_back({candidate, w});
-          std::push_heap(heap.begin(), heap.end(), later);
-        }
-      }
-    }
-  }
-  if (!found) return std::nullopt;
-  std::vector<RouteHop> hops;
-  for (VertexId v = to; v != from;) {
-    RouteHop hop = scratch.via[v];
-    hops.push_back(hop);
-    v = hop.a_to_b ? links_[hop.link].a : links_[hop.link].b;
-  }
-  std::reverse(hops.begin(), hops.end());
-  return hops;
-}
-
-void Cluster::visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit,
-                                        const std::vector<bool>* wanted) const {
-  SearchScratch& scratch = begin_search();
-  const uint32_t generation = scratch.generation;
-  auto known = [&](VertexId v) { return scratch.stamp[v] == generation; };
-  auto& heap = scratch.heap;
-  const auto later = std::greater<std::pair<double, VertexId>>();
-  const VertexId source = devices_.at(from).vertex;
   scratch.distance[source] = 0;
   scratch.stamp[source] = generation;
   heap.push_back({0, source});
@@ -164,43 +115,7 @@ void Cluster::visit_devices_by_distance(DeviceId from, const std::function<bool(
     auto [d, v] = heap.back();
     heap.pop_back();
     if (d > scratch.distance[v]) continue;
-    if (v != source && vertices_[v].device && !visit(*vertices_[v].device, d)) return;
-    if (v != source && !vertices_[v].forwards) continue;
-    for (LinkId l : adjacency_[v]) {
-      const ClusterLink& link = links_[l];
-      VertexId w = link.a == v ? link.b : link.a;
-      const double candidate = d + scratch.link_weight[l];
-      if (!known(w) || candidate < scratch.distance[w]) {
-        scratch.distance[w] = candidate;
-        scratch.stamp[w] = generation;
-        const NetworkVertex& vertex = vertices_[w];
-        if (wanted && !vertex.forwards && vertex.device && !(*wanted)[*vertex.device]) continue;
-        heap.push_back({candidate, w});
-        std::push_heap(heap.begin(), heap.end(), later);
-      }
-    }
-  }
-}
-
-void Cluster::prepare_routes(DeviceId from, const std::vector<DeviceId>& targets) const {
-  std::vector<DeviceId> missing;
-  for (DeviceId to : targets) {
-    if (to != from && !route_cache_.count({from, to})) missing.push_back(to);
-  }
-  if (missing.size() < 2) return;  // route() alone is as fast
-  SearchScratch& scratch = begin_search();
-  const uint32_t generation = scratch.generation;
-  auto& heap = scratch.heap;
-  const auto later = std::greater<std::pair<double, VertexId>>();
-  const VertexId source = devices_.at(from).vertex;
-  scratch.distance[source] = 0;
-  scratch.stamp[source] = generation;
-  heap.push_back({0, source});
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), later);
-    auto [d, v] = heap.back();
-    heap.pop_back();
-    if (d > scratch.distance[v]) continue;
+    if (v != source && !on_pop(v, d)) return;
     if (v != source && !vertices_[v].forwards) continue;
     for (LinkId l : adjacency_[v]) {
       const ClusterLink& link = links_[l];
@@ -210,24 +125,65 @@ void Cluster::prepare_routes(DeviceId from, const std::vector<DeviceId>& targets
         scratch.distance[w] = candidate;
         scratch.stamp[w] = generation;
         scratch.via[w] = RouteHop{l, link.a == v};
-        // A vertex that forwards nothing ends no route but its own: no need to pop it.
-        if (!vertices_[w].forwards) continue;
+        if (!should_push(w)) continue;
         heap.push_back({candidate, w});
         std::push_heap(heap.begin(), heap.end(), later);
       }
     }
   }
+}
+
+std::vector<RouteHop> Cluster::route_in_scratch(VertexId from, VertexId to) const {
+  std::vector<RouteHop> hops;
+  for (VertexId v = to; v != from;) {
+    RouteHop hop = scratch_.via[v];
+    hops.push_back(hop);
+    v = hop.a_to_b ? links_[hop.link].a : links_[hop.link].b;
+  }
+  std::reverse(hops.begin(), hops.end());
+  return hops;
+}
+
+std::optional<std::vector<RouteHop>> Cluster::shortest_path(VertexId from, VertexId to) const {
+  bool found = false;
+  search(
+      from,
+      [&](VertexId v, double) {
+        found = v == to;
+        return !found;
+      },
+      // A vertex that forwards nothing matters only as the destination.
+      [&](VertexId w) { return w == to || vertices_[w].forwards; });
+  if (!found) return std::nullopt;
+  return route_in_scratch(from, to);
+}
+
+void Cluster::visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit,
+                                        const std::vector<bool>* wanted) const {
+  search(
+      devices_.at(from).vertex,
+      [&](VertexId v, double d) { return !vertices_[v].device || visit(*vertices_[v].device, d); },
+      [&](VertexId w) {
+        const NetworkVertex& vertex = vertices_[w];
+        return !wanted || vertex.forwards || !vertex.device || (*wanted)[*vertex.device];
+      });
+}
+
+void Cluster::prepare_routes(DeviceId from, const std::vector<DeviceId>& targets) const {
+  std::vector<DeviceId> missing;
+  for (DeviceId to : targets) {
+    if (to != from && !route_cache_.count({from, to})) missing.push_back(to);
+  }
+  if (missing.size() < 2) return;  // route() alone is as fast
+  const VertexId source = devices_.at(from).vertex;
+  // The whole search: a vertex that forwards nothing ends no route but its own, and its
+  // distance is final once every neighbour that forwards has been popped; no need to pop it.
+  search(
+      source, [](VertexId, double) { return true; }, [&](VertexId w) { return vertices_[w].forwards; });
   for (DeviceId to : missing) {
     const VertexId target = devices_.at(to).vertex;
-    if (scratch.stamp[target] != generation) continue;  // unreachable: route() will say so
-    std::vector<RouteHop> hops;
-    for (VertexId v = target; v != source;) {
-      RouteHop hop = scratch.via[v];
-      hops.push_back(hop);
-      v = hop.a_to_b ? links_[hop.link].a : links_[hop.link].b;
-    }
-    std::reverse(hops.begin(), hops.end());
-    route_cache_.emplace(std::make_pair(from, to), std::move(hops));
+    if (scratch_.stamp[target] != scratch_.generation) continue;  // unreachable: route() will say so
+    route_cache_.emplace(std::make_pair(from, to), route_in_scratch(source, target));
   }
 }
 

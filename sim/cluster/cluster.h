@@ -118,6 +118,14 @@ class Cluster {
   };
   /// Starts a search: sizes the scratch, advances the generation, returns it.
   SearchScratch& begin_search() const;
+  /// Dijkstra from `source` by link weight into the scratch (distance, via); routes never pass
+  /// through a vertex that does not forward. `on_pop(v, distance)` sees each vertex but the
+  /// source in order of distance and returns false to stop; a relaxed vertex is queued only if
+  /// `should_push(w)`.
+  template <typename OnPop, typename ShouldPush>
+  void search(VertexId source, OnPop on_pop, ShouldPush should_push) const;
+  /// The route to `to` recorded by the last search from `from`.
+  std::vector<RouteHop> route_in_scratch(VertexId from, VertexId to) const;
   mutable SearchScratch scratch_;
   mutable std::map<std::pair<DeviceId, DeviceId>, std::vector<RouteHop>> route_cache_;
   mutable std::map<std::vector<DeviceId>, std::vector<DeviceId>> ring_memo_;
