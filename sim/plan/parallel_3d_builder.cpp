@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -130,28 +131,28 @@ void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options
     }
     flows.push_back(std::move(flow));
   }
+  // A ring all-reduce's hop leaving the stage's representative, mirrored by every hop of the
+  // groups `group(k)`, k < copies (group(0) is the representative's).
+  auto add_ring_flow = [&](int64_t s, int64_t copies, const std::function<std::vector<DeviceId>(int64_t)>& group) {
+    auto [from, to] = ring_hop_from(options.device(0, s, 0), group(0), cluster);
+    MirroredFlow flow{from, to, {}};
+    for (int64_t k = 0; k < copies; ++k) add_ring_hops(group(k), cluster, &flow.images);
+    flows.push_back(std::move(flow));
+  };
   for (int64_t s = 0; s < stages; ++s) {
     if (ranks > 1) {  // tensor all-reduces of replica 0, mirrored by the other replicas'
-      auto group = [&](int64_t d) {
+      add_ring_flow(s, replicas, [&](int64_t d) {
         std::vector<DeviceId> members;
         for (int64_t r = 0; r < ranks; ++r) members.push_back(options.device(d, s, r));
         return members;
-      };
-      auto [from, to] = ring_hop_from(options.device(0, s, 0), group(0), cluster);
-      MirroredFlow flow{from, to, {}};
-      for (int64_t d = 0; d < replicas; ++d) add_ring_hops(group(d), cluster, &flow.images);
-      flows.push_back(std::move(flow));
+      });
     }
     if (replicas > 1) {  // data-parallel all-reduces of rank 0, mirrored by the other ranks'
-      auto group = [&](int64_t r) {
+      add_ring_flow(s, ranks, [&](int64_t r) {
         std::vector<DeviceId> members;
         for (int64_t d = 0; d < replicas; ++d) members.push_back(options.device(d, s, r));
         return members;
-      };
-      auto [from, to] = ring_hop_from(options.device(0, s, 0), group(0), cluster);
-      MirroredFlow flow{from, to, {}};
-      for (int64_t r = 0; r < ranks; ++r) add_ring_hops(group(r), cluster, &flow.images);
-      flows.push_back(std::move(flow));
+      });
     }
   }
   // One search per source for all its images' routes.
