@@ -31,6 +31,36 @@ const std::string kScenario = "real_backend/scenarios/cpu_mlp_two_hosts.json";
 
 bool have_mpirun() { return std::system("command -v mpirun >/dev/null 2>&1") == 0; }
 
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+}
+
+/// The environment every mpirun here runs under: as root in containers, two ranks on however
+/// many cores, no cross-memory attach (containers often forbid the ptrace it needs), and no
+/// leak report (Open MPI does not free everything at exit).
+const std::string kMpirunEnvironment =
+    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1"
+    " ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_btl_vader_single_copy_mechanism=none";
+
+struct MpirunResult {
+  int status = 0;
+  std::string log;  ///< everything both ranks printed
+};
+
+/// `mpirun -np 2 PROGRAM ARGUMENTS` from the source directory, killed after `timeout_seconds`.
+MpirunResult run_mpirun(const std::string& program_and_arguments, int timeout_seconds = 120) {
+  const std::filesystem::path log = testing::make_temp_directory() / "log.txt";
+  std::string command = "cd " + testing::shell_quote(PLACESIM_SOURCE_DIR) + " && " + kMpirunEnvironment + " timeout " +
+                        std::to_string(timeout_seconds) + " mpirun -np 2 " + program_and_arguments + " > " +
+                        testing::shell_quote(log.string()) + " 2>&1";
+  MpirunResult result;
+  result.status = std::system(command.c_str());
+  result.log = read_file(log);
+  std::filesystem::remove_all(log.parent_path());
+  return result;
+}
+
 TEST(MultiHost, TwoHostPlanWithoutMpirunIsRefusedWithTheCommandToRun) {
   testing::CommandResult result = testing::run_placesim({"execute", kScenario, "--backend", "cpu", "-q"});
   EXPECT_EQ(result.exit_status, 2) << result.output;
@@ -45,17 +75,8 @@ TEST(MultiHost, MpirunWithTwoRanksExecutesEachHostsPartAndMergesTheTimelineOnRan
 
   std::filesystem::path directory = testing::make_temp_directory();
   std::filesystem::path report = directory / "measured.json";
-  std::string command = std::string("cd ") + testing::shell_quote(PLACESIM_SOURCE_DIR) +
-                        " && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1"
-                        " ASAN_OPTIONS=detect_leaks=0"  // Open MPI does not free everything at exit
-                        // no cross-memory attach between the ranks: containers often forbid the ptrace it needs
-                        " OMPI_MCA_btl_vader_single_copy_mechanism=none"
-                        " timeout 120 mpirun -np 2 " + testing::shell_quote(PLACESIM_BINARY) + " execute " + kScenario +
-                        " --backend cpu -q --warmup 1 --runs 3 --report " + testing::shell_quote(report.string()) +
-                        " > " + testing::shell_quote((directory / "log.txt").string()) + " 2>&1";
-  int status = std::system(command.c_str());
-  std::ifstream log_file(directory / "log.txt");
-  std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  auto [status, log] = run_mpirun(testing::shell_quote(PLACESIM_BINARY) + " execute " + kScenario +
+                                  " --backend cpu -q --warmup 1 --runs 3 --report " + testing::shell_quote(report.string()));
   ASSERT_EQ(status, 0) << log;
   ASSERT_TRUE(std::filesystem::exists(report)) << log;
 
@@ -92,12 +113,6 @@ TEST(MultiHost, MpirunWithTwoRanksExecutesEachHostsPartAndMergesTheTimelineOnRan
   std::filesystem::remove_all(directory, ignored);
 }
 
-/// The environment every mpirun here runs under: as root in containers, two ranks on however
-/// many cores, no cross-memory attach (containers often forbid the ptrace it needs).
-const std::string kMpirunEnvironment =
-    "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1"
-    " ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_btl_vader_single_copy_mechanism=none";
-
 /// Two hosts (task:0, task:1) of two CPU devices each: devices 0, 1 on task:0 and 2, 3 on task:1.
 Cluster two_hosts_of_two_cpus() {
   Cluster cluster;
@@ -125,15 +140,9 @@ TEST(MultiHost, CollectivesOverTwoHostsLeaveTheSumOnEveryDeviceOfBoth) {
   if (!real::launched_by_mpirun()) {
     if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin)";
     if (!real::built_with_mpi()) GTEST_SKIP() << "built without MPI";
-    std::filesystem::path directory = testing::make_temp_directory();
-    std::string command = kMpirunEnvironment + " timeout 120 mpirun -np 2 " +
-                          testing::shell_quote(std::filesystem::read_symlink("/proc/self/exe").string()) +
-                          " --gtest_color=no"
-                          " --gtest_filter=MultiHost.CollectivesOverTwoHostsLeaveTheSumOnEveryDeviceOfBoth > " +
-                          testing::shell_quote((directory / "log.txt").string()) + " 2>&1";
-    int status = std::system(command.c_str());
-    std::ifstream log_file(directory / "log.txt");
-    std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+    auto [status, log] = run_mpirun(
+        testing::shell_quote(std::filesystem::read_symlink("/proc/self/exe").string()) +
+        " --gtest_color=no --gtest_filter=MultiHost.CollectivesOverTwoHostsLeaveTheSumOnEveryDeviceOfBoth");
     EXPECT_EQ(status, 0) << log;
     size_t passed = 0;
     for (size_t at = log.find("[       OK ] MultiHost."); at != std::string::npos;
@@ -141,8 +150,6 @@ TEST(MultiHost, CollectivesOverTwoHostsLeaveTheSumOnEveryDeviceOfBoth) {
       ++passed;
     }
     EXPECT_EQ(passed, 2u) << "both ranks ran the test:\n" << log;
-    std::error_code ignored;
-    std::filesystem::remove_all(directory, ignored);
     return;
   }
   const Cluster cluster = two_hosts_of_two_cpus();
@@ -211,13 +218,8 @@ TEST(MultiHost, MpirunRunsADataParallelAllReduceBetweenTheGradientsAndTheUpdates
   const std::string scenario = "real_backend/scenarios/cpu_mlp_data_parallel_two_hosts.json";
   std::filesystem::path directory = testing::make_temp_directory();
   std::filesystem::path report = directory / "measured.json";
-  std::string command = std::string("cd ") + testing::shell_quote(PLACESIM_SOURCE_DIR) + " && " + kMpirunEnvironment +
-                        " timeout 120 mpirun -np 2 " + testing::shell_quote(PLACESIM_BINARY) + " execute " + scenario +
-                        " --backend cpu -q --warmup 1 --runs 3 --report " + testing::shell_quote(report.string()) +
-                        " > " + testing::shell_quote((directory / "log.txt").string()) + " 2>&1";
-  int status = std::system(command.c_str());
-  std::ifstream log_file(directory / "log.txt");
-  std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  auto [status, log] = run_mpirun(testing::shell_quote(PLACESIM_BINARY) + " execute " + scenario +
+                                  " --backend cpu -q --warmup 1 --runs 3 --report " + testing::shell_quote(report.string()));
   ASSERT_EQ(status, 0) << log;
 
   HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
@@ -244,20 +246,12 @@ TEST(MultiHost, MpirunRunsADataParallelAllReduceBetweenTheGradientsAndTheUpdates
   std::filesystem::remove_all(directory, ignored);
 }
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
 
-/// `mpirun -np 2 placesim sweep SCENARIO -o OUT -q`, from the source directory; its exit status.
-int mpirun_sweep(const std::string& scenario, const std::filesystem::path& out, const std::filesystem::path& log) {
-  std::string command = std::string("cd ") + testing::shell_quote(PLACESIM_SOURCE_DIR) +
-                        " && OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1"
-                        " ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_btl_vader_single_copy_mechanism=none"
-                        " timeout 300 mpirun -np 2 " + testing::shell_quote(PLACESIM_BINARY) + " sweep " + scenario +
-                        " -q -o " + testing::shell_quote(out.string()) + " > " + testing::shell_quote(log.string()) +
-                        " 2>&1";
-  return std::system(command.c_str());
+/// `mpirun -np 2 placesim sweep SCENARIO -o OUT -q`, from the source directory.
+MpirunResult mpirun_sweep(const std::string& scenario, const std::filesystem::path& out) {
+  return run_mpirun(testing::shell_quote(PLACESIM_BINARY) + " sweep " + scenario + " -q -o " +
+                        testing::shell_quote(out.string()),
+                    300);
 }
 
 TEST(MultiHost, MpirunSweepWritesTheSameFilesAsOneProcessAndResumesAfterARankDies) {
@@ -268,7 +262,8 @@ TEST(MultiHost, MpirunSweepWritesTheSameFilesAsOneProcessAndResumesAfterARankDie
   std::filesystem::path directory = testing::make_temp_directory();
   testing::CommandResult single = testing::run_placesim({"sweep", scenario, "-q", "-o", (directory / "single").string()});
   ASSERT_EQ(single.exit_status, 0) << single.output;
-  ASSERT_EQ(mpirun_sweep(scenario, directory / "ranks", directory / "log.txt"), 0) << read_file(directory / "log.txt");
+  MpirunResult ranks = mpirun_sweep(scenario, directory / "ranks");
+  ASSERT_EQ(ranks.status, 0) << ranks.log;
   for (const char* file : {"results.csv", "summary.md", "report.html"}) {
     EXPECT_EQ(read_file(directory / "ranks" / file), read_file(directory / "single" / file)) << file;
   }
@@ -279,7 +274,8 @@ TEST(MultiHost, MpirunSweepWritesTheSameFilesAsOneProcessAndResumesAfterARankDie
   for (int line = 0; line < 11; ++line) cut = resume.find('\n', cut) + 1;
   std::filesystem::create_directories(directory / "rerun");
   std::ofstream(directory / "rerun" / "results.jsonl", std::ios::binary) << resume.substr(0, cut);
-  ASSERT_EQ(mpirun_sweep(scenario, directory / "rerun", directory / "log2.txt"), 0) << read_file(directory / "log2.txt");
+  MpirunResult rerun = mpirun_sweep(scenario, directory / "rerun");
+  ASSERT_EQ(rerun.status, 0) << rerun.log;
   EXPECT_EQ(read_file(directory / "rerun" / "results.csv"), read_file(directory / "single" / "results.csv"));
   // ... and the 10 recorded rows were not evaluated again: as many rows as one uninterrupted run.
   auto lines = [](const std::string& text) { return std::count(text.begin(), text.end(), '\n'); };
