@@ -87,7 +87,6 @@ class SuccessorLists {
     const TaskId* end() const { return last; }
     size_t size() const { return static_cast<size_t>(last - first); }
     bool empty() const { return first == last; }
-    TaskId operator[](size_t i) const { return first[i]; }
   };
   explicit SuccessorLists(const std::vector<Task>& tasks);
   SuccessorLists() = default;
