@@ -18,6 +18,7 @@
 #include "cli/pipeline.h"
 #include "cli/sweep_evaluation.h"
 #include "sim/analytical/analytical_engine.h"
+#include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/fd_io.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/sweep/process_pool.h"
@@ -106,10 +107,12 @@ void run_ring_case(const std::string& name, double bytes, int repeat) {
 // A bundled scenario (bench/scenarios/) run end to end as `placesim run` does it: load, plan,
 // simulate (or the analytical tier), metrics. Each run in its own process, so that the peak
 // memory is this case's: the larger of the process's and its simulation child's.
+enum class Tier { kSimulated, kAnalytical, kClosedForm };
+
 struct ScenarioCase {
   std::string name;
   std::string file;
-  bool analytical = false;
+  Tier tier = Tier::kSimulated;
 };
 
 struct ScenarioSample {
@@ -117,6 +120,8 @@ struct ScenarioSample {
   double tasks = 0;
   double simulated_seconds = 0;
   double peak_mib = 0;
+  double load_seconds = 0;  ///< scenario, model and cluster
+  double plan_seconds = 0;  ///< placement and execution plan
 };
 
 ScenarioSample run_scenario_once(const ScenarioCase& c) {
@@ -130,15 +135,26 @@ ScenarioSample run_scenario_once(const ScenarioCase& c) {
     auto start = std::chrono::steady_clock::now();
     HardwareCatalog catalog(HardwareCatalog::default_root());
     Scenario scenario = load_scenario(std::string(PLACESIM_BENCH_SCENARIOS) + "/" + c.file, catalog);
-    PlannedScenario planned = plan_scenario(scenario);
-    const Cluster& cluster = scenario.cluster_for(scenario.strategies.front());
-    if (c.analytical) {
-      sample.simulated_seconds = estimate_step(planned.plan, cluster).step_seconds;
+    auto loaded = std::chrono::steady_clock::now();
+    const Strategy& strategy = scenario.strategies.front();
+    const Cluster& cluster = scenario.cluster_for(strategy);
+    if (c.tier == Tier::kClosedForm) {  // no plan of the step: one micro-batch's cells
+      ClosedFormStepEstimate estimate =
+          estimate_3d_step_closed_form(scenario.graph, cluster, scenario.run, *strategy.parallelism);
+      sample.load_seconds = std::chrono::duration<double>(loaded - start).count();
+      sample.simulated_seconds = estimate.step_seconds;
+      sample.tasks = static_cast<double>(estimate.cell_plan_tasks);
     } else {
-      sample.simulated_seconds = simulate_plan(planned.plan, cluster).metrics.step_time_seconds;
+      PlannedScenario planned = plan_scenario(scenario);
+      auto planned_at = std::chrono::steady_clock::now();
+      sample.load_seconds = std::chrono::duration<double>(loaded - start).count();
+      sample.plan_seconds = std::chrono::duration<double>(planned_at - loaded).count();
+      sample.simulated_seconds = c.tier == Tier::kAnalytical
+                                     ? estimate_step(planned.plan, cluster).step_seconds
+                                     : simulate_plan(planned.plan, cluster).metrics.step_time_seconds;
+      sample.tasks = static_cast<double>(planned.plan.tasks.size());
     }
     sample.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    sample.tasks = static_cast<double>(planned.plan.tasks.size());
     rusage self{}, children{};
     getrusage(RUSAGE_SELF, &self);
     getrusage(RUSAGE_CHILDREN, &children);
@@ -166,8 +182,9 @@ void run_scenario_case(const ScenarioCase& c, int repeat) {
   const ScenarioSample& median = samples[samples.size() / 2];
   double peak = 0;
   for (const auto& sample : samples) peak = std::max(peak, sample.peak_mib);
-  std::printf("%-36s %10.0f %10.3f %14.0f %12.1f %14.6f  (%s, step time)\n", c.name.c_str(), median.tasks,
-              median.wall_seconds, median.tasks / median.wall_seconds, peak, median.simulated_seconds, c.file.c_str());
+  std::printf("%-36s %10.0f %10.3f %14.0f %12.1f %14.6f  (%s, step time; load %.2f s, plan %.2f s)\n",
+              c.name.c_str(), median.tasks, median.wall_seconds, median.tasks / median.wall_seconds, peak,
+              median.simulated_seconds, c.file.c_str(), median.load_seconds, median.plan_seconds);
   std::fflush(stdout);
 }
 
@@ -220,7 +237,8 @@ int run(int argc, char** argv) {
       {"resnet50_dp_1024_gpus", "resnet50_dp_1024_dgx1_ib.json"},
       {"resnet50_dp_8192_gpus", "resnet50_dp_8192_dgx1_ib.json"},
       {"gpt_1t_3072_gpus_3d", "gpt_1t_3072_gpus_3d.json"},
-      {"gpt_1t_3072_gpus_3d_analytical", "gpt_1t_3072_gpus_3d.json", true},
+      {"gpt_1t_3072_gpus_3d_analytical", "gpt_1t_3072_gpus_3d.json", Tier::kAnalytical},
+      {"gpt_1t_3072_gpus_3d_closed_form", "gpt_1t_3072_gpus_3d.json", Tier::kClosedForm},
   };
   for (const ScenarioCase& c : scenario_cases) {
     if (only.empty() || only == c.name) run_scenario_case(c, repeat);

@@ -37,6 +37,8 @@ LinkId Cluster::add_link(VertexId a, VertexId b, LinkSpec spec) {
   adjacency_[b].push_back(id);
   route_cache_.clear();
   ring_memo_.clear();
+  scratch_.link_weights_current = false;
+  dead_ends_.current = false;
   return id;
 }
 
@@ -44,6 +46,7 @@ void Cluster::scale_link_bandwidth(LinkId link, double factor) {
   links_.at(link).spec.bandwidth_bytes_per_second *= factor;
   route_cache_.clear();
   ring_memo_.clear();
+  scratch_.link_weights_current = false;
 }
 
 std::optional<VertexId> Cluster::find_vertex(const std::string& vertex_name) const {
@@ -89,9 +92,13 @@ Cluster::SearchScratch& Cluster::begin_search() const {
     scratch.stamp.assign(vertices_.size(), 0);
     scratch.generation = 0;
     scratch.link_weight.resize(links_.size());
+    scratch.link_weights_current = false;
   }
-  for (LinkId l = 0; l < links_.size(); ++l) {  // cheap, and links may have been rescaled
-    scratch.link_weight[l] = links_[l].spec.latency_seconds + kRoutingReferenceBytes / links_[l].spec.bandwidth_bytes_per_second;
+  if (!scratch.link_weights_current) {
+    for (LinkId l = 0; l < links_.size(); ++l) {
+      scratch.link_weight[l] = links_[l].spec.latency_seconds + kRoutingReferenceBytes / links_[l].spec.bandwidth_bytes_per_second;
+    }
+    scratch.link_weights_current = true;
   }
   if (++scratch.generation == 0) {  // wrapped: forget every stamp
     std::fill(scratch.stamp.begin(), scratch.stamp.end(), 0);
@@ -107,6 +114,7 @@ void Cluster::search(VertexId source, OnPop on_pop, ShouldPush should_push) cons
   const uint32_t generation = scratch.generation;
   auto& heap = scratch.heap;
   const auto later = std::greater<std::pair<double, VertexId>>();
+  scratch.source = source;
   scratch.distance[source] = 0;
   scratch.stamp[source] = generation;
   heap.push_back({0, source});
@@ -144,8 +152,88 @@ std::vector<RouteHop> Cluster::route_in_scratch(VertexId from, VertexId to) cons
   return hops;
 }
 
+void Cluster::find_dead_ends() const {
+  DeadEnds& dead = dead_ends_;
+  if (dead.current && dead.region_of.size() == vertices_.size()) return;
+  const size_t n = vertices_.size();
+  constexpr uint32_t kUnvisited = UINT32_MAX;
+  constexpr VertexId kNoVertex = static_cast<VertexId>(-1);
+  std::vector<uint32_t> discovered(n, kUnvisited), low(n, 0);
+  std::vector<VertexId> dfs_parent(n, kNoVertex);
+  std::vector<LinkId> parent_link(n, static_cast<LinkId>(-1));
+  std::vector<bool> region_root(n, false);
+  std::vector<VertexId> preorder;
+  preorder.reserve(n);
+  // Rooted at the best-connected vertex (a core switch), so that regions are the edges' parts.
+  VertexId root = 0;
+  for (VertexId v = 0; v < n; ++v) {
+    if (adjacency_[v].size() > adjacency_[root].size()) root = v;
+  }
+  uint32_t clock = 0;
+  std::vector<std::pair<VertexId, size_t>> stack;
+  if (n > 0) {  // vertices of another component (none in a loaded cluster) stay in no region
+    discovered[root] = low[root] = clock++;
+    preorder.push_back(root);
+    stack.push_back({root, 0});
+  }
+  while (!stack.empty()) {
+    auto& [v, next] = stack.back();
+    if (next < adjacency_[v].size()) {
+      const LinkId l = adjacency_[v][next++];
+      const VertexId w = links_[l].a == v ? links_[l].b : links_[l].a;
+      if (discovered[w] == kUnvisited) {
+        dfs_parent[w] = v;
+        parent_link[w] = l;
+        discovered[w] = low[w] = clock++;
+        preorder.push_back(w);
+        stack.push_back({w, 0});
+      } else if (l != parent_link[v]) {
+        low[v] = std::min(low[v], discovered[w]);
+      }
+      continue;
+    }
+    const VertexId finished = v;
+    stack.pop_back();
+    const VertexId p = dfs_parent[finished];
+    if (p == kNoVertex) continue;
+    low[p] = std::min(low[p], low[finished]);
+    if (low[finished] >= discovered[p]) region_root[finished] = true;  // p separates its subtree
+  }
+  dead.region_of.assign(n, DeadEnds::kNone);
+  dead.parent.clear();
+  for (VertexId v : preorder) {  // parents before children
+    const VertexId p = dfs_parent[v];
+    const uint32_t outer = p == kNoVertex ? DeadEnds::kNone : dead.region_of[p];
+    if (region_root[v]) {
+      dead.region_of[v] = static_cast<uint32_t>(dead.parent.size());
+      dead.parent.push_back(outer);
+    } else {
+      dead.region_of[v] = outer;
+    }
+  }
+  dead.occupied.assign(dead.parent.size(), 0);
+  dead.generation = 0;
+  dead.current = true;
+}
+
+void Cluster::mark_search_ends(const std::vector<VertexId>& ends) const {
+  find_dead_ends();
+  DeadEnds& dead = dead_ends_;
+  if (++dead.generation == 0) {
+    std::fill(dead.occupied.begin(), dead.occupied.end(), 0);
+    dead.generation = 1;
+  }
+  for (VertexId end : ends) {
+    for (uint32_t r = dead.region_of[end]; r != DeadEnds::kNone && dead.occupied[r] != dead.generation;
+         r = dead.parent[r]) {
+      dead.occupied[r] = dead.generation;
+    }
+  }
+}
+
 std::optional<std::vector<RouteHop>> Cluster::shortest_path(VertexId from, VertexId to) const {
   bool found = false;
+  mark_search_ends({from, to});
   search(
       from,
       [&](VertexId v, double) {
@@ -153,20 +241,37 @@ std::optional<std::vector<RouteHop>> Cluster::shortest_path(VertexId from, Verte
         return !found;
       },
       // A vertex that forwards nothing matters only as the destination.
-      [&](VertexId w) { return w == to || vertices_[w].forwards; });
+      [&](VertexId w) { return (w == to || vertices_[w].forwards) && !dead_end(w); });
   if (!found) return std::nullopt;
   return route_in_scratch(from, to);
 }
 
 void Cluster::visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit,
                                         const std::vector<bool>* wanted) const {
+  if (wanted) {
+    std::vector<VertexId> ends{devices_.at(from).vertex};
+    for (DeviceId id = 0; id < devices_.size(); ++id) {
+      if ((*wanted)[id]) ends.push_back(devices_[id].vertex);
+    }
+    mark_search_ends(ends);
+  }
   search(
       devices_.at(from).vertex,
       [&](VertexId v, double d) { return !vertices_[v].device || visit(*vertices_[v].device, d); },
       [&](VertexId w) {
+        if (!wanted) return true;
         const NetworkVertex& vertex = vertices_[w];
-        return !wanted || vertex.forwards || !vertex.device || (*wanted)[*vertex.device];
+        return (vertex.forwards || !vertex.device || (*wanted)[*vertex.device]) && !dead_end(w);
       });
+}
+
+void Cluster::remember_visited_route(DeviceId from, DeviceId to) const {
+  const VertexId source = devices_.at(from).vertex, target = devices_.at(to).vertex;
+  if (from == to || scratch_.source != source || scratch_.stamp.size() != vertices_.size() ||
+      scratch_.stamp[target] != scratch_.generation || route_cache_.count({from, to})) {
+    return;
+  }
+  route_cache_.emplace(std::make_pair(from, to), route_in_scratch(source, target));
 }
 
 void Cluster::prepare_routes(DeviceId from, const std::vector<DeviceId>& targets) const {
@@ -176,10 +281,14 @@ void Cluster::prepare_routes(DeviceId from, const std::vector<DeviceId>& targets
   }
   if (missing.size() < 2) return;  // route() alone is as fast
   const VertexId source = devices_.at(from).vertex;
+  std::vector<VertexId> ends{source};
+  for (DeviceId to : missing) ends.push_back(devices_.at(to).vertex);
+  mark_search_ends(ends);
   // The whole search: a vertex that forwards nothing ends no route but its own, and its
   // distance is final once every neighbour that forwards has been popped; no need to pop it.
   search(
-      source, [](VertexId, double) { return true; }, [&](VertexId w) { return vertices_[w].forwards; });
+      source, [](VertexId, double) { return true; },
+      [&](VertexId w) { return vertices_[w].forwards && !dead_end(w); });
   for (DeviceId to : missing) {
     const VertexId target = devices_.at(to).vertex;
     if (scratch_.stamp[target] != scratch_.generation) continue;  // unreachable: route() will say so

@@ -91,10 +91,15 @@ class Cluster {
   /// nearest first by the routing metric (sum over hops of latency + 1 MiB / bandwidth), until
   /// `visit` returns false. One search, however many devices it visits. `visit` must not
   /// search the cluster itself (route(), reachable()): the searches share one scratch.
-  /// With `wanted` (indexed by DeviceId), devices that forward nothing (GPUs) are visited only
-  /// when wanted, which spares the search most of a large cluster's GPUs.
+  /// With `wanted` (indexed by DeviceId), the search looks only where a wanted device may be
+  /// reached: devices that forward nothing (GPUs) are visited only when wanted, and parts of the
+  /// network that hang off one vertex and hold no wanted device (and not `from`) not at all.
   void visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit,
                                  const std::vector<bool>* wanted = nullptr) const;
+  /// Caches the route to `to` that the last visit_devices_by_distance(from, ...) found, so that
+  /// route(from, to) need not search again. `to` must be a device that visit was called with;
+  /// does nothing if no search has run from `from` since.
+  void remember_visited_route(DeviceId from, DeviceId to) const;
 
   /// Memo of the topology rings built over device groups (sim/plan/collective_schedule.h), so
   /// that the thousands of all-reduces of one group order it once. Not thread-safe, like route().
@@ -114,6 +119,8 @@ class Cluster {
     std::vector<uint32_t> stamp;  ///< distance/via are valid where stamp == generation
     uint32_t generation = 0;
     std::vector<double> link_weight;  ///< latency + 1 MiB / bandwidth per link
+    bool link_weights_current = false;  ///< cleared when a link is added or rescaled
+    VertexId source = 0;                ///< of the last search
     std::vector<std::pair<double, VertexId>> heap;
   };
   /// Starts a search: sizes the scratch, advances the generation, returns it.
@@ -127,6 +134,29 @@ class Cluster {
   /// The route to `to` recorded by the last search from `from`.
   std::vector<RouteHop> route_in_scratch(VertexId from, VertexId to) const;
   mutable SearchScratch scratch_;
+  /// Dead ends: a region is a part of the network that hangs off one vertex (an articulation
+  /// point), like a node whose NICs all reach one leaf switch, or a leaf with its nodes under a
+  /// single spine. A shortest route never enters a region that holds neither of its ends (it
+  /// would leave through the vertex it came in by), so searches for given ends skip those: a
+  /// route across a 3,000-GPU fat tree then looks at ~100 vertices instead of ~6,000.
+  struct DeadEnds {
+    static constexpr uint32_t kNone = UINT32_MAX;
+    bool current = false;            ///< cleared when the network changes
+    std::vector<uint32_t> region_of;  ///< by vertex: the innermost region holding it, or kNone
+    std::vector<uint32_t> parent;     ///< by region: the region holding it, or kNone
+    std::vector<uint32_t> occupied;   ///< by region: == generation if it holds an end of the search
+    uint32_t generation = 0;
+  };
+  mutable DeadEnds dead_ends_;
+  /// Finds the regions (one depth-first search for articulation points), if not current.
+  void find_dead_ends() const;
+  /// Marks the regions holding any of `ends` (vertices) for the next search.
+  void mark_search_ends(const std::vector<VertexId>& ends) const;
+  /// Whether the marked search can skip `vertex`: it lies in a region holding none of its ends.
+  bool dead_end(VertexId vertex) const {
+    const uint32_t region = dead_ends_.region_of[vertex];
+    return region != DeadEnds::kNone && dead_ends_.occupied[region] != dead_ends_.generation;
+  }
   mutable std::map<std::pair<DeviceId, DeviceId>, std::vector<RouteHop>> route_cache_;
   mutable std::map<std::vector<DeviceId>, std::vector<DeviceId>> ring_memo_;
 };

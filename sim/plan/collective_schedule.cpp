@@ -224,6 +224,8 @@ std::vector<DeviceId> nearest_neighbour_ring(const std::vector<DeviceId>& group,
     if (best == kNone) {  // the rest is unreachable from here: keep group order
       while (placed_index[next_unplaced]) ++next_unplaced;
       best = next_unplaced;
+    } else {
+      cluster.remember_visited_route(ring.back(), group[best]);  // the ring's hop: no second search
     }
     placed_index[best] = true;
     position[group[best]] = kNone;

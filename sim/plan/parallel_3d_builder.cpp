@@ -179,23 +179,26 @@ void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options
   }
 }
 
-}  // namespace
-
-ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
-                                     const ParallelismOptions& options, const std::string& name,
-                                     std::vector<std::string>* notes) {
+/// The builder behind both entry points. With `cell_index`, it emits a cell plan
+/// (parallel_3d_builder.h): one micro-batch of one step, representatives only, no network
+/// description, and records each stage's slot markers.
+ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                         const ParallelismOptions& options, const std::string& name, std::vector<std::string>* notes,
+                         PipelineCells* cell_index) {
   const int64_t replicas = options.data;
   const int64_t stages = options.pipeline;
   const int64_t ranks = options.tensor;
-  const int64_t micro_batches = options.micro_batches;
-  if (micro_batches > run.batch_size) {
+  // Costs are always 1/M of the batch; a cell plan emits only the first micro-batch.
+  const int64_t micro_batches = cell_index ? 1 : options.micro_batches;
+  if (options.micro_batches > run.batch_size) {
     throw InputError("", options.json_path + "/micro_batches",
                      "a batch of " + std::to_string(run.batch_size) + " samples cannot be split into " +
-                         std::to_string(micro_batches) + " micro-batches (at most run.batch_size)");
+                         std::to_string(options.micro_batches) + " micro-batches (at most run.batch_size)");
   }
-  const double scale = 1.0 / static_cast<double>(micro_batches);
+  const double scale = 1.0 / static_cast<double>(options.micro_batches);
   // Symmetry: one data replica and one tensor rank per stage are simulated for all.
-  const bool symmetric = run.symmetry;
+  const bool symmetric = run.symmetry || cell_index;
+  const int64_t steps = cell_index ? 1 : run.steps;
   const int64_t simulated_replicas = symmetric ? 1 : replicas;
   const int64_t simulated_ranks = symmetric ? 1 : ranks;
   if (symmetric) require_symmetric_devices(cluster, run, options);
@@ -331,7 +334,12 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
       replicas, std::vector<std::vector<std::vector<TaskId>>>(stages, std::vector<std::vector<TaskId>>(ranks)));
   std::vector<std::vector<std::optional<TaskId>>> previous_data_collective(stages, std::vector<std::optional<TaskId>>(ranks));
 
-  for (int64_t step = 0; step < run.steps; ++step) {
+  if (cell_index) {
+    cell_index->forward_done.assign(stages, PipelineCells::kNone);
+    cell_index->backward_done.assign(stages, PipelineCells::kNone);
+    cell_index->first_update_task = PipelineCells::kNone;
+  }
+  for (int64_t step = 0; step < steps; ++step) {
     const std::string suffix = StepEmitter::suffix(step);
     // last_backward[d][v][r]: the last micro-batch's backward (the gradient is complete).
     std::vector<std::vector<std::vector<TaskId>>> last_backward(replicas,
@@ -471,7 +479,9 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
           done.op_kind = OpKind::kNoOp;
           done.replica = replica;
           done.deps = cell_sinks(plan, cells[r]);
-          previous_slot_ends[d][s][r] = {emitter.add(std::move(done))};
+          const TaskId marker = emitter.add(std::move(done));
+          previous_slot_ends[d][s][r] = {marker};
+          if (cell_index && r == 0) (slot.forward ? cell_index->forward_done : cell_index->backward_done)[s] = marker;
         }
       }
       for (OpId v = 0; v < graph.size(); ++v) {
@@ -479,6 +489,7 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
       }
     }
     if (!training) continue;
+    if (cell_index) cell_index->first_update_task = plan.tasks.size();
 
     // Gradients: accumulated over the micro-batches, all-reduced across replicas per (stage,
     // rank) in buckets in the order backward completes them, then one update per shard.
@@ -528,8 +539,21 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
       }
     }
   }
-  if (symmetric) describe_symmetry(cluster, options, &plan, notes);
+  if (symmetric && !cell_index) describe_symmetry(cluster, options, &plan, notes);
   return plan;
+}
+
+}  // namespace
+
+ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                                     const ParallelismOptions& options, const std::string& name,
+                                     std::vector<std::string>* notes) {
+  return build_plan(graph, cluster, run, options, name, notes, nullptr);
+}
+
+ExecutionPlan build_parallel_3d_cell_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                                          const ParallelismOptions& options, PipelineCells* cells) {
+  return build_plan(graph, cluster, run, options, "cells", nullptr, cells);
 }
 
 }  // namespace placesim

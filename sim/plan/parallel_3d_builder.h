@@ -24,4 +24,23 @@ ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluste
                                      const ParallelismOptions& options, const std::string& name,
                                      std::vector<std::string>* notes);
 
+/// The tasks that close micro-batch 0's forward and backward slot on each stage's representative
+/// (replica 0, tensor rank 0), kNone where a stage has no such slot (no backward in inference),
+/// and where the updates begin.
+struct PipelineCells {
+  static constexpr TaskId kNone = static_cast<TaskId>(-1);
+  std::vector<TaskId> forward_done;   ///< by stage
+  std::vector<TaskId> backward_done;  ///< by stage
+  /// The first of the tasks after every slot (all-reduces, updates); kNone in inference.
+  TaskId first_update_task = kNone;
+};
+
+/// A cell plan, for the closed-form tier (sim/analytical/pipeline_closed_form.h): the plan of one
+/// micro-batch (costs still 1/M of the batch) of one step through every stage, one tensor rank of
+/// one replica per stage as under symmetry, with the data-parallel all-reduces and updates after
+/// it. Needs what symmetry needs (identical devices, no jitter, ring all-reduces) and throws
+/// InputError at /simulation/symmetry or options.json_path otherwise.
+ExecutionPlan build_parallel_3d_cell_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                                          const ParallelismOptions& options, PipelineCells* cells);
+
 }  // namespace placesim

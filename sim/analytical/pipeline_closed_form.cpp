@@ -1,0 +1,202 @@
+#include "sim/analytical/pipeline_closed_form.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "sim/analytical/analytical_engine.h"
+#include "sim/plan/parallel_3d_builder.h"
+#include "sim/plan/pipeline_builder.h"
+
+namespace placesim {
+namespace {
+
+constexpr double kNever = -std::numeric_limits<double>::infinity();
+
+/// A stage's slot (or its finish) as a max-plus function of when its inputs are there: it ends at
+/// the latest of (the stage's previous slot's end + alone_seconds) and, for each stage it
+/// receives from, (that stage's matching slot's end + delay_seconds).
+struct SlotModel {
+  double alone_seconds = 0;                ///< every input already there
+  std::map<size_t, double> delay_seconds;  ///< by sending stage: its transfer, then this slot's rest
+
+  double end(double previous_end, const std::vector<std::vector<double>>& sender_ends, int64_t micro_batch) const {
+    double result = previous_end + alone_seconds;
+    for (const auto& [from, delay] : delay_seconds) result = std::max(result, sender_ends[from][micro_batch] + delay);
+    return result;
+  }
+};
+
+/// The cell plan's tasks of one slot: its closing marker, the tasks it waits for on its stage's
+/// device (that no earlier slot claimed), and the transfers into it from other stages.
+struct SlotTasks {
+  TaskId marker = 0;
+  std::vector<TaskId> members;  ///< ascending (dependency order), the marker included
+  std::vector<TaskId> inputs;
+};
+
+class CellPlanReader {
+ public:
+  CellPlanReader(const ExecutionPlan& plan, const Cluster& cluster, const std::vector<int64_t>& stage_of)
+      : plan_(plan), cluster_(cluster), stage_of_(stage_of), claimed_(plan.tasks.size(), false) {}
+
+  SlotTasks claim(TaskId marker) {
+    const int64_t stage = stage_of_[plan_.tasks[marker].device];
+    SlotTasks slot{marker, {marker}, {}};
+    claimed_[marker] = true;
+    for (size_t i = 0; i < slot.members.size(); ++i) {
+      for (TaskId dep : plan_.tasks[slot.members[i]].deps) {
+        const Task& task = plan_.tasks[dep];
+        if (claimed_[dep] || stage_of_[task.device] != stage) continue;
+        claimed_[dep] = true;
+        (task.kind == TaskKind::kTransfer && task.source != task.device ? slot.inputs : slot.members).push_back(dep);
+      }
+    }
+    std::sort(slot.members.begin(), slot.members.end());
+    return slot;
+  }
+
+  /// The tasks from `first` on, on `stage`'s device, that no slot claimed (all-reduces, updates).
+  std::vector<TaskId> unclaimed(int64_t stage, TaskId first) const {
+    std::vector<TaskId> tasks;
+    for (TaskId id = first; id < plan_.tasks.size(); ++id) {
+      if (!claimed_[id] && stage_of_[plan_.tasks[id].device] == stage) tasks.push_back(id);
+    }
+    return tasks;
+  }
+
+  /// `tasks` (ascending) list-scheduled by themselves, every other dependency met at time 0:
+  /// when `marker` ends, and when the last of them does.
+  std::pair<double, double> alone(const std::vector<TaskId>& tasks, TaskId marker) const {
+    ExecutionPlan alone;
+    alone.precision = plan_.precision;
+    std::map<TaskId, TaskId> renumbered;
+    for (TaskId id : tasks) renumbered.emplace(id, renumbered.size());
+    for (TaskId id : tasks) {
+      Task task = plan_.tasks[id];
+      task.id = renumbered.at(id);
+      std::vector<TaskId> deps;
+      for (TaskId dep : task.deps) {
+        if (auto it = renumbered.find(dep); it != renumbered.end()) deps.push_back(it->second);
+      }
+      task.deps = std::move(deps);
+      alone.tasks.push_back(std::move(task));
+    }
+    const Timeline timeline = estimate_step(alone, cluster_).timeline;
+    return {timeline.tasks[renumbered.at(marker)].end_seconds, timeline.makespan_seconds()};
+  }
+
+ private:
+  const ExecutionPlan& plan_;
+  const Cluster& cluster_;
+  const std::vector<int64_t>& stage_of_;
+  std::vector<bool> claimed_;
+};
+
+/// Waiting for its inputs, a slot ends (at `end_seconds` in `timeline`) as long after its latest
+/// input's arrival as it did in the cell plan, where every slot but a stage's first waits for
+/// its inputs; an input arrives as long after its sender's slot ended (`sender_end`) as there.
+template <typename SenderEnd>
+SlotModel model_slot(const SlotTasks& slot, double alone_seconds, const ExecutionPlan& plan, const Timeline& timeline,
+                     const std::vector<int64_t>& stage_of, double end_seconds, SenderEnd sender_end) {
+  SlotModel model;
+  model.alone_seconds = alone_seconds;
+  double latest_arrival = kNever;
+  for (TaskId input : slot.inputs) latest_arrival = std::max(latest_arrival, timeline.tasks[input].end_seconds);
+  for (TaskId input : slot.inputs) {
+    const size_t from = static_cast<size_t>(stage_of[plan.tasks[input].source]);
+    const double delay = timeline.tasks[input].end_seconds - sender_end(from) + (end_seconds - latest_arrival);
+    auto [entry, inserted] = model.delay_seconds.emplace(from, delay);
+    if (!inserted) entry->second = std::max(entry->second, delay);
+  }
+  return model;
+}
+
+}  // namespace
+
+ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const Cluster& cluster,
+                                                    const RunOptions& run, const ParallelismOptions& options) {
+  const size_t stages = static_cast<size_t>(options.pipeline);
+  const int64_t micro_batches = options.micro_batches;
+  const bool training = run.kind == StepKind::kTraining;
+
+  // One micro-batch through every stage, estimated with and without the updates: they
+  // interleave with a stage's last slot only.
+  PipelineCells cells;
+  const ExecutionPlan plan = build_parallel_3d_cell_plan(graph, cluster, run, options, &cells);
+  const bool updates = cells.first_update_task != PipelineCells::kNone;
+  ExecutionPlan slots_plan;
+  slots_plan.precision = plan.precision;
+  slots_plan.tasks.assign(plan.tasks.begin(), plan.tasks.begin() + static_cast<std::ptrdiff_t>(
+                                                                        updates ? cells.first_update_task : plan.tasks.size()));
+  const Timeline slots_timeline = estimate_step(slots_plan, cluster).timeline;
+  const Timeline timeline = updates ? estimate_step(plan, cluster).timeline : slots_timeline;
+  std::vector<int64_t> stage_of(cluster.devices().size(), -1);
+  for (size_t s = 0; s < stages; ++s) stage_of[options.device(0, static_cast<int64_t>(s), 0)] = static_cast<int64_t>(s);
+
+  CellPlanReader reader(plan, cluster, stage_of);
+  std::vector<SlotTasks> forward_tasks, backward_tasks;
+  for (size_t s = 0; s < stages; ++s) forward_tasks.push_back(reader.claim(cells.forward_done[s]));
+  const bool backward_slots = training && cells.backward_done.front() != PipelineCells::kNone;
+  for (size_t s = 0; backward_slots && s < stages; ++s) backward_tasks.push_back(reader.claim(cells.backward_done[s]));
+
+  ClosedFormStepEstimate estimate;
+  estimate.cell_plan_tasks = plan.tasks.size();
+  std::vector<SlotModel> forward(stages), backward(stages), last(stages), finish(stages);
+  auto end_in = [](const Timeline& t, TaskId id) { return t.tasks[id].end_seconds; };
+  for (size_t s = 0; s < stages; ++s) {
+    const SlotTasks& f = forward_tasks[s];
+    forward[s] = model_slot(f, reader.alone(f.members, f.marker).first, plan, slots_timeline, stage_of,
+                            end_in(slots_timeline, f.marker),
+                            [&](size_t from) { return end_in(slots_timeline, cells.forward_done[from]); });
+    estimate.forward_slot_seconds.push_back(forward[s].alone_seconds);
+    estimate.backward_slot_seconds.push_back(0);
+    if (backward_slots) {
+      const SlotTasks& b = backward_tasks[s];
+      backward[s] = model_slot(b, reader.alone(b.members, b.marker).first, plan, slots_timeline, stage_of,
+                               end_in(slots_timeline, b.marker),
+                               [&](size_t from) { return end_in(slots_timeline, cells.backward_done[from]); });
+      estimate.backward_slot_seconds.back() = backward[s].alone_seconds;
+    }
+  }
+  // A stage's last slot with the updates that interleave with it: when its marker ends (the
+  // stages it sends to wait for that) and when the stage's last task does.
+  const std::vector<TaskId>& last_markers = backward_slots ? cells.backward_done : cells.forward_done;
+  for (size_t s = 0; s < stages; ++s) {
+    if (!updates) {
+      last[s] = finish[s] = backward_slots ? backward[s] : forward[s];
+      continue;
+    }
+    const SlotTasks& slot = backward_slots ? backward_tasks[s] : forward_tasks[s];
+    std::vector<TaskId> with_updates = slot.members;
+    for (TaskId id : reader.unclaimed(static_cast<int64_t>(s), cells.first_update_task)) with_updates.push_back(id);
+    const auto [marker_end, stage_end] = reader.alone(with_updates, slot.marker);
+    double stage_end_in_plan = 0;
+    for (TaskId id : with_updates) stage_end_in_plan = std::max(stage_end_in_plan, end_in(timeline, id));
+    auto sender_end = [&](size_t from) { return end_in(timeline, last_markers[from]); };
+    last[s] = model_slot(slot, marker_end, plan, timeline, stage_of, end_in(timeline, slot.marker), sender_end);
+    finish[s] = model_slot(slot, stage_end, plan, timeline, stage_of, stage_end_in_plan, sender_end);
+  }
+
+  // Every slot of every stage, in an order in which each slot's inputs come first.
+  std::vector<std::vector<PipelineSlot>> schedule(stages);
+  for (size_t s = 0; s < stages; ++s) schedule[s] = pipeline_schedule(options.schedule, stages, s, micro_batches, training);
+  std::vector<std::vector<double>> forward_end(stages, std::vector<double>(micro_batches, kNever));
+  std::vector<std::vector<double>> backward_end(stages, std::vector<double>(micro_batches, kNever));
+  std::vector<double> stage_free(stages, 0);
+  std::vector<size_t> slots_done(stages, 0);
+  estimate.stage_end_seconds.assign(stages, 0);
+  for (const auto& [s, slot] : emission_order(schedule, micro_batches)) {
+    const int64_t m = slot.micro_batch;
+    auto& ends = slot.forward ? forward_end : backward_end;
+    const bool last_slot = ++slots_done[s] == schedule[s].size();
+    const SlotModel& model = last_slot ? last[s] : slot.forward ? forward[s] : backward[s];
+    if (last_slot) estimate.stage_end_seconds[s] = finish[s].end(stage_free[s], ends, m);
+    ends[s][m] = stage_free[s] = model.end(stage_free[s], ends, m);
+  }
+  for (size_t s = 0; s < stages; ++s) estimate.step_seconds = std::max(estimate.step_seconds, estimate.stage_end_seconds[s]);
+  return estimate;
+}
+
+}  // namespace placesim

@@ -1,0 +1,32 @@
+// The closed-form tier for 3D-parallel steps: the analytical tier's step time (analytical_engine.h)
+// without building the step's plan. Without contention, every micro-batch's forward (backward)
+// slot on a stage takes the same time wherever it starts, and so does every transfer between
+// stages; so the analytical estimate of one micro-batch's cell plan (parallel_3d_builder.h) gives
+// each stage's slot durations, the delays between stages and what follows the last slot
+// (data-parallel all-reduces, updates), and the step follows by a recurrence over all slots in
+// emission order: O(stages x micro-batches) instead of a plan of O(stages x micro-batches x ops).
+#pragma once
+
+#include <vector>
+
+#include "sim/cluster/cluster.h"
+#include "sim/graph/op_graph.h"
+#include "sim/scenario/scenario.h"
+
+namespace placesim {
+
+struct ClosedFormStepEstimate {
+  double step_seconds = 0;                 ///< one step, from the first slot to the last update
+  std::vector<double> forward_slot_seconds;   ///< by stage: one micro-batch's forward slot
+  std::vector<double> backward_slot_seconds;  ///< by stage: one micro-batch's backward slot (0 in inference)
+  std::vector<double> stage_end_seconds;      ///< by stage: when its last task (update) ends
+  size_t cell_plan_tasks = 0;              ///< tasks of the one-micro-batch plan it estimated
+};
+
+/// One step of `options` (tensor x pipeline x data, its schedule and micro-batches) on `cluster`.
+/// Needs what the cell plan needs (identical devices, no jitter, ring all-reduces): throws
+/// InputError otherwise, like build_parallel_3d_cell_plan.
+ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const Cluster& cluster,
+                                                    const RunOptions& run, const ParallelismOptions& options);
+
+}  // namespace placesim
