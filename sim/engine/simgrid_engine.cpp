@@ -8,11 +8,11 @@
 #include <cstdio>
 #include <cstring>
 #include <queue>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
 
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
@@ -71,8 +71,6 @@ class Simulation {
     for (const auto& device : cluster_.devices()) {
       hosts_.push_back(zone->create_host(cluster_.vertices()[device.vertex].name, kHostSpeed)->seal());
     }
-    // The alarm clock (see Timer): one core per pending alarm, so that alarms never share speed.
-    alarm_host_ = zone->create_host("placesim/alarm", kHostSpeed)->set_core_count(kAlarmCores)->seal();
     shared_compute_.assign(cluster_.devices().size(), false);
     for (DeviceId d = 0; d < cluster_.devices().size(); ++d) {
       if (auto other = cluster_.device(d).shares_compute_with; other && *other != d) {
@@ -235,28 +233,26 @@ class Simulation {
   }
 
   // Timers: compute tasks on devices of their own and the latency owed by per-phase steps need
-  // no shared resource, only the clock. They wait in our own queue; one SimGrid Exec on the
-  // alarm host ("alarm") runs until the earliest of them. SimGrid then holds a handful of
-  // activities instead of one per busy device: each Exec completion in SimGrid 3.32 scans a
-  // list of every live activity, which made 1,024 busy GPUs ten times slower per task.
+  // no shared resource, only the clock. They wait in our own queue; one SimGrid kernel timer
+  // (an "alarm", no activity, no share of any resource) rings at the earliest of them. SimGrid
+  // then holds only the flows: each Exec completion in SimGrid 3.32 scans a list of every live
+  // activity, which made 1,024 busy GPUs ten times slower per task, and an Exec per alarm cost
+  // several allocations and a variable in the max-min solver.
   void schedule_timer(double at, TaskId id, size_t step) {
     timers_.push(Timer{at, timer_sequence_++, id, step});
-    if (alarms_.empty() || at < *alarms_.begin()) start_alarm(at);
+    if (alarms_.empty() || at < alarms_.top()) start_alarm(at);
   }
 
   void start_alarm(double at) {
-    const double now = sg4::Engine::get_clock();
-    alarms_.insert(at);
-    sg4::ExecPtr alarm = sg4::Exec::init();
-    alarm->set_flops_amount(std::max(0.0, at - now) * kHostSpeed);
-    alarm->set_host(alarm_host_);
-    running_.emplace(alarm.get(), Running{kNoTask, kNoStep, alarm, at});
-    alarm->start();
+    alarms_.push(at);
+    simgrid::kernel::timer::Timer::set(at, [this] {
+      ring_alarm(sg4::Engine::get_clock());
+      drain_instant();
+    });
   }
 
-  void ring_alarm(double at, double now) {
-    alarms_.erase(alarms_.find(at));
-    // Rounding may end an alarm a hair before or after its time: fire what is due by now.
+  void ring_alarm(double now) {
+    alarms_.pop();  // alarms ring in time order: this one is the earliest
     const double due = now + 1e-12 * std::max(1.0, now);
     while (!timers_.empty() && timers_.top().at <= due) {
       Timer timer = timers_.top();
@@ -269,7 +265,7 @@ class Simulation {
       end_task(timer.task, now);
       try_start_compute(plan_.tasks[timer.task].device, now);
     }
-    if (!timers_.empty() && (alarms_.empty() || timers_.top().at < *alarms_.begin())) start_alarm(timers_.top().at);
+    if (!timers_.empty() && (alarms_.empty() || timers_.top().at < alarms_.top())) start_alarm(timers_.top().at);
   }
 
   /// Returns true when the whole collective has ended.
@@ -313,9 +309,7 @@ class Simulation {
     retire(std::move(it->second.activity));
     running_.erase(it);
     const double now = sg4::Engine::get_clock();
-    if (running.task == kNoTask) {
-      ring_alarm(running.alarm_at, now);
-    } else if (running.step != kNoStep) {
+    if (running.step != kNoStep) {
       if (!start_latency_delay(running.task, running.step, now) && finish_step(running.task, running.step)) {
         end_task(running.task, now);
       }
@@ -343,8 +337,6 @@ class Simulation {
   }
 
   static constexpr size_t kNoStep = static_cast<size_t>(-1);
-  static constexpr TaskId kNoTask = static_cast<TaskId>(-1);
-  static constexpr int kAlarmCores = 1 << 20;
 
   struct Timer {
     double at;
@@ -367,7 +359,6 @@ class Simulation {
     TaskId task;
     size_t step;  ///< index in the collective's schedule, or kNoStep
     sg4::ActivityPtr activity;  // keeps the activity alive until it completes
-    double alarm_at = 0;        ///< an alarm (task == kNoTask): the time it was set for
   };
 
   const ExecutionPlan& plan_;
@@ -376,11 +367,10 @@ class Simulation {
   std::vector<sg4::Host*> hosts_;
   std::vector<sg4::Link*> links_;
   std::vector<sg4::Link*> orbit_links_;  ///< under symmetry, per orbit of link directions
-  sg4::Host* alarm_host_ = nullptr;
   std::vector<bool> shared_compute_;  ///< devices whose compute SimGrid must share (Execs)
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t timer_sequence_ = 0;
-  std::multiset<double> alarms_;  ///< times of the alarms running
+  std::priority_queue<double, std::vector<double>, std::greater<>> alarms_;  ///< times of the alarms set
   std::vector<size_t> pending_;
   SuccessorLists successors_;
   std::vector<bool> device_busy_;
