@@ -55,6 +55,12 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
   reader.expect_object();
   if (kind == "scenario") {
     Scenario scenario = read_scenario(reader, catalog, path.parent_path());
+    if (scenario.run.tier == SimulationTier::kClosedForm) {  // no plan of the step: one micro-batch's
+      ClosedFormStepEstimate estimate = estimate_closed_form(scenario, scenario.strategies.front());
+      return "scenario \"" + scenario.name + "\": " + plural(scenario.graph.size(), "op") + " on " +
+             plural(scenario.cluster.devices().size(), "device") + ", closed-form tier: " +
+             plural(estimate.cell_plan_tasks, "task") + " for one micro-batch";
+    }
     PlannedScenario planned = plan_scenario(scenario);
     return "scenario \"" + scenario.name + "\": " + plural(scenario.graph.size(), "op") + " on " +
            plural(scenario.cluster.devices().size(), "device") + ", " + plural(planned.plan.tasks.size(), "task") +

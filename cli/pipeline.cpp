@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "sim/analytical/analytical_engine.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
 #include "sim/engine/simgrid_engine.h"
@@ -39,6 +40,11 @@ std::string fidelity_note(const ExecutionPlan& plan) {
 }  // namespace
 
 PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy) {
+  if (scenario.run.tier == SimulationTier::kClosedForm) {  // its plan may be far too large to build
+    throw InputError(scenario.file.string(), "/simulation/tier",
+                     "the closed-form tier builds no plan of the step, only `placesim run` and `placesim check` "
+                     "take it; use \"analytical\" or \"simulated\" here");
+  }
   PlannedScenario planned;
   const Cluster& cluster = scenario.cluster_for(strategy);
   if (strategy.placement.automatic) {
@@ -68,7 +74,13 @@ PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy
   } else {
     planned.plan = build_plan(scenario.graph, planned.placement, cluster, scenario.run, name);
   }
-  if (std::string fidelity = fidelity_note(planned.plan); !fidelity.empty()) planned.notes.push_back(fidelity);
+  if (scenario.run.tier == SimulationTier::kAnalytical) {
+    planned.notes.push_back("analytical tier (\"simulation\": {\"tier\": \"analytical\"}): the plan list-scheduled "
+                            "without contention, each transfer at its route's latency + bytes / bottleneck "
+                            "bandwidth, each all-reduce at its algorithm's alpha-beta estimate");
+  } else if (std::string fidelity = fidelity_note(planned.plan); !fidelity.empty()) {
+    planned.notes.push_back(fidelity);
+  }
   return planned;
 }
 
@@ -79,6 +91,31 @@ SimulatedRun simulate_plan(const ExecutionPlan& plan, const Cluster& cluster) {
   run.timeline = make_simgrid_engine()->simulate(plan, cluster);
   run.metrics = compute_metrics(plan, cluster, run.timeline);
   return run;
+}
+
+SimulatedRun estimate_plan(const ExecutionPlan& plan, const Cluster& cluster) {
+  SimulatedRun run;
+  run.timeline = estimate_step(plan, cluster).timeline;
+  run.metrics = compute_metrics(plan, cluster, run.timeline);
+  return run;
+}
+
+SimulatedRun run_plan(const ExecutionPlan& plan, const Cluster& cluster, SimulationTier tier) {
+  return tier == SimulationTier::kAnalytical ? estimate_plan(plan, cluster) : simulate_plan(plan, cluster);
+}
+
+ClosedFormStepEstimate estimate_closed_form(const Scenario& scenario, const Strategy& strategy) {
+  if (!strategy.parallelism) {
+    throw InputError(scenario.file.string(), "/simulation/tier",
+                     "\"closed-form\" needs a \"parallelism\" strategy (tensor x pipeline x data); strategy \"" +
+                         strategy.name + "\" is not one: use \"analytical\"");
+  }
+  try {
+    return estimate_3d_step_closed_form(scenario.graph, scenario.cluster_for(strategy), scenario.run,
+                                        *strategy.parallelism);
+  } catch (const InputError& error) {
+    throw InputError(scenario.file.string(), error.json_path(), error.message());
+  }
 }
 
 namespace {
@@ -119,7 +156,7 @@ std::string describe(const Scenario& scenario, const Strategy& strategy) {
 EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& strategy, bool with_baseline) {
   EvaluatedStrategy evaluated;
   evaluated.planned = plan_strategy(scenario, strategy);
-  evaluated.run = simulate_plan(evaluated.planned.plan, scenario.cluster_for(strategy));
+  evaluated.run = run_plan(evaluated.planned.plan, scenario.cluster_for(strategy), scenario.run.tier);
   StrategyResult& result = evaluated.result;
   result.name = strategy.name;
   result.description = describe(scenario, strategy);
@@ -143,7 +180,7 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
       single.data_parallel->replicas.resize(1);
       if (single.data_parallel->algorithm) single.data_parallel->algorithm = CollectiveAlgorithm::kRing;
       PlannedScenario planned = plan_strategy(scenario, single);
-      SimulatedRun run = simulate_plan(planned.plan, scenario.cluster_for(single));
+      SimulatedRun run = run_plan(planned.plan, scenario.cluster_for(single), scenario.run.tier);
       result.single_replica_samples_per_second =
           compute_data_parallel_metrics(planned.plan, run.timeline).samples_per_second;
     }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "sim/analytical/pipeline_closed_form.h"
 #include "sim/placement/placement.h"
 #include "sim/plan/execution_plan.h"
 #include "sim/report/comparison_report.h"
@@ -32,6 +33,15 @@ struct SimulatedRun {
 };
 
 SimulatedRun simulate_plan(const ExecutionPlan& plan, const Cluster& cluster);
+/// The analytical tier's timeline (no contention) with the same metrics.
+SimulatedRun estimate_plan(const ExecutionPlan& plan, const Cluster& cluster);
+/// simulate_plan or estimate_plan, as `tier` says (the closed-form tier has no plan to run).
+SimulatedRun run_plan(const ExecutionPlan& plan, const Cluster& cluster, SimulationTier tier);
+
+/// The closed-form tier's step of one 3D strategy (sim/analytical/pipeline_closed_form.h), no plan
+/// of the step. Throws InputError (at /simulation/tier) for a strategy without "parallelism" or
+/// replicas that are not identical.
+ClosedFormStepEstimate estimate_closed_form(const Scenario& scenario, const Strategy& strategy);
 
 /// Plans and simulates one strategy; for data-parallel strategies also the same strategy on its
 /// first replica alone (the baseline of scaling efficiency) when `with_baseline`.

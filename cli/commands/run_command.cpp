@@ -9,6 +9,7 @@
 #include "sim/placement/placement_log.h"
 #include "sim/report/memory_verdict.h"
 #include "sim/report/text_report.h"
+#include "sim/report/units_format.h"
 #include "sim/scenario/scenario_loader.h"
 
 namespace placesim {
@@ -33,6 +34,69 @@ void print_header(const Scenario& scenario, size_t tasks) {
             << scenario.cluster.devices().size() << " devices); plan: " << tasks << " tasks\n\n";
 }
 
+// The closed-form tier (sim/analytical/pipeline_closed_form.h): each 3D strategy's step from one
+// micro-batch's cells, no plan of the step, so no timeline, devices table or trace.
+int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, const std::vector<Strategy>& strategies,
+                    const std::string& trace, const std::string& report) {
+  std::vector<ClosedFormStepEstimate> estimates;
+  for (const Strategy& strategy : strategies) estimates.push_back(estimate_closed_form(scenario, strategy));
+  if (!trace.empty()) {
+    throw InputError("--trace", "", "the closed-form tier (\"simulation\": {\"tier\": \"closed-form\"}) computes no "
+                                    "timeline; use \"analytical\" or \"simulated\" for a trace");
+  }
+  Json rows = Json::array();
+  for (size_t i = 0; i < strategies.size(); ++i) {
+    const Strategy& strategy = strategies[i];
+    const ParallelismOptions& p = *strategy.parallelism;
+    const Cluster& cluster = scenario.cluster_for(strategy);
+    const ClosedFormStepEstimate& estimate = estimates[i];
+    const double samples = static_cast<double>(scenario.run.batch_size * p.data);
+    Json stages = Json::array();
+    for (size_t s = 0; s < estimate.forward_slot_seconds.size(); ++s) {
+      stages.push_back({{"stage", s},
+                        {"device", cluster.device(p.device(0, static_cast<int64_t>(s), 0)).name.canonical()},
+                        {"forward_slot_seconds", estimate.forward_slot_seconds[s]},
+                        {"backward_slot_seconds", estimate.backward_slot_seconds[s]},
+                        {"end_seconds", estimate.stage_end_seconds[s]}});
+    }
+    rows.push_back({{"strategy", strategy.name},
+                    {"step_time_seconds", estimate.step_seconds},
+                    {"samples_per_step", samples},
+                    {"samples_per_second", samples / estimate.step_seconds},
+                    {"cell_plan_tasks", estimate.cell_plan_tasks},
+                    {"stages", stages}});
+    if (options.quiet) continue;
+    size_t width = 34;
+    for (int64_t s = 0; s < p.pipeline; ++s) width = std::max(width, cluster.device(p.device(0, s, 0)).name.canonical().size());
+    std::cout << (strategies.size() > 1 ? "Strategy " + strategy.name + ": " : std::string("")) << "data " << p.data
+              << " x pipeline " << p.pipeline << " x tensor " << p.tensor << ", " << p.micro_batches
+              << " micro-batches\n"
+              << "Predicted step time: " << format_seconds(estimate.step_seconds)
+              << " (closed-form tier: the analytical tier's list schedule, from one micro-batch's "
+              << estimate.cell_plan_tasks << " tasks)\n"
+              << "Throughput: " << format_rate(samples / estimate.step_seconds, "samples") << " (" << samples
+              << " samples per step)\n\n"
+              << pad("Stage", 5, true) << "  " << pad("device (replica 0, tensor rank 0)", width, true)
+              << "  forward slot  backward slot  last task ends\n";
+    for (size_t s = 0; s < estimate.forward_slot_seconds.size(); ++s) {
+      std::cout << pad(std::to_string(s), 5) << "  "
+                << pad(cluster.device(p.device(0, static_cast<int64_t>(s), 0)).name.canonical(), width, true) << "  "
+                << pad(format_seconds(estimate.forward_slot_seconds[s]), 12) << "  "
+                << pad(format_seconds(estimate.backward_slot_seconds[s]), 13) << "  "
+                << pad(format_seconds(estimate.stage_end_seconds[s]), 14) << "\n";
+    }
+    std::cout << "\n";
+  }
+  if (!report.empty()) {
+    Json document = {{"kind", "placesim-closed-form-report"},
+                     {"scenario", scenario.name},
+                     {"tier", "closed-form"},
+                     {"strategies", rows}};
+    write_file_atomically(report, document.dump(2) + "\n");
+  }
+  return 0;
+}
+
 int run(const RunCommandOptions& options, const GlobalOptions& global) {
   HardwareCatalog catalog = global.catalog();
   Scenario scenario = load_scenario(options.scenario, catalog);
@@ -54,6 +118,8 @@ int run(const RunCommandOptions& options, const GlobalOptions& global) {
     throw InputError("--trace", "", "the scenario has " + std::to_string(strategies.size()) +
                                         " strategies: choose one with --strategy NAME to write its trace");
   }
+
+  if (scenario.run.tier == SimulationTier::kClosedForm) return run_closed_form(options, scenario, strategies, trace, report);
 
   std::vector<EvaluatedStrategy> evaluated;
   for (size_t i = 0; i < strategies.size(); ++i) {

@@ -13,10 +13,13 @@ class InputError : public std::runtime_error {
   InputError(std::string file, std::string json_path, const std::string& message)
       : std::runtime_error(format(file, json_path, message)),
         file_(std::move(file)),
-        json_path_(std::move(json_path)) {}
+        json_path_(std::move(json_path)),
+        message_(message) {}
 
   const std::string& file() const { return file_; }
   const std::string& json_path() const { return json_path_; }
+  /// The message alone, without file and path.
+  const std::string& message() const { return message_; }
 
  private:
   static std::string format(const std::string& file, const std::string& path, const std::string& message) {
@@ -27,6 +30,7 @@ class InputError : public std::runtime_error {
   }
   std::string file_;
   std::string json_path_;
+  std::string message_;
 };
 
 }  // namespace placesim

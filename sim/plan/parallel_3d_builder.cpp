@@ -65,20 +65,36 @@ std::vector<TaskId> cell_sinks(const ExecutionPlan& plan, const std::vector<Task
 /// By (micro-batch, op): one task id per tensor rank.
 using RankTasks = std::vector<std::vector<std::vector<TaskId>>>;
 
+/// What needs identical replicas: symmetry, or the closed-form tier's cell plan (`cells`).
+struct SymmetricMode {
+  std::string path;       ///< the JSON path of the choice
+  std::string what;       ///< for messages: "symmetry"
+  std::string otherwise;  ///< what to set instead
+};
+
+SymmetricMode symmetric_mode(bool cells) {
+  if (cells) {
+    return {"/simulation/tier", "the closed-form tier (\"simulation\": {\"tier\": \"closed-form\"})",
+            "use \"tier\": \"analytical\""};
+  }
+  return {"/simulation/symmetry", "symmetry (\"simulation\": {\"symmetry\": \"representatives\"})",
+          "set \"symmetry\": \"off\""};
+}
+
 /// Symmetry holds only between devices of one kind at one speed, without per-device jitter.
-void require_symmetric_devices(const Cluster& cluster, const RunOptions& run, const ParallelismOptions& options) {
-  const std::string path = "/simulation/symmetry";
+void require_symmetric_devices(const Cluster& cluster, const RunOptions& run, const ParallelismOptions& options,
+                               const SymmetricMode& mode) {
   if (run.jitter_sigma > 0) {
-    throw InputError("", path, "symmetry needs identical replicas, but perturbations.jitter gives each device its own "
-                               "slowdowns; set \"symmetry\": \"off\"");
+    throw InputError("", mode.path, mode.what + " needs identical replicas, but perturbations.jitter gives each device "
+                                    "its own slowdowns; " + mode.otherwise);
   }
   const ClusterDevice& first = cluster.device(options.devices.front());
   for (DeviceId id : options.devices) {
     const ClusterDevice& device = cluster.device(id);
     if (device.spec.id != first.spec.id || device.speed_factor != first.speed_factor || device.shares_compute_with) {
-      throw InputError("", path, "symmetry needs identical devices, but " + device.name.canonical() + " (" +
-                                     device.spec.id + ", speed x" + std::to_string(device.speed_factor) +
-                                     ") differs from " + first.name.canonical() + "; set \"symmetry\": \"off\"");
+      throw InputError("", mode.path, mode.what + " needs identical devices, but " + device.name.canonical() + " (" +
+                                          device.spec.id + ", speed x" + std::to_string(device.speed_factor) +
+                                          ") differs from " + first.name.canonical() + "; " + mode.otherwise);
     }
   }
 }
@@ -201,7 +217,8 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   const int64_t steps = cell_index ? 1 : run.steps;
   const int64_t simulated_replicas = symmetric ? 1 : replicas;
   const int64_t simulated_ranks = symmetric ? 1 : ranks;
-  if (symmetric) require_symmetric_devices(cluster, run, options);
+  const SymmetricMode mode = symmetric_mode(cell_index != nullptr);
+  if (symmetric) require_symmetric_devices(cluster, run, options, mode);
   ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size * replicas);
   StepEmitter emitter(graph, cluster, run, &plan);
   const bool training = emitter.training();
@@ -247,8 +264,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
     if (symmetric) {  // the engine simulates one hop of each ring per phase
       if (options.algorithm && *options.algorithm != CollectiveAlgorithm::kRing) {
         throw InputError("", options.json_path + "/algorithm",
-                         "symmetry (\"simulation\": {\"symmetry\": \"representatives\"}) needs ring all-reduces, "
-                         "got \"" + to_string(*options.algorithm) + "\"");
+                         mode.what + " needs ring all-reduces, got \"" + to_string(*options.algorithm) + "\"");
       }
     } else if (options.algorithm) {
       if (!applicable(*options.algorithm, group, cluster, &why)) {

@@ -102,12 +102,15 @@ TEST(PipelineClosedForm, GivesTheAnalyticalTiersStepWithoutThePlan) {
 TEST(PipelineClosedForm, IsRefusedWhereReplicasDiffer) {
   Config c;
   c.data = 2;
-  c.extra = R"(, "perturbations": {"jitter": 0.1})";
+  c.extra = R"(, "perturbations": {"jitter": {"sigma": 0.1}})";
+  const Scenario scenario = load(gpt_3d(c));
+  EXPECT_GT(scenario.run.jitter_sigma, 0);
   try {
-    closed_form(load(gpt_3d(c)));
+    closed_form(scenario);
     FAIL() << "expected an InputError";
   } catch (const InputError& error) {
-    EXPECT_NE(std::string(error.what()).find("jitter"), std::string::npos) << error.what();
+    EXPECT_EQ(error.json_path(), "/simulation/tier");
+    EXPECT_NE(error.message().find("jitter"), std::string::npos) << error.what();
   }
 }
 
