@@ -3,10 +3,15 @@
 // device pair (cudaMemcpyPeerAsync between GPUs, cudaMemcpyAsync from/to pinned host memory),
 // CUDA events around every task, host callbacks (cudaLaunchHostFunc) to tell the dispatch loop a
 // task has finished. CPU devices of the plan run as the CPU executor's worker threads.
+// All-reduces run as NCCL all-reduces (one communicator per GPU of the group, on streams of their
+// own) when CMake found NCCL (PLACESIM_WITH_NCCL), on the GPUs of this machine.
 #include "real_backend/cuda/cuda_executor.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#ifdef PLACESIM_WITH_NCCL
+#include <nccl.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
@@ -151,6 +156,23 @@ struct Channel {
   std::unique_ptr<CopyBuffers> host_buffers;
 };
 
+#ifdef PLACESIM_WITH_NCCL
+void check_nccl(ncclResult_t status, const char* what) {
+  if (status != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(status));
+}
+
+/// One all-reduce group of the plan: a NCCL communicator, a stream and a buffer per member GPU.
+/// A collective is timed on member 0's stream, which waits for the other members' ends.
+struct NcclGroup {
+  std::vector<int> ordinals;
+  std::vector<ncclComm_t> comms;
+  std::vector<cudaStream_t> streams;
+  std::vector<float*> buffers;
+  std::vector<cudaEvent_t> member_done;
+  size_t elements = 0;
+};
+#endif
+
 struct TaskEvents {
   cudaEvent_t start = nullptr, end = nullptr;
   int device = -1;  // which GPU's clock; -1 = host-timed
@@ -178,8 +200,8 @@ class CudaExecutor final : public Executor, private TaskLauncher {
     for (const Task& task : plan.tasks) {
       const std::string path = "/tasks/" + std::to_string(task.id);
       if (task.kind == TaskKind::kCollective) {
-        throw InputError(where, path, "task \"" + task.name + "\" is a collective; NCCL collectives are not "
-                                                               "implemented in the cuda backend yet");
+        check_collective(task, cluster, where, path);
+        continue;
       }
       for (DeviceId id : {task.device, task.source}) {
         const ClusterDevice& device = cluster.device(id);
@@ -200,6 +222,36 @@ class CudaExecutor final : public Executor, private TaskLauncher {
     }
   }
 
+  /// An all-reduce runs on NCCL: every member a GPU of this machine, one GPU per rank.
+  void check_collective(const Task& task, const Cluster& cluster, const std::string& where,
+                        const std::string& path) const {
+#ifndef PLACESIM_WITH_NCCL
+    throw InputError(where, path, "task \"" + task.name + "\" is an all-reduce, and this placesim was built without "
+                                                           "NCCL (CMake did not find nccl.h and libnccl)");
+#else
+    std::set<int> ordinals;
+    for (DeviceId id : task.group) {
+      const ClusterDevice& device = cluster.device(id);
+      if (device.spec.kind != DeviceKind::kGpu || device.node != 0) {
+        throw InputError(where, path, "task \"" + task.name + "\" all-reduces over " + device.name.canonical() +
+                                          ": the cuda backend runs all-reduces with NCCL between the GPUs of this "
+                                          "machine only");
+      }
+      if (device.name.index.value_or(0) >= device_count_ && !options_.share_gpus) {
+        throw InputError(where, path, "task \"" + task.name + "\" all-reduces over " + device.name.canonical() +
+                                          " but this machine has " + std::to_string(device_count_) + " CUDA GPU(s)");
+      }
+      ordinals.insert(ordinal(device));
+    }
+    if (ordinals.size() != task.group.size()) {
+      throw InputError(where, path, "task \"" + task.name + "\" all-reduces over " + std::to_string(task.group.size()) +
+                                        " GPUs but they map to " + std::to_string(ordinals.size()) +
+                                        " GPU(s) of this machine; NCCL needs one GPU per rank (--share-gpus cannot "
+                                        "fold a group)");
+    }
+#endif
+  }
+
   void prepare(const ExecutionPlan& plan, const Cluster& cluster) override {
     release();
     plan_ = &plan;
@@ -215,6 +267,13 @@ class CudaExecutor final : public Executor, private TaskLauncher {
         const GemmShape& g = work_[task.id].gemm;
         size_t& elements = gemm_elements[task.device];
         elements = std::max({elements, size_t(g.m * g.k), size_t(g.k * g.n), size_t(g.m * g.n)});
+      } else if (task.kind == TaskKind::kCollective) {
+#ifdef PLACESIM_WITH_NCCL
+        if (task.group.size() > 1 && task.bytes > 0) {
+          NcclGroup& group = nccl_groups_[task.group];
+          group.elements = std::max(group.elements, size_t(std::ceil(task.bytes / sizeof(float))));
+        }
+#endif
       } else if (task.bytes > 0) {
         double& bytes = largest[{task.source, task.device}];
         bytes = std::max(bytes, task.bytes);
@@ -240,6 +299,9 @@ class CudaExecutor final : public Executor, private TaskLauncher {
       }
     }
     for (const auto& [pair, bytes] : largest) open_channel(pair.first, pair.second, bytes);
+#ifdef PLACESIM_WITH_NCCL
+    for (auto& [members, group] : nccl_groups_) open_nccl_group(members, group);
+#endif
     for (const Task& task : plan.tasks) {
       int device = timing_device(task);
       if (device < 0) continue;
@@ -270,6 +332,10 @@ class CudaExecutor final : public Executor, private TaskLauncher {
       }
     }
     channels_.clear();
+#ifdef PLACESIM_WITH_NCCL
+    for (auto& [members, group] : nccl_groups_) close_nccl_group(group);
+    nccl_groups_.clear();
+#endif
     for (auto& [id, gpu] : gpus_) gpu_free(gpu);
     gpus_.clear();
     hosts_.clear();
@@ -292,9 +358,72 @@ class CudaExecutor final : public Executor, private TaskLauncher {
       auto it = gpus_.find(task.device);
       return it == gpus_.end() ? -1 : it->second.ordinal;
     }
+#ifdef PLACESIM_WITH_NCCL
+    if (task.kind == TaskKind::kCollective) {
+      auto group = nccl_groups_.find(task.group);
+      return group == nccl_groups_.end() ? -1 : group->second.ordinals.front();
+    }
+#endif
+    if (task.kind == TaskKind::kCollective) return -1;
     auto it = channels_.find({task.source, task.device});
     return it == channels_.end() ? -1 : it->second.stream_device;
   }
+
+#ifdef PLACESIM_WITH_NCCL
+  /// One communicator per member GPU (ncclCommInitAll), a stream, a buffer of the group's
+  /// largest all-reduce and an event per member.
+  void open_nccl_group(const std::vector<DeviceId>& members, NcclGroup& group) {
+    for (DeviceId id : members) group.ordinals.push_back(ordinal(cluster_->device(id)));
+    const size_t n = members.size();
+    group.comms.assign(n, nullptr);
+    check_nccl(ncclCommInitAll(group.comms.data(), int(n), group.ordinals.data()), "ncclCommInitAll");
+    group.streams.assign(n, nullptr);
+    group.buffers.assign(n, nullptr);
+    group.member_done.assign(n, nullptr);
+    for (size_t i = 0; i < n; ++i) {
+      check(cudaSetDevice(group.ordinals[i]), "cudaSetDevice");
+      check(cudaStreamCreateWithFlags(&group.streams[i], cudaStreamNonBlocking), "cudaStreamCreate");
+      check(cudaMalloc(&group.buffers[i], group.elements * sizeof(float)), "all-reduce buffer");
+      check(cudaMemset(group.buffers[i], 0, group.elements * sizeof(float)), "cudaMemset");
+      check(cudaEventCreateWithFlags(&group.member_done[i], cudaEventDisableTiming), "cudaEventCreate");
+    }
+  }
+
+  static void close_nccl_group(NcclGroup& group) {
+    for (size_t i = 0; i < group.ordinals.size(); ++i) {
+      cudaSetDevice(group.ordinals[i]);
+      if (group.streams[i]) cudaStreamSynchronize(group.streams[i]);
+      if (group.comms[i]) ncclCommDestroy(group.comms[i]);
+      if (group.buffers[i]) cudaFree(group.buffers[i]);
+      if (group.member_done[i]) cudaEventDestroy(group.member_done[i]);
+      if (group.streams[i]) cudaStreamDestroy(group.streams[i]);
+    }
+    group = NcclGroup{};
+  }
+
+  /// Records the task's start on member 0's stream, all-reduces `bytes` on every member (one
+  /// NCCL group call), and makes member 0's stream wait for every member's end.
+  void enqueue_allreduce(const Task& task) {
+    NcclGroup& group = nccl_groups_.at(task.group);
+    const size_t count = std::min(group.elements, size_t(std::ceil(task.bytes / sizeof(float))));
+    check(cudaSetDevice(group.ordinals.front()), "cudaSetDevice");
+    check(cudaEventRecord(events_[task.id].start, group.streams.front()), "cudaEventRecord");
+    check_nccl(ncclGroupStart(), "ncclGroupStart");
+    for (size_t i = 0; i < group.ordinals.size(); ++i) {
+      check(cudaSetDevice(group.ordinals[i]), "cudaSetDevice");
+      check_nccl(ncclAllReduce(group.buffers[i], group.buffers[i], count, ncclFloat, ncclSum, group.comms[i],
+                               group.streams[i]),
+                 "ncclAllReduce");
+    }
+    check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+    for (size_t i = 1; i < group.ordinals.size(); ++i) {
+      check(cudaSetDevice(group.ordinals[i]), "cudaSetDevice");
+      check(cudaEventRecord(group.member_done[i], group.streams[i]), "cudaEventRecord");
+      check(cudaSetDevice(group.ordinals.front()), "cudaSetDevice");
+      check(cudaStreamWaitEvent(group.streams.front(), group.member_done[i], 0), "cudaStreamWaitEvent");
+    }
+  }
+#endif
 
   void* host_or_device_buffer(DeviceId id, size_t size, bool* host) {
     const ClusterDevice& device = cluster_->device(id);
@@ -347,17 +476,24 @@ class CudaExecutor final : public Executor, private TaskLauncher {
       check(cudaEventRecord(gpu.origin, gpu.compute), "cudaEventRecord");
     }
     for (auto& [pair, channel] : channels_) {
-      if (channel.stream_device >= 0 && !gpu_for_ordinal(channel.stream_device)) {
-        // A copy stream on a GPU that computes nothing: give it an origin of its own.
-        Gpu& gpu = copy_only_origins_[channel.stream_device];
-        gpu.ordinal = channel.stream_device;
-        check(cudaSetDevice(gpu.ordinal), "cudaSetDevice");
-        if (!gpu.origin) check(cudaEventCreate(&gpu.origin), "cudaEventCreate");
-        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
-        gpu.origin_seconds = monotonic_seconds() - origin_;
-        check(cudaEventRecord(gpu.origin, channel.stream), "cudaEventRecord");
-      }
+      if (channel.stream_device >= 0) give_origin(channel.stream_device, channel.stream);
     }
+#ifdef PLACESIM_WITH_NCCL
+    for (auto& [members, group] : nccl_groups_) give_origin(group.ordinals.front(), group.streams.front());
+#endif
+  }
+
+  /// An origin event on `stream` of a GPU that computes nothing (its tasks are copies or
+  /// all-reduces), so that their events can be read on the run's clock.
+  void give_origin(int stream_device, cudaStream_t stream) {
+    if (gpu_for_ordinal(stream_device)) return;
+    Gpu& gpu = copy_only_origins_[stream_device];
+    gpu.ordinal = stream_device;
+    check(cudaSetDevice(gpu.ordinal), "cudaSetDevice");
+    if (!gpu.origin) check(cudaEventCreate(&gpu.origin), "cudaEventCreate");
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    gpu.origin_seconds = monotonic_seconds() - origin_;
+    check(cudaEventRecord(gpu.origin, stream), "cudaEventRecord");
   }
 
   const Gpu* gpu_for_ordinal(int ordinal) const {
@@ -370,6 +506,7 @@ class CudaExecutor final : public Executor, private TaskLauncher {
 
   bool is_empty(const Task& task) const override {
     if (task.kind == TaskKind::kCompute) return work_[task.id].kind == WorkKind::kNone;
+    if (task.kind == TaskKind::kCollective) return task.group.size() < 2 || !(task.bytes > 0);
     return !(task.bytes > 0) || task.source == task.device;
   }
 
@@ -393,6 +530,13 @@ class CudaExecutor final : public Executor, private TaskLauncher {
   }
 
   void start_transfer(const Task& task, CompletionQueue& done) override {
+#ifdef PLACESIM_WITH_NCCL
+    if (task.kind == TaskKind::kCollective) {
+      enqueue_allreduce(task);
+      enqueue_completion(task.id, nccl_groups_.at(task.group).streams.front(), done);
+      return;
+    }
+#endif
     Channel& channel = channels_.at({task.source, task.device});
     if (channel.stream_device < 0) {
       CopyBuffers* buffers = channel.host_buffers.get();
@@ -431,6 +575,8 @@ class CudaExecutor final : public Executor, private TaskLauncher {
   bool can_enqueue_ahead(const ExecutionPlan& plan) const {
     for (const Task& task : plan.tasks) {
       if (is_empty(task)) continue;
+      // Every member of an all-reduce would have to wait for its own deps: dispatched by the loop.
+      if (task.kind == TaskKind::kCollective) return false;
       if (task.kind == TaskKind::kCompute ? !gpus_.count(task.device)
                                           : channels_.at({task.source, task.device}).stream_device < 0) {
         return false;
@@ -547,6 +693,9 @@ class CudaExecutor final : public Executor, private TaskLauncher {
   std::map<int, Gpu> copy_only_origins_;
   std::map<DeviceId, std::pair<std::unique_ptr<WorkerThread>, std::unique_ptr<Workspace>>> hosts_;
   std::map<std::pair<DeviceId, DeviceId>, Channel> channels_;
+#ifdef PLACESIM_WITH_NCCL
+  std::map<std::vector<DeviceId>, NcclGroup> nccl_groups_;
+#endif
 };
 
 /// Seconds per call, timed with events on `stream` (median of `calls`).

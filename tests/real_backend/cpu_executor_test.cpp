@@ -310,5 +310,32 @@ TEST(CudaExecutor, RunsAPlanOnAGpuWhenThereIsOne) {
   EXPECT_GT(timeline.tasks[0].duration(), 0);
 }
 
+// NCCL all-reduces (needs two GPUs and a build with NCCL): a data-parallel step's shape, two
+// gradients, their all-reduce, an update after it; the all-reduce is timed after its deps.
+TEST(CudaExecutor, AllReducesWithNcclBetweenTwoGpus) {
+#ifndef PLACESIM_WITH_NCCL
+  GTEST_SKIP() << "built without NCCL (CMake found no nccl.h and libnccl)";
+#else
+  int count = 0;
+  try {
+    count = real::require_cuda_devices();
+  } catch (const InputError& error) {
+    GTEST_SKIP() << "no usable CUDA GPU: " << error.what();
+  }
+  if (count < 2) GTEST_SKIP() << "NCCL needs two GPUs; this machine has " << count;
+  Cluster cluster = gpus(2);
+  ExecutionPlan plan = empty_plan(cluster);
+  TaskId gradient0 = add(plan, compute_task(0, 2e10, 1e6, OpKind::kMatMul));
+  TaskId gradient1 = add(plan, compute_task(1, 2e10, 1e6, OpKind::kMatMul));
+  TaskId reduced = add(plan, allreduce({0, 1}, CollectiveAlgorithm::kRing, 256e6), {gradient0, gradient1});
+  add(plan, compute_task(0, 0, 1e8, OpKind::kElementwise), {reduced});
+  ExecutionOptions options;
+  options.timed_runs = 3;
+  Timeline timeline = real::make_executor(Backend::kCuda, options)->simulate(plan, cluster);
+  expect_contract(plan, timeline);
+  EXPECT_GT(timeline.tasks[reduced].duration(), 0);
+#endif
+}
+
 }  // namespace
 }  // namespace placesim
