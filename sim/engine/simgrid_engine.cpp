@@ -220,13 +220,15 @@ class Simulation {
     comm->start();
   }
 
-  /// After a per-phase step's flow: the route latency of its remaining rounds. Returns false
-  /// when nothing is owed.
+  /// After a step's flow: the route latency of a per-phase step's remaining rounds, and the
+  /// receiver's adds of what it reduces (reduction_seconds: CPUs only). Returns false when
+  /// nothing is owed.
   bool start_latency_delay(TaskId id, size_t step_index, double now) {
     const CollectiveStep& step = collectives_.at(id).steps[step_index];
-    if (step.latency_rounds <= 1) return false;
-    const double seconds =
-        static_cast<double>(step.latency_rounds - 1) * cluster_.route_latency_seconds(step.from, step.to);
+    double seconds = reduction_seconds(step.reduced_bytes, cluster_.device(step.to));
+    if (step.latency_rounds > 1) {
+      seconds += static_cast<double>(step.latency_rounds - 1) * cluster_.route_latency_seconds(step.from, step.to);
+    }
     if (seconds <= 0) return false;
     schedule_timer(now + seconds, id, step_index);
     return true;

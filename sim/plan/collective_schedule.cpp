@@ -42,28 +42,31 @@ class ScheduleWriter {
  public:
   explicit ScheduleWriter(CollectiveFidelity fidelity) : fidelity_(fidelity) {}
 
-  size_t add(DeviceId from, DeviceId to, double bytes, std::vector<size_t> deps, size_t latency_rounds = 1) {
-    steps_.push_back({from, to, bytes, std::move(deps), latency_rounds});
+  size_t add(DeviceId from, DeviceId to, double bytes, std::vector<size_t> deps, size_t latency_rounds = 1,
+             double reduced_bytes = 0) {
+    steps_.push_back({from, to, bytes, std::move(deps), latency_rounds, reduced_bytes});
     return steps_.size() - 1;
   }
   std::vector<CollectiveStep> take() { return std::move(steps_); }
 
-  /// A ring pass of `rounds` rounds over `ring` moving `chunk` bytes per transfer. `entry[i]`
-  /// are the steps participant i must have received before it first sends; returns, per
-  /// participant, the last step into it.
+  /// A ring pass of `rounds` rounds over `ring` moving `chunk` bytes per transfer, the first
+  /// `reducing_rounds` of them added into the receiver's buffer. `entry[i]` are the steps
+  /// participant i must have received before it first sends; returns, per participant, the last
+  /// step into it.
   std::vector<std::vector<size_t>> ring_pass(const std::vector<DeviceId>& ring, size_t rounds, double chunk,
-                                             const std::vector<std::vector<size_t>>& entry) {
+                                             const std::vector<std::vector<size_t>>& entry,
+                                             size_t reducing_rounds = 0) {
     const size_t n = ring.size();
     std::vector<std::vector<size_t>> last_in = entry;
     if (n < 2 || rounds == 0) return last_in;
-    if (fidelity_ == CollectiveFidelity::kPerPhase) return ring_phase(ring, rounds, chunk, entry);
+    if (fidelity_ == CollectiveFidelity::kPerPhase) return ring_phase(ring, rounds, chunk, entry, reducing_rounds);
     std::vector<std::optional<size_t>> last_out(n);
     for (size_t round = 0; round < rounds; ++round) {
       std::vector<std::vector<size_t>> next_in(n);
       for (size_t i = 0; i < n; ++i) {
         std::vector<size_t> deps = last_in[i];
         if (last_out[i]) deps.push_back(*last_out[i]);  // one send at a time on i's outgoing link
-        size_t step = add(ring[i], ring[(i + 1) % n], chunk, deps);
+        size_t step = add(ring[i], ring[(i + 1) % n], chunk, deps, 1, round < reducing_rounds ? chunk : 0);
         last_out[i] = step;
         next_in[(i + 1) % n] = {step};
       }
@@ -75,7 +78,7 @@ class ScheduleWriter {
  private:
   // The pass as one step per hop: i forwards what it and i-1 hold, so it waits for both inputs.
   std::vector<std::vector<size_t>> ring_phase(const std::vector<DeviceId>& ring, size_t rounds, double chunk,
-                                              const std::vector<std::vector<size_t>>& entry) {
+                                              const std::vector<std::vector<size_t>>& entry, size_t reducing_rounds) {
     const size_t n = ring.size();
     std::vector<std::vector<size_t>> last_in(n);
     for (size_t i = 0; i < n; ++i) {
@@ -84,7 +87,8 @@ class ScheduleWriter {
       deps.insert(deps.end(), before.begin(), before.end());
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-      last_in[(i + 1) % n] = {add(ring[i], ring[(i + 1) % n], chunk * static_cast<double>(rounds), deps, rounds)};
+      last_in[(i + 1) % n] = {add(ring[i], ring[(i + 1) % n], chunk * static_cast<double>(rounds), deps, rounds,
+                                  chunk * static_cast<double>(reducing_rounds))};
     }
     return last_in;
   }
@@ -102,7 +106,7 @@ void tree_schedule(ScheduleWriter& writer, const std::vector<DeviceId>& order, d
   std::vector<size_t> reduce_step(n, 0);
   for (size_t j = n; j-- > 1;) {  // children have higher indices: visit leaves first
     size_t parent = (j - 1) / 2;
-    reduce_step[j] = writer.add(order[j], order[parent], bytes, received[j]);
+    reduce_step[j] = writer.add(order[j], order[parent], bytes, received[j], 1, bytes);
     received[parent].push_back(reduce_step[j]);
   }
   // Broadcast: the root sends down once fully reduced; others forward what they received.
@@ -120,20 +124,20 @@ void halving_doubling_schedule(ScheduleWriter& writer, const std::vector<DeviceI
   const size_t rounds = floor_log2(n);
   std::vector<std::vector<size_t>> last(n);  // steps each rank depends on before its next send
   // Round k: every rank exchanges S / 2^(k+1) with the partner at distance N / 2^(k+1).
-  auto exchange = [&](size_t k) {
+  auto exchange = [&](size_t k, bool reducing) {
     size_t distance = n >> (k + 1);
     double chunk = bytes / static_cast<double>(size_t{1} << (k + 1));
     std::vector<std::vector<size_t>> next(n);
     for (size_t i = 0; i < n; ++i) {
       size_t partner = i ^ distance;
-      size_t step = writer.add(group[i], group[partner], chunk, last[i]);
+      size_t step = writer.add(group[i], group[partner], chunk, last[i], 1, reducing ? chunk : 0);
       next[partner].push_back(step);
       next[i].push_back(step);
     }
     last = std::move(next);
   };
-  for (size_t k = 0; k < rounds; ++k) exchange(k);  // recursive halving: the reduce-scatter
-  for (size_t k = rounds; k-- > 0;) exchange(k);    // recursive doubling: the all-gather, mirrored
+  for (size_t k = 0; k < rounds; ++k) exchange(k, true);  // recursive halving: the reduce-scatter
+  for (size_t k = rounds; k-- > 0;) exchange(k, false);   // recursive doubling: the all-gather, mirrored
 }
 
 void hierarchical_schedule(ScheduleWriter& writer, const std::vector<std::vector<DeviceId>>& nodes, double bytes) {
@@ -143,7 +147,7 @@ void hierarchical_schedule(ScheduleWriter& writer, const std::vector<std::vector
   // 1. Reduce-scatter inside each node: local rank r ends with shard (r + 1) mod g reduced.
   std::vector<std::vector<std::vector<size_t>>> after_scatter(m);
   for (size_t node = 0; node < m; ++node) {
-    after_scatter[node] = writer.ring_pass(nodes[node], g - 1, shard, no_entry(g));
+    after_scatter[node] = writer.ring_pass(nodes[node], g - 1, shard, no_entry(g), g - 1);
   }
   // 2. All-reduce each shard across nodes, among the devices of equal local rank ("rails").
   std::vector<std::vector<std::vector<size_t>>> after_rails(m, std::vector<std::vector<size_t>>(g));
@@ -154,7 +158,7 @@ void hierarchical_schedule(ScheduleWriter& writer, const std::vector<std::vector
       rail.push_back(nodes[node][r]);
       entry.push_back(after_scatter[node][r]);
     }
-    auto exits = writer.ring_pass(rail, 2 * (m - 1), shard / static_cast<double>(m), entry);
+    auto exits = writer.ring_pass(rail, 2 * (m - 1), shard / static_cast<double>(m), entry, m - 1);
     for (size_t node = 0; node < m; ++node) after_rails[node][r] = exits[node];
   }
   // 3. All-gather inside each node.
@@ -273,7 +277,7 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
   if (n < 2) return {};
   switch (algorithm) {
     case CollectiveAlgorithm::kRing:
-      writer.ring_pass(topology_ring(group, cluster), 2 * (n - 1), bytes / static_cast<double>(n), no_entry(n));
+      writer.ring_pass(topology_ring(group, cluster), 2 * (n - 1), bytes / static_cast<double>(n), no_entry(n), n - 1);
       break;
     case CollectiveAlgorithm::kDoubleBinaryTree: {
       std::vector<DeviceId> reversed(group.rbegin(), group.rend());
@@ -287,14 +291,26 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
   return writer.take();
 }
 
+double reduction_seconds(double bytes, const ClusterDevice& device) {
+  if (device.spec.kind != DeviceKind::kCpu || !(bytes > 0)) return 0;
+  return 3 * bytes / (device.spec.memory_bandwidth_bytes_per_second * device.spec.memory_efficiency) /
+         device.speed_factor;
+}
+
 double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, double bytes,
                                   const Cluster& cluster) {
   const double n = static_cast<double>(group.size());
   if (group.size() < 2) return 0;
+  // The adds of `x` bytes on the slowest member.
+  auto adds = [&](double x) {
+    double slowest = 0;
+    for (DeviceId d : group) slowest = std::max(slowest, reduction_seconds(x, cluster.device(d)));
+    return slowest;
+  };
   switch (algorithm) {
     case CollectiveAlgorithm::kRing: {
       PairCosts c = ring_costs(topology_ring(group, cluster), cluster);
-      return 2 * (n - 1) * c.latency + 2 * (n - 1) / n * bytes / c.bandwidth;
+      return 2 * (n - 1) * c.latency + 2 * (n - 1) / n * bytes / c.bandwidth + (n - 1) * adds(bytes / n);
     }
     case CollectiveAlgorithm::kDoubleBinaryTree: {
       PairCosts c;
@@ -303,14 +319,14 @@ double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vect
         c.add(group[group.size() - 1 - j], group[group.size() - 1 - (j - 1) / 2], cluster);
       }
       double height = static_cast<double>(floor_log2(group.size()));
-      return 2 * height * (c.latency + bytes / 2 / c.bandwidth);
+      return 2 * height * (c.latency + bytes / 2 / c.bandwidth) + height * adds(bytes / 2);
     }
     case CollectiveAlgorithm::kHalvingDoubling: {
       PairCosts c;
       for (size_t d = 1; d < group.size(); d <<= 1) {
         for (size_t i = 0; i < group.size(); ++i) c.add(group[i], group[i ^ d], cluster);
       }
-      return 2 * std::log2(n) * c.latency + 2 * (n - 1) / n * bytes / c.bandwidth;
+      return 2 * std::log2(n) * c.latency + 2 * (n - 1) / n * bytes / c.bandwidth + adds((n - 1) / n * bytes);
     }
     case CollectiveAlgorithm::kHierarchical: {
       auto nodes = by_node(group, cluster);
@@ -329,8 +345,9 @@ double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vect
         global.latency = std::max(global.latency, c.latency);
         global.bandwidth = std::min(global.bandwidth, c.bandwidth);
       }
-      double intra = g > 1 ? 2 * (g - 1) * (local.latency + bytes / g / local.bandwidth) : 0;
-      double inter = m > 1 ? 2 * (m - 1) * (global.latency + bytes / (g * m) / global.bandwidth) : 0;
+      double intra = g > 1 ? 2 * (g - 1) * (local.latency + bytes / g / local.bandwidth) + (g - 1) * adds(bytes / g) : 0;
+      double inter =
+          m > 1 ? 2 * (m - 1) * (global.latency + bytes / (g * m) / global.bandwidth) + (m - 1) * adds(bytes / (g * m)) : 0;
       return intra + inter;
     }
   }

@@ -20,7 +20,17 @@ struct CollectiveStep {
   /// Rounds this transfer stands for (per-phase fidelity: a whole ring phase on one hop, its
   /// `bytes` the rounds' total); the engine charges the route latency once per round.
   size_t latency_rounds = 1;
+  /// Bytes the receiver adds into its own buffer once the transfer is in (reduce-scatter and
+  /// reduce rounds; 0 in gathers and broadcasts); costed by reduction_seconds().
+  double reduced_bytes = 0;
 };
+
+/// Seconds `device` spends adding `bytes` received into its own buffer (read both, write one:
+/// 3 x bytes of memory traffic at its memory bandwidth x memory efficiency, / speed factor).
+/// CPUs only, which add after the copy (the real backend's copy threads, Gloo); GPUs and TPUs
+/// add inside the kernels that move the data (NCCL's reduce-copy), where memory at 3x the
+/// traffic still outruns the link, so the add costs them no time: 0.
+double reduction_seconds(double bytes, const ClusterDevice& device);
 
 /// The group reordered into a ring that follows the topology, as NCCL searches for rings over
 /// NVLink: from the first device, repeatedly the nearest unvisited one (the routing metric: the
@@ -50,10 +60,14 @@ bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& grou
 
 /// Alpha-beta estimate of the all-reduce's time on `group`, with each hop's latency and
 /// bandwidth read from the cluster's routes (the slowest pair used counts):
-///   ring:             2(N-1) a + 2(N-1)/N S/B
-///   tree:             2 h (a + S/(2B)),  h = floor(log2 N)
-///   halving-doubling: 2 log2(N) a + 2(N-1)/N S/B
-///   hierarchical:     2(g-1)(a_l + S/(g B_l)) + 2(M-1)(a_g + S/(g M B_g)),  g per node, M nodes
+///   ring:             2(N-1) a + 2(N-1)/N S/B + (N-1) r(S/N)
+///   tree:             2 h (a + S/(2B)) + h r(S/2),  h = floor(log2 N)
+///   halving-doubling: 2 log2(N) a + 2(N-1)/N S/B + r((N-1)/N S)
+///   hierarchical:     2(g-1)(a_l + S/(g B_l)) + 2(M-1)(a_g + S/(g M B_g)) + (g-1) r(S/g) + (M-1) r(S/(g M)),
+///                     g per node, M nodes
+/// where r(x) = reduction_seconds(x) on the slowest member (0 on GPUs): the adds of the reduce
+/// rounds, on the critical path of every reducing round (the adds of one round's transfers run
+/// side by side, as the engine runs them).
 double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, double bytes,
                                   const Cluster& cluster);
 

@@ -102,8 +102,9 @@ TEST(MultiHost, MpirunWithTwoRanksExecutesEachHostsPartAndMergesTheTimelineOnRan
                          scenario.cluster.device(task.source).node != scenario.cluster.device(task.device).node;
     if (crosses) {
       ++cross_host_transfers;
-      // Sent on one host, received on the other: the clocks differ by the barrier's skew.
-      EXPECT_GT(end, start - 1e-3) << task.name;
+      // Sent on one host, received on the other: the clocks differ by the barrier's skew, which
+      // on a loaded 2-core machine (a rank descheduled just after the barrier) reached 3 ms.
+      EXPECT_GT(end, start - 10e-3) << task.name;
     } else {
       EXPECT_GE(end, start) << task.name;
     }

@@ -67,6 +67,39 @@ TEST_P(RingAllReduce, MatchesTwoNMinusOneOverNTimesSOverBPlusTwoNMinusOneLatenci
 INSTANTIATE_TEST_SUITE_P(Sizes, RingAllReduce,
                          ::testing::Combine(::testing::Values(2, 3, 8, 16), ::testing::Values(1 << 20, 1e8)));
 
+// CPUs add what they reduce after each transfer (3 x bytes of memory traffic at the memory
+// bandwidth M x efficiency e, reduction_seconds); GPUs add inside the copy and pay nothing. A ring
+// of N CPUs: 2(N-1)(a + S/(N B)) + (N-1) x 3 (S/N) / (M e), in both fidelities and the estimate;
+// halving-doubling: + 3 (N-1)/N S / (M e).
+TEST(CpuAllReduce, AddsWhatEachReducingRoundReceivesAtTheMemoryBandwidth) {
+  DeviceSpec cpu = testing::round_gpu(1e11, 2e10);
+  cpu.kind = DeviceKind::kCpu;
+  cpu.memory_efficiency = 0.5;  // M e = 1e10 bytes/s: an add of x bytes takes 3x / 1e10 s
+  const size_t n = 4;
+  Cluster cluster = testing::gpus(n, cpu);
+  for (size_t i = 0; i < n; ++i) cluster.add_link(i, (i + 1) % n, testing::round_link(kBandwidth, kLatency));
+  const double bytes = 4e7, nd = static_cast<double>(n);
+  const double ring_time = 2 * (nd - 1) * (kLatency + bytes / nd / kBandwidth) + (nd - 1) * 3 * (bytes / nd) / 1e10;
+  for (CollectiveFidelity fidelity : {CollectiveFidelity::kPerRound, CollectiveFidelity::kPerPhase}) {
+    EXPECT_NEAR(simulate_allreduce(cluster, CollectiveAlgorithm::kRing, bytes, fidelity), ring_time, ring_time * 1e-6)
+        << to_string(fidelity);
+  }
+  EXPECT_NEAR(allreduce_estimate_seconds(CollectiveAlgorithm::kRing, all(n), bytes, cluster), ring_time, ring_time * 1e-9);
+  // The same ring of GPUs: no adds.
+  Cluster gpus = ring(n);
+  const double gpu_time = 2 * (nd - 1) * (kLatency + bytes / nd / kBandwidth);
+  EXPECT_NEAR(simulate_allreduce(gpus, CollectiveAlgorithm::kRing, bytes), gpu_time, gpu_time * 1e-6);
+  // Halving-doubling on a full mesh of CPUs: rounds of S/2 and S/4 reduced, then gathered.
+  Cluster mesh = testing::gpus(n, cpu);
+  for (size_t i = 0; i < n; ++i) {
+    for (size_t j = i + 1; j < n; ++j) mesh.add_link(i, j, testing::round_link(kBandwidth, kLatency));
+  }
+  const double hd_time = 2 * std::log2(nd) * kLatency + 2 * (nd - 1) / nd * bytes / kBandwidth + 3 * (nd - 1) / nd * bytes / 1e10;
+  EXPECT_NEAR(simulate_allreduce(mesh, CollectiveAlgorithm::kHalvingDoubling, bytes), hd_time, hd_time * 1e-6);
+  EXPECT_NEAR(allreduce_estimate_seconds(CollectiveAlgorithm::kHalvingDoubling, all(n), bytes, mesh), hd_time,
+              hd_time * 1e-9);
+}
+
 // The issue-9 microbenchmark's shape: 512 devices, where per-round is 523,264 transfers and per
 // phase 512. Checked against the formula to 1e-6 (the target is 0.1%).
 TEST(RingAllReduce, FiveHundredTwelveDevicesPerPhaseMatchTheFormula) {
