@@ -6,7 +6,7 @@
 #include "cli/pipeline.h"
 #include "sim/analytical/analytical_engine.h"
 #include "sim/engine/simgrid_engine.h"
-#include "sim/scenario/scenario_loader.h"
+#include "tests/unit/scenario_text.h"
 #include "tests/unit/test_support.h"
 
 namespace placesim {
@@ -141,10 +141,7 @@ TEST(AnalyticalVersusSimGrid, AChainAcrossTwoDevicesAgrees) {
   EXPECT_NEAR(estimate(plan, cluster), simulated, simulated * 0.01);
 }
 
-Scenario load(const Json& document) {
-  HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
-  return read_scenario(JsonReader(document, "test.json"), catalog, PLACESIM_SOURCE_DIR);
-}
+Scenario load(const Json& document) { return testing::scenario_from_json(document); }
 
 TEST(AnalyticalVersusSimGrid, AnMlpOnOneGpuAgrees) {
   Scenario scenario = load(Json::parse(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"},

@@ -9,7 +9,7 @@
 #include <queue>
 
 #include "sim/plan/collective_schedule.h"
-#include "sim/scenario/scenario_loader.h"
+#include "tests/unit/scenario_text.h"
 #include "tests/unit/test_support.h"
 
 namespace placesim {
@@ -78,13 +78,11 @@ std::vector<DeviceId> all_devices(const Cluster& cluster) {
 }
 
 Cluster fat_tree() {
-  HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
-  Json document = Json::parse(R"({"model": {"zoo": "gpt", "parameters": {"layers": 2, "hidden": 256, "heads": 4, "sequence": 64, "vocabulary": 1000}},
+  return testing::scenario_from_text(R"({"model": {"zoo": "gpt", "parameters": {"layers": 2, "hidden": 256, "heads": 4, "sequence": 64, "vocabulary": 1000}},
       "cluster": {"template": "dgx_a100", "nodes": 6, "fabric": {"link": "ib_hdr", "topology": "fat_tree",
                                                                  "nodes_per_leaf": 2}},
-      "strategy": {"parallelism": {"data": 2}}})");
-  Scenario scenario = read_scenario(JsonReader(document, "test.json"), catalog, PLACESIM_SOURCE_DIR);
-  return scenario.cluster;
+      "strategy": {"parallelism": {"data": 2}}})")
+      .cluster;
 }
 
 TEST(ClusterRoutes, EveryRouteOfAFatTreeIsAShortestOne) {

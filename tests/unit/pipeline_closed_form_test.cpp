@@ -8,16 +8,12 @@
 #include "sim/analytical/analytical_engine.h"
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/input_error.h"
-#include "sim/scenario/scenario_loader.h"
+#include "tests/unit/scenario_text.h"
 
 namespace placesim {
 namespace {
 
-Scenario load(const std::string& text) {
-  HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
-  Json document = Json::parse(text);
-  return read_scenario(JsonReader(document, "test.json"), catalog, PLACESIM_SOURCE_DIR);
-}
+Scenario load(const std::string& text) { return testing::scenario_from_text(text); }
 
 struct Config {
   int tensor = 1, pipeline = 2, data = 1, micro_batches = 4;

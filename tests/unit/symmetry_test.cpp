@@ -9,16 +9,12 @@
 
 #include "cli/pipeline.h"
 #include "sim/core/input_error.h"
-#include "sim/scenario/scenario_loader.h"
+#include "tests/unit/scenario_text.h"
 
 namespace placesim {
 namespace {
 
-Scenario load(const std::string& text) {
-  HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
-  Json document = Json::parse(text);
-  return read_scenario(JsonReader(document, "test.json"), catalog, PLACESIM_SOURCE_DIR);
-}
+Scenario load(const std::string& text) { return testing::scenario_from_text(text); }
 
 // tensor 4 x pipeline 2 x data 4 on four DGX A100: two stages per node, so pipeline transfers
 // cross the NVSwitch; replicas on different nodes, so gradients cross the NICs, which GPUs share
