@@ -18,11 +18,6 @@
 namespace placesim {
 
 namespace {
-/// The message of an error raised without a file ("/path: message" -> "message").
-std::string strip_location(const std::string& text) {
-  size_t colon = text.find(": ");
-  return !text.empty() && text[0] == '/' && colon != std::string::npos ? text.substr(colon + 2) : text;
-}
 // Says how the engine will run the plan's all-reduces when the choice matters (ring or
 // hierarchical over more than two devices).
 std::string fidelity_note(const ExecutionPlan& plan) {
@@ -60,13 +55,13 @@ PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy
       planned.plan =
           build_parallel_3d_plan(scenario.graph, cluster, scenario.run, *strategy.parallelism, name, &planned.notes);
     } catch (const InputError& error) {
-      throw InputError(scenario.file.string(), error.json_path(), strip_location(error.what()));
+      throw InputError(scenario.file.string(), error.json_path(), error.message());
     }
   } else if (strategy.pipeline) {
     try {
       planned.plan = build_pipeline_plan(scenario.graph, cluster, scenario.run, *strategy.pipeline, name, &planned.notes);
     } catch (const InputError& error) {
-      throw InputError(scenario.file.string(), error.json_path(), strip_location(error.what()));
+      throw InputError(scenario.file.string(), error.json_path(), error.message());
     }
   } else if (strategy.data_parallel) {
     planned.plan =

@@ -19,11 +19,6 @@
 namespace placesim {
 namespace {
 
-/// The message of an error raised without a file ("/path: message" -> "message").
-std::string strip_location(const std::string& text) {
-  size_t colon = text.find(": ");
-  return !text.empty() && text[0] == '/' && colon != std::string::npos ? text.substr(colon + 2) : text;
-}
 
 std::string gigaflops(double flops) {
   char buffer[32];
@@ -250,7 +245,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   try {
     stage_of = assign_pipeline_stages(graph, stage_options);
   } catch (const InputError& error) {
-    throw InputError("", options.json_path + "/pipeline", strip_location(error.what()));
+    throw InputError("", options.json_path + "/pipeline", error.message());
   }
 
   // All-reduce algorithms, picked once per group and size.

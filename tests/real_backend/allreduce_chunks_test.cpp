@@ -79,6 +79,22 @@ std::vector<Case> cases() {
   return all;
 }
 
+/// A case's group (all its devices), its per-round schedule of kElements floats, and the chunk
+/// each step carries.
+struct Scheduled {
+  std::vector<DeviceId> group;
+  std::vector<CollectiveStep> steps;
+  std::vector<AllreduceChunk> chunks;
+};
+
+Scheduled schedule(const Case& c) {
+  Scheduled s;
+  s.group = all_devices(c.cluster);
+  s.steps = allreduce_schedule(c.algorithm, s.group, 4.0 * kElements, c.cluster, CollectiveFidelity::kPerRound);
+  s.chunks = real::allreduce_chunks(c.algorithm, s.group, c.cluster, s.steps, kElements);
+  return s;
+}
+
 float contribution(size_t member, size_t element) {
   return std::ldexp(1.0f, static_cast<int>(member)) * static_cast<float>(1 + element % 3);
 }
@@ -90,10 +106,8 @@ size_t member_of(const std::vector<DeviceId>& group, DeviceId device) {
 TEST(AllreduceChunks, StepsRunInPlanOrderLeaveEveryDeviceWithTheElementwiseSum) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
-    const std::vector<DeviceId> group = all_devices(c.cluster);
+    const auto [group, steps, chunks] = schedule(c);
     const size_t n = group.size();
-    auto steps = allreduce_schedule(c.algorithm, group, 4.0 * kElements, c.cluster, CollectiveFidelity::kPerRound);
-    std::vector<AllreduceChunk> chunks = real::allreduce_chunks(c.algorithm, group, c.cluster, steps, kElements);
     ASSERT_EQ(chunks.size(), steps.size());
     std::vector<std::vector<float>> buffers(n, std::vector<float>(kElements));
     for (size_t i = 0; i < n; ++i) {
@@ -119,9 +133,7 @@ TEST(AllreduceChunks, StepsRunInPlanOrderLeaveEveryDeviceWithTheElementwiseSum) 
 TEST(AllreduceChunks, EachStepMovesTheElementsOfItsScheduledBytes) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
-    const std::vector<DeviceId> group = all_devices(c.cluster);
-    auto steps = allreduce_schedule(c.algorithm, group, 4.0 * kElements, c.cluster, CollectiveFidelity::kPerRound);
-    std::vector<AllreduceChunk> chunks = real::allreduce_chunks(c.algorithm, group, c.cluster, steps, kElements);
+    const auto [group, steps, chunks] = schedule(c);
     for (size_t s = 0; s < steps.size(); ++s) {
       // Nested splits round each level down or up: within 2 elements of bytes / 4.
       EXPECT_NEAR(static_cast<double>(chunks[s].count), steps[s].bytes / 4, 2.0) << "step " << s;
@@ -133,9 +145,7 @@ TEST(AllreduceChunks, EachStepMovesTheElementsOfItsScheduledBytes) {
 TEST(AllreduceChunks, StepsTouchingTheSameElementsOfADeviceAreOrderedByDependencies) {
   for (const Case& c : cases()) {
     SCOPED_TRACE(c.name);
-    const std::vector<DeviceId> group = all_devices(c.cluster);
-    auto steps = allreduce_schedule(c.algorithm, group, 4.0 * kElements, c.cluster, CollectiveFidelity::kPerRound);
-    std::vector<AllreduceChunk> chunks = real::allreduce_chunks(c.algorithm, group, c.cluster, steps, kElements);
+    const auto [group, steps, chunks] = schedule(c);
     const size_t count = steps.size();
     std::vector<std::vector<bool>> before(count, std::vector<bool>(count, false));  // before[s][d]: d ends before s starts
     for (size_t s = 0; s < count; ++s) {
