@@ -3,8 +3,8 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "real_backend/cpu/cpu_kernels.h"
 #include "real_backend/hosts/host_group.h"
+#include "real_backend/machine_load.h"
 #include "sim/core/input_error.h"
 #include "sim/plan/plan_json.h"
 #include "sim/report/json_report.h"
@@ -72,11 +72,11 @@ SimulatedRun execute_plan(const ExecutionPlan& plan, const Cluster& cluster, con
     };
   }
   auto executor = real::make_executor(parse_backend_option(options.backend), execution);
-  std::string warning = reporting_rank ? real::busy_machine_warning() : std::string();
-  if (!warning.empty()) std::cerr << "placesim: " << warning << "\n";
   SimulatedRun run;
+  real::MachineLoad load;
   run.timeline = executor->simulate(plan, cluster);
   if (!reporting_rank) std::exit(0);  // rank 0 has the merged timeline and writes the outputs
+  if (std::string warning = load.busy_warning(); !warning.empty()) std::cerr << "placesim: " << warning << "\n";
   run.metrics = compute_metrics(plan, cluster, run.timeline);
   return run;
 }

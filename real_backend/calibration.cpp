@@ -145,7 +145,7 @@ CpuMeasurements measure_cpu(const Progress& progress, bool quick) {
     measured.arithmetic_flops_per_second =
         arithmetic_flops / median_call_seconds([&] { workspace.arithmetic(arithmetic_flops); }, min_seconds, 5);
     say("  multiply-add loop: " + format("%.1f GFLOP/s", measured.arithmetic_flops_per_second / 1e9));
-    const double stream_bytes = 2.0 * kStreamPoolBytes;
+    const double stream_bytes = static_cast<double>(kStreamPoolBytes);  // one pass around the ring
     workspace.stream(stream_bytes);
     measured.stream_bytes_per_second =
         stream_bytes / median_call_seconds([&] { workspace.stream(stream_bytes); }, 2 * min_seconds, 5);
@@ -230,7 +230,7 @@ CalibratedProfiles cpu_profiles(const CpuMeasurements& m, const std::string& id)
         {"memory_bytes", by + "physical memory (sysconf) divided evenly between the " +
                              std::to_string(static_cast<int>(devices)) + " CPU devices of the cluster"},
         {"memory_bandwidth_bytes_per_second",
-         by + "triad a = b + s*c over the executor's 48 MiB ring, 12 bytes per element, one thread"},
+         by + "triad a = b + s*c, one pass over the executor's 192 MiB ring, 12 bytes per element, one thread"},
         {"kernel_launch_overhead_seconds",
          by + "median time per task of a chain of near-empty tasks run by the CPU executor (dispatch loop to "
               "worker thread and back)"},

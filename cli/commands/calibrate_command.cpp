@@ -7,7 +7,7 @@
 
 #include "cli/command.h"
 #include "real_backend/calibration.h"
-#include "real_backend/cpu/cpu_kernels.h"
+#include "real_backend/machine_load.h"
 #include "sim/core/input_error.h"
 
 namespace placesim {
@@ -48,9 +48,7 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
             }
             const std::string id = output.stem().string();
             auto progress = [](const std::string& line) { std::cerr << "placesim: " << line << std::endl; };
-            if (std::string warning = real::busy_machine_warning(); !warning.empty()) {
-              std::cerr << "placesim: " << warning << "\n";
-            }
+            real::MachineLoad load;
             real::CalibratedProfiles profiles;
             std::vector<std::pair<std::string, Json>> extra_devices;
             if (options->backend == "cpu") {
@@ -66,6 +64,9 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
               check_profile(host_profiles.device, id + "-host");
             }
             check_profile(profiles.device, id);
+            if (std::string warning = load.busy_warning(); !warning.empty()) {
+              std::cerr << "placesim: " << warning << " (calibrate again on a quiet machine)\n";
+            }
             real::write_profile_directory(output, profiles, extra_devices, global.catalog().root());
             std::cerr << "placesim: wrote " << output.string() << " and " << (directory / "devices" / (id + ".json")).string()
                       << "; use them with: placesim --profiles " << directory.string()

