@@ -16,6 +16,7 @@
 #include "real_backend/cpu/collective_buffers.h"
 #include "real_backend/cpu/cpu_kernels.h"
 #include "real_backend/hosts/host_group.h"
+#include "real_backend/hosts/host_roles.h"
 #include "real_backend/scheduler.h"
 #include "real_backend/worker_thread.h"
 #include "sim/core/input_error.h"
@@ -27,53 +28,6 @@ namespace {
 std::string where(const ExecutionPlan& plan) { return "plan \"" + plan.name + "\""; }
 
 using MinHeap = std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>;
-
-/// What this process does with a task, or with one step of a collective, when a plan spans
-/// several hosts (one MPI rank per host, rank r = the cluster's node r): runs it, sends or
-/// receives a cross-host transfer's (or step's) bytes, takes part in a collective whose group
-/// spans hosts (kShared: runs the steps that touch its devices), or leaves it to another rank.
-/// On one host every task and step is kLocal.
-enum class Role { kLocal, kSend, kReceive, kShared, kRemote };
-
-/// The cluster nodes (hosts) whose devices a task uses.
-std::set<int> task_nodes(const Task& task, const Cluster& cluster) {
-  std::set<int> nodes = {cluster.device(task.device).node};
-  if (task.kind == TaskKind::kTransfer) nodes.insert(cluster.device(task.source).node);
-  if (task.kind == TaskKind::kCollective) {
-    for (DeviceId member : task.group) nodes.insert(cluster.device(member).node);
-  }
-  return nodes;
-}
-
-/// Who moves one piece of data: from `source_node` to `node`, seen from `rank`.
-Role transfer_role(int source_node, int node, int rank) {
-  if (source_node == node) return node == rank ? Role::kLocal : Role::kRemote;
-  if (source_node == rank) return Role::kSend;
-  if (node == rank) return Role::kReceive;
-  return Role::kRemote;
-}
-
-std::vector<Role> task_roles(const ExecutionPlan& plan, const Cluster& cluster, int rank) {
-  std::vector<Role> roles(plan.tasks.size(), Role::kRemote);
-  for (const Task& task : plan.tasks) {
-    const int node = cluster.device(task.device).node;
-    if (task.kind == TaskKind::kTransfer) {
-      roles[task.id] = transfer_role(cluster.device(task.source).node, node, rank);
-    } else if (task.kind == TaskKind::kCollective) {
-      const std::set<int> nodes = task_nodes(task, cluster);
-      if (nodes.count(rank)) roles[task.id] = nodes.size() > 1 ? Role::kShared : Role::kLocal;
-    } else if (node == rank) {
-      roles[task.id] = Role::kLocal;
-    }
-  }
-  return roles;
-}
-
-int host_count(const Cluster& cluster, const ExecutionPlan& plan) {
-  int largest = 0;
-  for (const Task& task : plan.tasks) largest = std::max(largest, *task_nodes(task, cluster).rbegin());
-  return largest + 1;
-}
 
 /// The steps the executor runs for a collective: the simulator's per-round schedule.
 std::vector<CollectiveStep> schedule_of(const Task& task, const Cluster& cluster) {
@@ -97,27 +51,6 @@ std::vector<int64_t> first_step_tags(const ExecutionPlan& plan, const std::vecto
   return first;
 }
 
-/// Each task's position in a topological order of the plan (the ready task with the lowest id
-/// first): the order both ends of a cross-host channel run its transfers and steps in.
-std::vector<size_t> topological_positions(const ExecutionPlan& plan) {
-  std::vector<size_t> position(plan.tasks.size()), pending(plan.tasks.size());
-  SuccessorLists successors = plan.successors();
-  MinHeap ready;
-  for (const Task& task : plan.tasks) {
-    pending[task.id] = task.deps.size();
-    if (pending[task.id] == 0) ready.push(task.id);
-  }
-  for (size_t next = 0; !ready.empty(); ++next) {
-    TaskId id = ready.top();
-    ready.pop();
-    position[id] = next;
-    for (TaskId successor : successors[id]) {
-      if (--pending[successor] == 0) ready.push(successor);
-    }
-  }
-  return position;
-}
-
 /// The CPU executor schedules itself: there is no dispatch thread. Each device's worker takes
 /// the lowest-id ready task of its device, runs it, and on completion (under one mutex) makes
 /// the task's successors ready, waking the worker or copy thread that owns each. A device whose
@@ -133,52 +66,14 @@ class CpuExecutor final : public Executor {
   std::string source() const override { return "measured/cpu"; }
 
   void check_plan(const ExecutionPlan& plan, const Cluster& cluster) const override {
-    const int hosts = host_count(cluster, plan);
-    HostGroup* group = hosts > 1 || launched_by_mpirun() ? host_group() : nullptr;
-    const int rank = group ? group->rank() : 0;
-    if (hosts > 1 && !group) {
-      throw InputError(where(plan), "",
-                       "the plan spans " + std::to_string(hosts) + " hosts (task:0..task:" + std::to_string(hosts - 1) +
-                           "): " + (built_with_mpi() ? "run one process per host, e.g. mpirun -np " + std::to_string(hosts) +
-                                                          " placesim execute ..."
-                                                    : "this placesim was built without MPI (install libopenmpi-dev and "
-                                                      "rebuild)"));
-    }
-    if (group && group->size() != hosts) {
-      throw InputError(where(plan), "",
-                       "the plan spans " + std::to_string(hosts) + " host(s) but mpirun started " +
-                           std::to_string(group->size()) + " processes: run mpirun -np " + std::to_string(hosts));
-    }
     std::vector<std::vector<CollectiveStep>> schedules(plan.tasks.size());
     for (const Task& task : plan.tasks) {
       if (task.kind == TaskKind::kCollective) schedules[task.id] = checked_schedule(plan, task, cluster);
     }
     int64_t tags = 0;
     first_step_tags(plan, schedules, cluster, &tags);
-    if (group && tags > int64_t(group->max_tag()) + 1) {
-      throw InputError(where(plan), "", "the plan needs " + std::to_string(tags) + " message tags (" +
-                                            std::to_string(plan.tasks.size()) + " tasks and the collectives' "
-                                            "cross-host steps), more than this MPI's " +
-                                            std::to_string(group->max_tag()) + " + 1");
-    }
-    const std::vector<Role> roles = task_roles(plan, cluster, rank);
-    for (const Task& task : plan.tasks) {
-      if (roles[task.id] == Role::kRemote || roles[task.id] == Role::kReceive) continue;
-      for (TaskId dep : task.deps) {
-        if (roles[dep] != Role::kRemote) continue;
-        // A collective spanning hosts waits for a dep on another of its hosts through that
-        // host's steps: each host starts its part once its own deps have ended.
-        if (roles[task.id] == Role::kShared && std::ranges::includes(task_nodes(task, cluster),
-                                                                     task_nodes(plan.tasks[dep], cluster))) {
-          continue;
-        }
-        throw InputError(where(plan), "/tasks/" + std::to_string(task.id),
-                         "task \"" + task.name + "\" on task:" + std::to_string(rank) + " depends on \"" +
-                             plan.tasks[dep].name + "\" on another host without a transfer between them; the "
-                             "multi-host executor needs every cross-host dependency to be a transfer (or a "
-                             "collective over both hosts)");
-      }
-    }
+    HostGroup* group = checked_host_group(plan, cluster, tags);
+    const std::vector<Role> roles = task_roles(plan, cluster, group ? group->rank() : 0);
     std::set<DeviceId> compute_devices;
     for (const Task& task : plan.tasks) {
       const std::string path = "/tasks/" + std::to_string(task.id);
@@ -322,42 +217,8 @@ class CpuExecutor final : public Executor {
     all_finished_.wait(lock, [&] { return finished_ == handled_; });
     timeline_ = nullptr;
     lock.unlock();
-    if (group_) merge_on_root(timeline);
+    if (group_) merge_on_root(timeline, role_, spans_hosts_, *group_);
     return timeline;
-  }
-
-  /// Gathers every host's intervals on rank 0: a task's interval comes from the host that ran
-  /// it; a cross-host transfer starts when its sender starts sending and ends when its receiver
-  /// has the bytes; a collective over several hosts starts when the last of them starts its part
-  /// (all its deps have ended) and ends when the first has its sums (before any successor
-  /// starts). Other ranks keep their partial timeline (they report nothing).
-  void merge_on_root(Timeline& timeline) {
-    const size_t n = timeline.tasks.size();
-    std::vector<double> mine(2 * n, NAN);
-    for (TaskId id = 0; id < n; ++id) {
-      const Role role = role_[id];
-      const bool runs_here = role == Role::kLocal || role == Role::kShared;
-      if (runs_here || role == Role::kSend) mine[2 * id] = timeline.tasks[id].start_seconds;
-      if (runs_here || role == Role::kReceive) mine[2 * id + 1] = timeline.tasks[id].end_seconds;
-    }
-    std::vector<double> all = group_->gather_to_root(mine);
-    if (all.empty()) return;
-    for (TaskId id = 0; id < n; ++id) {
-      if (spans_hosts_[id]) {
-        timeline.tasks[id] = {-INFINITY, INFINITY};
-      }
-      for (int rank = 0; rank < group_->size(); ++rank) {
-        double start = all[size_t(rank) * 2 * n + 2 * id], end = all[size_t(rank) * 2 * n + 2 * id + 1];
-        TaskInterval& interval = timeline.tasks[id];
-        if (spans_hosts_[id]) {
-          if (!std::isnan(start)) interval.start_seconds = std::max(interval.start_seconds, start);
-          if (!std::isnan(end)) interval.end_seconds = std::min(interval.end_seconds, end);
-          continue;
-        }
-        if (!std::isnan(start)) interval.start_seconds = start;
-        if (!std::isnan(end)) interval.end_seconds = end;
-      }
-    }
   }
 
   void release() override {
