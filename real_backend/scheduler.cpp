@@ -28,7 +28,7 @@ Completion CompletionQueue::pop() {
 }
 
 Timeline run_plan_once(const ExecutionPlan& plan, size_t device_count, TaskLauncher& launcher,
-                       const std::string& source) {
+                       const std::string& source, const std::vector<bool>* runs_here) {
   const size_t n = plan.tasks.size();
   Timeline timeline;
   timeline.source = source;
@@ -45,8 +45,13 @@ Timeline run_plan_once(const ExecutionPlan& plan, size_t device_count, TaskLaunc
     if (task.kind == TaskKind::kCompute) ready_compute.at(task.device).push(id);
     else ready_transfers.push_back(id);
   };
+  auto here = [runs_here](TaskId id) { return !runs_here || (*runs_here)[id]; };
+  size_t handled = 0;
   for (TaskId id = 0; id < n; ++id) {
-    unfinished_deps[id] = plan.tasks[id].deps.size();
+    if (!here(id)) continue;
+    ++handled;
+    unfinished_deps[id] = 0;
+    for (TaskId dep : plan.tasks[id].deps) unfinished_deps[id] += here(dep);
     if (unfinished_deps[id] == 0) make_ready(id);
   }
 
@@ -58,11 +63,11 @@ Timeline run_plan_once(const ExecutionPlan& plan, size_t device_count, TaskLaunc
     timeline.tasks[id].end_seconds = end_seconds;
     ++finished;
     for (TaskId next : successors[id]) {
-      if (--unfinished_deps[next] == 0) make_ready(next);
+      if (here(next) && --unfinished_deps[next] == 0) make_ready(next);
     }
   };
 
-  while (finished < n) {
+  while (finished < handled) {
     // Dispatch everything that can start now; empty tasks complete at once and may make more
     // tasks ready, hence the loop.
     for (bool progress = true; progress;) {
@@ -96,7 +101,7 @@ Timeline run_plan_once(const ExecutionPlan& plan, size_t device_count, TaskLaunc
         progress = true;
       }
     }
-    if (finished == n) break;
+    if (finished == handled) break;
     if (in_flight == 0) throw std::runtime_error("execution stalled: the plan's dependencies contain a cycle");
     Completion completion = done.pop();
     --in_flight;

@@ -58,7 +58,10 @@ class TaskLauncher {
 
 /// Executes the plan once and returns its timeline: start = when the loop dispatched the task,
 /// end = when its launcher says it finished, both in seconds from the run's origin.
+/// `runs_here` (a plan over several hosts: this host's part) limits the run to the tasks it marks:
+/// the others are never dispatched, keep an empty interval, and do not hold back their
+/// successors here (another host runs them; a message carries the dependency). Null = all.
 Timeline run_plan_once(const ExecutionPlan& plan, size_t device_count, TaskLauncher& launcher,
-                       const std::string& source);
+                       const std::string& source, const std::vector<bool>* runs_here = nullptr);
 
 }  // namespace placesim::real
