@@ -4,7 +4,12 @@
 // CUDA events around every task, host callbacks (cudaLaunchHostFunc) to tell the dispatch loop a
 // task has finished. CPU devices of the plan run as the CPU executor's worker threads.
 // All-reduces run as NCCL all-reduces (one communicator per GPU of the group, on streams of their
-// own) when CMake found NCCL (PLACESIM_WITH_NCCL), on the GPUs of this machine.
+// own) when CMake found NCCL (PLACESIM_WITH_NCCL).
+// A plan over several hosts runs as one MPI rank per host (real_backend/hosts/host_roles.h):
+// each rank runs its own tasks; a cross-host transfer is staged through pinned host memory and
+// sent with MPI by a thread per (peer, direction), in the plan's topological order on both ends;
+// an all-reduce whose group spans hosts runs on communicators made by ncclCommInitRank from a
+// unique id the rank of its first member sends to the others over MPI; rank 0 merges the timeline.
 #include "real_backend/cuda/cuda_executor.h"
 
 #include <cublas_v2.h>
@@ -16,10 +21,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <queue>
 #include <set>
 
 #include "real_backend/cpu/cpu_kernels.h"
+#include "real_backend/hosts/host_group.h"
+#include "real_backend/hosts/host_roles.h"
 #include "real_backend/scheduler.h"
 #include "real_backend/worker_thread.h"
 #include "sim/core/input_error.h"
@@ -28,6 +36,35 @@ namespace placesim::real {
 namespace {
 
 constexpr size_t kGpuRingBytes = 3 * (64u << 20);  // triad ring: 3 arrays of 64 MiB
+constexpr size_t kMessageBytes = 64u << 20;         // largest MPI message of a cross-host transfer
+
+/// Releases jobs in one fixed order: a job marked ready is released once every job before it
+/// in the order has been. Both ends of a cross-host channel, and every rank of a communicator,
+/// release in the plan's topological order, so no rank waits for a message or a collective
+/// call that another makes only later.
+struct InOrderRelease {
+  std::vector<TaskId> order;
+  std::map<TaskId, size_t> index;
+  std::vector<bool> ready;
+  size_t next = 0;
+
+  void add(TaskId id) { order.push_back(id); }
+  /// Sorts the jobs by topological position; call once all are added.
+  void seal(const std::vector<size_t>& position) {
+    std::sort(order.begin(), order.end(), [&](TaskId a, TaskId b) { return position[a] < position[b]; });
+    for (size_t i = 0; i < order.size(); ++i) index[order[i]] = i;
+    reset();
+  }
+  void reset() {
+    ready.assign(order.size(), false);
+    next = 0;
+  }
+  template <typename Release>
+  void mark_ready(TaskId id, Release release) {
+    ready[index.at(id)] = true;
+    while (next < order.size() && ready[next]) release(order[next++]);
+  }
+};
 
 void check(cudaError_t status, const char* what) {
   if (status == cudaErrorMemoryAllocation) {
@@ -156,6 +193,24 @@ struct Channel {
   std::unique_ptr<CopyBuffers> host_buffers;
 };
 
+/// The transfers between this host and one other, in one direction: staged through a pinned
+/// host buffer (GPU -> host copy, then MPI; or MPI, then host -> GPU copy) by one thread that
+/// runs them in the plan's topological order (the peer's thread runs the same order).
+struct RemoteChannel {
+  int peer = -1;
+  bool sends = false;
+  InOrderRelease jobs;
+  double largest_bytes = 0;
+  void* pinned = nullptr;  // cudaMallocHost, `size` bytes
+  size_t size = 0;
+  struct Staging {
+    cudaStream_t stream = nullptr;
+    void* buffer = nullptr;  // on the GPU, `size` bytes
+  };
+  std::map<int, Staging> staging;  // per local GPU ordinal that sends or receives
+  std::unique_ptr<WorkerThread> thread;
+};
+
 #ifdef PLACESIM_WITH_NCCL
 void check_nccl(ncclResult_t status, const char* what) {
   if (status != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(status));
@@ -170,6 +225,8 @@ struct NcclGroup {
   std::vector<float*> buffers;
   std::vector<cudaEvent_t> member_done;
   size_t elements = 0;
+  bool spans_hosts = false;  ///< members on several hosts: communicators from ncclCommInitRank
+  int id_tag = -1;           ///< ... and the MPI tag its unique id travels with
 };
 #endif
 
@@ -197,18 +254,21 @@ class CudaExecutor final : public Executor, private TaskLauncher {
 
   void check_plan(const ExecutionPlan& plan, const Cluster& cluster) const override {
     const std::string where = "plan \"" + plan.name + "\"";
+    // MPI tags: a cross-host transfer's is its task id; an all-reduce group spanning hosts sends
+    // its NCCL unique id with the tag after the plan's tasks plus the group's index.
+    HostGroup* group = checked_host_group(plan, cluster, int64_t(plan.tasks.size() + spanning_groups(plan, cluster).size()));
+    const int rank = group ? group->rank() : 0;
+    const std::vector<Role> roles = task_roles(plan, cluster, rank);
     for (const Task& task : plan.tasks) {
+      if (roles[task.id] == Role::kRemote) continue;
       const std::string path = "/tasks/" + std::to_string(task.id);
       if (task.kind == TaskKind::kCollective) {
-        check_collective(task, cluster, where, path);
+        check_collective(task, cluster, where, path, rank);
         continue;
       }
       for (DeviceId id : {task.device, task.source}) {
         const ClusterDevice& device = cluster.device(id);
-        if (device.node != 0) {
-          throw InputError(where, path, "task \"" + task.name + "\" uses " + device.name.canonical() +
-                                            " on another machine; multi-host execution (MPI) is not implemented");
-        }
+        if (device.node != rank) continue;  // the other end of a cross-host transfer: its host checks it
         if (device.spec.kind == DeviceKind::kTpu) {
           throw InputError(where, path, "task \"" + task.name + "\" uses a TPU, which the cuda backend cannot run");
         }
@@ -222,32 +282,49 @@ class CudaExecutor final : public Executor, private TaskLauncher {
     }
   }
 
-  /// An all-reduce runs on NCCL: every member a GPU of this machine, one GPU per rank.
-  void check_collective(const Task& task, const Cluster& cluster, const std::string& where,
-                        const std::string& path) const {
+  /// The member lists of the plan's all-reduces whose groups span hosts, each with its index
+  /// (the same on every rank: the map orders them).
+  static std::map<std::vector<DeviceId>, int> spanning_groups(const ExecutionPlan& plan, const Cluster& cluster) {
+    std::map<std::vector<DeviceId>, int> groups;
+    for (const Task& task : plan.tasks) {
+      if (task.kind == TaskKind::kCollective && task.group.size() > 1 && task_nodes(task, cluster).size() > 1) {
+        groups.emplace(task.group, 0);
+      }
+    }
+    int index = 0;
+    for (auto& [members, value] : groups) value = index++;
+    return groups;
+  }
+
+  /// An all-reduce runs on NCCL: every member a GPU, one GPU per rank; this host checks its own.
+  void check_collective(const Task& task, const Cluster& cluster, const std::string& where, const std::string& path,
+                        int rank) const {
 #ifndef PLACESIM_WITH_NCCL
+    (void)cluster;
+    (void)rank;
     throw InputError(where, path, "task \"" + task.name + "\" is an all-reduce, and this placesim was built without "
                                                            "NCCL (CMake did not find nccl.h and libnccl)");
 #else
     std::set<int> ordinals;
+    size_t local = 0;
     for (DeviceId id : task.group) {
       const ClusterDevice& device = cluster.device(id);
-      if (device.spec.kind != DeviceKind::kGpu || device.node != 0) {
+      if (device.spec.kind != DeviceKind::kGpu) {
         throw InputError(where, path, "task \"" + task.name + "\" all-reduces over " + device.name.canonical() +
-                                          ": the cuda backend runs all-reduces with NCCL between the GPUs of this "
-                                          "machine only");
+                                          ": the cuda backend runs all-reduces with NCCL between GPUs only");
       }
+      if (device.node != rank) continue;
+      ++local;
       if (device.name.index.value_or(0) >= device_count_ && !options_.share_gpus) {
         throw InputError(where, path, "task \"" + task.name + "\" all-reduces over " + device.name.canonical() +
                                           " but this machine has " + std::to_string(device_count_) + " CUDA GPU(s)");
       }
       ordinals.insert(ordinal(device));
     }
-    if (ordinals.size() != task.group.size()) {
-      throw InputError(where, path, "task \"" + task.name + "\" all-reduces over " + std::to_string(task.group.size()) +
-                                        " GPUs but they map to " + std::to_string(ordinals.size()) +
-                                        " GPU(s) of this machine; NCCL needs one GPU per rank (--share-gpus cannot "
-                                        "fold a group)");
+    if (ordinals.size() != local) {
+      throw InputError(where, path, "task \"" + task.name + "\" all-reduces over " + std::to_string(local) +
+                                        " GPUs of this machine but they map to " + std::to_string(ordinals.size()) +
+                                        " GPU(s); NCCL needs one GPU per rank (--share-gpus cannot fold a group)");
     }
 #endif
   }
@@ -259,19 +336,53 @@ class CudaExecutor final : public Executor, private TaskLauncher {
     work_.assign(plan.tasks.size(), ComputeWork{});
     events_.assign(plan.tasks.size(), TaskEvents{});
     callbacks_.assign(plan.tasks.size(), Callback{});
+    group_ = host_count(cluster, plan) > 1 ? host_group() : nullptr;
+    rank_ = group_ ? group_->rank() : 0;
+    role_ = task_roles(plan, cluster, rank_);
+    runs_here_.assign(plan.tasks.size(), false);
+    spans_hosts_.assign(plan.tasks.size(), false);
+    remote_channel_of_.assign(plan.tasks.size(), -1);
+    const std::map<std::vector<DeviceId>, int> spanning = spanning_groups(plan, cluster);
+    const std::vector<size_t> position = topological_positions(plan);
     std::map<DeviceId, size_t> gemm_elements;
     std::map<std::pair<DeviceId, DeviceId>, double> largest;
+    std::map<std::pair<int, bool>, int> remote_index;  // (peer rank, sends) -> index in remote_channels_
     for (const Task& task : plan.tasks) {
+      const Role role = role_[task.id];
+      if (role == Role::kRemote) continue;
+      runs_here_[task.id] = true;
+      if (role == Role::kSend || role == Role::kReceive) {
+        const int peer = cluster.device(role == Role::kSend ? task.device : task.source).node;
+        auto [it, added] = remote_index.emplace(std::pair{peer, role == Role::kSend}, int(remote_channels_.size()));
+        if (added) {
+          remote_channels_.push_back(std::make_unique<RemoteChannel>());
+          remote_channels_.back()->peer = peer;
+          remote_channels_.back()->sends = role == Role::kSend;
+        }
+        RemoteChannel& channel = *remote_channels_[it->second];
+        channel.jobs.add(task.id);
+        channel.largest_bytes = std::max(channel.largest_bytes, task.bytes);
+        const ClusterDevice& local = cluster.device(role == Role::kSend ? task.source : task.device);
+        if (local.spec.kind == DeviceKind::kGpu) channel.staging[ordinal(local)];
+        remote_channel_of_[task.id] = it->second;
+        continue;
+      }
       if (task.kind == TaskKind::kCompute) {
         work_[task.id] = compute_work(task, plan.precision, cluster.device(task.device));
         const GemmShape& g = work_[task.id].gemm;
         size_t& elements = gemm_elements[task.device];
         elements = std::max({elements, size_t(g.m * g.k), size_t(g.k * g.n), size_t(g.m * g.n)});
       } else if (task.kind == TaskKind::kCollective) {
+        spans_hosts_[task.id] = role == Role::kShared;
 #ifdef PLACESIM_WITH_NCCL
-        if (task.group.size() > 1 && task.bytes > 0) {
+        // An all-reduce over several hosts runs even with 0 bytes (1 float): it carries the
+        // dependencies between them.
+        if (task.group.size() > 1 && (task.bytes > 0 || spans_hosts_[task.id])) {
           NcclGroup& group = nccl_groups_[task.group];
-          group.elements = std::max(group.elements, size_t(std::ceil(task.bytes / sizeof(float))));
+          group.elements = std::max({group.elements, size_t(std::ceil(task.bytes / sizeof(float))), size_t{1}});
+          group.spans_hosts = spans_hosts_[task.id];
+          if (group.spans_hosts) group.id_tag = int(plan.tasks.size()) + spanning.at(task.group);
+          if (group_) collectives_in_order_.add(task.id);
         }
 #endif
       } else if (task.bytes > 0) {
@@ -299,10 +410,15 @@ class CudaExecutor final : public Executor, private TaskLauncher {
       }
     }
     for (const auto& [pair, bytes] : largest) open_channel(pair.first, pair.second, bytes);
+    for (auto& channel : remote_channels_) open_remote_channel(*channel, position);
 #ifdef PLACESIM_WITH_NCCL
+    // Every rank opens its groups in the map's order, the same on all: a group's ranks meet in
+    // ncclCommInitRank without waiting for one another's other groups.
     for (auto& [members, group] : nccl_groups_) open_nccl_group(members, group);
+    collectives_in_order_.seal(position);
 #endif
     for (const Task& task : plan.tasks) {
+      if (!runs_here_[task.id] || remote_channel_of_[task.id] >= 0) continue;  // host-timed
       int device = timing_device(task);
       if (device < 0) continue;
       check(cudaSetDevice(device), "cudaSetDevice");
@@ -310,15 +426,40 @@ class CudaExecutor final : public Executor, private TaskLauncher {
       check(cudaEventCreate(&events_[task.id].start), "cudaEventCreate");
       check(cudaEventCreate(&events_[task.id].end), "cudaEventCreate");
     }
-    enqueue_ahead_ = options_.dispatch != GpuDispatch::kLoop && can_enqueue_ahead(plan);
+    enqueue_ahead_ = options_.dispatch != GpuDispatch::kLoop && !group_ && can_enqueue_ahead(plan);
   }
 
   Timeline run_once() override {
     if (enqueue_ahead_) return run_enqueued_once();
-    return run_plan_once(*plan_, cluster_->devices().size(), *this, source());
+    if (!group_) return run_plan_once(*plan_, cluster_->devices().size(), *this, source());
+    for (auto& channel : remote_channels_) channel->jobs.reset();
+    collectives_in_order_.reset();
+    // Every host starts the run together; each run's clock starts at the barrier's exit.
+    group_->barrier();
+    Timeline timeline = run_plan_once(*plan_, cluster_->devices().size(), *this, source(), &runs_here_);
+    {
+      std::lock_guard<std::mutex> lock(remote_error_mutex_);
+      if (!remote_error_.empty()) throw std::runtime_error(remote_error_);
+    }
+    merge_on_root(timeline, role_, spans_hosts_, *group_);
+    return timeline;
   }
 
   void release() override {
+    // The remote channels' threads first: they use the streams and buffers freed below.
+    for (auto& channel : remote_channels_) channel->thread.reset();
+    for (auto& channel : remote_channels_) {
+      for (auto& [gpu, staging] : channel->staging) {
+        cudaSetDevice(gpu);
+        if (staging.stream) cudaStreamDestroy(staging.stream);
+        if (staging.buffer) cudaFree(staging.buffer);
+      }
+      if (channel->pinned) cudaFreeHost(channel->pinned);
+    }
+    remote_channels_.clear();
+    remote_channel_of_.clear();
+    collectives_in_order_ = InOrderRelease{};
+    remote_error_.clear();
     for (auto& [pair, channel] : channels_) {
       if (channel.stream) {
         cudaSetDevice(channel.stream_device);
@@ -373,10 +514,39 @@ class CudaExecutor final : public Executor, private TaskLauncher {
   /// One communicator per member GPU (ncclCommInitAll), a stream, a buffer of the group's
   /// largest all-reduce and an event per member.
   void open_nccl_group(const std::vector<DeviceId>& members, NcclGroup& group) {
-    for (DeviceId id : members) group.ordinals.push_back(ordinal(cluster_->device(id)));
-    const size_t n = members.size();
+    std::vector<int> ranks;  // in the communicator: the member's index in the group
+    for (size_t i = 0; i < members.size(); ++i) {
+      const ClusterDevice& device = cluster_->device(members[i]);
+      if (device.node != rank_) continue;
+      group.ordinals.push_back(ordinal(device));
+      ranks.push_back(int(i));
+    }
+    const size_t n = group.ordinals.size();  // this host's members
     group.comms.assign(n, nullptr);
-    check_nccl(ncclCommInitAll(group.comms.data(), int(n), group.ordinals.data()), "ncclCommInitAll");
+    if (!group.spans_hosts) {
+      check_nccl(ncclCommInitAll(group.comms.data(), int(n), group.ordinals.data()), "ncclCommInitAll");
+    } else {
+      // The host of member 0 makes the unique id and sends it to the group's other hosts.
+      ncclUniqueId id;
+      const int root = cluster_->device(members.front()).node;
+      std::set<int> hosts;
+      for (DeviceId member : members) hosts.insert(cluster_->device(member).node);
+      if (rank_ == root) {
+        check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+        for (int host : hosts) {
+          if (host != root) group_->send(host, group.id_tag, &id, sizeof id);
+        }
+      } else {
+        group_->receive(root, group.id_tag, &id, sizeof id);
+      }
+      // Several communicator ranks in one thread: one NCCL group call around their inits.
+      check_nccl(ncclGroupStart(), "ncclGroupStart");
+      for (size_t k = 0; k < n; ++k) {
+        check(cudaSetDevice(group.ordinals[k]), "cudaSetDevice");
+        check_nccl(ncclCommInitRank(&group.comms[k], int(members.size()), id, ranks[k]), "ncclCommInitRank");
+      }
+      check_nccl(ncclGroupEnd(), "ncclGroupEnd");
+    }
     group.streams.assign(n, nullptr);
     group.buffers.assign(n, nullptr);
     group.member_done.assign(n, nullptr);
@@ -405,7 +575,8 @@ class CudaExecutor final : public Executor, private TaskLauncher {
   /// NCCL group call), and makes member 0's stream wait for every member's end.
   void enqueue_allreduce(const Task& task) {
     NcclGroup& group = nccl_groups_.at(task.group);
-    const size_t count = std::min(group.elements, size_t(std::ceil(task.bytes / sizeof(float))));
+    const size_t count = std::max<size_t>(group.spans_hosts ? 1 : 0,
+                                          std::min(group.elements, size_t(std::ceil(task.bytes / sizeof(float)))));
     check(cudaSetDevice(group.ordinals.front()), "cudaSetDevice");
     check(cudaEventRecord(events_[task.id].start, group.streams.front()), "cudaEventRecord");
     check_nccl(ncclGroupStart(), "ncclGroupStart");
@@ -466,6 +637,53 @@ class CudaExecutor final : public Executor, private TaskLauncher {
     }
   }
 
+  /// Pinned host memory, a staging stream and buffer per local GPU, the jobs' order, the thread.
+  void open_remote_channel(RemoteChannel& channel, const std::vector<size_t>& position) {
+    channel.jobs.seal(position);
+    channel.size = size_t(std::clamp(channel.largest_bytes, 1.0, double(kMessageBytes)));
+    check(cudaMallocHost(&channel.pinned, channel.size), "pinned host buffer");
+    for (auto& [gpu, staging] : channel.staging) {
+      check(cudaSetDevice(gpu), "cudaSetDevice");
+      check(cudaStreamCreateWithFlags(&staging.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+      check(cudaMalloc(&staging.buffer, channel.size), "transfer buffer");
+    }
+    channel.thread = std::make_unique<WorkerThread>(std::nullopt);
+  }
+
+  /// One cross-host transfer, on its channel's thread: chunks of at most the pinned buffer,
+  /// each copied off the GPU and sent, or received and copied onto the GPU (a CPU end sends or
+  /// receives the pinned buffer itself). At least one message, even for 0 bytes. The MPI tag is
+  /// the task id; messages of one tag between two ranks arrive in order.
+  void move_remote(RemoteChannel& channel, const Task& task) {
+    const ClusterDevice& local = cluster_->device(channel.sends ? task.source : task.device);
+    RemoteChannel::Staging* staging = nullptr;
+    if (local.spec.kind == DeviceKind::kGpu) {
+      staging = &channel.staging.at(ordinal(local));
+      check(cudaSetDevice(ordinal(local)), "cudaSetDevice");
+    }
+    const int tag = int(task.id);
+    size_t remaining = size_t(std::llround(std::max(0.0, task.bytes)));
+    do {
+      const size_t chunk = std::min(remaining, channel.size);
+      if (channel.sends) {
+        if (staging && chunk > 0) {
+          check(cudaMemcpyAsync(channel.pinned, staging->buffer, chunk, cudaMemcpyDeviceToHost, staging->stream),
+                "cudaMemcpyAsync");
+          check(cudaStreamSynchronize(staging->stream), "cudaStreamSynchronize");
+        }
+        group_->send(channel.peer, tag, channel.pinned, chunk);
+      } else {
+        group_->receive(channel.peer, tag, channel.pinned, chunk);
+        if (staging && chunk > 0) {
+          check(cudaMemcpyAsync(staging->buffer, channel.pinned, chunk, cudaMemcpyHostToDevice, staging->stream),
+                "cudaMemcpyAsync");
+          check(cudaStreamSynchronize(staging->stream), "cudaStreamSynchronize");
+        }
+      }
+      remaining -= chunk;
+    } while (remaining > 0);
+  }
+
   void begin_run(double origin_seconds) override {
     origin_ = origin_seconds;
     for (auto& [id, gpu] : gpus_) {
@@ -505,8 +723,10 @@ class CudaExecutor final : public Executor, private TaskLauncher {
   }
 
   bool is_empty(const Task& task) const override {
+    // A cross-host transfer always sends a message, even of 0 bytes: it carries the dependency.
+    if (!remote_channel_of_.empty() && remote_channel_of_[task.id] >= 0) return false;
     if (task.kind == TaskKind::kCompute) return work_[task.id].kind == WorkKind::kNone;
-    if (task.kind == TaskKind::kCollective) return task.group.size() < 2 || !(task.bytes > 0);
+    if (task.kind == TaskKind::kCollective) return task.group.size() < 2 || !(task.bytes > 0 || spans_hosts_[task.id]);
     return !(task.bytes > 0) || task.source == task.device;
   }
 
@@ -532,11 +752,32 @@ class CudaExecutor final : public Executor, private TaskLauncher {
   void start_transfer(const Task& task, CompletionQueue& done) override {
 #ifdef PLACESIM_WITH_NCCL
     if (task.kind == TaskKind::kCollective) {
-      enqueue_allreduce(task);
-      enqueue_completion(task.id, nccl_groups_.at(task.group).streams.front(), done);
+      auto issue = [this, &done](TaskId id) {
+        const Task& ready = plan_->tasks[id];
+        enqueue_allreduce(ready);
+        enqueue_completion(id, nccl_groups_.at(ready.group).streams.front(), done);
+      };
+      // On several hosts, every rank issues its all-reduces in the plan's topological order.
+      if (group_) collectives_in_order_.mark_ready(task.id, issue);
+      else issue(task.id);
       return;
     }
 #endif
+    if (remote_channel_of_[task.id] >= 0) {
+      RemoteChannel& channel = *remote_channels_[remote_channel_of_[task.id]];
+      channel.jobs.mark_ready(task.id, [this, &channel, &done](TaskId id) {
+        channel.thread->submit([this, &channel, &done, id, origin = origin_] {
+          try {
+            move_remote(channel, plan_->tasks[id]);
+          } catch (const std::exception& error) {
+            std::lock_guard<std::mutex> lock(remote_error_mutex_);
+            if (remote_error_.empty()) remote_error_ = "transfer \"" + plan_->tasks[id].name + "\": " + error.what();
+          }
+          done.push({id, monotonic_seconds() - origin});
+        });
+      });
+      return;
+    }
     Channel& channel = channels_.at({task.source, task.device});
     if (channel.stream_device < 0) {
       CopyBuffers* buffers = channel.host_buffers.get();
@@ -683,6 +924,17 @@ class CudaExecutor final : public Executor, private TaskLauncher {
 
   int device_count_ = 0;
   bool enqueue_ahead_ = false;
+  // A plan over several hosts (one MPI rank per host); null group_ and every role kLocal on one.
+  HostGroup* group_ = nullptr;
+  int rank_ = 0;
+  std::vector<Role> role_;
+  std::vector<bool> runs_here_;    // role != kRemote
+  std::vector<bool> spans_hosts_;  // all-reduces whose group is on several hosts
+  std::vector<int> remote_channel_of_;  // per task: index in remote_channels_, or -1
+  std::vector<std::unique_ptr<RemoteChannel>> remote_channels_;
+  InOrderRelease collectives_in_order_;  // several hosts: the all-reduces this rank issues
+  std::mutex remote_error_mutex_;
+  std::string remote_error_;  // the first failure of a remote channel's thread in this run
   const ExecutionPlan* plan_ = nullptr;
   const Cluster* cluster_ = nullptr;
   double origin_ = 0;
