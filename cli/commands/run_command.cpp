@@ -44,6 +44,16 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
     throw InputError("--trace", "", "the closed-form tier (\"simulation\": {\"tier\": \"closed-form\"}) computes no "
                                     "timeline; use \"analytical\" or \"simulated\" for a trace");
   }
+  std::vector<std::vector<std::string>> verdicts;
+  for (size_t i = 0; i < strategies.size(); ++i) {
+    verdicts.push_back(out_of_memory_verdicts(estimates[i], scenario.cluster_for(strategies[i]), *strategies[i].parallelism));
+    if (verdicts.back().empty() || options.allow_oom) continue;
+    // A configuration that does not fit is an input error, not a prediction, as on the other tiers.
+    std::string message = (strategies.size() > 1 ? "strategy \"" + strategies[i].name + "\": " : std::string()) +
+                          "does not fit in memory: ";
+    for (size_t v = 0; v < verdicts.back().size(); ++v) message += (v ? "; " : "") + verdicts.back()[v];
+    throw InputError(options.scenario, "", message + " (--allow-oom reports it anyway)");
+  }
   Json rows = Json::array();
   for (size_t i = 0; i < strategies.size(); ++i) {
     const Strategy& strategy = strategies[i];
@@ -53,11 +63,17 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
     const double samples = static_cast<double>(scenario.run.batch_size * p.data);
     Json stages = Json::array();
     for (size_t s = 0; s < estimate.forward_slot_seconds.size(); ++s) {
+      const MemoryBreakdown& memory = estimate.stage_peak_memory[s];
       stages.push_back({{"stage", s},
                         {"device", cluster.device(p.device(0, static_cast<int64_t>(s), 0)).name.canonical()},
                         {"forward_slot_seconds", estimate.forward_slot_seconds[s]},
                         {"backward_slot_seconds", estimate.backward_slot_seconds[s]},
-                        {"end_seconds", estimate.stage_end_seconds[s]}});
+                        {"end_seconds", estimate.stage_end_seconds[s]},
+                        {"micro_batches_in_flight", estimate.stage_micro_batches_in_flight[s]},
+                        {"peak_memory_bytes", memory.total()},
+                        {"peak_memory", memory_breakdown_json(memory)},
+                        {"memory_capacity_bytes", estimate.stage_memory_capacity_bytes[s]},
+                        {"out_of_memory", memory.total() > estimate.stage_memory_capacity_bytes[s]}});
     }
     rows.push_back({{"strategy", strategy.name},
                     {"step_time_seconds", estimate.step_seconds},
@@ -77,14 +93,18 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
               << "Throughput: " << format_rate(samples / estimate.step_seconds, "samples") << " (" << samples
               << " samples per step)\n\n"
               << pad("Stage", 5, true) << "  " << pad("device (replica 0, tensor rank 0)", width, true)
-              << "  forward slot  backward slot  last task ends\n";
+              << "  forward slot  backward slot  last task ends  in flight  peak memory / capacity\n";
     for (size_t s = 0; s < estimate.forward_slot_seconds.size(); ++s) {
+      const double peak = estimate.stage_peak_memory[s].total(), capacity = estimate.stage_memory_capacity_bytes[s];
       std::cout << pad(std::to_string(s), 5) << "  "
                 << pad(cluster.device(p.device(0, static_cast<int64_t>(s), 0)).name.canonical(), width, true) << "  "
                 << pad(format_seconds(estimate.forward_slot_seconds[s]), 12) << "  "
                 << pad(format_seconds(estimate.backward_slot_seconds[s]), 13) << "  "
-                << pad(format_seconds(estimate.stage_end_seconds[s]), 14) << "\n";
+                << pad(format_seconds(estimate.stage_end_seconds[s]), 14) << "  "
+                << pad(std::to_string(estimate.stage_micro_batches_in_flight[s]), 9) << "  " << format_bytes(peak) << " / "
+                << format_bytes(capacity) << (peak > capacity ? "  OUT OF MEMORY" : "") << "\n";
     }
+    for (const std::string& verdict : verdicts[i]) std::cout << "OUT OF MEMORY: " << verdict << "\n";
     std::cout << "\n";
   }
   if (!report.empty()) {

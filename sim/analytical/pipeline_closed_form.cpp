@@ -8,6 +8,7 @@
 #include "sim/analytical/analytical_engine.h"
 #include "sim/plan/parallel_3d_builder.h"
 #include "sim/plan/pipeline_builder.h"
+#include "sim/report/memory_verdict.h"
 
 namespace placesim {
 namespace {
@@ -196,7 +197,80 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
     ends[s][m] = stage_free[s] = model.end(stage_free[s], ends, m);
   }
   for (size_t s = 0; s < stages; ++s) estimate.step_seconds = std::max(estimate.step_seconds, estimate.stage_end_seconds[s]);
+
+  // Memory. One micro-batch's peak of live buffers on each representative device, and what it
+  // keeps across the gap between its forward and backward slots (allocated by the end of the
+  // forward slot and before the backward slot starts, released after it starts); the schedule
+  // keeps up to k micro-batches in flight on a stage, so k - 1 others hold that much while one
+  // peaks.
+  const std::vector<BufferLifetime> buffers = buffer_lifetimes(plan, timeline);
+  const std::vector<double> cell_peak = peak_live_bytes(buffers, cluster.devices().size());
+  // A micro-batch other than the step's last frees what only the updates keep (the last
+  // backward's outputs feed them): its own peak is the cell's without the updates, and it is the
+  // one that peaks while k - 1 others are in flight; the last peaks alone.
+  std::vector<BufferLifetime> before_updates = buffers;
+  if (updates) {
+    const SuccessorLists successors = plan.successors();
+    for (BufferLifetime& buffer : before_updates) {
+      const Task& task = plan.tasks[buffer.task];
+      double release = timeline.tasks[task.id].end_seconds;
+      for (TaskId next : successors[task.id]) {
+        if (next < cells.first_update_task) release = std::max(release, timeline.tasks[next].end_seconds);
+      }
+      for (TaskId next : task.keep_until) {
+        if (next < cells.first_update_task) release = std::max(release, timeline.tasks[next].end_seconds);
+      }
+      buffer.release_seconds = std::min(buffer.release_seconds, release);
+    }
+  }
+  const std::vector<double> mid_peak = peak_live_bytes(before_updates, cluster.devices().size());
+  const std::vector<double> workspace = workspace_bytes(plan, cluster.devices().size());
+  for (size_t s = 0; s < stages; ++s) {
+    const DeviceId device = options.device(0, static_cast<int64_t>(s), 0);
+    int64_t in_flight = 1, open = 0;
+    for (const PipelineSlot& slot : schedule[s]) {
+      open += slot.forward ? 1 : -1;
+      in_flight = std::max(in_flight, open);
+    }
+    if (!backward_slots) in_flight = 1;  // inference: nothing waits for a backward
+    double kept = 0;
+    if (in_flight > 1) {
+      const double forward_slot_end = end_in(timeline, cells.forward_done[s]);
+      double backward_start = std::numeric_limits<double>::infinity();
+      for (TaskId id : backward_tasks[s].members) backward_start = std::min(backward_start, timeline.tasks[id].start_seconds);
+      for (const BufferLifetime& buffer : buffers) {
+        if (buffer.device == device && buffer.start_seconds <= forward_slot_end && buffer.start_seconds < backward_start &&
+            buffer.release_seconds > backward_start) {
+          kept += buffer.bytes;
+        }
+      }
+    }
+    MemoryBreakdown memory;
+    if (device < plan.static_memory.size()) {
+      memory.parameter_bytes = plan.static_memory[device].parameter_bytes;
+      memory.gradient_bytes = plan.static_memory[device].gradient_bytes;
+      memory.optimizer_state_bytes = plan.static_memory[device].optimizer_state_bytes;
+    }
+    memory.activation_bytes = std::max(cell_peak[device], mid_peak[device] + static_cast<double>(in_flight - 1) * kept);
+    memory.workspace_bytes = workspace[device];
+    estimate.stage_peak_memory.push_back(memory);
+    estimate.stage_micro_batches_in_flight.push_back(in_flight);
+    estimate.stage_memory_capacity_bytes.push_back(cluster.device(device).spec.memory_bytes);
+  }
   return estimate;
+}
+
+std::vector<std::string> out_of_memory_verdicts(const ClosedFormStepEstimate& estimate, const Cluster& cluster,
+                                                const ParallelismOptions& options) {
+  std::vector<std::string> verdicts;
+  for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
+    const MemoryBreakdown& memory = estimate.stage_peak_memory[s];
+    if (memory.total() <= estimate.stage_memory_capacity_bytes[s]) continue;
+    const std::string device = cluster.device(options.device(0, static_cast<int64_t>(s), 0)).name.local();
+    verdicts.push_back(memory_verdict("stage " + std::to_string(s) + " (" + device + " and every device of the stage)",
+                                      memory, estimate.stage_memory_capacity_bytes[s]));
+  }
+  return verdicts;
 }
 
 }  // namespace placesim

@@ -7,10 +7,12 @@
 // emission order: O(stages x micro-batches) instead of a plan of O(stages x micro-batches x ops).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "sim/cluster/cluster.h"
 #include "sim/graph/op_graph.h"
+#include "sim/report/metrics.h"
 #include "sim/scenario/scenario.h"
 
 namespace placesim {
@@ -21,6 +23,13 @@ struct ClosedFormStepEstimate {
   std::vector<double> backward_slot_seconds;  ///< by stage: one micro-batch's backward slot (0 in inference)
   std::vector<double> stage_end_seconds;      ///< by stage: when its last task (update) ends
   size_t cell_plan_tasks = 0;              ///< tasks of the one-micro-batch plan it estimated
+  /// By stage, on its representative device (replica 0, tensor rank 0; the others hold the
+  /// same): the memory at its peak. Activations: the cell plan's peak of live buffers plus, for
+  /// each other micro-batch the schedule keeps in flight there, what one micro-batch keeps from
+  /// its forward slot to its backward slot.
+  std::vector<MemoryBreakdown> stage_peak_memory;
+  std::vector<int64_t> stage_micro_batches_in_flight;  ///< most forwards not yet backward (1 in inference)
+  std::vector<double> stage_memory_capacity_bytes;
 };
 
 /// One step of `options` (tensor x pipeline x data, its schedule and micro-batches) on `cluster`.
@@ -28,5 +37,11 @@ struct ClosedFormStepEstimate {
 /// InputError otherwise, like build_parallel_3d_cell_plan.
 ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const Cluster& cluster,
                                                     const RunOptions& run, const ParallelismOptions& options);
+
+/// One verdict per stage whose representative device needs more than it has ("stage 3 (GPU:0
+/// of task:1, and every device of the stage) needs 92.1 GiB, has 80.0 GiB: ..."); empty when
+/// everything fits.
+std::vector<std::string> out_of_memory_verdicts(const ClosedFormStepEstimate& estimate, const Cluster& cluster,
+                                                const ParallelismOptions& options);
 
 }  // namespace placesim

@@ -237,6 +237,22 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
     saved[v] = saved_activation_bytes(graph, roles, ranks, v);
     split_ops += roles[v] != TensorRole::kReplicated;
   }
+  // With recomputation, an op that reads a tensor from another block (op name up to its first
+  // '/': "h.6" -> "h.7") keeps what its backward reads until that backward, as without: it holds
+  // the block's checkpoint, from which the block's forward is re-run (Megatron keeps each
+  // transformer layer's input, 2 s b h bytes in fp16: Korthikanti et al. 2022, section 4.2.2;
+  // in a GPT layer that is ln_1's saved input). Every other forward buffer is freed once its
+  // consumers' forwards end.
+  std::vector<bool> holds_checkpoint(graph.size(), false);
+  auto block_of = [&](OpId v) {
+    const std::string& op_name = graph.op(v).name;
+    return op_name.substr(0, op_name.find('/'));
+  };
+  for (OpId v : emitter.order()) {
+    for (const auto& input : graph.inputs(v)) {
+      if (!input.edge.control && emitter.selected(input.op) && block_of(input.op) != block_of(v)) holds_checkpoint[v] = true;
+    }
+  }
 
   PipelineOptions stage_options;
   for (int64_t s = 0; s < stages; ++s) stage_options.devices.push_back(device(0, s, 0));
@@ -461,7 +477,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
             TaskId id = emitter.add(std::move(task));
             backward_task[m][v].push_back(id);
             cells[r].push_back(id);
-            if (!run.recompute) emitter.at(forward_task[m][v][r]).keep_until.push_back(id);
+            if (!run.recompute || holds_checkpoint[v]) emitter.at(forward_task[m][v][r]).keep_until.push_back(id);
           }
           backward_ready[m][v] = backward_task[m][v];
           if (roles[v] == TensorRole::kColumn && ranks > 1 && full_input_gradient_bytes > 0) {

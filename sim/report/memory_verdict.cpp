@@ -26,6 +26,11 @@ std::string memory_verdict(const DeviceMetrics& device, const Cluster& cluster) 
          format_bytes(device.memory_capacity_bytes) + ": " + describe_memory(device.peak_memory);
 }
 
+std::string memory_verdict(const std::string& device_name, const MemoryBreakdown& memory, double capacity_bytes) {
+  return device_name + " needs " + format_bytes(memory.total()) + ", has " + format_bytes(capacity_bytes) + ": " +
+         describe_memory(memory);
+}
+
 std::vector<std::string> out_of_memory_verdicts(const RunMetrics& metrics, const Cluster& cluster) {
   std::vector<std::string> verdicts;
   for (const DeviceMetrics& device : metrics.devices) {

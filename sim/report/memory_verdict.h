@@ -18,6 +18,8 @@ std::string describe_memory(const MemoryBreakdown& memory);
 
 /// "GPU:3 needs 41.2 GiB, has 32.0 GiB: <describe_memory>".
 std::string memory_verdict(const DeviceMetrics& device, const Cluster& cluster);
+/// The same for a device named `device_name` that needs `memory.total()` of `capacity_bytes`.
+std::string memory_verdict(const std::string& device_name, const MemoryBreakdown& memory, double capacity_bytes);
 
 /// One verdict per device over its capacity; empty when everything fits.
 std::vector<std::string> out_of_memory_verdicts(const RunMetrics& metrics, const Cluster& cluster);

@@ -65,6 +65,25 @@ struct RunMetrics {
 
 RunMetrics compute_metrics(const ExecutionPlan& plan, const Cluster& cluster, const Timeline& timeline);
 
+/// A task's output buffer on its device: allocated when the task starts, released when its
+/// successors and keep_until tasks have all ended (at the makespan when it has neither).
+struct BufferLifetime {
+  DeviceId device = 0;
+  TaskId task = 0;
+  double start_seconds = 0;
+  double release_seconds = 0;
+  double bytes = 0;
+};
+std::vector<BufferLifetime> buffer_lifetimes(const ExecutionPlan& plan, const Timeline& timeline);
+
+/// Per device: the peak of the bytes its buffers hold at once (a release before an allocation
+/// at the same instant).
+std::vector<double> peak_live_bytes(const std::vector<BufferLifetime>& buffers, size_t devices);
+
+/// Per device: the workspace the memory model reserves, the largest output of its GEMM and
+/// convolution tasks (docs/cost-model.md, "Memory").
+std::vector<double> workspace_bytes(const ExecutionPlan& plan, size_t devices);
+
 /// Length of the union of [start, end) intervals.
 double union_length(std::vector<std::pair<double, double>> intervals);
 
