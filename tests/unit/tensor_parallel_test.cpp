@@ -4,6 +4,8 @@
 // 2022; mixed-precision Adam holds 16 bytes per parameter, of which each rank holds its shard.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "cli/pipeline.h"
 #include "models/zoo.h"
 #include "sim/core/input_error.h"
@@ -191,6 +193,32 @@ TEST(TensorParallel, ForwardTasksOfALayerAllocateKorthikantisActivations) {
     }
   }
   EXPECT_DOUBLE_EQ(allocated, s * b * h * (10 + 24 / t + 5 * a * s / (h * t)));
+}
+
+// With recomputation a layer keeps only its checkpoint for the backward: the input of its first
+// op, 2 s b h bytes in fp16 (Korthikanti et al. 2022, section 4.2.2), held by ln_1 from its
+// forward to its backward, for every micro-batch. Every other forward buffer of the layer is
+// freed once its consumers' forwards end (no keep_until).
+TEST(TensorParallel, RecomputationKeepsOneLayerInputPerLayerAndMicroBatch) {
+  const double b = 2, s = 32, h = 64;  // b: samples per micro-batch
+  const int64_t micro_batches = 4;
+  OpGraph graph = small_gpt(true, static_cast<int64_t>(b) * micro_batches);  // the graph's batch: the step's
+  Cluster cluster = ring_of_gpus(2);
+  RunOptions run;
+  run.batch_size = static_cast<int64_t>(b) * micro_batches;
+  run.precision = Precision::kFp16;
+  run.recompute = true;
+  ParallelismOptions options = tensor_parallel(2);
+  options.micro_batches = micro_batches;
+  ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, options, "gpt", nullptr);
+  std::map<std::string, double> kept;  // by layer, on rank 0, over the micro-batches
+  for (const Task& task : plan.tasks) {
+    if (task.kind != TaskKind::kCompute || task.phase != Phase::kForward || task.device != 0) continue;
+    const std::string layer = task.op.substr(0, task.op.find('/'));
+    if (!task.keep_until.empty() && layer.rfind("h.", 0) == 0) kept[layer] += task.output_bytes;
+  }
+  ASSERT_EQ(kept.size(), 2u);
+  for (const auto& [layer, bytes] : kept) EXPECT_DOUBLE_EQ(bytes, micro_batches * 2 * s * b * h) << layer;
 }
 
 // Mixed-precision Adam: fp16 weights 2 + fp16 gradients 2 + fp32 master 4 + momentum 4 +
