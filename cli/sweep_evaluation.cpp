@@ -5,6 +5,7 @@
 
 #include "cli/pipeline.h"
 #include "sim/analytical/analytical_engine.h"
+#include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/input_error.h"
 #include "sim/report/data_parallel_metrics.h"
 #include "sim/report/memory_verdict.h"
@@ -51,6 +52,38 @@ std::string without_file(const InputError& error) {
   return text;
 }
 
+/// A 3D configuration on the analytical tier: the closed-form tier (sim/analytical/
+/// pipeline_closed_form.h), which gives the analytical tier's step without the step's plan, and
+/// each stage's peak memory. Compute is the busiest stage's slots (its tensor all-reduces
+/// included); the rest of the step is the pipeline's fill and drain, the data-parallel
+/// all-reduces and the updates, reported as bubble.
+void evaluate_closed_form(const Scenario& scenario, const Strategy& strategy, const Cluster& cluster, SweepRow* row) {
+  const ParallelismOptions& p = *strategy.parallelism;
+  const ClosedFormStepEstimate estimate =
+      estimate_3d_step_closed_form(scenario.graph, cluster, scenario.run, p);
+  row->step_seconds = estimate.step_seconds;
+  row->samples_per_second = static_cast<double>(scenario.run.batch_size * p.data) / estimate.step_seconds;
+  row->tasks = estimate.cell_plan_tasks;
+  double slots = 0;
+  for (size_t s = 0; s < estimate.forward_slot_seconds.size(); ++s) {
+    slots = std::max(slots, static_cast<double>(p.micro_batches) *
+                                (estimate.forward_slot_seconds[s] + estimate.backward_slot_seconds[s]));
+  }
+  split_step_time(estimate.step_seconds, slots, 0, 0, estimate.step_seconds - slots, row);
+  for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
+    if (estimate.stage_peak_memory[s].total() > row->peak_memory_bytes) {
+      row->peak_memory_bytes = estimate.stage_peak_memory[s].total();
+      row->memory_capacity_bytes = estimate.stage_memory_capacity_bytes[s];
+    }
+  }
+  std::vector<std::string> verdicts = out_of_memory_verdicts(estimate, cluster, p);
+  if (!verdicts.empty()) {
+    row->status = RowStatus::kOutOfMemory;
+    row->reason = verdicts.front();
+    if (verdicts.size() > 1) row->reason += " (and " + std::to_string(verdicts.size() - 1) + " more stages)";
+  }
+}
+
 }  // namespace
 
 SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier tier) {
@@ -58,12 +91,16 @@ SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier 
   row.index = index;
   row.tier = tier;
   const SweepConfiguration& configuration = context.spec.configurations.at(index);
-  Json document = configuration_scenario(context.document, context.spec, configuration);
   try {
+    Json document = configuration_scenario(context.document, context.spec, configuration);
     Scenario scenario = read_scenario(JsonReader(document, context.file), *context.catalog,
                                       std::filesystem::path(context.file).parent_path());
     const Strategy& strategy = scenario.strategies.front();
     const Cluster& cluster = scenario.cluster_for(strategy);
+    if (strategy.parallelism && tier == Tier::kAnalytical) {
+      evaluate_closed_form(scenario, strategy, cluster, &row);
+      return row;
+    }
     PlannedScenario planned = plan_strategy(scenario, strategy);
     const ExecutionPlan& plan = planned.plan;
     Timeline timeline = run_tier(plan, cluster, tier);
@@ -74,14 +111,16 @@ SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier 
     row.step_seconds = step;
     row.tasks = plan.tasks.size();
 
-    const std::vector<DeviceId>& devices = strategy.data_parallel ? strategy.data_parallel->replicas : strategy.pipeline->devices;
+    const std::vector<DeviceId>& devices = strategy.data_parallel ? strategy.data_parallel->replicas
+                                           : strategy.pipeline    ? strategy.pipeline->devices
+                                                                  : strategy.parallelism->devices;
     const double steps = static_cast<double>(std::max<int64_t>(plan.steps, 1));
     double busy = 0;
     for (DeviceId id : devices) busy += metrics.devices[id].busy_seconds;
     double compute = busy / static_cast<double>(devices.size()) / steps;
     double idle = std::max(0.0, step - compute);
     split_step_time(step, compute, metrics.exposed_transfer_seconds / steps, dp.straggler_loss_seconds,
-                    strategy.pipeline ? idle : 0.0, &row);
+                    strategy.data_parallel ? 0.0 : idle, &row);
 
     for (const DeviceMetrics& device : metrics.devices) {
       if (device.peak_memory_bytes > row.peak_memory_bytes) {
@@ -96,7 +135,8 @@ SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier 
       if (verdicts.size() > 1) row.reason += " (and " + std::to_string(verdicts.size() - 1) + " more devices)";
       return row;
     }
-    row.single_device_samples_per_second = single_device_samples_per_second(scenario, strategy, tier);
+    // A 3D strategy's model is one that does not fit one device: no single-device baseline.
+    if (!strategy.parallelism) row.single_device_samples_per_second = single_device_samples_per_second(scenario, strategy, tier);
   } catch (const InputError& error) {
     row = SweepRow{};
     row.index = index;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "sim/cluster/cluster_builder.h"
+#include "sim/core/input_error.h"
 #include "sim/core/precision.h"
 
 namespace placesim {
@@ -84,21 +85,31 @@ NodeType read_node_type(const JsonReader& where, const HardwareCatalog& catalog,
 const std::vector<std::string> kDataParallelSwept = {"mode", "aggregation", "num_ps", "algorithm", "local_aggregation",
                                                      "overlap", "bucket_bytes", "sharding"};
 const std::vector<std::string> kPipelineSwept = {"micro_batches", "schedule"};
+const std::vector<std::string> kParallelismSwept = {"tensor", "pipeline", "micro_batches", "micro_batch_size", "schedule",
+                                                    "algorithm"};
 
 std::string value_label(const Json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
 void read_strategy_variants(const JsonReader& entry, std::vector<StrategyVariant>* variants) {
   entry.expect_object();
-  entry.reject_unknown_keys({"name", "data_parallel", "pipeline"});
-  if (entry.has("data_parallel") == entry.has("pipeline")) entry.fail("give exactly one of \"data_parallel\" or \"pipeline\"");
-  std::string kind = entry.has("data_parallel") ? "data_parallel" : "pipeline";
+  entry.reject_unknown_keys({"name", "data_parallel", "pipeline", "parallelism"});
+  const int kinds = int(entry.has("data_parallel")) + int(entry.has("pipeline")) + int(entry.has("parallelism"));
+  if (kinds != 1) entry.fail("give exactly one of \"data_parallel\", \"pipeline\" or \"parallelism\"");
+  std::string kind = entry.has("data_parallel") ? "data_parallel" : entry.has("pipeline") ? "pipeline" : "parallelism";
   JsonReader body = entry.at(kind);
   body.expect_object();
-  const std::vector<std::string>& swept = kind == "data_parallel" ? kDataParallelSwept : kPipelineSwept;
-  for (const char* fixed : {"replicas", "ps_devices", "stages", "devices"}) {
+  const std::vector<std::string>& swept = kind == "data_parallel" ? kDataParallelSwept
+                                          : kind == "pipeline"    ? kPipelineSwept
+                                                                  : kParallelismSwept;
+  for (const char* fixed : {"replicas", "ps_devices", "stages", "devices", "data"}) {
     if (body.has(fixed)) body.at(fixed).fail(std::string("the sweep sets \"") + fixed + "\" from devices_per_node and nodes");
   }
-  std::string name = entry.string_or("name", kind == "data_parallel" ? "data parallel" : "pipeline");
+  if (kind == "parallelism" && body.has("micro_batches") && body.has("micro_batch_size")) {
+    body.fail("give \"micro_batches\" (per data-parallel replica) or \"micro_batch_size\" (samples per micro-batch), not both");
+  }
+  std::string name = entry.string_or("name", kind == "data_parallel" ? "data parallel"
+                                             : kind == "pipeline"    ? "pipeline"
+                                                                     : "3D");
   // Cartesian product of the swept keys' lists, first key slowest.
   std::vector<Json> partial = {Json::object()};
   std::vector<std::string> labels = {name};
@@ -332,9 +343,54 @@ SweepSpec read_sweep_spec(const JsonReader& document, const HardwareCatalog& cat
   return spec;
 }
 
+namespace {
+
+/// A 3D variant on a configuration's devices: data = devices / (tensor x pipeline); the sweep's
+/// batch is the step's (global) batch, so each replica takes batch / data, in micro-batches of
+/// micro_batch_size samples (default 1) unless micro_batches is given; the all-reduces default
+/// to the ring (the closed-form tier needs it); large plans are simulated on representatives.
+void set_parallelism_sizes(Json* parallelism, Json* scenario, const SweepConfiguration& configuration, const Json& devices) {
+  const int64_t tensor = parallelism->value("tensor", int64_t{1});
+  const int64_t pipeline = parallelism->value("pipeline", int64_t{1});
+  const int64_t count = configuration.devices();
+  const std::string sizes = "tensor " + std::to_string(tensor) + " x pipeline " + std::to_string(pipeline);
+  if (count % (tensor * pipeline) != 0) {
+    throw InputError("", "/sweep/strategies",
+                     std::to_string(count) + " devices are not a multiple of " + sizes + " = " +
+                         std::to_string(tensor * pipeline));
+  }
+  const int64_t data = count / (tensor * pipeline);
+  if (configuration.batch_size % data != 0) {
+    throw InputError("", "/sweep/batch_size",
+                     "a batch of " + std::to_string(configuration.batch_size) + " does not divide into data " +
+                         std::to_string(data) + " (" + std::to_string(count) + " devices / " + sizes + ")");
+  }
+  const int64_t per_replica = configuration.batch_size / data;
+  if (!parallelism->contains("micro_batches")) {
+    const int64_t size = parallelism->value("micro_batch_size", int64_t{1});
+    if (size < 1 || per_replica % size != 0) {
+      throw InputError("", "/sweep/strategies",
+                       "a replica's batch of " + std::to_string(per_replica) + " (" + std::to_string(configuration.batch_size) +
+                           " / data " + std::to_string(data) + ") is not a multiple of micro_batch_size " +
+                           std::to_string(size));
+    }
+    (*parallelism)["micro_batches"] = per_replica / size;
+  }
+  parallelism->erase("micro_batch_size");
+  if (!parallelism->contains("algorithm")) (*parallelism)["algorithm"] = "ring";
+  (*parallelism)["data"] = data;
+  (*parallelism)["devices"] = devices;
+  (*scenario)["run"]["batch_size"] = per_replica;
+  if (!scenario->contains("simulation")) (*scenario)["simulation"] = {{"symmetry", "representatives"}};
+}
+
+}  // namespace
+
 Json configuration_scenario(const Json& document, const SweepSpec& spec, const SweepConfiguration& configuration) {
   Json scenario = document;
   for (const char* key : {"sweep", "strategies", "strategy", "outputs", "published"}) scenario.erase(key);
+  // The sweep's fidelity chooses the tier.
+  if (scenario.contains("simulation") && scenario["simulation"].is_object()) scenario["simulation"].erase("tier");
   const NodeType& type = spec.node_types[configuration.node_type];
   Json cluster = {{"template", type.template_id}, {"nodes", configuration.nodes}};
   if (configuration.nodes > 1 && !configuration.fabric.empty()) cluster["fabric"] = {{"link", configuration.fabric}};
@@ -348,15 +404,17 @@ Json configuration_scenario(const Json& document, const SweepSpec& spec, const S
   const StrategyVariant& variant = spec.strategies[configuration.strategy];
   Json strategy = variant.strategy;
   strategy["name"] = variant.label;
-  if (variant.kind == "data_parallel") {
-    strategy["data_parallel"]["replicas"] = devices;
-  } else {
-    strategy["pipeline"]["stages"] = devices.size();
-    strategy["pipeline"]["devices"] = devices;
-  }
-  scenario["strategy"] = strategy;
   if (!scenario.contains("run") || !scenario["run"].is_object()) scenario["run"] = Json::object();
   scenario["run"]["batch_size"] = configuration.batch_size;
+  if (variant.kind == "data_parallel") {
+    strategy["data_parallel"]["replicas"] = devices;
+  } else if (variant.kind == "pipeline") {
+    strategy["pipeline"]["stages"] = devices.size();
+    strategy["pipeline"]["devices"] = devices;
+  } else {
+    set_parallelism_sizes(&strategy["parallelism"], &scenario, configuration, devices);
+  }
+  scenario["strategy"] = strategy;
   scenario["run"]["precision"] = configuration.precision;
   return scenario;
 }
@@ -367,8 +425,16 @@ std::string describe(const SweepSpec& spec, const SweepConfiguration& configurat
                      std::to_string(configuration.nodes) + (configuration.nodes == 1 ? " node" : " nodes") + " x " +
                      std::to_string(configuration.devices_per_node);
   if (!configuration.fabric.empty()) text += ", " + configuration.fabric;
-  return text + "), " + spec.strategies[configuration.strategy].label + ", batch " +
-         std::to_string(configuration.batch_size) + ", " + configuration.precision;
+  const StrategyVariant& variant = spec.strategies[configuration.strategy];
+  if (variant.kind == "parallelism") {
+    const Json& p = variant.strategy.at("parallelism");
+    const int64_t group = p.value("tensor", int64_t{1}) * p.value("pipeline", int64_t{1});
+    std::string data = configuration.devices() % group == 0 ? " data=" + std::to_string(configuration.devices() / group) : "";
+    return text + "), " + variant.label + data + ", global batch " + std::to_string(configuration.batch_size) + ", " +
+           configuration.precision;
+  }
+  return text + "), " + variant.label + ", batch " + std::to_string(configuration.batch_size) + ", " +
+         configuration.precision;
 }
 
 }  // namespace placesim

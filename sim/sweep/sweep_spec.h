@@ -23,8 +23,8 @@ std::string to_string(Fidelity fidelity);
 /// devices, which each configuration fills in.
 struct StrategyVariant {
   std::string label;  ///< "all-reduce algorithm=ring", unique in the sweep
-  std::string kind;   ///< "data_parallel" | "pipeline"
-  Json strategy;      ///< {"data_parallel": {...}} or {"pipeline": {...}}
+  std::string kind;   ///< "data_parallel" | "pipeline" | "parallelism" (3D: tensor x pipeline x data)
+  Json strategy;      ///< {"data_parallel": {...}}, {"pipeline": {...}} or {"parallelism": {...}}
 };
 
 /// A node type: a cluster template and the accelerators of one of its nodes.
@@ -42,7 +42,7 @@ struct SweepConfiguration {
   int64_t nodes = 1;
   std::string fabric;  ///< link type; "" = the template's (or one node)
   size_t strategy = 0;  ///< into SweepSpec::strategies
-  int64_t batch_size = 1;  ///< per replica (the whole step's batch for a pipeline)
+  int64_t batch_size = 1;  ///< per replica (the whole step's batch for a pipeline or a 3D strategy)
   std::string precision;
   int64_t devices() const { return devices_per_node * nodes; }
 };

@@ -88,6 +88,44 @@ TEST(SweepSpec, ConfigurationScenarioListsTheDevicesOfEveryNode) {
   EXPECT_EQ(scenario["run"], Json::parse(R"({"steps": 2, "batch_size": 8, "precision": "fp16"})"));
 }
 
+// A 3D strategy: data = devices / (tensor x pipeline), the sweep's batch is the step's (global)
+// batch, each replica takes batch / data in micro-batches of micro_batch_size; ring all-reduces
+// and representatives by default. 4 nodes x 8 GPUs = 32: tensor 8 x pipeline 2 -> data 2,
+// batch 64 -> 32 per replica -> 16 micro-batches of 2.
+TEST(SweepSpec, ParallelismVariantsFillTheDataDegreeAndTheMicroBatches) {
+  const std::string text = R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
+    "sweep": {"nodes": [4], "fabric": ["ib_hdr"], "batch_size": [64],
+              "strategies": [{"parallelism": {"tensor": [8, 4], "pipeline": [2, 3], "micro_batch_size": 2}}]}})";
+  SweepSpec spec = read(text);
+  ASSERT_EQ(spec.configurations.size(), 4u);
+  EXPECT_EQ(spec.strategies[0].kind, "parallelism");
+  EXPECT_EQ(spec.strategies[0].label, "3D pipeline=2 tensor=8");  // keys in JSON order, the first slowest
+  Json base = Json::parse(text);
+  Json scenario = configuration_scenario(base, spec, spec.configurations[0]);
+  const Json& p = scenario["strategy"]["parallelism"];
+  EXPECT_EQ(p["tensor"], 8);
+  EXPECT_EQ(p["pipeline"], 2);
+  EXPECT_EQ(p["data"], 2);
+  EXPECT_EQ(p["micro_batches"], 16);
+  EXPECT_FALSE(p.contains("micro_batch_size"));
+  EXPECT_EQ(p["algorithm"], "ring");
+  EXPECT_EQ(p["devices"].size(), 32u);
+  EXPECT_EQ(scenario["run"]["batch_size"], 32);
+  EXPECT_EQ(scenario["simulation"]["symmetry"], "representatives");
+  EXPECT_EQ(describe(spec, spec.configurations[0]),
+            "32 x a100-sxm4-40gb (dgx_a100, 4 nodes x 8, ib_hdr), 3D pipeline=2 tensor=8 data=2, global batch 64, fp32");
+  // tensor 8 x pipeline 3 = 24 does not divide 32 devices: not a configuration, with the reason.
+  try {
+    configuration_scenario(base, spec, spec.configurations[2]);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.message(), "32 devices are not a multiple of tensor 8 x pipeline 3 = 24");
+  }
+  EXPECT_NE(error_of(R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
+    "sweep": {"strategies": [{"parallelism": {"data": 2}}]}})").find("/sweep/strategies/0/parallelism/data: the sweep sets"),
+            std::string::npos);
+}
+
 TEST(SweepSpec, BadValuesNameTheirJsonPath) {
   const std::string head = R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"}, "sweep": )";
   EXPECT_NE(error_of(head + R"({"precision": ["fp33"]}})").find("/sweep/precision/0: unknown precision \"fp33\""),

@@ -23,7 +23,7 @@ std::string csv_text(const std::string& text) {
 }  // namespace
 
 int64_t global_batch(const SweepSpec& spec, const SweepConfiguration& configuration) {
-  return spec.strategies[configuration.strategy].kind == "pipeline" ? configuration.batch_size
+  return spec.strategies[configuration.strategy].kind != "data_parallel" ? configuration.batch_size
                                                                     : configuration.batch_size * configuration.devices();
 }
 
