@@ -220,14 +220,16 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   auto device = [&](int64_t d, int64_t s, int64_t r) { return options.device(d, s, r); };
 
   // Which ops the tensor groups split, and what one rank of a group runs.
-  const std::vector<TensorRole> roles = tensor_parallel_roles(graph, options.column_parallel, options.row_parallel);
+  std::vector<TensorRole> roles = tensor_parallel_roles(graph, options.column_parallel, options.row_parallel);
+  if (options.sequence_parallel && ranks > 1) use_sequence_parallelism(&roles);
   std::vector<Op> shard(graph.size());
   std::vector<double> saved(graph.size());
   size_t split_ops = 0;
   for (OpId v : emitter.order()) {
     const Op& op = graph.op(v);
     const int64_t heads = attention_heads(op);
-    if (ranks > 1 && heads > 0 && roles[v] != TensorRole::kReplicated && heads % ranks != 0) {
+    const bool splits_heads = roles[v] != TensorRole::kReplicated && roles[v] != TensorRole::kSequence;
+    if (ranks > 1 && heads > 0 && splits_heads && heads % ranks != 0) {
       throw InputError("", options.json_path + "/tensor",
                        "a tensor-parallel group of " + std::to_string(ranks) + " does not divide the " +
                            std::to_string(heads) + " attention heads of \"" + op.name +

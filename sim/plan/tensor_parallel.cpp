@@ -12,7 +12,9 @@ bool matches_any(const std::vector<std::string>& patterns, const std::string& na
   return false;
 }
 
-bool output_split(TensorRole role) { return role == TensorRole::kColumn || role == TensorRole::kSplit; }
+bool output_split(TensorRole role) {
+  return role == TensorRole::kColumn || role == TensorRole::kSplit || role == TensorRole::kSequence;
+}
 
 }  // namespace
 
@@ -39,6 +41,12 @@ std::vector<TensorRole> tensor_parallel_roles(const OpGraph& graph, const std::v
   return roles;
 }
 
+void use_sequence_parallelism(std::vector<TensorRole>* roles) {
+  for (TensorRole& role : *roles) {
+    if (role == TensorRole::kReplicated) role = TensorRole::kSequence;
+  }
+}
+
 Op tensor_parallel_shard(const Op& op, TensorRole role, int64_t ranks) {
   if (role == TensorRole::kReplicated || ranks == 1) return op;
   const double t = static_cast<double>(ranks);
@@ -47,7 +55,7 @@ Op tensor_parallel_shard(const Op& op, TensorRole role, int64_t ranks) {
   shard.backward_flops /= t;
   shard.forward_bytes /= t;
   shard.backward_bytes /= t;
-  shard.parameter_count /= t;
+  if (role != TensorRole::kSequence) shard.parameter_count /= t;
   if (role != TensorRole::kRow) shard.output_bytes /= t;
   return shard;
 }

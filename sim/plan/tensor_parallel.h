@@ -19,6 +19,10 @@ enum class TensorRole {
   kColumn,      ///< output split over the ranks; the input's gradient is all-reduced in backward
   kSplit,       ///< between a column and a row op: 1/t of the work and of the output
   kRow,         ///< input split; the output is a partial sum, all-reduced in forward
+  /// With sequence parallelism (Korthikanti et al. 2022, section 4.2.2), an op that would be
+  /// replicated runs on 1/t of the sequence: 1/t of the work, the output and the activations it
+  /// keeps; its parameters stay whole on every rank.
+  kSequence,
 };
 
 /// Op-name globs of the Megatron split of the zoo's `gpt`: QKV and MLP up-projection by columns,
@@ -34,9 +38,14 @@ std::vector<std::string> default_row_parallel_ops();
 std::vector<TensorRole> tensor_parallel_roles(const OpGraph& graph, const std::vector<std::string>& column,
                                               const std::vector<std::string>& row);
 
-/// Op `op` as one of `ranks` devices runs it: FLOPs, bytes moved and parameters divided by
-/// `ranks` for every role but kReplicated; the output divided too except a row op's (a
-/// full-size partial sum).
+/// Sequence parallelism: every kReplicated role becomes kSequence. The tensor all-reduces stay as
+/// they are: Megatron replaces each by a reduce-scatter and an all-gather, which move the same
+/// bytes in the same ring time.
+void use_sequence_parallelism(std::vector<TensorRole>* roles);
+
+/// Op `op` as one of `ranks` devices runs it: FLOPs and bytes moved divided by `ranks` for every
+/// role but kReplicated, parameters too but for kSequence; the output divided too except a row
+/// op's (a full-size partial sum).
 Op tensor_parallel_shard(const Op& op, TensorRole role, int64_t ranks);
 
 /// Bytes one rank receives on the edge from `producer` (per rank of its output).
@@ -46,8 +55,8 @@ double tensor_parallel_edge_bytes(double edge_bytes, TensorRole producer, int64_
 /// 2022, section 4.1): a GEMM keeps its inputs (both for the attention batched GEMMs), layer norm
 /// and GELU their input, softmax its output, dropout a 1-byte mask per element; adds, reshapes
 /// and inputs keep nothing. With the GPT generator's dropouts in fp16 this sums, per transformer
-/// layer, to s b h (34 + 5 a s / h) on one device and s b h (10 + 24/t + 5 a s / (h t)) on each of
-/// t tensor-parallel ranks.
+/// layer, to s b h (34 + 5 a s / h) on one device, s b h (10 + 24/t + 5 a s / (h t)) on each of
+/// t tensor-parallel ranks, and s b h (34 + 5 a s / h) / t with sequence parallelism.
 double saved_activation_bytes(const OpGraph& graph, const std::vector<TensorRole>& roles, int64_t ranks, OpId v);
 
 /// The attention heads of a batched-GEMM op ([batch, heads, S, S] scores), 0 for other ops.

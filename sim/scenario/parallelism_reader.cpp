@@ -44,7 +44,7 @@ size_t accelerators_in_node(const Cluster& cluster, DeviceId device) {
 
 ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& cluster) {
   reader.reject_unknown_keys({"tensor", "pipeline", "data", "devices", "micro_batches", "schedule", "column_parallel",
-                              "row_parallel", "algorithm", "bucket_bytes"});
+                              "row_parallel", "algorithm", "bucket_bytes", "sequence_parallel"});
   ParallelismOptions options;
   options.json_path = reader.path();
   options.tensor = reader.integer_or("tensor", 1, 1, kMaxGroup);
@@ -99,6 +99,7 @@ ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& clu
   options.micro_batches = reader.integer_or("micro_batches", 1, 1, 65536);
   options.schedule = reader.choice_or("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe
                                                                                        : PipelineSchedule::kOneFOneB;
+  options.sequence_parallel = reader.bool_or("sequence_parallel", false);
   options.column_parallel = patterns_or(reader, "column_parallel", default_column_parallel_ops());
   options.row_parallel = patterns_or(reader, "row_parallel", default_row_parallel_ops());
   std::vector<std::string> names = collective_algorithm_names();

@@ -92,6 +92,7 @@ struct ParallelismOptions {
   std::vector<DeviceId> devices;  ///< data * pipeline * tensor, in the order above
   int64_t micro_batches = 1;
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  bool sequence_parallel = false;  ///< replicated ops on 1/t of the sequence (tensor_parallel.h)
   std::vector<std::string> column_parallel;  ///< op-name globs (tensor_parallel.h)
   std::vector<std::string> row_parallel;
   std::optional<CollectiveAlgorithm> algorithm;  ///< of every all-reduce; nullopt = auto

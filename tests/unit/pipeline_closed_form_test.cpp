@@ -22,13 +22,15 @@ struct Config {
   int tensor = 1, pipeline = 2, data = 1, micro_batches = 4;
   std::string schedule = "1f1b";
   bool recompute = false;
+  bool sequence_parallel = false;
   std::string mode = "training";
   std::string extra;  ///< more top-level keys
 };
 
 std::string describe(const Config& c) {
   return "tp" + std::to_string(c.tensor) + " pp" + std::to_string(c.pipeline) + " dp" + std::to_string(c.data) + " m" +
-         std::to_string(c.micro_batches) + " " + c.schedule + (c.recompute ? " recompute " : " ") + c.mode;
+         std::to_string(c.micro_batches) + " " + c.schedule + (c.recompute ? " recompute " : " ") +
+         (c.sequence_parallel ? "sp " : "") + c.mode;
 }
 
 // Eight GPT layers on four DGX A100 over InfiniBand: stages cross nodes once the pipeline and
@@ -40,7 +42,8 @@ std::string gpt_3d(const Config& c) {
     "strategy": {"parallelism": {"tensor": )" +
          std::to_string(c.tensor) + R"(, "pipeline": )" + std::to_string(c.pipeline) + R"(, "data": )" +
          std::to_string(c.data) + R"(, "micro_batches": )" + std::to_string(c.micro_batches) + R"(, "schedule": ")" +
-         c.schedule + R"(", "algorithm": "ring"}},
+         c.schedule + R"(", "algorithm": "ring", "sequence_parallel": )" + (c.sequence_parallel ? "true" : "false") +
+         R"(}},
     "simulation": {"symmetry": "representatives"},
     "run": {"mode": ")" + c.mode + R"(", "batch_size": 16, "precision": "fp16", "optimizer": "adam", "steps": 1,
             "recompute": )" + (c.recompute ? "true" : "false") + "}" + c.extra + "}";
@@ -73,6 +76,13 @@ TEST(PipelineClosedForm, GivesTheAnalyticalTiersStepWithoutThePlan) {
   single.data = 2;
   single.micro_batches = 1;
   configs.push_back(single);
+  Config sequence;  // sequence parallelism: the replicated ops on 1/t of the sequence
+  sequence.tensor = 4;
+  sequence.pipeline = 2;
+  sequence.data = 2;
+  sequence.micro_batches = 4;
+  sequence.sequence_parallel = true;
+  configs.push_back(sequence);
   Config inference;
   inference.tensor = 2;
   inference.pipeline = 4;

@@ -175,6 +175,30 @@ TEST(TensorParallel, ActivationsSavedPerLayerMatchKorthikanti) {
   }
 }
 
+// With sequence parallelism the layer norms, dropouts and residual adds work on 1/t of the
+// sequence too: s b h (34 + 5 a s / h) / t per layer on each rank (Korthikanti et al. 2022,
+// section 4.2.2, equation 4 without recomputation); their parameters stay whole.
+TEST(TensorParallel, SequenceParallelismDividesEveryLayersActivationsByT) {
+  const double b = 2, s = 32, h = 64, a = 8;
+  OpGraph graph = small_gpt(true, 2);
+  for (int64_t t : {2, 4, 8}) {
+    auto roles = tensor_parallel_roles(graph, default_column_parallel_ops(), default_row_parallel_ops());
+    use_sequence_parallelism(&roles);
+    double layer_bytes = 0;
+    for (OpId v = 0; v < graph.size(); ++v) {
+      if (graph.op(v).layer != "h.1") continue;
+      layer_bytes += saved_activation_bytes(graph, roles, t, v);
+      const Op& op = graph.op(v);
+      const Op shard = tensor_parallel_shard(op, roles[v], t);
+      if (op.kind == OpKind::kNormalization) {
+        EXPECT_EQ(shard.parameter_count, op.parameter_count) << op.name << ": layer norm weights stay whole";
+        EXPECT_DOUBLE_EQ(shard.forward_flops, op.forward_flops / static_cast<double>(t)) << op.name;
+      }
+    }
+    EXPECT_DOUBLE_EQ(layer_bytes, s * b * h * (34 + 5 * a * s / h) / static_cast<double>(t)) << t << " ranks";
+  }
+}
+
 // The plan holds exactly that: rank 0's forward tasks of layer h.1 allocate the layer's saved
 // activations (freed by their backward).
 TEST(TensorParallel, ForwardTasksOfALayerAllocateKorthikantisActivations) {
