@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "sim/core/glob.h"
 #include "sim/core/input_error.h"
 #include "sim/plan/collective_schedule.h"
 #include "sim/plan/memory_model.h"
@@ -224,6 +225,20 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   if (options.sequence_parallel && ranks > 1) use_sequence_parallelism(&roles);
   std::vector<Op> shard(graph.size());
   std::vector<double> saved(graph.size());
+  // Selective recomputation (Korthikanti et al. 2022, section 5): the core attention's ops keep
+  // nothing made among them and re-run their forward in backward.
+  std::vector<bool> recomputed(graph.size(), false);
+  if (!options.selective_recompute.empty()) {
+    if (run.recompute) {
+      throw InputError("", options.json_path + "/selective_recompute",
+                       "selective recomputation and run.recompute (full) both asked for: choose one");
+    }
+    for (OpId v = 0; v < graph.size(); ++v) {
+      for (const auto& pattern : options.selective_recompute) {
+        recomputed[v] = recomputed[v] || glob_match(pattern, graph.op(v).name);
+      }
+    }
+  }
   size_t split_ops = 0;
   for (OpId v : emitter.order()) {
     const Op& op = graph.op(v);
@@ -236,7 +251,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
                            "\": each rank must hold whole heads");
     }
     shard[v] = tensor_parallel_shard(op, roles[v], ranks);
-    saved[v] = saved_activation_bytes(graph, roles, ranks, v);
+    saved[v] = saved_activation_bytes(graph, roles, ranks, v, options.selective_recompute.empty() ? nullptr : &recomputed);
     split_ops += roles[v] != TensorRole::kReplicated;
   }
   // With recomputation, an op that reads a tensor from another block (its op's layer, else its
@@ -471,7 +486,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
               }
             }
             if (!run.recompute || !waits_for_gradient) task.deps.push_back(forward_task[m][v][r]);
-            if (run.recompute) {
+            if (run.recompute || recomputed[v]) {
               task.flops += shard[v].forward_flops * scale;
               task.memory_bytes += shard[v].forward_bytes * scale;
             }

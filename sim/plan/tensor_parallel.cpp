@@ -20,6 +20,7 @@ bool output_split(TensorRole role) {
 
 std::vector<std::string> default_column_parallel_ops() { return {"*/qkv", "*/mlp_fc", "lm_head/MatMul"}; }
 std::vector<std::string> default_row_parallel_ops() { return {"*/attn_proj", "*/mlp_proj", "embedding/wte"}; }
+std::vector<std::string> default_selective_recompute_ops() { return {"*/scores", "*/softmax", "*/attn_dropout", "*/context"}; }
 
 std::vector<TensorRole> tensor_parallel_roles(const OpGraph& graph, const std::vector<std::string>& column,
                                               const std::vector<std::string>& row) {
@@ -64,9 +65,20 @@ double tensor_parallel_edge_bytes(double edge_bytes, TensorRole producer, int64_
   return output_split(producer) ? edge_bytes / static_cast<double>(ranks) : edge_bytes;
 }
 
-double saved_activation_bytes(const OpGraph& graph, const std::vector<TensorRole>& roles, int64_t ranks, OpId v) {
+double saved_activation_bytes(const OpGraph& graph, const std::vector<TensorRole>& roles, int64_t ranks, OpId v,
+                              const std::vector<bool>* recomputed) {
   const Op& op = graph.op(v);
   const Op shard = tensor_parallel_shard(op, roles[v], ranks);
+  if (recomputed && (*recomputed)[v]) {
+    if (op.type == "Softmax" || op.type == "Dropout") return 0;  // re-run from their inputs
+    double bytes = 0;
+    for (const auto& input : graph.inputs(v)) {
+      if (!input.edge.control && !(*recomputed)[input.op]) {
+        bytes += tensor_parallel_edge_bytes(input.edge.bytes, roles[input.op], ranks);
+      }
+    }
+    return bytes;
+  }
   if (op.type == "Softmax") return shard.output_bytes;
   if (op.type == "Dropout") return shard.output_bytes / op.dtype_bytes;  // a 1-byte mask per element
   if (op.type == "AddV2" || op.type == "Placeholder" || op.type == "Reshape" || op.type == "ConcatV2" ||

@@ -32,6 +32,9 @@ enum class TensorRole {
 /// cross-entropy).
 std::vector<std::string> default_column_parallel_ops();
 std::vector<std::string> default_row_parallel_ops();
+/// Op-name globs of the zoo `gpt`'s core attention (Q K^T, softmax, its dropout, the product
+/// with V), which selective recomputation re-runs in backward (Korthikanti et al. 2022, section 5).
+std::vector<std::string> default_selective_recompute_ops();
 
 /// The role of every op (by OpId): ops matching `column` or `row` globs take those roles; ops
 /// reachable from a column op's output without passing a row op are kSplit; the rest replicated.
@@ -57,7 +60,12 @@ double tensor_parallel_edge_bytes(double edge_bytes, TensorRole producer, int64_
 /// and inputs keep nothing. With the GPT generator's dropouts in fp16 this sums, per transformer
 /// layer, to s b h (34 + 5 a s / h) on one device, s b h (10 + 24/t + 5 a s / (h t)) on each of
 /// t tensor-parallel ranks, and s b h (34 + 5 a s / h) / t with sequence parallelism.
-double saved_activation_bytes(const OpGraph& graph, const std::vector<TensorRole>& roles, int64_t ranks, OpId v);
+/// `recomputed` (selective recomputation, by OpId; null = none): a recomputed op keeps only the
+/// inputs that come from ops that are not recomputed, and a recomputed softmax or dropout keeps
+/// nothing. For the core attention of a GPT layer that removes the 5 a s / h term: s b h (10 + 24/t)
+/// per layer, s b h 34 / t with sequence parallelism (Korthikanti et al. 2022, table 2).
+double saved_activation_bytes(const OpGraph& graph, const std::vector<TensorRole>& roles, int64_t ranks, OpId v,
+                              const std::vector<bool>* recomputed = nullptr);
 
 /// The attention heads of a batched-GEMM op ([batch, heads, S, S] scores), 0 for other ops.
 int64_t attention_heads(const Op& op);

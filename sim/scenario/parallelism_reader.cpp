@@ -44,7 +44,8 @@ size_t accelerators_in_node(const Cluster& cluster, DeviceId device) {
 
 ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& cluster) {
   reader.reject_unknown_keys({"tensor", "pipeline", "data", "devices", "micro_batches", "schedule", "column_parallel",
-                              "row_parallel", "algorithm", "bucket_bytes", "sequence_parallel"});
+                              "row_parallel", "algorithm", "bucket_bytes", "sequence_parallel", "selective_recompute",
+                              "selective_recompute_ops"});
   ParallelismOptions options;
   options.json_path = reader.path();
   options.tensor = reader.integer_or("tensor", 1, 1, kMaxGroup);
@@ -100,6 +101,11 @@ ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& clu
   options.schedule = reader.choice_or("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe
                                                                                        : PipelineSchedule::kOneFOneB;
   options.sequence_parallel = reader.bool_or("sequence_parallel", false);
+  if (reader.bool_or("selective_recompute", false)) {
+    options.selective_recompute = patterns_or(reader, "selective_recompute_ops", default_selective_recompute_ops());
+  } else if (reader.has("selective_recompute_ops")) {
+    reader.at("selective_recompute_ops").fail("give \"selective_recompute\": true to use it");
+  }
   options.column_parallel = patterns_or(reader, "column_parallel", default_column_parallel_ops());
   options.row_parallel = patterns_or(reader, "row_parallel", default_row_parallel_ops());
   std::vector<std::string> names = collective_algorithm_names();

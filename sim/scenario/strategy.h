@@ -93,6 +93,9 @@ struct ParallelismOptions {
   int64_t micro_batches = 1;
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   bool sequence_parallel = false;  ///< replicated ops on 1/t of the sequence (tensor_parallel.h)
+  /// Selective recomputation: these ops (globs) keep no activations made among them and re-run
+  /// their forward in backward; empty = off.
+  std::vector<std::string> selective_recompute;
   std::vector<std::string> column_parallel;  ///< op-name globs (tensor_parallel.h)
   std::vector<std::string> row_parallel;
   std::optional<CollectiveAlgorithm> algorithm;  ///< of every all-reduce; nullopt = auto

@@ -86,7 +86,7 @@ const std::vector<std::string> kDataParallelSwept = {"mode", "aggregation", "num
                                                      "overlap", "bucket_bytes", "sharding"};
 const std::vector<std::string> kPipelineSwept = {"micro_batches", "schedule"};
 const std::vector<std::string> kParallelismSwept = {"tensor", "pipeline", "micro_batches", "micro_batch_size", "schedule",
-                                                    "algorithm", "sequence_parallel"};
+                                                    "algorithm", "sequence_parallel", "selective_recompute"};
 
 std::string value_label(const Json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 

@@ -43,7 +43,7 @@ std::string gpt_3d(const Config& c) {
          std::to_string(c.tensor) + R"(, "pipeline": )" + std::to_string(c.pipeline) + R"(, "data": )" +
          std::to_string(c.data) + R"(, "micro_batches": )" + std::to_string(c.micro_batches) + R"(, "schedule": ")" +
          c.schedule + R"(", "algorithm": "ring", "sequence_parallel": )" + (c.sequence_parallel ? "true" : "false") +
-         R"(}},
+         R"(, "selective_recompute": )" + (c.sequence_parallel && !c.recompute ? "true" : "false") + R"(}},
     "simulation": {"symmetry": "representatives"},
     "run": {"mode": ")" + c.mode + R"(", "batch_size": 16, "precision": "fp16", "optimizer": "adam", "steps": 1,
             "recompute": )" + (c.recompute ? "true" : "false") + "}" + c.extra + "}";
@@ -76,7 +76,7 @@ TEST(PipelineClosedForm, GivesTheAnalyticalTiersStepWithoutThePlan) {
   single.data = 2;
   single.micro_batches = 1;
   configs.push_back(single);
-  Config sequence;  // sequence parallelism: the replicated ops on 1/t of the sequence
+  Config sequence;  // sequence parallelism and selective recomputation
   sequence.tensor = 4;
   sequence.pipeline = 2;
   sequence.data = 2;

@@ -8,6 +8,7 @@
 
 #include "cli/pipeline.h"
 #include "models/zoo.h"
+#include "sim/core/glob.h"
 #include "sim/core/input_error.h"
 #include "sim/plan/parallel_3d_builder.h"
 #include "sim/plan/tensor_parallel.h"
@@ -197,6 +198,57 @@ TEST(TensorParallel, SequenceParallelismDividesEveryLayersActivationsByT) {
     }
     EXPECT_DOUBLE_EQ(layer_bytes, s * b * h * (34 + 5 * a * s / h) / static_cast<double>(t)) << t << " ranks";
   }
+}
+
+// Selective recomputation re-runs the core attention (Q K^T, softmax, its dropout, the product
+// with V) in backward and keeps none of what it makes: the 5 a s / h term goes, leaving
+// s b h (10 + 24/t) per layer, or s b h 34 / t with sequence parallelism (Korthikanti et al.
+// 2022, table 2). The backward of each of those ops carries its forward's FLOPs too.
+TEST(TensorParallel, SelectiveRecomputationDropsTheAttentionTerm) {
+  const double b = 2, s = 32, h = 64;
+  OpGraph graph = small_gpt(true, 2);
+  std::vector<bool> recomputed(graph.size(), false);
+  size_t core = 0;
+  for (OpId v = 0; v < graph.size(); ++v) {
+    for (const auto& pattern : default_selective_recompute_ops()) recomputed[v] = recomputed[v] || glob_match(pattern, graph.op(v).name);
+    core += recomputed[v] && graph.op(v).layer == "h.1";
+  }
+  EXPECT_EQ(core, 4u) << "scores, softmax, attn_dropout, context";
+  for (int64_t t : {1, 2, 4, 8}) {
+    const double td = static_cast<double>(t);
+    for (bool sequence : {false, true}) {
+      auto roles = tensor_parallel_roles(graph, default_column_parallel_ops(), default_row_parallel_ops());
+      if (sequence) use_sequence_parallelism(&roles);
+      double layer_bytes = 0;
+      for (OpId v = 0; v < graph.size(); ++v) {
+        if (graph.op(v).layer == "h.1") layer_bytes += saved_activation_bytes(graph, roles, t, v, &recomputed);
+      }
+      const double expected = sequence ? s * b * h * 34 / td : s * b * h * (10 + 24 / td);
+      EXPECT_DOUBLE_EQ(layer_bytes, expected) << t << " ranks" << (sequence ? ", sequence parallel" : "");
+    }
+  }
+  // In the plan: every backward task of a core op does its forward's FLOPs more.
+  Cluster cluster = ring_of_gpus(2);
+  RunOptions run;
+  run.batch_size = 2;
+  run.precision = Precision::kFp16;
+  ParallelismOptions plain = tensor_parallel(2), selective = tensor_parallel(2);
+  selective.selective_recompute = default_selective_recompute_ops();
+  auto backward_flops = [&](const ExecutionPlan& plan) {
+    double flops = 0;
+    for (const Task& task : plan.tasks) {
+      if (task.kind == TaskKind::kCompute && task.phase == Phase::kBackward && task.device == 0) flops += task.flops;
+    }
+    return flops;
+  };
+  double core_forward_flops = 0;
+  for (OpId v = 0; v < graph.size(); ++v) {
+    if (recomputed[v]) core_forward_flops += graph.op(v).forward_flops / 2;  // all of them split over 2 ranks
+  }
+  const double more = backward_flops(build_parallel_3d_plan(graph, cluster, run, selective, "selective", nullptr)) -
+                      backward_flops(build_parallel_3d_plan(graph, cluster, run, plain, "plain", nullptr));
+  EXPECT_NEAR(more, core_forward_flops, 1e-9 * core_forward_flops);
+  EXPECT_GT(core_forward_flops, 0);
 }
 
 // The plan holds exactly that: rank 0's forward tasks of layer h.1 allocate the layer's saved
