@@ -51,10 +51,24 @@ const char* kSweepScenario = R"({
                            {"name": "PS", "data_parallel": {"aggregation": "parameter_server", "num_ps": [1, 2, 4]}}],
             "batch_size": [32, 64, 128, 256, 512], "fidelity": "analytical"}})";
 
-void run_sweep_case(const std::string& name) {
+// 3D layouts of GPT-3 175B (96 layers, hidden 12288, 2048 tokens, global batch 1536,
+// recomputation): 2 node types x 8 node counts x 4 tensor x 6 pipeline x 3 micro-batch sizes x 2
+// schedules = 2,304 configurations, each on the closed-form tier (the analytical fidelity of a
+// 3D strategy), memory verdicts included; about a third cannot be built (the GPU count is not a
+// multiple of tensor x pipeline).
+const char* kSweep3dScenario = R"({
+  "model": {"zoo": "gpt", "parameters": {"layers": 96, "hidden": 12288, "heads": 96, "sequence": 2048, "vocabulary": 51200}},
+  "cluster": {"template": "dgx_a100_80gb"},
+  "run": {"mode": "training", "batch_size": 1536, "precision": "fp16", "optimizer": "adam", "recompute": true},
+  "sweep": {"node": ["dgx_a100_80gb", "dgx_h100"], "nodes": [16, 32, 48, 64, 96, 128, 192, 256], "fabric": ["ib_hdr"],
+            "strategies": [{"name": "3D", "parallelism": {"tensor": [1, 2, 4, 8], "pipeline": [4, 8, 12, 16, 24, 32],
+                                                          "micro_batch_size": [1, 2, 4], "schedule": ["1f1b", "gpipe"]}}],
+            "batch_size": [1536], "fidelity": "analytical"}})";
+
+void run_sweep_case(const std::string& name, const char* scenario) {
   HardwareCatalog catalog(HardwareCatalog::default_root());
   SweepContext context;
-  context.document = Json::parse(kSweepScenario);
+  context.document = Json::parse(scenario);
   context.file = "bench_sweep.json";
   context.catalog = &catalog;
   context.spec = read_sweep_spec(JsonReader(context.document, context.file), catalog);
@@ -244,7 +258,9 @@ int run(int argc, char** argv) {
     if (only.empty() || only == c.name) run_scenario_case(c, repeat);
   }
   const std::string sweep_case = "sweep_resnet50_1000_configs_analytical";
-  if (only.empty() || only == sweep_case) run_sweep_case(sweep_case);
+  if (only.empty() || only == sweep_case) run_sweep_case(sweep_case, kSweepScenario);
+  const std::string sweep_3d_case = "sweep_gpt3_175b_2304_3d_configs_closed_form";
+  if (only.empty() || only == sweep_3d_case) run_sweep_case(sweep_3d_case, kSweep3dScenario);
   return 0;
 }
 
