@@ -64,6 +64,19 @@ MpirunResult run_mpirun(const std::string& program_and_arguments, int timeout_se
   return result;
 }
 
+/// Runs this test binary's `test` (SUITE.NAME) under `mpirun -np 2` and expects both ranks to
+/// pass it.
+void rerun_under_mpirun(const std::string& test) {
+  auto [status, log] = run_mpirun(testing::shell_quote(std::filesystem::read_symlink("/proc/self/exe").string()) +
+                                  " --gtest_color=no --gtest_filter=" + test);
+  EXPECT_EQ(status, 0) << log;
+  size_t passed = 0;
+  for (size_t at = log.find("[       OK ] " + test); at != std::string::npos; at = log.find("[       OK ] " + test, at + 1)) {
+    ++passed;
+  }
+  EXPECT_EQ(passed, 2u) << "both ranks ran " << test << ":\n" << log;
+}
+
 TEST(MultiHost, TwoHostPlanWithoutMpirunIsRefusedWithTheCommandToRun) {
   testing::CommandResult result = testing::run_placesim({"execute", kScenario, "--backend", "cpu", "-q"});
   EXPECT_EQ(result.exit_status, 2) << result.output;
@@ -170,11 +183,7 @@ TEST(MultiHost, CudaExecutorStagesTransfersAndAllReducesAcrossTwoRanks) {
   if (!real::launched_by_mpirun()) {
     if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin)";
     if (!real::built_with_mpi()) GTEST_SKIP() << "built without MPI";
-    auto [status, log] = run_mpirun(
-        testing::shell_quote(std::filesystem::read_symlink("/proc/self/exe").string()) +
-        " --gtest_color=no --gtest_filter=MultiHost.CudaExecutorStagesTransfersAndAllReducesAcrossTwoRanks");
-    EXPECT_EQ(status, 0) << log;
-    EXPECT_NE(log.find("[       OK ] MultiHost.CudaExecutor"), std::string::npos) << log;
+    rerun_under_mpirun("MultiHost.CudaExecutorStagesTransfersAndAllReducesAcrossTwoRanks");
     return;
   }
   const Cluster cluster = two_hosts_of_one_gpu(gpus_here);
@@ -221,16 +230,7 @@ TEST(MultiHost, CollectivesOverTwoHostsLeaveTheSumOnEveryDeviceOfBoth) {
   if (!real::launched_by_mpirun()) {
     if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin)";
     if (!real::built_with_mpi()) GTEST_SKIP() << "built without MPI";
-    auto [status, log] = run_mpirun(
-        testing::shell_quote(std::filesystem::read_symlink("/proc/self/exe").string()) +
-        " --gtest_color=no --gtest_filter=MultiHost.CollectivesOverTwoHostsLeaveTheSumOnEveryDeviceOfBoth");
-    EXPECT_EQ(status, 0) << log;
-    size_t passed = 0;
-    for (size_t at = log.find("[       OK ] MultiHost."); at != std::string::npos;
-         at = log.find("[       OK ] MultiHost.", at + 1)) {
-      ++passed;
-    }
-    EXPECT_EQ(passed, 2u) << "both ranks ran the test:\n" << log;
+    rerun_under_mpirun("MultiHost.CollectivesOverTwoHostsLeaveTheSumOnEveryDeviceOfBoth");
     return;
   }
   const Cluster cluster = two_hosts_of_two_cpus();
