@@ -30,4 +30,10 @@ void add_static_memory(StaticMemory* into, const StaticMemory& more) {
   into->optimizer_state_bytes += more.optimizer_state_bytes;
 }
 
+bool crosses_layers(const OpGraph& graph, OpId from, OpId to) {
+  const std::string& a = graph.op(from).layer;
+  const std::string& b = graph.op(to).layer;
+  return !a.empty() && !b.empty() && a != b;
+}
+
 }  // namespace placesim

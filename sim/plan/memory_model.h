@@ -5,6 +5,7 @@
 #pragma once
 
 #include "sim/graph/op.h"
+#include "sim/graph/op_graph.h"
 #include "sim/plan/execution_plan.h"
 #include "sim/scenario/scenario.h"
 
@@ -25,5 +26,12 @@ double optimizer_state_bytes_per_parameter(Optimizer optimizer, Precision precis
 StaticMemory op_static_memory(const Op& op, const RunOptions& run);
 
 void add_static_memory(StaticMemory* into, const StaticMemory& more);
+
+/// With recomputation, whether the tensor on the edge from `from` into `to` is a checkpoint: it
+/// crosses from one layer into another (both ops have a `layer` and they differ), so the layer
+/// is recomputed from it and it is kept until the consumer's backward. Megatron keeps each
+/// transformer layer's input (Korthikanti et al. 2022, section 4.2.2). Ops without a layer hold
+/// no checkpoint: every buffer of theirs goes once its consumers' forwards end.
+bool crosses_layers(const OpGraph& graph, OpId from, OpId to);
 
 }  // namespace placesim

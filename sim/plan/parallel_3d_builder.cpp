@@ -254,21 +254,14 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
     saved[v] = saved_activation_bytes(graph, roles, ranks, v, options.selective_recompute.empty() ? nullptr : &recomputed);
     split_ops += roles[v] != TensorRole::kReplicated;
   }
-  // With recomputation, an op that reads a tensor from another block (its op's layer, else its
-  // name up to the first '/': "h.6" -> "h.7") keeps what its backward reads until that backward,
-  // as without: it holds
-  // the block's checkpoint, from which the block's forward is re-run (Megatron keeps each
-  // transformer layer's input, 2 s b h bytes in fp16: Korthikanti et al. 2022, section 4.2.2;
-  // in a GPT layer that is ln_1's saved input). Every other forward buffer is freed once its
-  // consumers' forwards end.
+  // With recomputation, an op that reads a tensor from another layer (memory_model.h,
+  // crosses_layers) keeps what its backward reads until that backward, as without: it holds the
+  // checkpoint its layer is recomputed from (in a GPT layer, ln_1's saved input: 2 s b h bytes
+  // in fp16). Every other forward buffer is freed once its consumers' forwards end.
   std::vector<bool> holds_checkpoint(graph.size(), false);
-  auto block_of = [&](OpId v) {
-    const Op& op = graph.op(v);
-    return op.layer.empty() ? op.name.substr(0, op.name.find('/')) : op.layer;
-  };
   for (OpId v : emitter.order()) {
     for (const auto& input : graph.inputs(v)) {
-      if (!input.edge.control && emitter.selected(input.op) && block_of(input.op) != block_of(v)) holds_checkpoint[v] = true;
+      if (!input.edge.control && emitter.selected(input.op) && crosses_layers(graph, input.op, v)) holds_checkpoint[v] = true;
     }
   }
 

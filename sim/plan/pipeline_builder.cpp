@@ -265,7 +265,16 @@ ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, 
         TaskId id = emitter.add(std::move(task));
         backward[m][v] = id;
         cell.push_back(id);
-        if (run.recompute) continue;
+        if (run.recompute) {
+          // Only the checkpoints a layer is recomputed from (received ones included) stay.
+          for (const auto& input : graph.inputs(v)) {
+            if (!emitter.selected(input.op) || input.edge.control || !crosses_layers(graph, input.op, v)) continue;
+            emitter.at(*forward[m][input.op]).keep_until.push_back(id);
+            auto received_input = received[m].find({input.op, s});
+            if (received_input != received[m].end()) emitter.at(received_input->second).keep_until.push_back(id);
+          }
+          continue;
+        }
         // This op's activation and its inputs (received ones included) live until this backward.
         emitter.at(*forward[m][v]).keep_until.push_back(id);
         for (const auto& input : graph.inputs(v)) {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 
+#include "sim/plan/memory_model.h"
+
 namespace placesim {
 namespace {
 
@@ -204,7 +206,15 @@ ReplicaStep StepEmitter::emit(const Inputs& in) {
       if (needs_gradient_[input.op] && !input.edge.control) task.output_bytes += input.edge.bytes;
     }
     result.backward[v] = add(std::move(task));
-    if (run_.recompute) continue;
+    if (run_.recompute) {
+      // Only the checkpoints a layer is recomputed from stay until this backward.
+      for (const auto& input : graph_.inputs(v)) {
+        if (selected_[input.op] && !input.edge.control && crosses_layers(graph_, input.op, v)) {
+          at(*result.forward[input.op]).keep_until.push_back(*result.backward[v]);
+        }
+      }
+      continue;
+    }
     // Forward activations of this op and of its inputs stay alive until this backward ends.
     at(*result.forward[v]).keep_until.push_back(*result.backward[v]);
     for (const auto& input : graph_.inputs(v)) {

@@ -108,6 +108,34 @@ TEST(MemoryModel, APlacementThatDoesNotFitGivesAVerdictWithTheBreakdown) {
                          "parameters 3.8 MiB, gradients 3.8 MiB, workspace 3.8 MiB");
 }
 
+// With recomputation only the tensors that cross from one layer into the next are kept until
+// their consumer's backward (the checkpoints a layer is recomputed from): three layers of two
+// ops each in a chain have two; the same chain without layer names has none.
+TEST(MemoryModel, RecomputationKeepsOnlyTheTensorsThatCrossLayers) {
+  for (bool layered : {true, false}) {
+    OpGraph graph;
+    for (size_t i = 0; i < 6; ++i) {
+      Op op = matmul_op("l" + std::to_string(i / 2) + "/op" + std::to_string(i % 2), 1e9, 10, 1e6);
+      if (layered) op.layer = "l" + std::to_string(i / 2);
+      OpId id = graph.add_op(op);
+      if (i > 0) graph.add_edge(id - 1, id, 1e6);
+    }
+    Cluster cluster = testing::gpus(1);
+    RunOptions run;
+    run.recompute = true;
+    ExecutionPlan plan = build_plan(graph, Placement{std::vector<DeviceId>(6, 0), {}}, cluster, run, "recompute");
+    std::vector<std::pair<std::string, std::string>> kept;  // (forward task, the backward it waits for)
+    for (const Task& task : plan.tasks) {
+      for (TaskId until : task.keep_until) kept.emplace_back(task.op, plan.tasks[until].op);
+    }
+    if (layered) {
+      EXPECT_EQ(kept, (std::vector<std::pair<std::string, std::string>>{{"l0/op1", "l1/op0"}, {"l1/op1", "l2/op0"}}));
+    } else {
+      EXPECT_TRUE(kept.empty());
+    }
+  }
+}
+
 // A chain of L compute-bound layers on one GPU. Without recomputation every activation A stays
 // until its backward: the peak is at the last layer's backward, L A plus the gradient E it
 // produces. With recomputation an activation lives only until its consumer's forward ends (2 A
