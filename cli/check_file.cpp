@@ -7,6 +7,7 @@
 #include "sim/graph/model_json.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/plan/plan_json.h"
+#include "sim/report/units_format.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/sweep/price_list.h"
 
@@ -57,9 +58,20 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
     Scenario scenario = read_scenario(reader, catalog, path.parent_path());
     if (scenario.run.tier == SimulationTier::kClosedForm) {  // no plan of the step: one micro-batch's
       ClosedFormStepEstimate estimate = estimate_closed_form(scenario, scenario.strategies.front());
+      size_t fullest = 0;  // the stage nearest its capacity
+      for (size_t s = 1; s < estimate.stage_peak_memory.size(); ++s) {
+        if (estimate.stage_peak_memory[s].total() / estimate.stage_memory_capacity_bytes[s] >
+            estimate.stage_peak_memory[fullest].total() / estimate.stage_memory_capacity_bytes[fullest]) {
+          fullest = s;
+        }
+      }
+      const double peak = estimate.stage_peak_memory[fullest].total();
+      const double capacity = estimate.stage_memory_capacity_bytes[fullest];
       return "scenario \"" + scenario.name + "\": " + plural(scenario.graph.size(), "op") + " on " +
              plural(scenario.cluster.devices().size(), "device") + ", closed-form tier: " +
-             plural(estimate.cell_plan_tasks, "task") + " for one micro-batch";
+             plural(estimate.cell_plan_tasks, "task") + " for one micro-batch; fullest stage " +
+             std::to_string(fullest) + ": " + format_bytes(peak) + " of " + format_bytes(capacity) +
+             (peak > capacity ? " (does not fit: placesim run says where)" : "");
     }
     PlannedScenario planned = plan_scenario(scenario);
     return "scenario \"" + scenario.name + "\": " + plural(scenario.graph.size(), "op") + " on " +

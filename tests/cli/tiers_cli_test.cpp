@@ -49,6 +49,41 @@ TEST(TiersCli, TheBundledClosedFormScenarioReportsEveryStage) {
     latest = std::max(latest, stage["end_seconds"].get<double>());
   }
   EXPECT_EQ(latest, strategy["step_time_seconds"].get<double>());
+  // 1F1B keeps min(M, p - s) micro-batches in flight on stage s: the first stage holds the most.
+  for (size_t s = 0; s < 64; ++s) {
+    const auto& stage = strategy["stages"][s];
+    EXPECT_EQ(stage["micro_batches_in_flight"].get<int64_t>(), static_cast<int64_t>(64 - s));
+    EXPECT_GT(stage["peak_memory_bytes"].get<double>(), 0);
+    EXPECT_LE(stage["peak_memory_bytes"].get<double>(), stage["memory_capacity_bytes"].get<double>());
+    EXPECT_FALSE(stage["out_of_memory"].get<bool>());
+  }
+  EXPECT_GT(strategy["stages"][0]["peak_memory_bytes"].get<double>(),
+            strategy["stages"][63]["peak_memory_bytes"].get<double>());
+  auto checked = run_placesim({"check", "scenarios/gpt_1t_3072_gpus_closed_form.json"});
+  EXPECT_EQ(checked.exit_status, 0) << checked.output;
+  EXPECT_NE(checked.output.find("fullest stage 0: "), std::string::npos) << checked.output;
+  std::filesystem::remove_all(outputs);
+}
+
+// The same 1T model on 40 GB A100s does not fit (stage 0 holds 64 micro-batches' checkpoints):
+// the closed-form tier refuses it like the other tiers, naming each stage, unless --allow-oom.
+TEST(TiersCli, TheClosedFormTierRefusesAConfigurationThatDoesNotFit) {
+  std::filesystem::path outputs = make_temp_directory();
+  std::ifstream in(std::filesystem::path(PLACESIM_SOURCE_DIR) / "scenarios/gpt_1t_3072_gpus_closed_form.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = "\"dgx_a100_80gb\"";
+  ASSERT_NE(text.find(from), std::string::npos);
+  text.replace(text.find(from), from.size(), "\"dgx_a100\"");
+  const std::filesystem::path scenario = outputs / "gpt_1t_40gb.json";
+  std::ofstream(scenario) << text;
+  auto refused = run_placesim({"run", scenario.string()});
+  EXPECT_EQ(refused.exit_status, 2) << refused.output;
+  EXPECT_NE(refused.output.find("does not fit in memory: stage 0 (GPU:0 and every device of the stage) needs "),
+            std::string::npos)
+      << refused.output;
+  auto reported = run_placesim({"run", "--allow-oom", scenario.string()});
+  EXPECT_EQ(reported.exit_status, 0) << reported.output;
+  EXPECT_NE(reported.output.find("OUT OF MEMORY"), std::string::npos) << reported.output;
   std::filesystem::remove_all(outputs);
 }
 
