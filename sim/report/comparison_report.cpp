@@ -12,6 +12,13 @@ Json staleness_json(const StalenessStats& stats) {
   return {{"mean", stats.mean}, {"p50", stats.p50}, {"p99", stats.p99}, {"max", stats.max}, {"updates", stats.updates}};
 }
 
+/// The largest peak memory over the strategy's devices.
+double peak_memory(const StrategyResult& result) {
+  double peak = 0;
+  for (const DeviceMetrics& device : result.run.devices) peak = std::max(peak, device.peak_memory_bytes);
+  return peak;
+}
+
 }  // namespace
 
 double StrategyResult::samples_per_second() const {
@@ -33,7 +40,7 @@ std::string comparison_table(const std::vector<StrategyResult>& results, const s
   for (const auto& result : results) name_width = std::max(name_width, result.name.size());
   std::string out = pad("strategy", name_width, true) + "  " + pad("replicas", 8) + "  " + pad("step time", 11) +
                     "  " + pad(sample_unit + "/s", 12) + "  " + pad("scaling", 8) + "  " + pad("comm", 6) + "  " +
-                    pad("straggler", 10) + "  " + pad("staleness", 16) + "\n";
+                    pad("peak memory", 11) + "  " + pad("straggler", 10) + "  " + pad("staleness", 16) + "\n";
   for (const auto& result : results) {
     const auto& dp = result.data_parallel;
     auto efficiency = result.scaling_efficiency();
@@ -43,13 +50,14 @@ std::string comparison_table(const std::vector<StrategyResult>& results, const s
     out += pad(result.name, name_width, true) + "  " + pad(std::to_string(std::max<size_t>(1, dp.replicas)), 8) + "  " +
            pad(format_seconds(result.step_time_seconds()), 11) + "  " + pad(format_number(result.samples_per_second(), "%.1f"), 12) +
            "  " + pad(efficiency ? format_percent(*efficiency) : "-", 8) + "  " +
-           pad(format_percent(result.run.communication_share), 6) + "  " + pad(straggler, 10) + "  " +
-           pad(staleness, 16) + "\n";
+           pad(format_percent(result.run.communication_share), 6) + "  " + pad(format_bytes(peak_memory(result)), 11) +
+           "  " + pad(straggler, 10) + "  " + pad(staleness, 16) + "\n";
   }
   out += "\nscaling: throughput / (replicas x the same strategy's throughput on one replica); comm: share of the\n"
-         "run with gradients or tensors in flight and no device computing; straggler: mean time per step between\n"
-         "the average and the slowest replica finishing backward (sync); staleness: updates applied by other\n"
-         "workers between a worker's read of the variables and its own update (async).\n";
+         "run with gradients or tensors in flight and no device computing; peak memory: the fullest device's;\n"
+         "straggler: mean time per step between the average and the slowest replica finishing backward (sync);\n"
+         "staleness: updates applied by other workers between a worker's read of the variables and its own\n"
+         "update (async).\n";
   return out;
 }
 
