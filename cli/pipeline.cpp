@@ -13,6 +13,7 @@
 #include "sim/plan/plan_builder.h"
 #include "sim/report/data_parallel_metrics.h"
 #include "sim/report/json_report.h"
+#include "sim/report/memory_verdict.h"
 #include "sim/timeline/chrome_trace.h"
 
 namespace placesim {
@@ -111,6 +112,19 @@ ClosedFormStepEstimate estimate_closed_form(const Scenario& scenario, const Stra
   } catch (const InputError& error) {
     throw InputError(scenario.file.string(), error.json_path(), error.message());
   }
+}
+
+std::vector<std::string> out_of_memory_verdicts(const ClosedFormStepEstimate& estimate, const Cluster& cluster,
+                                                const ParallelismOptions& options) {
+  std::vector<std::string> verdicts;
+  for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
+    const MemoryBreakdown& memory = estimate.stage_peak_memory[s];
+    if (memory.total() <= estimate.stage_memory_capacity_bytes[s]) continue;
+    const std::string device = cluster.device(options.device(0, static_cast<int64_t>(s), 0)).name.local();
+    verdicts.push_back(memory_verdict("stage " + std::to_string(s) + " (" + device + " and every device of the stage)",
+                                      memory, estimate.stage_memory_capacity_bytes[s]));
+  }
+  return verdicts;
 }
 
 namespace {

@@ -43,6 +43,12 @@ SimulatedRun run_plan(const ExecutionPlan& plan, const Cluster& cluster, Simulat
 /// replicas that are not identical.
 ClosedFormStepEstimate estimate_closed_form(const Scenario& scenario, const Strategy& strategy);
 
+/// One verdict per stage whose representative device needs more than it has ("stage 3 (GPU:0
+/// of task:1, and every device of the stage) needs 92.1 GiB, has 80.0 GiB: ..."); empty when
+/// everything fits.
+std::vector<std::string> out_of_memory_verdicts(const ClosedFormStepEstimate& estimate, const Cluster& cluster,
+                                                const ParallelismOptions& options);
+
 /// Plans and simulates one strategy; for data-parallel strategies also the same strategy on its
 /// first replica alone (the baseline of scaling efficiency) when `with_baseline`.
 struct EvaluatedStrategy {

@@ -8,7 +8,6 @@
 #include "sim/analytical/analytical_engine.h"
 #include "sim/plan/parallel_3d_builder.h"
 #include "sim/plan/pipeline_builder.h"
-#include "sim/report/memory_verdict.h"
 
 namespace placesim {
 namespace {
@@ -258,19 +257,6 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
     estimate.stage_memory_capacity_bytes.push_back(cluster.device(device).spec.memory_bytes);
   }
   return estimate;
-}
-
-std::vector<std::string> out_of_memory_verdicts(const ClosedFormStepEstimate& estimate, const Cluster& cluster,
-                                                const ParallelismOptions& options) {
-  std::vector<std::string> verdicts;
-  for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
-    const MemoryBreakdown& memory = estimate.stage_peak_memory[s];
-    if (memory.total() <= estimate.stage_memory_capacity_bytes[s]) continue;
-    const std::string device = cluster.device(options.device(0, static_cast<int64_t>(s), 0)).name.local();
-    verdicts.push_back(memory_verdict("stage " + std::to_string(s) + " (" + device + " and every device of the stage)",
-                                      memory, estimate.stage_memory_capacity_bytes[s]));
-  }
-  return verdicts;
 }
 
 }  // namespace placesim

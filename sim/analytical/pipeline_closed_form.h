@@ -7,13 +7,12 @@
 // emission order: O(stages x micro-batches) instead of a plan of O(stages x micro-batches x ops).
 #pragma once
 
-#include <string>
 #include <vector>
 
 #include "sim/cluster/cluster.h"
 #include "sim/graph/op_graph.h"
-#include "sim/report/metrics.h"
 #include "sim/scenario/scenario.h"
+#include "sim/timeline/buffer_memory.h"
 
 namespace placesim {
 
@@ -37,11 +36,5 @@ struct ClosedFormStepEstimate {
 /// InputError otherwise, like build_parallel_3d_cell_plan.
 ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const Cluster& cluster,
                                                     const RunOptions& run, const ParallelismOptions& options);
-
-/// One verdict per stage whose representative device needs more than it has ("stage 3 (GPU:0
-/// of task:1, and every device of the stage) needs 92.1 GiB, has 80.0 GiB: ..."); empty when
-/// everything fits.
-std::vector<std::string> out_of_memory_verdicts(const ClosedFormStepEstimate& estimate, const Cluster& cluster,
-                                                const ParallelismOptions& options);
 
 }  // namespace placesim

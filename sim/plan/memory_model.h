@@ -1,7 +1,7 @@
 // Memory model: what a device holds for the whole run on behalf of each op it runs — the
 // parameters, their gradients and the optimizer state — by precision and optimizer. Buffers that
 // come and go (activations, received tensors, workspace) are measured from the timeline by
-// sim/report/metrics.cpp. Formulas and sources: docs/cost-model.md, "Memory".
+// sim/timeline/buffer_memory.h. Formulas and sources: docs/cost-model.md, "Memory".
 #pragma once
 
 #include "sim/graph/op.h"

@@ -8,21 +8,10 @@
 
 #include "sim/cluster/cluster.h"
 #include "sim/plan/execution_plan.h"
+#include "sim/timeline/buffer_memory.h"
 #include "sim/timeline/timeline.h"
 
 namespace placesim {
-
-/// What a device's memory holds at its peak, by purpose (docs/cost-model.md, "Memory").
-struct MemoryBreakdown {
-  double parameter_bytes = 0;
-  double gradient_bytes = 0;
-  double optimizer_state_bytes = 0;  ///< moments, and fp32 master weights under mixed precision
-  double activation_bytes = 0;       ///< live buffers at the peak: activations kept for backward, received tensors, gradients in flight
-  double workspace_bytes = 0;        ///< the largest GEMM/convolution temporary among the device's tasks
-  double total() const {
-    return parameter_bytes + gradient_bytes + optimizer_state_bytes + activation_bytes + workspace_bytes;
-  }
-};
 
 struct DeviceMetrics {
   DeviceId device = 0;
@@ -64,25 +53,6 @@ struct RunMetrics {
 };
 
 RunMetrics compute_metrics(const ExecutionPlan& plan, const Cluster& cluster, const Timeline& timeline);
-
-/// A task's output buffer on its device: allocated when the task starts, released when its
-/// successors and keep_until tasks have all ended (at the makespan when it has neither).
-struct BufferLifetime {
-  DeviceId device = 0;
-  TaskId task = 0;
-  double start_seconds = 0;
-  double release_seconds = 0;
-  double bytes = 0;
-};
-std::vector<BufferLifetime> buffer_lifetimes(const ExecutionPlan& plan, const Timeline& timeline);
-
-/// Per device: the peak of the bytes its buffers hold at once (a release before an allocation
-/// at the same instant).
-std::vector<double> peak_live_bytes(const std::vector<BufferLifetime>& buffers, size_t devices);
-
-/// Per device: the workspace the memory model reserves, the largest output of its GEMM and
-/// convolution tasks (docs/cost-model.md, "Memory").
-std::vector<double> workspace_bytes(const ExecutionPlan& plan, size_t devices);
 
 /// Length of the union of [start, end) intervals.
 double union_length(std::vector<std::pair<double, double>> intervals);
