@@ -107,6 +107,16 @@ void read_strategy_variants(const JsonReader& entry, std::vector<StrategyVariant
   if (kind == "parallelism" && body.has("micro_batches") && body.has("micro_batch_size")) {
     body.fail("give \"micro_batches\" (per data-parallel replica) or \"micro_batch_size\" (samples per micro-batch), not both");
   }
+  // The sweep divides the GPUs and the batch by these before the scenario loader sees them.
+  for (const char* size : {"tensor", "pipeline", "micro_batches", "micro_batch_size"}) {
+    if (kind != "parallelism" || !body.has(size)) continue;
+    JsonReader value = body.at(size);
+    if (value.value().is_array()) {
+      for (const auto& item : as_list(value)) item.as_integer(1, 65536);
+    } else {
+      value.as_integer(1, 65536);
+    }
+  }
   std::string name = entry.string_or("name", kind == "data_parallel" ? "data parallel"
                                              : kind == "pipeline"    ? "pipeline"
                                                                      : "3D");

@@ -124,6 +124,9 @@ TEST(SweepSpec, ParallelismVariantsFillTheDataDegreeAndTheMicroBatches) {
   EXPECT_NE(error_of(R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
     "sweep": {"strategies": [{"parallelism": {"data": 2}}]}})").find("/sweep/strategies/0/parallelism/data: the sweep sets"),
             std::string::npos);
+  EXPECT_NE(error_of(R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
+    "sweep": {"strategies": [{"parallelism": {"tensor": [8, "4"]}}]}})").find("/sweep/strategies/0/parallelism/tensor/1"),
+            std::string::npos);
 }
 
 TEST(SweepSpec, BadValuesNameTheirJsonPath) {
