@@ -22,6 +22,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from xlsx_reader import read_workbook, row_values  # noqa: E402
 
+# Kernel tables not written by default (size budget; not in the brief's device
+# list); pass --all-devices to write them too.
+KERNELS_OFF_BY_DEFAULT = {"DeepBench_NV_TitanX_Pascal.xlsx"}
+
 # workbook -> (device id, collective system id or None)
 WORKBOOKS = {
     "DeepBench_NV_P100.xlsx": ("p100-pcie-16gb", "8x-p100-pcie-plx"),
@@ -179,6 +183,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--xlsx-dir", required=True)
     ap.add_argument("--commit", required=True)
+    ap.add_argument("--all-devices", action="store_true")
     ap.add_argument("--repo-root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     a = ap.parse_args()
     kdir = os.path.join(a.repo_root, "hardware_profiles", "kernels")
@@ -209,11 +214,12 @@ def main():
                     row[4] = ""
             rows_all += kr
             coll_all += [c[:-1] + (c[-1] + suffix,) for c in cr]
-        with open(os.path.join(kdir, "deepbench_%s.csv" % device), "w", newline="") as f:
-            w = csv.writer(f, lineterminator="\n")
-            w.writerow(KERNEL_HEADER)
-            w.writerows(rows_all)
-        print("deepbench_%s.csv: %d rows" % (device, len(rows_all)))
+        if wbname not in KERNELS_OFF_BY_DEFAULT or a.all_devices:
+            with open(os.path.join(kdir, "deepbench_%s.csv" % device), "w", newline="") as f:
+                w = csv.writer(f, lineterminator="\n")
+                w.writerow(KERNEL_HEADER)
+                w.writerows(rows_all)
+            print("deepbench_%s.csv: %d rows" % (device, len(rows_all)))
         if system and coll_all:
             with open(os.path.join(cdir, "deepbench_%s.csv" % system), "w", newline="") as f:
                 w = csv.writer(f, lineterminator="\n")
