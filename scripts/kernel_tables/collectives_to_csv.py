@@ -8,6 +8,8 @@ Sources (commits in hardware_profiles/collectives/README.md):
   Azure   (github.com/Azure/AI-benchmarking-guide): Azure_Results/ND_*_results.md,
           table "NCCL Bandwidth": in-place busbw (GB/s) of all_reduce_perf
           -b 8 -e 8G -f 2 -g 8 (Benchmarks/NCCLBandwidth.py), sizes 1K..8G.
+  nccl-tests logs (--nccl-log SYSTEM:GPUS:PATH:REPO@COMMIT:UPSTREAM_PATH): raw
+          all_reduce_perf text output; the out-of-place time (us) is used.
 (DeepBench all-reduce rows are written by deepbench_to_csv.py.)
 
 Usage:
@@ -109,12 +111,38 @@ def azure(root, commit, outdir):
         write(os.path.join(outdir, "azure_%s.csv" % system), rows)
 
 
+NCCL_ROW = re.compile(r"^\s*(\d+)\s+(\d+)\s+(\w+)\s+(\w+)\s+(-?\d+)\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)\s+\S+"
+                      r"\s+([0-9.]+)\s+([0-9.]+)\s+([0-9.]+)")
+
+
+def nccl_log(spec, outdir):
+    system, gpus, path, origin, upstream = spec.split(":", 4)
+    repo, commit = origin.split("@")
+    n = int(gpus)
+    rows = []
+    with open(path) as f:
+        for ln, line in enumerate(f.read().splitlines(), start=1):
+            m = NCCL_ROW.match(line)
+            if not m:
+                continue
+            nbytes = int(m.group(1))
+            t = float(m.group(6)) * 1e-6  # out-of-place time, us
+            algbw = nbytes / t
+            busbw = algbw * 2 * (n - 1) / n
+            rows.append([system, "all_reduce", n, nbytes, fmt(algbw), fmt(busbw), fmt(t),
+                         "%s %s line %d out-of-place (upstream busbw %s GB/s) @%s" % (
+                             repo, upstream, ln, m.group(8), commit[:8])])
+    write(os.path.join(outdir, "nccltests_%s.csv" % system), rows)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vtrain")
     ap.add_argument("--vtrain-commit")
     ap.add_argument("--azure")
     ap.add_argument("--azure-commit")
+    ap.add_argument("--nccl-log", action="append", default=[],
+                    help="SYSTEM:GPUS:LOCAL_PATH:OWNER/REPO@COMMIT:UPSTREAM_PATH")
     ap.add_argument("--repo-root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
     a = ap.parse_args()
     outdir = os.path.join(a.repo_root, "hardware_profiles", "collectives")
@@ -123,6 +151,8 @@ def main():
         vtrain(a.vtrain, a.vtrain_commit, outdir)
     if a.azure:
         azure(a.azure, a.azure_commit, outdir)
+    for spec in a.nccl_log:
+        nccl_log(spec, outdir)
 
 
 if __name__ == "__main__":
