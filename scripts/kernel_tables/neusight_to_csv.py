@@ -36,7 +36,7 @@ DEVICES = {
     "NVIDIA H100 80GB HBM3": "h100-sxm5-80gb",  # "H100 80GB HBM3" is the SXM5 board
     "Tesla T4": "t4",
 }
-QUOTA = {"linear": 64, "bmm": 64, "softmax": 30, "layernorm": 30}
+QUOTA = {"linear": 60, "bmm": 60, "softmax": 30, "layernorm": 30}
 QUOTA_ELEM_PER_FN = 6
 ELEM_FNS = ["add", "mul", "div", "pow", "addu", "mulu", "divu", "powu", "relu", "gelu", "tanh"]
 BINARY = {"add", "mul", "div", "pow"}
