@@ -56,6 +56,17 @@ void expect_qkv(const std::string& op, const Tensor& qkv, int64_t heads) {
   }
 }
 
+/// One head's GEMM of attention, batched over images x heads: the samples scale the batch.
+GemmShape attention_gemm(int64_t images_times_heads, int64_t m, int64_t n, int64_t k) {
+  GemmShape gemm;
+  gemm.batch = images_times_heads;
+  gemm.m = m;
+  gemm.n = n;
+  gemm.k = k;
+  gemm.samples_in_batch = true;
+  return gemm;
+}
+
 }  // namespace
 
 double Tensor::elements() const { return product(shape); }
@@ -141,6 +152,20 @@ Tensor LayerBuilder::conv2d(const std::string& name, const Tensor& x, const Conv
   const double macs = product(op.output_shape) * weights / static_cast<double>(o.out_channels);
   op.forward_flops = 2 * macs;
   op.backward_flops = 2 * op.forward_flops;
+  Conv2dShape conv;
+  conv.n = n;
+  conv.c = in_channels;
+  conv.h = height;
+  conv.w = width;
+  conv.k = o.out_channels;
+  conv.r = o.kernel_h;
+  conv.s = o.kernel_w;
+  conv.stride_h = o.stride_h;
+  conv.stride_w = o.stride_w;
+  conv.pad_h = o.pad_h;
+  conv.pad_w = o.pad_w;
+  conv.groups = o.groups;
+  op.kernel = std::make_shared<const KernelShape>(KernelShape::of_conv(conv));
   op.parameter_count = weights + biases;
   op.forward_bytes = bytes(x.elements() + weights + biases) + op.output_bytes;
   op.backward_bytes = 2 * op.forward_bytes;
@@ -225,6 +250,11 @@ Tensor LayerBuilder::dense(const std::string& name, const Tensor& x, int64_t out
   const double biases = bias ? static_cast<double>(out_features) : 0.0;
   op.forward_flops = 2 * rows * weights;  // rows x in x out MACs
   op.backward_flops = 2 * op.forward_flops;
+  GemmShape gemm;
+  gemm.m = static_cast<int64_t>(rows);
+  gemm.n = out_features;
+  gemm.k = static_cast<int64_t>(in_features);
+  op.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm));
   op.parameter_count = tied ? 0.0 : weights + biases;
   op.forward_bytes = bytes(x.elements() + weights + biases) + op.output_bytes;
   op.backward_bytes = 2 * op.forward_bytes;
@@ -333,6 +363,7 @@ Tensor LayerBuilder::attention_scores(const std::string& name, const Tensor& qkv
   const double macs = product(op.output_shape) * static_cast<double>(hidden / heads);
   op.forward_flops = 2 * macs;
   op.backward_flops = 2 * op.forward_flops;
+  op.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(attention_gemm(n * heads, sequence, sequence, hidden / heads)));
   op.forward_bytes = bytes(query_and_key) + op.output_bytes;
   op.backward_bytes = 2 * op.forward_bytes;
   std::vector<int64_t> shape = op.output_shape;
@@ -355,6 +386,7 @@ Tensor LayerBuilder::attention_context(const std::string& name, const Tensor& pr
   const double macs = product(op.output_shape) * static_cast<double>(sequence);
   op.forward_flops = 2 * macs;
   op.backward_flops = 2 * op.forward_flops;
+  op.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(attention_gemm(n * heads, sequence, hidden / heads, sequence)));
   op.forward_bytes = bytes(probs.elements() + value) + op.output_bytes;
   op.backward_bytes = 2 * op.forward_bytes;
   std::vector<int64_t> shape = op.output_shape;

@@ -1,13 +1,21 @@
 // `placesim calibrate --backend cpu|cuda -o DIR/NAME.json`: measure this machine with the real
 // backend's own kernels and write a device profile, link type and cluster for it, so that
 // `placesim --profiles DIR ...` predicts this machine (layout: docs/real-backend.md).
+// `placesim calibrate --from-kernels TABLE.csv --device ID -o PROFILE.json`: fit a device's
+// kernel model to a measured kernel table and write its profile (docs/cost-model.md).
+#include <ctime>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
 #include <memory>
+#include <set>
+#include <sstream>
 
 #include "cli/command.h"
 #include "real_backend/calibration.h"
 #include "real_backend/machine_load.h"
+#include "sim/calibration/kernel_calibration.h"
+#include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
 
 namespace placesim {
@@ -16,6 +24,50 @@ namespace {
 /// Reads the profile back as the catalog would, so that an invalid measurement never reaches disk.
 void check_profile(const Json& device, const std::string& what) { read_device_profile(JsonReader(device, what)); }
 
+std::string today() {
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  std::ostringstream text;
+  text << std::put_time(&utc, "%Y-%m-%d");
+  return text.str();
+}
+
+std::string percent(double fraction) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(1) << 100.0 * fraction << "%";
+  return text.str();
+}
+
+void print_fit(const KernelCalibration& calibration, std::ostream& out) {
+  const KernelModel& m = calibration.fit.model;
+  out << "Kernel model fitted on " << m.fit.training_rows << " rows, checked on " << m.fit.held_out_rows
+      << " held-out rows (" << m.fit.table << ")\n";
+  out << "  GEMM efficiency:";
+  for (const auto& [precision, value] : m.gemm_efficiency) out << " " << to_string(precision) << " " << value;
+  out << "; tile overhead " << m.tile_overhead_k << " k-steps; small-tile exponent " << m.small_tile_exponent
+      << "; kernel overhead " << m.kernel_overhead_seconds * 1e6 << " us\n";
+  if (!m.conv_efficiency.empty()) {
+    out << "  Convolution algorithms (relative to the GEMM model):";
+    for (const auto& [algorithm, value] : m.conv_efficiency) out << " " << to_string(algorithm) << " " << value;
+    out << "\n";
+  }
+  out << "  |predicted / measured - 1|       held out (median, p90)      fitted on (median, p90)\n";
+  for (size_t i = 0; i < calibration.fit.held_out.size(); ++i) {
+    const KernelErrorSummary& held = calibration.fit.held_out[i];
+    out << "  " << std::left << std::setw(16) << held.op << std::right << std::setw(5) << held.rows << " rows "
+        << std::setw(8) << percent(held.median_error) << std::setw(8) << percent(held.p90_error);
+    for (const auto& train : calibration.fit.training) {
+      if (train.op == held.op) {
+        out << "   " << std::setw(5) << train.rows << " rows " << std::setw(8) << percent(train.median_error)
+            << std::setw(8) << percent(train.p90_error);
+      }
+    }
+    out << "\n";
+  }
+  for (const auto& [reason, count] : calibration.skipped) out << "  skipped " << count << " rows: " << reason << "\n";
+}
+
 }  // namespace
 
 Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
@@ -23,6 +75,11 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
     std::string backend = "cpu";
     std::string output;
     bool quick = false;
+    std::vector<std::string> kernel_tables;
+    std::string device;
+    std::vector<std::string> precisions;
+    std::string kernel_model_from;
+    std::string predictions;
   };
   auto options = std::make_shared<Options>();
   CLI::App* command = app.add_subcommand(
@@ -36,7 +93,43 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
                    "clusters/NAME.json, links.json) for --profiles DIR")
       ->required();
   command->add_flag("--quick", options->quick, "Fewer sizes and repetitions (~3 s on the CPU; less precise)");
+  command->add_option("--from-kernels", options->kernel_tables,
+                      "Instead of measuring: fit --device's kernel model to measured kernel tables (CSV, "
+                      "hardware_profiles/kernels/) and write its profile to -o PROFILE.json");
+  command->add_option("--device", options->device, "With --from-kernels: the device profile id to fit");
+  command->add_option("--precision", options->precisions, "With --from-kernels: use rows of this precision only")
+      ->check(CLI::IsMember(precision_names()));
+  command->add_option("--predictions", options->predictions,
+                      "With --from-kernels: also write every row's measured and predicted time to this CSV");
+  command->add_option("--kernel-model-from", options->kernel_model_from,
+                      "Instead of measuring: give --device the kernel model of this measured device (same or nearest "
+                      "generation) with --device's own SM count, peak and bandwidth, and write its profile to -o");
   return {command, [options, &global] {
+            if (!options->kernel_model_from.empty()) {
+              if (options->device.empty()) throw InputError("--device", "", "--kernel-model-from needs --device ID");
+              Json profile =
+                  transfer_kernel_model(options->kernel_model_from, options->device, global.catalog(), today());
+              check_profile(profile, options->device);
+              write_file_atomically(options->output, profile.dump(2) + "\n");
+              std::cerr << "placesim: wrote " << options->output << "\n";
+              return 0;
+            }
+            if (!options->kernel_tables.empty()) {
+              if (options->device.empty()) throw InputError("--device", "", "--from-kernels needs --device ID");
+              std::set<Precision> precisions;
+              for (const auto& name : options->precisions) precisions.insert(*parse_precision(name));
+              std::vector<std::filesystem::path> tables(options->kernel_tables.begin(), options->kernel_tables.end());
+              KernelCalibration calibration =
+                  calibrate_from_kernel_tables(tables, options->device, precisions, global.catalog(), today());
+              check_profile(calibration.profile, options->device);
+              print_fit(calibration, std::cout);
+              if (!options->predictions.empty()) {
+                write_file_atomically(options->predictions, predictions_csv(calibration.fit.predictions));
+              }
+              write_file_atomically(options->output, calibration.profile.dump(2) + "\n");
+              std::cerr << "placesim: wrote " << options->output << "\n";
+              return 0;
+            }
             std::filesystem::path output = options->output;
             std::filesystem::path directory = output.parent_path().empty() ? "." : output.parent_path();
             if (output.extension() != ".json" || output.stem().empty()) {

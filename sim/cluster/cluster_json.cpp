@@ -3,6 +3,7 @@
 #include <map>
 
 #include "sim/cluster/hardware_catalog.h"
+#include "sim/cluster/kernel_model_json.h"
 
 namespace placesim {
 
@@ -34,6 +35,14 @@ Json write_device_profile(const DeviceSpec& spec) {
     for (const auto& [flops, fraction] : spec.gemm_efficiency_by_flops) curve.push_back({flops, fraction});
     profile["gemm_efficiency_by_flops"] = curve;
     profile["sources"]["gemm_efficiency_by_flops"] = cited;
+  }
+  if (spec.kernel_model) {
+    profile["kernel_model"] = write_kernel_model(*spec.kernel_model);
+    profile["sources"]["kernel_model"] = cited;
+  }
+  if (spec.sm_count > 0) {
+    profile["sm_count"] = spec.sm_count;
+    profile["sources"]["sm_count"] = cited;
   }
   if (!spec.compute_capability.empty()) profile["compute_capability"] = spec.compute_capability;
   if (!spec.pci_bus_id.empty()) profile["pci_bus_id"] = spec.pci_bus_id;

@@ -2,12 +2,15 @@
 // launch overhead, roofline efficiencies), as read from hardware_profiles/devices/*.json.
 #pragma once
 
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sim/core/device_name.h"
+#include "sim/cluster/kernel_model.h"
 #include "sim/core/precision.h"
 #include "sim/graph/op.h"
 
@@ -25,6 +28,7 @@ struct DeviceSpec {
   double default_compute_efficiency = 0.5;
   double memory_efficiency = 0.8;               ///< fraction of peak memory bandwidth reached
   std::string compute_capability;               ///< GPUs only, "" otherwise
+  int64_t sm_count = 0;                         ///< GPUs: streaming multiprocessors (datasheet); 0 = not given
   std::string pci_bus_id;                       ///< GPUs only, for the TensorFlow device mapping
   /// Peak for a precision; falls back to the nearest supported one (bf16<->fp16, tf32->fp32).
   double peak_for(Precision precision) const;
@@ -36,6 +40,9 @@ struct DeviceSpec {
   /// log(FLOPs) and held constant beyond its ends, for matmul/conv when the profile has one;
   /// efficiency_for(op_kind) otherwise.
   double efficiency_for(OpKind op_kind, double flops) const;
+  /// Fitted kernel-level cost model (GEMM tiles and waves, convolution algorithms); null: the
+  /// roofline above prices every task.
+  std::shared_ptr<const KernelModel> kernel_model;
 };
 
 }  // namespace placesim

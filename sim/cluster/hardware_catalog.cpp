@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <unistd.h>
+
+#include "sim/cluster/kernel_model_json.h"
 
 #ifndef PLACESIM_SOURCE_DIR
 #define PLACESIM_SOURCE_DIR "."
@@ -53,7 +56,7 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
   profile.reject_unknown_keys({"id", "name", "kind", "peak_flops_per_second", "memory_bytes",
                                "memory_bandwidth_bytes_per_second", "kernel_launch_overhead_seconds",
                                "compute_efficiency", "gemm_efficiency_by_flops", "memory_efficiency", "compute_capability", "pci_bus_id",
-                               "sources", "description", "price_per_hour_usd"});
+                               "kernel_model", "sm_count", "sources", "description", "price_per_hour_usd"});
   DeviceSpec spec;
   spec.id = profile.string_at("id");
   spec.name = profile.string_at("name");
@@ -99,9 +102,13 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
   spec.memory_efficiency = read_fraction(profile.at("memory_efficiency"));
   spec.compute_capability = profile.string_or("compute_capability", "");
   spec.pci_bus_id = profile.string_or("pci_bus_id", "");
+  spec.sm_count = profile.integer_or("sm_count", 0, 1, 100'000);
+  if (auto kernel_model = profile.find("kernel_model")) {
+    spec.kernel_model = std::make_shared<const KernelModel>(read_kernel_model(*kernel_model));
+  }
   require_sources(profile, {"peak_flops_per_second", "memory_bytes", "memory_bandwidth_bytes_per_second",
                             "kernel_launch_overhead_seconds", "compute_efficiency", "gemm_efficiency_by_flops",
-                            "memory_efficiency"});
+                            "memory_efficiency", "sm_count", "kernel_model"});
   return spec;
 }
 

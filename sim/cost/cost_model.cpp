@@ -2,11 +2,16 @@
 
 #include <algorithm>
 
+#include "sim/cost/kernel_cost.h"
+
 namespace placesim {
 
 double compute_seconds(const Task& task, Precision precision, const ClusterDevice& device) {
-  if (task.flops <= 0 && task.memory_bytes <= 0) return 0;
   const DeviceSpec& spec = device.spec;
+  if (spec.kernel_model) {
+    return kernel_model_seconds(task, precision, spec) / device.speed_factor * task.compute_scale;
+  }
+  if (task.flops <= 0 && task.memory_bytes <= 0) return 0;
   double math_seconds = task.flops / (spec.peak_for(precision) * spec.efficiency_for(task.op_kind, task.flops));
   double memory_seconds = task.memory_bytes / (spec.memory_bandwidth_bytes_per_second * spec.memory_efficiency);
   return std::max(math_seconds, memory_seconds) / device.speed_factor * task.compute_scale +

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <limits>
+#include <memory>
+
+#include "sim/graph/kernel_shape_json.h"
 
 namespace placesim {
 namespace {
@@ -22,7 +25,7 @@ double bounded(const JsonReader& op, const std::string& key, double limit) {
 Op read_op(const JsonReader& entry) {
   entry.reject_unknown_keys({"name", "type", "kind", "inputs", "forward_flops", "backward_flops", "forward_bytes",
                              "backward_bytes", "parameters", "output_shape", "output_bytes", "dtype_bytes",
-                             "cpu_only", "device", "colocate_with", "layer"});
+                             "cpu_only", "device", "colocate_with", "layer", "kernel"});
   Op op;
   op.name = entry.string_at("name");
   if (op.name.empty()) entry.at("name").fail("op names must not be empty");
@@ -58,6 +61,7 @@ Op read_op(const JsonReader& entry) {
   op.requested_device = entry.string_or("device", "");
   op.colocate_with = entry.string_or("colocate_with", "");
   op.layer = entry.string_or("layer", "");
+  if (auto kernel = entry.find("kernel")) op.kernel = std::make_shared<const KernelShape>(read_kernel_shape(*kernel));
   return op;
 }
 
@@ -144,6 +148,7 @@ Json write_model_json(const OpGraph& graph) {
     if (!op.requested_device.empty()) entry["device"] = op.requested_device;
     if (!op.colocate_with.empty()) entry["colocate_with"] = op.colocate_with;
     if (!op.layer.empty()) entry["layer"] = op.layer;
+    if (op.kernel) entry["kernel"] = write_kernel_shape(*op.kernel);
     ops.push_back(std::move(entry));
   }
   return Json{{"name", graph.name()}, {"ops", ops}};

@@ -4,9 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "sim/graph/kernel_shape.h"
 
 namespace placesim {
 
@@ -47,6 +50,9 @@ struct Op {
   std::string requested_device;  ///< device the graph itself asks for ("" = none), as tf.device does
   std::string colocate_with;     ///< op whose device this op must share (TF's "loc:@a"), "" = none
   std::string layer;             ///< layer this op belongs to, for summaries and layer-wise splits
+  /// The GEMM or convolution this op runs (null: costed by FLOPs and bytes alone). Shared, not
+  /// copied, by the tasks that run it.
+  std::shared_ptr<const KernelShape> kernel;
 
   double parameter_bytes() const { return parameter_count * dtype_bytes; }
 };

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,11 @@ struct Task {
   OpKind op_kind = OpKind::kOther;
   double flops = 0;
   double memory_bytes = 0;  ///< bytes read + written by the kernel (roofline memory term)
+  /// The op's kernel shape when it has one (sim/graph/kernel_shape.h), the passes this task runs
+  /// of it and the fraction of the op's samples it runs them on (1 / micro-batches).
+  std::shared_ptr<const KernelShape> kernel;
+  uint8_t kernel_passes = 0;
+  double kernel_samples = 1.0;
 
   // transfer: moves `bytes` from `source` to `device` along the cluster's route
   DeviceId source = 0;

@@ -461,6 +461,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
           }
           for (int64_t r = 0; r < simulated_ranks; ++r) {
             Task task = op_compute_task(shard[v], Phase::kBackward, device(d, s, r), step, scale);
+            if (task.kernel) task.kernel_passes = emitter.backward_kernel_passes(v);
             task.name = prefix + "bwd/" + op.name + rank_name(r) + suffix;
             task.replica = replica;
             bool waits_for_gradient = false;
@@ -482,6 +483,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
             if (run.recompute || recomputed[v]) {
               task.flops += shard[v].forward_flops * scale;
               task.memory_bytes += shard[v].forward_bytes * scale;
+              task.kernel_passes |= kForwardPass;
             }
             task.output_bytes = input_gradient_bytes;
             for (TaskId end : previous_slot_ends[d][s][r]) task.deps.push_back(end);

@@ -239,6 +239,7 @@ ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, 
         if (!emitter.needs_gradient(v) || stage_of[v] != s) continue;
         const Op& op = graph.op(v);
         Task task = op_compute_task(op, Phase::kBackward, device_of(v), step, scale);
+        if (task.kernel) task.kernel_passes = emitter.backward_kernel_passes(v);
         task.name = prefix + "bwd/" + op.name + suffix;
         bool waits_for_gradient = false;
         for (const auto& output : graph.outputs(v)) {
@@ -257,6 +258,7 @@ ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, 
         if (run.recompute) {
           task.flops += op.forward_flops * scale;
           task.memory_bytes += op.forward_bytes * scale;
+          task.kernel_passes |= kForwardPass;
         }
         for (const auto& input : graph.inputs(v)) {
           if (emitter.needs_gradient(input.op) && !input.edge.control) task.output_bytes += input.edge.bytes * scale;

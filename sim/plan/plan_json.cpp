@@ -1,16 +1,22 @@
 #include "sim/plan/plan_json.h"
 
 #include <algorithm>
+#include <memory>
+#include <utility>
 #include <queue>
 
 #include "sim/plan/collective_schedule.h"
 
 #include "sim/cluster/cluster_json.h"
+#include "sim/graph/kernel_shape_json.h"
 
 namespace placesim {
 namespace {
 
 constexpr size_t kMaxTasks = 200'000'000;
+
+constexpr std::pair<uint8_t, const char*> kKernelPassNames[] = {
+    {kForwardPass, "forward"}, {kBackwardDataPass, "backward_data"}, {kBackwardFilterPass, "backward_filter"}};
 
 constexpr Phase kPhases[] = {Phase::kForward, Phase::kTransfer, Phase::kBackward, Phase::kOptimizer,
                              Phase::kCollective, Phase::kPush, Phase::kPull, Phase::kApply};
@@ -57,6 +63,37 @@ void require_acyclic(const ExecutionPlan& plan, const JsonReader& tasks) {
   }
 }
 
+Json kernel_pass_names(uint8_t passes) {
+  Json names = Json::array();
+  for (const auto& [pass, name] : kKernelPassNames) {
+    if (passes & pass) names.push_back(name);
+  }
+  return names;
+}
+
+/// A task's "kernel": the shape ({"gemm": ...} or {"conv2d": ...}) and the passes it runs.
+void read_task_kernel(const JsonReader& kernel, Task* task) {
+  JsonReader passes = kernel.at("passes");
+  task->kernel_passes = 0;
+  for (const auto& element : passes.elements()) {
+    std::string name = element.as_string();
+    bool known = false;
+    for (const auto& [pass, pass_name] : kKernelPassNames) {
+      if (name == pass_name) {
+        task->kernel_passes |= pass;
+        known = true;
+      }
+    }
+    if (!known) element.fail("unknown kernel pass \"" + name + "\"; expected forward, backward_data or backward_filter");
+  }
+  if (task->kernel_passes == 0) passes.fail("a kernel runs at least one pass");
+  Json shape = kernel.value();
+  shape.erase("passes");
+  JsonReader shape_reader(shape, kernel.file(), kernel.path());
+  task->kernel = std::make_shared<const KernelShape>(read_kernel_shape(shape_reader));
+  task->kernel_samples = 1.0;
+}
+
 }  // namespace
 
 Json write_plan_json(const ExecutionPlan& plan, const Cluster& cluster) {
@@ -75,6 +112,11 @@ Json write_plan_json(const ExecutionPlan& plan, const Cluster& cluster) {
       entry["flops"] = task.flops;
       entry["memory_bytes"] = task.memory_bytes;
       if (task.compute_scale != 1.0) entry["compute_scale"] = task.compute_scale;
+      if (task.kernel && task.kernel_passes != 0) {
+        Json kernel = write_kernel_shape(task.kernel->with_samples(task.kernel_samples));
+        kernel["passes"] = kernel_pass_names(task.kernel_passes);
+        entry["kernel"] = std::move(kernel);
+      }
     } else if (task.kind == TaskKind::kTransfer) {
       entry["source"] = cluster.device(task.source).name.canonical();
       entry["bytes"] = task.bytes;
@@ -149,7 +191,7 @@ PlanFile read_plan_json(const JsonReader& document) {
     const JsonReader& entry = entries[i];
     entry.reject_unknown_keys({"id", "name", "kind", "phase", "step", "deps", "device", "op", "op_kind", "flops",
                                "memory_bytes", "source", "bytes", "output_bytes", "keep_until", "compute_scale",
-                               "group", "algorithm", "replica"});
+                               "group", "algorithm", "replica", "kernel"});
     Task task;
     task.id = i;
     if (entry.has("id") && entry.at("id").as_integer(0) != static_cast<int64_t>(i)) {
@@ -177,6 +219,7 @@ PlanFile read_plan_json(const JsonReader& document) {
       if (task.flops > 1e21) entry.at("flops").fail("implausibly large FLOP count " + brief(entry.at("flops").value()));
       task.compute_scale = entry.positive_or("compute_scale", 1.0);
       if (task.compute_scale > 1e6) entry.at("compute_scale").fail("implausible compute_scale " + brief(entry.at("compute_scale").value()));
+      if (auto kernel = entry.find("kernel")) read_task_kernel(*kernel, &task);
     } else if (task.kind == TaskKind::kCollective) {
       JsonReader group = entry.at("group");
       for (const auto& member : group.elements()) {

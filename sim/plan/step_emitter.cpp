@@ -84,6 +84,11 @@ Task op_compute_task(const Op& op, Phase phase, DeviceId device, int64_t step, d
   task.flops = (forward ? op.forward_flops : op.backward_flops) * scale;
   task.memory_bytes = (forward ? op.forward_bytes : op.backward_bytes) * scale;
   if (forward && (op.forward_flops > 0 || op.forward_bytes > 0)) task.output_bytes = op.output_bytes * scale;
+  if (op.kernel) {
+    task.kernel = op.kernel;
+    task.kernel_passes = forward ? kForwardPass : kBackwardPasses;
+    task.kernel_samples = scale;
+  }
   return task;
 }
 
@@ -92,6 +97,17 @@ StepEmitter::StepEmitter(const OpGraph& graph, const Cluster& cluster, const Run
   graph.topological_order(&order_, nullptr);
   selected_ = ops_in_step(graph, run.fetch);
   needs_gradient_ = ops_needing_gradients(graph, order_, selected_);
+}
+
+uint8_t StepEmitter::backward_kernel_passes(OpId v) const {
+  bool input_needs_gradient = false;
+  for (const auto& input : graph_.inputs(v)) {
+    if (!input.edge.control && needs_gradient_[input.op]) input_needs_gradient = true;
+  }
+  const Op& op = graph_.op(v);
+  // Without weights of its own (attention's batched GEMMs), both operands are inputs.
+  if (op.parameter_count <= 0) return input_needs_gradient ? kBackwardPasses : 0;
+  return kBackwardFilterPass | (input_needs_gradient ? kBackwardDataPass : 0);
 }
 
 std::string StepEmitter::prefix(int64_t replica) { return replica < 0 ? "" : "r" + std::to_string(replica) + "/"; }
@@ -177,6 +193,7 @@ ReplicaStep StepEmitter::emit(const Inputs& in) {
     const Op& op = graph_.op(v);
     if (!needs_gradient_[v]) continue;
     Task task = op_compute_task(op, Phase::kBackward, in.device_of(v), in.step);
+    if (task.kernel) task.kernel_passes = backward_kernel_passes(v);
     task.name = prefix(in.replica) + "bwd/" + op.name + suffix(in.step);
     task.replica = in.replica;
     task.compute_scale = in.compute_scale;
@@ -190,6 +207,7 @@ ReplicaStep StepEmitter::emit(const Inputs& in) {
     if (run_.recompute) {
       task.flops += op.forward_flops;
       task.memory_bytes += op.forward_bytes;  // the recomputed activation is the kernel's temporary
+      task.kernel_passes |= kForwardPass;
     }
     for (const auto& output : graph_.outputs(v)) {
       OpId consumer = output.op;

@@ -44,6 +44,9 @@ class StepEmitter {
   const std::vector<OpId>& order() const { return order_; }
   bool selected(OpId v) const { return selected_[v]; }
   bool needs_gradient(OpId v) const { return needs_gradient_[v]; }
+  /// The backward kernels op v runs: the weights' gradient when it owns weights, and the input's
+  /// gradient only when an input needs one (frameworks skip it for a layer on the model's input).
+  uint8_t backward_kernel_passes(OpId v) const;
   bool training() const { return run_.kind == StepKind::kTraining; }
   /// "r3/" for replica 3, "" otherwise; "#2" for step 2, "" for step 0.
   static std::string prefix(int64_t replica);

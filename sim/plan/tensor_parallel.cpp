@@ -12,6 +12,34 @@ bool matches_any(const std::vector<std::string>& patterns, const std::string& na
   return false;
 }
 
+int64_t split_count(int64_t count, int64_t ranks) { return (count + ranks - 1) / ranks; }
+
+/// The kernel one rank runs: column-parallel GEMMs split their output features (n), row-parallel
+/// ones their inputs (k); an op on split heads (attention) runs 1/t of the heads (the batch of
+/// its batched GEMM), an op under sequence parallelism 1/t of the rows.
+std::shared_ptr<const KernelShape> shard_kernel(const KernelShape& kernel, TensorRole role, int64_t ranks) {
+  KernelShape shard = kernel;
+  if (kernel.kind == KernelKind::kGemm) {
+    GemmShape& gemm = shard.gemm;
+    switch (role) {
+      case TensorRole::kColumn: gemm.n = split_count(gemm.n, ranks); break;
+      case TensorRole::kRow: gemm.k = split_count(gemm.k, ranks); break;
+      case TensorRole::kSplit:
+        if (gemm.samples_in_batch) {
+          gemm.batch = split_count(gemm.batch, ranks);
+        } else {
+          gemm.n = split_count(gemm.n, ranks);
+        }
+        break;
+      case TensorRole::kSequence: gemm.m = split_count(gemm.m, ranks); break;
+      case TensorRole::kReplicated: break;
+    }
+  } else if (kernel.kind == KernelKind::kConv2d) {
+    shard.conv.n = split_count(shard.conv.n, ranks);
+  }
+  return std::make_shared<const KernelShape>(shard);
+}
+
 bool output_split(TensorRole role) {
   return role == TensorRole::kColumn || role == TensorRole::kSplit || role == TensorRole::kSequence;
 }
@@ -58,6 +86,7 @@ Op tensor_parallel_shard(const Op& op, TensorRole role, int64_t ranks) {
   shard.backward_bytes /= t;
   if (role != TensorRole::kSequence) shard.parameter_count /= t;
   if (role != TensorRole::kRow) shard.output_bytes /= t;
+  if (op.kernel) shard.kernel = shard_kernel(*op.kernel, role, ranks);
   return shard;
 }
 

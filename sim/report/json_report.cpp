@@ -1,5 +1,6 @@
 #include "sim/report/json_report.h"
 
+#include "sim/report/cost_provenance.h"
 #include "sim/report/memory_verdict.h"
 
 namespace placesim {
@@ -67,6 +68,7 @@ Json json_report(const std::string& scenario, const ExecutionPlan& plan, const C
           {"critical_path_compute_seconds", metrics.critical_path_compute_seconds},
           {"critical_path_transfer_seconds", metrics.critical_path_transfer_seconds},
           {"devices", devices},
+          {"compute_costs", cost_sources_json(cost_sources(cluster))},
           {"critical_path", path},
           {"tasks", tasks}};
 }

@@ -1,0 +1,64 @@
+#include "sim/calibration/kernel_calibration.h"
+
+#include "sim/cluster/kernel_model_json.h"
+
+namespace placesim {
+
+KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem::path>& tables,
+                                               const std::string& device_id, const std::set<Precision>& precisions,
+                                               const HardwareCatalog& catalog, const std::string& date) {
+  const Json option = device_id;
+  const DeviceSpec& spec = catalog.device(device_id, JsonReader(option, "--device"));
+  if (spec.sm_count <= 0) {
+    throw InputError("--device", "", "the profile of \"" + device_id +
+                                         "\" has no sm_count (the datasheet's SM count): add it with its source");
+  }
+  std::vector<KernelMeasurement> rows;
+  KernelCalibration calibration;
+  std::string table_names;
+  for (const auto& path : tables) {
+    KernelTable table = read_kernel_table(path, device_id);
+    for (const auto& [reason, count] : table.skipped) calibration.skipped[reason] += count;
+    rows.insert(rows.end(), table.rows.begin(), table.rows.end());
+    table_names += (table_names.empty() ? "" : " + ") + path.filename().string();
+  }
+  if (rows.empty()) {
+    throw InputError(tables.empty() ? "--from-kernels" : tables.front().string(), "",
+                     "no GEMM or convolution rows for device \"" + device_id + "\"");
+  }
+  KernelFitOptions options;
+  options.date = date;
+  options.table = "hardware_profiles/kernels/" + table_names;
+  options.precisions = precisions;
+  calibration.fit = fit_kernel_model(rows, spec, spec.sm_count, options);
+  calibration.profile = parse_json_file(catalog.root() / "devices" / (device_id + ".json"));
+  calibration.profile["kernel_model"] = write_kernel_model(calibration.fit.model);
+  calibration.profile["sources"]["kernel_model"] =
+      "fitted by `placesim calibrate --from-kernels` on " + options.table + " (" + date + "); see kernel_model.fit";
+  return calibration;
+}
+
+Json transfer_kernel_model(const std::string& source_id, const std::string& target_id, const HardwareCatalog& catalog,
+                           const std::string& date) {
+  const Json source_option = source_id, target_option = target_id;
+  const DeviceSpec& source = catalog.device(source_id, JsonReader(source_option, "--kernel-model-from"));
+  const DeviceSpec& target = catalog.device(target_id, JsonReader(target_option, "--device"));
+  if (!source.kernel_model) {
+    throw InputError("--kernel-model-from", "", "the profile of \"" + source_id + "\" has no kernel_model to borrow");
+  }
+  if (target.sm_count <= 0) {
+    throw InputError("--device", "", "the profile of \"" + target_id + "\" has no sm_count (the datasheet's SM count)");
+  }
+  KernelModel model = *source.kernel_model;
+  model.sm_count = target.sm_count;
+  model.fit.scaled_from = source_id;
+  model.fit.date = date;
+  Json profile = parse_json_file(catalog.root() / "devices" / (target_id + ".json"));
+  profile["kernel_model"] = write_kernel_model(model);
+  profile["sources"]["kernel_model"] = "the kernel model of " + source_id + " (fitted on " + source.kernel_model->fit.table +
+                                       "), with this device's SM count, peak and bandwidth: no measured table of its own (" +
+                                       date + ")";
+  return profile;
+}
+
+}  // namespace placesim

@@ -1,0 +1,36 @@
+// Calibration of a device profile from measured kernel tables: reads the tables, fits the
+// device's kernel model (kernel_fit.h) and returns the profile with its "kernel_model" and the
+// fit's provenance, ready to write under hardware_profiles/devices/ or a --profiles directory.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/calibration/kernel_fit.h"
+#include "sim/cluster/hardware_catalog.h"
+
+namespace placesim {
+
+struct KernelCalibration {
+  Json profile;  ///< the catalog's profile of the device, with "kernel_model" set
+  KernelFit fit;
+  std::map<std::string, int64_t> skipped;  ///< rows of the device the model cannot use, by reason
+};
+
+/// Fits `device_id`'s kernel model on its rows of `tables` (only `precisions`, when not empty).
+/// InputError when the device is unknown, its profile has no sm_count, or no row fits.
+KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem::path>& tables,
+                                               const std::string& device_id, const std::set<Precision>& precisions,
+                                               const HardwareCatalog& catalog, const std::string& date);
+
+/// A device with no measured table borrows the kernel model of a measured device of its (or the
+/// nearest) generation: the efficiencies are fractions of peak, so they carry over, while the
+/// SM count, peak and bandwidth stay the target's own datasheet numbers. The fit says
+/// "scaled_from". InputError when either profile lacks what this needs.
+Json transfer_kernel_model(const std::string& source_id, const std::string& target_id, const HardwareCatalog& catalog,
+                           const std::string& date);
+
+}  // namespace placesim

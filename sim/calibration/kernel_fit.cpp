@@ -1,0 +1,216 @@
+#include "sim/calibration/kernel_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "sim/calibration/nelder_mead.h"
+#include "sim/core/input_error.h"
+#include "sim/cost/conv_model.h"
+
+namespace placesim {
+namespace {
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double logit(double p) { return std::log(p / (1.0 - p)); }
+
+constexpr double kMaxSmallTileExponent = 3.0;
+constexpr double kMaxConvEfficiency = 4.0;
+constexpr int64_t kMinRowsPerAlgorithm = 5;
+
+bool is_gemm(const KernelMeasurement& row) { return row.shape.kind == KernelKind::kGemm; }
+
+GemmDevice device_for(const DeviceSpec& spec, const KernelModel& model, Precision precision) {
+  return GemmDevice{spec.peak_for(precision), spec.memory_bandwidth_bytes_per_second, &model};
+}
+
+/// |log(predicted / measured)|: a robust loss (a median-like fit), so that a few kernels the
+/// model cannot describe (a 1-channel input layer's data gradient, which frameworks never run)
+/// do not pull every parameter towards them.
+double absolute_log_ratio(double predicted, double measured) { return std::fabs(std::log(predicted / measured)); }
+
+double quantile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  double position = q * static_cast<double>(values.size() - 1);
+  size_t lower = static_cast<size_t>(std::floor(position));
+  size_t upper = std::min(values.size() - 1, lower + 1);
+  double t = position - static_cast<double>(lower);
+  return values[lower] + t * (values[upper] - values[lower]);
+}
+
+/// Time of a convolution row with the algorithm the source says ran, or the fastest eligible.
+double conv_row_seconds(const KernelMeasurement& row, const DeviceSpec& spec, const KernelModel& model) {
+  GemmDevice device = device_for(spec, model, row.precision);
+  const double bytes = element_bytes(row.precision);
+  if (row.algorithm && conv_algorithm_eligible(*row.algorithm, row.shape.conv, row.pass)) {
+    return estimate_conv_with(*row.algorithm, row.shape.conv, row.pass, bytes, row.precision, device).seconds;
+  }
+  return estimate_conv(row.shape.conv, row.pass, bytes, row.precision, device).seconds;
+}
+
+}  // namespace
+
+bool is_held_out(const KernelMeasurement& row, int modulus) {
+  if (modulus <= 1) return false;
+  // FNV-1a over the kernel's identity (not its line or source, so duplicates share a side).
+  std::string identity = row.op + "|" + row.shape.describe() + "|" + to_string(row.precision);
+  if (row.shape.kind == KernelKind::kConv2d) {
+    const Conv2dShape& c = row.shape.conv;
+    identity += "|" + std::to_string(c.pad_h) + "," + std::to_string(c.pad_w) + "," + std::to_string(c.stride_w);
+  } else {
+    identity += "|" + std::to_string(row.shape.gemm.transpose_a) + std::to_string(row.shape.gemm.transpose_b);
+  }
+  uint64_t hash = 1469598103934665603ull;
+  for (unsigned char c : identity) hash = (hash ^ c) * 1099511628211ull;
+  return hash % static_cast<uint64_t>(modulus) == 0;
+}
+
+double predict_kernel_seconds(const KernelMeasurement& row, const DeviceSpec& spec, const KernelModel& model) {
+  const double bytes = element_bytes(row.precision);
+  if (is_gemm(row)) return estimate_gemm(row.shape.gemm, bytes, row.precision, device_for(spec, model, row.precision)).seconds;
+  return estimate_conv(row.shape.conv, row.pass, bytes, row.precision, device_for(spec, model, row.precision)).seconds;
+}
+
+std::string predictions_csv(const std::vector<KernelPrediction>& predictions) {
+  std::string csv = "device,op,shape,precision,measured_seconds,predicted_seconds,ratio,held_out,source_algorithm,"
+                    "model_algorithm,source\n";
+  for (const auto& p : predictions) {
+    const KernelMeasurement& r = p.row;
+    csv += r.device + "," + r.op + "," + r.shape.describe() + "," + to_string(r.precision) + "," +
+           std::to_string(r.seconds) + "," + std::to_string(p.predicted_seconds) + "," +
+           std::to_string(p.predicted_seconds / r.seconds) + "," + (p.held_out ? "1" : "0") + "," +
+           (r.algorithm ? to_string(*r.algorithm) : "") + "," + p.predicted_algorithm + "," + r.file + ":" +
+           std::to_string(r.line) + "\n";
+  }
+  return csv;
+}
+
+std::vector<KernelErrorSummary> summarize_errors(const std::vector<KernelPrediction>& predictions, bool held_out) {
+  std::map<std::string, std::vector<double>> by_op;
+  std::vector<double> all;
+  for (const auto& p : predictions) {
+    if (p.held_out != held_out) continue;
+    double error = std::fabs(p.predicted_seconds / p.row.seconds - 1.0);
+    std::string op = p.row.op == "bmm" || p.row.op == "linear" ? "gemm" : p.row.op;
+    by_op[op].push_back(error);
+    all.push_back(error);
+  }
+  std::vector<KernelErrorSummary> summaries;
+  for (const auto& [op, errors] : by_op) {
+    summaries.push_back({op, static_cast<int64_t>(errors.size()), quantile(errors, 0.5), quantile(errors, 0.9)});
+  }
+  summaries.push_back({"all", static_cast<int64_t>(all.size()), quantile(all, 0.5), quantile(all, 0.9)});
+  return summaries;
+}
+
+KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const DeviceSpec& spec, int64_t sm_count,
+                           const KernelFitOptions& options) {
+  std::vector<const KernelMeasurement*> gemm_rows, conv_rows;
+  std::set<Precision> gemm_precisions;
+  std::map<ConvAlgorithm, int64_t> family_rows;
+  int64_t training_rows = 0, held_out_rows = 0;
+  for (const auto& row : rows) {
+    if (row.device != spec.id) continue;
+    if (!options.precisions.empty() && !options.precisions.count(row.precision)) continue;
+    if (is_held_out(row, options.held_out_modulus)) {
+      ++held_out_rows;
+      continue;
+    }
+    ++training_rows;
+    if (is_gemm(row)) {
+      gemm_rows.push_back(&row);
+      gemm_precisions.insert(row.precision);
+    } else {
+      conv_rows.push_back(&row);
+      if (row.algorithm) ++family_rows[*row.algorithm];
+    }
+  }
+  if (gemm_rows.empty()) {
+    throw InputError(options.table, "", "no GEMM rows for device \"" + spec.id + "\" to fit a kernel model on");
+  }
+
+  KernelModel model;
+  model.sm_count = sm_count;
+  model.memory_efficiency = spec.memory_efficiency;
+  const std::vector<Precision> precisions(gemm_precisions.begin(), gemm_precisions.end());
+  // GEMM parameters: logit(efficiency) per precision, log tile overhead (k steps), scaled logit
+  // of the small-tile exponent, log kernel overhead (microseconds).
+  auto apply_gemm = [&](const std::vector<double>& x, KernelModel* m) {
+    for (size_t i = 0; i < precisions.size(); ++i) m->gemm_efficiency[precisions[i]] = sigmoid(x[i]);
+    const size_t base = precisions.size();
+    m->tile_overhead_k = std::exp(x[base]);
+    m->small_tile_exponent = kMaxSmallTileExponent * sigmoid(x[base + 1]);
+    m->kernel_overhead_seconds = std::exp(x[base + 2]) * 1e-6;
+  };
+  std::vector<double> start(precisions.size(), logit(0.8));
+  start.push_back(std::log(16.0));
+  start.push_back(logit(0.5 / kMaxSmallTileExponent));
+  start.push_back(std::log(5.0));
+  auto gemm_loss = [&](const std::vector<double>& x) {
+    KernelModel trial = model;
+    apply_gemm(x, &trial);
+    double sum = 0;
+    for (const KernelMeasurement* row : gemm_rows) sum += absolute_log_ratio(predict_kernel_seconds(*row, spec, trial), row->seconds);
+    return sum / static_cast<double>(gemm_rows.size());
+  };
+  NelderMeadResult gemm_fit = nelder_mead(gemm_loss, start, 0.5, 3000);
+  gemm_fit = nelder_mead(gemm_loss, gemm_fit.x, 0.1, 3000);  // restart: escapes a collapsed simplex
+  apply_gemm(gemm_fit.x, &model);
+
+  if (!conv_rows.empty()) {
+    // An algorithm is fitted, and so used, only when the table names it on enough kernels to
+    // pin its efficiency down; implicit GEMM always is.
+    std::vector<ConvAlgorithm> fitted = {ConvAlgorithm::kImplicitGemm};
+    for (const auto& [algorithm, count] : family_rows) {
+      if (algorithm != ConvAlgorithm::kImplicitGemm && count >= kMinRowsPerAlgorithm) fitted.push_back(algorithm);
+    }
+    auto apply_conv = [&](const std::vector<double>& x, KernelModel* m) {
+      for (size_t i = 0; i < fitted.size(); ++i) m->conv_efficiency[fitted[i]] = kMaxConvEfficiency * sigmoid(x[i]);
+      m->conv_overhead_seconds = std::exp(x[fitted.size()]) * 1e-6;
+      m->conv_small_tile_exponent = kMaxSmallTileExponent * sigmoid(x[fitted.size() + 1]);
+      m->conv_fill_waves = std::exp(x[fitted.size() + 2]);
+    };
+    auto conv_loss = [&](const std::vector<double>& x) {
+      KernelModel trial = model;
+      apply_conv(x, &trial);
+      double sum = 0;
+      for (const KernelMeasurement* row : conv_rows) sum += absolute_log_ratio(conv_row_seconds(*row, spec, trial), row->seconds);
+      return sum / static_cast<double>(conv_rows.size());
+    };
+    std::vector<double> conv_start(fitted.size(), logit(1.0 / kMaxConvEfficiency));
+    conv_start.push_back(std::log(5.0));
+    conv_start.push_back(logit(0.5 / kMaxSmallTileExponent));
+    conv_start.push_back(std::log(0.3));
+    NelderMeadResult conv_fit = nelder_mead(conv_loss, conv_start, 0.5, 3000);
+    conv_fit = nelder_mead(conv_loss, conv_fit.x, 0.1, 2000);
+    apply_conv(conv_fit.x, &model);
+  }
+
+  KernelFit fit;
+  for (const auto& row : rows) {
+    if (row.device != spec.id) continue;
+    if (!options.precisions.empty() && !options.precisions.count(row.precision)) continue;
+    KernelPrediction prediction{row, predict_kernel_seconds(row, spec, model), is_held_out(row, options.held_out_modulus), ""};
+    if (!is_gemm(row)) {
+      prediction.predicted_algorithm = to_string(estimate_conv(row.shape.conv, row.pass, element_bytes(row.precision),
+                                                               row.precision, device_for(spec, model, row.precision))
+                                                     .algorithm);
+    }
+    fit.predictions.push_back(std::move(prediction));
+  }
+  fit.held_out = summarize_errors(fit.predictions, true);
+  fit.training = summarize_errors(fit.predictions, false);
+  model.fit.table = options.table;
+  model.fit.date = options.date;
+  model.fit.method = "Nelder-Mead on the mean absolute log ratio of predicted to measured time; rows whose kernel "
+                     "hashes to 0 mod " + std::to_string(options.held_out_modulus) + " held out";
+  model.fit.training_rows = training_rows;
+  model.fit.held_out_rows = held_out_rows;
+  model.fit.held_out_median_error = fit.held_out.back().median_error;
+  model.fit.held_out_p90_error = fit.held_out.back().p90_error;
+  fit.model = model;
+  return fit;
+}
+
+}  // namespace placesim

@@ -1,0 +1,180 @@
+#include "sim/calibration/kernel_table.h"
+
+#include <sys/stat.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "sim/core/input_error.h"
+
+namespace placesim {
+namespace {
+
+constexpr std::uintmax_t kMaxTableBytes = 64ull << 20;
+const std::vector<std::string> kColumns = {"device", "op", "shape", "precision", "algorithm", "seconds", "source"};
+
+/// Splits one CSV line (no quoted commas in these tables except in the last column, which may
+/// hold anything: the source).
+std::vector<std::string> split_fields(const std::string& line, size_t columns) {
+  std::vector<std::string> fields;
+  size_t start = 0;
+  while (fields.size() + 1 < columns) {
+    size_t comma = line.find(',', start);
+    if (comma == std::string::npos) break;
+    fields.push_back(line.substr(start, comma - start));
+    start = comma + 1;
+  }
+  fields.push_back(line.substr(start));
+  return fields;
+}
+
+class RowReader {
+ public:
+  RowReader(std::string file, int64_t line) : file_(std::move(file)), line_(line) {}
+  [[noreturn]] void fail(const std::string& column, const std::string& message) const {
+    throw InputError(file_, "line " + std::to_string(line_) + ", column " + column, message);
+  }
+  std::map<std::string, std::string> shape_fields(const std::string& text) const {
+    std::map<std::string, std::string> fields;
+    std::stringstream stream(text);
+    std::string item;
+    while (std::getline(stream, item, ';')) {
+      size_t equals = item.find('=');
+      if (equals == std::string::npos || equals == 0) fail("shape", "expected key=value, got \"" + item + "\"");
+      fields[item.substr(0, equals)] = item.substr(equals + 1);
+    }
+    return fields;
+  }
+  int64_t dimension(const std::map<std::string, std::string>& fields, const std::string& key, int64_t fallback,
+                    int64_t min_value) const {
+    auto it = fields.find(key);
+    if (it == fields.end()) {
+      if (fallback < min_value) fail("shape", "missing \"" + key + "\"");
+      return fallback;
+    }
+    char* end = nullptr;
+    errno = 0;
+    long long value = std::strtoll(it->second.c_str(), &end, 10);
+    if (it->second.empty() || *end != '\0' || errno != 0 || value < min_value || value > (1ll << 31)) {
+      fail("shape", "\"" + key + "\" must be an integer of at least " + std::to_string(min_value) + ", got \"" +
+                        it->second + "\"");
+    }
+    return value;
+  }
+
+ private:
+  std::string file_;
+  int64_t line_;
+};
+
+std::string read_table_text(const std::filesystem::path& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) throw InputError(path.string(), "", "no such file");
+  if (!S_ISREG(info.st_mode)) throw InputError(path.string(), "", "not a regular file");
+  if (static_cast<std::uintmax_t>(info.st_size) > kMaxTableBytes) {
+    throw InputError(path.string(), "", "a kernel table larger than 64 MiB is not plausible");
+  }
+  std::ifstream stream(path, std::ios::binary);
+  if (!stream) throw InputError(path.string(), "", "cannot be read");
+  std::stringstream buffer;
+  buffer << stream.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace
+
+std::optional<ConvAlgorithm> conv_algorithm_family(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  if (name.find("WINOGRAD_NONFUSED") != std::string::npos) return ConvAlgorithm::kWinogradNonfused;
+  if (name.find("WINOGRAD") != std::string::npos) return ConvAlgorithm::kWinogradFused;
+  if (name.find("FFT") != std::string::npos) return ConvAlgorithm::kFft;
+  if (name.find("GEMM") != std::string::npos || name.find("DIRECT") != std::string::npos ||
+      name.find("ALGO_") != std::string::npos) {
+    return ConvAlgorithm::kImplicitGemm;
+  }
+  return std::nullopt;
+}
+
+double KernelMeasurement::flops() const {
+  double forward = shape.forward_flops();
+  // Each backward pass of a convolution or GEMM does the forward's multiply-adds.
+  return forward;
+}
+
+KernelTable read_kernel_table(const std::filesystem::path& path, const std::string& device) {
+  const std::string file = path.string();
+  std::stringstream text(read_table_text(path));
+  KernelTable table;
+  std::string line;
+  int64_t number = 0;
+  while (std::getline(text, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (number == 1) {
+      if (split_fields(line, kColumns.size()) != kColumns) {
+        throw InputError(file, "line 1", "expected the header device,op,shape,precision,algorithm,seconds,source");
+      }
+      continue;
+    }
+    if (line.empty()) continue;
+    std::vector<std::string> fields = split_fields(line, kColumns.size());
+    RowReader row(file, number);
+    if (fields.size() != kColumns.size()) row.fail("source", "expected 7 columns, got " + std::to_string(fields.size()));
+    KernelMeasurement m;
+    m.device = fields[0];
+    if (!device.empty() && m.device != device) continue;
+    m.op = fields[1];
+    m.file = file;
+    m.line = number;
+    m.source = fields[6];
+    auto precision = parse_precision(fields[3]);
+    if (!precision) row.fail("precision", "unknown precision \"" + fields[3] + "\"");
+    m.precision = *precision;
+    char* end = nullptr;
+    m.seconds = std::strtod(fields[5].c_str(), &end);
+    if (fields[5].empty() || *end != '\0' || !std::isfinite(m.seconds) || m.seconds <= 0 || m.seconds > 1e4) {
+      row.fail("seconds", "expected a positive time in seconds, got \"" + fields[5] + "\"");
+    }
+    auto shape = row.shape_fields(fields[2]);
+    if (m.op == "gemm" || m.op == "bmm" || m.op == "linear") {
+      GemmShape gemm;
+      gemm.batch = row.dimension(shape, "batch", 1, 1);
+      gemm.m = row.dimension(shape, "m", 0, 1);
+      gemm.n = row.dimension(shape, "n", 0, 1);
+      gemm.k = row.dimension(shape, "k", 0, 1);
+      gemm.transpose_a = row.dimension(shape, "ta", 0, 0) != 0;
+      gemm.transpose_b = row.dimension(shape, "tb", 0, 0) != 0;
+      m.shape = KernelShape::of_gemm(gemm);
+    } else if (m.op == "conv_fwd" || m.op == "conv_bwd_data" || m.op == "conv_bwd_filter") {
+      Conv2dShape conv;
+      conv.n = row.dimension(shape, "n", 0, 1);
+      conv.c = row.dimension(shape, "c", 0, 1);
+      conv.h = row.dimension(shape, "h", 0, 1);
+      conv.w = row.dimension(shape, "w", 0, 1);
+      conv.k = row.dimension(shape, "k", 0, 1);
+      conv.r = row.dimension(shape, "r", 0, 1);
+      conv.s = row.dimension(shape, "s", 0, 1);
+      conv.pad_h = row.dimension(shape, "pad_h", 0, 0);
+      conv.pad_w = row.dimension(shape, "pad_w", 0, 0);
+      conv.stride_h = row.dimension(shape, "stride_h", 1, 1);
+      conv.stride_w = row.dimension(shape, "stride_w", 1, 1);
+      conv.dilation_h = row.dimension(shape, "dil_h", 1, 1);
+      conv.dilation_w = row.dimension(shape, "dil_w", 1, 1);
+      conv.groups = row.dimension(shape, "groups", 1, 1);
+      if (conv.c % conv.groups != 0 || conv.k % conv.groups != 0 || conv.p() < 1 || conv.q() < 1) {
+        row.fail("shape", "not a valid convolution: \"" + fields[2] + "\"");
+      }
+      m.shape = KernelShape::of_conv(conv);
+      m.pass = m.op == "conv_fwd" ? kForwardPass : m.op == "conv_bwd_data" ? kBackwardDataPass : kBackwardFilterPass;
+      m.algorithm = conv_algorithm_family(fields[4]);
+    } else {
+      ++table.skipped[m.op + ": no GEMM or convolution shape"];
+      continue;
+    }
+    table.rows.push_back(std::move(m));
+  }
+  return table;
+}
+
+}  // namespace placesim

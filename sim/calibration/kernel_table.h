@@ -1,0 +1,50 @@
+// KernelTable: measured kernel times read from a CSV table of hardware_profiles/kernels/
+// (header device,op,shape,precision,algorithm,seconds,source; format in that folder's README).
+// Rows this model cannot use (ops without a GEMM or convolution shape, pseudo-fp16) are kept
+// out with a count of why.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/cluster/kernel_model.h"
+#include "sim/core/precision.h"
+#include "sim/graph/kernel_shape.h"
+
+namespace placesim {
+
+struct KernelMeasurement {
+  std::string device;
+  std::string op;  ///< as in the table: gemm, bmm, linear, conv_fwd, conv_bwd_data, conv_bwd_filter
+  KernelShape shape;
+  KernelPass pass = kForwardPass;
+  Precision precision = Precision::kFp32;
+  /// The algorithm the source says ran (cuDNN's choice), when it says.
+  std::optional<ConvAlgorithm> algorithm;
+  double seconds = 0;
+  std::string source;
+  std::string file;  ///< table it came from
+  int64_t line = 0;  ///< 1-based line in that file
+
+  /// FLOPs as the simulator counts the kernel (direct convolution, 2 m n k).
+  double flops() const;
+};
+
+struct KernelTable {
+  std::vector<KernelMeasurement> rows;
+  /// Rows left out, by reason ("elementwise: no kernel shape", ...).
+  std::map<std::string, int64_t> skipped;
+};
+
+/// Reads one table; malformed rows are InputErrors naming the file, the line and the column.
+/// Rows of other devices than `device` (when not empty) are skipped silently.
+KernelTable read_kernel_table(const std::filesystem::path& path, const std::string& device = "");
+
+/// cuDNN's algorithm names (CUDNN_CONVOLUTION_*_ALGO_X without the prefix) in the model's families.
+std::optional<ConvAlgorithm> conv_algorithm_family(const std::string& cudnn_name);
+
+}  // namespace placesim

@@ -1,0 +1,63 @@
+#include "sim/cluster/kernel_model.h"
+
+#include <cstring>
+#include <functional>
+
+namespace placesim {
+
+std::string to_string(ConvAlgorithm algorithm) {
+  switch (algorithm) {
+    case ConvAlgorithm::kImplicitGemm: return "implicit_gemm";
+    case ConvAlgorithm::kWinogradFused: return "winograd";
+    case ConvAlgorithm::kWinogradNonfused: return "winograd_nonfused";
+    case ConvAlgorithm::kFft: return "fft";
+  }
+  return "implicit_gemm";
+}
+
+const std::vector<ConvAlgorithm>& conv_algorithms() {
+  static const std::vector<ConvAlgorithm> all = {ConvAlgorithm::kImplicitGemm, ConvAlgorithm::kWinogradFused,
+                                                 ConvAlgorithm::kWinogradNonfused, ConvAlgorithm::kFft};
+  return all;
+}
+
+double KernelModel::gemm_efficiency_for(Precision precision) const {
+  auto it = gemm_efficiency.find(precision);
+  if (it != gemm_efficiency.end()) return it->second;
+  it = gemm_efficiency.find(Precision::kFp32);
+  return it == gemm_efficiency.end() ? 0.0 : it->second;
+}
+
+double KernelModel::conv_efficiency_for(ConvAlgorithm algorithm) const {
+  auto it = conv_efficiency.find(algorithm);
+  return it == conv_efficiency.end() ? 0.0 : it->second;
+}
+
+uint64_t KernelModel::fingerprint() const {
+  uint64_t hash = 1469598103934665603ull;
+  auto mix = [&](double value) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &value, sizeof bits);
+    hash = (hash ^ bits) * 1099511628211ull;
+  };
+  mix(static_cast<double>(sm_count));
+  for (const auto& [precision, value] : gemm_efficiency) {
+    mix(static_cast<double>(precision));
+    mix(value);
+  }
+  mix(tile_overhead_k);
+  mix(small_tile_exponent);
+  mix(kernel_overhead_seconds);
+  for (const auto& [algorithm, value] : conv_efficiency) {
+    mix(static_cast<double>(algorithm));
+    mix(value);
+  }
+  mix(conv_overhead_seconds);
+  mix(conv_small_tile_exponent);
+  mix(conv_fill_waves);
+  mix(memory_efficiency);
+  mix(memory_latency_seconds);
+  return hash;
+}
+
+}  // namespace placesim

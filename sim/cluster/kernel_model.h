@@ -1,0 +1,68 @@
+// KernelModel: the fitted parameters of a device's kernel-level cost model (GEMM tiles and
+// waves, convolution algorithms, memory-bound kernels), as a device profile's "kernel_model"
+// carries them. The formulas are in sim/cost/kernel_cost.h and docs/cost-model.md; every value
+// names the measured table and the fit it came from ("fit").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/core/precision.h"
+
+namespace placesim {
+
+/// Convolution algorithms as cuDNN offers them (frameworks autotune: the fastest eligible runs).
+enum class ConvAlgorithm {
+  kImplicitGemm,      ///< the convolution as one GEMM (m = N P Q, n = K, k = C R S), no workspace
+  kWinogradFused,     ///< F(2x2, 3x3): 3x3, stride 1, 16 GEMMs of 1/2.25 the multiplications
+  kWinogradNonfused,  ///< F(4x4, 3x3) (36 GEMMs, 1/4 the multiplications) or F(2x2, 5x5), transforms through memory
+  kFft,               ///< FFT tiling: stride 1, transforms through memory, products in the frequency domain
+};
+std::string to_string(ConvAlgorithm algorithm);
+/// All algorithms, in the order above.
+const std::vector<ConvAlgorithm>& conv_algorithms();
+
+/// Where a kernel model came from and how well it predicts the kernels it was not fitted on.
+struct KernelModelFit {
+  std::string table;          ///< measured kernel table(s) it was fitted on
+  std::string method;         ///< e.g. "Nelder-Mead on squared log error, rows with hash % 5 != 0"
+  std::string date;           ///< YYYY-MM-DD
+  std::string scaled_from;    ///< a device id when transferred from another device's fit ("" = own fit)
+  int64_t training_rows = 0;
+  int64_t held_out_rows = 0;
+  double held_out_median_error = 0;  ///< |predicted / measured - 1| over held-out rows
+  double held_out_p90_error = 0;
+};
+
+struct KernelModel {
+  int64_t sm_count = 0;  ///< streaming multiprocessors (datasheet): tiles run in waves of this many
+  /// Fraction of an SM's peak a large tile reaches in its main loop, per precision (fp32 used
+  /// for a precision that has none).
+  std::map<Precision, double> gemm_efficiency;
+  /// A tile's prologue and epilogue, as extra steps of its k loop: tile time is proportional to k + this.
+  double tile_overhead_k = 0;
+  /// Efficiency of a smaller tile: gemm_efficiency x (intensity / intensity of 128x128)^this,
+  /// intensity = rows x columns / (rows + columns).
+  double small_tile_exponent = 0;
+  double kernel_overhead_seconds = 0;  ///< fixed cost of one kernel (launch, tail)
+  /// A convolution algorithm's efficiency relative to the GEMM model of its transformed GEMMs;
+  /// an algorithm with no entry is not used on this device (the fit saw no kernel of it).
+  std::map<ConvAlgorithm, double> conv_efficiency;
+  double conv_overhead_seconds = 0;     ///< fixed cost of a convolution kernel beyond kernel_overhead_seconds
+  /// cuDNN's convolution kernels are not cuBLAS's: their own small-tile exponent, and the waves'
+  /// worth of time they spend filling and draining the GPU (a kernel of w waves takes w + this).
+  double conv_small_tile_exponent = 0;
+  double conv_fill_waves = 0;
+  double memory_efficiency = 0.8;      ///< fraction of peak bandwidth a large memory-bound kernel reaches
+  double memory_latency_seconds = 0;   ///< extra fixed time of a memory-bound kernel (ramp-up)
+  KernelModelFit fit;
+
+  double gemm_efficiency_for(Precision precision) const;
+  double conv_efficiency_for(ConvAlgorithm algorithm) const;
+  /// A value identifying these parameters (cache keys).
+  uint64_t fingerprint() const;
+};
+
+}  // namespace placesim

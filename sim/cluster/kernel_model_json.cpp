@@ -1,0 +1,106 @@
+#include "sim/cluster/kernel_model_json.h"
+
+#include <string>
+#include <vector>
+
+namespace placesim {
+namespace {
+
+double fraction_in(const JsonReader& value, double max_value) {
+  double fraction = value.as_positive_number();
+  if (fraction > max_value) {
+    value.fail("expected a value in (0, " + brief(Json(max_value)) + "], got " + brief(value.value()));
+  }
+  return fraction;
+}
+
+double bounded_non_negative(const JsonReader& entry, const std::string& key, double max_value) {
+  double value = entry.non_negative_or(key, 0);
+  if (value > max_value) {
+    entry.at(key).fail("expected at most " + brief(Json(max_value)) + ", got " + brief(entry.at(key).value()));
+  }
+  return value;
+}
+
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (ConvAlgorithm algorithm : conv_algorithms()) names.push_back(to_string(algorithm));
+  return names;
+}
+
+KernelModelFit read_fit(const JsonReader& fit) {
+  fit.reject_unknown_keys({"table", "method", "date", "scaled_from", "training_rows", "held_out_rows",
+                           "held_out_median_error", "held_out_p90_error"});
+  KernelModelFit result;
+  result.table = fit.string_at("table");
+  if (result.table.empty()) fit.at("table").fail("a kernel model names the measured table it was fitted on");
+  result.method = fit.string_or("method", "");
+  result.date = fit.string_or("date", "");
+  result.scaled_from = fit.string_or("scaled_from", "");
+  result.training_rows = fit.integer_or("training_rows", 0, 0, 100'000'000);
+  result.held_out_rows = fit.integer_or("held_out_rows", 0, 0, 100'000'000);
+  result.held_out_median_error = bounded_non_negative(fit, "held_out_median_error", 100);
+  result.held_out_p90_error = bounded_non_negative(fit, "held_out_p90_error", 100);
+  return result;
+}
+
+}  // namespace
+
+KernelModel read_kernel_model(const JsonReader& entry) {
+  entry.reject_unknown_keys({"sm_count", "gemm_efficiency", "tile_overhead_k", "small_tile_exponent",
+                             "kernel_overhead_seconds", "conv_efficiency", "conv_overhead_seconds", "conv_small_tile_exponent", "conv_fill_waves", "memory_efficiency",
+                             "memory_latency_seconds", "fit"});
+  KernelModel model;
+  model.sm_count = entry.at("sm_count").as_integer(1, 100'000);
+  JsonReader gemm = entry.at("gemm_efficiency");
+  gemm.reject_unknown_keys(precision_names());
+  for (const auto& key : gemm.keys()) model.gemm_efficiency[*parse_precision(key)] = fraction_in(gemm.at(key), 1.0);
+  if (!model.gemm_efficiency.count(Precision::kFp32)) gemm.fail("missing required key \"fp32\"");
+  model.tile_overhead_k = bounded_non_negative(entry, "tile_overhead_k", 1e6);
+  model.small_tile_exponent = bounded_non_negative(entry, "small_tile_exponent", 10);
+  model.kernel_overhead_seconds = bounded_non_negative(entry, "kernel_overhead_seconds", 1.0);
+  if (auto conv = entry.find("conv_efficiency")) {
+    conv->reject_unknown_keys(algorithm_names());
+    for (ConvAlgorithm algorithm : conv_algorithms()) {
+      // Winograd and FFT do fewer multiplications than the GEMM they are compared with: up to 4x.
+      if (auto value = conv->find(to_string(algorithm))) model.conv_efficiency[algorithm] = fraction_in(*value, 4.0);
+    }
+  }
+  model.conv_overhead_seconds = bounded_non_negative(entry, "conv_overhead_seconds", 1.0);
+  model.conv_small_tile_exponent = bounded_non_negative(entry, "conv_small_tile_exponent", 10);
+  model.conv_fill_waves = bounded_non_negative(entry, "conv_fill_waves", 100);
+  model.memory_efficiency = fraction_in(entry.at("memory_efficiency"), 1.0);
+  model.memory_latency_seconds = bounded_non_negative(entry, "memory_latency_seconds", 1.0);
+  model.fit = read_fit(entry.at("fit"));
+  return model;
+}
+
+Json write_kernel_model(const KernelModel& model) {
+  Json gemm = Json::object();
+  for (const auto& [precision, value] : model.gemm_efficiency) gemm[to_string(precision)] = value;
+  Json conv = Json::object();
+  for (const auto& [algorithm, value] : model.conv_efficiency) conv[to_string(algorithm)] = value;
+  const KernelModelFit& f = model.fit;
+  Json fit = {{"table", f.table},
+              {"method", f.method},
+              {"date", f.date},
+              {"training_rows", f.training_rows},
+              {"held_out_rows", f.held_out_rows},
+              {"held_out_median_error", f.held_out_median_error},
+              {"held_out_p90_error", f.held_out_p90_error}};
+  if (!f.scaled_from.empty()) fit["scaled_from"] = f.scaled_from;
+  return Json{{"sm_count", model.sm_count},
+              {"gemm_efficiency", gemm},
+              {"tile_overhead_k", model.tile_overhead_k},
+              {"small_tile_exponent", model.small_tile_exponent},
+              {"kernel_overhead_seconds", model.kernel_overhead_seconds},
+              {"conv_efficiency", conv},
+              {"conv_overhead_seconds", model.conv_overhead_seconds},
+              {"conv_small_tile_exponent", model.conv_small_tile_exponent},
+              {"conv_fill_waves", model.conv_fill_waves},
+              {"memory_efficiency", model.memory_efficiency},
+              {"memory_latency_seconds", model.memory_latency_seconds},
+              {"fit", fit}};
+}
+
+}  // namespace placesim

@@ -1,0 +1,115 @@
+#include "sim/cost/kernel_cost.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <unordered_map>
+
+#include "sim/cost/conv_model.h"
+
+namespace placesim {
+namespace {
+
+/// Everything a kernel's time depends on, as a flat key.
+struct CacheKey {
+  std::array<int64_t, 16> shape{};
+  uint64_t model = 0;
+  double peak = 0;
+  double bandwidth = 0;
+  int precision = 0;
+  int passes = 0;
+  int kind = 0;
+
+  bool operator==(const CacheKey& o) const {
+    return shape == o.shape && model == o.model && peak == o.peak && bandwidth == o.bandwidth &&
+           precision == o.precision && passes == o.passes && kind == o.kind;
+  }
+};
+
+struct CacheKeyHash {
+  size_t operator()(const CacheKey& key) const {
+    uint64_t hash = key.model ^ (static_cast<uint64_t>(key.passes) << 8) ^ static_cast<uint64_t>(key.precision) ^
+                    (static_cast<uint64_t>(key.kind) << 16);
+    for (int64_t value : key.shape) hash = (hash ^ static_cast<uint64_t>(value)) * 1099511628211ull;
+    uint64_t bits = 0;
+    std::memcpy(&bits, &key.peak, sizeof bits);
+    hash = (hash ^ bits) * 1099511628211ull;
+    std::memcpy(&bits, &key.bandwidth, sizeof bits);
+    return static_cast<size_t>((hash ^ bits) * 1099511628211ull);
+  }
+};
+
+CacheKey key_of(const KernelShape& shape, uint8_t passes, Precision precision, const DeviceSpec& spec) {
+  CacheKey key;
+  key.kind = static_cast<int>(shape.kind);
+  if (shape.kind == KernelKind::kGemm) {
+    const GemmShape& g = shape.gemm;
+    key.shape = {g.batch, g.m, g.n, g.k, g.transpose_a, g.transpose_b};
+  } else {
+    const Conv2dShape& c = shape.conv;
+    key.shape = {c.n,        c.c,        c.h,     c.w,     c.k,          c.r,          c.s,     c.stride_h,
+                 c.stride_w, c.pad_h,    c.pad_w, c.dilation_h, c.dilation_w, c.groups, 0, 0};
+  }
+  key.model = spec.kernel_model->fingerprint();
+  key.peak = spec.peak_for(precision);
+  key.bandwidth = spec.memory_bandwidth_bytes_per_second;
+  key.precision = static_cast<int>(precision);
+  key.passes = passes;
+  return key;
+}
+
+/// The GEMMs of a layer's backward pass: C = A B gives dA = dC B^T (m x k from m x n and n x k)
+/// and dB = A^T dC (k x n from k x m and m x n).
+GemmShape backward_gemm(const GemmShape& forward, KernelPass pass) {
+  GemmShape gemm = forward;
+  if (pass == kBackwardDataPass) {
+    gemm.n = forward.k;
+    gemm.k = forward.n;
+  } else {
+    gemm.m = forward.k;
+    gemm.k = forward.m;
+  }
+  return gemm;
+}
+
+double shaped_seconds(const KernelShape& shape, uint8_t passes, Precision precision, const DeviceSpec& spec) {
+  GemmDevice device{spec.peak_for(precision), spec.memory_bandwidth_bytes_per_second, spec.kernel_model.get()};
+  const double bytes = element_bytes(precision);
+  double seconds = 0;
+  for (KernelPass pass : {kForwardPass, kBackwardDataPass, kBackwardFilterPass}) {
+    if (!(passes & pass)) continue;
+    if (shape.kind == KernelKind::kGemm) {
+      const GemmShape gemm = pass == kForwardPass ? shape.gemm : backward_gemm(shape.gemm, pass);
+      seconds += estimate_gemm(gemm, bytes, precision, device).seconds;
+    } else {
+      seconds += estimate_conv(shape.conv, pass, bytes, precision, device).seconds;
+    }
+  }
+  return seconds;
+}
+
+}  // namespace
+
+double kernel_model_seconds(const Task& task, Precision precision, const DeviceSpec& spec) {
+  const KernelModel& model = *spec.kernel_model;
+  if (task.kernel && task.kernel_passes != 0 && task.kernel->kind != KernelKind::kNone) {
+    thread_local std::unordered_map<CacheKey, double, CacheKeyHash> cache;
+    const KernelShape shape = task.kernel->with_samples(task.kernel_samples);
+    CacheKey key = key_of(shape, task.kernel_passes, precision, spec);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+    if (cache.size() > (1u << 20)) cache.clear();
+    double seconds = shaped_seconds(shape, task.kernel_passes, precision, spec);
+    cache.emplace(key, seconds);
+    return seconds;
+  }
+  if (task.flops <= 0 && task.memory_bytes <= 0) return 0;
+  // No kernel shape: the roofline, with the fitted bandwidth efficiency and fixed costs.
+  const double math_seconds = task.flops / (spec.peak_for(precision) * spec.efficiency_for(task.op_kind, task.flops));
+  const double memory_seconds =
+      task.memory_bytes / (spec.memory_bandwidth_bytes_per_second * model.memory_efficiency) +
+      model.memory_latency_seconds;
+  return std::max(math_seconds, memory_seconds) + model.kernel_overhead_seconds;
+}
+
+}  // namespace placesim

@@ -1,0 +1,16 @@
+// Kernel-level cost of a compute task on a device that has a fitted kernel model: the sum of
+// the task's kernels (GEMM tiles and waves, the fastest convolution algorithm per pass) or, for
+// an op without a kernel shape, a memory-bound roofline with the fitted bandwidth efficiency and
+// fixed cost. Results are cached per (model, shape, passes, precision). docs/cost-model.md.
+#pragma once
+
+#include "sim/cluster/device_spec.h"
+#include "sim/plan/execution_plan.h"
+
+namespace placesim {
+
+/// Seconds of the task's kernels on `spec`, before speed factors and jitter; requires
+/// spec.kernel_model.
+double kernel_model_seconds(const Task& task, Precision precision, const DeviceSpec& spec);
+
+}  // namespace placesim

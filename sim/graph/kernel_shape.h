@@ -1,0 +1,76 @@
+// KernelShape: the shape of the main kernel an op runs (a GEMM or a 2-D convolution), so that
+// cost models can see more than FLOPs (tiles and waves, convolution algorithms) and the real
+// backend can run the same kernel. An op without one (elementwise, pooling, ...) is costed by
+// its FLOPs and bytes alone. Conventions: docs/cost-model.md ("Kernel shapes").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace placesim {
+
+/// C[batch][m x n] = op(A)[m x k] op(B)[k x n], as cuBLAS counts a (batched) GEMM in row-major
+/// terms. For a layer's forward GEMM, `m` (or `batch`, when `samples_in_batch`) grows with the
+/// samples of the step: a dense layer on [rows, in] has m = rows, n = out, k = in.
+struct GemmShape {
+  int64_t batch = 1;
+  int64_t m = 0;
+  int64_t n = 0;
+  int64_t k = 0;
+  bool transpose_a = false;
+  bool transpose_b = false;
+  bool samples_in_batch = false;  ///< the samples scale `batch` (attention's heads x sequences), else `m`
+
+  double flops() const { return 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) *
+                                static_cast<double>(k); }
+  bool operator==(const GemmShape& other) const;
+};
+
+/// A 2-D convolution on NCHW tensors: n images of c x h x w, k filters of (c / groups) x r x s
+/// (r rows, s columns), as cuDNN describes it. p x q is the output size.
+struct Conv2dShape {
+  int64_t n = 0, c = 0, h = 0, w = 0;
+  int64_t k = 0, r = 1, s = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;
+
+  int64_t p() const;  ///< output rows: floor((h + 2 pad_h - dilation_h (r - 1) - 1) / stride_h) + 1
+  int64_t q() const;  ///< output columns, likewise
+  /// 2 x MACs of the direct convolution: 2 n k p q (c / groups) r s.
+  double direct_flops() const;
+  bool operator==(const Conv2dShape& other) const;
+};
+
+enum class KernelKind { kNone, kGemm, kConv2d };
+
+/// Which of an op's kernels a task runs: the forward kernel, and the two backward kernels
+/// (gradient of the input: "data"; of the weights: "filter"). A backward task under
+/// recomputation runs the forward kernel again too.
+enum KernelPass : uint8_t {
+  kForwardPass = 1,
+  kBackwardDataPass = 2,
+  kBackwardFilterPass = 4,
+};
+constexpr uint8_t kBackwardPasses = kBackwardDataPass | kBackwardFilterPass;
+
+struct KernelShape {
+  KernelKind kind = KernelKind::kNone;
+  GemmShape gemm;    ///< when kind == kGemm
+  Conv2dShape conv;  ///< when kind == kConv2d
+
+  static KernelShape of_gemm(const GemmShape& gemm);
+  static KernelShape of_conv(const Conv2dShape& conv);
+
+  /// FLOPs of the forward kernel as the op counts them (2 x MACs).
+  double forward_flops() const;
+  /// The same kernel on `fraction` of the samples (micro-batches): the sample dimension
+  /// rounded up, never below 1.
+  KernelShape with_samples(double fraction) const;
+  /// One line for reports: "gemm 512x1024x4096" or "conv n64 c3 224x224 k64 7x7/2".
+  std::string describe() const;
+  bool operator==(const KernelShape& other) const;
+};
+
+}  // namespace placesim

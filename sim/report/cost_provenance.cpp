@@ -1,0 +1,66 @@
+#include "sim/report/cost_provenance.h"
+
+#include <cmath>
+#include <set>
+
+namespace placesim {
+namespace {
+
+std::string percent(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100.0 * fraction);
+  return text;
+}
+
+}  // namespace
+
+std::vector<CostSource> cost_sources(const Cluster& cluster) {
+  std::vector<CostSource> sources;
+  std::set<std::string> seen;
+  for (const auto& device : cluster.devices()) {
+    const DeviceSpec& spec = device.spec;
+    if (!seen.insert(spec.id).second) continue;
+    CostSource source;
+    source.profile = spec.id;
+    if (spec.kernel_model) {
+      const KernelModelFit& fit = spec.kernel_model->fit;
+      source.kind = fit.scaled_from.empty() ? "kernel model" : "kernel model of " + fit.scaled_from;
+      source.table = fit.table;
+      source.date = fit.date;
+      source.held_out_median_error = fit.held_out_median_error;
+      source.held_out_p90_error = fit.held_out_p90_error;
+      source.held_out_rows = fit.held_out_rows;
+    } else {
+      source.kind = "roofline";
+    }
+    sources.push_back(std::move(source));
+  }
+  return sources;
+}
+
+std::string describe(const CostSource& source) {
+  if (source.kind == "roofline") {
+    return source.profile + ": datasheet roofline with estimated efficiencies (no measured kernel table)";
+  }
+  return source.profile + ": " + source.kind + " (" + source.table + (source.date.empty() ? "" : ", " + source.date) +
+         "): held-out kernels " + percent(source.held_out_median_error) + " median, " +
+         percent(source.held_out_p90_error) + " p90 error over " + std::to_string(source.held_out_rows) + " rows";
+}
+
+Json cost_sources_json(const std::vector<CostSource>& sources) {
+  Json list = Json::array();
+  for (const auto& s : sources) {
+    Json entry = {{"profile", s.profile}, {"kind", s.kind}};
+    if (s.kind != "roofline") {
+      entry["table"] = s.table;
+      entry["date"] = s.date;
+      entry["held_out_rows"] = s.held_out_rows;
+      entry["held_out_median_error"] = s.held_out_median_error;
+      entry["held_out_p90_error"] = s.held_out_p90_error;
+    }
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
+}  // namespace placesim

@@ -1,0 +1,30 @@
+// Where each device's compute costs come from (a kernel model fitted on a measured table, one
+// borrowed from a measured device, or the datasheet roofline) and how well that source predicted
+// the kernels it was not fitted on: the line `run` prints per device profile.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/cluster/cluster.h"
+#include "sim/core/json_reader.h"
+
+namespace placesim {
+
+struct CostSource {
+  std::string profile;  ///< device profile id
+  std::string kind;     ///< "kernel model", "kernel model of <id>", "roofline"
+  std::string table;    ///< measured table the model was fitted on ("" for the roofline)
+  std::string date;
+  double held_out_median_error = 0;
+  double held_out_p90_error = 0;
+  int64_t held_out_rows = 0;
+};
+
+/// One entry per distinct profile among the cluster's accelerators and CPUs, in device order.
+std::vector<CostSource> cost_sources(const Cluster& cluster);
+/// "p100-sxm2-16gb: kernel model of p100-pcie-16gb (deepbench_p100-pcie-16gb.csv, 2026-12-01): held-out kernels 15.7% median, 80.2% p90"
+std::string describe(const CostSource& source);
+Json cost_sources_json(const std::vector<CostSource>& sources);
+
+}  // namespace placesim

@@ -1,0 +1,311 @@
+// The kernel-level cost model against hand-derived tile, wave and Winograd counts, and its fit
+// against a synthetic table of known parameters (docs/cost-model.md).
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "sim/calibration/kernel_fit.h"
+#include "sim/calibration/kernel_table.h"
+#include "sim/cost/conv_model.h"
+#include "sim/cost/cost_model.h"
+#include "sim/cost/kernel_cost.h"
+#include "sim/core/input_error.h"
+
+namespace placesim {
+namespace {
+
+constexpr double kPeak = 10e12;      // FLOP/s
+constexpr double kBandwidth = 7e11;  // bytes/s
+
+KernelModel test_model() {
+  KernelModel model;
+  model.sm_count = 50;
+  model.gemm_efficiency[Precision::kFp32] = 0.8;
+  model.tile_overhead_k = 16;
+  model.small_tile_exponent = 0.5;
+  model.kernel_overhead_seconds = 4e-6;
+  model.memory_efficiency = 0.8;
+  model.conv_efficiency[ConvAlgorithm::kImplicitGemm] = 0.9;
+  model.conv_efficiency[ConvAlgorithm::kWinogradFused] = 0.7;
+  model.conv_efficiency[ConvAlgorithm::kWinogradNonfused] = 0.6;
+  model.conv_overhead_seconds = 8e-6;
+  model.conv_small_tile_exponent = 0.3;
+  model.conv_fill_waves = 0.5;
+  return model;
+}
+
+DeviceSpec test_spec(const KernelModel& model) {
+  DeviceSpec spec;
+  spec.id = "test-gpu";
+  spec.kind = DeviceKind::kGpu;
+  spec.peak_flops_per_second[Precision::kFp32] = kPeak;
+  spec.memory_bandwidth_bytes_per_second = kBandwidth;
+  spec.memory_efficiency = 0.8;
+  spec.sm_count = model.sm_count;
+  spec.kernel_model = std::make_shared<const KernelModel>(model);
+  return spec;
+}
+
+GemmShape gemm_of(int64_t m, int64_t n, int64_t k) {
+  GemmShape gemm;
+  gemm.m = m, gemm.n = n, gemm.k = k;
+  return gemm;
+}
+
+Conv2dShape conv3x3(int64_t n, int64_t c, int64_t hw, int64_t k) {
+  Conv2dShape conv;
+  conv.n = n, conv.c = c, conv.h = hw, conv.w = hw, conv.k = k, conv.r = 3, conv.s = 3, conv.pad_h = 1, conv.pad_w = 1;
+  return conv;
+}
+
+TEST(GemmModel, TilesAndWavesOfA1024CubeWith128Tiles) {
+  const KernelModel model = test_model();
+  GemmDevice device{kPeak, kBandwidth, &model};
+  GemmEstimate estimate = estimate_gemm_with_tile(gemm_of(1024, 1024, 1024), 4, Precision::kFp32, device, 128, 128, 1);
+  // 1024 / 128 = 8 tiles a side: 64 tiles on 50 SMs -> ceil(64 / 50) = 2 waves.
+  EXPECT_EQ(estimate.tiles, 64);
+  EXPECT_EQ(estimate.waves, 2);
+  // Each wave: one 128x128 tile per SM, 2 x 128 x 128 x (1024 + 16) FLOPs at peak / 50 x 0.8.
+  const double tile_seconds = 2.0 * 128 * 128 * (1024 + 16) / (kPeak / 50 * 0.8);
+  EXPECT_NEAR(estimate.seconds, 2 * tile_seconds + 4e-6, 1e-12);
+  EXPECT_FALSE(estimate.memory_bound);
+}
+
+TEST(GemmModel, SmallTilesPayTheirLowerIntensityAndSplitKAddsPartialTraffic) {
+  const KernelModel model = test_model();
+  GemmDevice device{kPeak, kBandwidth, &model};
+  // 64x32 tile: intensity 64 x 32 / 96 = 21.33 against 128 x 128 / 256 = 64 -> efficiency
+  // 0.8 x (21.33 / 64)^0.5. m = n = 64, k = 4096 split 4: 1 x 2 tiles x 4 splits = 8 tiles, 1 wave.
+  GemmEstimate estimate = estimate_gemm_with_tile(gemm_of(64, 64, 4096), 4, Precision::kFp32, device, 64, 32, 4);
+  EXPECT_EQ(estimate.tiles, 8);
+  EXPECT_EQ(estimate.waves, 1);
+  const double efficiency = 0.8 * std::sqrt((64.0 * 32 / 96) / 64.0);
+  const double compute = 2.0 * 64 * 32 * (1024 + 16) / (kPeak / 50 * efficiency);
+  const double bytes = 4.0 * (64 * 4096 + 4096 * 64 + 64 * 64) + 2 * 4.0 * 64 * 64 * 4;
+  const double memory = bytes / (kBandwidth * 0.8);
+  EXPECT_NEAR(estimate.seconds, std::max(compute, memory) + 4e-6, 1e-12);
+}
+
+TEST(GemmModel, TheFastestChoiceIsNeverSlowerThanAnyOneTile) {
+  const KernelModel model = test_model();
+  GemmDevice device{kPeak, kBandwidth, &model};
+  for (GemmShape gemm : {gemm_of(1760, 16, 1760), gemm_of(35, 8457, 4096), gemm_of(5124, 9124, 2560)}) {
+    const double best = estimate_gemm(gemm, 4, Precision::kFp32, device).seconds;
+    EXPECT_LE(best, estimate_gemm_with_tile(gemm, 4, Precision::kFp32, device, 128, 128, 1).seconds);
+    EXPECT_LE(best, estimate_gemm_with_tile(gemm, 4, Precision::kFp32, device, 32, 32, 1).seconds);
+  }
+}
+
+TEST(ConvModel, WinogradEligibilityFollowsFilterStrideAndPass) {
+  Conv2dShape conv = conv3x3(32, 64, 56, 64);
+  EXPECT_TRUE(conv_algorithm_eligible(ConvAlgorithm::kWinogradFused, conv, kForwardPass));
+  EXPECT_TRUE(conv_algorithm_eligible(ConvAlgorithm::kWinogradFused, conv, kBackwardDataPass));
+  EXPECT_FALSE(conv_algorithm_eligible(ConvAlgorithm::kWinogradFused, conv, kBackwardFilterPass));
+  EXPECT_TRUE(conv_algorithm_eligible(ConvAlgorithm::kWinogradNonfused, conv, kBackwardFilterPass));
+  Conv2dShape strided = conv;
+  strided.stride_h = strided.stride_w = 2;
+  EXPECT_FALSE(conv_algorithm_eligible(ConvAlgorithm::kWinogradFused, strided, kForwardPass));
+  EXPECT_FALSE(conv_algorithm_eligible(ConvAlgorithm::kWinogradNonfused, strided, kForwardPass));
+  EXPECT_FALSE(conv_algorithm_eligible(ConvAlgorithm::kFft, strided, kForwardPass));
+  Conv2dShape seven = conv;
+  seven.r = seven.s = 7, seven.pad_h = seven.pad_w = 3;
+  EXPECT_FALSE(conv_algorithm_eligible(ConvAlgorithm::kWinogradNonfused, seven, kForwardPass));
+  EXPECT_TRUE(conv_algorithm_eligible(ConvAlgorithm::kImplicitGemm, seven, kForwardPass));
+  Conv2dShape pointwise = conv;
+  pointwise.r = pointwise.s = 1, pointwise.pad_h = pointwise.pad_w = 0;
+  EXPECT_FALSE(conv_algorithm_eligible(ConvAlgorithm::kFft, pointwise, kForwardPass));
+}
+
+TEST(ConvModel, WinogradDoesFewerMultiplicationsThanTheDirectConvolution) {
+  // 56 x 56 outputs: F(2x2, 3x3) covers them with 28 x 28 tiles per image and channel pair and
+  // runs 16 GEMMs: 16 x 28^2 x (2 K C) = 2 K C 56^2 x 9 / 2.25. F(4x4, 3x3): 36 x 14^2 -> / 4.
+  Conv2dShape conv = conv3x3(1, 64, 56, 128);
+  const double direct = conv.direct_flops();
+  EXPECT_DOUBLE_EQ(direct, 2.0 * 128 * 56 * 56 * 64 * 9);
+  ConvAsGemm fused = conv_as_gemm(ConvAlgorithm::kWinogradFused, conv, kForwardPass);
+  EXPECT_EQ(fused.gemm.batch, 16);
+  EXPECT_EQ(fused.gemm.m, 28 * 28);
+  EXPECT_EQ(fused.gemm.n, 128);
+  EXPECT_EQ(fused.gemm.k, 64);
+  EXPECT_DOUBLE_EQ(fused.gemm.flops(), direct / 2.25);
+  EXPECT_EQ(fused.extra_elements, 0);
+  ConvAsGemm nonfused = conv_as_gemm(ConvAlgorithm::kWinogradNonfused, conv, kForwardPass);
+  EXPECT_EQ(nonfused.gemm.batch, 36);
+  EXPECT_EQ(nonfused.gemm.m, 14 * 14);
+  EXPECT_DOUBLE_EQ(nonfused.gemm.flops(), direct / 4);
+  // Transformed input (36 x C x tiles), output (36 x K x tiles) and filter (36 x C x K), each
+  // written and read.
+  EXPECT_DOUBLE_EQ(nonfused.extra_elements, 2.0 * 36 * (196.0 * (64 + 128) + 64.0 * 128));
+}
+
+TEST(ConvModel, ImplicitGemmShapesOfTheThreePasses) {
+  Conv2dShape conv = conv3x3(8, 64, 28, 128);
+  conv.stride_h = conv.stride_w = 2;  // 28 -> 14
+  ConvAsGemm forward = conv_as_gemm(ConvAlgorithm::kImplicitGemm, conv, kForwardPass);
+  EXPECT_EQ(forward.gemm.m, 8 * 14 * 14);
+  EXPECT_EQ(forward.gemm.n, 128);
+  EXPECT_EQ(forward.gemm.k, 64 * 9);
+  // Backward data: each of the 28 x 28 input pixels receives from ceil(3 / 2) x ceil(3 / 2) = 4
+  // taps of each of the 128 filters.
+  ConvAsGemm data = conv_as_gemm(ConvAlgorithm::kImplicitGemm, conv, kBackwardDataPass);
+  EXPECT_EQ(data.gemm.m, 8 * 28 * 28);
+  EXPECT_EQ(data.gemm.n, 64);
+  EXPECT_EQ(data.gemm.k, 128 * 4);
+  ConvAsGemm filter = conv_as_gemm(ConvAlgorithm::kImplicitGemm, conv, kBackwardFilterPass);
+  EXPECT_EQ(filter.gemm.m, 128);
+  EXPECT_EQ(filter.gemm.n, 64 * 9);
+  EXPECT_EQ(filter.gemm.k, 8 * 14 * 14);
+}
+
+TEST(ConvModel, TheFastestFittedAlgorithmRuns) {
+  const KernelModel model = test_model();
+  GemmDevice device{kPeak, kBandwidth, &model};
+  Conv2dShape conv = conv3x3(64, 256, 14, 256);
+  ConvEstimate best = estimate_conv(conv, kForwardPass, 4, Precision::kFp32, device);
+  for (ConvAlgorithm algorithm : {ConvAlgorithm::kImplicitGemm, ConvAlgorithm::kWinogradFused,
+                                  ConvAlgorithm::kWinogradNonfused}) {
+    EXPECT_LE(best.seconds, estimate_conv_with(algorithm, conv, kForwardPass, 4, Precision::kFp32, device).seconds);
+  }
+  // FFT has no fitted efficiency here: never chosen.
+  EXPECT_NE(best.algorithm, ConvAlgorithm::kFft);
+}
+
+TEST(KernelCost, ABackwardTaskRunsTheDataAndFilterKernelsOnItsMicroBatch) {
+  const KernelModel model = test_model();
+  const DeviceSpec spec = test_spec(model);
+  GemmDevice device{kPeak, kBandwidth, &model};
+  Task task;
+  task.kind = TaskKind::kCompute;
+  task.phase = Phase::kBackward;
+  task.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm_of(4096, 1024, 512)));
+  task.kernel_passes = kBackwardPasses;
+  task.kernel_samples = 0.25;  // a quarter of the rows: m = 1024
+  // dA = dC B^T: 1024 x 512 from k = 1024; dB = A^T dC: 512 x 1024 from k = 1024.
+  const double expected = estimate_gemm(gemm_of(1024, 512, 1024), 4, Precision::kFp32, device).seconds +
+                          estimate_gemm(gemm_of(512, 1024, 1024), 4, Precision::kFp32, device).seconds;
+  EXPECT_DOUBLE_EQ(kernel_model_seconds(task, Precision::kFp32, spec), expected);
+  EXPECT_DOUBLE_EQ(kernel_model_seconds(task, Precision::kFp32, spec), expected);  // cached
+  ClusterDevice cluster_device;
+  cluster_device.spec = spec;
+  cluster_device.speed_factor = 2;
+  EXPECT_DOUBLE_EQ(compute_seconds(task, Precision::kFp32, cluster_device), expected / 2);
+}
+
+TEST(KernelCost, AnOpWithoutShapeIsMemoryBoundAtTheFittedBandwidth) {
+  KernelModel model = test_model();
+  model.memory_latency_seconds = 2e-6;
+  const DeviceSpec spec = test_spec(model);
+  Task task;
+  task.op_kind = OpKind::kElementwise;
+  task.flops = 1e6;
+  task.memory_bytes = 12e6;
+  // 12 MB at 0.8 x 700 GB/s = 21.43 us, plus 2 us latency and the 4 us kernel overhead.
+  EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp32, spec), 12e6 / (kBandwidth * 0.8) + 2e-6 + 4e-6, 1e-12);
+}
+
+/// A synthetic table: the rows' times are the model's own, so the fit must recover it.
+std::vector<KernelMeasurement> synthetic_rows(const DeviceSpec& spec, const KernelModel& model) {
+  std::vector<KernelMeasurement> rows;
+  std::mt19937 random(7);
+  auto dimension = [&](int lo, int hi) { return static_cast<int64_t>(std::uniform_int_distribution<int>(lo, hi)(random)); };
+  for (int i = 0; i < 150; ++i) {
+    KernelMeasurement row;
+    row.device = spec.id;
+    row.op = "gemm";
+    row.shape = KernelShape::of_gemm(gemm_of(16 * dimension(1, 300), 16 * dimension(1, 300), 16 * dimension(1, 300)));
+    rows.push_back(row);
+  }
+  for (int i = 0; i < 60; ++i) {
+    KernelMeasurement row;
+    row.device = spec.id;
+    row.op = "conv_fwd";
+    Conv2dShape conv = conv3x3(dimension(1, 64), 32 * dimension(1, 8), 7 * dimension(1, 8), 32 * dimension(1, 8));
+    if (i % 3 == 0) conv.stride_h = conv.stride_w = 2;  // implicit GEMM only
+    row.shape = KernelShape::of_conv(conv);
+    rows.push_back(row);
+  }
+  GemmDevice device{kPeak, kBandwidth, &model};
+  for (auto& row : rows) {
+    row.seconds = predict_kernel_seconds(row, spec, model);
+    // As cuDNN's Find reports it: the algorithm that ran (the fastest).
+    if (row.shape.kind == KernelKind::kConv2d) {
+      row.algorithm = estimate_conv(row.shape.conv, row.pass, 4, Precision::kFp32, device).algorithm;
+    }
+  }
+  return rows;
+}
+
+TEST(KernelFit, RecoversTheParametersOfASyntheticTable) {
+  const KernelModel truth = test_model();
+  DeviceSpec spec = test_spec(truth);
+  std::vector<KernelMeasurement> rows = synthetic_rows(spec, truth);
+  KernelFitOptions options;
+  options.table = "synthetic";
+  KernelFit fit = fit_kernel_model(rows, spec, truth.sm_count, options);
+  EXPECT_NEAR(fit.model.gemm_efficiency_for(Precision::kFp32), 0.8, 0.8 * 0.02);
+  EXPECT_NEAR(fit.model.kernel_overhead_seconds, 4e-6, 4e-6 * 0.05);
+  EXPECT_NEAR(fit.model.tile_overhead_k, 16, 16 * 0.1);
+  EXPECT_NEAR(fit.model.conv_efficiency_for(ConvAlgorithm::kImplicitGemm), 0.9, 0.9 * 0.05);
+  EXPECT_NEAR(fit.model.conv_overhead_seconds, 8e-6, 8e-6 * 0.1);
+  EXPECT_LT(fit.held_out.back().p90_error, 0.02);
+  EXPECT_GT(fit.model.fit.held_out_rows, 20);
+  EXPECT_EQ(fit.model.fit.held_out_rows + fit.model.fit.training_rows, static_cast<int64_t>(rows.size()));
+}
+
+TEST(KernelFit, HeldOutRowsNeverReachTheFit) {
+  const KernelModel truth = test_model();
+  DeviceSpec spec = test_spec(truth);
+  std::vector<KernelMeasurement> rows = synthetic_rows(spec, truth);
+  KernelFitOptions options;
+  options.table = "synthetic";
+  KernelFit clean = fit_kernel_model(rows, spec, truth.sm_count, options);
+  for (auto& row : rows) {
+    if (is_held_out(row, options.held_out_modulus)) row.seconds *= 10;  // corrupt only the held-out part
+  }
+  KernelFit corrupted = fit_kernel_model(rows, spec, truth.sm_count, options);
+  EXPECT_EQ(clean.model.fingerprint(), corrupted.model.fingerprint());
+  // ... and the check sees it: predictions 1/10 of the corrupted times, |0.1 - 1| = 0.9.
+  EXPECT_NEAR(corrupted.held_out.back().median_error, 0.9, 0.01);
+}
+
+TEST(KernelTable, ReadsRowsAndNamesTheLineAndColumnOfABadOne) {
+  auto directory = std::filesystem::temp_directory_path() / ("kernel_table_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+  auto path = directory / "table.csv";
+  {
+    std::ofstream out(path);
+    out << "device,op,shape,precision,algorithm,seconds,source\n"
+        << "gpu,gemm,m=1760;n=16;k=1760;ta=0;tb=1,fp32,cublas,5.5e-05,a source, with a comma\n"
+        << "gpu,conv_fwd,n=8;c=64;h=56;w=56;k=64;r=3;s=3;pad_h=1;pad_w=1;stride_h=1;stride_w=1,fp32,WINOGRAD,1e-4,s\n"
+        << "gpu,elementwise,elements=1000;fn=add;tensor_inputs=2,fp32,,1e-5,s\n"
+        << "other,gemm,m=1;n=1;k=1,fp32,cublas,1e-5,s\n";
+  }
+  KernelTable table = read_kernel_table(path, "gpu");
+  ASSERT_EQ(table.rows.size(), 2u);
+  EXPECT_EQ(table.rows[0].shape.gemm.k, 1760);
+  EXPECT_TRUE(table.rows[0].shape.gemm.transpose_b);
+  EXPECT_EQ(table.rows[0].source, "a source, with a comma");
+  EXPECT_EQ(table.rows[1].algorithm, ConvAlgorithm::kWinogradFused);
+  EXPECT_EQ(table.rows[1].line, 3);
+  EXPECT_EQ(table.skipped.size(), 1u);
+  {
+    std::ofstream out(path);
+    out << "device,op,shape,precision,algorithm,seconds,source\n"
+        << "gpu,gemm,m=1760;n=0;k=1760,fp32,cublas,5.5e-05,s\n";
+  }
+  try {
+    read_kernel_table(path, "gpu");
+    FAIL() << "a zero dimension was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("line 2, column shape"), std::string::npos) << error.what();
+  }
+  std::filesystem::remove_all(directory);
+}
+
+}  // namespace
+}  // namespace placesim
