@@ -7,7 +7,7 @@
 #include "sim/graph/op.h"
 #include "sim/graph/op_graph.h"
 #include "sim/plan/execution_plan.h"
-#include "sim/scenario/scenario.h"
+#include "sim/spec/run_options.h"
 
 namespace placesim {
 

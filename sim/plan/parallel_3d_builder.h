@@ -13,7 +13,8 @@
 
 #include "sim/graph/op_graph.h"
 #include "sim/plan/execution_plan.h"
-#include "sim/scenario/scenario.h"
+#include "sim/spec/run_options.h"
+#include "sim/spec/strategy.h"
 
 namespace placesim {
 

@@ -166,15 +166,6 @@ void require_plans_fit(const JsonReader& document, const Scenario& scenario) {
 
 }  // namespace
 
-std::string to_string(Optimizer optimizer) {
-  switch (optimizer) {
-    case Optimizer::kSgd: return "sgd";
-    case Optimizer::kMomentum: return "momentum";
-    case Optimizer::kAdam: return "adam";
-  }
-  return "sgd";
-}
-
 Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalog,
                        const std::filesystem::path& base_directory) {
   document.reject_unknown_keys({"name", "description", "model", "cluster", "strategy", "strategies", "run", "outputs",

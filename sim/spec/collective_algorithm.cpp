@@ -1,4 +1,4 @@
-#include "sim/plan/collective_algorithm.h"
+#include "sim/spec/collective_algorithm.h"
 
 #include <array>
 #include <utility>

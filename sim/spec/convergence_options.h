@@ -6,9 +6,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/convergence/training_problem.h"
-
 namespace placesim {
+
+/// The generated problem the replay trains (sim/convergence/training_problem.h).
+enum class ProblemKind { kLogistic, kMlp };
 
 struct ConvergenceRemedies {
   /// Async: learning rate divided by each update's staleness (Zhang et al. 2016).
