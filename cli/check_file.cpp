@@ -7,7 +7,7 @@
 #include "sim/graph/model_json.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/plan/plan_json.h"
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/sweep/price_list.h"
 

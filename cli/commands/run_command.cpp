@@ -9,7 +9,7 @@
 #include "sim/placement/placement_log.h"
 #include "sim/report/memory_verdict.h"
 #include "sim/report/text_report.h"
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 #include "sim/scenario/scenario_loader.h"
 
 namespace placesim {

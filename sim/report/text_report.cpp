@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "sim/report/memory_verdict.h"
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 
 namespace placesim {
 

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <map>
 
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 #include "sim/sweep/report/sweep_report.h"
 #include "sim/sweep/report/svg_chart.h"
 #include "sim/sweep/sweep_format.h"

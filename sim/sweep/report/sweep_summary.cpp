@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 #include "sim/sweep/report/sweep_report.h"
 #include "sim/sweep/sweep_format.h"
 

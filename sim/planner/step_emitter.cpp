@@ -1,10 +1,10 @@
-#include "sim/plan/step_emitter.h"
+#include "sim/planner/step_emitter.h"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "sim/plan/memory_model.h"
+#include "sim/planner/memory_model.h"
 
 namespace placesim {
 namespace {

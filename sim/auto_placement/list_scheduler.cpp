@@ -1,4 +1,4 @@
-#include "sim/placement/list_scheduler.h"
+#include "sim/auto_placement/list_scheduler.h"
 
 #include <algorithm>
 #include <limits>

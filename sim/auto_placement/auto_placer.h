@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "sim/placement/placement.h"
-#include "sim/placement/placement_problem.h"
+#include "sim/auto_placement/placement_problem.h"
 
 namespace placesim {
 

@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/placement/placement_problem.h"
+#include "sim/auto_placement/placement_problem.h"
 
 namespace placesim {
 

@@ -18,8 +18,8 @@
 #include <algorithm>
 #include <tuple>
 
-#include "sim/placement/auto_placer.h"
-#include "sim/placement/list_scheduler.h"
+#include "sim/auto_placement/auto_placer.h"
+#include "sim/auto_placement/list_scheduler.h"
 
 namespace placesim {
 

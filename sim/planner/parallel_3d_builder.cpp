@@ -1,4 +1,4 @@
-#include "sim/plan/parallel_3d_builder.h"
+#include "sim/planner/parallel_3d_builder.h"
 
 #include <cstdio>
 #include <functional>
@@ -11,11 +11,11 @@
 #include "sim/core/glob.h"
 #include "sim/core/input_error.h"
 #include "sim/plan/collective_schedule.h"
-#include "sim/plan/memory_model.h"
-#include "sim/plan/pipeline_builder.h"
-#include "sim/plan/plan_builder.h"
-#include "sim/plan/step_emitter.h"
-#include "sim/plan/tensor_parallel.h"
+#include "sim/planner/memory_model.h"
+#include "sim/planner/pipeline_builder.h"
+#include "sim/planner/plan_builder.h"
+#include "sim/planner/step_emitter.h"
+#include "sim/planner/tensor_parallel.h"
 
 namespace placesim {
 namespace {

@@ -5,8 +5,8 @@
 // room, the earlier ones and then the CPUs are tried.
 #include <algorithm>
 
-#include "sim/placement/auto_placer.h"
-#include "sim/placement/memory_ledger.h"
+#include "sim/auto_placement/auto_placer.h"
+#include "sim/auto_placement/memory_ledger.h"
 
 namespace placesim {
 

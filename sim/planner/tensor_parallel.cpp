@@ -1,4 +1,4 @@
-#include "sim/plan/tensor_parallel.h"
+#include "sim/planner/tensor_parallel.h"
 
 #include "sim/core/glob.h"
 

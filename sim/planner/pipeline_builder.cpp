@@ -1,4 +1,4 @@
-#include "sim/plan/pipeline_builder.h"
+#include "sim/planner/pipeline_builder.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -7,9 +7,9 @@
 
 #include "sim/core/glob.h"
 #include "sim/core/input_error.h"
-#include "sim/plan/memory_model.h"
-#include "sim/plan/plan_builder.h"
-#include "sim/plan/step_emitter.h"
+#include "sim/planner/memory_model.h"
+#include "sim/planner/plan_builder.h"
+#include "sim/planner/step_emitter.h"
 
 namespace placesim {
 namespace {

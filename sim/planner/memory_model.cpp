@@ -1,6 +1,6 @@
-#include "sim/plan/memory_model.h"
+#include "sim/planner/memory_model.h"
 
-#include "sim/plan/plan_builder.h"
+#include "sim/planner/plan_builder.h"
 
 namespace placesim {
 

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/placement/auto_placer.h"
-#include "sim/placement/memory_ledger.h"
+#include "sim/auto_placement/auto_placer.h"
+#include "sim/auto_placement/memory_ledger.h"
 
 namespace placesim {
 

@@ -1,4 +1,4 @@
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,9 +1,9 @@
-#include "sim/placement/memory_ledger.h"
+#include "sim/auto_placement/memory_ledger.h"
 
 #include <algorithm>
 
-#include "sim/plan/memory_model.h"
-#include "sim/report/units_format.h"
+#include "sim/planner/memory_model.h"
+#include "sim/core/units_format.h"
 
 namespace placesim {
 namespace {

@@ -1,7 +1,7 @@
-#include "sim/plan/plan_builder.h"
+#include "sim/planner/plan_builder.h"
 
-#include "sim/plan/memory_model.h"
-#include "sim/plan/step_emitter.h"
+#include "sim/planner/memory_model.h"
+#include "sim/planner/step_emitter.h"
 
 namespace placesim {
 

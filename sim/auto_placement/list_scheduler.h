@@ -12,8 +12,8 @@
 #include <optional>
 #include <string>
 
-#include "sim/placement/auto_placer.h"
-#include "sim/placement/memory_ledger.h"
+#include "sim/auto_placement/auto_placer.h"
+#include "sim/auto_placement/memory_ledger.h"
 
 namespace placesim {
 

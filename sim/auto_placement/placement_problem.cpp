@@ -1,11 +1,11 @@
-#include "sim/placement/placement_problem.h"
+#include "sim/auto_placement/placement_problem.h"
 
 #include <algorithm>
 #include <numeric>
 
 #include "sim/core/input_error.h"
 #include "sim/cost/cost_model.h"
-#include "sim/plan/step_emitter.h"
+#include "sim/planner/step_emitter.h"
 
 namespace placesim {
 namespace {

@@ -1,12 +1,12 @@
-#include "sim/plan/data_parallel_builder.h"
+#include "sim/planner/data_parallel_builder.h"
 
 #include <algorithm>
 #include <cstdio>
 
 #include "sim/plan/collective_schedule.h"
-#include "sim/plan/memory_model.h"
-#include "sim/plan/plan_builder.h"
-#include "sim/plan/step_emitter.h"
+#include "sim/planner/memory_model.h"
+#include "sim/planner/plan_builder.h"
+#include "sim/planner/step_emitter.h"
 
 namespace placesim {
 namespace {

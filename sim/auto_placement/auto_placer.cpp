@@ -1,4 +1,4 @@
-#include "sim/placement/auto_placer.h"
+#include "sim/auto_placement/auto_placer.h"
 
 namespace placesim {
 
