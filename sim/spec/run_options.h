@@ -10,6 +10,7 @@
 
 #include "sim/core/precision.h"
 #include "sim/spec/collective_algorithm.h"
+#include "sim/spec/tier.h"
 
 namespace placesim {
 
@@ -17,13 +18,6 @@ enum class StepKind { kTraining, kInference };
 
 enum class Optimizer { kSgd, kMomentum, kAdam };
 std::string to_string(Optimizer optimizer);
-
-/// From "simulation": {"tier": ...}: what computes the step (docs/scenario-format.md#simulation).
-enum class SimulationTier {
-  kSimulated,   ///< the SimGrid engine, contention included
-  kAnalytical,  ///< the plan list-scheduled without contention (sim/analytical/analytical_engine.h)
-  kClosedForm,  ///< 3D strategies: one micro-batch's cells, no plan of the step (pipeline_closed_form.h)
-};
 
 struct RunOptions {
   StepKind kind = StepKind::kTraining;
@@ -44,7 +38,8 @@ struct RunOptions {
   /// From "simulation": {"symmetry": "representatives"}: 3D-parallel plans simulate one tensor
   /// rank of one data replica per pipeline stage (sim/plan/plan_symmetry.h).
   bool symmetry = false;
-  SimulationTier tier = SimulationTier::kSimulated;
+  /// From "simulation": {"tier": ...}: what computes the step (docs/scenario-format.md#simulation).
+  Tier tier = Tier::kSimulated;
 };
 
 }  // namespace placesim
