@@ -22,6 +22,7 @@
 #include "sim/core/fd_io.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/sweep/process_pool.h"
+#include "sim/engine/engine_factory.h"
 #include "sim/engine/simgrid_engine.h"
 
 namespace placesim::bench {
@@ -121,8 +122,6 @@ void run_ring_case(const std::string& name, double bytes, int repeat) {
 // A bundled scenario (bench/scenarios/) run end to end as `placesim run` does it: load, plan,
 // simulate (or the analytical tier), metrics. Each run in its own process, so that the peak
 // memory is this case's: the larger of the process's and its simulation child's.
-enum class Tier { kSimulated, kAnalytical, kClosedForm };
-
 struct ScenarioCase {
   std::string name;
   std::string file;
@@ -163,9 +162,8 @@ ScenarioSample run_scenario_once(const ScenarioCase& c) {
       auto planned_at = std::chrono::steady_clock::now();
       sample.load_seconds = std::chrono::duration<double>(loaded - start).count();
       sample.plan_seconds = std::chrono::duration<double>(planned_at - loaded).count();
-      sample.simulated_seconds = c.tier == Tier::kAnalytical
-                                     ? estimate_step(planned.plan, cluster).step_seconds
-                                     : simulate_plan(planned.plan, cluster).metrics.step_time_seconds;
+      Timeline timeline = make_engine(c.tier)->simulate(planned.plan, cluster);
+      sample.simulated_seconds = compute_metrics(planned.plan, cluster, timeline).step_time_seconds;
       sample.tasks = static_cast<double>(planned.plan.tasks.size());
     }
     sample.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -7,7 +7,7 @@
 #include "sim/graph/model_json.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/plan/plan_json.h"
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/sweep/price_list.h"
 
@@ -56,7 +56,7 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
   reader.expect_object();
   if (kind == "scenario") {
     Scenario scenario = read_scenario(reader, catalog, path.parent_path());
-    if (scenario.run.tier == SimulationTier::kClosedForm) {  // no plan of the step: one micro-batch's
+    if (scenario.run.tier == Tier::kClosedForm) {  // no plan of the step: one micro-batch's
       ClosedFormStepEstimate estimate = estimate_closed_form(scenario, scenario.strategies.front());
       size_t fullest = 0;  // the stage nearest its capacity
       for (size_t s = 1; s < estimate.stage_peak_memory.size(); ++s) {

@@ -5,12 +5,13 @@
 #include "sim/analytical/analytical_engine.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
+#include "sim/engine/engine_factory.h"
 #include "sim/engine/simgrid_engine.h"
-#include "sim/placement/auto_placer.h"
-#include "sim/plan/data_parallel_builder.h"
-#include "sim/plan/parallel_3d_builder.h"
-#include "sim/plan/pipeline_builder.h"
-#include "sim/plan/plan_builder.h"
+#include "sim/auto_placement/auto_placer.h"
+#include "sim/planner/data_parallel_builder.h"
+#include "sim/planner/parallel_3d_builder.h"
+#include "sim/planner/pipeline_builder.h"
+#include "sim/planner/plan_builder.h"
 #include "sim/report/data_parallel_metrics.h"
 #include "sim/report/json_report.h"
 #include "sim/report/memory_verdict.h"
@@ -36,7 +37,7 @@ std::string fidelity_note(const ExecutionPlan& plan) {
 }  // namespace
 
 PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy) {
-  if (scenario.run.tier == SimulationTier::kClosedForm) {  // its plan may be far too large to build
+  if (scenario.run.tier == Tier::kClosedForm) {  // its plan may be far too large to build
     throw InputError(scenario.file.string(), "/simulation/tier",
                      "the closed-form tier builds no plan of the step, only `placesim run` and `placesim check` "
                      "take it; use \"analytical\" or \"simulated\" here");
@@ -70,7 +71,7 @@ PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy
   } else {
     planned.plan = build_plan(scenario.graph, planned.placement, cluster, scenario.run, name);
   }
-  if (scenario.run.tier == SimulationTier::kAnalytical) {
+  if (scenario.run.tier == Tier::kAnalytical) {
     planned.notes.push_back("analytical tier (\"simulation\": {\"tier\": \"analytical\"}): the plan list-scheduled "
                             "without contention, each transfer at its route's latency + bytes / bottleneck "
                             "bandwidth, each all-reduce at its algorithm's alpha-beta estimate");
@@ -96,8 +97,11 @@ SimulatedRun estimate_plan(const ExecutionPlan& plan, const Cluster& cluster) {
   return run;
 }
 
-SimulatedRun run_plan(const ExecutionPlan& plan, const Cluster& cluster, SimulationTier tier) {
-  return tier == SimulationTier::kAnalytical ? estimate_plan(plan, cluster) : simulate_plan(plan, cluster);
+SimulatedRun run_plan(const ExecutionPlan& plan, const Cluster& cluster, Tier tier) {
+  SimulatedRun run;
+  run.timeline = make_engine(tier)->simulate(plan, cluster);
+  run.metrics = compute_metrics(plan, cluster, run.timeline);
+  return run;
 }
 
 ClosedFormStepEstimate estimate_closed_form(const Scenario& scenario, const Strategy& strategy) {

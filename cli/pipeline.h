@@ -36,7 +36,7 @@ SimulatedRun simulate_plan(const ExecutionPlan& plan, const Cluster& cluster);
 /// The analytical tier's timeline (no contention) with the same metrics.
 SimulatedRun estimate_plan(const ExecutionPlan& plan, const Cluster& cluster);
 /// simulate_plan or estimate_plan, as `tier` says (the closed-form tier has no plan to run).
-SimulatedRun run_plan(const ExecutionPlan& plan, const Cluster& cluster, SimulationTier tier);
+SimulatedRun run_plan(const ExecutionPlan& plan, const Cluster& cluster, Tier tier);
 
 /// The closed-form tier's step of one 3D strategy (sim/analytical/pipeline_closed_form.h), no plan
 /// of the step. Throws InputError (at /simulation/tier) for a strategy without "parallelism" or

@@ -7,6 +7,7 @@
 #include "sim/analytical/analytical_engine.h"
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/input_error.h"
+#include "sim/engine/engine_factory.h"
 #include "sim/report/data_parallel_metrics.h"
 #include "sim/report/memory_verdict.h"
 #include "sim/report/metrics.h"
@@ -16,7 +17,7 @@ namespace placesim {
 namespace {
 
 Timeline run_tier(const ExecutionPlan& plan, const Cluster& cluster, Tier tier) {
-  return tier == Tier::kAnalytical ? estimate_step(plan, cluster).timeline : simulate_plan(plan, cluster).timeline;
+  return make_engine(tier)->simulate(plan, cluster);
 }
 
 /// Throughput and step time: a data-parallel run's own (async: workers' rates summed).

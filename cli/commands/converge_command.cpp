@@ -12,7 +12,7 @@
 #include "sim/convergence/convergence_report.h"
 #include "sim/convergence/convergence_study.h"
 #include "sim/core/atomic_file.h"
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 #include "sim/scenario/scenario_loader.h"
 
 namespace placesim {

@@ -9,7 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/model_source.h"
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 
 namespace placesim {
 namespace {

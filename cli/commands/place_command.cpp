@@ -15,11 +15,11 @@
 #include "cli/command.h"
 #include "cli/pipeline.h"
 #include "sim/core/input_error.h"
-#include "sim/placement/auto_placer.h"
+#include "sim/auto_placement/auto_placer.h"
 #include "sim/placement/placement_log.h"
-#include "sim/plan/plan_builder.h"
+#include "sim/planner/plan_builder.h"
 #include "sim/report/memory_verdict.h"
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 #include "sim/scenario/scenario_loader.h"
 
 namespace placesim {

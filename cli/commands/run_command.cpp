@@ -9,7 +9,7 @@
 #include "sim/placement/placement_log.h"
 #include "sim/report/memory_verdict.h"
 #include "sim/report/text_report.h"
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 #include "sim/scenario/scenario_loader.h"
 
 namespace placesim {
@@ -139,7 +139,7 @@ int run(const RunCommandOptions& options, const GlobalOptions& global) {
                                         " strategies: choose one with --strategy NAME to write its trace");
   }
 
-  if (scenario.run.tier == SimulationTier::kClosedForm) return run_closed_form(options, scenario, strategies, trace, report);
+  if (scenario.run.tier == Tier::kClosedForm) return run_closed_form(options, scenario, strategies, trace, report);
 
   std::vector<EvaluatedStrategy> evaluated;
   for (size_t i = 0; i < strategies.size(); ++i) {

@@ -110,18 +110,18 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
 
   std::vector<size_t> all(spec.configurations.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-  Tier first = spec.fidelity == Fidelity::kSimulated ? Tier::kSimulated : Tier::kAnalytical;
+  Tier first = spec.tier;
   std::vector<size_t> left = missing(all, first, store);
   if (!options.quiet) {
     std::cerr << "placesim: sweep " << base.name << ": " << all.size() << " configurations, fidelity "
-              << to_string(spec.fidelity) << (spec.fidelity == Fidelity::kAnalyticalRecheck ? " " + std::to_string(spec.recheck) : "")
+              << fidelity_name(spec)
               << ", " << (ranks ? std::to_string(ranks->size()) + " MPI ranks" : std::to_string(jobs) + " processes");
     if (left.size() < all.size()) std::cerr << "; resuming: " << all.size() - left.size() << " already in " << (out / "results.jsonl").string();
     std::cerr << "\n";
   }
   evaluate(context, left, first, jobs, options.quiet, &store);
 
-  if (spec.fidelity == Fidelity::kAnalyticalRecheck) {
+  if (spec.recheck > 0) {
     // Re-check the best N of the analytical pass (ranking on analytical rows only, so a resumed
     // sweep picks the same ones).
     std::map<std::pair<size_t, Tier>, SweepRow> analytical;

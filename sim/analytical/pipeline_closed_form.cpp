@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "sim/analytical/analytical_engine.h"
-#include "sim/plan/parallel_3d_builder.h"
-#include "sim/plan/pipeline_builder.h"
+#include "sim/planner/parallel_3d_builder.h"
+#include "sim/planner/pipeline_builder.h"
 
 namespace placesim {
 namespace {

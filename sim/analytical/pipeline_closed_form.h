@@ -11,7 +11,8 @@
 
 #include "sim/cluster/cluster.h"
 #include "sim/graph/op_graph.h"
-#include "sim/scenario/scenario.h"
+#include "sim/spec/run_options.h"
+#include "sim/spec/strategy.h"
 #include "sim/timeline/buffer_memory.h"
 
 namespace placesim {

@@ -6,7 +6,7 @@
 
 #include "sim/convergence/convergence_report.h"
 #include "sim/report/html_escape.h"
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 
 namespace placesim {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 
 namespace placesim {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/convergence/convergence_options.h"
+#include "sim/spec/convergence_options.h"
 #include "sim/convergence/replay.h"
 #include "sim/convergence/simulated_timings.h"
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/convergence/dataset.h"
+#include "sim/spec/convergence_options.h"
 
 namespace placesim {
 
@@ -30,8 +31,6 @@ class TrainingProblem {
   /// Loss and accuracy over every sample of `data`.
   virtual Evaluation evaluate(const std::vector<double>& parameters, const Dataset& data) const = 0;
 };
-
-enum class ProblemKind { kLogistic, kMlp };
 
 /// Logistic regression on `features` inputs, or an MLP with one tanh layer of `hidden_units`.
 std::unique_ptr<TrainingProblem> make_training_problem(ProblemKind kind, size_t features, size_t hidden_units);

@@ -8,7 +8,7 @@
 #include "sim/cluster/cluster.h"
 #include "sim/core/glob.h"
 #include "sim/graph/op_graph.h"
-#include "sim/scenario/scenario.h"
+#include "sim/spec/strategy.h"
 
 namespace placesim {
 

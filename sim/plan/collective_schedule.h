@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "sim/cluster/cluster.h"
-#include "sim/plan/collective_algorithm.h"
+#include "sim/spec/collective_algorithm.h"
 
 namespace placesim {
 

@@ -13,7 +13,7 @@
 #include "sim/cluster/cluster.h"
 #include "sim/core/precision.h"
 #include "sim/graph/op.h"
-#include "sim/plan/collective_algorithm.h"
+#include "sim/spec/collective_algorithm.h"
 #include "sim/plan/plan_symmetry.h"
 
 namespace placesim {

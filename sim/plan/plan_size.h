@@ -9,7 +9,7 @@
 #include <cmath>
 #include <optional>
 
-#include "sim/plan/collective_algorithm.h"
+#include "sim/spec/collective_algorithm.h"
 
 namespace placesim {
 

@@ -1,7 +1,7 @@
 #include "sim/report/pipeline_metrics.h"
 
 #include "sim/report/memory_verdict.h"
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 
 namespace placesim {
 

@@ -5,7 +5,7 @@
 
 #include "sim/report/cost_provenance.h"
 #include "sim/report/memory_verdict.h"
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 
 namespace placesim {
 

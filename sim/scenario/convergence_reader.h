@@ -3,7 +3,7 @@
 // that reads scenario JSON.
 #pragma once
 
-#include "sim/convergence/convergence_options.h"
+#include "sim/spec/convergence_options.h"
 #include "sim/core/json_reader.h"
 #include "sim/scenario/scenario.h"
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "sim/plan/collective_schedule.h"
-#include "sim/plan/tensor_parallel.h"
+#include "sim/planner/tensor_parallel.h"
 
 namespace placesim {
 namespace {

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "sim/core/json_reader.h"
-#include "sim/scenario/strategy.h"
+#include "sim/spec/strategy.h"
 
 namespace placesim {
 

@@ -3,54 +3,18 @@
 // later stage takes these types.
 #pragma once
 
-#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/cluster/cluster.h"
-#include "sim/convergence/convergence_options.h"
-#include "sim/core/precision.h"
 #include "sim/graph/op_graph.h"
-#include "sim/plan/collective_algorithm.h"
-#include "sim/scenario/strategy.h"
+#include "sim/spec/convergence_options.h"
+#include "sim/spec/run_options.h"
+#include "sim/spec/strategy.h"
 
 namespace placesim {
-
-enum class StepKind { kTraining, kInference };
-
-enum class Optimizer { kSgd, kMomentum, kAdam };
-std::string to_string(Optimizer optimizer);
-
-/// From "simulation": {"tier": ...}: what computes the step (docs/scenario-format.md#simulation).
-enum class SimulationTier {
-  kSimulated,   ///< the SimGrid engine, contention included
-  kAnalytical,  ///< the plan list-scheduled without contention (sim/analytical/analytical_engine.h)
-  kClosedForm,  ///< 3D strategies: one micro-batch's cells, no plan of the step (pipeline_closed_form.h)
-};
-
-struct RunOptions {
-  StepKind kind = StepKind::kTraining;
-  int64_t steps = 1;
-  int64_t batch_size = 1;
-  Precision precision = Precision::kFp32;
-  uint64_t seed = 1;
-  Optimizer optimizer = Optimizer::kSgd;
-  std::vector<std::string> fetch;  ///< ops to evaluate; empty = the whole graph
-  double jitter_sigma = 0;  ///< per-step, per-device log-normal slowdown (sigma of the log), seeded
-  bool log_device_placement = false;
-  /// Activation recomputation: forward activations are freed after forward and each op's
-  /// forward runs again inside its backward (Chen et al. 2016, "Training Deep Nets with
-  /// Sublinear Memory Cost"), trading compute for memory.
-  bool recompute = false;
-  /// From the scenario's "simulation" block: how finely the engine runs all-reduces.
-  CollectiveFidelity collective_fidelity = CollectiveFidelity::kPerPhase;
-  /// From "simulation": {"symmetry": "representatives"}: 3D-parallel plans simulate one tensor
-  /// rank of one data replica per pipeline stage (sim/plan/plan_symmetry.h).
-  bool symmetry = false;
-  SimulationTier tier = SimulationTier::kSimulated;
-};
 
 struct Scenario {
   std::string name;

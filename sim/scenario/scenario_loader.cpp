@@ -89,10 +89,7 @@ RunOptions read_run(const JsonReader& run) {
 // The "simulation" block: fidelity choices that trade exactness for speed (docs/performance.md).
 void read_simulation(const JsonReader& simulation, RunOptions* run) {
   simulation.reject_unknown_keys({"collectives", "symmetry", "tier"});
-  const std::string tier = simulation.choice_or("tier", {"simulated", "analytical", "closed-form"}, "simulated");
-  run->tier = tier == "analytical"    ? SimulationTier::kAnalytical
-              : tier == "closed-form" ? SimulationTier::kClosedForm
-                                      : SimulationTier::kSimulated;
+  run->tier = *parse_tier(simulation.choice_or("tier", {"simulated", "analytical", "closed-form"}, "simulated"));
   run->collective_fidelity =
       *parse_collective_fidelity(simulation.choice_or("collectives", {"per-phase", "per-round"}, "per-phase"));
   run->symmetry = simulation.choice_or("symmetry", {"off", "representatives"}, "off") == "representatives";
@@ -139,7 +136,7 @@ void require_plans_fit(const JsonReader& document, const Scenario& scenario) {
     if (const auto& p = strategy.parallelism) {  // a step copy per replica, tensor rank and micro-batch
       replicas = static_cast<double>((scenario.run.symmetry ? 1 : p->data * p->tensor) * p->micro_batches);
       // The closed-form tier plans one micro-batch of representatives, once.
-      if (scenario.run.tier == SimulationTier::kClosedForm) replicas = 1;
+      if (scenario.run.tier == Tier::kClosedForm) replicas = 1;
     }
     const double tasks = estimate_plan_tasks(ops, replicas, steps, allreduce);
     const double bytes = tasks * kHostBytesPerTask;
@@ -165,15 +162,6 @@ void require_plans_fit(const JsonReader& document, const Scenario& scenario) {
 }
 
 }  // namespace
-
-std::string to_string(Optimizer optimizer) {
-  switch (optimizer) {
-    case Optimizer::kSgd: return "sgd";
-    case Optimizer::kMomentum: return "momentum";
-    case Optimizer::kAdam: return "adam";
-  }
-  return "sgd";
-}
 
 Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalog,
                        const std::filesystem::path& base_directory) {

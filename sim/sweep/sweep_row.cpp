@@ -5,8 +5,6 @@
 
 namespace placesim {
 
-std::string to_string(Tier tier) { return tier == Tier::kAnalytical ? "analytical" : "simulated"; }
-
 std::string to_string(RowStatus status) {
   switch (status) {
     case RowStatus::kOk: return "ok";

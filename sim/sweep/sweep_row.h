@@ -7,11 +7,9 @@
 #include <string>
 
 #include "sim/core/json_reader.h"
+#include "sim/spec/tier.h"
 
 namespace placesim {
-
-enum class Tier { kAnalytical, kSimulated };
-std::string to_string(Tier tier);
 
 enum class RowStatus {
   kOk,

@@ -155,13 +155,8 @@ void read_strategy_variants(const JsonReader& entry, std::vector<StrategyVariant
 
 }  // namespace
 
-std::string to_string(Fidelity fidelity) {
-  switch (fidelity) {
-    case Fidelity::kAnalytical: return "analytical";
-    case Fidelity::kSimulated: return "simulated";
-    case Fidelity::kAnalyticalRecheck: return "analytical+recheck";
-  }
-  return "analytical";
+std::string fidelity_name(const SweepSpec& spec) {
+  return spec.recheck > 0 ? "analytical+recheck " + std::to_string(spec.recheck) : to_string(spec.tier);
 }
 
 std::string fingerprint(const std::string& text) {
@@ -293,12 +288,12 @@ SweepSpec read_sweep_spec(const JsonReader& document, const HardwareCatalog& cat
     std::string text = fidelity->as_string();
     const std::string recheck = "analytical+recheck ";
     if (text == "analytical") {
-      spec.fidelity = Fidelity::kAnalytical;
+      spec.tier = Tier::kAnalytical;
     } else if (text == "simulated") {
-      spec.fidelity = Fidelity::kSimulated;
+      spec.tier = Tier::kSimulated;
     } else if (text.rfind(recheck, 0) == 0 && text.size() > recheck.size() &&
                text.find_first_not_of("0123456789", recheck.size()) == std::string::npos && text.size() < recheck.size() + 8) {
-      spec.fidelity = Fidelity::kAnalyticalRecheck;
+      spec.tier = Tier::kAnalytical;
       spec.recheck = std::stoul(text.substr(recheck.size()));
       if (spec.recheck == 0) fidelity->fail("re-check at least 1 configuration (\"analytical+recheck N\", N >= 1)");
     } else {

@@ -12,12 +12,11 @@
 
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/core/json_reader.h"
+#include "sim/spec/tier.h"
 #include "sim/sweep/price_list.h"
 
 namespace placesim {
 
-enum class Fidelity { kAnalytical, kSimulated, kAnalyticalRecheck };
-std::string to_string(Fidelity fidelity);
 
 /// One strategy of the sweep with its lists expanded: a scenario "strategy" object without the
 /// devices, which each configuration fills in.
@@ -52,6 +51,10 @@ struct SweepTarget {
   double value = 0;
 };
 
+struct SweepSpec;
+/// The sweep's "fidelity" as written: "analytical", "simulated" or "analytical+recheck N".
+std::string fidelity_name(const SweepSpec& spec);
+
 struct SweepSpec {
   std::vector<NodeType> node_types;
   std::vector<StrategyVariant> strategies;
@@ -61,8 +64,8 @@ struct SweepSpec {
   std::optional<double> budget_usd_to_train;
   double train_samples = 1e6;     ///< samples of the training run that time and cost to train refer to
   double tokens_per_sample = 0;   ///< 0 = unknown (no tokens/s)
-  Fidelity fidelity = Fidelity::kAnalytical;
-  size_t recheck = 0;  ///< configurations re-simulated with kAnalyticalRecheck
+  Tier tier = Tier::kAnalytical;  ///< "fidelity": the tier every configuration is evaluated on
+  size_t recheck = 0;  ///< "analytical+recheck N": the best N of the analytical pass re-simulated
   PriceList prices;
   Json fingerprint_source;  ///< what the evaluations depend on (for the resume file)
 };

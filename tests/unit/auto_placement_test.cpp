@@ -6,8 +6,8 @@
 
 #include "cli/pipeline.h"
 #include "sim/core/input_error.h"
-#include "sim/placement/auto_placer.h"
-#include "sim/plan/plan_builder.h"
+#include "sim/auto_placement/auto_placer.h"
+#include "sim/planner/plan_builder.h"
 #include "tests/unit/test_support.h"
 
 namespace placesim {

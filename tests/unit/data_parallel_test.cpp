@@ -6,8 +6,8 @@
 
 #include "cli/pipeline.h"
 #include "sim/plan/collective_schedule.h"
-#include "sim/plan/data_parallel_builder.h"
-#include "sim/plan/step_emitter.h"
+#include "sim/planner/data_parallel_builder.h"
+#include "sim/planner/step_emitter.h"
 #include "sim/report/data_parallel_metrics.h"
 #include "tests/unit/test_support.h"
 

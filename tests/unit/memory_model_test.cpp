@@ -5,10 +5,10 @@
 
 #include "cli/pipeline.h"
 #include "models/zoo.h"
-#include "sim/plan/memory_model.h"
-#include "sim/plan/plan_builder.h"
+#include "sim/planner/memory_model.h"
+#include "sim/planner/plan_builder.h"
 #include "sim/report/memory_verdict.h"
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 #include "tests/unit/test_support.h"
 
 namespace placesim {

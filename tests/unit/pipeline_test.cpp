@@ -8,7 +8,7 @@
 #include "cli/pipeline.h"
 #include "sim/core/input_error.h"
 #include "sim/scenario/scenario_loader.h"
-#include "sim/plan/pipeline_builder.h"
+#include "sim/planner/pipeline_builder.h"
 #include "sim/report/pipeline_metrics.h"
 #include "tests/unit/test_support.h"
 

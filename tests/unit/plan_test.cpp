@@ -8,7 +8,7 @@
 #include "models/zoo.h"
 #include "sim/cluster/cluster_builder.h"
 #include "sim/cost/cost_model.h"
-#include "sim/plan/plan_builder.h"
+#include "sim/planner/plan_builder.h"
 #include "sim/plan/plan_json.h"
 #include "sim/scenario/scenario_loader.h"
 #include "tests/unit/test_support.h"

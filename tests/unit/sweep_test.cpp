@@ -146,7 +146,8 @@ TEST(SweepSpec, BadValuesNameTheirJsonPath) {
 TEST(SweepSpec, FidelityRecheckTakesACount) {
   SweepSpec spec = read(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"},
                             "sweep": {"fidelity": "analytical+recheck 3"}})");
-  EXPECT_EQ(spec.fidelity, Fidelity::kAnalyticalRecheck);
+  EXPECT_EQ(spec.tier, Tier::kAnalytical);
+  EXPECT_EQ(fidelity_name(spec), "analytical+recheck 3");
   EXPECT_EQ(spec.recheck, 3u);
 }
 

@@ -10,8 +10,8 @@
 #include "models/zoo.h"
 #include "sim/core/glob.h"
 #include "sim/core/input_error.h"
-#include "sim/plan/parallel_3d_builder.h"
-#include "sim/plan/tensor_parallel.h"
+#include "sim/planner/parallel_3d_builder.h"
+#include "sim/planner/tensor_parallel.h"
 #include "tests/unit/test_support.h"
 
 namespace placesim {

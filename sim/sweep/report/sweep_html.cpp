@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <map>
 
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 #include "sim/sweep/report/sweep_report.h"
 #include "sim/sweep/report/svg_chart.h"
 #include "sim/sweep/sweep_format.h"
@@ -53,8 +53,7 @@ std::string sweep_html(const SweepReport& report) {
       html_escape(report.scenario) + "</h1>\n";
   size_t fitting = 0;
   for (const auto& o : report.outcomes) fitting += o.fits() ? 1 : 0;
-  html += "<p>" + std::to_string(report.outcomes.size()) + " configurations, fidelity " + to_string(spec.fidelity) +
-          (spec.fidelity == Fidelity::kAnalyticalRecheck ? " " + std::to_string(spec.recheck) : "") + "; " +
+  html += "<p>" + std::to_string(report.outcomes.size()) + " configurations, fidelity " + fidelity_name(spec) + "; " +
           std::to_string(fitting) + " fit in memory. Time and cost to train refer to " +
           format_number(spec.train_samples) + " samples.</p>\n";
   html += section("Recommendation", "<p class=\"recommendation\" id=\"recommendation\" data-config=\"" +

@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include "sim/report/units_format.h"
+#include "sim/core/units_format.h"
 #include "sim/sweep/report/sweep_report.h"
 #include "sim/sweep/sweep_format.h"
 
@@ -39,8 +39,7 @@ std::string sweep_summary_markdown(const SweepReport& report) {
     simulated += o.simulated ? 1 : 0;
   }
   std::string md = "# Capacity plan: " + report.scenario + "\n\n";
-  md += std::to_string(report.outcomes.size()) + " configurations, fidelity " + to_string(spec.fidelity) +
-        (spec.fidelity == Fidelity::kAnalyticalRecheck ? " " + std::to_string(spec.recheck) : "") + " (" +
+  md += std::to_string(report.outcomes.size()) + " configurations, fidelity " + fidelity_name(spec) + " (" +
         std::to_string(simulated) + " simulated with SimGrid): " + std::to_string(fitting) + " fit in memory, " +
         std::to_string(out_of_memory) + " do not, " + std::to_string(not_applicable) + " cannot be built; " +
         std::to_string(acceptable) + " meet every constraint.\n\n";

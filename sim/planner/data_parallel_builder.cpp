@@ -1,0 +1,297 @@
+#include "sim/planner/data_parallel_builder.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "sim/plan/collective_schedule.h"
+#include "sim/planner/memory_model.h"
+#include "sim/planner/plan_builder.h"
+#include "sim/planner/step_emitter.h"
+
+namespace placesim {
+namespace {
+
+std::string megabytes(double bytes) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.1f MB", bytes / 1e6);
+  return buffer;
+}
+
+/// A CPU of the machine holding `device` (for CPU-only ops), else the device itself.
+DeviceId host_cpu_of(const Cluster& cluster, DeviceId device) {
+  for (DeviceId id = 0; id < cluster.devices().size(); ++id) {
+    if (cluster.device(id).node == cluster.device(device).node && cluster.device(id).name.kind == DeviceKind::kCpu) {
+      return id;
+    }
+  }
+  return device;
+}
+
+struct Bucket {
+  std::vector<OpId> ops;
+  double bytes = 0;
+};
+
+/// Parameter ops grouped into buckets of about `bucket_bytes`, in the order backward finishes
+/// them (reverse topological order), as PyTorch DDP and Horovod fuse gradients.
+std::vector<Bucket> make_buckets(const OpGraph& graph, const StepEmitter& emitter, double bucket_bytes) {
+  std::vector<Bucket> buckets;
+  const auto& order = emitter.order();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Op& op = graph.op(*it);
+    if (!emitter.selected(*it) || op.parameter_count <= 0) continue;
+    if (buckets.empty() || buckets.back().bytes >= bucket_bytes) buckets.emplace_back();
+    buckets.back().ops.push_back(*it);
+    buckets.back().bytes += op.parameter_bytes();
+  }
+  return buckets;
+}
+
+}  // namespace
+
+std::vector<size_t> shard_variables(const OpGraph& graph, size_t servers, Sharding sharding) {
+  std::vector<size_t> server_of(graph.size(), 0);
+  std::vector<double> load(servers, 0);
+  size_t next = 0;
+  for (OpId v = 0; v < graph.size(); ++v) {
+    const Op& op = graph.op(v);
+    if (op.parameter_count <= 0) continue;
+    if (sharding == Sharding::kRoundRobin) {
+      server_of[v] = next++ % servers;
+    } else {
+      server_of[v] = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    }
+    load[server_of[v]] += op.parameter_bytes();
+  }
+  return server_of;
+}
+
+ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                                       const DataParallelOptions& options, const std::string& name,
+                                       std::vector<std::string>* notes) {
+  const size_t replicas = options.replicas.size();
+  ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size * static_cast<int64_t>(replicas));
+  StepEmitter emitter(graph, cluster, run, &plan);
+  const bool training = emitter.training();
+  const bool use_ps = options.aggregation == Aggregation::kParameterServer;
+
+  std::vector<std::function<DeviceId(OpId)>> device_of(replicas);
+  for (size_t r = 0; r < replicas; ++r) {
+    DeviceId device = options.replicas[r];
+    DeviceId cpu = host_cpu_of(cluster, device);
+    device_of[r] = [&graph, device, cpu](OpId v) { return graph.op(v).cpu_only ? cpu : device; };
+  }
+
+  // Static memory: every replica holds the variables; with all-reduce also gradients and the
+  // optimizer state; with parameter servers the servers hold the master copy and the state.
+  std::vector<size_t> server_of = use_ps ? shard_variables(graph, options.parameter_servers.size(), options.sharding)
+                                         : std::vector<size_t>(graph.size(), 0);
+  for (OpId v : emitter.order()) {
+    const Op& op = graph.op(v);
+    if (!emitter.selected(v) || op.parameter_count <= 0) continue;
+    for (size_t r = 0; r < replicas; ++r) {
+      StaticMemory memory = op_static_memory(op, run);
+      if (use_ps) memory.optimizer_state_bytes = 0;  // the servers hold it
+      add_static_memory(&plan.static_memory[device_of[r](v)], memory);
+    }
+    if (use_ps) {
+      StaticMemory memory = op_static_memory(op, run);
+      memory.gradient_bytes = 0;
+      add_static_memory(&plan.static_memory[options.parameter_servers[server_of[v]]], memory);
+    }
+  }
+  if (use_ps && notes) {
+    std::vector<double> load(options.parameter_servers.size(), 0);
+    for (OpId v = 0; v < graph.size(); ++v) load[server_of[v]] += graph.op(v).parameter_bytes();
+    std::string text = std::string("variables sharded ") +
+                       (options.sharding == Sharding::kRoundRobin ? "round robin" : "greedily by size") + " over " +
+                       std::to_string(load.size()) + " parameter server(s):";
+    for (size_t p = 0; p < load.size(); ++p) {
+      text += " " + cluster.device(options.parameter_servers[p]).name.local() + "@task:" +
+              std::to_string(cluster.device(options.parameter_servers[p]).node) + " " + megabytes(load[p]);
+    }
+    notes->push_back(text);
+  }
+
+  std::vector<Bucket> buckets = use_ps ? std::vector<Bucket>{} : make_buckets(graph, emitter, options.bucket_bytes);
+  std::vector<CollectiveAlgorithm> bucket_algorithm(buckets.size());
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    std::string reason;
+    bucket_algorithm[b] = options.algorithm ? *options.algorithm
+                                            : choose_allreduce(options.replicas, buckets[b].bytes, cluster, &reason);
+    if (notes && replicas > 1 && !options.algorithm && (b == 0 || bucket_algorithm[b] != bucket_algorithm[b - 1])) {
+      notes->push_back("all-reduce of bucket " + std::to_string(b) + " (" + megabytes(buckets[b].bytes) + "): auto picked " +
+                       to_string(bucket_algorithm[b]) + " (" + reason + ")");
+    }
+  }
+  if (notes && !use_ps) {
+    notes->push_back(std::to_string(buckets.size()) + " gradient bucket(s) of up to " + megabytes(options.bucket_bytes) +
+                     (options.overlap ? ", overlapped with backward" : ", after the whole backward"));
+  }
+
+  // With local aggregation, each machine's first replica ("leader") talks to the servers for
+  // all the replicas of its machine.
+  std::vector<size_t> leader_of(replicas);
+  std::vector<std::vector<size_t>> machine_members(replicas);
+  for (size_t r = 0; r < replicas; ++r) {
+    leader_of[r] = r;
+    if (!options.local_aggregation) continue;
+    for (size_t q = 0; q < r; ++q) {
+      if (cluster.device(options.replicas[q]).node == cluster.device(options.replicas[r]).node) {
+        leader_of[r] = leader_of[q];
+        break;
+      }
+    }
+  }
+  for (size_t r = 0; r < replicas; ++r) machine_members[leader_of[r]].push_back(r);
+
+  // parameters_ready[r][v]: what replica r's forward of op v waits for in the coming step.
+  std::vector<std::vector<std::vector<TaskId>>> parameters_ready(replicas, std::vector<std::vector<TaskId>>(graph.size()));
+  std::vector<std::vector<TaskId>> start_after(replicas);
+  std::optional<TaskId> previous_collective;
+
+  for (int64_t step = 0; step < run.steps; ++step) {
+    std::vector<ReplicaStep> emitted(replicas);
+    for (size_t r = 0; r < replicas; ++r) {
+      const int64_t replica = static_cast<int64_t>(r);
+      if (use_ps) {
+        // Pull every variable this step reads from its server (step 0 reads the initial values).
+        // With local aggregation only each machine's leader pulls, then copies to the others.
+        const size_t leader = leader_of[r];
+        for (OpId v : emitter.order()) {
+          const Op& op = graph.op(v);
+          if (!emitter.selected(v) || op.parameter_count <= 0) continue;
+          if (leader != r) {
+            TaskId copy = emitter.transfer(op.name, device_of[leader](v), device_of[r](v), op.parameter_bytes(),
+                                           parameters_ready[leader][v], step, replica, Phase::kPull);
+            parameters_ready[r][v] = {copy};
+            continue;
+          }
+          DeviceId server = options.parameter_servers[server_of[v]];
+          TaskId pull = emitter.transfer(op.name, server, device_of[r](v), op.parameter_bytes(), parameters_ready[r][v],
+                                         step, replica, Phase::kPull);
+          parameters_ready[r][v] = {pull};
+        }
+      }
+      StepEmitter::Inputs inputs;
+      inputs.step = step;
+      inputs.replica = replica;
+      inputs.device_of = device_of[r];
+      inputs.parameters_ready = [&, r](OpId v) { return parameters_ready[r][v]; };
+      inputs.start_after = start_after[r];
+      inputs.compute_scale = jitter_factor(run.seed, replica, step, run.jitter_sigma);
+      emitted[r] = emitter.emit(inputs);
+    }
+    if (!training) {
+      // Each replica's next inference step starts after its previous one.
+      for (size_t r = 0; r < replicas; ++r) {
+        start_after[r].clear();
+        for (OpId v : emitter.order()) {
+          if (emitted[r].forward[v] && graph.outputs(v).empty()) start_after[r].push_back(*emitted[r].forward[v]);
+        }
+      }
+      continue;
+    }
+
+    if (use_ps) {
+      for (OpId v : emitter.order()) {
+        const Op& op = graph.op(v);
+        if (!emitter.selected(v) || op.parameter_count <= 0 || !emitted[0].backward[v]) continue;
+        DeviceId server = options.parameter_servers[server_of[v]];
+        const OptimizerCost cost = optimizer_cost(run.optimizer, op.dtype_bytes);
+        auto apply = [&](std::vector<TaskId> pushes, double gradients, int64_t replica) {
+          // Sum the gradients (one add per element each), then the optimizer update.
+          Task task;
+          task.name = StepEmitter::prefix(replica) + "apply/" + op.name + StepEmitter::suffix(step);
+          task.phase = Phase::kApply;
+          task.step = step;
+          task.replica = replica;
+          task.op = op.name;
+          task.device = server;
+          task.op_kind = OpKind::kOptimizer;
+          task.flops = (gradients + cost.flops_per_parameter) * op.parameter_count;
+          task.memory_bytes = (gradients * op.dtype_bytes + cost.bytes_per_parameter) * op.parameter_count;
+          task.deps = std::move(pushes);
+          return emitter.add(std::move(task));
+        };
+        std::vector<TaskId> pushes;
+        for (size_t r = 0; r < replicas; ++r) {
+          if (leader_of[r] != r) continue;  // its gradient travels in its machine's sum
+          std::vector<TaskId> ready = {*emitted[r].backward[v]};
+          if (machine_members[r].size() > 1) {
+            Task local;
+            local.name = StepEmitter::prefix(static_cast<int64_t>(r)) + "localsum/" + op.name + StepEmitter::suffix(step);
+            local.kind = TaskKind::kCollective;
+            local.phase = Phase::kCollective;
+            local.step = step;
+            local.replica = static_cast<int64_t>(r);
+            local.op = op.name;
+            local.algorithm = CollectiveAlgorithm::kRing;
+            local.bytes = op.parameter_bytes();
+            for (size_t member : machine_members[r]) {
+              local.group.push_back(device_of[member](v));
+              local.deps.push_back(*emitted[member].backward[v]);
+            }
+            local.device = local.group.front();
+            ready = {emitter.add(std::move(local))};
+          }
+          TaskId push = emitter.transfer(op.name, device_of[r](v), server, op.parameter_bytes(), ready, step,
+                                         static_cast<int64_t>(r), Phase::kPush);
+          if (options.mode == SyncMode::kAsync) {
+            // The server applies each worker's gradient on its own; the worker's next pull reads it.
+            parameters_ready[r][v] = {apply({push}, 1, static_cast<int64_t>(r))};
+          } else {
+            pushes.push_back(push);
+          }
+        }
+        if (options.mode == SyncMode::kSync) {
+          TaskId applied = apply(pushes, static_cast<double>(pushes.size()), -1);
+          for (size_t r = 0; r < replicas; ++r) parameters_ready[r][v] = {applied};
+        }
+      }
+      continue;
+    }
+
+    // All-reduce: one collective per bucket, serialized on the communication stream.
+    std::vector<TaskId> all_backward;
+    if (!options.overlap) {
+      for (size_t r = 0; r < replicas; ++r) {
+        for (const auto& task : emitted[r].backward) {
+          if (task) all_backward.push_back(*task);
+        }
+      }
+    }
+    for (size_t b = 0; b < buckets.size(); ++b) {
+      Task collective;
+      collective.name = "allreduce/bucket" + std::to_string(b) + StepEmitter::suffix(step);
+      collective.kind = TaskKind::kCollective;
+      collective.phase = Phase::kCollective;
+      collective.step = step;
+      collective.group = options.replicas;
+      collective.device = options.replicas.front();
+      collective.algorithm = bucket_algorithm[b];
+      collective.bytes = buckets[b].bytes;
+      collective.op = graph.op(buckets[b].ops.front()).name;
+      if (options.overlap) {
+        for (size_t r = 0; r < replicas; ++r) {
+          for (OpId v : buckets[b].ops) collective.deps.push_back(*emitted[r].backward[v]);
+        }
+      } else {
+        collective.deps = all_backward;
+      }
+      if (previous_collective) collective.deps.push_back(*previous_collective);
+      TaskId reduced = emitter.add(std::move(collective));
+      previous_collective = reduced;
+      for (size_t r = 0; r < replicas; ++r) {
+        for (OpId v : buckets[b].ops) {
+          TaskId update = emitter.add(
+              optimizer_task(graph.op(v), run.optimizer, device_of[r](v), step, static_cast<int64_t>(r), reduced));
+          parameters_ready[r][v] = {update};
+        }
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace placesim

@@ -1,0 +1,39 @@
+#include "sim/planner/memory_model.h"
+
+#include "sim/planner/plan_builder.h"
+
+namespace placesim {
+
+bool mixed_precision(Precision precision) { return precision == Precision::kFp16 || precision == Precision::kBf16; }
+
+double optimizer_state_bytes_per_parameter(Optimizer optimizer, Precision precision, double dtype_bytes) {
+  const double copies = optimizer_cost(optimizer, dtype_bytes).state_copies;
+  if (!mixed_precision(precision)) return copies * dtype_bytes;
+  constexpr double kFp32Bytes = 4;  // master weights and moments stay in fp32
+  return kFp32Bytes + copies * kFp32Bytes;
+}
+
+StaticMemory op_static_memory(const Op& op, const RunOptions& run) {
+  StaticMemory memory;
+  memory.parameter_bytes = op.parameter_bytes();
+  if (run.kind == StepKind::kTraining && op.parameter_count > 0) {
+    memory.gradient_bytes = op.parameter_bytes();
+    memory.optimizer_state_bytes =
+        op.parameter_count * optimizer_state_bytes_per_parameter(run.optimizer, run.precision, op.dtype_bytes);
+  }
+  return memory;
+}
+
+void add_static_memory(StaticMemory* into, const StaticMemory& more) {
+  into->parameter_bytes += more.parameter_bytes;
+  into->gradient_bytes += more.gradient_bytes;
+  into->optimizer_state_bytes += more.optimizer_state_bytes;
+}
+
+bool crosses_layers(const OpGraph& graph, OpId from, OpId to) {
+  const std::string& a = graph.op(from).layer;
+  const std::string& b = graph.op(to).layer;
+  return !a.empty() && !b.empty() && a != b;
+}
+
+}  // namespace placesim

@@ -1,0 +1,37 @@
+// Memory model: what a device holds for the whole run on behalf of each op it runs — the
+// parameters, their gradients and the optimizer state — by precision and optimizer. Buffers that
+// come and go (activations, received tensors, workspace) are measured from the timeline by
+// sim/timeline/buffer_memory.h. Formulas and sources: docs/cost-model.md, "Memory".
+#pragma once
+
+#include "sim/graph/op.h"
+#include "sim/graph/op_graph.h"
+#include "sim/plan/execution_plan.h"
+#include "sim/spec/run_options.h"
+
+namespace placesim {
+
+/// True when training keeps fp32 master weights beside fp16/bf16 working weights
+/// (mixed-precision training, Micikevicius et al. 2018).
+bool mixed_precision(Precision precision);
+
+/// Bytes of optimizer state per parameter element: fp32 moments (1 for momentum, 2 for Adam),
+/// plus a 4-byte fp32 master copy of the weights under mixed precision. Mixed-precision Adam:
+/// 4 + 2 x 4 = 12, so with 2-byte weights and 2-byte gradients 16 bytes per parameter in all
+/// (ZeRO, Rajbhandari et al. 2020, section 3.1).
+double optimizer_state_bytes_per_parameter(Optimizer optimizer, Precision precision, double dtype_bytes);
+
+/// The static memory op `op` adds to the device it runs on: parameters always; gradients and
+/// optimizer state when training.
+StaticMemory op_static_memory(const Op& op, const RunOptions& run);
+
+void add_static_memory(StaticMemory* into, const StaticMemory& more);
+
+/// With recomputation, whether the tensor on the edge from `from` into `to` is a checkpoint: it
+/// crosses from one layer into another (both ops have a `layer` and they differ), so the layer
+/// is recomputed from it and it is kept until the consumer's backward. Megatron keeps each
+/// transformer layer's input (Korthikanti et al. 2022, section 4.2.2). Ops without a layer hold
+/// no checkpoint: every buffer of theirs goes once its consumers' forwards end.
+bool crosses_layers(const OpGraph& graph, OpId from, OpId to);
+
+}  // namespace placesim

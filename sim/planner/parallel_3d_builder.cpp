@@ -1,0 +1,599 @@
+#include "sim/planner/parallel_3d_builder.h"
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <tuple>
+
+#include "sim/core/glob.h"
+#include "sim/core/input_error.h"
+#include "sim/plan/collective_schedule.h"
+#include "sim/planner/memory_model.h"
+#include "sim/planner/pipeline_builder.h"
+#include "sim/planner/plan_builder.h"
+#include "sim/planner/step_emitter.h"
+#include "sim/planner/tensor_parallel.h"
+
+namespace placesim {
+namespace {
+
+
+std::string gigaflops(double flops) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.1f GFLOP", flops / 1e9);
+  return buffer;
+}
+
+std::string device_label(const Cluster& cluster, DeviceId id) {
+  const ClusterDevice& device = cluster.device(id);
+  if (cluster.node_count() <= 1) return device.name.local();
+  return "task:" + std::to_string(device.node) + "/" + device.name.local();
+}
+
+std::string group_label(const Cluster& cluster, const std::vector<DeviceId>& group) {
+  std::string text = "[";
+  for (size_t i = 0; i < group.size(); ++i) text += (i ? " " : "") + device_label(cluster, group[i]);
+  return text + "]";
+}
+
+/// The marker task closing one slot of a stage on one rank's device.
+std::string slot_marker(const std::string& replica_prefix, int64_t m, bool forward, int64_t s, int64_t r,
+                        int64_t ranks) {
+  return replica_prefix + "mb" + std::to_string(m) + (forward ? "/fwd-done/" : "/bwd-done/") + "stage" +
+         std::to_string(s) + (ranks > 1 ? "/tp" + std::to_string(r) : "");
+}
+
+/// The tasks of `cell` that no other task of it depends on: the next slot waits for these only,
+/// so that the ordering keeps no buffer alive longer than its data needs it.
+std::vector<TaskId> cell_sinks(const ExecutionPlan& plan, const std::vector<TaskId>& cell) {
+  std::set<TaskId> awaited;
+  for (TaskId id : cell) awaited.insert(plan.tasks[id].deps.begin(), plan.tasks[id].deps.end());
+  std::vector<TaskId> sinks;
+  for (TaskId id : cell) {
+    if (!awaited.count(id)) sinks.push_back(id);
+  }
+  return sinks;
+}
+
+/// By (micro-batch, op): one task id per tensor rank.
+using RankTasks = std::vector<std::vector<std::vector<TaskId>>>;
+
+/// What needs identical replicas: symmetry, or the closed-form tier's cell plan (`cells`).
+struct SymmetricMode {
+  std::string path;       ///< the JSON path of the choice
+  std::string what;       ///< for messages: "symmetry"
+  std::string otherwise;  ///< what to set instead
+};
+
+SymmetricMode symmetric_mode(bool cells) {
+  if (cells) {
+    return {"/simulation/tier", "the closed-form tier (\"simulation\": {\"tier\": \"closed-form\"})",
+            "use \"tier\": \"analytical\""};
+  }
+  return {"/simulation/symmetry", "symmetry (\"simulation\": {\"symmetry\": \"representatives\"})",
+          "set \"symmetry\": \"off\""};
+}
+
+/// Symmetry holds only between devices of one kind at one speed, without per-device jitter.
+void require_symmetric_devices(const Cluster& cluster, const RunOptions& run, const ParallelismOptions& options,
+                               const SymmetricMode& mode) {
+  if (run.jitter_sigma > 0) {
+    throw InputError("", mode.path, mode.what + " needs identical replicas, but perturbations.jitter gives each device "
+                                    "its own slowdowns; " + mode.otherwise);
+  }
+  const ClusterDevice& first = cluster.device(options.devices.front());
+  for (DeviceId id : options.devices) {
+    const ClusterDevice& device = cluster.device(id);
+    if (device.spec.id != first.spec.id || device.speed_factor != first.speed_factor || device.shares_compute_with) {
+      throw InputError("", mode.path, mode.what + " needs identical devices, but " + device.name.canonical() + " (" +
+                                          device.spec.id + ", speed x" + std::to_string(device.speed_factor) +
+                                          ") differs from " + first.name.canonical() + "; " + mode.otherwise);
+    }
+  }
+}
+
+/// One hop of the ring the engine builds over `group`: the one leaving `from`.
+std::pair<DeviceId, DeviceId> ring_hop_from(DeviceId from, const std::vector<DeviceId>& group, const Cluster& cluster) {
+  std::vector<DeviceId> ring = topology_ring(group, cluster);
+  for (size_t i = 0; i < ring.size(); ++i) {
+    if (ring[i] == from) return {from, ring[(i + 1) % ring.size()]};
+  }
+  return {from, from};
+}
+
+void add_ring_hops(const std::vector<DeviceId>& group, const Cluster& cluster,
+                   std::vector<std::pair<DeviceId, DeviceId>>* images) {
+  std::vector<DeviceId> ring = topology_ring(group, cluster);
+  for (size_t i = 0; i < ring.size(); ++i) images->emplace_back(ring[i], ring[(i + 1) % ring.size()]);
+}
+
+/// Fills plan->symmetry: every device repeats the stage's (replica 0, rank 0) device; the flows
+/// the plan simulates (pipeline transfers, one hop of each tensor and data-parallel ring) with
+/// their mirrors, whose routes must look the same, give the links' bandwidth divisors.
+void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options, ExecutionPlan* plan,
+                       std::vector<std::string>* notes) {
+  const int64_t replicas = options.data, stages = options.pipeline, ranks = options.tensor;
+  PlanSymmetry& symmetry = plan->symmetry;
+  symmetry.representative_of.resize(cluster.devices().size());
+  for (DeviceId id = 0; id < cluster.devices().size(); ++id) symmetry.representative_of[id] = id;
+  std::map<DeviceId, int64_t> stage_of_device;
+  for (int64_t d = 0; d < replicas; ++d) {
+    for (int64_t s = 0; s < stages; ++s) {
+      for (int64_t r = 0; r < ranks; ++r) {
+        symmetry.representative_of[options.device(d, s, r)] = options.device(0, s, 0);
+        stage_of_device[options.device(d, s, r)] = s;
+      }
+    }
+  }
+  std::vector<MirroredFlow> flows;
+  std::set<std::pair<int64_t, int64_t>> stage_pairs;
+  for (const Task& task : plan->tasks) {
+    if (task.kind == TaskKind::kTransfer && task.source != task.device) {
+      stage_pairs.emplace(stage_of_device.at(task.source), stage_of_device.at(task.device));
+    }
+  }
+  for (auto [from, to] : stage_pairs) {
+    MirroredFlow flow{options.device(0, from, 0), options.device(0, to, 0), {}};
+    for (int64_t d = 0; d < replicas; ++d) {
+      for (int64_t r = 0; r < ranks; ++r) flow.images.emplace_back(options.device(d, from, r), options.device(d, to, r));
+    }
+    flows.push_back(std::move(flow));
+  }
+  // A ring all-reduce's hop leaving the stage's representative, mirrored by every hop of the
+  // groups `group(k)`, k < copies (group(0) is the representative's).
+  auto add_ring_flow = [&](int64_t s, int64_t copies, const std::function<std::vector<DeviceId>(int64_t)>& group) {
+    auto [from, to] = ring_hop_from(options.device(0, s, 0), group(0), cluster);
+    MirroredFlow flow{from, to, {}};
+    for (int64_t k = 0; k < copies; ++k) add_ring_hops(group(k), cluster, &flow.images);
+    flows.push_back(std::move(flow));
+  };
+  for (int64_t s = 0; s < stages; ++s) {
+    if (ranks > 1) {  // tensor all-reduces of replica 0, mirrored by the other replicas'
+      add_ring_flow(s, replicas, [&](int64_t d) {
+        std::vector<DeviceId> members;
+        for (int64_t r = 0; r < ranks; ++r) members.push_back(options.device(d, s, r));
+        return members;
+      });
+    }
+    if (replicas > 1) {  // data-parallel all-reduces of rank 0, mirrored by the other ranks'
+      add_ring_flow(s, ranks, [&](int64_t r) {
+        std::vector<DeviceId> members;
+        for (int64_t d = 0; d < replicas; ++d) members.push_back(options.device(d, s, r));
+        return members;
+      });
+    }
+  }
+  // One search per source for all its images' routes.
+  std::map<DeviceId, std::vector<DeviceId>> targets;
+  for (const MirroredFlow& flow : flows) {
+    targets[flow.from].push_back(flow.to);
+    for (auto [from, to] : flow.images) targets[from].push_back(to);
+  }
+  for (const auto& [from, to] : targets) cluster.prepare_routes(from, to);
+  // Mirrors must see the network the representative sees: compute_link_orbits refuses image
+  // routes of another length and orbits that join different links.
+  try {
+    compute_link_orbits(flows, cluster, &symmetry);
+  } catch (const std::invalid_argument& error) {
+    throw InputError("", "/simulation/symmetry",
+                     std::string("symmetry does not hold: ") + error.what() + "; set \"symmetry\": \"off\"");
+  }
+  if (notes) {
+    notes->push_back("symmetry: " + std::to_string(stages) + " of " + std::to_string(options.devices.size()) +
+                     " devices simulated (tensor rank 0 of replica 0 per stage), the others repeat them; " +
+                     (symmetry.approximate_links == 0
+                          ? std::string("the network is exact under the symmetry")
+                          : "approximate on " + std::to_string(symmetry.approximate_links) +
+                                " link orbits where flows of different multiplicity meet"));
+  }
+}
+
+/// The builder behind both entry points. With `cell_index`, it emits a cell plan
+/// (parallel_3d_builder.h): one micro-batch of one step, representatives only, no network
+/// description, and records each stage's slot markers.
+ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                         const ParallelismOptions& options, const std::string& name, std::vector<std::string>* notes,
+                         PipelineCells* cell_index) {
+  const int64_t replicas = options.data;
+  const int64_t stages = options.pipeline;
+  const int64_t ranks = options.tensor;
+  // Costs are always 1/M of the batch; a cell plan emits only the first micro-batch.
+  const int64_t micro_batches = cell_index ? 1 : options.micro_batches;
+  if (options.micro_batches > run.batch_size) {
+    throw InputError("", options.json_path + "/micro_batches",
+                     "a batch of " + std::to_string(run.batch_size) + " samples cannot be split into " +
+                         std::to_string(options.micro_batches) + " micro-batches (at most run.batch_size)");
+  }
+  const double scale = 1.0 / static_cast<double>(options.micro_batches);
+  // Symmetry: one data replica and one tensor rank per stage are simulated for all.
+  const bool symmetric = run.symmetry || cell_index;
+  const int64_t steps = cell_index ? 1 : run.steps;
+  const int64_t simulated_replicas = symmetric ? 1 : replicas;
+  const int64_t simulated_ranks = symmetric ? 1 : ranks;
+  const SymmetricMode mode = symmetric_mode(cell_index != nullptr);
+  if (symmetric) require_symmetric_devices(cluster, run, options, mode);
+  ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size * replicas);
+  StepEmitter emitter(graph, cluster, run, &plan);
+  const bool training = emitter.training();
+  auto device = [&](int64_t d, int64_t s, int64_t r) { return options.device(d, s, r); };
+
+  // Which ops the tensor groups split, and what one rank of a group runs.
+  std::vector<TensorRole> roles = tensor_parallel_roles(graph, options.column_parallel, options.row_parallel);
+  if (options.sequence_parallel && ranks > 1) use_sequence_parallelism(&roles);
+  std::vector<Op> shard(graph.size());
+  std::vector<double> saved(graph.size());
+  // Selective recomputation (Korthikanti et al. 2022, section 5): the core attention's ops keep
+  // nothing made among them and re-run their forward in backward.
+  std::vector<bool> recomputed(graph.size(), false);
+  if (!options.selective_recompute.empty()) {
+    if (run.recompute) {
+      throw InputError("", options.json_path + "/selective_recompute",
+                       "selective recomputation and run.recompute (full) both asked for: choose one");
+    }
+    for (OpId v = 0; v < graph.size(); ++v) {
+      for (const auto& pattern : options.selective_recompute) {
+        recomputed[v] = recomputed[v] || glob_match(pattern, graph.op(v).name);
+      }
+    }
+  }
+  size_t split_ops = 0;
+  for (OpId v : emitter.order()) {
+    const Op& op = graph.op(v);
+    const int64_t heads = attention_heads(op);
+    const bool splits_heads = roles[v] != TensorRole::kReplicated && roles[v] != TensorRole::kSequence;
+    if (ranks > 1 && heads > 0 && splits_heads && heads % ranks != 0) {
+      throw InputError("", options.json_path + "/tensor",
+                       "a tensor-parallel group of " + std::to_string(ranks) + " does not divide the " +
+                           std::to_string(heads) + " attention heads of \"" + op.name +
+                           "\": each rank must hold whole heads");
+    }
+    shard[v] = tensor_parallel_shard(op, roles[v], ranks);
+    saved[v] = saved_activation_bytes(graph, roles, ranks, v, options.selective_recompute.empty() ? nullptr : &recomputed);
+    split_ops += roles[v] != TensorRole::kReplicated;
+  }
+  // With recomputation, an op that reads a tensor from another layer (memory_model.h,
+  // crosses_layers) keeps what its backward reads until that backward, as without: it holds the
+  // checkpoint its layer is recomputed from (in a GPT layer, ln_1's saved input: 2 s b h bytes
+  // in fp16). Every other forward buffer is freed once its consumers' forwards end.
+  std::vector<bool> holds_checkpoint(graph.size(), false);
+  for (OpId v : emitter.order()) {
+    for (const auto& input : graph.inputs(v)) {
+      if (!input.edge.control && emitter.selected(input.op) && crosses_layers(graph, input.op, v)) holds_checkpoint[v] = true;
+    }
+  }
+
+  PipelineOptions stage_options;
+  for (int64_t s = 0; s < stages; ++s) stage_options.devices.push_back(device(0, s, 0));
+  stage_options.json_path = options.json_path;
+  std::vector<size_t> stage_of;
+  try {
+    stage_of = assign_pipeline_stages(graph, stage_options);
+  } catch (const InputError& error) {
+    throw InputError("", options.json_path + "/pipeline", error.message());
+  }
+
+  // All-reduce algorithms, picked once per group and size.
+  std::map<std::pair<std::vector<DeviceId>, double>, CollectiveAlgorithm> picked;
+  auto algorithm_for = [&](const std::vector<DeviceId>& group, double bytes) {
+    auto key = std::make_pair(group, bytes);
+    auto it = picked.find(key);
+    if (it != picked.end()) return it->second;
+    CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+    std::string why;
+    if (symmetric) {  // the engine simulates one hop of each ring per phase
+      if (options.algorithm && *options.algorithm != CollectiveAlgorithm::kRing) {
+        throw InputError("", options.json_path + "/algorithm",
+                         mode.what + " needs ring all-reduces, got \"" + to_string(*options.algorithm) + "\"");
+      }
+    } else if (options.algorithm) {
+      if (!applicable(*options.algorithm, group, cluster, &why)) {
+        throw InputError("", options.json_path + "/algorithm", why);
+      }
+      algorithm = *options.algorithm;
+    } else {
+      algorithm = choose_allreduce(group, bytes, cluster, &why);
+    }
+    picked.emplace(key, algorithm);
+    return algorithm;
+  };
+  auto collective = [&](const std::string& task_name, std::vector<DeviceId> group, double bytes,
+                        std::vector<TaskId> deps, int64_t step, const std::string& op) {
+    Task task;
+    task.name = task_name;
+    task.kind = TaskKind::kCollective;
+    task.phase = Phase::kCollective;
+    task.step = step;
+    task.op = op;
+    task.algorithm = algorithm_for(group, bytes);
+    task.bytes = bytes;
+    task.device = group.front();
+    task.group = std::move(group);
+    task.deps = std::move(deps);
+    return emitter.add(std::move(task));
+  };
+
+  std::vector<double> stage_flops(stages, 0);
+  std::vector<size_t> stage_ops(stages, 0);
+  for (OpId v : emitter.order()) {
+    if (!emitter.selected(v)) continue;
+    const int64_t s = static_cast<int64_t>(stage_of[v]);
+    for (int64_t d = 0; d < replicas; ++d) {
+      for (int64_t r = 0; r < ranks; ++r) add_static_memory(&plan.static_memory[device(d, s, r)], op_static_memory(shard[v], run));
+    }
+    stage_flops[s] += shard[v].forward_flops + shard[v].backward_flops;
+    ++stage_ops[s];
+  }
+  if (notes) {
+    char sizes[160];
+    std::snprintf(sizes, sizeof(sizes), "data %lld x pipeline %lld x tensor %lld = %zu devices, %lld micro-batches of %g samples",
+                  static_cast<long long>(replicas), static_cast<long long>(stages), static_cast<long long>(ranks),
+                  options.devices.size(), static_cast<long long>(micro_batches),
+                  static_cast<double>(run.batch_size) * scale);
+    notes->push_back(std::string(sizes) + "; " + std::to_string(split_ops) + " ops split over each tensor group");
+    std::string tensor_groups = "tensor groups:";
+    std::string stage_text = "pipeline stages (per rank):";
+    for (int64_t s = 0; s < stages; ++s) {
+      stage_text += (s ? "," : "") + std::string(" stage ") + std::to_string(s) + " " + std::to_string(stage_ops[s]) +
+                    " ops " + gigaflops(stage_flops[s]);
+    }
+    std::string data_groups = "data-parallel groups:";
+    for (int64_t d = 0; d < replicas; ++d) {
+      for (int64_t s = 0; s < stages; ++s) {
+        std::vector<DeviceId> group;
+        for (int64_t r = 0; r < ranks; ++r) group.push_back(device(d, s, r));
+        tensor_groups += " replica " + std::to_string(d) + " stage " + std::to_string(s) + " " + group_label(cluster, group);
+      }
+    }
+    for (int64_t s = 0; s < stages; ++s) {
+      for (int64_t r = 0; r < ranks; ++r) {
+        std::vector<DeviceId> group;
+        for (int64_t d = 0; d < replicas; ++d) group.push_back(device(d, s, r));
+        data_groups += " " + group_label(cluster, group);
+      }
+    }
+    notes->push_back(tensor_groups);
+    notes->push_back(stage_text);
+    if (replicas > 1) notes->push_back(data_groups);
+  }
+
+  std::vector<std::vector<PipelineSlot>> schedule(stages);
+  for (int64_t s = 0; s < stages; ++s) {
+    schedule[s] = pipeline_schedule(options.schedule, static_cast<size_t>(stages), static_cast<size_t>(s), micro_batches,
+                                    training);
+  }
+  // previous_update[d][v][r]: the last update of replica d's rank r of op v.
+  std::vector<std::vector<std::vector<std::optional<TaskId>>>> previous_update(
+      replicas, std::vector<std::vector<std::optional<TaskId>>>(graph.size(), std::vector<std::optional<TaskId>>(ranks)));
+  // previous_slot_ends[d][s][r]: the marker closing the stage's last slot on that device.
+  std::vector<std::vector<std::vector<std::vector<TaskId>>>> previous_slot_ends(
+      replicas, std::vector<std::vector<std::vector<TaskId>>>(stages, std::vector<std::vector<TaskId>>(ranks)));
+  std::vector<std::vector<std::optional<TaskId>>> previous_data_collective(stages, std::vector<std::optional<TaskId>>(ranks));
+
+  if (cell_index) {
+    cell_index->forward_done.assign(stages, PipelineCells::kNone);
+    cell_index->backward_done.assign(stages, PipelineCells::kNone);
+    cell_index->first_update_task = PipelineCells::kNone;
+  }
+  for (int64_t step = 0; step < steps; ++step) {
+    const std::string suffix = StepEmitter::suffix(step);
+    // last_backward[d][v][r]: the last micro-batch's backward (the gradient is complete).
+    std::vector<std::vector<std::vector<TaskId>>> last_backward(replicas,
+                                                                std::vector<std::vector<TaskId>>(graph.size()));
+    for (int64_t d = 0; d < simulated_replicas; ++d) {
+      const std::string replica_prefix = replicas > 1 ? StepEmitter::prefix(d) : "";
+      const int64_t replica = replicas > 1 ? d : -1;
+      RankTasks forward_task(micro_batches, std::vector<std::vector<TaskId>>(graph.size()));
+      RankTasks forward_ready(micro_batches, std::vector<std::vector<TaskId>>(graph.size()));
+      RankTasks backward_task(micro_batches, std::vector<std::vector<TaskId>>(graph.size()));
+      RankTasks backward_ready(micro_batches, std::vector<std::vector<TaskId>>(graph.size()));
+      std::vector<std::map<std::tuple<OpId, int64_t, int64_t>, TaskId>> received(micro_batches);
+      auto rank_name = [&](int64_t r) { return ranks > 1 ? "/tp" + std::to_string(r) : std::string(); };
+      auto group_of = [&](int64_t s) {
+        std::vector<DeviceId> group;
+        for (int64_t r = 0; r < ranks; ++r) group.push_back(device(d, s, r));
+        return group;
+      };
+
+      auto emit_forward = [&](int64_t m, int64_t s) {
+        const std::string prefix = replica_prefix + "mb" + std::to_string(m) + "/";
+        std::vector<std::vector<TaskId>> cells(ranks);
+        for (OpId v : emitter.order()) {
+          if (!emitter.selected(v) || static_cast<int64_t>(stage_of[v]) != s) continue;
+          const Op& op = graph.op(v);
+          for (int64_t r = 0; r < simulated_ranks; ++r) {
+            Task task = op_compute_task(shard[v], Phase::kForward, device(d, s, r), step, scale);
+            task.name = prefix + "fwd/" + op.name + rank_name(r) + suffix;
+            task.replica = replica;
+            task.output_bytes = saved[v] * scale;  // what this op's backward will read
+            for (const auto& input : graph.inputs(v)) {
+              OpId u = input.op;
+              if (!emitter.selected(u)) continue;
+              const int64_t from = static_cast<int64_t>(stage_of[u]);
+              if (input.edge.control || from == s) {
+                task.deps.push_back(forward_ready[m][u][r]);
+                continue;
+              }
+              auto key = std::make_tuple(u, s, r);
+              auto it = received[m].find(key);
+              if (it == received[m].end()) {
+                TaskId id = emitter.transfer("mb" + std::to_string(m) + "/" + graph.op(u).name + rank_name(r),
+                                             device(d, from, r), task.device, shard[u].output_bytes * scale,
+                                             {forward_ready[m][u][r]}, step, replica, Phase::kTransfer);
+                it = received[m].emplace(key, id).first;
+              }
+              task.deps.push_back(it->second);
+            }
+            if (op.parameter_count > 0 && previous_update[d][v][r]) task.deps.push_back(*previous_update[d][v][r]);
+            for (TaskId end : previous_slot_ends[d][s][r]) task.deps.push_back(end);
+            TaskId id = emitter.add(std::move(task));
+            forward_task[m][v].push_back(id);
+            cells[r].push_back(id);
+          }
+          forward_ready[m][v] = forward_task[m][v];
+          if (roles[v] == TensorRole::kRow && ranks > 1) {
+            // Megatron's g: the partial sums of a row-parallel output are all-reduced in forward.
+            TaskId reduced = collective(prefix + "tp-allreduce/" + op.name + suffix, group_of(s),
+                                        shard[v].output_bytes * scale, forward_task[m][v], step, op.name);
+            forward_ready[m][v].assign(ranks, reduced);
+            for (auto& cell : cells) cell.push_back(reduced);
+          }
+        }
+        return cells;
+      };
+
+      auto emit_backward = [&](int64_t m, int64_t s) {
+        const std::string prefix = replica_prefix + "mb" + std::to_string(m) + "/";
+        std::vector<std::vector<TaskId>> cells(ranks);
+        const auto& order = emitter.order();
+        for (auto it = order.rbegin(); it != order.rend(); ++it) {
+          OpId v = *it;
+          if (!emitter.needs_gradient(v) || static_cast<int64_t>(stage_of[v]) != s) continue;
+          const Op& op = graph.op(v);
+          double input_gradient_bytes = 0;  // per rank, before any all-reduce
+          double full_input_gradient_bytes = 0;
+          for (const auto& input : graph.inputs(v)) {
+            if (!emitter.needs_gradient(input.op) || input.edge.control) continue;
+            input_gradient_bytes += tensor_parallel_edge_bytes(input.edge.bytes, roles[input.op], ranks) * scale;
+            full_input_gradient_bytes += input.edge.bytes * scale;
+          }
+          for (int64_t r = 0; r < simulated_ranks; ++r) {
+            Task task = op_compute_task(shard[v], Phase::kBackward, device(d, s, r), step, scale);
+            if (task.kernel) task.kernel_passes = emitter.backward_kernel_passes(v);
+            task.name = prefix + "bwd/" + op.name + rank_name(r) + suffix;
+            task.replica = replica;
+            bool waits_for_gradient = false;
+            for (const auto& output : graph.outputs(v)) {
+              OpId consumer = output.op;
+              if (!emitter.selected(consumer) || output.edge.control || backward_ready[m][consumer].empty()) continue;
+              waits_for_gradient = true;
+              const int64_t from = static_cast<int64_t>(stage_of[consumer]);
+              if (from == s) {
+                task.deps.push_back(backward_ready[m][consumer][r]);
+              } else {
+                task.deps.push_back(emitter.transfer(
+                    "mb" + std::to_string(m) + "/grad/" + op.name + rank_name(r), device(d, from, r), task.device,
+                    tensor_parallel_edge_bytes(output.edge.bytes, roles[v], ranks) * scale,
+                    {backward_ready[m][consumer][r]}, step, replica, Phase::kTransfer));
+              }
+            }
+            if (!run.recompute || !waits_for_gradient) task.deps.push_back(forward_task[m][v][r]);
+            if (run.recompute || recomputed[v]) {
+              task.flops += shard[v].forward_flops * scale;
+              task.memory_bytes += shard[v].forward_bytes * scale;
+              task.kernel_passes |= kForwardPass;
+            }
+            task.output_bytes = input_gradient_bytes;
+            for (TaskId end : previous_slot_ends[d][s][r]) task.deps.push_back(end);
+            TaskId id = emitter.add(std::move(task));
+            backward_task[m][v].push_back(id);
+            cells[r].push_back(id);
+            if (!run.recompute || holds_checkpoint[v]) emitter.at(forward_task[m][v][r]).keep_until.push_back(id);
+          }
+          backward_ready[m][v] = backward_task[m][v];
+          if (roles[v] == TensorRole::kColumn && ranks > 1 && full_input_gradient_bytes > 0) {
+            // Megatron's f: the gradient of a column-parallel op's replicated input is a partial
+            // sum on every rank, all-reduced in backward.
+            TaskId reduced = collective(prefix + "tp-allreduce/grad/" + op.name + suffix, group_of(s),
+                                        full_input_gradient_bytes, backward_task[m][v], step, op.name);
+            backward_ready[m][v].assign(ranks, reduced);
+            for (auto& cell : cells) cell.push_back(reduced);
+          }
+        }
+        return cells;
+      };
+
+      for (const auto& [stage, slot] : emission_order(schedule, micro_batches)) {
+        const int64_t s = int64_t(stage);
+        const int64_t m = slot.micro_batch;
+        std::vector<std::vector<TaskId>> cells = slot.forward ? emit_forward(m, s) : emit_backward(m, s);
+        for (int64_t r = 0; r < simulated_ranks; ++r) {
+          if (cells[r].empty()) continue;
+          Task done;
+          done.name = slot_marker(replica_prefix, m, slot.forward, s, r, ranks) + suffix;
+          done.phase = slot.forward ? Phase::kForward : Phase::kBackward;
+          done.step = step;
+          done.device = device(d, s, r);
+          done.op_kind = OpKind::kNoOp;
+          done.replica = replica;
+          done.deps = cell_sinks(plan, cells[r]);
+          const TaskId marker = emitter.add(std::move(done));
+          previous_slot_ends[d][s][r] = {marker};
+          if (cell_index && r == 0) (slot.forward ? cell_index->forward_done : cell_index->backward_done)[s] = marker;
+        }
+      }
+      for (OpId v = 0; v < graph.size(); ++v) {
+        if (!backward_task[micro_batches - 1][v].empty()) last_backward[d][v] = backward_task[micro_batches - 1][v];
+      }
+    }
+    if (!training) continue;
+    if (cell_index) cell_index->first_update_task = plan.tasks.size();
+
+    // Gradients: accumulated over the micro-batches, all-reduced across replicas per (stage,
+    // rank) in buckets in the order backward completes them, then one update per shard.
+    for (int64_t s = 0; s < stages; ++s) {
+      for (int64_t r = 0; r < simulated_ranks; ++r) {
+        std::vector<std::vector<OpId>> buckets;
+        double bucket_bytes = 0;
+        const auto& order = emitter.order();
+        for (auto it = order.rbegin(); it != order.rend(); ++it) {
+          OpId v = *it;
+          if (static_cast<int64_t>(stage_of[v]) != s || shard[v].parameter_count <= 0 || last_backward[0][v].empty()) {
+            continue;
+          }
+          if (buckets.empty() || bucket_bytes >= options.bucket_bytes) {
+            buckets.emplace_back();
+            bucket_bytes = 0;
+          }
+          buckets.back().push_back(v);
+          bucket_bytes += shard[v].parameter_bytes();
+        }
+        for (size_t b = 0; b < buckets.size(); ++b) {
+          std::vector<TaskId> gradient_ready;
+          for (int64_t d = 0; d < simulated_replicas; ++d) {
+            for (OpId v : buckets[b]) gradient_ready.push_back(last_backward[d][v][r]);
+          }
+          if (replicas > 1) {
+            std::vector<DeviceId> group;
+            double bytes = 0;
+            for (int64_t d = 0; d < replicas; ++d) group.push_back(device(d, s, r));
+            for (OpId v : buckets[b]) bytes += shard[v].parameter_bytes();
+            if (previous_data_collective[s][r]) gradient_ready.push_back(*previous_data_collective[s][r]);
+            TaskId reduced = collective("dp-allreduce/stage" + std::to_string(s) + (ranks > 1 ? "/tp" + std::to_string(r) : "") +
+                                            "/bucket" + std::to_string(b) + suffix,
+                                        group, bytes, gradient_ready, step, graph.op(buckets[b].front()).name);
+            previous_data_collective[s][r] = reduced;
+            gradient_ready = {reduced};
+          }
+          for (int64_t d = 0; d < simulated_replicas; ++d) {
+            for (OpId v : buckets[b]) {
+              TaskId after = replicas > 1 ? gradient_ready.front() : last_backward[d][v][r];
+              Task update = optimizer_task(shard[v], run.optimizer, device(d, s, r), step, replicas > 1 ? d : -1, after);
+              update.name += ranks > 1 ? "/tp" + std::to_string(r) : "";
+              previous_update[d][v][r] = emitter.add(std::move(update));
+            }
+          }
+        }
+      }
+    }
+  }
+  if (symmetric && !cell_index) describe_symmetry(cluster, options, &plan, notes);
+  return plan;
+}
+
+}  // namespace
+
+ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                                     const ParallelismOptions& options, const std::string& name,
+                                     std::vector<std::string>* notes) {
+  return build_plan(graph, cluster, run, options, name, notes, nullptr);
+}
+
+ExecutionPlan build_parallel_3d_cell_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                                          const ParallelismOptions& options, PipelineCells* cells) {
+  return build_plan(graph, cluster, run, options, "cells", nullptr, cells);
+}
+
+}  // namespace placesim

@@ -1,0 +1,47 @@
+// Data x tensor x pipeline ("3D") parallel plans (docs/tensor-parallel.md): `data` replicas of a
+// pipeline of `pipeline` stages (split and scheduled as in pipeline_builder.h), each stage's ops
+// run by a tensor-parallel group of `tensor` devices in the Megatron style (tensor_parallel.h):
+// every rank computes 1/t of the split ops, the group all-reduces each row-parallel output in
+// forward and each column-parallel input gradient in backward (2 + 2 per transformer layer).
+// After the last micro-batch, each (stage, rank)'s gradients are all-reduced in buckets across
+// the data-parallel replicas, then every device updates its shard once. A forward task holds
+// the activations its op's backward reads (Korthikanti et al. 2022) until that backward.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/graph/op_graph.h"
+#include "sim/plan/execution_plan.h"
+#include "sim/spec/run_options.h"
+#include "sim/spec/strategy.h"
+
+namespace placesim {
+
+/// `notes` receives the split and which devices form which tensor, pipeline and data-parallel
+/// group. Throws InputError (at options.json_path) when the tensor size does not divide an
+/// attention op's heads, a stage gets no op, or a given algorithm cannot run on a group.
+ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                                     const ParallelismOptions& options, const std::string& name,
+                                     std::vector<std::string>* notes);
+
+/// The tasks that close micro-batch 0's forward and backward slot on each stage's representative
+/// (replica 0, tensor rank 0), kNone where a stage has no such slot (no backward in inference),
+/// and where the updates begin.
+struct PipelineCells {
+  static constexpr TaskId kNone = static_cast<TaskId>(-1);
+  std::vector<TaskId> forward_done;   ///< by stage
+  std::vector<TaskId> backward_done;  ///< by stage
+  /// The first of the tasks after every slot (all-reduces, updates); kNone in inference.
+  TaskId first_update_task = kNone;
+};
+
+/// A cell plan, for the closed-form tier (sim/analytical/pipeline_closed_form.h): the plan of one
+/// micro-batch (costs still 1/M of the batch) of one step through every stage, one tensor rank of
+/// one replica per stage as under symmetry, with the data-parallel all-reduces and updates after
+/// it. Needs what symmetry needs (identical devices, no jitter, ring all-reduces) and throws
+/// InputError at /simulation/symmetry or options.json_path otherwise.
+ExecutionPlan build_parallel_3d_cell_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                                          const ParallelismOptions& options, PipelineCells* cells);
+
+}  // namespace placesim

@@ -1,0 +1,45 @@
+// RunOptions: how a scenario runs its steps — training or inference, batch, precision, seed,
+// optimizer, recomputation and how finely the step is simulated — as the scenario loader reads
+// them from the "run" and "simulation" blocks (docs/scenario-format.md). A spec type: planners,
+// engines and reports take it; only the loader builds it from JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/core/precision.h"
+#include "sim/spec/collective_algorithm.h"
+#include "sim/spec/tier.h"
+
+namespace placesim {
+
+enum class StepKind { kTraining, kInference };
+
+enum class Optimizer { kSgd, kMomentum, kAdam };
+std::string to_string(Optimizer optimizer);
+
+struct RunOptions {
+  StepKind kind = StepKind::kTraining;
+  int64_t steps = 1;
+  int64_t batch_size = 1;
+  Precision precision = Precision::kFp32;
+  uint64_t seed = 1;
+  Optimizer optimizer = Optimizer::kSgd;
+  std::vector<std::string> fetch;  ///< ops to evaluate; empty = the whole graph
+  double jitter_sigma = 0;  ///< per-step, per-device log-normal slowdown (sigma of the log), seeded
+  bool log_device_placement = false;
+  /// Activation recomputation: forward activations are freed after forward and each op's
+  /// forward runs again inside its backward (Chen et al. 2016, "Training Deep Nets with
+  /// Sublinear Memory Cost"), trading compute for memory.
+  bool recompute = false;
+  /// From the scenario's "simulation" block: how finely the engine runs all-reduces.
+  CollectiveFidelity collective_fidelity = CollectiveFidelity::kPerPhase;
+  /// From "simulation": {"symmetry": "representatives"}: 3D-parallel plans simulate one tensor
+  /// rank of one data replica per pipeline stage (sim/plan/plan_symmetry.h).
+  bool symmetry = false;
+  /// From "simulation": {"tier": ...}: what computes the step (docs/scenario-format.md#simulation).
+  Tier tier = Tier::kSimulated;
+};
+
+}  // namespace placesim

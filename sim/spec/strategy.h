@@ -1,0 +1,128 @@
+// Strategy: how a scenario runs its model on the cluster — the placement rules of one replica
+// and, optionally, data parallelism (replicas, sync or async, parameter servers or all-reduce).
+// A scenario holds one or more strategies; `placesim run` compares them side by side.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/cluster/cluster.h"
+#include "sim/spec/collective_algorithm.h"
+
+namespace placesim {
+
+/// A tf.device-like rule: ops whose name matches `ops` (a glob: * and ?) go to `device`.
+struct PlacementRule {
+  std::string ops;
+  std::string device;
+  std::string json_path;  ///< where the rule came from, for error messages
+};
+
+/// Automatic placement algorithms (docs/placement.md): Baechi's memory-constrained m-TOPO,
+/// m-ETF and m-SCT (Jeon et al., SoCC 2020) and an expert contiguous split balanced by compute.
+enum class PlacementAlgorithm { kExpert, kMTopo, kMEtf, kMSct };
+
+/// "placement": {"auto": {...}}: the placer chooses every op's device under a memory limit.
+struct AutoPlacementOptions {
+  PlacementAlgorithm algorithm = PlacementAlgorithm::kMEtf;
+  /// Share of each device's memory the placer may fill (Baechi's experiments cap it too).
+  double memory_fraction = 1.0;
+  std::vector<DeviceId> devices;  ///< devices the placer may use; empty = all
+  std::string json_path;          ///< of the "auto" object, for errors found while placing
+};
+
+struct PlacementOptions {
+  std::optional<AutoPlacementOptions> automatic;  ///< set: rules are not used
+  std::vector<PlacementRule> rules;  ///< first matching rule wins
+  bool allow_soft_placement = false;
+  /// Where the graph's ops array is, for errors about an op's own "device": the model file
+  /// ("" = the scenario file) and the JSON pointer of the array in it.
+  std::string graph_file;
+  std::string graph_ops_path = "/model/ops";
+};
+
+enum class SyncMode { kSync, kAsync };
+enum class Aggregation { kParameterServer, kAllReduce };
+/// How variables are spread over parameter servers: TensorFlow's replica_device_setter
+/// default (round robin in creation order) or its greedy load balancing by size.
+enum class Sharding { kRoundRobin, kGreedy };
+
+struct DataParallelOptions {
+  std::vector<DeviceId> replicas;  ///< one worker per device, each on its own slice of the batch
+  SyncMode mode = SyncMode::kSync;
+  Aggregation aggregation = Aggregation::kAllReduce;
+  std::vector<DeviceId> parameter_servers;  ///< for kParameterServer
+  Sharding sharding = Sharding::kRoundRobin;
+  std::optional<CollectiveAlgorithm> algorithm;  ///< nullopt = auto (chosen per bucket)
+  double bucket_bytes = 25.0 * 1024 * 1024;      ///< PyTorch DDP's default bucket_cap_mb = 25
+  bool overlap = true;  ///< start each bucket's all-reduce as soon as backward produced it
+  /// Parameter servers only: sum gradients inside each machine first (an all-reduce among its
+  /// replicas) and exchange one copy per machine with the servers, as TensorFlow's
+  /// distributed_replicated mode does.
+  bool local_aggregation = false;
+};
+
+enum class PipelineSchedule { kGpipe, kOneFOneB };
+
+/// One pipeline stage given by hand: the ops whose names match `ops` (globs), on `device`.
+struct PipelineStage {
+  std::vector<std::string> ops;
+  DeviceId device = 0;
+};
+
+/// Pipeline parallelism (docs/pipeline-parallel.md): the graph split into contiguous stages,
+/// one per device, each step's batch split into `micro_batches`.
+struct PipelineOptions {
+  std::vector<PipelineStage> stages;  ///< given by hand; empty: `devices.size()` stages balanced by compute
+  std::vector<DeviceId> devices;      ///< one per stage, in stage order
+  int64_t micro_batches = 1;
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  std::string json_path;  ///< for errors found while building the plan
+};
+
+/// Data x tensor x pipeline parallelism (docs/tensor-parallel.md): `data` replicas of a pipeline
+/// of `pipeline` stages, each stage split over a tensor-parallel group of `tensor` devices. The
+/// device of (replica d, stage s, rank r) is devices[(d * pipeline + s) * tensor + r]: tensor
+/// groups are consecutive devices (inside one machine), stages next, replicas outermost.
+struct ParallelismOptions {
+  int64_t tensor = 1;
+  int64_t pipeline = 1;
+  int64_t data = 1;
+  std::vector<DeviceId> devices;  ///< data * pipeline * tensor, in the order above
+  int64_t micro_batches = 1;
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  bool sequence_parallel = false;  ///< replicated ops on 1/t of the sequence (tensor_parallel.h)
+  /// Selective recomputation: these ops (globs) keep no activations made among them and re-run
+  /// their forward in backward; empty = off.
+  std::vector<std::string> selective_recompute;
+  std::vector<std::string> column_parallel;  ///< op-name globs (tensor_parallel.h)
+  std::vector<std::string> row_parallel;
+  std::optional<CollectiveAlgorithm> algorithm;  ///< of every all-reduce; nullopt = auto
+  double bucket_bytes = 25.0 * 1024 * 1024;      ///< data-parallel gradient buckets (PyTorch DDP's 25 MiB)
+  std::string json_path;  ///< for errors found while building the plan
+
+  DeviceId device(int64_t replica, int64_t stage, int64_t rank) const {
+    return devices[static_cast<size_t>((replica * pipeline + stage) * tensor + rank)];
+  }
+};
+
+/// A figure measured elsewhere that a strategy's prediction is checked against.
+struct PublishedFigure {
+  std::string metric;  ///< "step_time_seconds" | "samples_per_second"
+  double value = 0;
+  std::string source;
+  std::string json_path;
+};
+
+struct Strategy {
+  std::string name;
+  std::optional<Cluster> cluster;  ///< the strategy's own cluster, else the scenario's
+  PlacementOptions placement;
+  std::optional<DataParallelOptions> data_parallel;
+  std::optional<PipelineOptions> pipeline;
+  std::optional<ParallelismOptions> parallelism;
+  std::optional<PublishedFigure> published;
+};
+
+}  // namespace placesim
