@@ -4,8 +4,11 @@
 // is refused; messages cannot carry control bytes or grow without bound; values of any size format
 // without being cut. Special files are made by the test (mkfifo, symlink) in a temp directory.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <chrono>
 #include <filesystem>
@@ -17,6 +20,7 @@
 #include "sim/core/input_error.h"
 #include "sim/core/json_reader.h"
 #include "sim/report/units_format.h"
+#include "sim/sweep/result_store.h"
 #include "sim/sweep/sweep_format.h"
 
 namespace placesim {
@@ -126,6 +130,34 @@ TEST(AtomicFile, RemovesOnlyTheTemporariesOfWritersThatAreGone) {
   EXPECT_FALSE(fs::exists(dir.path() / "results.csv.tmp99999999.1"));
   EXPECT_FALSE(fs::exists(dir.path() / "results.csv.tmp99999998"));
   EXPECT_EQ(entries_in(dir.path()), 2u);
+}
+
+TEST(ResultStoreAppend, AFullDiskNamesTheReasonAndKeepsNoPartialLine) {
+  // A file-size limit stands in for a full disk: write() fails with EFBIG past it (SIGXFSZ ignored).
+  TempDirectory dir;
+  fs::path path = dir.path() / "results.jsonl";
+  ResultStore store(path, "fingerprint");
+  size_t header_bytes = fs::file_size(path);
+  auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit previous;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &previous), 0);
+  struct rlimit limit = previous;
+  limit.rlim_cur = header_bytes + 300;  // room for one row and part of the next
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  std::string error;
+  SweepRow row;
+  for (size_t i = 0; i < 10 && error.empty(); ++i) {
+    row.index = i;
+    row.reason = std::string(150, 'r');
+    error = error_of([&] { store.append(row); });
+  }
+  ::setrlimit(RLIMIT_FSIZE, &previous);
+  std::signal(SIGXFSZ, previous_handler);
+  EXPECT_NE(error.find("results.jsonl: cannot append a result: File too large"), std::string::npos) << error;
+  std::string text = read_text(path);
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.back(), '\n') << "a partial line was kept";
+  EXPECT_LE(text.size(), header_bytes + 300);
 }
 
 TEST(InputFile, RefusesAFifoWithoutBlockingAndADevice) {
