@@ -138,59 +138,88 @@ class ErrorLocator : public nlohmann::json_sax<Json> {
 };
 
 // Refuses an object that has a key twice, which nlohmann would resolve silently (the last value
-// wins), so a file could say two things and mean one. Runs as nlohmann's parser callback.
-class DuplicateKeyCheck {
+// wins), so a file could say two things and mean one. A SAX pass over text that parsed: a parser
+// callback would do it in the one parse, but nlohmann's callback parser is about 4x slower than its
+// plain one, while this pass adds about 60% (0.19 s on a 13.9 MB plan file).
+class DuplicateKeyCheck : public nlohmann::json_sax<Json> {
  public:
   explicit DuplicateKeyCheck(const std::string& label) : label_(label) {}
 
-  bool operator()(int, nlohmann::json::parse_event_t event, Json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    switch (event) {
-      case Event::object_start: levels_.push_back({false, 0, "", {}}); break;
-      case Event::array_start: levels_.push_back({true, 0, "", {}}); break;
-      case Event::key: add_key(parsed.get_ref<const std::string&>()); break;
-      case Event::object_end:
-      case Event::array_end:
-        levels_.pop_back();
-        value_done();
-        break;
-      case Event::value: value_done(); break;
-    }
+  bool null() override { return value_done(); }
+  bool boolean(bool) override { return value_done(); }
+  bool number_integer(number_integer_t) override { return value_done(); }
+  bool number_unsigned(number_unsigned_t) override { return value_done(); }
+  bool number_float(number_float_t, const string_t&) override { return value_done(); }
+  bool string(string_t&) override { return value_done(); }
+  bool binary(binary_t&) override { return value_done(); }
+  bool start_object(std::size_t) override {
+    levels_.push_back({false, 0, {}, {}});
     return true;
   }
+  bool key(string_t& name) override {
+    add_key(name);
+    return true;
+  }
+  bool end_object() override {
+    levels_.pop_back();
+    return value_done();
+  }
+  bool start_array(std::size_t) override {
+    levels_.push_back({true, 0, {}, {}});
+    return true;
+  }
+  bool end_array() override {
+    levels_.pop_back();
+    return value_done();
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::json::exception&) override { return false; }
 
  private:
+  // Objects with few keys (nearly all) are scanned; past kScanned keys, a hash map takes over.
+  static constexpr size_t kScanned = 32;
   struct Level {
     bool array;
-    size_t index;  ///< array: elements done; object: members seen
-    std::string key;
-    std::unordered_map<std::string, size_t> members;  ///< key -> 1-based member number
+    size_t index;                   ///< array: elements done
+    std::vector<std::string> keys;  ///< object: its keys so far, in order
+    std::unordered_map<std::string, size_t> positions;  ///< filled past kScanned keys
   };
 
   void add_key(const std::string& key) {
     Level& level = levels_.back();
-    ++level.index;
-    auto [it, inserted] = level.members.emplace(key, level.index);
-    if (!inserted) {
+    size_t first = level.keys.size();
+    if (level.positions.empty()) {
+      for (size_t k = 0; k < level.keys.size() && first == level.keys.size(); ++k) {
+        if (level.keys[k] == key) first = k;
+      }
+    } else if (auto it = level.positions.find(key); it != level.positions.end()) {
+      first = it->second;
+    }
+    if (first != level.keys.size()) {
       std::string object = pointer(levels_.size() - 1);
       std::string path = object + "/" + escape_pointer_token(shown_word(key));
       throw InputError(label_, path,
-                       "duplicate key \"" + shown_word(key) + "\": " + path + " is member " +
-                           std::to_string(it->second) + " and member " + std::to_string(level.index) + " of " +
+                       "duplicate key \"" + shown_word(key) + "\": " + path + " is member " + std::to_string(first + 1) +
+                           " and member " + std::to_string(level.keys.size() + 1) + " of " +
                            (object.empty() ? "the top-level object" : "the object at " + object) +
                            " (keys must be unique; which value counts would be a guess)");
     }
-    level.key = key;
+    level.keys.push_back(key);
+    if (level.keys.size() == kScanned) {
+      for (size_t k = 0; k < level.keys.size(); ++k) level.positions.emplace(level.keys[k], k);
+    } else if (level.keys.size() > kScanned) {
+      level.positions.emplace(key, level.keys.size() - 1);
+    }
   }
-  void value_done() {
+  bool value_done() {
     if (!levels_.empty() && levels_.back().array) ++levels_.back().index;
+    return true;
   }
-  // JSON pointer of the value at depth `depth` (0: the document).
+  // JSON pointer of the value at depth `depth` (0: the document): an object's last key so far.
   std::string pointer(size_t depth) const {
     std::string path;
     for (size_t i = 0; i < depth; ++i) {
       const Level& level = levels_[i];
-      path += "/" + (level.array ? std::to_string(level.index) : escape_pointer_token(shown_word(level.key)));
+      path += "/" + (level.array ? std::to_string(level.index) : escape_pointer_token(shown_word(level.keys.back())));
     }
     return path;
   }
@@ -220,13 +249,15 @@ Json parse_json_text(const std::string& text, const std::string& label) {
     throw InputError(label, "", "the file is empty; expected a JSON object");
   }
   try {
-    Json document = Json::parse(text, DuplicateKeyCheck(label));
+    Json document = Json::parse(text);
     if (size_t byte = too_deep_at(text)) {
       auto [line, column] = line_and_column(text, byte);
       throw InputError(label, "", "malformed JSON at line " + std::to_string(line) + ", column " +
                                       std::to_string(column) + ": nested more than " +
                                       std::to_string(kMaxNestingDepth) + " levels deep");
     }
+    DuplicateKeyCheck duplicates(label);
+    Json::sax_parse(text, &duplicates);
     return document;
   } catch (const nlohmann::json::parse_error& error) {
     auto [line, column] = line_and_column(text, error.byte);

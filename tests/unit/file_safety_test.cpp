@@ -211,6 +211,11 @@ TEST(JsonText, RefusesADuplicateKeyNamingItsPathAndBothMembers) {
   EXPECT_NE(error.find("t.json: /k: duplicate key \"k\": /k is member 1 and member 2 of the top-level object"),
             std::string::npos)
       << error;
+  // Past 32 keys a hash map finds the first one: k5 is member 6, its repeat member 41.
+  std::string wide = "{";
+  for (int k = 0; k < 40; ++k) wide += "\"k" + std::to_string(k) + "\": " + std::to_string(k) + ", ";
+  error = error_of([&] { parse_json_text(wide + "\"k5\": 0}", "w.json"); });
+  EXPECT_NE(error.find("w.json: /k5: duplicate key \"k5\": /k5 is member 6 and member 41"), std::string::npos) << error;
   // The same key in different objects is fine.
   EXPECT_EQ(parse_json_text(R"({"a": {"k": 1}, "b": {"k": 2}, "c": [{"k": 3}, {"k": 4}]})", "ok.json")["c"][1]["k"], 4);
 }
