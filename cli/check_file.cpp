@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "cli/command.h"
 #include "cli/pipeline.h"
 #include "sim/cluster/cluster_builder.h"
 #include "sim/graph/model_json.h"
@@ -56,6 +57,13 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
   reader.expect_object();
   if (kind == "scenario") {
     Scenario scenario = read_scenario(reader, catalog, path.parent_path());
+    // Where `run` would write (refused here as there when outside the scenario's directory).
+    std::string outputs;
+    for (auto [key, value] : {std::pair<std::string, std::string>{"report", scenario.report_path},
+                              std::pair<std::string, std::string>{"trace", scenario.trace_path}}) {
+      std::string where = scenario_output_path(value, path, "/outputs/" + key, false);
+      if (!where.empty()) outputs += "; run writes its " + key + " to " + where;
+    }
     if (scenario.run.tier == Tier::kClosedForm) {  // no plan of the step: one micro-batch's
       ClosedFormStepEstimate estimate = estimate_closed_form(scenario, scenario.strategies.front());
       size_t fullest = 0;  // the stage nearest its capacity
@@ -71,12 +79,12 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
              plural(scenario.cluster.devices().size(), "device") + ", closed-form tier: " +
              plural(estimate.cell_plan_tasks, "task") + " for one micro-batch; fullest stage " +
              std::to_string(fullest) + ": " + format_bytes(peak) + " of " + format_bytes(capacity) +
-             (peak > capacity ? " (does not fit: placesim run says where)" : "");
+             (peak > capacity ? " (does not fit: placesim run says where)" : "") + outputs;
     }
     PlannedScenario planned = plan_scenario(scenario);
     return "scenario \"" + scenario.name + "\": " + plural(scenario.graph.size(), "op") + " on " +
            plural(scenario.cluster.devices().size(), "device") + ", " + plural(planned.plan.tasks.size(), "task") +
-           " per run";
+           " per run" + outputs;
   }
   if (kind == "model") {
     OpGraph graph = read_model_json(reader);

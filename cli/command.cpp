@@ -1,5 +1,6 @@
 #include "cli/command.h"
 
+#include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
 
 namespace placesim {
@@ -13,10 +14,10 @@ void add_output_options(CLI::App* command, OutputOptions* outputs) {
 std::string output_path(const std::string& flag_value, const std::string& flag, const std::string& scenario_value,
                         const std::string& scenario_file, const std::string& json_path) {
   const std::string& output = flag_value.empty() ? scenario_value : flag_value;
-  std::filesystem::path directory = std::filesystem::path(output).parent_path();
-  std::error_code error;
-  if (output.empty() || directory.empty() || std::filesystem::is_directory(directory, error)) return output;
-  std::string message = "cannot write \"" + output + "\": no such directory \"" + directory.string() + "\"";
+  if (output.empty()) return output;
+  std::string problem = output_path_problem(output);
+  if (problem.empty()) return output;
+  std::string message = "cannot write \"" + output + "\": " + problem;
   if (flag_value.empty()) throw InputError(scenario_file, json_path, message);
   throw InputError(flag, "", message);
 }

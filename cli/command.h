@@ -27,6 +27,7 @@ struct GlobalOptions {
 struct OutputOptions {
   std::string trace;
   std::string report;
+  bool allow_outside_outputs = false;  ///< run: the scenario's `outputs` may leave its directory
 };
 void add_output_options(CLI::App* command, OutputOptions* outputs);
 

@@ -6,6 +6,7 @@
 
 #include "cli/command.h"
 #include "sim/core/input_error.h"
+#include "sim/core/json_reader.h"
 
 namespace placesim {
 namespace {
@@ -20,6 +21,10 @@ int main_with_errors_handled(int argc, char** argv) {
   GlobalOptions global;
   app.add_option("--profiles", global.profiles,
                  "Hardware profile directory (default: $PLACESIM_PROFILES or the bundled hardware_profiles/)");
+  app.add_option_function<uint64_t>(
+         "--max-input-bytes", [](uint64_t bytes) { set_input_size_limit(bytes); },
+         "Largest input file read, in bytes (default: $PLACESIM_MAX_INPUT_BYTES or 268435456, 256 MiB)")
+      ->check(CLI::PositiveNumber);
   std::vector<Command> commands = {
       add_run_command(app, global),
       add_check_command(app, global),

@@ -67,6 +67,13 @@ OpGraph load_model_source(const std::string& model, const ModelSourceOptions& op
   const double dtype_bytes = precision_bytes(options.precision);
   std::error_code error;
   const bool is_file = std::filesystem::is_regular_file(model, error);
+  // Something is there but is not a regular file (a FIFO, a device, a link loop): say what it is.
+  const bool exists = std::filesystem::exists(std::filesystem::symlink_status(model, error));
+  if (exists && !is_file && !std::filesystem::is_directory(model, error)) read_input_file(model);
+  if (!has_extension(model, ".onnx") && !options.inputs.empty()) {
+    throw InputError("--input", "", "gives ONNX input shapes, but \"" + model +
+                                        "\" is not an ONNX model (a zoo model takes --batch and --parameters)");
+  }
   if (has_extension(model, ".onnx")) {
     if (!is_file) throw InputError(model, "", "no such file");
     OnnxImportOptions import;

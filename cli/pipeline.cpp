@@ -219,7 +219,7 @@ void write_outputs(const std::string& scenario_name, const ExecutionPlan& plan, 
   } catch (const InputError&) {
     // All or nothing: a trace without its report is a partial output.
     std::error_code ignored;
-    if (!trace_path.empty()) std::filesystem::remove(trace_path, ignored);
+    if (!trace_path.empty() && !is_standard_output(trace_path)) std::filesystem::remove(trace_path, ignored);
     throw;
   }
 }

@@ -16,8 +16,10 @@ double relative(double predicted, double measured) {
 }
 
 std::string fixed(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, pattern, value);
+  int size = std::snprintf(nullptr, 0, pattern, value);
+  std::string text(static_cast<size_t>(size > 0 ? size : 0) + 1, '\0');
+  std::snprintf(text.data(), text.size(), pattern, value);
+  text.resize(static_cast<size_t>(size > 0 ? size : 0));
   return text;
 }
 
@@ -42,7 +44,13 @@ std::vector<ReportTask> read_tasks(const JsonReader& report) {
     entry.name = task.string_at("name");
     entry.device = task.string_or("device", "");
     entry.kind = task.string_at("kind") == "compute" ? task.string_or("op_kind", "other") : task.string_at("kind");
-    entry.seconds = task.at("end_seconds").as_number() - task.at("start_seconds").as_number();
+    double start = task.at("start_seconds").as_non_negative_number();
+    double end = task.at("end_seconds").as_non_negative_number();
+    if (end < start) {
+      task.at("end_seconds").fail("the task ends (" + brief(task.at("end_seconds").value()) + " s) before it starts (" +
+                                  brief(task.at("start_seconds").value()) + " s): a duration cannot be negative");
+    }
+    entry.seconds = end - start;
     tasks.push_back(entry);
   }
   return tasks;
@@ -75,8 +83,10 @@ Comparison compare_reports(const Json& predicted_json, const std::string& predic
   comparison.plan = predicted.string_or("plan", "");
   comparison.predicted_source = predicted.string_or("timeline_source", "");
   comparison.measured_source = measured.string_or("timeline_source", "");
-  comparison.predicted_step_seconds = predicted.at("step_time_seconds").as_non_negative_number();
-  comparison.measured_step_seconds = measured.at("step_time_seconds").as_non_negative_number();
+  // A zero step would make every relative error infinite: a report of a step that took no time is
+  // not a measurement.
+  comparison.predicted_step_seconds = predicted.at("step_time_seconds").as_positive_number();
+  comparison.measured_step_seconds = measured.at("step_time_seconds").as_positive_number();
   std::vector<ReportTask> p = read_tasks(predicted), m = read_tasks(measured);
   if (p.size() != m.size()) {
     measured.at("tasks").fail("has " + std::to_string(m.size()) + " tasks but " + predicted_file + " has " +

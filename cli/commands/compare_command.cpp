@@ -33,6 +33,7 @@ Command add_compare_command(CLI::App& app, const GlobalOptions&) {
               throw InputError("--output", "", "expected a .json file name, got \"" + options->output + "\"");
             }
             output_path(options->output, "--output", "", "", "");
+            if (!options->output.empty()) output_path(csv_path.string(), "--output", "", "", "");
             real::Comparison comparison =
                 real::compare_reports(parse_json_file(options->predicted), options->predicted,
                                       parse_json_file(options->measured), options->measured);

@@ -22,7 +22,7 @@ Command add_plan_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("scenario", options->scenario, "Scenario JSON file")->required();
   command->add_option("-o,--output", options->output, "Plan file to write (default: standard output)");
   return {command, [options, &global] {
-            output_path(options->output == "-" ? "" : options->output, "--output", "", "", "");
+            output_path(options->output, "--output", "", "", "");
             Scenario scenario = load_scenario(options->scenario, global.catalog());
             PlannedScenario planned = plan_scenario(scenario);
             if (planned.plan.symmetry.active()) {
@@ -31,7 +31,7 @@ Command add_plan_command(CLI::App& app, const GlobalOptions& global) {
                                "written as a plan file; set \"symmetry\": \"off\" to write the full plan");
             }
             std::string text = write_plan_json(planned.plan, scenario.cluster_for(scenario.strategies.front())).dump(1) + "\n";
-            if (options->output.empty() || options->output == "-") {
+            if (options->output.empty() || is_standard_output(options->output)) {
               std::cout << text;
             } else {
               write_file_atomically(options->output, text);

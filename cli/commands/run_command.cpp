@@ -131,9 +131,15 @@ int run(const RunCommandOptions& options, const GlobalOptions& global) {
     }
     strategies = {*it};
   }
-  std::string trace = output_path(options.outputs.trace, "--trace", scenario.trace_path, options.scenario, "/outputs/trace");
-  std::string report =
-      output_path(options.outputs.report, "--report", scenario.report_path, options.scenario, "/outputs/report");
+  bool outside = options.outputs.allow_outside_outputs;
+  std::string trace = output_path(
+      options.outputs.trace, "--trace",
+      options.outputs.trace.empty() ? scenario_output_path(scenario.trace_path, options.scenario, "/outputs/trace", outside) : "",
+      options.scenario, "/outputs/trace");
+  std::string report = output_path(
+      options.outputs.report, "--report",
+      options.outputs.report.empty() ? scenario_output_path(scenario.report_path, options.scenario, "/outputs/report", outside) : "",
+      options.scenario, "/outputs/report");
   if (strategies.size() > 1 && !trace.empty()) {
     throw InputError("--trace", "", "the scenario has " + std::to_string(strategies.size()) +
                                         " strategies: choose one with --strategy NAME to write its trace");
@@ -214,6 +220,8 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
   command->add_flag("--allow-oom", options->allow_oom,
                     "Report a placement that does not fit in memory (OUT OF MEMORY) instead of failing with exit 2");
   add_output_options(command, &options->outputs);
+  command->add_flag("--allow-outside-outputs", options->outputs.allow_outside_outputs,
+                    "Let the scenario's \"outputs\" write outside the scenario's directory (absolute paths, ..)");
   return {command, [options, &global] { return run(*options, global); }};
 }
 

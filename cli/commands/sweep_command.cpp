@@ -103,7 +103,13 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
   std::error_code error;
   std::filesystem::create_directories(out, error);
   if (error || !std::filesystem::is_directory(out)) {
-    throw InputError("-o", "", "cannot create the output directory \"" + out.string() + "\"");
+    throw InputError("-o", "", "cannot create the output directory \"" + out.string() + "\"" +
+                                   (error ? ": " + error.message() : std::string()));
+  }
+  // Before any evaluation: a read-only directory or a planted link is refused now, not at the end.
+  for (const char* name : {"results.jsonl", "results.csv", "summary.md", "report.html"}) {
+    std::string problem = output_path_problem(out / name);
+    if (!problem.empty()) throw InputError("-o", "", "cannot write \"" + (out / name).string() + "\": " + problem);
   }
   ResultStore store(out / "results.jsonl", fingerprint(spec.fingerprint_source.dump()));
   int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -152,6 +158,8 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
   write_file_atomically(out / "results.csv", sweep_csv(report));
   write_file_atomically(out / "summary.md", sweep_summary_markdown(report));
   write_file_atomically(out / "report.html", sweep_html(report));
+  // A sweep killed between writing a temporary file and renaming it left NAME.tmpPID.N behind.
+  for (const char* name : {"results.jsonl", "results.csv", "summary.md", "report.html"}) remove_stale_temporaries(out / name);
   if (!options.quiet) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << "Recommendation: " << report.recommendation.reason << ".\n"

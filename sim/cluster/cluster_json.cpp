@@ -95,6 +95,7 @@ Cluster read_cluster_json(const JsonReader& reader) {
     device.name = *parsed;
     device.node = static_cast<int>(entry.integer_or("node", 0, 0, 1000000));
     device.speed_factor = entry.positive_or("speed_factor", 1.0);
+    if (device.speed_factor > 1e6) entry.at("speed_factor").at_most(device.speed_factor, 1e6);
     if (auto shared = entry.find("shares_compute_with")) {
       auto other = DeviceName::parse(shared->as_string(), nullptr);
       auto matches = other ? cluster.match(*other) : std::vector<DeviceId>{};
@@ -131,8 +132,11 @@ Cluster read_cluster_json(const JsonReader& reader) {
       if (ends[0] == ends[1]) endpoints.fail("a link cannot join a vertex to itself");
       LinkSpec spec;
       spec.type = entry.string_or("type", "link");
-      spec.bandwidth_bytes_per_second = entry.positive_at("bandwidth_bytes_per_second");
-      spec.latency_seconds = entry.at("latency_seconds").as_non_negative_number();
+      // As strict as links.json (read_link_spec).
+      spec.bandwidth_bytes_per_second = entry.at("bandwidth_bytes_per_second")
+                                            .at_most(entry.positive_at("bandwidth_bytes_per_second"),
+                                                     kMaxPlausibleBytesPerSecond);
+      spec.latency_seconds = entry.at("latency_seconds").at_most(entry.at("latency_seconds").as_non_negative_number(), 10.0);
       cluster.add_link(ends[0], ends[1], spec);
     }
   }

@@ -50,6 +50,21 @@ void require_sources(const JsonReader& profile, const std::vector<std::string>& 
   }
 }
 
+// Fails at `where` when the profile directory itself is missing (the "known" list would be empty
+// and say nothing useful), or when no file `path` exists. A file that is there but cannot be
+// read (a symbolic-link loop, a FIFO) is left to parse_json_file, which says what is wrong with it.
+void require_profile_file(const JsonReader& where, const std::filesystem::path& root, const std::filesystem::path& path,
+                          const std::string& what, const std::string& id, const std::vector<std::string>& known) {
+  std::error_code error;
+  if (!std::filesystem::is_directory(root, error)) {
+    where.fail("cannot look up " + what + " \"" + shown_word(id) + "\": the hardware profile directory \"" +
+               root.string() + "\" does not exist (set by --profiles or $PLACESIM_PROFILES)");
+  }
+  if (id.find('/') != std::string::npos || id.empty() || !std::filesystem::exists(std::filesystem::symlink_status(path, error))) {
+    unknown(where, what, shown_word(id), known);
+  }
+}
+
 }  // namespace
 
 DeviceSpec read_device_profile(const JsonReader& profile) {
@@ -64,10 +79,15 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
   spec.kind = *parse_device_kind(kind);
   JsonReader peaks = profile.at("peak_flops_per_second");
   peaks.reject_unknown_keys(precision_names());
-  for (const auto& key : peaks.keys()) spec.peak_flops_per_second[*parse_precision(key)] = peaks.positive_at(key);
+  for (const auto& key : peaks.keys()) {
+    spec.peak_flops_per_second[*parse_precision(key)] =
+        peaks.at(key).at_most(peaks.positive_at(key), kMaxPlausibleFlopsPerSecond);
+  }
   if (!spec.peak_flops_per_second.count(Precision::kFp32)) peaks.fail("missing required key \"fp32\"");
-  spec.memory_bytes = profile.positive_at("memory_bytes");
-  spec.memory_bandwidth_bytes_per_second = profile.positive_at("memory_bandwidth_bytes_per_second");
+  spec.memory_bytes = profile.at("memory_bytes").at_most(profile.positive_at("memory_bytes"), kMaxPlausibleBytes);
+  spec.memory_bandwidth_bytes_per_second = profile.at("memory_bandwidth_bytes_per_second")
+                                               .at_most(profile.positive_at("memory_bandwidth_bytes_per_second"),
+                                                        kMaxPlausibleBytesPerSecond);
   spec.kernel_launch_overhead_seconds = profile.at("kernel_launch_overhead_seconds").as_non_negative_number();
   if (spec.kernel_launch_overhead_seconds > 1.0) {
     profile.at("kernel_launch_overhead_seconds").fail("a launch overhead above 1 s is not plausible, got " +
@@ -91,7 +111,7 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
     for (const JsonReader& point : curve.elements()) {
       point.expect_array();
       if (point.size() != 2) point.fail("expected [flops, efficiency], got " + brief(point.value()));
-      double flops = point.at_index(0).as_positive_number();
+      double flops = point.at_index(0).at_most(point.at_index(0).as_positive_number(), kMaxPlausibleFlops);
       if (!spec.gemm_efficiency_by_flops.empty() && flops <= spec.gemm_efficiency_by_flops.back().first) {
         point.at_index(0).fail("FLOPs must increase along the curve, got " + brief(point.at_index(0).value()) +
                                " after " + brief(Json(spec.gemm_efficiency_by_flops.back().first)));
@@ -116,7 +136,9 @@ LinkSpec read_link_spec(const std::string& type, const JsonReader& entry) {
   entry.reject_unknown_keys({"bandwidth_bytes_per_second", "latency_seconds", "description", "sources"});
   LinkSpec spec;
   spec.type = type;
-  spec.bandwidth_bytes_per_second = entry.positive_at("bandwidth_bytes_per_second");
+  spec.bandwidth_bytes_per_second = entry.at("bandwidth_bytes_per_second")
+                                        .at_most(entry.positive_at("bandwidth_bytes_per_second"),
+                                                 kMaxPlausibleBytesPerSecond);
   spec.latency_seconds = entry.at("latency_seconds").as_non_negative_number();
   if (spec.latency_seconds > 10.0) {
     entry.at("latency_seconds").fail("a link latency above 10 s is not plausible, got " +
@@ -144,8 +166,8 @@ const DeviceSpec& HardwareCatalog::device(const std::string& id, const JsonReade
   if (it != devices_.end()) return it->second;
   auto path = root_ / "devices" / (id + ".json");
   std::error_code error;
-  if (id.find('/') != std::string::npos || !std::filesystem::is_regular_file(path, error)) {
-    unknown(where, "device profile", id, device_ids());
+  if (id.find('/') != std::string::npos || id.empty() || !std::filesystem::is_regular_file(path, error)) {
+    require_profile_file(where, root_, path, "device profile", id, device_ids());
   }
   Json document = parse_json_file(path);
   DeviceSpec spec = read_device_profile(JsonReader(document, path.string()));
@@ -174,8 +196,8 @@ const LinkSpec& HardwareCatalog::link(const std::string& type, const JsonReader&
 std::filesystem::path HardwareCatalog::cluster_template(const std::string& id, const JsonReader& where) const {
   auto path = root_ / "clusters" / (id + ".json");
   std::error_code error;
-  if (id.find('/') != std::string::npos || !std::filesystem::is_regular_file(path, error)) {
-    unknown(where, "cluster template", id, cluster_template_ids());
+  if (id.find('/') != std::string::npos || id.empty() || !std::filesystem::is_regular_file(path, error)) {
+    require_profile_file(where, root_, path, "cluster template", id, cluster_template_ids());
   }
   return path;
 }

@@ -19,10 +19,29 @@ namespace placesim {
 
 using Json = nlohmann::json;
 
+/// Default for input_size_limit(): 256 MiB, far above any bundled or generated input (the largest
+/// plan file of the bundled scenarios is a few megabytes) and far below what would exhaust memory
+/// once parsed (a JSON document takes about ten times its size in memory).
+constexpr uint64_t kDefaultInputSizeLimitBytes = uint64_t{256} << 20;
+/// Largest file any reader accepts, in bytes: set_input_size_limit's value, else the environment
+/// variable PLACESIM_MAX_INPUT_BYTES, else kDefaultInputSizeLimitBytes.
+uint64_t input_size_limit();
+/// Overrides the limit for this process (the global --max-input-bytes flag).
+void set_input_size_limit(uint64_t bytes);
+
+/// Reads a whole input file. Refuses, with an InputError naming the path, what is not a regular
+/// file (a FIFO or device is refused before reading it, so nothing blocks or grows without end),
+/// a symbolic-link loop, an unreadable file and a file above input_size_limit().
+std::string read_input_file(const std::filesystem::path& path);
+
 /// Parses a JSON file; malformed JSON reports line and column, a missing file names the path.
 Json parse_json_file(const std::filesystem::path& path);
-/// Parses JSON text; `label` names the source in error messages.
+/// Parses JSON text; `label` names the source in error messages. An object with a key twice is
+/// refused (nlohmann would keep the last value silently), naming the key's JSON path.
 Json parse_json_text(const std::string& text, const std::string& label);
+
+/// A user-given word for an error message: cut to 80 bytes with its length when longer.
+std::string shown_word(const std::string& word);
 
 /// Renders a JSON value briefly for error messages (long values are cut).
 std::string brief(const Json& value);
@@ -50,6 +69,8 @@ class JsonReader {
   double as_positive_number() const;
   double as_non_negative_number() const;
   int64_t as_integer(int64_t min_value = INT64_MIN, int64_t max_value = INT64_MAX) const;
+  /// `number` (this value, already read) when at most `limit`; else fails: "implausibly large".
+  double at_most(double number, double limit) const;
   bool as_bool() const;
   /// Array elements as readers.
   std::vector<JsonReader> elements() const;
@@ -87,6 +108,14 @@ class JsonReader {
   std::string file_;
   std::string path_;
 };
+
+/// Plausibility limits shared by every reader of physical quantities (models, plans, device and
+/// link profiles, clusters): far above any real hardware or model, far below where sums of them
+/// would overflow or lose all precision.
+constexpr double kMaxPlausibleBytes = 1e16;              ///< 10 PB: one tensor, one device's memory
+constexpr double kMaxPlausibleFlops = 1e21;              ///< one op's FLOPs in one step
+constexpr double kMaxPlausibleFlopsPerSecond = 1e21;     ///< one device (today's largest: ~1e16)
+constexpr double kMaxPlausibleBytesPerSecond = 1e16;     ///< one link or memory (today's: ~1e13)
 
 /// JSON pointer escaping of one path token (~ and /).
 std::string escape_pointer_token(const std::string& token);

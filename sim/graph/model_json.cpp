@@ -9,9 +9,8 @@
 namespace placesim {
 namespace {
 
-// Beyond this a number is an input mistake, not a model (the largest models have ~1e25 training FLOPs).
-constexpr double kMaxPlausibleFlops = 1e21;
-constexpr double kMaxPlausibleBytes = 1e16;
+// Beyond kMaxPlausibleFlops / kMaxPlausibleBytes (json_reader.h) a number is an input mistake, not
+// a model (the largest models have ~1e25 training FLOPs).
 
 double bounded(const JsonReader& op, const std::string& key, double limit) {
   double value = op.non_negative_or(key, 0);

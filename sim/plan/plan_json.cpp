@@ -169,7 +169,7 @@ PlanFile read_plan_json(const JsonReader& document) {
   const Cluster& cluster = file.cluster;
   plan.name = document.string_or("name", "plan");
   plan.steps = document.integer_or("steps", 1, 1, 1000000);
-  plan.samples_per_step = document.integer_or("samples_per_step", 1, 1);
+  plan.samples_per_step = document.integer_or("samples_per_step", 1, 1, 1'000'000'000);
   plan.precision = *parse_precision(document.choice_or("precision", precision_names(), "fp32"));
   plan.collective_fidelity =
       *parse_collective_fidelity(document.choice_or("collective_fidelity", {"per-phase", "per-round"}, "per-phase"));
@@ -178,9 +178,14 @@ PlanFile read_plan_json(const JsonReader& document) {
     for (const auto& entry : memory->elements()) {
       entry.reject_unknown_keys({"device", "parameter_bytes", "gradient_bytes", "optimizer_state_bytes"});
       StaticMemory& m = plan.static_memory[device_at(cluster, entry.at("device"))];
-      m.parameter_bytes = entry.non_negative_or("parameter_bytes", 0);
-      m.gradient_bytes = entry.non_negative_or("gradient_bytes", 0);
-      m.optimizer_state_bytes = entry.non_negative_or("optimizer_state_bytes", 0);
+      // As strict as the model reader: one device's memory is at most kMaxPlausibleBytes.
+      auto bytes = [&](const char* key) {
+        auto value = entry.find(key);
+        return value ? value->at_most(value->as_non_negative_number(), kMaxPlausibleBytes) : 0.0;
+      };
+      m.parameter_bytes = bytes("parameter_bytes");
+      m.gradient_bytes = bytes("gradient_bytes");
+      m.optimizer_state_bytes = bytes("optimizer_state_bytes");
     }
   }
   JsonReader tasks = document.at("tasks");
@@ -205,8 +210,8 @@ PlanFile read_plan_json(const JsonReader& document) {
                  : task.kind == TaskKind::kTransfer   ? Phase::kTransfer
                  : task.kind == TaskKind::kCollective ? Phase::kCollective
                                                       : Phase::kForward;
-    task.replica = entry.integer_or("replica", -1, -1);
-    task.step = entry.integer_or("step", 0, 0);
+    task.replica = entry.integer_or("replica", -1, -1, 1'000'000);  // the scenario loader's replica limit
+    task.step = entry.integer_or("step", 0, 0, 1'000'000);  // the steps limit
     task.op = entry.string_or("op", "");
     task.device = device_at(cluster, entry.at("device"));
     if (task.kind == TaskKind::kCompute) {
@@ -216,7 +221,8 @@ PlanFile read_plan_json(const JsonReader& document) {
       task.op_kind = *parsed;
       task.flops = entry.non_negative_or("flops", 0);
       task.memory_bytes = entry.non_negative_or("memory_bytes", 0);
-      if (task.flops > 1e21) entry.at("flops").fail("implausibly large FLOP count " + brief(entry.at("flops").value()));
+      if (task.memory_bytes > kMaxPlausibleBytes) entry.at("memory_bytes").at_most(task.memory_bytes, kMaxPlausibleBytes);
+      if (task.flops > kMaxPlausibleFlops) entry.at("flops").fail("implausibly large FLOP count " + brief(entry.at("flops").value()));
       task.compute_scale = entry.positive_or("compute_scale", 1.0);
       if (task.compute_scale > 1e6) entry.at("compute_scale").fail("implausible compute_scale " + brief(entry.at("compute_scale").value()));
       if (auto kernel = entry.find("kernel")) read_task_kernel(*kernel, &task);
@@ -242,17 +248,18 @@ PlanFile read_plan_json(const JsonReader& document) {
         }
       }
       task.bytes = entry.at("bytes").as_non_negative_number();
-      if (task.bytes > 1e16) entry.at("bytes").fail("implausibly large collective " + brief(entry.at("bytes").value()));
+      if (task.bytes > kMaxPlausibleBytes) entry.at("bytes").fail("implausibly large collective " + brief(entry.at("bytes").value()));
     } else {
       task.source = device_at(cluster, entry.at("source"));
       task.bytes = entry.at("bytes").as_non_negative_number();
-      if (task.bytes > 1e16) entry.at("bytes").fail("implausibly large transfer " + brief(entry.at("bytes").value()));
+      if (task.bytes > kMaxPlausibleBytes) entry.at("bytes").fail("implausibly large transfer " + brief(entry.at("bytes").value()));
       if (!cluster.reachable(task.source, task.device)) {
         entry.at("source").fail("no route from " + cluster.device(task.source).name.canonical() + " to " +
                                 cluster.device(task.device).name.canonical() + " in the plan's cluster");
       }
     }
     task.output_bytes = entry.non_negative_or("output_bytes", 0);
+    if (task.output_bytes > kMaxPlausibleBytes) entry.at("output_bytes").at_most(task.output_bytes, kMaxPlausibleBytes);
     for (const char* key : {"deps", "keep_until"}) {
       auto list = entry.find(key);
       if (!list) continue;

@@ -8,6 +8,7 @@
 #include "sim/cluster/cluster_builder.h"
 #include "sim/graph/model_json.h"
 #include "sim/graph/onnx/onnx_model.h"
+#include "sim/core/atomic_file.h"
 #include "sim/plan/plan_size.h"
 #include "sim/scenario/convergence_reader.h"
 #include "sim/scenario/strategy_reader.h"
@@ -207,6 +208,36 @@ Scenario load_scenario(const std::filesystem::path& path, const HardwareCatalog&
   JsonReader reader(document, path.string());
   reader.expect_object();
   return read_scenario(reader, catalog, path.parent_path());
+}
+
+std::string scenario_output_path(const std::string& value, const std::filesystem::path& scenario_file,
+                                 const std::string& json_path, bool allow_outside) {
+  namespace fs = std::filesystem;
+  if (value.empty() || is_standard_output(value)) return value;
+  fs::path given(value);
+  fs::path directory = scenario_file.parent_path();
+  fs::path resolved = given.is_absolute() ? given : directory / given;
+  if (allow_outside) return resolved.string();
+  bool leaves = given.is_absolute();
+  for (const auto& part : given) leaves = leaves || part == "..";
+  if (!leaves) {  // a linked directory inside the scenario's may lead anywhere
+    std::error_code base_error, target_error;
+    fs::path base = fs::weakly_canonical(directory.empty() ? fs::path(".") : directory, base_error);
+    fs::path parent = resolved.parent_path();
+    fs::path target = fs::weakly_canonical(parent.empty() ? fs::path(".") : parent, target_error);
+    if (!base_error && !target_error) {
+      auto [in_base, in_target] = std::mismatch(base.begin(), base.end(), target.begin(), target.end());
+      leaves = in_base != base.end();
+    }
+  }
+  if (leaves) {
+    throw InputError(scenario_file.string(), json_path,
+                     "\"" + value + "\" is outside the scenario's directory \"" +
+                         (directory.empty() ? std::string(".") : directory.string()) +
+                         "\": a scenario writes only there (give --report/--trace, or --allow-outside-outputs if you "
+                         "trust the scenario)");
+  }
+  return resolved.string();
 }
 
 }  // namespace placesim

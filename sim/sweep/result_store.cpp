@@ -1,23 +1,31 @@
 #include "sim/sweep/result_store.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
+#include "sim/core/atomic_file.h"
+#include "sim/core/fd_io.h"
 #include "sim/core/input_error.h"
+#include "sim/core/json_reader.h"
 
 namespace placesim {
 
 ResultStore::ResultStore(std::filesystem::path path, const std::string& sweep_fingerprint) : path_(std::move(path)) {
   std::string text;
-  {
-    std::ifstream in(path_, std::ios::binary);
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    text = buffer.str();
+  struct stat status;
+  if (::lstat(path_.c_str(), &status) == 0) {
+    // Never follow a link planted as the resume file, nor read a FIFO or device (read_input_file).
+    if (S_ISLNK(status.st_mode)) {
+      throw InputError(path_.string(), "", "is a symbolic link, not a regular file: refusing to use it as the sweep's "
+                                           "resume file");
+    }
+    text = read_input_file(path_);
   }
   // Complete lines only: an interrupted write leaves a line without its newline.
   std::vector<std::string> kept;
@@ -51,23 +59,29 @@ ResultStore::ResultStore(std::filesystem::path path, const std::string& sweep_fi
   }
   std::string clean;
   for (const auto& line : kept) clean += line + "\n";
-  if (clean != text) {
-    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
-    out << clean;
-    if (!out.flush()) throw std::runtime_error("cannot write " + path_.string());
+  if (clean != text) write_file_atomically(path_, clean);  // atomic: a failure keeps the old file whole
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
+    throw InputError(path_.string(), "", std::string("cannot write the sweep's results: ") + std::strerror(errno));
   }
-  file_ = std::fopen(path_.c_str(), "ab");
-  if (!file_) throw std::runtime_error("cannot open " + path_.string() + ": " + std::strerror(errno));
 }
 
 ResultStore::~ResultStore() {
-  if (file_) std::fclose(file_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void ResultStore::append(const SweepRow& row) {
   std::string line = row_json(row).dump() + "\n";
-  if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0) {
-    throw std::runtime_error("cannot append to " + path_.string() + ": " + std::strerror(errno));
+  struct stat before;
+  bool sized = ::fstat(fd_, &before) == 0;
+  if (!write_all(fd_, line.data(), line.size())) {
+    std::string reason = std::strerror(errno);
+    // No partial line is kept: a resumed sweep would drop it anyway, but a reader of the file should
+    // not see one.
+    if (sized && ::ftruncate(fd_, before.st_size) != 0) reason += " (and the partial line could not be removed)";
+    throw InputError(path_.string(), "", "cannot append a result: " + reason +
+                                             "; the results before it are kept: free space and rerun the same "
+                                             "command to resume");
   }
   rows_[{row.index, row.tier}] = row;
 }

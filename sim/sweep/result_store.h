@@ -5,7 +5,6 @@
 // thread-safe; one writer (the scheduling process).
 #pragma once
 
-#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -19,7 +18,8 @@ class ResultStore {
  public:
   /// Opens (creating) `path`. Rows already there are loaded; a last line cut short by an
   /// interruption is dropped. Throws InputError when the file belongs to another sweep
-  /// (different fingerprint) and std::runtime_error when it cannot be written.
+  /// (different fingerprint), is not a regular file (a link is never followed) or cannot be
+  /// written (naming the operating system's reason).
   ResultStore(std::filesystem::path path, const std::string& sweep_fingerprint);
   ~ResultStore();
   ResultStore(const ResultStore&) = delete;
@@ -28,12 +28,13 @@ class ResultStore {
   /// Rows by (configuration index, tier).
   const std::map<std::pair<size_t, Tier>, SweepRow>& rows() const { return rows_; }
   bool has(size_t index, Tier tier) const { return rows_.count({index, tier}) > 0; }
-  /// Appends one row as a line and flushes it to the operating system.
+  /// Appends one row as a line, written to the operating system at once. Throws InputError
+  /// (disk full: the reason) and leaves no partial line when it cannot.
   void append(const SweepRow& row);
 
  private:
   std::filesystem::path path_;
-  std::FILE* file_ = nullptr;
+  int fd_ = -1;
   std::map<std::pair<size_t, Tier>, SweepRow> rows_;
 };
 

@@ -4,14 +4,21 @@
 #include <cstdio>
 
 namespace placesim {
+namespace {
+// Sized to what snprintf needs, so a huge value is never cut.
+std::string printf_string(const char* format, double value) {
+  int size = std::snprintf(nullptr, 0, format, value);
+  std::string text(static_cast<size_t>(size > 0 ? size : 0) + 1, '\0');
+  std::snprintf(text.data(), text.size(), format, value);
+  text.resize(static_cast<size_t>(size > 0 ? size : 0));
+  return text;
+}
+}  // namespace
 
 std::string format_usd(double usd) {
   if (!std::isfinite(usd)) return "-";
-  char buffer[64];
-  if (usd < 1000) {
-    std::snprintf(buffer, sizeof buffer, "$%.2f", usd);
-    return buffer;
-  }
+  if (usd < 1000) return printf_string("$%.2f", usd);
+  if (usd >= 1e15) return printf_string("$%.3e", usd);  // llround would overflow
   std::string digits = std::to_string(std::llround(usd));
   std::string grouped;
   for (size_t i = 0; i < digits.size(); ++i) {
@@ -23,20 +30,17 @@ std::string format_usd(double usd) {
 
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds)) return "-";
-  char buffer[64];
-  if (seconds < 60) std::snprintf(buffer, sizeof buffer, "%.3g s", seconds);
-  else if (seconds < 3600) std::snprintf(buffer, sizeof buffer, "%.3g min", seconds / 60);
-  else if (seconds < 86400 * 2) std::snprintf(buffer, sizeof buffer, "%.3g h", seconds / 3600);
-  else std::snprintf(buffer, sizeof buffer, "%.3g days", seconds / 86400);
-  return buffer;
+  if (seconds < 60) return printf_string("%.3g s", seconds);
+  if (seconds < 3600) return printf_string("%.3g min", seconds / 60);
+  if (seconds < 86400 * 2) return printf_string("%.3g h", seconds / 3600);
+  return printf_string("%.3g days", seconds / 86400);
 }
 
 std::string format_number(double value) {
   if (!std::isfinite(value)) return "-";
-  char buffer[64];
-  if (std::fabs(value) >= 1000) std::snprintf(buffer, sizeof buffer, "%.0f", value);
-  else std::snprintf(buffer, sizeof buffer, "%.3g", value);
-  return buffer;
+  if (std::fabs(value) >= 1e15) return printf_string("%.3e", value);
+  if (std::fabs(value) >= 1000) return printf_string("%.0f", value);
+  return printf_string("%.3g", value);
 }
 
 }  // namespace placesim

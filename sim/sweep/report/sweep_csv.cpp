@@ -1,5 +1,7 @@
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 
 #include "sim/sweep/report/sweep_report.h"
 
@@ -13,8 +15,19 @@ std::string csv_number(double v) {
   return buffer;
 }
 
-std::string csv_text(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+// A cell a spreadsheet would run as a formula (it starts with = + - @, a tab or a carriage return)
+// gets a leading ' (OWASP's advice for CSV injection), unless it is a plain number such as "-3".
+bool runs_as_formula(const std::string& text) {
+  if (text.empty() || std::string("=+-@\t\r").find(text.front()) == std::string::npos) return false;
+  char* end = nullptr;
+  std::strtod(text.c_str(), &end);
+  bool plain_number = end == text.c_str() + text.size() && text.find_first_of("\t\r") == std::string::npos;
+  return !plain_number;
+}
+
+std::string csv_text(const std::string& raw) {
+  std::string text = runs_as_formula(raw) ? "'" + raw : raw;
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
   std::string quoted = "\"";
   for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
   return quoted + "\"";

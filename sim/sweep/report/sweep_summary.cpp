@@ -9,6 +9,24 @@ namespace {
 
 constexpr size_t kTableRows = 15;
 
+// Names and reasons come from the scenario: Markdown renderers pass HTML through, so a name such
+// as "<img src=x onerror=...>" must print as text; '|' and line breaks would split a table row.
+std::string md_text(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '|': out += "\\|"; break;
+      case '\n':
+      case '\r': out += ' '; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 std::string table_header() {
   return "| # | configuration | samples/s | step | scaling eff. | $/h | time to train | cost to train | peak memory | "
          "meets |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
@@ -18,7 +36,7 @@ std::string table_row(const SweepSpec& spec, const SweepOutcome& o) {
   const SweepRow& r = o.row();
   std::string meets = o.acceptable() ? "yes" : (!o.meets_target ? "below target" : "over budget");
   return "| " + std::to_string(o.configuration.index) + (o.recommended ? " **(recommended)**" : "") + " | " +
-         describe(spec, o.configuration) + " | " + format_number(r.samples_per_second) + " | " +
+         md_text(describe(spec, o.configuration)) + " | " + format_number(r.samples_per_second) + " | " +
          format_seconds(r.step_seconds) + " | " +
          (o.scaling_efficiency > 0 ? format_number(o.scaling_efficiency * 100) + "%" : "-") + " | " +
          format_usd(o.usd_per_hour) + " | " + format_duration(o.time_to_train_seconds) + " | " +
@@ -38,7 +56,9 @@ std::string sweep_summary_markdown(const SweepReport& report) {
     acceptable += o.acceptable() ? 1 : 0;
     simulated += o.simulated ? 1 : 0;
   }
-  std::string md = "# Capacity plan: " + report.scenario + "\n\n";
+  std::string md = "# Capacity plan: " + md_text(report.scenario) + "
+
+";
   md += std::to_string(report.outcomes.size()) + " configurations, fidelity " + fidelity_name(spec) + " (" +
         std::to_string(simulated) + " simulated with SimGrid): " + std::to_string(fitting) + " fit in memory, " +
         std::to_string(out_of_memory) + " do not, " + std::to_string(not_applicable) + " cannot be built; " +
@@ -47,7 +67,7 @@ std::string sweep_summary_markdown(const SweepReport& report) {
   if (spec.target) md += "; target: " + spec.target->metric + " " + format_number(spec.target->value);
   if (spec.budget_usd_per_hour) md += "; budget " + format_usd(*spec.budget_usd_per_hour) + "/h";
   if (spec.budget_usd_to_train) md += "; budget " + format_usd(*spec.budget_usd_to_train) + " to train";
-  md += ".\n\n## Recommendation\n\n" + report.recommendation.reason + ".\n\n";
+  md += ".\n\n## Recommendation\n\n" + md_text(report.recommendation.reason) + ".\n\n";
 
   std::vector<size_t> ranking = rank_configurations(report.outcomes);
   md += "## Best configurations (by cost to train, those meeting the constraints first)\n\n" + table_header();
@@ -68,8 +88,9 @@ std::string sweep_summary_markdown(const SweepReport& report) {
     for (const auto& o : report.outcomes) {
       if (!o.evaluated() || o.fits()) continue;
       std::string why = o.row().reason;
-      for (char& c : why) c = c == '|' ? '/' : c == '\n' ? ' ' : c;
-      md += "| " + std::to_string(o.configuration.index) + " | " + describe(spec, o.configuration) + " | " +
+      for (char& c : why) c = c == '|' ? '/' : c;
+      why = md_text(why);
+      md += "| " + std::to_string(o.configuration.index) + " | " + md_text(describe(spec, o.configuration)) + " | " +
             (o.row().status == RowStatus::kOutOfMemory ? "out of memory: " : "not applicable: ") + why + " |\n";
     }
   }
@@ -82,7 +103,7 @@ std::string sweep_summary_markdown(const SweepReport& report) {
     for (const auto& o : report.outcomes) {
       auto error = o.analytical_error_percent();
       if (!error) continue;
-      md += "| " + std::to_string(o.configuration.index) + " | " + describe(spec, o.configuration) + " | " +
+      md += "| " + std::to_string(o.configuration.index) + " | " + md_text(describe(spec, o.configuration)) + " | " +
             format_seconds(o.analytical->step_seconds) + " | " + format_seconds(o.simulated->step_seconds) + " | " +
             (*error >= 0 ? "+" : "") + format_number(*error) + "% |\n";
     }
@@ -90,8 +111,8 @@ std::string sweep_summary_markdown(const SweepReport& report) {
   md += "\n## Prices (US dollars per device-hour)\n\n";
   for (const NodeType& type : spec.node_types) {
     auto source = spec.prices.device_sources.find(type.device_id);
-    md += "- " + type.device_id + ": " + format_usd(spec.prices.device_price(type.device_id).value_or(0)) + " — " +
-          (source == spec.prices.device_sources.end() ? std::string("-") : source->second) + "\n";
+    md += "- " + md_text(type.device_id) + ": " + format_usd(spec.prices.device_price(type.device_id).value_or(0)) + " — " +
+          (source == spec.prices.device_sources.end() ? std::string("-") : md_text(source->second)) + "\n";
   }
   return md;
 }
