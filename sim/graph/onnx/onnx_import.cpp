@@ -16,6 +16,7 @@
 #include "sim/core/json_reader.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/graph/onnx/onnx_operators.h"
+#include "sim/graph/onnx/onnx_window_checks.h"
 
 namespace placesim {
 namespace {
@@ -182,13 +183,19 @@ class Importer {
   Importer(std::filesystem::path path, const OnnxImportOptions& options)
       : path_(std::move(path)), file_(path_.string()), options_(options) {}
 
-  OpGraph run() {
-    read_model();
+  /// Imports the file at the constructor's path.
+  OpGraph run() { return run(read_file()); }
+
+  /// Imports `bytes`, an ONNX file's contents (errors name the constructor's path).
+  OpGraph run(const std::string& bytes) {
+    parse_model(bytes);
     graph_ = &model_.graph();
     check_wiring();
+    check_window_attributes();
     apply_input_shapes();
     prepare_value_info();
     infer_until_stable();
+    check_window_shapes();
     return build_graph();
   }
 
@@ -211,12 +218,11 @@ class Importer {
     if (options_.warnings) *options_.warnings << "placesim: warning: " << file_ << ": " << message << "\n";
   }
 
-  void read_model() {
+  std::string read_file() const {
     std::error_code error;
     if (!std::filesystem::is_regular_file(path_, error)) fail("", "no such file");
     std::uintmax_t size = std::filesystem::file_size(path_, error);
     if (error) fail("", "cannot read the file: " + error.message());
-    if (size == 0) fail("/", "the file is empty (expected an ONNX model)");
     if (size > kMaxFileBytes) {
       fail("/", "the file is " + std::to_string(size) +
                     " bytes; protobuf cannot read an ONNX model of 2 GiB or more (store the weights as external data)");
@@ -224,6 +230,12 @@ class Importer {
     std::ifstream in(path_, std::ios::binary);
     std::string bytes(static_cast<size_t>(size), '\0');
     if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) fail("", "cannot read the file");
+    return bytes;
+  }
+
+  void parse_model(const std::string& bytes) {
+    const std::uintmax_t size = bytes.size();
+    if (size == 0) fail("/", "the file is empty (expected an ONNX model)");
     if (!model_.ParseFromString(bytes)) {
       fail("/", "not a valid ONNX model: the protobuf data is truncated or malformed (" + std::to_string(size) +
                     " bytes)");
@@ -398,14 +410,56 @@ class Importer {
   }
 
   void infer_shapes() {
+    guard_window_shape_inference();
     try {
       pb::shape_inference::InferShapes(model_, pb::OpSchemaRegistry::Instance(),
                                        pb::ShapeInferenceOptions(/*check_type=*/false, /*error_mode=*/1,
                                                                  /*enable_data_propagation=*/true));
     } catch (const std::exception& error) {
       std::string message = error.what();
+      explain_inference_failure();
       fail("/graph", "ONNX shape inference failed: " + message.substr(0, 600));
     }
+  }
+
+  // Convolutions and pooling windows with attributes ONNX would divide by or compute nonsense
+  // from (onnx_window_checks.h) are refused before shape inference runs.
+  void check_window_attributes() const {
+    for (int i = 0; i < graph_->node_size(); ++i) {
+      const pb::NodeProto& node = graph_->node(i);
+      if (!is_window_operator(node)) continue;
+      if (std::string problem = window_attribute_problem(node); !problem.empty()) fail_node(i, problem);
+    }
+  }
+
+  // The same nodes against their inferred input shapes: ranks, channels and groups, output sizes.
+  void check_window_shapes() const {
+    for (int i = 0; i < graph_->node_size(); ++i) {
+      const pb::NodeProto& node = graph_->node(i);
+      if (!is_window_operator(node) || node.input_size() == 0) continue;
+      const TensorInfo* x = find_tensor(node.input(0));
+      if (!x || !x->known) continue;  // the importer reports unknown shapes when it costs the node
+      const int weight = window_weight_input(node);
+      const TensorInfo* w = weight >= 0 && weight < node.input_size() ? find_tensor(node.input(weight)) : nullptr;
+      const std::vector<int64_t>* w_dims = w && w->known ? &w->dims : nullptr;
+      if (std::string problem = window_shape_problem(node, x->dims, w_dims); !problem.empty()) fail_node(i, problem);
+    }
+  }
+
+  // When strict inference stops, a window node with impossible shapes upstream (a rank-1 weight
+  // makes a rank-2 output that a later node rejects) is the better explanation: lenient inference
+  // on a copy finds what shapes it can, and the window checks run on them.
+  void explain_inference_failure() {
+    pb::ModelProto copy = model_;
+    try {
+      pb::shape_inference::InferShapes(copy, pb::OpSchemaRegistry::Instance(),
+                                       pb::ShapeInferenceOptions(/*check_type=*/false, /*error_mode=*/0,
+                                                                 /*enable_data_propagation=*/true));
+    } catch (const std::exception&) {
+      return;
+    }
+    collect_tensors(copy.graph());
+    check_window_shapes();
   }
 
   void record(const pb::ValueInfoProto& info, bool constant) {
@@ -427,14 +481,16 @@ class Importer {
     tensors_[info.name()] = tensor;
   }
 
-  void collect_tensors() {
+  void collect_tensors() { collect_tensors(*graph_); }
+
+  void collect_tensors(const pb::GraphProto& inferred) {
     tensors_.clear();
-    for (const auto& info : graph_->value_info()) record(info, false);
-    for (const auto& info : graph_->output()) {
+    for (const auto& info : inferred.value_info()) record(info, false);
+    for (const auto& info : inferred.output()) {
       if (!tensors_.count(info.name()) || !tensors_[info.name()].known) record(info, false);
     }
-    for (const auto& info : graph_->input()) record(info, false);
-    for (const auto& node : graph_->node()) {
+    for (const auto& info : inferred.input()) record(info, false);
+    for (const auto& node : inferred.node()) {
       if (node.op_type() == "Constant" && node.domain().empty()) {
         for (const auto& output : node.output()) tensors_[output].constant = true;
       }
@@ -446,8 +502,8 @@ class Importer {
       tensor.known = tensor.constant = tensor.initializer = true;
       tensors_[initializer.name()] = tensor;
     };
-    for (const auto& initializer : graph_->initializer()) add_initializer(initializer);
-    for (const auto& sparse : graph_->sparse_initializer()) {
+    for (const auto& initializer : inferred.initializer()) add_initializer(initializer);
+    for (const auto& sparse : inferred.sparse_initializer()) {
       pb::TensorProto values = sparse.values();
       values.clear_dims();
       for (int64_t dim : sparse.dims()) values.add_dims(dim);
@@ -859,5 +915,9 @@ bool onnx_support_available() { return true; }
 
 OpGraph import_onnx_model(const std::filesystem::path& path, const OnnxImportOptions& options) {
   return Importer(path, options).run();
+}
+
+OpGraph import_onnx_bytes(const std::string& bytes, const std::string& file, const OnnxImportOptions& options) {
+  return Importer(file, options).run(bytes);
 }
 }  // namespace placesim
