@@ -237,6 +237,26 @@ int main(int argc, char** argv) {
   deep.mutable_graph()->mutable_node()->SwapElements(0, 1);
   deep.mutable_graph()->mutable_node(1)->set_input(0, "r");
   save(root + "/onnx/conv_weight_rank_above_inferred_input.onnx", deep.SerializeAsString());
+  // Found by the ONNX fuzzer: a Scan without its required num_scan_inputs made ONNX's Scan shape
+  // inference read through a null attribute (SIGSEGV).
+  onnx::ModelProto scan = relu_model();
+  auto* scan_node = scan.mutable_graph()->mutable_node(0);
+  scan_node->set_op_type("Scan");
+  scan_node->set_name("scan");
+  auto* body = scan_node->add_attribute();
+  body->set_name("body");
+  body->set_type(onnx::AttributeProto::GRAPH);
+  auto* body_graph = body->mutable_g();
+  body_graph->set_name("body");
+  auto* body_input = body_graph->add_input();
+  body_input->set_name("row");
+  body_input->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  auto* identity = body_graph->add_node();
+  identity->set_op_type("Identity");
+  identity->add_input("row");
+  identity->add_output("row_out");
+  body_graph->add_output()->set_name("row_out");
+  save(root + "/onnx/scan_without_num_scan_inputs.onnx", scan.SerializeAsString());
   onnx::ModelProto negative_pads = conv_model({4, 3, 3, 3});
   add_ints(negative_pads.mutable_graph()->mutable_node(0), "pads", {-1, 0, 0, 0});
   save(root + "/onnx/conv_negative_pads.onnx", negative_pads.SerializeAsString());
