@@ -257,6 +257,19 @@ int main(int argc, char** argv) {
   identity->add_output("row_out");
   body_graph->add_output()->set_name("row_out");
   save(root + "/onnx/scan_without_num_scan_inputs.onnx", scan.SerializeAsString());
+  // Found by the ONNX fuzzer: STFT of a rank-0 signal made ONNX's STFT shape inference read past
+  // the signal's shape (SIGSEGV); shape inference now runs in a child process.
+  onnx::ModelProto stft = relu_model();
+  stft.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->clear_dim();
+  auto* stft_node = stft.mutable_graph()->mutable_node(0);
+  stft_node->set_op_type("STFT");
+  stft_node->set_name("stft");
+  stft_node->add_input("step");
+  auto* step = stft.mutable_graph()->add_initializer();
+  step->set_name("step");
+  step->set_data_type(onnx::TensorProto::INT64);
+  step->add_int64_data(8);
+  save(root + "/onnx/stft_of_rank0_signal.onnx", stft.SerializeAsString());
   onnx::ModelProto negative_pads = conv_model({4, 3, 3, 3});
   add_ints(negative_pads.mutable_graph()->mutable_node(0), "pads", {-1, 0, 0, 0});
   save(root + "/onnx/conv_negative_pads.onnx", negative_pads.SerializeAsString());
