@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -204,6 +205,9 @@ std::string infer_in_child_process(pb::ModelProto& model, int error_mode) {
   }
   if (child == 0) {
     ::close(fds[0]);
+    // A crash kills the child with its signal, for the parent to report: sanitizer and fuzzer
+    // handlers (which would report it as the parent's own) are taken off.
+    for (int signal_number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(signal_number, SIG_DFL);
     std::string reply;
     try {
       pb::shape_inference::InferShapes(model, pb::OpSchemaRegistry::Instance(),
