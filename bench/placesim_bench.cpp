@@ -1,6 +1,7 @@
 // placesim_bench: the simulator's speed on fixed cases. Prints one row per case: wall seconds
 // (median of --repeat runs), simulated tasks per second, and the simulation process's peak
 // memory. Not a test: run it on an idle machine, in a release build (see docs/performance.md).
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -200,6 +201,47 @@ void run_scenario_case(const ScenarioCase& c, int repeat) {
   std::fflush(stdout);
 }
 
+// Start-up (issue 23): one `placesim` invocation that does almost nothing (--version; check and
+// run of the seed scenario), from fork to exit, with its peak resident memory (wait4's: the
+// process and the SimGrid child it waits for). Median of max(--repeat, 11) runs: each takes
+// milliseconds, so single runs are noise on a shared machine.
+void run_startup_case(const std::string& name, const std::vector<std::string>& arguments, int repeat) {
+  std::vector<double> walls;
+  double peak_mib = 0;
+  for (int r = 0; r < std::max(repeat, 11); ++r) {
+    std::vector<char*> argv;
+    std::string binary = PLACESIM_BINARY;
+    argv.push_back(binary.data());
+    std::vector<std::string> copies = arguments;
+    for (std::string& argument : copies) argv.push_back(argument.data());
+    argv.push_back(nullptr);
+    std::fflush(nullptr);
+    auto start = std::chrono::steady_clock::now();
+    pid_t child = ::fork();
+    if (child == 0) {
+      int null = ::open("/dev/null", O_WRONLY);
+      ::dup2(null, 1);
+      ::dup2(null, 2);
+      if (::chdir(PLACESIM_SOURCE_DIR) != 0) _exit(126);
+      ::execv(argv[0], argv.data());
+      _exit(127);
+    }
+    int status = 0;
+    rusage usage{};
+    ::wait4(child, &status, 0, &usage);
+    walls.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "placesim_bench: case %s failed (wait status %d)\n", name.c_str(), status);
+      return;
+    }
+    peak_mib = std::max(peak_mib, static_cast<double>(usage.ru_maxrss) / 1024.0);
+  }
+  std::sort(walls.begin(), walls.end());
+  std::printf("%-36s %10s %10.4f %14s %12.1f %14s  (median of %zu, fastest %.4f s)\n", name.c_str(), "-",
+              walls[walls.size() / 2], "-", peak_mib, "-", walls.size(), walls.front());
+  std::fflush(stdout);
+}
+
 int run(int argc, char** argv) {
   int repeat = 3;
   std::string only;
@@ -254,6 +296,14 @@ int run(int argc, char** argv) {
   };
   for (const ScenarioCase& c : scenario_cases) {
     if (only.empty() || only == c.name) run_scenario_case(c, repeat);
+  }
+  const std::vector<std::pair<std::string, std::vector<std::string>>> startup_cases = {
+      {"startup_version", {"--version"}},
+      {"startup_check_seed", {"check", "scenarios/seed_device_placement.json"}},
+      {"startup_run_seed", {"run", "scenarios/seed_device_placement.json"}},
+  };
+  for (const auto& [name, arguments] : startup_cases) {
+    if (only.empty() || only == name) run_startup_case(name, arguments, repeat);
   }
   const std::string sweep_case = "sweep_resnet50_1000_configs_analytical";
   if (only.empty() || only == sweep_case) run_sweep_case(sweep_case, kSweepScenario);

@@ -1,6 +1,7 @@
 #include "real_backend/cpu/cpu_kernels.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 
@@ -8,6 +9,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 namespace placesim::real {
@@ -19,9 +23,34 @@ constexpr size_t kMaxCopyBufferBytes = 64u << 20;
 
 bool is_gemm(OpKind kind) { return kind == OpKind::kMatMul || kind == OpKind::kConv; }
 
+// OpenBLAS is opened on first use, not linked: its constructor starts a thread per core and maps
+// its buffers in every process, and only the CPU executor and calibration need it (start-up,
+// docs/performance.md). PLACESIM_OPENBLAS_LIBRARY is the library CMake found (real_backend/CMakeLists.txt).
+struct Blas {
+  decltype(&::openblas_set_num_threads) set_num_threads = nullptr;
+  decltype(&::cblas_sgemm) sgemm = nullptr;
+};
+
+const Blas& blas() {
+  static Blas loaded;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* library = nullptr;
+    for (const char* name : {PLACESIM_OPENBLAS_LIBRARY, "libopenblas.so.0", "libopenblas.so"}) {
+      if ((library = ::dlopen(name, RTLD_NOW | RTLD_LOCAL)) != nullptr) break;
+    }
+    if (!library) throw std::runtime_error(std::string("cannot load OpenBLAS (") + PLACESIM_OPENBLAS_LIBRARY + ")");
+    loaded.set_num_threads =
+        reinterpret_cast<decltype(loaded.set_num_threads)>(::dlsym(library, "openblas_set_num_threads"));
+    loaded.sgemm = reinterpret_cast<decltype(loaded.sgemm)>(::dlsym(library, "cblas_sgemm"));
+    if (!loaded.set_num_threads || !loaded.sgemm) throw std::runtime_error("OpenBLAS lacks cblas_sgemm");
+  });
+  return loaded;
+}
+
 }  // namespace
 
-void use_single_threaded_blas() { openblas_set_num_threads(1); }
+void use_single_threaded_blas() { blas().set_num_threads(1); }
 
 GemmShape square_gemm_for(double flops) {
   GemmShape shape;
@@ -88,8 +117,8 @@ void Workspace::gemm(const GemmShape& shape) {
   reserve(shape);
   const int m = static_cast<int>(shape.m), n = static_cast<int>(shape.n), k = static_cast<int>(shape.k);
   for (int64_t r = 0; r < shape.repeats; ++r) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a_.data(), k, b_.data(), n, 0.0f,
-                c_.data(), n);
+    blas().sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a_.data(), k, b_.data(), n, 0.0f,
+                 c_.data(), n);
   }
 }
 

@@ -972,11 +972,10 @@ double event_seconds(cudaStream_t stream, int calls, Call call) {
   return median(times);
 }
 
-}  // namespace
-
-bool built_with_cuda() { return true; }
-
-int require_cuda_devices() {
+// The module's implementations (cuda_module.cpp forwards the public functions to them): their
+// own names, so that a call inside the module never binds to the loader's function of the same
+// name, which the program exports.
+int require_cuda_devices_here() {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
   int driver = 0, runtime = 0;
@@ -1001,17 +1000,17 @@ int require_cuda_devices() {
   return count;
 }
 
-std::unique_ptr<Executor> make_cuda_executor(ExecutionOptions options) {
-  int count = require_cuda_devices();
+std::unique_ptr<Executor> make_cuda_executor_here(ExecutionOptions options) {
+  int count = require_cuda_devices_here();
   return std::make_unique<CudaExecutor>(std::move(options), count);
 }
 
-CudaMeasurements measure_cuda(const std::function<void(const std::string&)>& progress) {
+CudaMeasurements measure_cuda_here(const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& line) {
     if (progress) progress(line);
   };
   CudaMeasurements m;
-  m.device_count = require_cuda_devices();
+  m.device_count = require_cuda_devices_here();
   cudaDeviceProp properties{};
   check(cudaGetDeviceProperties(&properties, 0), "cudaGetDeviceProperties");
   m.name = properties.name;
@@ -1126,4 +1125,15 @@ CudaMeasurements measure_cuda(const std::function<void(const std::string&)>& pro
   return m;
 }
 
+}  // namespace
+
 }  // namespace placesim::real
+
+// The module's entry point (cuda_module.cpp); the module is compiled with hidden visibility,
+// so this is all it exports.
+extern "C" __attribute__((visibility("default"))) void placesim_cuda_module_functions(
+    placesim::real::CudaModuleFunctions* functions) {
+  functions->require_cuda_devices = &placesim::real::require_cuda_devices_here;
+  functions->make_cuda_executor = &placesim::real::make_cuda_executor_here;
+  functions->measure_cuda = &placesim::real::measure_cuda_here;
+}

@@ -1,5 +1,7 @@
 // The CUDA executor and CUDA calibration. Built from cuda_executor.cu when CMake finds nvcc
-// (CMAKE_CUDA_COMPILER); otherwise cuda_unavailable.cpp provides the same functions, which
+// (CMAKE_CUDA_COMPILER) into a module, libplacesim_cuda.so, that cuda_module.cpp opens on first
+// use (so that no other command loads the CUDA runtime, cuBLAS and NCCL: start-up,
+// docs/performance.md); otherwise cuda_unavailable.cpp provides the same functions, which
 // report that this build has no CUDA support. Either way, asking for CUDA on a machine without
 // a usable GPU is an InputError (exit status 2), never a crash.
 #pragma once
@@ -47,5 +49,18 @@ struct CudaMeasurements {
 
 /// Measures GPU 0 (and GPU 0 -> 1 when there are two), reporting progress lines.
 CudaMeasurements measure_cuda(const std::function<void(const std::string&)>& progress);
+
+/// What the CUDA module gives its loader: the functions above. The module resolves everything
+/// else it uses (worker threads, host roles, the host group) in the program that opens it, which
+/// therefore exports its symbols (CMake ENABLE_EXPORTS).
+struct CudaModuleFunctions {
+  int (*require_cuda_devices)() = nullptr;
+  std::unique_ptr<Executor> (*make_cuda_executor)(ExecutionOptions options) = nullptr;
+  CudaMeasurements (*measure_cuda)(const std::function<void(const std::string&)>& progress) = nullptr;
+};
+
+/// The module's one exported symbol: fills `functions`.
+inline constexpr const char* kCudaModuleEntry = "placesim_cuda_module_functions";
+using CudaModuleEntry = void (*)(CudaModuleFunctions* functions);
 
 }  // namespace placesim::real

@@ -20,8 +20,17 @@ DeviceId Cluster::add_device(ClusterDevice device, std::string vertex_name) {
   vertices_.push_back({std::move(vertex_name), id, forwards});
   adjacency_.emplace_back();
   device.vertex = vertex;
+  if (device.name.task && device.name.kind && device.name.index) {
+    by_task_kind_index_[task_kind_index_key(*device.name.task, *device.name.kind, *device.name.index)].push_back(id);
+  }
   devices_.push_back(std::move(device));
   return id;
+}
+
+uint64_t Cluster::task_kind_index_key(int task, DeviceKind kind, int index) {
+  // Task and index are parsed from names as non-negative ints: 31 bits each, 2 bits of kind.
+  return (static_cast<uint64_t>(static_cast<uint32_t>(task)) << 33) | (static_cast<uint64_t>(kind) << 31) |
+         static_cast<uint64_t>(static_cast<uint32_t>(index) & 0x7fffffffu);
 }
 
 VertexId Cluster::add_switch(std::string switch_name) {
@@ -64,6 +73,14 @@ int Cluster::node_count() const {
 
 std::vector<DeviceId> Cluster::match(const DeviceName& spec) const {
   std::vector<DeviceId> found;
+  if (spec.task && spec.kind && spec.index && *spec.task >= 0 && *spec.index >= 0) {
+    auto bucket = by_task_kind_index_.find(task_kind_index_key(*spec.task, *spec.kind, *spec.index));
+    if (bucket == by_task_kind_index_.end()) return found;
+    for (DeviceId id : bucket->second) {
+      if (spec.matches(devices_[id].name)) found.push_back(id);
+    }
+    return found;
+  }
   for (DeviceId id = 0; id < devices_.size(); ++id) {
     if (spec.matches(devices_[id].name)) found.push_back(id);
   }

@@ -7,7 +7,7 @@
 namespace placesim {
 namespace {
 
-constexpr int64_t kMaxNodes = 100000;
+constexpr int64_t kMaxNodes = kMaxClusterNodes;
 constexpr size_t kMaxDevicesPerNode = 4096;
 
 struct NodeTemplate {
@@ -189,7 +189,7 @@ Cluster build_from_template(const JsonReader& description, const JsonReader& bas
   int64_t nodes = base.integer_or("nodes", 1, 1, kMaxNodes);
   if (description.has("nodes")) nodes = description.integer_or("nodes", 1, 1, kMaxNodes);
   JsonReader nodes_at = description.has("nodes") ? description.at("nodes") : description;
-  if (static_cast<double>(nodes) * static_cast<double>(node.devices.size()) > 1.0e6) {
+  if (static_cast<double>(nodes) * static_cast<double>(node.devices.size()) > static_cast<double>(kMaxClusterDevices)) {
     nodes_at.fail("a cluster of " + std::to_string(nodes) + " nodes x " + std::to_string(node.devices.size()) +
                   " devices exceeds the limit of 1,000,000 devices");
   }

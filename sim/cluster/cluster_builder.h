@@ -3,6 +3,7 @@
 // (single switch or two-level fat tree). See docs/scenario-format.md, "cluster".
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 
 #include "sim/cluster/cluster.h"
@@ -10,6 +11,11 @@
 #include "sim/core/json_reader.h"
 
 namespace placesim {
+
+/// Clusters of more devices are refused before they are built (docs/reliability.md, "Limits").
+inline constexpr int64_t kMaxClusterDevices = 1000000;
+/// At most this many nodes (machines) per cluster.
+inline constexpr int64_t kMaxClusterNodes = 100000;
 
 /// Builds the cluster a scenario's "cluster" object describes. Relative "file" paths resolve
 /// against `base_directory`. Throws InputError with the JSON path of any problem.

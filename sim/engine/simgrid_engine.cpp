@@ -450,3 +450,13 @@ class SimGridEngine : public PlanEngine {
 std::unique_ptr<PlanEngine> make_simgrid_engine() { return std::make_unique<SimGridEngine>(); }
 
 }  // namespace placesim
+
+#ifdef PLACESIM_SIMGRID_MODULE
+// The engine as a module the placesim program opens when it first simulates (cli/
+// simgrid_engine_module.cpp): libsimgrid and the ns-3 libraries it needs cost every invocation
+// ~25 ms and ~30 MB when linked (start-up, docs/performance.md). Built with hidden visibility:
+// this is all the module exports.
+extern "C" __attribute__((visibility("default"))) placesim::PlanEngine* placesim_simgrid_engine_create() {
+  return placesim::make_simgrid_engine().release();
+}
+#endif

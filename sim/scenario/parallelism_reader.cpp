@@ -55,6 +55,7 @@ ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& clu
   const std::string sizes = "data " + std::to_string(options.data) + " x pipeline " + std::to_string(options.pipeline) +
                             " x tensor " + std::to_string(options.tensor) + " = " + std::to_string(product);
   if (auto devices = reader.find("devices")) {
+    std::vector<bool> listed(cluster.devices().size(), false);
     for (const auto& entry : devices->elements()) {
       std::string text = entry.as_string();
       std::string error;
@@ -62,9 +63,10 @@ ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& clu
       if (!spec) entry.fail("bad device name \"" + text + "\": " + error);
       auto matches = cluster.match(*spec);
       if (matches.empty()) entry.fail("no device of the cluster matches \"" + text + "\"");
-      if (std::find(options.devices.begin(), options.devices.end(), matches.front()) != options.devices.end()) {
+      if (listed[matches.front()]) {
         entry.fail("device " + cluster.device(matches.front()).name.canonical() + " is listed twice");
       }
+      listed[matches.front()] = true;
       options.devices.push_back(matches.front());
     }
     if (static_cast<int64_t>(options.devices.size()) != product) {

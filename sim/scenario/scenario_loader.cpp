@@ -111,54 +111,132 @@ void locate_graph_ops(const JsonReader& model, const std::filesystem::path& base
   }
 }
 
-// Refuses a strategy whose plan would not fit in this machine (plan_size.h) before any plan is
-// built, naming its largest factor: the steps, else the replicas, else the model.
-void require_plans_fit(const JsonReader& document, const Scenario& scenario) {
-  const double ops = static_cast<double>(scenario.graph.size());
+// What a strategy's plan multiplies the model by (plan_size.h): step copies ("replicas": data-parallel
+// replicas, micro-batches, or 3D replicas x tensor ranks x micro-batches) and all-reduce transfers.
+struct PlanFactors {
+  double replicas = 1;
+  double allreduce = 0;   ///< transfers per step
+  const char* key = "";   ///< the strategy's key that sets the replicas: data_parallel, pipeline, parallelism
+};
+
+double gradient_bytes_of(const OpGraph& graph) {
+  double bytes = 0;
+  for (OpId v = 0; v < graph.size(); ++v) bytes += graph.op(v).parameter_bytes();
+  return bytes;
+}
+
+// Refuses the plan of strategy `i` if it would not fit in this machine, naming its largest factor:
+// the steps, else the replicas, else the model.
+void require_plan_fits(const JsonReader& document, const Scenario& scenario, size_t i, const PlanFactors& factors) {
   const double steps = static_cast<double>(scenario.run.steps);
-  double gradient_bytes = 0;
-  for (OpId v = 0; v < scenario.graph.size(); ++v) gradient_bytes += scenario.graph.op(v).parameter_bytes();
   const double memory_bytes = physical_memory_bytes();
+  const double tasks = estimate_plan_tasks(static_cast<double>(scenario.graph.size()), factors.replicas, steps,
+                                           factors.allreduce);
+  const double bytes = tasks * kHostBytesPerTask;
+  if (tasks <= kMaxPlanTasks && (memory_bytes == 0 || bytes <= memory_bytes)) return;
+  const std::string key = factors.key;
+  auto gigabytes = [](double b) { return std::to_string(static_cast<long long>(std::ceil(b / 1e9))) + " GB"; };
+  std::string message = "the plan would need about " + gigabytes(bytes) + " / " +
+                        std::to_string(static_cast<long long>(tasks)) + " tasks (" +
+                        std::to_string(scenario.graph.size()) + " ops x " +
+                        std::to_string(static_cast<long long>(factors.replicas)) +
+                        (key == "pipeline" ? " micro-batches x " : " replicas x ") + std::to_string(scenario.run.steps) +
+                        " steps x ~3" + (factors.allreduce > 0 ? ", plus all-reduce transfers" : "") +
+                        "); the limit is " + std::to_string(static_cast<long long>(kMaxPlanTasks)) + " tasks" +
+                        (memory_bytes > 0 ? " and this machine's " + gigabytes(memory_bytes) + " of memory" : "");
+  if (steps > 1 && steps >= factors.replicas) document.at("run").at("steps").fail(message);
+  if (factors.replicas > 1) {
+    JsonReader entry = document.has("strategies") ? document.at("strategies").at_index(i) : document.at("strategy");
+    if (key == "pipeline") entry.at("pipeline").at("micro_batches").fail(message);
+    if (key == "parallelism") entry.at("parallelism").fail(message);
+    entry.at("data_parallel").at("replicas").fail(message);
+  }
+  document.at("model").fail(message);
+}
+
+// Refuses a strategy whose plan would not fit in this machine (plan_size.h) before any plan is
+// built.
+void require_plans_fit(const JsonReader& document, const Scenario& scenario) {
+  const double gradient_bytes = gradient_bytes_of(scenario.graph);
   for (size_t i = 0; i < scenario.strategies.size(); ++i) {
     const Strategy& strategy = scenario.strategies[i];
     const Cluster& cluster = scenario.cluster_for(strategy);
-    double replicas = 1, allreduce = 0;
+    PlanFactors factors;
     if (const auto& dp = strategy.data_parallel) {
-      replicas = static_cast<double>(dp->replicas.size());
+      factors.key = "data_parallel";
+      factors.replicas = static_cast<double>(dp->replicas.size());
       if (dp->aggregation == Aggregation::kAllReduce && dp->replicas.size() > 1) {
         const int node = cluster.device(dp->replicas.front()).node;
         double per_node = 0;
         for (DeviceId id : dp->replicas) per_node += cluster.device(id).node == node ? 1 : 0;
         double buckets = std::max(1.0, std::ceil(gradient_bytes / dp->bucket_bytes));
-        allreduce = buckets * allreduce_transfers(dp->algorithm, replicas, per_node, scenario.run.collective_fidelity);
+        factors.allreduce =
+            buckets * allreduce_transfers(dp->algorithm, factors.replicas, per_node, scenario.run.collective_fidelity);
       }
     }
-    if (const auto& pp = strategy.pipeline) replicas = static_cast<double>(pp->micro_batches);  // a step copy each
+    if (const auto& pp = strategy.pipeline) {  // a step copy per micro-batch
+      factors.key = "pipeline";
+      factors.replicas = static_cast<double>(pp->micro_batches);
+    }
     if (const auto& p = strategy.parallelism) {  // a step copy per replica, tensor rank and micro-batch
-      replicas = static_cast<double>((scenario.run.symmetry ? 1 : p->data * p->tensor) * p->micro_batches);
+      factors.key = "parallelism";
+      factors.replicas = static_cast<double>((scenario.run.symmetry ? 1 : p->data * p->tensor) * p->micro_batches);
       // The closed-form tier plans one micro-batch of representatives, once.
-      if (scenario.run.tier == Tier::kClosedForm) replicas = 1;
+      if (scenario.run.tier == Tier::kClosedForm) factors.replicas = 1;
     }
-    const double tasks = estimate_plan_tasks(ops, replicas, steps, allreduce);
-    const double bytes = tasks * kHostBytesPerTask;
-    if (tasks <= kMaxPlanTasks && (memory_bytes == 0 || bytes <= memory_bytes)) continue;
-    auto gigabytes = [](double b) { return std::to_string(static_cast<long long>(std::ceil(b / 1e9))) + " GB"; };
-    std::string message = "the plan would need about " + gigabytes(bytes) + " / " +
-                          std::to_string(static_cast<long long>(tasks)) + " tasks (" +
-                          std::to_string(scenario.graph.size()) + " ops x " + std::to_string(static_cast<long long>(replicas)) +
-                          (strategy.pipeline ? " micro-batches x " : " replicas x ") +
-                          std::to_string(scenario.run.steps) + " steps x ~3" +
-                          (allreduce > 0 ? ", plus all-reduce transfers" : "") + "); the limit is " +
-                          std::to_string(static_cast<long long>(kMaxPlanTasks)) + " tasks" +
-                          (memory_bytes > 0 ? " and this machine's " + gigabytes(memory_bytes) + " of memory" : "");
-    if (steps > 1 && steps >= replicas) document.at("run").at("steps").fail(message);
-    if (replicas > 1) {
-      JsonReader entry = document.has("strategies") ? document.at("strategies").at_index(i) : document.at("strategy");
-      if (strategy.pipeline) entry.at("pipeline").at("micro_batches").fail(message);
-      if (strategy.parallelism) entry.at("parallelism").fail(message);
-      entry.at("data_parallel").at("replicas").fail(message);
+    require_plan_fits(document, scenario, i, factors);
+  }
+}
+
+// The same refusal for data-parallel strategies from the scenario's text alone, before any cluster
+// is built: 800,000 replicas on 100,000 DGX H100 were refused only after building the 1,000,000-
+// device cluster (1.8 GB, 7.5 s). Without the cluster, how many replicas share a machine is
+// unknown; machines of sqrt(N) replicas minimise the hierarchical all-reduce (2N(L - 1) +
+// 2N(N/L - 1) >= 2N(2 sqrt(N) - 2)), so this estimate is a lower bound of require_plans_fit's
+// and refuses nothing that it would accept. Values of the wrong type are left to the strategy
+// reader's errors.
+void require_replicas_fit_before_cluster(const JsonReader& document, const Scenario& scenario) {
+  std::vector<JsonReader> entries;
+  if (auto list = document.find("strategies"); list && list->value().is_array()) {
+    entries = list->elements();
+  } else if (auto single = document.find("strategy")) {
+    entries.push_back(*single);
+  }
+  const double gradient_bytes = gradient_bytes_of(scenario.graph);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const Json& entry = entries[i].value();
+    if (!entry.is_object() || !entry.contains("data_parallel") || !entry["data_parallel"].is_object()) continue;
+    const Json& dp = entry["data_parallel"];
+    if (!dp.contains("replicas")) continue;
+    const Json& replicas_value = dp["replicas"];
+    PlanFactors factors;
+    factors.key = "data_parallel";
+    if (replicas_value.is_array()) {
+      factors.replicas = static_cast<double>(replicas_value.size());
+    } else if (replicas_value.is_number_unsigned()) {
+      factors.replicas = static_cast<double>(replicas_value.get<uint64_t>());
+    } else {
+      continue;
     }
-    document.at("model").fail(message);
+    // Beyond the replica limit, the cluster's size limit (checked before it is built) or the
+    // strategy reader's own refusal names the problem.
+    if (factors.replicas > static_cast<double>(kMaxClusterDevices)) continue;
+    const bool asynchronous = dp.contains("mode") && dp["mode"] == "async";
+    const bool all_reduce = dp.contains("aggregation") ? dp["aggregation"] == "allreduce" : !asynchronous;
+    if (all_reduce && factors.replicas > 1) {
+      std::optional<CollectiveAlgorithm> algorithm;
+      if (dp.contains("algorithm") && dp["algorithm"].is_string()) {
+        algorithm = parse_collective_algorithm(dp["algorithm"].get<std::string>());
+      }
+      double bucket_bytes = DataParallelOptions{}.bucket_bytes;
+      if (dp.contains("bucket_bytes") && dp["bucket_bytes"].is_number() && dp["bucket_bytes"].get<double>() > 0) {
+        bucket_bytes = dp["bucket_bytes"].get<double>();
+      }
+      const double buckets = std::max(1.0, std::ceil(gradient_bytes / bucket_bytes));
+      factors.allreduce = buckets * allreduce_transfers(algorithm, factors.replicas, std::sqrt(factors.replicas),
+                                                        scenario.run.collective_fidelity);
+    }
+    require_plan_fits(document, scenario, i, factors);
   }
 }
 
@@ -182,6 +260,7 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
       document.at("run").at("fetch").at_index(i).fail("fetch names unknown op \"" + scenario.run.fetch[i] + "\"");
     }
   }
+  require_replicas_fit_before_cluster(document, scenario);
   scenario.cluster = build_cluster(document.at("cluster"), catalog, base_directory);
   std::optional<JsonReader> perturbations = document.find("perturbations");
   if (perturbations) apply_perturbations(*perturbations, &scenario.cluster, &scenario.run);

@@ -32,11 +32,11 @@ AutoPlacementOptions read_auto_placement(const JsonReader& reader, const Cluster
     reader.at("memory_fraction").fail("must be at most 1, got " + brief(reader.at("memory_fraction").value()));
   }
   if (auto devices = reader.find("devices")) {
+    std::vector<bool> listed(cluster.devices().size(), false);
     for (const auto& entry : devices->elements()) {
       DeviceId device = resolve_device(entry, cluster);
-      if (std::find(options.devices.begin(), options.devices.end(), device) != options.devices.end()) {
-        entry.fail("device " + cluster.device(device).name.canonical() + " is listed twice");
-      }
+      if (listed[device]) entry.fail("device " + cluster.device(device).name.canonical() + " is listed twice");
+      listed[device] = true;
       options.devices.push_back(device);
     }
     if (options.devices.empty()) devices->fail("expected at least one device");
@@ -118,11 +118,11 @@ DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& 
   DataParallelOptions options;
   JsonReader replicas = reader.at("replicas");
   if (replicas.value().is_array()) {
+    std::vector<bool> listed(cluster.devices().size(), false);
     for (const auto& entry : replicas.elements()) {
       DeviceId device = resolve_device(entry, cluster);
-      if (std::find(options.replicas.begin(), options.replicas.end(), device) != options.replicas.end()) {
-        entry.fail("device " + cluster.device(device).name.canonical() + " is listed twice");
-      }
+      if (listed[device]) entry.fail("device " + cluster.device(device).name.canonical() + " is listed twice");
+      listed[device] = true;
       options.replicas.push_back(device);
     }
     if (options.replicas.empty()) replicas.fail("expected at least one replica device");

@@ -61,6 +61,7 @@ NodeType read_node_type(const JsonReader& where, const HardwareCatalog& catalog,
   type.has_fabric = template_document.is_object() && template_document.contains("fabric");
   Json description = {{"template", type.template_id}, {"nodes", 1}};
   Cluster cluster = build_cluster(JsonReader(description, where.file(), where.path()), catalog, directory);
+  type.node_devices = static_cast<int64_t>(cluster.devices().size());
   for (DeviceKind kind : {DeviceKind::kGpu, DeviceKind::kTpu, DeviceKind::kCpu}) {
     for (const ClusterDevice& device : cluster.devices()) {
       if (device.node == 0 && device.name.kind == kind) type.accelerators.push_back(device.name.local());
@@ -194,7 +195,19 @@ SweepSpec read_sweep_spec(const JsonReader& document, const HardwareCatalog& cat
   std::vector<int64_t> devices_per_node;
   if (auto per_node = sweep.find("devices_per_node")) devices_per_node = read_integers(*per_node, 1, 4096);
   std::vector<int64_t> node_counts = {1};
-  if (auto nodes = sweep.find("nodes")) node_counts = read_integers(*nodes, 1, 100000);
+  if (auto nodes = sweep.find("nodes")) node_counts = read_integers(*nodes, 1, kMaxClusterNodes);
+  // Refused from the spec's size, before any configuration builds its cluster.
+  for (const NodeType& type : spec.node_types) {
+    for (size_t i = 0; i < node_counts.size(); ++i) {
+      const int64_t devices = node_counts[i] * type.node_devices;
+      if (devices <= kMaxClusterDevices) continue;
+      JsonReader nodes = sweep.at("nodes");
+      (nodes.value().is_array() ? nodes.at_index(i) : nodes)
+          .fail(std::to_string(node_counts[i]) + " nodes of \"" + type.template_id + "\" hold " + std::to_string(devices) +
+                " devices (" + std::to_string(type.node_devices) + " each, CPUs included), above the limit of " +
+                "1,000,000 devices per cluster");
+    }
+  }
 
   std::vector<std::string> fabrics = {""};
   if (auto fabric = sweep.find("fabric")) {

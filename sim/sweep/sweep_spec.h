@@ -32,6 +32,7 @@ struct NodeType {
   std::string device_id;                  ///< profile of its accelerators
   std::vector<std::string> accelerators;  ///< local names, in node order ("GPU:0", ...)
   bool has_fabric = false;                ///< the template names a fabric
+  int64_t node_devices = 0;               ///< every device of one node, CPUs included
 };
 
 struct SweepConfiguration {

@@ -1,7 +1,8 @@
 // Every malformed input in tests/bad_inputs/ is rejected the way users are promised: exit status
 // 2, one "error: FILE: /json/path: message" line naming the JSON path and the bad value, no crash,
 // no internal error, and no output file left behind. The cases are listed in
-// tests/bad_inputs/cases.json: {"file", "command" (run | check | simulate | sweep), "path" (the JSON
+// tests/bad_inputs/cases.json: {"file", "command" (run | check | simulate | sweep | inspect |
+// export-onnx), "path" (the JSON
 // pointer the message must name, "" for malformed JSON), "contains" (text the message must
 // include), and "error_file" when the error is in a file the input refers to}.
 #include <gtest/gtest.h>
@@ -28,7 +29,7 @@ const std::filesystem::path kCorpus = std::filesystem::path(PLACESIM_SOURCE_DIR)
 
 struct BadInput {
   std::string file;        ///< relative to kCorpus
-  std::string command;     ///< run | check | simulate | sweep
+  std::string command;     ///< run | check | simulate | sweep | inspect | export-onnx
   std::string path;        ///< JSON pointer the message names; "" when the file is not JSON at all
   std::string contains;    ///< text the message must include
   std::string error_file;  ///< the file the message names (default: `file`)
@@ -88,6 +89,10 @@ TEST_P(BadInputTest, IsReportedWithItsJsonPathAndExitStatus2) {
     arguments.push_back("-o");
     arguments.push_back((outputs / "sweep").string());
   }
+  if (input.command == "export-onnx") {
+    arguments.push_back("-o");
+    arguments.push_back((outputs / "model.onnx").string());
+  }
   auto result = run_placesim(arguments, kCorpus);
   const std::string& output = result.output;
   SCOPED_TRACE("placesim " + input.command + " " + input.file + " printed:\n" + output);
@@ -122,7 +127,7 @@ TEST(CorpusTest, CasesAreWellFormed) {
     EXPECT_TRUE(std::filesystem::is_regular_file(kCorpus / input.file));
     EXPECT_TRUE(std::filesystem::is_regular_file(kCorpus / input.error_file));
     EXPECT_TRUE(input.command == "run" || input.command == "check" || input.command == "simulate" ||
-                input.command == "sweep")
+                input.command == "sweep" || input.command == "inspect" || input.command == "export-onnx")
         << input.command;
     EXPECT_FALSE(input.contains.empty());
     // Without a JSON path, the message must locate the problem some other way.

@@ -5,7 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
+#include <stdexcept>
 
 #include "models/zoo.h"
 #include "sim/core/input_error.h"
@@ -227,6 +229,61 @@ TEST(OnnxErrors, InputShapesAreCheckedAgainstTheModel) {
   OpGraph graph = import_onnx_model(path, options);  // "N" = 8 binds the labels too
   EXPECT_EQ(graph.op(graph.find("input/labels")).output_shape, std::vector<int64_t>{8});
   std::filesystem::remove(path);
+}
+
+// --- convolution and pooling windows (sim/graph/onnx/onnx_window_checks.h) ----------------------
+
+// The ONNX fuzzer's seed models (tests/onnx/make_bad_onnx_inputs.cpp --seeds): x [1, 3, 8, 8].
+const std::filesystem::path kWindowSeeds = std::filesystem::path(PLACESIM_SOURCE_DIR) / "tests/fuzz/corpus/onnx";
+
+// A copy: the graphs below are temporaries.
+Op only_op_of_type(const OpGraph& graph, const std::string& type) {
+  for (OpId id = 0; id < graph.size(); ++id) {
+    if (graph.op(id).type == type) return graph.op(id);
+  }
+  throw std::runtime_error("no " + type + " op");
+}
+
+TEST(OnnxWindows, ValidConvolutionsAndPoolsImportWithHandDerivedShapes) {
+  SKIP_WITHOUT_ONNX();
+  // Conv, w [4, 3, 3, 3], strides 2, pads 1: floor((8 + 2 - 3) / 2) + 1 = 4; 2 x 64 outputs x 27 MACs.
+  const Op conv = only_op_of_type(import(kWindowSeeds / "conv_strides_pads.onnx"), "Conv");
+  EXPECT_EQ(conv.output_shape, (std::vector<int64_t>{1, 4, 4, 4}));
+  EXPECT_DOUBLE_EQ(conv.forward_flops, 2.0 * 64 * 27);
+  // Depthwise: x [1, 6, 8, 8], w [6, 1, 3, 3], group 6: 6 x 6 x 6 outputs x 9 MACs.
+  const Op depthwise = only_op_of_type(import(kWindowSeeds / "conv_depthwise.onnx"), "Conv");
+  EXPECT_EQ(depthwise.output_shape, (std::vector<int64_t>{1, 6, 6, 6}));
+  EXPECT_DOUBLE_EQ(depthwise.forward_flops, 2.0 * 216 * 9);
+  // SAME_UPPER, stride 2: ceil(8 / 2) = 4.
+  EXPECT_EQ(only_op_of_type(import(kWindowSeeds / "conv_auto_pad_same.onnx"), "Conv").output_shape,
+            (std::vector<int64_t>{1, 4, 4, 4}));
+  // ConvTranspose, w [3, 4, 3, 3], strides 2, output_padding 1: 2 x (8 - 1) + 1 + 3 = 18; 2 x 192 inputs x 36.
+  const Op transpose = only_op_of_type(import(kWindowSeeds / "conv_transpose.onnx"), "ConvTranspose");
+  EXPECT_EQ(transpose.output_shape, (std::vector<int64_t>{1, 4, 18, 18}));
+  EXPECT_DOUBLE_EQ(transpose.forward_flops, 2.0 * 192 * 36);
+  // MaxPool 2 x 2, strides 2, pads (0, 0, 1, 1), ceil_mode: 1 + ceil((8 + 1 - 2) / 2) = 5; 75 outputs x 4.
+  const Op pool = only_op_of_type(import(kWindowSeeds / "maxpool.onnx"), "MaxPool");
+  EXPECT_EQ(pool.output_shape, (std::vector<int64_t>{1, 3, 5, 5}));
+  EXPECT_DOUBLE_EQ(pool.forward_flops, 75.0 * 4);
+  // Conv [1, 4, 6, 6] -> MaxPool 2 x 2 stride 2 [1, 4, 3, 3] -> Flatten 36 -> Gemm 10.
+  EXPECT_EQ(only_op_of_type(import(kWindowSeeds / "conv_pool_gemm.onnx"), "Gemm").output_shape,
+            (std::vector<int64_t>{1, 10}));
+}
+
+TEST(OnnxWindows, BytesInMemoryImportAsTheFileDoes) {
+  SKIP_WITHOUT_ONNX();
+  std::ifstream in(kWindowSeeds / "conv_strides_pads.onnx", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  OnnxImportOptions options;
+  options.default_batch = 1;
+  EXPECT_DOUBLE_EQ(only_op_of_type(import_onnx_bytes(bytes, "conv.onnx", options), "Conv").forward_flops, 2.0 * 64 * 27);
+  try {
+    import_onnx_bytes(bytes.substr(0, bytes.size() / 2), "conv.onnx", options);
+    ADD_FAILURE() << "a truncated model imported";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.file(), "conv.onnx");
+    EXPECT_EQ(error.json_path(), "/");
+  }
 }
 
 }  // namespace

@@ -134,5 +134,38 @@ TEST(ClusterRoutes, ADetourOnACycleIsTakenAndADeadEndEnteredOnlyForItsOwnDevices
   EXPECT_EQ(cluster.route(1, 2).size(), 5u);  // g1 - s1 - x - s0 - d - g2
 }
 
+// Names (Cluster::match): a spec with task, kind and index is looked up in an index built as
+// devices are added; every other spec scans. Both must give what a scan gives, in cluster order.
+TEST(ClusterNames, MatchByTaskKindAndIndexAgreesWithAScan) {
+  Cluster cluster;
+  for (int task : {0, 1, 2}) {
+    for (auto [kind, count] : {std::pair{DeviceKind::kCpu, 1}, std::pair{DeviceKind::kGpu, 4}}) {
+      for (int index = 0; index < count; ++index) {
+        ClusterDevice device;
+        device.name = DeviceName{"worker", 0, task, kind, index};
+        device.spec = testing::round_gpu();
+        device.node = task;
+        cluster.add_device(device, "task:" + std::to_string(task) + "/" + device.name.local());
+      }
+    }
+  }
+  auto scan = [&](const std::string& text) {
+    DeviceName spec = *DeviceName::parse(text, nullptr);
+    std::vector<DeviceId> found;
+    for (DeviceId id = 0; id < cluster.devices().size(); ++id) {
+      if (spec.matches(cluster.device(id).name)) found.push_back(id);
+    }
+    return found;
+  };
+  // Devices in order: task t's CPU:0 is 5t, its GPU:i is 5t + 1 + i.
+  EXPECT_EQ(cluster.match(*DeviceName::parse("/task:1/device:GPU:3", nullptr)), std::vector<DeviceId>{9});
+  EXPECT_EQ(cluster.match(*DeviceName::parse("/gpu:2", nullptr)), (std::vector<DeviceId>{3, 8, 13}));
+  for (const char* text : {"/task:1/device:GPU:3", "/job:worker/replica:0/task:2/device:CPU:0",
+                           "/job:other/task:2/device:CPU:0", "/replica:1/task:0/device:GPU:0", "/task:3/device:GPU:0",
+                           "/task:0/device:GPU:4", "/task:0/device:TPU:0", "/gpu:2", "/job:worker/task:1", "/cpu:0"}) {
+    EXPECT_EQ(cluster.match(*DeviceName::parse(text, nullptr)), scan(text)) << text;
+  }
+}
+
 }  // namespace
 }  // namespace placesim

@@ -4,18 +4,27 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <stdexcept>
 #include <set>
 #include <sstream>
 #include <unordered_map>
 
+#include "sim/core/fd_io.h"
 #include "sim/core/input_error.h"
 #include "sim/core/json_reader.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/graph/onnx/onnx_operators.h"
+#include "sim/graph/onnx/onnx_window_checks.h"
 
 namespace placesim {
 namespace {
@@ -177,18 +186,92 @@ bool einsum_output_shape(const std::string& equation, const std::vector<std::vec
   return true;
 }
 
+// ONNX shape inference (opset of the file, data propagation on; error_mode 1: the first error
+// stops it) on `model`, in a child process: ONNX 1.12's inference functions trust the ranks of
+// their inputs, and a malformed model made them read out of bounds (STFT with a rank-0 signal:
+// SIGSEGV, found by the fuzzer after the window and schema checks). A crash then kills only the
+// child. On success the model's value_info and outputs are the inferred ones and "" is returned;
+// otherwise why inference failed.
+std::string infer_in_child_process(pb::ModelProto& model, int error_mode) {
+  guard_window_shape_inference();
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed before ONNX shape inference");
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error("fork failed before ONNX shape inference");
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    // A crash kills the child with its signal, for the parent to report: sanitizer and fuzzer
+    // handlers (which would report it as the parent's own) are taken off.
+    for (int signal_number : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) std::signal(signal_number, SIG_DFL);
+    std::string reply;
+    try {
+      pb::shape_inference::InferShapes(model, pb::OpSchemaRegistry::Instance(),
+                                       pb::ShapeInferenceOptions(/*check_type=*/false, error_mode,
+                                                                 /*enable_data_propagation=*/true));
+      pb::GraphProto inferred;
+      *inferred.mutable_value_info() = model.graph().value_info();
+      *inferred.mutable_output() = model.graph().output();
+      reply = "0" + inferred.SerializeAsString();
+    } catch (const std::exception& error) {
+      reply = std::string("1") + error.what();
+    }
+    ::_exit(write_all(fds[1], reply.data(), reply.size()) ? 0 : 3);
+  }
+  ::close(fds[1]);
+  std::string reply;
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n > 0) {
+      reply.append(buffer, static_cast<size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      break;
+    }
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) {
+    return "it crashed (signal " + std::to_string(WTERMSIG(status)) +
+           ") on this model, which is malformed in a way ONNX 1.12 does not check";
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || reply.empty()) {
+    return "it stopped without a result (exit status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+           ") on this model, which is malformed in a way ONNX 1.12 does not check";
+  }
+  if (reply[0] == '1') return reply.substr(1);
+  pb::GraphProto inferred;
+  if (!inferred.ParseFromString(reply.substr(1))) return "its result could not be read back";
+  *model.mutable_graph()->mutable_value_info() = inferred.value_info();
+  *model.mutable_graph()->mutable_output() = inferred.output();
+  return "";
+}
+
 class Importer {
  public:
   Importer(std::filesystem::path path, const OnnxImportOptions& options)
       : path_(std::move(path)), file_(path_.string()), options_(options) {}
 
-  OpGraph run() {
-    read_model();
+  /// Imports the file at the constructor's path.
+  OpGraph run() { return run(read_file()); }
+
+  /// Imports `bytes`, an ONNX file's contents (errors name the constructor's path).
+  OpGraph run(const std::string& bytes) {
+    parse_model(bytes);
     graph_ = &model_.graph();
     check_wiring();
+    check_against_schemas();
+    check_window_attributes();
     apply_input_shapes();
     prepare_value_info();
     infer_until_stable();
+    check_window_shapes();
     return build_graph();
   }
 
@@ -211,12 +294,11 @@ class Importer {
     if (options_.warnings) *options_.warnings << "placesim: warning: " << file_ << ": " << message << "\n";
   }
 
-  void read_model() {
+  std::string read_file() const {
     std::error_code error;
     if (!std::filesystem::is_regular_file(path_, error)) fail("", "no such file");
     std::uintmax_t size = std::filesystem::file_size(path_, error);
     if (error) fail("", "cannot read the file: " + error.message());
-    if (size == 0) fail("/", "the file is empty (expected an ONNX model)");
     if (size > kMaxFileBytes) {
       fail("/", "the file is " + std::to_string(size) +
                     " bytes; protobuf cannot read an ONNX model of 2 GiB or more (store the weights as external data)");
@@ -224,6 +306,12 @@ class Importer {
     std::ifstream in(path_, std::ios::binary);
     std::string bytes(static_cast<size_t>(size), '\0');
     if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) fail("", "cannot read the file");
+    return bytes;
+  }
+
+  void parse_model(const std::string& bytes) {
+    const std::uintmax_t size = bytes.size();
+    if (size == 0) fail("/", "the file is empty (expected an ONNX model)");
     if (!model_.ParseFromString(bytes)) {
       fail("/", "not a valid ONNX model: the protobuf data is truncated or malformed (" + std::to_string(size) +
                     " bytes)");
@@ -358,11 +446,12 @@ class Importer {
     }
   }
 
-  bool has_schema(const pb::NodeProto& node) const {
+  const pb::OpSchema* find_schema(const pb::NodeProto& node) const {
     auto opset = opsets_.find(node.domain() == "ai.onnx" ? "" : node.domain());
     int version = opset == opsets_.end() ? 1 : opset->second;
-    return pb::OpSchemaRegistry::Schema(node.op_type(), version, node.domain()) != nullptr;
+    return pb::OpSchemaRegistry::Schema(node.op_type(), version, node.domain());
   }
+  bool has_schema(const pb::NodeProto& node) const { return find_schema(node) != nullptr; }
 
   void substitute_bindings(pb::TypeProto* type) const {
     if (!type->has_tensor_type() || !type->tensor_type().has_shape()) return;
@@ -398,14 +487,63 @@ class Importer {
   }
 
   void infer_shapes() {
-    try {
-      pb::shape_inference::InferShapes(model_, pb::OpSchemaRegistry::Instance(),
-                                       pb::ShapeInferenceOptions(/*check_type=*/false, /*error_mode=*/1,
-                                                                 /*enable_data_propagation=*/true));
-    } catch (const std::exception& error) {
-      std::string message = error.what();
-      fail("/graph", "ONNX shape inference failed: " + message.substr(0, 600));
+    std::string error = infer_in_child_process(model_, /*error_mode=*/1);
+    if (error.empty()) return;
+    explain_inference_failure();
+    fail("/graph", "ONNX shape inference failed: " + error.substr(0, 600));
+  }
+
+  // Every node of an operator ONNX defines has the inputs, outputs and attributes its definition
+  // requires (OpSchema::Verify, as ONNX's checker does): shape inference assumes so and reads
+  // through null pointers otherwise (a Scan without num_scan_inputs: SIGSEGV, found by the fuzzer).
+  void check_against_schemas() const {
+    for (int i = 0; i < graph_->node_size(); ++i) {
+      const pb::NodeProto& node = graph_->node(i);
+      const pb::OpSchema* schema = find_schema(node);
+      if (!schema) continue;
+      try {
+        schema->Verify(node);
+      } catch (const std::exception& error) {
+        std::string message = error.what();
+        if (size_t end = message.find("\n==>"); end != std::string::npos) message.resize(end);
+        fail_node(i, "does not match ONNX's definition of " + node.op_type() + " (opset " +
+                         std::to_string(schema->SinceVersion()) + "): " + message.substr(0, 400));
+      }
     }
+  }
+
+  // Convolutions and pooling windows with attributes ONNX would divide by or compute nonsense
+  // from (onnx_window_checks.h) are refused before shape inference runs.
+  void check_window_attributes() const {
+    for (int i = 0; i < graph_->node_size(); ++i) {
+      const pb::NodeProto& node = graph_->node(i);
+      if (!is_window_operator(node)) continue;
+      if (std::string problem = window_attribute_problem(node); !problem.empty()) fail_node(i, problem);
+    }
+  }
+
+  // The same nodes against their inferred input shapes: ranks, channels and groups, output sizes.
+  void check_window_shapes() const {
+    for (int i = 0; i < graph_->node_size(); ++i) {
+      const pb::NodeProto& node = graph_->node(i);
+      if (!is_window_operator(node) || node.input_size() == 0) continue;
+      const TensorInfo* x = find_tensor(node.input(0));
+      if (!x || !x->known) continue;  // the importer reports unknown shapes when it costs the node
+      const int weight = window_weight_input(node);
+      const TensorInfo* w = weight >= 0 && weight < node.input_size() ? find_tensor(node.input(weight)) : nullptr;
+      const std::vector<int64_t>* w_dims = w && w->known ? &w->dims : nullptr;
+      if (std::string problem = window_shape_problem(node, x->dims, w_dims); !problem.empty()) fail_node(i, problem);
+    }
+  }
+
+  // When strict inference stops, a window node with impossible shapes upstream (a rank-1 weight
+  // makes a rank-2 output that a later node rejects) is the better explanation: lenient inference
+  // on a copy finds what shapes it can, and the window checks run on them.
+  void explain_inference_failure() {
+    pb::ModelProto copy = model_;
+    if (!infer_in_child_process(copy, /*error_mode=*/0).empty()) return;
+    collect_tensors(copy.graph());
+    check_window_shapes();
   }
 
   void record(const pb::ValueInfoProto& info, bool constant) {
@@ -427,14 +565,16 @@ class Importer {
     tensors_[info.name()] = tensor;
   }
 
-  void collect_tensors() {
+  void collect_tensors() { collect_tensors(*graph_); }
+
+  void collect_tensors(const pb::GraphProto& inferred) {
     tensors_.clear();
-    for (const auto& info : graph_->value_info()) record(info, false);
-    for (const auto& info : graph_->output()) {
+    for (const auto& info : inferred.value_info()) record(info, false);
+    for (const auto& info : inferred.output()) {
       if (!tensors_.count(info.name()) || !tensors_[info.name()].known) record(info, false);
     }
-    for (const auto& info : graph_->input()) record(info, false);
-    for (const auto& node : graph_->node()) {
+    for (const auto& info : inferred.input()) record(info, false);
+    for (const auto& node : inferred.node()) {
       if (node.op_type() == "Constant" && node.domain().empty()) {
         for (const auto& output : node.output()) tensors_[output].constant = true;
       }
@@ -446,8 +586,8 @@ class Importer {
       tensor.known = tensor.constant = tensor.initializer = true;
       tensors_[initializer.name()] = tensor;
     };
-    for (const auto& initializer : graph_->initializer()) add_initializer(initializer);
-    for (const auto& sparse : graph_->sparse_initializer()) {
+    for (const auto& initializer : inferred.initializer()) add_initializer(initializer);
+    for (const auto& sparse : inferred.sparse_initializer()) {
       pb::TensorProto values = sparse.values();
       values.clear_dims();
       for (int64_t dim : sparse.dims()) values.add_dims(dim);
@@ -859,5 +999,9 @@ bool onnx_support_available() { return true; }
 
 OpGraph import_onnx_model(const std::filesystem::path& path, const OnnxImportOptions& options) {
   return Importer(path, options).run();
+}
+
+OpGraph import_onnx_bytes(const std::string& bytes, const std::string& file, const OnnxImportOptions& options) {
+  return Importer(file, options).run(bytes);
 }
 }  // namespace placesim

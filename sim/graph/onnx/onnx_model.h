@@ -45,6 +45,10 @@ bool onnx_support_available();
 /// errors about input_shapes name input_shapes_file and input_shapes_path.
 OpGraph import_onnx_model(const std::filesystem::path& path, const OnnxImportOptions& options);
 
+/// Imports an ONNX file's contents already in memory (the fuzzer's entry point); errors name
+/// `file`, as import_onnx_model's name the path.
+OpGraph import_onnx_bytes(const std::string& bytes, const std::string& file, const OnnxImportOptions& options);
+
 /// Serializes `graph` as an ONNX model without weights (initializers declare their shapes and
 /// point at external data that is not written). See docs/onnx.md for the operator mapping.
 std::string export_onnx_model(const OpGraph& graph);

@@ -17,6 +17,10 @@ OpGraph import_onnx_model(const std::filesystem::path& path, const OnnxImportOpt
   throw InputError(path.string(), "", kHowToEnable);
 }
 
+OpGraph import_onnx_bytes(const std::string& /*bytes*/, const std::string& file, const OnnxImportOptions& /*options*/) {
+  throw InputError(file, "", kHowToEnable);
+}
+
 std::string export_onnx_model(const OpGraph& /*graph*/) { throw InputError("", "", kHowToEnable); }
 
 }  // namespace placesim
