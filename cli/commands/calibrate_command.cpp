@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "cli/commands/calibrate_nccl_tests.h"
 #include "real_backend/calibration.h"
 #include "real_backend/machine_load.h"
 #include "sim/core/input_error.h"
@@ -36,7 +37,9 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
                    "clusters/NAME.json, links.json) for --profiles DIR")
       ->required();
   command->add_flag("--quick", options->quick, "Fewer sizes and repetitions (~3 s on the CPU; less precise)");
-  return {command, [options, &global] {
+  auto nccl_tests = add_nccl_tests_options(command);
+  return {command, [options, nccl_tests, &global] {
+            if (!nccl_tests->log.empty()) return import_nccl_tests(*nccl_tests, options->output);
             std::filesystem::path output = options->output;
             std::filesystem::path directory = output.parent_path().empty() ? "." : output.parent_path();
             if (output.extension() != ".json" || output.stem().empty()) {
