@@ -17,6 +17,8 @@
 #include "sim/core/input_error.h"
 #include "sim/engine/simgrid_engine.h"
 #include "sim/plan/collective_schedule.h"
+#include "sim/report/json_report.h"
+#include "sim/report/metrics.h"
 #include "tests/unit/test_support.h"
 
 namespace placesim {
@@ -105,6 +107,26 @@ TEST(MeasuredAllReduce, BothEnginesTakeTheCurveTimeWhereItApplies) {
   // Link rate would be 2(N-1)(a + S/(N B)) = 6 (5 us + 2 MiB / 4 / 10 GB/s) = 344.6 us: the curve differs.
   const double link_rate = 6 * (5e-6 + 2 * kMiB / 4 / 1e10);
   EXPECT_GT(std::abs(curve - link_rate), 1e-4);
+}
+
+TEST(MeasuredAllReduce, TheReportGivesWhatTheCollectiveAchievedAsAlgbwAndBusbw) {
+  // The 2 MiB all-reduce timed by the curve at busbw 20 GB/s reports busbw 20 GB/s back, and
+  // algbw = busbw / 1.5 (nccl-tests: busbw = algbw x 2(n-1)/n).
+  Cluster cluster = measured_mesh();
+  ExecutionPlan plan = testing::empty_plan(cluster);
+  Task task;
+  task.kind = TaskKind::kCollective;
+  task.phase = Phase::kCollective;
+  task.group = {0, 1, 2, 3};
+  task.bytes = 2 * kMiB;
+  testing::add(plan, task);
+  Timeline timeline = estimate_step(plan, cluster).timeline;
+  Json report = json_report("test", plan, cluster, timeline, compute_metrics(plan, cluster, timeline));
+  const Json& entry = report["tasks"][0];
+  EXPECT_EQ(entry["group_size"], 4);
+  EXPECT_DOUBLE_EQ(entry["bytes"].get<double>(), 2 * kMiB);
+  EXPECT_NEAR(entry["busbw_bytes_per_second"].get<double>(), 2e10, 1);
+  EXPECT_NEAR(entry["algbw_bytes_per_second"].get<double>(), 2e10 / 1.5, 1);
 }
 
 TEST(MeasuredAllReduce, FallsBackToTheLinkRateRingWhereNoCurveApplies) {
