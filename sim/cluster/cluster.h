@@ -15,13 +15,13 @@
 #include <utility>
 #include <vector>
 
-#include "sim/cluster/collective_profile.h"
 #include "sim/cluster/device_spec.h"
 #include "sim/cluster/link_spec.h"
 #include "sim/core/device_name.h"
 
 namespace placesim {
 
+struct CollectiveProfile;  // sim/cluster/collective_profile.h
 using DeviceId = std::size_t;
 using LinkId = std::size_t;
 using VertexId = std::size_t;

@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 
+#include "sim/cluster/collective_profile.h"
+
 namespace placesim {
 namespace {
 

@@ -117,7 +117,8 @@ CollectiveProfile read_collective_profile(const std::filesystem::path& path) {
   CollectiveProfile profile;
   profile.path = path;
   std::string line;
-  if (!std::getline(in, line) || line != kCollectiveProfileHeader) {
+  if (std::getline(in, line) && !line.empty() && line.back() == '\r') line.pop_back();
+  if (line != kCollectiveProfileHeader) {
     throw InputError(file, "line 1", "expected the header \"" + std::string(kCollectiveProfileHeader) + "\", got \"" +
                                          line + "\"");
   }
@@ -164,6 +165,46 @@ CollectiveProfile read_collective_profile(const std::filesystem::path& path) {
   for (auto& [key, curve] : profile.curves) {
     std::sort(curve.points.begin(), curve.points.end(),
               [](const CollectivePoint& a, const CollectivePoint& b) { return a.bytes < b.bytes; });
+  }
+  return profile;
+}
+
+Json write_collective_profile_json(const CollectiveProfile& profile) {
+  Json curves = Json::array();
+  for (const auto& [key, curve] : profile.curves) {
+    Json points = Json::array();
+    for (const CollectivePoint& point : curve.points) {
+      points.push_back({{"bytes", point.bytes},
+                        {"busbw_bytes_per_second", point.busbw_bytes_per_second},
+                        {"source", point.source}});
+    }
+    curves.push_back({{"collective", to_string(curve.kind)}, {"gpus", curve.gpus}, {"points", points}});
+  }
+  return {{"system", profile.system}, {"curves", curves}};
+}
+
+CollectiveProfile read_collective_profile_json(const JsonReader& reader) {
+  reader.reject_unknown_keys({"system", "curves"});
+  CollectiveProfile profile;
+  profile.system = reader.string_or("system", "");
+  for (const JsonReader& entry : reader.at("curves").elements()) {
+    entry.reject_unknown_keys({"collective", "gpus", "points"});
+    CollectiveCurve curve;
+    curve.kind = *parse_collective_kind(entry.choice_at("collective", collective_kind_names()));
+    curve.gpus = static_cast<int>(entry.at("gpus").as_integer(2, 1000000));
+    double previous = 0;
+    for (const JsonReader& point : entry.at("points").elements()) {
+      point.reject_unknown_keys({"bytes", "busbw_bytes_per_second", "source"});
+      CollectivePoint read{point.positive_at("bytes"), point.positive_at("busbw_bytes_per_second"),
+                           point.string_or("source", "")};
+      if (read.bytes <= previous) point.at("bytes").fail("sizes must increase");
+      previous = read.bytes;
+      curve.points.push_back(std::move(read));
+    }
+    if (curve.points.empty()) entry.at("points").fail("a curve needs at least one point");
+    if (!profile.curves.emplace(std::make_pair(curve.kind, curve.gpus), curve).second) {
+      entry.fail("a second curve of " + to_string(curve.kind) + " over " + std::to_string(curve.gpus) + " GPUs");
+    }
   }
   return profile;
 }

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/json_reader.h"
+
 namespace placesim {
 
 class Cluster;
@@ -71,6 +73,12 @@ extern const char* const kCollectiveProfileHeader;
 /// value: wrong header, a row with the wrong number of fields, an unknown collective, a size or
 /// bandwidth that is not a positive number, several systems in one file, a size measured twice.
 CollectiveProfile read_collective_profile(const std::filesystem::path& path);
+
+/// The profile as JSON, for plan files' resolved cluster (sim/cluster/cluster_json.h):
+/// {"system", "curves": [{"collective", "gpus", "points": [{"bytes", "busbw_bytes_per_second", "source"}]}]}.
+Json write_collective_profile_json(const CollectiveProfile& profile);
+/// Reads it back; InputError with the JSON path of a bad value.
+CollectiveProfile read_collective_profile_json(const JsonReader& reader);
 
 /// Where a cluster file's "collective_profile" value points: a path (it ends in ".csv";
 /// relative to `base_directory`) or the id of a bundled profile, <profiles root>/collectives/ID.csv.

@@ -73,8 +73,12 @@ NcclTestsLog parse_nccl_tests_log(const std::filesystem::path& path) {
     }
     if (line.find('#') != std::string::npos || time_column < 0) continue;
     double size = 0;
-    if (!parse_number(fields[0], &size) || fields.size() < static_cast<size_t>(time_column) + 3) continue;
+    if (!parse_number(fields[0], &size)) continue;
     const std::string where = "line " + std::to_string(number);
+    if (fields.size() < static_cast<size_t>(time_column) + 3) {
+      throw InputError(file, where, "a result row with " + std::to_string(fields.size()) + " fields, the header needs " +
+                                        std::to_string(time_column + 3) + " (truncated?): \"" + line + "\"");
+    }
     NcclTestsRow row;
     row.line = number;
     row.bytes = size;

@@ -12,6 +12,7 @@
 
 #include "sim/analytical/analytical_engine.h"
 #include "sim/cluster/cluster_builder.h"
+#include "sim/cluster/cluster_json.h"
 #include "sim/cluster/collective_profile.h"
 #include "sim/cluster/nccl_tests_log.h"
 #include "sim/core/input_error.h"
@@ -152,6 +153,19 @@ TEST(MeasuredAllReduce, FallsBackToTheLinkRateRingWhereNoCurveApplies) {
   EXPECT_EQ(*measured_allreduce_seconds({0}, kMiB, cluster), 0.0);
 }
 
+TEST(MeasuredAllReduce, CurvesTravelInPlanFilesResolvedCluster) {
+  // `placesim simulate plan.json` reads the cluster from the plan: the same 2 MiB time as above.
+  Cluster cluster = measured_mesh();
+  Json json = write_cluster_json(cluster);
+  Cluster read = read_cluster_json(JsonReader(json, "plan.json", "/cluster"));
+  EXPECT_NEAR(*measured_allreduce_seconds({0, 1, 2, 3}, 2 * kMiB, read), 2 * kMiB * 1.5 / 2e10, 1e-12);
+  EXPECT_EQ(read.collective_profile->find(CollectiveKind::kAllReduce, 4)->points[1].source,
+            "hand-made row 2, with a comma");
+  // Once a perturbation rescaled a link the curves no longer apply, and are not written.
+  cluster.scale_link_bandwidth(0, 0.5);
+  EXPECT_FALSE(write_cluster_json(cluster).contains("collective_profile"));
+}
+
 HardwareCatalog bundled() { return HardwareCatalog(fs::path(PLACESIM_SOURCE_DIR) / "hardware_profiles"); }
 
 std::vector<DeviceId> gpus_of(const Cluster& cluster) {
@@ -209,6 +223,10 @@ std::string error_of(const std::function<void()>& run) {
 
 TEST(CollectiveProfileErrors, NameTheFileLineColumnAndValue) {
   std::string header = "system,collective,gpus,bytes,algbw_bytes_per_second,busbw_bytes_per_second,seconds,source\n";
+  // Windows line ends are fine.
+  fs::path crlf = write_temp("crlf.csv", "system,collective,gpus,bytes,algbw_bytes_per_second,busbw_bytes_per_second,"
+                                         "seconds,source\r\ns,all_reduce,4,1024,1,1,1e-5,src\r\n");
+  EXPECT_EQ(read_collective_profile(crlf).find(CollectiveKind::kAllReduce, 4)->points.size(), 1u);
   fs::path bad_time = write_temp("bad_time.csv", header + "s,all_reduce,4,1024,1,1,-3,src\n");
   EXPECT_EQ(error_of([&] { read_collective_profile(bad_time); }),
             bad_time.string() + ": line 2 column seconds: expected a positive number, got \"-3\"");
@@ -275,6 +293,12 @@ TEST(NcclTestsLog, RejectsLogsWithoutRanksOrRows) {
   std::string text = kLog;
   text.replace(text.find("    160.0"), 9, "      abc");
   fs::path bad_row = write_temp("bad_row.log", text);
+  std::string truncated = kLog;
+  truncated.replace(truncated.find("   25.17"), std::string::npos, "\n");
+  fs::path short_row = write_temp("short_row.log", truncated);
+  EXPECT_NE(error_of([&] { parse_nccl_tests_log(short_row); }).find(short_row.string() + ": line 14: a result row with 7 fields"),
+            std::string::npos)
+      << error_of([&] { parse_nccl_tests_log(short_row); });
   EXPECT_NE(error_of([&] { parse_nccl_tests_log(bad_row); }).find(bad_row.string() + ": line 13: expected time"),
             std::string::npos);
 }
