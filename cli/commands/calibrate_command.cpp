@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/commands/calibrate_nccl_tests.h"
 #include "real_backend/calibration.h"
 #include "real_backend/machine_load.h"
 #include "sim/calibration/kernel_calibration.h"
@@ -104,7 +105,9 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--kernel-model-from", options->kernel_model_from,
                       "Instead of measuring: give --device the kernel model of this measured device (same or nearest "
                       "generation) with --device's own SM count, peak and bandwidth, and write its profile to -o");
-  return {command, [options, &global] {
+  auto nccl_tests = add_nccl_tests_options(command);
+  return {command, [options, nccl_tests, &global] {
+            if (!nccl_tests->log.empty()) return import_nccl_tests(*nccl_tests, options->output);
             if (!options->kernel_model_from.empty()) {
               if (options->device.empty()) throw InputError("--device", "", "--kernel-model-from needs --device ID");
               Json profile =

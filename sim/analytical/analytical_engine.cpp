@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "sim/cluster/collective_profile.h"
 #include "sim/cost/cost_model.h"
 #include "sim/plan/collective_schedule.h"
 
@@ -19,6 +20,7 @@ double analytical_transfer_seconds(double bytes, DeviceId from, DeviceId to, con
 
 double analytical_collective_seconds(const Task& task, const Cluster& cluster) {
   if (task.group.size() < 2 || task.bytes <= 0) return 0;
+  if (auto seconds = measured_allreduce_seconds(task.group, task.bytes, cluster)) return *seconds;
   return allreduce_estimate_seconds(task.algorithm, task.group, task.bytes, cluster);
 }
 

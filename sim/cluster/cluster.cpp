@@ -53,6 +53,7 @@ LinkId Cluster::add_link(VertexId a, VertexId b, LinkSpec spec) {
 
 void Cluster::scale_link_bandwidth(LinkId link, double factor) {
   links_.at(link).spec.bandwidth_bytes_per_second *= factor;
+  if (factor != 1.0) links_rescaled_ = true;
   route_cache_.clear();
   ring_memo_.clear();
   scratch_.link_weights_current = false;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -21,6 +22,7 @@
 
 namespace placesim {
 
+struct CollectiveProfile;  // sim/cluster/collective_profile.h
 using DeviceId = std::size_t;
 using LinkId = std::size_t;
 using VertexId = std::size_t;
@@ -58,12 +60,17 @@ class Cluster {
  public:
   std::string name;
   std::string description;
+  /// Measured collective curves of one machine (sim/cluster/collective_profile.h), from the
+  /// template's "collective_profile"; null: collectives run at link rate.
+  std::shared_ptr<const CollectiveProfile> collective_profile;
 
   DeviceId add_device(ClusterDevice device, std::string vertex_name);
   VertexId add_switch(std::string name);
   LinkId add_link(VertexId a, VertexId b, LinkSpec spec);
   /// Degrades (factor < 1) or upgrades a link's bandwidth; routes are recomputed.
   void scale_link_bandwidth(LinkId link, double factor);
+  /// Whether scale_link_bandwidth() changed any link (measured curves then no longer apply).
+  bool links_rescaled() const { return links_rescaled_; }
 
   const std::vector<ClusterDevice>& devices() const { return devices_; }
   std::vector<ClusterDevice>& devices() { return devices_; }
@@ -117,6 +124,7 @@ class Cluster {
   std::unordered_map<uint64_t, std::vector<DeviceId>> by_task_kind_index_;
   std::vector<NetworkVertex> vertices_;
   std::vector<ClusterLink> links_;
+  bool links_rescaled_ = false;
   std::vector<std::vector<LinkId>> adjacency_;
   /// Reused by every search (a route of a 3,000-GPU cluster costs a search over ~6,000
   /// vertices; allocating and clearing per search cost more than the search).

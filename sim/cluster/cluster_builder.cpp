@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <memory>
+
+#include "sim/cluster/collective_profile.h"
 
 namespace placesim {
 namespace {
@@ -231,17 +234,44 @@ Cluster build_from_template(const JsonReader& description, const JsonReader& bas
   return cluster;
 }
 
-const std::vector<std::string> kTemplateKeys = {"id", "description", "node", "nodes", "fabric", "job", "sources"};
+const std::vector<std::string> kTemplateKeys = {"id",  "description", "node",   "nodes",
+                                                "fabric", "job", "sources", "collective_profile"};
+
+/// Attaches the measured collective curves named by "collective_profile" (sim/cluster/
+/// collective_profile.h): the description's value wins over the template's; "none" keeps the
+/// link-rate model. Relative ".csv" paths resolve against the directory of the file naming them.
+void attach_collective_profile(Cluster& cluster, const JsonReader& description, const JsonReader& base,
+                               const HardwareCatalog& catalog, const std::filesystem::path& description_directory,
+                               const std::filesystem::path& base_directory) {
+  const bool own = description.has("collective_profile");
+  if (!own && !base.has("collective_profile")) return;
+  const JsonReader at = own ? description.at("collective_profile") : base.at("collective_profile");
+  const std::string value = at.as_string();
+  if (value == "none") return;
+  std::filesystem::path path =
+      collective_profile_path(value, catalog.root(), own ? description_directory : base_directory);
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error)) {
+    at.fail("no collective profile \"" + value + "\" (looked for " + path.string() +
+            "; give a bundled id from hardware_profiles/collectives/, a .csv path, or \"none\")");
+  }
+  cluster.collective_profile = std::make_shared<const CollectiveProfile>(read_collective_profile(path));
+}
 
 }  // namespace
 
 Cluster build_cluster(const JsonReader& description, const HardwareCatalog& catalog,
                       const std::filesystem::path& base_directory) {
-  description.reject_unknown_keys({"template", "file", "id", "description", "node", "nodes", "fabric", "job"});
+  description.reject_unknown_keys(
+      {"template", "file", "id", "description", "node", "nodes", "fabric", "job", "collective_profile"});
   int sources = (description.has("template") ? 1 : 0) + (description.has("file") ? 1 : 0) +
                 (description.has("node") ? 1 : 0);
   if (sources != 1) description.fail("give exactly one of \"template\", \"file\" or \"node\"");
-  if (description.has("node")) return build_from_template(description, description, catalog);
+  if (description.has("node")) {
+    Cluster cluster = build_from_template(description, description, catalog);
+    attach_collective_profile(cluster, description, description, catalog, base_directory, base_directory);
+    return cluster;
+  }
   std::filesystem::path path;
   if (description.has("template")) {
     path = catalog.cluster_template(description.string_at("template"), description.at("template"));
@@ -254,14 +284,18 @@ Cluster build_cluster(const JsonReader& description, const HardwareCatalog& cata
   Json document = parse_json_file(path);
   JsonReader base(document, path.string());
   base.reject_unknown_keys(kTemplateKeys);
-  return build_from_template(description, base, catalog);
+  Cluster cluster = build_from_template(description, base, catalog);
+  attach_collective_profile(cluster, description, base, catalog, base_directory, path.parent_path());
+  return cluster;
 }
 
 Cluster load_cluster_file(const std::filesystem::path& path, const HardwareCatalog& catalog) {
   Json document = parse_json_file(path);
   JsonReader base(document, path.string());
   base.reject_unknown_keys(kTemplateKeys);
-  return build_from_template(base, base, catalog);
+  Cluster cluster = build_from_template(base, base, catalog);
+  attach_collective_profile(cluster, base, base, catalog, path.parent_path(), path.parent_path());
+  return cluster;
 }
 
 }  // namespace placesim

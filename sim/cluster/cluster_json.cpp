@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "sim/cluster/collective_profile.h"
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/cluster/kernel_model_json.h"
 
@@ -72,12 +73,17 @@ Json write_cluster_json(const Cluster& cluster) {
                      {"bandwidth_bytes_per_second", link.spec.bandwidth_bytes_per_second},
                      {"latency_seconds", link.spec.latency_seconds}});
   }
-  return {{"name", cluster.name}, {"description", cluster.description}, {"devices", devices},
-          {"switches", switches}, {"links", links}};
+  Json json = {{"name", cluster.name}, {"description", cluster.description}, {"devices", devices},
+               {"switches", switches}, {"links", links}};
+  // Measured curves travel with the plan; not once perturbations changed a link (they no longer apply).
+  if (cluster.collective_profile && !cluster.links_rescaled()) {
+    json["collective_profile"] = write_collective_profile_json(*cluster.collective_profile);
+  }
+  return json;
 }
 
 Cluster read_cluster_json(const JsonReader& reader) {
-  reader.reject_unknown_keys({"name", "description", "devices", "switches", "links"});
+  reader.reject_unknown_keys({"name", "description", "devices", "switches", "links", "collective_profile"});
   Cluster cluster;
   cluster.name = reader.string_or("name", "cluster");
   cluster.description = reader.string_or("description", "");
@@ -141,6 +147,9 @@ Cluster read_cluster_json(const JsonReader& reader) {
     }
   }
   if (cluster.devices().empty()) reader.at("devices").fail("a cluster needs at least one device");
+  if (auto profile = reader.find("collective_profile")) {
+    cluster.collective_profile = std::make_shared<const CollectiveProfile>(read_collective_profile_json(*profile));
+  }
   return cluster;
 }
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -16,6 +17,7 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include "sim/cluster/collective_profile.h"
 #include "sim/core/fd_io.h"
 #include "sim/cost/cost_model.h"
 #include "sim/plan/collective_schedule.h"
@@ -94,6 +96,11 @@ class Simulation {
       if (task.kind == TaskKind::kTransfer && task.source != task.device) pairs.emplace_back(task.source, task.device);
       if (task.kind == TaskKind::kCollective) {
         CollectiveRun& run = collectives_[task.id];
+        // A measured curve times the whole collective (it has no transfers of its own to share).
+        if (auto seconds = measured_allreduce_seconds(task.group, task.bytes, cluster_)) {
+          run.measured_seconds = *seconds;
+          continue;
+        }
         run.steps = allreduce_schedule(task.algorithm, task.group, task.bytes, cluster_, plan_.collective_fidelity);
         if (symmetry.active()) keep_representative_hops(task, &run.steps);
         for (const CollectiveStep& step : run.steps) pairs.emplace_back(step.from, step.to);
@@ -196,6 +203,14 @@ class Simulation {
   void start_collective(TaskId id, double now) {
     CollectiveRun& run = collectives_.at(id);
     timeline_.tasks[id].start_seconds = now;
+    if (run.measured_seconds) {
+      if (*run.measured_seconds <= 0) {
+        finish_instantly(id, now);
+      } else {
+        schedule_timer(now + *run.measured_seconds, id, kWholeCollective);
+      }
+      return;
+    }
     if (run.steps.empty()) {
       finish_instantly(id, now);
       return;
@@ -259,6 +274,11 @@ class Simulation {
     while (!timers_.empty() && timers_.top().at <= due) {
       Timer timer = timers_.top();
       timers_.pop();
+      if (timer.step == kWholeCollective) {
+        collectives_.erase(timer.task);
+        end_task(timer.task, now);
+        continue;
+      }
       if (timer.step != kNoStep) {
         if (finish_step(timer.task, timer.step)) end_task(timer.task, now);
         continue;
@@ -339,12 +359,14 @@ class Simulation {
   }
 
   static constexpr size_t kNoStep = static_cast<size_t>(-1);
+  static constexpr size_t kWholeCollective = static_cast<size_t>(-2);  ///< a timer ending a measured collective
 
   struct Timer {
     double at;
     uint64_t sequence;  ///< first scheduled, first fired among equal times
     TaskId task;
-    size_t step;  ///< kNoStep: a compute task ends; else a per-phase step's latency has elapsed
+    size_t step;  ///< kNoStep: a compute task ends; kWholeCollective: a measured collective ends; else a
+                  ///< per-phase step's latency has elapsed
     bool operator>(const Timer& other) const {
       return at != other.at ? at > other.at : sequence > other.sequence;
     }
@@ -355,6 +377,7 @@ class Simulation {
     std::vector<size_t> pending;
     std::vector<std::vector<size_t>> successors;
     size_t remaining = 0;
+    std::optional<double> measured_seconds;  ///< from a measured curve: no steps, one timer
   };
 
   struct Running {

@@ -1,9 +1,26 @@
 #include "sim/report/json_report.h"
 
+#include "sim/cluster/collective_profile.h"
 #include "sim/report/cost_provenance.h"
 #include "sim/report/memory_verdict.h"
 
 namespace placesim {
+
+namespace {
+
+/// A collective's size and what it achieved, by nccl-tests' definitions (doc/PERFORMANCE.md):
+/// algbw = bytes / seconds, busbw = algbw x 2(n-1)/n for an all-reduce of n devices.
+void add_collective_bandwidths(const Task& task, double seconds, Json* entry) {
+  (*entry)["bytes"] = task.bytes;
+  (*entry)["group_size"] = task.group.size();
+  if (seconds <= 0 || task.group.size() < 2) return;
+  const double algbw = task.bytes / seconds;
+  (*entry)["algbw_bytes_per_second"] = algbw;
+  (*entry)["busbw_bytes_per_second"] =
+      algbw * bus_bandwidth_factor(CollectiveKind::kAllReduce, static_cast<int>(task.group.size()));
+}
+
+}  // namespace
 
 Json json_report(const std::string& scenario, const ExecutionPlan& plan, const Cluster& cluster,
                  const Timeline& timeline, const RunMetrics& metrics) {
@@ -41,7 +58,10 @@ Json json_report(const std::string& scenario, const ExecutionPlan& plan, const C
                   {"end_seconds", timeline.tasks[task.id].end_seconds}};
     if (task.kind == TaskKind::kCompute) entry["op_kind"] = to_string(task.op_kind);
     if (task.kind == TaskKind::kTransfer) entry["source"] = cluster.device(task.source).name.canonical();
-    if (task.kind == TaskKind::kCollective) entry["algorithm"] = to_string(task.algorithm);
+    if (task.kind == TaskKind::kCollective) {
+      entry["algorithm"] = to_string(task.algorithm);
+      add_collective_bandwidths(task, timeline.tasks[task.id].duration(), &entry);
+    }
     if (task.replica >= 0) entry["replica"] = task.replica;
     tasks.push_back(std::move(entry));
   }
