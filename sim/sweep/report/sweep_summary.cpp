@@ -56,9 +56,7 @@ std::string sweep_summary_markdown(const SweepReport& report) {
     acceptable += o.acceptable() ? 1 : 0;
     simulated += o.simulated ? 1 : 0;
   }
-  std::string md = "# Capacity plan: " + md_text(report.scenario) + "
-
-";
+  std::string md = "# Capacity plan: " + md_text(report.scenario) + "\n\n";
   md += std::to_string(report.outcomes.size()) + " configurations, fidelity " + fidelity_name(spec) + " (" +
         std::to_string(simulated) + " simulated with SimGrid): " + std::to_string(fitting) + " fit in memory, " +
         std::to_string(out_of_memory) + " do not, " + std::to_string(not_applicable) + " cannot be built; " +
