@@ -106,6 +106,24 @@ TEST(OnnxRoundTrip, ImportsAtAnotherBatchSize) {
   }
 }
 
+// Convolutions come back with the zoo's kernel shapes (n, c, h, w, k, r, s, strides, padding),
+// so a device's kernel model prices an imported ResNet-50 as it prices the zoo's.
+TEST(OnnxRoundTrip, ConvolutionsKeepTheirKernelShapes) {
+  SKIP_WITHOUT_ONNX();
+  OpGraph original = zoo("resnet50", 2);
+  OpGraph imported = round_trip(original, 2);
+  int convolutions = 0;
+  for (OpId id = 0; id < original.size(); ++id) {
+    const Op& op = original.op(id);
+    if (!op.kernel || op.kernel->kind != KernelKind::kConv2d) continue;
+    const Op& twin = imported.op(imported.find(op.name));
+    ASSERT_TRUE(twin.kernel) << op.name;
+    EXPECT_TRUE(*twin.kernel == *op.kernel) << op.name << ": " << twin.kernel->describe() << " vs " << op.kernel->describe();
+    ++convolutions;
+  }
+  EXPECT_EQ(convolutions, 53);  // ResNet-50: the stem, 16 blocks x 3, and 4 projection shortcuts
+}
+
 // Only the ops ONNX has no faithful node for travel as ai.placesim nodes.
 TEST(OnnxExport, UsesStandardOperatorsForCnns) {
   SKIP_WITHOUT_ONNX();

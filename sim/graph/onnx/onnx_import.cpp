@@ -108,6 +108,63 @@ int64_t int_attribute(const pb::NodeProto& node, const std::string& name, int64_
   return attribute ? attribute->i() : fallback;
 }
 
+/// An attribute's integers, or `fallback` when absent.
+std::vector<int64_t> ints_attribute(const pb::NodeProto& node, const std::string& name, std::vector<int64_t> fallback) {
+  const pb::AttributeProto* attribute = find_attribute(node, name);
+  if (!attribute || attribute->ints_size() == 0) return fallback;
+  return std::vector<int64_t>(attribute->ints().begin(), attribute->ints().end());
+}
+
+/// The kernel shape of a 2-D Conv, Gemm or MatMul whose shapes are all known (sim/graph/kernel_shape.h);
+/// null for anything else (other ranks, asymmetric padding, auto_pad that the shapes contradict).
+std::shared_ptr<const KernelShape> onnx_kernel_shape(const pb::NodeProto& node, const std::string& type,
+                                                     const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                                     const std::vector<int64_t>& out) {
+  auto positive = [](const std::vector<int64_t>& dims) {
+    for (int64_t d : dims) {
+      if (d < 1 || d > (1ll << 31)) return false;
+    }
+    return !dims.empty();
+  };
+  if (!positive(a) || !positive(b) || !positive(out)) return nullptr;
+  if (type == "Conv" && a.size() == 4 && b.size() == 4 && out.size() == 4) {
+    Conv2dShape conv;
+    conv.n = a[0], conv.c = a[1], conv.h = a[2], conv.w = a[3], conv.k = b[0], conv.r = b[2], conv.s = b[3];
+    auto strides = ints_attribute(node, "strides", {1, 1});
+    auto dilations = ints_attribute(node, "dilations", {1, 1});
+    auto pads = ints_attribute(node, "pads", {0, 0, 0, 0});
+    if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4 || pads[0] != pads[2] || pads[1] != pads[3]) {
+      return nullptr;
+    }
+    conv.stride_h = strides[0], conv.stride_w = strides[1];
+    conv.dilation_h = dilations[0], conv.dilation_w = dilations[1];
+    conv.pad_h = pads[0], conv.pad_w = pads[1];
+    conv.groups = int_attribute(node, "group", 1);
+    if (conv.groups < 1 || conv.c % conv.groups != 0 || conv.k % conv.groups != 0) return nullptr;
+    if (conv.p() != out[2] || conv.q() != out[3] || conv.k != out[1]) return nullptr;
+    return std::make_shared<const KernelShape>(KernelShape::of_conv(conv));
+  }
+  if ((type == "Gemm" && a.size() == 2 && out.size() == 2) || (type == "MatMul" && a.size() >= 2 && out.size() >= 2)) {
+    GemmShape gemm;
+    gemm.m = out[out.size() - 2];
+    gemm.n = out.back();
+    gemm.k = type == "Gemm" && int_attribute(node, "transA", 0) ? a[0] : a.back();
+    gemm.transpose_a = type == "Gemm" && int_attribute(node, "transA", 0) != 0;
+    gemm.transpose_b = type == "Gemm" && int_attribute(node, "transB", 0) != 0;
+    double leading = 1;
+    for (size_t i = 0; i + 2 < out.size(); ++i) leading *= static_cast<double>(out[i]);
+    if (b.size() <= 2) {
+      gemm.m = static_cast<int64_t>(leading) * gemm.m;  // a dense layer on [..., rows, in]: the rows are one m
+    } else {
+      gemm.batch = static_cast<int64_t>(leading);
+      gemm.samples_in_batch = true;
+    }
+    return std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm));
+  }
+  return nullptr;
+}
+
+
 // MACs of an einsum: output elements x the sizes of the summed-over labels.
 double einsum_macs(const std::string& equation, const std::vector<std::vector<int64_t>>& shapes,
                         const std::vector<int64_t>& output, bool* ok) {
@@ -760,6 +817,7 @@ void Importer::cost_node(int index, Op& op, const std::vector<std::string>& outp
       macs = product(first_output.dims) * static_cast<double>(inner);
     }
     op.forward_flops = 2 * macs;
+    if (present(1)) op.kernel = onnx_kernel_shape(node, type, a.dims, input_info(1).dims, first_output.dims);
   } else if (known->cost == OnnxCost::kPerOutputElement) {
     op.forward_flops = output_elements;
   } else if (known->cost == OnnxCost::kPerInputElement) {
