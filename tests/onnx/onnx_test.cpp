@@ -1,6 +1,8 @@
 // Specification of ONNX import and export (docs/onnx.md): every zoo model survives a round trip
 // through ONNX with the same totals; real ONNX files from Debian's libonnx-testdata import with
 // FLOPs derived here by hand; broken files are InputErrors, never crashes.
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -122,6 +124,18 @@ TEST(OnnxRoundTrip, ConvolutionsKeepTheirKernelShapes) {
     ++convolutions;
   }
   EXPECT_EQ(convolutions, 53);  // ResNet-50: the stem, 16 blocks x 3, and 4 projection shortcuts
+}
+
+// An ONNX file is an input file like any other: a named pipe is refused before it is opened
+// (it would block), not reported as missing.
+TEST(OnnxErrors, ANamedPipeIsRefusedWithoutBlocking) {
+  SKIP_WITHOUT_ONNX();
+  std::filesystem::path fifo = temp_file("pipe.onnx");
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::string message = import_error(fifo);
+  std::filesystem::remove(fifo);
+  EXPECT_NE(message.find("named pipe"), std::string::npos) << message;
 }
 
 // Only the ops ONNX has no faithful node for travel as ai.placesim nodes.

@@ -352,18 +352,17 @@ class Importer {
   }
 
   std::string read_file() const {
+    // protobuf's own limit first, with its remedy; then the rules of every input file (a FIFO or
+    // device refused before it is opened, the --max-input-bytes limit: sim/core/json_reader.h).
     std::error_code error;
-    if (!std::filesystem::is_regular_file(path_, error)) fail("", "no such file");
-    std::uintmax_t size = std::filesystem::file_size(path_, error);
-    if (error) fail("", "cannot read the file: " + error.message());
-    if (size > kMaxFileBytes) {
-      fail("/", "the file is " + std::to_string(size) +
-                    " bytes; protobuf cannot read an ONNX model of 2 GiB or more (store the weights as external data)");
+    if (std::filesystem::is_regular_file(path_, error)) {
+      std::uintmax_t size = std::filesystem::file_size(path_, error);
+      if (!error && size > kMaxFileBytes) {
+        fail("/", "the file is " + std::to_string(size) +
+                      " bytes; protobuf cannot read an ONNX model of 2 GiB or more (store the weights as external data)");
+      }
     }
-    std::ifstream in(path_, std::ios::binary);
-    std::string bytes(static_cast<size_t>(size), '\0');
-    if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) fail("", "cannot read the file");
-    return bytes;
+    return read_input_file(path_);
   }
 
   void parse_model(const std::string& bytes) {
