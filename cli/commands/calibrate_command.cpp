@@ -113,7 +113,10 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
               Json profile =
                   transfer_kernel_model(options->kernel_model_from, options->device, global.catalog(), today());
               check_profile(profile, options->device);
-              write_file_atomically(options->output, profile.dump(2) + "\n");
+              write_file_atomically(options->output,
+                                    profile_text_in_file_order(global.catalog().root() / "devices" /
+                                                                   (options->device + ".json"),
+                                                               profile));
               std::cerr << "placesim: wrote " << options->output << "\n";
               return 0;
             }
@@ -129,7 +132,10 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
               if (!options->predictions.empty()) {
                 write_file_atomically(options->predictions, predictions_csv(calibration.fit.predictions));
               }
-              write_file_atomically(options->output, calibration.profile.dump(2) + "\n");
+              write_file_atomically(options->output,
+                                    profile_text_in_file_order(global.catalog().root() / "devices" /
+                                                                   (options->device + ".json"),
+                                                               calibration.profile));
               std::cerr << "placesim: wrote " << options->output << "\n";
               return 0;
             }

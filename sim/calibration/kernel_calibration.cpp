@@ -4,6 +4,27 @@
 
 namespace placesim {
 
+namespace {
+
+nlohmann::ordered_json in_order_of(const nlohmann::ordered_json& original, const Json& updated) {
+  if (!original.is_object() || !updated.is_object()) return nlohmann::ordered_json::parse(updated.dump());
+  nlohmann::ordered_json result = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : original.items()) {
+    if (updated.contains(key)) result[key] = in_order_of(value, updated.at(key));
+  }
+  for (const auto& [key, value] : updated.items()) {
+    if (!result.contains(key)) result[key] = nlohmann::ordered_json::parse(value.dump());
+  }
+  return result;
+}
+
+}  // namespace
+
+std::string profile_text_in_file_order(const std::filesystem::path& original, const Json& updated) {
+  nlohmann::ordered_json file = nlohmann::ordered_json::parse(read_input_file(original));
+  return in_order_of(file, updated).dump(2) + "\n";
+}
+
 KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem::path>& tables,
                                                const std::string& device_id, const std::set<Precision>& precisions,
                                                const HardwareCatalog& catalog, const std::string& date) {

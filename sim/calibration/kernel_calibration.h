@@ -26,6 +26,10 @@ KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem
                                                const std::string& device_id, const std::set<Precision>& precisions,
                                                const HardwareCatalog& catalog, const std::string& date);
 
+/// `updated` as text in the key order of the profile file it came from (keys it adds go last),
+/// so that a calibrated profile reads like the hand-written one it replaces.
+std::string profile_text_in_file_order(const std::filesystem::path& original, const Json& updated);
+
 /// A device with no measured table borrows the kernel model of a measured device of its (or the
 /// nearest) generation: the efficiencies are fractions of peak, so they carry over, while the
 /// SM count, peak and bandwidth stay the target's own datasheet numbers. The fit says
