@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "sim/core/csv_fields.h"
 #include "sim/core/input_error.h"
 
 namespace placesim {
@@ -13,21 +14,6 @@ namespace {
 
 constexpr std::uintmax_t kMaxTableBytes = 64ull << 20;
 const std::vector<std::string> kColumns = {"device", "op", "shape", "precision", "algorithm", "seconds", "source"};
-
-/// Splits one CSV line (no quoted commas in these tables except in the last column, which may
-/// hold anything: the source).
-std::vector<std::string> split_fields(const std::string& line, size_t columns) {
-  std::vector<std::string> fields;
-  size_t start = 0;
-  while (fields.size() + 1 < columns) {
-    size_t comma = line.find(',', start);
-    if (comma == std::string::npos) break;
-    fields.push_back(line.substr(start, comma - start));
-    start = comma + 1;
-  }
-  fields.push_back(line.substr(start));
-  return fields;
-}
 
 class RowReader {
  public:
@@ -112,13 +98,13 @@ KernelTable read_kernel_table(const std::filesystem::path& path, const std::stri
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (number == 1) {
-      if (split_fields(line, kColumns.size()) != kColumns) {
+      if (split_csv_fields(line, kColumns.size()) != kColumns) {
         throw InputError(file, "line 1", "expected the header device,op,shape,precision,algorithm,seconds,source");
       }
       continue;
     }
     if (line.empty()) continue;
-    std::vector<std::string> fields = split_fields(line, kColumns.size());
+    std::vector<std::string> fields = split_csv_fields(line, kColumns.size());
     RowReader row(file, number);
     if (fields.size() != kColumns.size()) row.fail("source", "expected 7 columns, got " + std::to_string(fields.size()));
     KernelMeasurement m;

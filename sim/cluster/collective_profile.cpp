@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "sim/cluster/cluster.h"
+#include "sim/core/csv_fields.h"
 #include "sim/core/input_error.h"
 
 namespace placesim {
@@ -24,18 +25,7 @@ const std::vector<std::string> kColumns = {"system", "collective", "gpus", "byte
                                            "busbw_bytes_per_second", "seconds", "source"};
 
 /// The eight fields of a row; the last (source) keeps any commas it holds.
-std::vector<std::string> split_row(const std::string& line) {
-  std::vector<std::string> fields;
-  size_t start = 0;
-  while (fields.size() + 1 < kColumns.size()) {
-    size_t comma = line.find(',', start);
-    if (comma == std::string::npos) break;
-    fields.push_back(line.substr(start, comma - start));
-    start = comma + 1;
-  }
-  fields.push_back(line.substr(start));
-  return fields;
-}
+std::vector<std::string> split_row(const std::string& line) { return split_csv_fields(line, kColumns.size()); }
 
 double parse_positive(const std::string& text, const std::string& file, const std::string& where) {
   errno = 0;
