@@ -13,6 +13,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "sim/core/file_kind.h"
+
 namespace placesim {
 namespace {
 
@@ -227,15 +229,6 @@ class DuplicateKeyCheck : public nlohmann::json_sax<Json> {
   std::string label_;
   std::vector<Level> levels_;
 };
-
-std::string file_kind(mode_t mode) {
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISFIFO(mode)) return "a named pipe (FIFO)";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISDIR(mode)) return "a directory";
-  return "not a regular file";
-}
 
 std::optional<uint64_t>& size_limit_override() {
   static std::optional<uint64_t> limit;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
 #include <unordered_map>
 
 #include "sim/cost/conv_model.h"
@@ -39,6 +40,18 @@ struct CacheKeyHash {
   }
 };
 
+/// The model's fingerprint, computed once per model rather than per task: remembered beside a
+/// weak reference, so a model freed and another allocated at its address is never mistaken for it.
+uint64_t fingerprint_of(const std::shared_ptr<const KernelModel>& model) {
+  thread_local std::weak_ptr<const KernelModel> last;
+  thread_local uint64_t last_fingerprint = 0;
+  if (last.expired() || last.lock() != model) {
+    last = model;
+    last_fingerprint = model->fingerprint();
+  }
+  return last_fingerprint;
+}
+
 CacheKey key_of(const KernelShape& shape, uint8_t passes, Precision precision, const DeviceSpec& spec) {
   CacheKey key;
   key.kind = static_cast<int>(shape.kind);
@@ -50,7 +63,7 @@ CacheKey key_of(const KernelShape& shape, uint8_t passes, Precision precision, c
     key.shape = {c.n,        c.c,        c.h,     c.w,     c.k,          c.r,          c.s,     c.stride_h,
                  c.stride_w, c.pad_h,    c.pad_w, c.dilation_h, c.dilation_w, c.groups, 0, 0};
   }
-  key.model = spec.kernel_model->fingerprint();
+  key.model = fingerprint_of(spec.kernel_model);
   key.peak = spec.peak_for(precision);
   key.bandwidth = spec.memory_bandwidth_bytes_per_second;
   key.precision = static_cast<int>(precision);

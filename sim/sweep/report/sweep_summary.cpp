@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "sim/core/units_format.h"
+#include "sim/report/html_escape.h"
 #include "sim/sweep/report/sweep_report.h"
 #include "sim/sweep/sweep_format.h"
 
@@ -13,15 +14,11 @@ constexpr size_t kTableRows = 15;
 // as "<img src=x onerror=...>" must print as text; '|' and line breaks would split a table row.
 std::string md_text(const std::string& text) {
   std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '|': out += "\\|"; break;
-      case '\n':
-      case '\r': out += ' '; break;
-      default: out += c;
+  for (char c : html_escape(text)) {
+    if (c == '|') {
+      out += "\\|";
+    } else {
+      out += c == '\n' || c == '\r' ? ' ' : c;
     }
   }
   return out;
