@@ -18,6 +18,7 @@
 #include "sim/calibration/kernel_calibration.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
+#include "sim/core/units_format.h"
 
 namespace placesim {
 namespace {
@@ -31,12 +32,6 @@ std::string today() {
   gmtime_r(&now, &utc);
   std::ostringstream text;
   text << std::put_time(&utc, "%Y-%m-%d");
-  return text.str();
-}
-
-std::string percent(double fraction) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(1) << 100.0 * fraction << "%";
   return text.str();
 }
 
@@ -57,11 +52,11 @@ void print_fit(const KernelCalibration& calibration, std::ostream& out) {
   for (size_t i = 0; i < calibration.fit.held_out.size(); ++i) {
     const KernelErrorSummary& held = calibration.fit.held_out[i];
     out << "  " << std::left << std::setw(16) << held.op << std::right << std::setw(5) << held.rows << " rows "
-        << std::setw(8) << percent(held.median_error) << std::setw(8) << percent(held.p90_error);
+        << std::setw(8) << format_percent(held.median_error) << std::setw(8) << format_percent(held.p90_error);
     for (const auto& train : calibration.fit.training) {
       if (train.op == held.op) {
-        out << "   " << std::setw(5) << train.rows << " rows " << std::setw(8) << percent(train.median_error)
-            << std::setw(8) << percent(train.p90_error);
+        out << "   " << std::setw(5) << train.rows << " rows " << std::setw(8) << format_percent(train.median_error)
+            << std::setw(8) << format_percent(train.p90_error);
       }
     }
     out << "\n";

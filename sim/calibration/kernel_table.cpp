@@ -1,18 +1,15 @@
 #include "sim/calibration/kernel_table.h"
 
-#include <sys/stat.h>
-
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
 #include "sim/core/csv_fields.h"
 #include "sim/core/input_error.h"
+#include "sim/core/json_reader.h"
 
 namespace placesim {
 namespace {
 
-constexpr std::uintmax_t kMaxTableBytes = 64ull << 20;
 const std::vector<std::string> kColumns = {"device", "op", "shape", "precision", "algorithm", "seconds", "source"};
 
 class RowReader {
@@ -54,20 +51,6 @@ class RowReader {
   int64_t line_;
 };
 
-std::string read_table_text(const std::filesystem::path& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) throw InputError(path.string(), "", "no such file");
-  if (!S_ISREG(info.st_mode)) throw InputError(path.string(), "", "not a regular file");
-  if (static_cast<std::uintmax_t>(info.st_size) > kMaxTableBytes) {
-    throw InputError(path.string(), "", "a kernel table larger than 64 MiB is not plausible");
-  }
-  std::ifstream stream(path, std::ios::binary);
-  if (!stream) throw InputError(path.string(), "", "cannot be read");
-  std::stringstream buffer;
-  buffer << stream.rdbuf();
-  return buffer.str();
-}
-
 }  // namespace
 
 std::optional<ConvAlgorithm> conv_algorithm_family(const std::string& name) {
@@ -82,15 +65,9 @@ std::optional<ConvAlgorithm> conv_algorithm_family(const std::string& name) {
   return std::nullopt;
 }
 
-double KernelMeasurement::flops() const {
-  double forward = shape.forward_flops();
-  // Each backward pass of a convolution or GEMM does the forward's multiply-adds.
-  return forward;
-}
-
 KernelTable read_kernel_table(const std::filesystem::path& path, const std::string& device) {
   const std::string file = path.string();
-  std::stringstream text(read_table_text(path));
+  std::stringstream text(read_input_file(path));
   KernelTable table;
   std::string line;
   int64_t number = 0;

@@ -29,9 +29,6 @@ struct KernelMeasurement {
   std::string source;
   std::string file;  ///< table it came from
   int64_t line = 0;  ///< 1-based line in that file
-
-  /// FLOPs as the simulator counts the kernel (direct convolution, 2 m n k).
-  double flops() const;
 };
 
 struct KernelTable {

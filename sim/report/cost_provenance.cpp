@@ -1,18 +1,10 @@
 #include "sim/report/cost_provenance.h"
 
-#include <cmath>
 #include <set>
 
+#include "sim/core/units_format.h"
+
 namespace placesim {
-namespace {
-
-std::string percent(double fraction) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", 100.0 * fraction);
-  return text;
-}
-
-}  // namespace
 
 std::vector<CostSource> cost_sources(const Cluster& cluster) {
   std::vector<CostSource> sources;
@@ -43,8 +35,8 @@ std::string describe(const CostSource& source) {
     return source.profile + ": datasheet roofline with estimated efficiencies (no measured kernel table)";
   }
   return source.profile + ": " + source.kind + " (" + source.table + (source.date.empty() ? "" : ", " + source.date) +
-         "): held-out kernels " + percent(source.held_out_median_error) + " median, " +
-         percent(source.held_out_p90_error) + " p90 error over " + std::to_string(source.held_out_rows) + " rows";
+         "): held-out kernels " + format_percent(source.held_out_median_error) + " median, " +
+         format_percent(source.held_out_p90_error) + " p90 error over " + std::to_string(source.held_out_rows) + " rows";
 }
 
 Json cost_sources_json(const std::vector<CostSource>& sources) {
