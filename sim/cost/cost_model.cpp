@@ -9,13 +9,13 @@ namespace placesim {
 double compute_seconds(const Task& task, Precision precision, const ClusterDevice& device) {
   const DeviceSpec& spec = device.spec;
   if (spec.kernel_model) {
-    return kernel_model_seconds(task, precision, spec) / device.speed_factor * task.compute_scale;
+    return kernel_model_seconds(task, precision, spec) / device.speed_factor * task.compute_scale + task.fixed_seconds;
   }
-  if (task.flops <= 0 && task.memory_bytes <= 0) return 0;
+  if (task.flops <= 0 && task.memory_bytes <= 0) return task.fixed_seconds;
   double math_seconds = task.flops / (spec.peak_for(precision) * spec.efficiency_for(task.op_kind, task.flops));
   double memory_seconds = task.memory_bytes / (spec.memory_bandwidth_bytes_per_second * spec.memory_efficiency);
   return std::max(math_seconds, memory_seconds) / device.speed_factor * task.compute_scale +
-         spec.kernel_launch_overhead_seconds;
+         spec.kernel_launch_overhead_seconds + task.fixed_seconds;
 }
 
 double uncontended_transfer_seconds(double bytes, DeviceId from, DeviceId to, const Cluster& cluster) {

@@ -53,6 +53,8 @@ class Simulation {
     pending_.resize(plan_.tasks.size());
     successors_ = plan_.successors();
     device_busy_.assign(cluster_.devices().size(), false);
+    overlap_share_.assign(cluster_.devices().size(), 0.0);
+    collectives_in_flight_.assign(cluster_.devices().size(), 0);
     ready_compute_.resize(cluster_.devices().size());
     for (const Task& task : plan_.tasks) {
       pending_[task.id] = task.deps.size();
@@ -164,8 +166,7 @@ class Simulation {
         return;
       }
       timeline_.tasks[id].start_seconds = now;
-      sg4::CommPtr comm = sg4::Comm::sendto_init(hosts_[task.source], hosts_[task.device]);
-      comm->set_payload_size(static_cast<uint64_t>(task.bytes));
+      sg4::CommPtr comm = make_flow(task.source, task.device, task, task.bytes);
       running_.emplace(comm.get(), Running{id, kNoStep, comm});
       comm->start();
       return;
@@ -180,6 +181,8 @@ class Simulation {
       ready_compute_[device].pop();
       const Task& task = plan_.tasks[id];
       double seconds = compute_seconds(task, plan_.precision, cluster_.device(device));
+      // Collectives in flight on this GPU run their kernels on a share of its SMs.
+      if (overlap_share_[device] > 0) seconds /= 1.0 - overlap_share_[device];
       if (seconds <= 0) {
         finish_instantly(id, now);
         continue;
@@ -207,6 +210,7 @@ class Simulation {
       if (*run.measured_seconds <= 0) {
         finish_instantly(id, now);
       } else {
+        occupy_compute_share(plan_.tasks[id], +1);
         schedule_timer(now + *run.measured_seconds, id, kWholeCollective);
       }
       return;
@@ -215,6 +219,7 @@ class Simulation {
       finish_instantly(id, now);
       return;
     }
+    occupy_compute_share(plan_.tasks[id], +1);
     run.remaining = run.steps.size();
     run.pending.resize(run.steps.size());
     run.successors.assign(run.steps.size(), {});
@@ -229,8 +234,7 @@ class Simulation {
 
   void start_step(TaskId id, size_t step_index) {
     const CollectiveStep& step = collectives_.at(id).steps[step_index];
-    sg4::CommPtr comm = sg4::Comm::sendto_init(hosts_[step.from], hosts_[step.to]);
-    comm->set_payload_size(static_cast<uint64_t>(step.bytes));
+    sg4::CommPtr comm = make_flow(step.from, step.to, plan_.tasks[id], step.bytes);
     running_.emplace(comm.get(), Running{id, step_index, comm});
     comm->start();
   }
@@ -274,6 +278,10 @@ class Simulation {
     while (!timers_.empty() && timers_.top().at <= due) {
       Timer timer = timers_.top();
       timers_.pop();
+      if (timer.step == kCappedTransfer) {
+        end_task(timer.task, now);
+        continue;
+      }
       if (timer.step == kWholeCollective) {
         collectives_.erase(timer.task);
         end_task(timer.task, now);
@@ -338,13 +346,52 @@ class Simulation {
     } else {
       const Task& task = plan_.tasks[running.task];
       if (task.kind == TaskKind::kCompute) device_busy_[task.device] = false;
+      if (task.kind == TaskKind::kTransfer && earliest_transfer_end(task) > now) {
+        schedule_timer(earliest_transfer_end(task), running.task, kCappedTransfer);
+        drain_instant();
+        return;
+      }
       end_task(running.task, now);
       if (task.kind == TaskKind::kCompute) try_start_compute(task.device, now);
     }
     drain_instant();
   }
 
+  /// A flow of `task` from `from` to `to` carrying `payload_bytes`: on the wire payload / the
+  /// transport's wire efficiency.
+  sg4::CommPtr make_flow(DeviceId from, DeviceId to, const Task& task, double payload_bytes) {
+    const double efficiency =
+        task.transport < 0 ? 1.0 : plan_.transports.at(static_cast<size_t>(task.transport)).wire_efficiency;
+    sg4::CommPtr comm = sg4::Comm::sendto_init(hosts_[from], hosts_[to]);
+    comm->set_payload_size(static_cast<uint64_t>(payload_bytes / efficiency));
+    return comm;
+  }
+
+  /// When a transfer capped by its transport's stream rate may end: start + bytes / rate. SimGrid
+  /// 3.32 ignores Comm::set_rate for host-to-host flows, so the cap is a minimum duration: a
+  /// capped flow that its link shares let finish sooner ends then (its share of the links is
+  /// that of an uncapped flow, a little generous to the flows beside it).
+  double earliest_transfer_end(const Task& task) const {
+    if (task.transport < 0) return 0;
+    const double rate = plan_.transports.at(static_cast<size_t>(task.transport)).stream_bytes_per_second;
+    return rate > 0 ? timeline_.tasks[task.id].start_seconds + task.bytes / rate : 0;
+  }
+
+  /// Counts a collective in (+1) or out (-1) of its GPUs: while any runs, compute on a GPU
+  /// takes the largest in-flight share of its SMs (Transport::gpu_compute_share).
+  void occupy_compute_share(const Task& task, int delta) {
+    if (task.transport < 0) return;
+    const double share = plan_.transports.at(static_cast<size_t>(task.transport)).gpu_compute_share;
+    if (share <= 0) return;
+    for (DeviceId device : task.group) {
+      if (!cluster_.device(device).name.kind || *cluster_.device(device).name.kind != DeviceKind::kGpu) continue;
+      collectives_in_flight_[device] += delta;
+      overlap_share_[device] = collectives_in_flight_[device] > 0 ? std::max(overlap_share_[device], share) : 0;
+    }
+  }
+
   void end_task(TaskId id, double now) {
+    if (plan_.tasks[id].kind == TaskKind::kCollective) occupy_compute_share(plan_.tasks[id], -1);
     timeline_.tasks[id].end_seconds = now;
     release(id, now);
   }
@@ -360,6 +407,7 @@ class Simulation {
 
   static constexpr size_t kNoStep = static_cast<size_t>(-1);
   static constexpr size_t kWholeCollective = static_cast<size_t>(-2);  ///< a timer ending a measured collective
+  static constexpr size_t kCappedTransfer = static_cast<size_t>(-3);   ///< a timer ending a rate-capped transfer
 
   struct Timer {
     double at;
@@ -399,6 +447,8 @@ class Simulation {
   std::vector<size_t> pending_;
   SuccessorLists successors_;
   std::vector<bool> device_busy_;
+  std::vector<double> overlap_share_;        ///< per GPU: share of its SMs taken by collectives in flight
+  std::vector<int> collectives_in_flight_;  ///< per GPU: collectives with a compute share running on it
   std::vector<std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>> ready_compute_;
   std::unordered_map<const sg4::Activity*, Running> running_;
   std::vector<TaskId> instant_;

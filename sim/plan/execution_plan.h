@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/cluster/cluster.h"
+#include "sim/cluster/transport.h"
 #include "sim/core/precision.h"
 #include "sim/graph/op.h"
 #include "sim/spec/collective_algorithm.h"
@@ -65,6 +66,13 @@ struct Task {
   std::vector<DeviceId> group;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
 
+  /// Transfers and collectives: index in ExecutionPlan::transports of the framework's transport
+  /// that moves it (its stream cap, wire efficiency and, for collectives, share of the GPUs'
+  /// compute); -1: the links only.
+  int transport = -1;
+  /// Compute: seconds added to the task's cost (a transport's per-message CPU time).
+  double fixed_seconds = 0;
+
   int64_t replica = -1;        ///< data-parallel replica (worker) the task belongs to, -1 = none
   double compute_scale = 1.0;  ///< multiplies a compute task's time (per-step jitter, stragglers)
 
@@ -115,6 +123,8 @@ struct ExecutionPlan {
   CollectiveFidelity collective_fidelity = CollectiveFidelity::kPerPhase;
   std::vector<Task> tasks;                  ///< tasks[i].id == i
   std::vector<StaticMemory> static_memory;  ///< indexed by DeviceId
+  /// Transports its transfers and collectives name (Task::transport), from the strategy's framework.
+  std::vector<Transport> transports;
   /// Which devices the plan simulates for the others (inactive: all of them).
   PlanSymmetry symmetry;
 

@@ -1,5 +1,7 @@
 #include "sim/plan/plan_json.h"
 
+#include "sim/cluster/transport_json.h"
+
 #include <algorithm>
 #include <memory>
 #include <utility>
@@ -112,6 +114,7 @@ Json write_plan_json(const ExecutionPlan& plan, const Cluster& cluster) {
       entry["flops"] = task.flops;
       entry["memory_bytes"] = task.memory_bytes;
       if (task.compute_scale != 1.0) entry["compute_scale"] = task.compute_scale;
+      if (task.fixed_seconds != 0) entry["fixed_seconds"] = task.fixed_seconds;
       if (task.kernel && task.kernel_passes != 0) {
         Json kernel = write_kernel_shape(task.kernel->with_samples(task.kernel_samples));
         kernel["passes"] = kernel_pass_names(task.kernel_passes);
@@ -127,11 +130,14 @@ Json write_plan_json(const ExecutionPlan& plan, const Cluster& cluster) {
       entry["algorithm"] = to_string(task.algorithm);
       entry["bytes"] = task.bytes;
     }
+    if (task.transport >= 0 && task.kind != TaskKind::kCompute) entry["transport"] = task.transport;
     if (task.replica >= 0) entry["replica"] = task.replica;
     if (task.output_bytes != 0) entry["output_bytes"] = task.output_bytes;
     if (!task.keep_until.empty()) entry["keep_until"] = task.keep_until;
     tasks.push_back(std::move(entry));
   }
+  Json transports = Json::array();
+  for (const Transport& transport : plan.transports) transports.push_back(write_transport_json(transport));
   Json memory = Json::array();
   for (DeviceId id = 0; id < plan.static_memory.size(); ++id) {
     const StaticMemory& m = plan.static_memory[id];
@@ -149,12 +155,13 @@ Json write_plan_json(const ExecutionPlan& plan, const Cluster& cluster) {
           {"collective_fidelity", to_string(plan.collective_fidelity)},
           {"cluster", write_cluster_json(cluster)},
           {"static_memory", memory},
+          {"transports", transports},
           {"tasks", tasks}};
 }
 
 PlanFile read_plan_json(const JsonReader& document) {
   document.reject_unknown_keys({"schema_version", "kind", "name", "steps", "samples_per_step", "precision", "cluster",
-                                "collective_fidelity", "static_memory", "tasks"});
+                                "collective_fidelity", "static_memory", "transports", "tasks"});
   int64_t version = document.at("schema_version").as_integer(1);
   if (version != ExecutionPlan::kSchemaVersion) {
     document.at("schema_version").fail("unsupported plan schema version " + std::to_string(version) +
@@ -188,6 +195,10 @@ PlanFile read_plan_json(const JsonReader& document) {
       m.optimizer_state_bytes = bytes("optimizer_state_bytes");
     }
   }
+  if (auto transports = document.find("transports")) {
+    for (const auto& entry : transports->elements()) plan.transports.push_back(read_transport_json(entry));
+    if (plan.transports.size() > 1000) transports->fail("too many transports (" + std::to_string(plan.transports.size()) + ")");
+  }
   JsonReader tasks = document.at("tasks");
   std::vector<JsonReader> entries = tasks.elements();
   if (entries.size() > kMaxTasks) tasks.fail("too many tasks (" + std::to_string(entries.size()) + ")");
@@ -196,7 +207,7 @@ PlanFile read_plan_json(const JsonReader& document) {
     const JsonReader& entry = entries[i];
     entry.reject_unknown_keys({"id", "name", "kind", "phase", "step", "deps", "device", "op", "op_kind", "flops",
                                "memory_bytes", "source", "bytes", "output_bytes", "keep_until", "compute_scale",
-                               "group", "algorithm", "replica", "kernel"});
+                               "group", "algorithm", "replica", "kernel", "transport", "fixed_seconds"});
     Task task;
     task.id = i;
     if (entry.has("id") && entry.at("id").as_integer(0) != static_cast<int64_t>(i)) {
@@ -226,6 +237,7 @@ PlanFile read_plan_json(const JsonReader& document) {
       task.compute_scale = entry.positive_or("compute_scale", 1.0);
       if (task.compute_scale > 1e6) entry.at("compute_scale").fail("implausible compute_scale " + brief(entry.at("compute_scale").value()));
       if (auto kernel = entry.find("kernel")) read_task_kernel(*kernel, &task);
+      if (auto fixed = entry.find("fixed_seconds")) task.fixed_seconds = fixed->at_most(fixed->as_non_negative_number(), 1e6);
     } else if (task.kind == TaskKind::kCollective) {
       JsonReader group = entry.at("group");
       for (const auto& member : group.elements()) {
@@ -257,6 +269,10 @@ PlanFile read_plan_json(const JsonReader& document) {
         entry.at("source").fail("no route from " + cluster.device(task.source).name.canonical() + " to " +
                                 cluster.device(task.device).name.canonical() + " in the plan's cluster");
       }
+    }
+    if (entry.has("transport")) {
+      if (task.kind == TaskKind::kCompute) entry.at("transport").fail("only transfers and collectives have a transport");
+      task.transport = static_cast<int>(entry.at("transport").as_integer(0, static_cast<int64_t>(plan.transports.size()) - 1));
     }
     task.output_bytes = entry.non_negative_or("output_bytes", 0);
     if (task.output_bytes > kMaxPlausibleBytes) entry.at("output_bytes").at_most(task.output_bytes, kMaxPlausibleBytes);

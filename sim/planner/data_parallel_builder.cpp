@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "sim/plan/collective_schedule.h"
+#include "sim/planner/framework_transports.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/plan_builder.h"
 #include "sim/planner/step_emitter.h"
@@ -143,6 +144,46 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
                      (options.overlap ? ", overlapped with backward" : ", after the whole backward"));
   }
 
+  // A parameter-server message: between machines, under a framework with a transport, the
+  // sender's host CPU serialises it (its copies and per-message cost), the links carry it at
+  // the transport's rate, the receiver's host CPU deserialises it; those CPUs are busy meanwhile
+  // (the server's CPU is shared by every worker's messages and by its updates).
+  auto host_task = [&](const char* verb, const std::string& tensor, DeviceId cpu, double bytes, const Transport& transport,
+                       std::vector<TaskId> deps, int64_t step, int64_t replica, Phase phase) {
+    Task task;
+    task.name = StepEmitter::prefix(replica) + verb + tensor + ":" + cluster.device(cpu).name.local() +
+                StepEmitter::suffix(step);
+    task.phase = phase;
+    task.step = step;
+    task.replica = replica;
+    task.op = tensor;
+    task.device = cpu;
+    task.op_kind = OpKind::kOther;
+    task.memory_bytes = 2.0 * transport.host_copies_per_side * bytes;  // each copy reads and writes the bytes
+    task.fixed_seconds = transport.host_seconds_per_message;
+    task.deps = std::move(deps);
+    return emitter.add(std::move(task));
+  };
+  auto send = [&](const std::string& tensor, DeviceId from, DeviceId to, double bytes, std::vector<TaskId> deps,
+                  int64_t step, int64_t replica, Phase phase) {
+    const std::optional<Transport> transport = message_transport(options.communication, cluster, from, to);
+    if (!transport) return emitter.transfer(tensor, from, to, bytes, std::move(deps), step, replica, phase);
+    const int index = plan_transport_index(&plan, *transport);
+    if (transport->costs_host()) {
+      deps = {host_task("serialize/", tensor, host_cpu_of(cluster, cpus, from), bytes, *transport, std::move(deps), step,
+                        replica, phase)};
+    }
+    TaskId sent = emitter.transfer(tensor, from, to, bytes, std::move(deps), step, replica, phase);
+    plan.tasks[sent].transport = index;
+    if (!transport->costs_host()) return sent;
+    return host_task("deserialize/", tensor, host_cpu_of(cluster, cpus, to), bytes, *transport, {sent}, step, replica,
+                     phase);
+  };
+  auto collective_transport_index = [&](const std::vector<DeviceId>& group) {
+    const std::optional<Transport> transport = collective_transport(options.communication, cluster, group);
+    return transport ? plan_transport_index(&plan, *transport) : -1;
+  };
+
   // With local aggregation, each machine's first replica ("leader") talks to the servers for
   // all the replicas of its machine.
   std::vector<size_t> leader_of(replicas);
@@ -178,8 +219,8 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
             continue;
           }
           DeviceId server = options.parameter_servers[server_of[v]];
-          TaskId pull = emitter.transfer(op.name, server, device_of[r](v), op.parameter_bytes(), parameters_ready[r][v],
-                                         step, replica, Phase::kPull);
+          TaskId pull = send(op.name, server, device_of[r](v), op.parameter_bytes(), parameters_ready[r][v], step, replica,
+                             Phase::kPull);
           parameters_ready[r][v] = {pull};
         }
       }
@@ -243,10 +284,11 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
               local.deps.push_back(*emitted[member].backward[v]);
             }
             local.device = local.group.front();
+            local.transport = collective_transport_index(local.group);
             ready = {emitter.add(std::move(local))};
           }
-          TaskId push = emitter.transfer(op.name, device_of[r](v), server, op.parameter_bytes(), ready, step,
-                                         static_cast<int64_t>(r), Phase::kPush);
+          TaskId push = send(op.name, device_of[r](v), server, op.parameter_bytes(), ready, step, static_cast<int64_t>(r),
+                             Phase::kPush);
           if (options.mode == SyncMode::kAsync) {
             // The server applies each worker's gradient on its own; the worker's next pull reads it.
             parameters_ready[r][v] = {apply({push}, 1, static_cast<int64_t>(r))};
@@ -281,6 +323,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
       collective.device = options.replicas.front();
       collective.algorithm = bucket_algorithm[b];
       collective.bytes = buckets[b].bytes;
+      collective.transport = collective_transport_index(collective.group);
       collective.op = graph.op(buckets[b].ops.front()).name;
       if (options.overlap) {
         for (size_t r = 0; r < replicas; ++r) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "sim/cluster/transport_json.h"
 #include "sim/core/glob.h"
 #include "sim/plan/collective_schedule.h"
 #include "sim/scenario/parallelism_reader.h"
@@ -112,9 +113,27 @@ std::vector<DeviceId> devices_of_kind(const Cluster& cluster, DeviceKind kind) {
   return found;
 }
 
+/// "transport": a bundled id, or an object (sim/cluster/transport_json.h).
+Transport read_transport(const JsonReader& parent) {
+  if (parent.at("transport").value().is_string()) return *find_transport(parent.choice_at("transport", transport_ids()));
+  return read_transport_json(parent.at("transport"));
+}
+
+CommunicationOptions read_communication(const JsonReader& reader, Aggregation aggregation) {
+  CommunicationOptions options;
+  std::vector<std::string> names = framework_names();
+  options.framework = *parse_framework(reader.choice_or("framework", names, "links"));
+  if (aggregation == Aggregation::kParameterServer && !has_parameter_servers(options.framework)) {
+    reader.at("framework").fail(to_string(options.framework) +
+                                " has no parameter servers: use \"aggregation\": \"allreduce\", or \"tensorflow-1\"");
+  }
+  if (reader.has("transport")) options.transport = read_transport(reader);
+  return options;
+}
+
 DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& cluster) {
   reader.reject_unknown_keys({"replicas", "mode", "aggregation", "num_ps", "ps_devices", "sharding", "algorithm",
-                              "bucket_bytes", "overlap", "local_aggregation"});
+                              "bucket_bytes", "overlap", "local_aggregation", "framework", "transport"});
   DataParallelOptions options;
   JsonReader replicas = reader.at("replicas");
   if (replicas.value().is_array()) {
@@ -185,6 +204,7 @@ DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& 
     options.bucket_bytes = reader.positive_or("bucket_bytes", options.bucket_bytes);
     options.overlap = reader.bool_or("overlap", true);
   }
+  options.communication = read_communication(reader, options.aggregation);
   return options;
 }
 

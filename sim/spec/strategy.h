@@ -9,6 +9,7 @@
 
 #include "sim/cluster/cluster.h"
 #include "sim/spec/collective_algorithm.h"
+#include "sim/spec/framework.h"
 
 namespace placesim {
 
@@ -61,6 +62,8 @@ struct DataParallelOptions {
   /// replicas) and exchange one copy per machine with the servers, as TensorFlow's
   /// distributed_replicated mode does.
   bool local_aggregation = false;
+  /// The framework's transports (gRPC parameter servers, NCCL collectives, ...).
+  CommunicationOptions communication;
 };
 
 enum class PipelineSchedule { kGpipe, kOneFOneB };

@@ -1,0 +1,98 @@
+#include "sim/cluster/transport.h"
+
+namespace placesim {
+namespace {
+
+// The links already charge framing: links.json's Ethernet rates are TCP payload rates (1448 of
+// 1538 wire bytes per frame) and its InfiniBand and RoCE rates RDMA payload rates, so the
+// bundled transports keep wire_efficiency 1 (a user's transport may lower it).
+
+std::vector<Transport> make_bundled() {
+  std::vector<Transport> transports;
+  {
+    Transport grpc;
+    grpc.id = "grpc_tcp";
+    // TensorFlow 1.x RecvTensor over gRPC: one 128 MB tensor moved worker to worker at
+    // 520-569 MB/s on one machine (tensorflow/tensorflow#6116 and #6256, Dec 2016, TF 0.12,
+    // benchmark_grpc_recv.py), i.e. limited by the gRPC pipeline, not the network; after the
+    // gRPC upgrade of Aug 2017 (TF 1.4) the same test reached ~800 MB/s (#6116, byronyi).
+    grpc.stream_bytes_per_second = 545e6;  // midpoint of 520 and 569 MB/s (TF <= 1.3)
+    // The tensor's bytes are copied into a gRPC ByteBuffer on send and parsed out of it on
+    // receive (tensorflow/core/distributed_runtime/rpc/grpc_tensor_coding.cc, described in #5907).
+    grpc.host_copies_per_side = 1;
+    grpc.source =
+        "stream rate: tensorflow/tensorflow#6116 and #6256 (520-569 MB/s for 128 MB tensors, TF 0.12, Dec 2016); "
+        "copies: grpc_tensor_coding (#5907)";
+    transports.push_back(grpc);
+  }
+  {
+    Transport tcp;
+    tcp.id = "tcp";
+    // Kernel TCP sockets (MPI's TCP BTL, Gloo, NCCL's socket transport): one copy between the
+    // user buffer and the socket buffer on each side; no per-stream cap beyond the links.
+    tcp.host_copies_per_side = 1;
+    tcp.source = "one copy between user and socket buffer per side (POSIX send/recv)";
+    transports.push_back(tcp);
+  }
+  {
+    Transport rdma;
+    rdma.id = "rdma_verbs";
+    // InfiniBand or RoCE verbs (MPI over UCX, Gloo's ibverbs, TF's grpc+verbs): the NIC reads
+    // and writes registered memory: no host copies, no per-stream cap.
+    rdma.source = "zero-copy RDMA: the NIC moves registered memory (IBTA specification vol. 1)";
+    transports.push_back(rdma);
+  }
+  {
+    Transport nccl;
+    nccl.id = "nccl";
+    // NCCL runs its collectives as CUDA kernels, one thread block per channel, on the same SMs
+    // as the model's kernels. Share while overlapping: Calculon's processor_usage for an NVLink
+    // network (calculon-ai/calculon systems/a100_80g.json: 0.15); an upstream modelling
+    // default, not a measurement.
+    nccl.gpu_compute_share = 0.15;
+    nccl.source = "compute share 0.15: Calculon systems/a100_80g.json NVLink processor_usage (a modelling default)";
+    transports.push_back(nccl);
+  }
+  {
+    Transport nccl_net;
+    nccl_net.id = "nccl_ib";
+    // NCCL across machines over InfiniBand with GPUDirect RDMA: fewer SMs busy than over NVLink
+    // (Calculon's processor_usage 0.02 for its InfiniBand network, same file).
+    nccl_net.gpu_compute_share = 0.02;
+    nccl_net.source = "compute share 0.02: Calculon systems/a100_80g.json InfiniBand processor_usage";
+    transports.push_back(nccl_net);
+  }
+  {
+    Transport nccl_socket;
+    nccl_socket.id = "nccl_socket";
+    // NCCL across machines over TCP sockets (no RDMA NIC): the socket copies of "tcp" and the
+    // kernels' share of the SMs while they overlap.
+    nccl_socket.host_copies_per_side = 1;
+    nccl_socket.gpu_compute_share = 0.02;
+    nccl_socket.source = "as tcp, with Calculon's network processor_usage 0.02";
+    transports.push_back(nccl_socket);
+  }
+  return transports;
+}
+
+}  // namespace
+
+const std::vector<Transport>& bundled_transports() {
+  static const std::vector<Transport> transports = make_bundled();
+  return transports;
+}
+
+std::optional<Transport> find_transport(const std::string& id) {
+  for (const Transport& transport : bundled_transports()) {
+    if (transport.id == id) return transport;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> transport_ids() {
+  std::vector<std::string> ids;
+  for (const Transport& transport : bundled_transports()) ids.push_back(transport.id);
+  return ids;
+}
+
+}  // namespace placesim

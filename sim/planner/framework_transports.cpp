@@ -1,0 +1,62 @@
+#include "sim/planner/framework_transports.h"
+
+#include <stdexcept>
+
+namespace placesim {
+namespace {
+
+Transport bundled(const char* id) {
+  auto transport = find_transport(id);
+  if (!transport) throw std::logic_error(std::string("no bundled transport ") + id);
+  return *transport;
+}
+
+/// Whether the route from `from` to `to` crosses an RDMA-capable link (InfiniBand or RoCE).
+bool route_has_rdma(const Cluster& cluster, DeviceId from, DeviceId to) {
+  for (const RouteHop& hop : cluster.route(from, to)) {
+    const std::string& type = cluster.links()[hop.link].spec.type;
+    if (type.rfind("ib_", 0) == 0 || type.rfind("roce", 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<Transport> message_transport(const CommunicationOptions& options, const Cluster& cluster,
+                                           DeviceId from, DeviceId to) {
+  if (options.framework == Framework::kLinksOnly && !options.transport) return std::nullopt;
+  if (cluster.device(from).node == cluster.device(to).node) return std::nullopt;
+  if (options.transport) return options.transport;
+  if (options.framework == Framework::kTensorFlow1) return bundled("grpc_tcp");
+  return bundled(route_has_rdma(cluster, from, to) ? "rdma_verbs" : "tcp");
+}
+
+std::optional<Transport> collective_transport(const CommunicationOptions& options, const Cluster& cluster,
+                                              const std::vector<DeviceId>& group) {
+  if (group.size() < 2) return std::nullopt;
+  if (options.framework == Framework::kLinksOnly && !options.transport) return std::nullopt;
+  const int node = cluster.device(group.front()).node;
+  DeviceId other_machine = group.front();
+  for (DeviceId device : group) {
+    if (cluster.device(device).node != node) {
+      other_machine = device;
+      break;
+    }
+  }
+  if (other_machine == group.front()) {
+    return options.framework == Framework::kLinksOnly ? std::nullopt : std::optional<Transport>(bundled("nccl"));
+  }
+  if (options.transport) return options.transport;
+  if (options.framework == Framework::kTensorFlow1) return bundled("grpc_tcp");
+  return bundled(route_has_rdma(cluster, group.front(), other_machine) ? "nccl_ib" : "nccl_socket");
+}
+
+int plan_transport_index(ExecutionPlan* plan, const Transport& transport) {
+  for (size_t i = 0; i < plan->transports.size(); ++i) {
+    if (plan->transports[i].id == transport.id) return static_cast<int>(i);
+  }
+  plan->transports.push_back(transport);
+  return static_cast<int>(plan->transports.size() - 1);
+}
+
+}  // namespace placesim
