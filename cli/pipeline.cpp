@@ -161,7 +161,10 @@ std::string describe(const Scenario& scenario, const Strategy& strategy) {
             to_string(*cluster.device(dp.parameter_servers.front()).name.kind) +
             (dp.local_aggregation ? " (summed per machine first)" : "");
   }
-  return text + ", " + std::to_string(dp.replicas.size()) + " x " + cluster.device(dp.replicas.front()).spec.name;
+  text += ", " + std::to_string(dp.replicas.size()) + " x " + cluster.device(dp.replicas.front()).spec.name;
+  if (dp.communication.framework != Framework::kLinksOnly) text += ", " + to_string(dp.communication.framework);
+  if (dp.communication.transport) text += " over " + dp.communication.transport->id;
+  return text;
 }
 
 }  // namespace
@@ -188,6 +191,12 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
   }
   if (strategy.data_parallel) {
     result.data_parallel = compute_data_parallel_metrics(evaluated.planned.plan, evaluated.run.timeline);
+    result.data_parallel.bottleneck =
+        find_bottleneck(evaluated.planned.plan, scenario.cluster_for(strategy), evaluated.run.timeline,
+                        evaluated.run.metrics, strategy.data_parallel->replicas,
+                        strategy.data_parallel->aggregation == Aggregation::kParameterServer
+                            ? strategy.data_parallel->parameter_servers
+                            : std::vector<DeviceId>{});
     if (with_baseline) {
       Strategy single = strategy;
       single.data_parallel->replicas.resize(1);

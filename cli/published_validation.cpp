@@ -49,6 +49,7 @@ std::vector<PublishedCase> validate_published(const std::vector<std::string>& pa
       c.strategy = strategy.name;
       c.metric = strategy.published->metric;
       c.published = strategy.published->value;
+      if (strategy.data_parallel) c.replicas = static_cast<int64_t>(strategy.data_parallel->replicas.size());
       c.predicted = c.metric == "samples_per_second" ? evaluated.result.samples_per_second()
                                                       : evaluated.result.step_time_seconds();
       cases.push_back(c);
@@ -82,6 +83,32 @@ std::string published_table(const std::vector<PublishedCase>& cases) {
     out += line;
   }
   std::snprintf(line, sizeof(line), "MAPE: %.1f%% over %zu cases\n", mean_absolute_percentage_error(cases), cases.size());
+  return out + line;
+}
+
+std::string scaling_table(const std::vector<PublishedCase>& cases) {
+  std::string out = "scenario                                   replicas  published scaling  predicted scaling  difference\n";
+  char line[512];
+  double sum = 0, largest = 0;
+  size_t rows = 0;
+  for (const PublishedCase& reference : cases) {
+    if (reference.replicas != 1 || reference.metric != "samples_per_second") continue;
+    for (const PublishedCase& c : cases) {
+      if (c.scenario != reference.scenario || c.replicas < 2 || c.metric != "samples_per_second") continue;
+      const double n = static_cast<double>(c.replicas);
+      const double published = c.published / (n * reference.published);
+      const double predicted = c.predicted / (n * reference.predicted);
+      const double points = 100 * (predicted - published);
+      std::snprintf(line, sizeof(line), "%-42s %8lld %17.1f%% %17.1f%% %+10.1f\n", c.scenario.c_str(),
+                    static_cast<long long>(c.replicas), 100 * published, 100 * predicted, points);
+      out += line;
+      sum += std::fabs(points);
+      largest = std::max(largest, std::fabs(points));
+      ++rows;
+    }
+  }
+  std::snprintf(line, sizeof(line), "Scaling: mean |difference| %.1f points over %zu rows (largest %.1f)\n",
+                rows ? sum / static_cast<double>(rows) : 0.0, rows, largest);
   return out + line;
 }
 

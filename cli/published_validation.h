@@ -3,6 +3,7 @@
 // "MAPE: N.N% over K cases". Directories are searched for *.json scenarios.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@ struct PublishedCase {
   std::string metric;  ///< "samples_per_second" or "step_time_seconds"
   double published = 0;
   double predicted = 0;
+  int64_t replicas = 0;  ///< data-parallel replicas (workers); 0 when the strategy is not data parallel
   double relative_error() const { return (predicted - published) / published; }
 };
 
@@ -25,5 +27,9 @@ std::vector<PublishedCase> validate_published(const std::vector<std::string>& pa
 /// The table and the MAPE line.
 std::string published_table(const std::vector<PublishedCase>& cases);
 double mean_absolute_percentage_error(const std::vector<PublishedCase>& cases);
+/// Scaling only: each data-parallel case against its scenario's one-replica case (samples/s),
+/// published and predicted efficiency = x(N) / (N x(1)), the difference in points, and a line
+/// "Scaling: mean |difference| P points over K rows (largest Q)". Compute errors cancel.
+std::string scaling_table(const std::vector<PublishedCase>& cases);
 
 }  // namespace placesim

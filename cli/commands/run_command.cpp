@@ -191,6 +191,10 @@ int run(const RunCommandOptions& options, const GlobalOptions& global) {
         for (size_t i = 0; i < evaluated.size(); ++i) {
           std::cout << "\n" << strategies[i].name << ": " << evaluated[i].result.description << "\n";
           for (const auto& note : evaluated[i].planned.notes) std::cout << "  " << note << "\n";
+          if (const auto& bottleneck = evaluated[i].result.data_parallel.bottleneck; bottleneck && strategies[i].data_parallel &&
+                                                                                     strategies[i].data_parallel->replicas.size() > 1) {
+            std::cout << "  " << bottleneck_text(*bottleneck) << "\n";
+          }
           if (evaluated[i].pipeline) std::cout << pipeline_text(*evaluated[i].pipeline, scenario.cluster_for(strategies[i]));
         }
       }

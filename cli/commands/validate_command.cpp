@@ -21,6 +21,7 @@ Command add_validate_command(CLI::App& app, const GlobalOptions& global) {
     BackendOptions backend;
     std::string output_directory;
     bool details = false;
+    bool scaling = false;
   };
   auto options = std::make_shared<Options>();
   CLI::App* command = app.add_subcommand(
@@ -33,10 +34,14 @@ Command add_validate_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--output-dir", options->output_directory,
                       "Write NAME.comparison.json and NAME.comparison.csv per case into this directory");
   command->add_flag("--details", options->details, "Print each case's full comparison (worst tasks, op kinds)");
+  command->add_flag("--scaling", options->scaling,
+                    "Published figures: first print each data-parallel case's scaling efficiency against its "
+                    "scenario's one-replica case, published and predicted (compute errors cancel)");
   return {command, [options, &global, command] {
             if (command->get_option("--backend")->count() == 0) {
               std::vector<PublishedCase> cases =
                   validate_published(options->scenarios, global.catalog(), !options->backend.quiet);
+              if (options->scaling) std::cout << scaling_table(cases) << "\n";
               std::cout << published_table(cases);
               return 0;
             }

@@ -82,6 +82,13 @@ Json data_parallel_json(const DataParallelMetrics& metrics) {
     result["straggler_loss_seconds"] = metrics.straggler_loss_seconds;
     result["straggler_share"] = metrics.straggler_share;
   }
+  if (metrics.bottleneck) {
+    Json loads = Json::array();
+    for (const ResourceLoad& load : metrics.bottleneck->loads) {
+      loads.push_back({{"kind", load.kind}, {"resource", load.resource}, {"busy_share", load.busy_share}});
+    }
+    result["bottleneck"] = std::move(loads);  // busiest first
+  }
   return result;
 }
 

@@ -3,9 +3,11 @@
 // training (time replicas wait for the slowest), and the staleness of asynchronous updates.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "sim/plan/execution_plan.h"
+#include "sim/report/bottleneck.h"
 #include "sim/timeline/timeline.h"
 
 namespace placesim {
@@ -35,6 +37,8 @@ struct DataParallelMetrics {
   double straggler_share = 0;          ///< straggler loss / step time
   StalenessStats staleness;            ///< async: updates applied by others between pull and apply
   std::vector<ReplicaMetrics> per_replica;
+  /// The busiest resource (compute, PS CPU, PS NIC, network), when the caller had the cluster.
+  std::optional<Bottleneck> bottleneck;
 };
 
 /// Staleness of one gradient: applies of the same variable that ended between the worker's pull
