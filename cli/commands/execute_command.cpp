@@ -30,7 +30,7 @@ Command add_execute_command(CLI::App& app, const GlobalOptions& global) {
               std::cout << "Plan: " << loaded.plan.name << " (" << loaded.plan.tasks.size() << " tasks on "
                         << loaded.cluster.devices().size() << " devices), measured on " << measured.timeline.source
                         << ", median of " << options->backend.timed_runs << " runs\n\n"
-                        << text_report(loaded.plan, loaded.cluster, measured.metrics);
+                        << text_report(loaded.plan, loaded.cluster, measured.metrics, 12, TimelineOrigin::kMeasured);
             }
             write_outputs(loaded.name, loaded.plan, loaded.cluster, measured, options->outputs.trace,
                           options->outputs.report);
