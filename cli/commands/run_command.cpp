@@ -49,10 +49,7 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
     verdicts.push_back(out_of_memory_verdicts(estimates[i], scenario.cluster_for(strategies[i]), *strategies[i].parallelism));
     if (verdicts.back().empty() || options.allow_oom) continue;
     // A configuration that does not fit is an input error, not a prediction, as on the other tiers.
-    std::string message = (strategies.size() > 1 ? "strategy \"" + strategies[i].name + "\": " : std::string()) +
-                          "does not fit in memory: ";
-    for (size_t v = 0; v < verdicts.back().size(); ++v) message += (v ? "; " : "") + verdicts.back()[v];
-    throw InputError(options.scenario, "", message + " (--allow-oom reports it anyway)");
+    throw out_of_memory_error(options.scenario, strategies.size() > 1 ? strategies[i].name : "", verdicts.back());
   }
   Json rows = Json::array();
   for (size_t i = 0; i < strategies.size(); ++i) {
@@ -161,10 +158,7 @@ int run(const RunCommandOptions& options, const GlobalOptions& global) {
     for (size_t i = 0; i < evaluated.size(); ++i) {
       auto verdicts = out_of_memory_verdicts(evaluated[i].run.metrics, scenario.cluster_for(strategies[i]));
       if (verdicts.empty()) continue;
-      std::string message = (strategies.size() > 1 ? "strategy \"" + strategies[i].name + "\": " : std::string()) +
-                            "does not fit in memory: ";
-      for (size_t v = 0; v < verdicts.size(); ++v) message += (v ? "; " : "") + verdicts[v];
-      throw InputError(options.scenario, "", message + " (--allow-oom reports it anyway)");
+      throw out_of_memory_error(options.scenario, strategies.size() > 1 ? strategies[i].name : "", verdicts);
     }
   }
   const EvaluatedStrategy& first = evaluated.front();
