@@ -46,9 +46,10 @@ std::string plural(size_t count, const std::string& noun) {
 
 std::string check_file(const std::filesystem::path& path, const std::string& requested_kind,
                        const HardwareCatalog& catalog) {
-  if (path.extension() == ".onnx") {  // imported as declared, symbolic batch dimensions = 1
+  if (path.extension() == ".onnx") {  // imported as declared; a symbolic batch: the exported one, else 1
     OnnxImportOptions options;
     options.default_batch = 1;
+    options.batch_from_metadata = true;
     options.warnings = &std::cerr;
     OpGraph graph = import_onnx_model(path, options);
     return "ONNX model \"" + graph.name() + "\": " + plural(graph.size(), "op");
