@@ -262,7 +262,11 @@ Strategy read_strategy(const JsonReader& reader, const Cluster& scenario_cluster
   }
   if (auto dp = reader.find("data_parallel")) strategy.data_parallel = read_data_parallel(*dp, cluster);
   if (auto pipeline = reader.find("pipeline")) {
-    if (strategy.data_parallel) pipeline->fail("pipeline and data parallel together are not supported yet");
+    if (strategy.data_parallel) {
+      pipeline->fail("\"pipeline\" and \"data_parallel\" are not combined; a \"parallelism\" strategy runs pipeline "
+                     "and data parallel together: {\"parallelism\": {\"data\": D, \"pipeline\": P, \"tensor\": 1, "
+                     "\"micro_batches\": M}} (docs/scenario-format.md, \"parallelism\")");
+    }
     strategy.pipeline = read_pipeline(*pipeline, cluster);
   }
   if (auto parallelism = reader.find("parallelism")) {
