@@ -14,6 +14,12 @@ void add_output_options(CLI::App* command, OutputOptions* outputs) {
                       "without the text report)");
 }
 
+bool outputs_take_standard_output(const OutputOptions& outputs) {
+  const bool trace = is_standard_output(outputs.trace), report = is_standard_output(outputs.report);
+  if (trace && report) throw InputError("--trace", "", "the report already goes to standard output; write the trace to a file");
+  return trace || report;
+}
+
 std::string output_path(const std::string& flag_value, const std::string& flag, const std::string& scenario_value,
                         const std::string& scenario_file, const std::string& json_path) {
   const std::string& output = flag_value.empty() ? scenario_value : flag_value;

@@ -208,6 +208,22 @@ TEST(CliTest, RunPrintsItsJsonReportAloneOnStandardOutput) {
   std::filesystem::remove_all(outputs);
 }
 
+// simulate (and execute) share --trace/--report: a report on standard output is stdout's whole.
+TEST(CliTest, SimulatePrintsItsJsonReportAloneOnStandardOutput) {
+  std::filesystem::path outputs = make_temp_directory();
+  const std::string plan = (outputs / "plan.json").string();
+  ASSERT_EQ(run_placesim({"plan", "scenarios/seed_device_placement.json", "-o", plan}).exit_status, 0);
+  auto result = run_placesim_split({"simulate", plan, "--report", "-"});
+  ASSERT_EQ(result.exit_status, 0) << result.errors;
+  nlohmann::json report;
+  ASSERT_NO_THROW(report = nlohmann::json::parse(result.output)) << result.output;
+  EXPECT_EQ(report.at("kind"), "placesim-report");
+  auto both = run_placesim({"simulate", plan, "--report", "-", "--trace", "-"});
+  EXPECT_EQ(both.exit_status, kExitInputError) << both.output;
+  EXPECT_TRUE(mentions(both.output, "error: --trace: the report already goes to standard output")) << both.output;
+  std::filesystem::remove_all(outputs);
+}
+
 TEST(CliTest, TraceWithSeveralStrategiesNamesThem) {
   auto result = run_placesim({"run", "scenarios/pipeline_gpt_dgx1.json", "--trace", "t.json"});
   EXPECT_EQ(result.exit_status, kExitInputError) << result.output;
