@@ -1,5 +1,6 @@
 #include "cli/check_file.h"
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli/command.h"
@@ -8,6 +9,7 @@
 #include "sim/graph/model_json.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/plan/plan_json.h"
+#include "sim/report/memory_verdict.h"
 #include "sim/core/units_format.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/sweep/price_list.h"
@@ -44,9 +46,10 @@ std::string plural(size_t count, const std::string& noun) {
 
 std::string check_file(const std::filesystem::path& path, const std::string& requested_kind,
                        const HardwareCatalog& catalog) {
-  if (path.extension() == ".onnx") {  // imported as declared, symbolic batch dimensions = 1
+  if (path.extension() == ".onnx") {  // imported as declared; a symbolic batch: the exported one, else 1
     OnnxImportOptions options;
     options.default_batch = 1;
+    options.batch_from_metadata = true;
     options.warnings = &std::cerr;
     OpGraph graph = import_onnx_model(path, options);
     return "ONNX model \"" + graph.name() + "\": " + plural(graph.size(), "op");
@@ -64,27 +67,54 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
       std::string where = scenario_output_path(value, path, "/outputs/" + key, false);
       if (!where.empty()) outputs += "; run writes its " + key + " to " + where;
     }
-    if (scenario.run.tier == Tier::kClosedForm) {  // no plan of the step: one micro-batch's
-      ClosedFormStepEstimate estimate = estimate_closed_form(scenario, scenario.strategies.front());
-      size_t fullest = 0;  // the stage nearest its capacity
-      for (size_t s = 1; s < estimate.stage_peak_memory.size(); ++s) {
-        if (estimate.stage_peak_memory[s].total() / estimate.stage_memory_capacity_bytes[s] >
-            estimate.stage_peak_memory[fullest].total() / estimate.stage_memory_capacity_bytes[fullest]) {
-          fullest = s;
+    // The memory verdicts `run` gives (it refuses a strategy that does not fit): every strategy
+    // evaluated on the scenario's tier, as `run` does.
+    const bool several = scenario.strategies.size() > 1;
+    std::string fullest;  // the device or stage nearest its capacity, over all strategies
+    double fullest_share = -1;
+    size_t tasks = 0;
+    std::string base_does_not_fit;
+    for (const Strategy& strategy : scenario.strategies) {
+      const Cluster& cluster = scenario.cluster_for(strategy);
+      const std::string prefix = several ? "strategy \"" + strategy.name + "\" " : "";
+      std::vector<std::string> verdicts;
+      if (scenario.run.tier == Tier::kClosedForm) {  // no plan of the step: one micro-batch's
+        ClosedFormStepEstimate estimate = estimate_closed_form(scenario, strategy);
+        tasks = std::max(tasks, estimate.cell_plan_tasks);
+        verdicts = out_of_memory_verdicts(estimate, cluster, *strategy.parallelism);
+        for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
+          const double peak = estimate.stage_peak_memory[s].total(), capacity = estimate.stage_memory_capacity_bytes[s];
+          if (peak / capacity <= fullest_share) continue;
+          fullest_share = peak / capacity;
+          fullest = prefix + "stage " + std::to_string(s) + ": " + format_bytes(peak) + " of " + format_bytes(capacity);
+        }
+      } else {
+        PlannedScenario planned = plan_strategy(scenario, strategy);
+        tasks = std::max(tasks, planned.plan.tasks.size());
+        SimulatedRun run = run_plan(planned.plan, cluster, scenario.run.tier);
+        verdicts = out_of_memory_verdicts(run.metrics, cluster);
+        for (const DeviceMetrics& device : run.metrics.devices) {
+          if (device.memory_capacity_bytes <= 0 || device.peak_memory_bytes / device.memory_capacity_bytes <= fullest_share) continue;
+          fullest_share = device.peak_memory_bytes / device.memory_capacity_bytes;
+          fullest = prefix + cluster.device(device.device).name.local() + ": " + format_bytes(device.peak_memory_bytes) +
+                    " of " + format_bytes(device.memory_capacity_bytes);
         }
       }
-      const double peak = estimate.stage_peak_memory[fullest].total();
-      const double capacity = estimate.stage_memory_capacity_bytes[fullest];
-      return "scenario \"" + scenario.name + "\": " + plural(scenario.graph.size(), "op") + " on " +
-             plural(scenario.cluster.devices().size(), "device") + ", closed-form tier: " +
-             plural(estimate.cell_plan_tasks, "task") + " for one micro-batch; fullest stage " +
-             std::to_string(fullest) + ": " + format_bytes(peak) + " of " + format_bytes(capacity) +
-             (peak > capacity ? " (does not fit: placesim run says where)" : "") + outputs;
+      if (verdicts.empty()) continue;
+      // A sweep's base scenario is a template: `placesim sweep` judges each configuration's memory.
+      if (!document.contains("sweep")) throw out_of_memory_error(path.string(), several ? strategy.name : "", verdicts);
+      base_does_not_fit = "; the base scenario alone does not fit in memory (`placesim run` refuses it; `placesim "
+                          "sweep` judges each configuration): " + worst_verdicts(verdicts, 1);
     }
-    PlannedScenario planned = plan_scenario(scenario);
+    const std::string plan_size = scenario.run.tier == Tier::kClosedForm
+                                      ? "closed-form tier: " + plural(tasks, "task") + " for one micro-batch"
+                                      : plural(tasks, "task") + " per run" + (several ? " (the largest strategy)" : "");
     return "scenario \"" + scenario.name + "\": " + plural(scenario.graph.size(), "op") + " on " +
-           plural(scenario.cluster.devices().size(), "device") + ", " + plural(planned.plan.tasks.size(), "task") +
-           " per run" + outputs;
+           plural(scenario.cluster.devices().size(), "device") + ", " + plan_size +
+           (!base_does_not_fit.empty() ? base_does_not_fit
+            : fullest.empty()          ? std::string()
+                                       : "; fits in memory, fullest " + fullest) +
+           outputs;
   }
   if (kind == "model") {
     OpGraph graph = read_model_json(reader);

@@ -7,8 +7,17 @@ namespace placesim {
 
 void add_output_options(CLI::App* command, OutputOptions* outputs) {
   command->add_option("--trace", outputs->trace,
-                      "Write the timeline as a Chrome trace-event JSON file (open it in ui.perfetto.dev)");
-  command->add_option("--report", outputs->report, "Write every metric as JSON (schema: docs/report-format.md)");
+                      "Write the timeline as a Chrome trace-event JSON file (open it in ui.perfetto.dev; - for "
+                      "standard output)");
+  command->add_option("--report", outputs->report,
+                      "Write every metric as JSON (schema: docs/report-format.md; - for standard output, then "
+                      "without the text report)");
+}
+
+bool outputs_take_standard_output(const OutputOptions& outputs) {
+  const bool trace = is_standard_output(outputs.trace), report = is_standard_output(outputs.report);
+  if (trace && report) throw InputError("--trace", "", "the report already goes to standard output; write the trace to a file");
+  return trace || report;
 }
 
 std::string output_path(const std::string& flag_value, const std::string& flag, const std::string& scenario_value,

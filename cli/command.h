@@ -31,6 +31,10 @@ struct OutputOptions {
 };
 void add_output_options(CLI::App* command, OutputOptions* outputs);
 
+/// True when --trace or --report is "-" (or /dev/stdout): the JSON is then the whole of standard
+/// output and the command prints no text there. Both on standard output is an InputError.
+bool outputs_take_standard_output(const OutputOptions& outputs);
+
 /// The output path to use: the flag's, else the scenario's. Fails before any work is done when
 /// its directory is missing, so a long simulation never ends in an error or a partial output.
 std::string output_path(const std::string& flag_value, const std::string& flag, const std::string& scenario_value,

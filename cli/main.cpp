@@ -1,7 +1,9 @@
 // placesim: predicts how long a deep-learning training step takes on a cluster, from a scenario
-// file. Exit status: 0 success, 2 bad input (the message names the file and JSON path), 1 an
-// internal error. Each subcommand lives in its own file under cli/commands/.
+// file. Exit status (kExitStatusHelp, printed by --help): 0 success, 2 bad input (the message names
+// the file and JSON path), 1 an internal error. Each subcommand lives in its own file under
+// cli/commands/.
 #include <iostream>
+#include <string>
 #include <vector>
 
 #include "cli/command.h"
@@ -10,6 +12,31 @@
 
 namespace placesim {
 namespace {
+
+constexpr const char* kExitStatusHelp =
+    "Exit status: 0 success; 2 bad input: a command line, an input file (the message names the file, "
+    "the JSON path and the bad value) or a configuration that does not fit in memory (without --allow-oom); "
+    "1 an internal error or this machine out of memory. A process killed by signal N exits 128 + N (shell "
+    "convention).";
+
+/// When no subcommand was given but a word stands where one goes: "unknown subcommand 'x'" with a
+/// did-you-mean and the list of subcommands. Empty otherwise (let CLI11 explain the error).
+std::string unknown_subcommand(const CLI::App& app, const std::vector<Command>& commands) {
+  for (const Command& command : commands) {
+    if (command.app->parsed()) return "";
+  }
+  std::vector<std::string> names;
+  for (const Command& command : commands) names.push_back(command.app->get_name());
+  for (const std::string& word : app.remaining()) {
+    if (word.empty() || word[0] == '-') continue;
+    std::string message = "unknown subcommand '" + shown_word(word) + "'";
+    if (std::string close = did_you_mean(word, names); !close.empty()) message += "; did you mean '" + close + "'?";
+    message += " (subcommands:";
+    for (const std::string& name : names) message += " " + name;
+    return message + "; placesim --help explains each)";
+  }
+  return "";
+}
 
 int main_with_errors_handled(int argc, char** argv) {
   CLI::App app{
@@ -40,9 +67,16 @@ int main_with_errors_handled(int argc, char** argv) {
       add_converge_command(app, global),
       add_place_command(app, global),
   };
+  app.footer(kExitStatusHelp);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
+    if (error.get_exit_code() != 0) {
+      if (std::string unknown = unknown_subcommand(app, commands); !unknown.empty()) {
+        std::cerr << "error: " << unknown << "\n";
+        return kExitInputError;
+      }
+    }
     int status = app.exit(error);
     return status == 0 ? 0 : kExitInputError;
   }

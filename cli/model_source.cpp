@@ -55,7 +55,8 @@ double precision_bytes(const std::string& text) {
 }  // namespace
 
 void add_model_source_options(CLI::App* command, ModelSourceOptions* options) {
-  command->add_option("--batch", options->batch, "Samples per step for zoo models and ONNX inputs with a symbolic batch")
+  command->add_option("--batch", options->batch, "Samples per step for zoo models (default 1) and ONNX inputs with a symbolic batch (default: the "
+                      "batch an exported file records, else 1)")
       ->check(CLI::Range(int64_t{1}, kMaxDimension));
   command->add_option("--precision", options->precision, "fp32, tf32, fp16, bf16 or int8: the element size (default fp32)");
   command->add_option("--parameters", options->parameters, "Zoo model parameters as a JSON object, e.g. '{\"layers\": 24}'");
@@ -79,7 +80,8 @@ OpGraph load_model_source(const std::string& model, const ModelSourceOptions& op
     OnnxImportOptions import;
     for (const auto& text : options.inputs) parse_input_shape(text, &import.input_shapes);
     import.input_shapes_file = "--input";
-    import.default_batch = options.batch;
+    import.default_batch = options.batch > 0 ? options.batch : 1;
+    import.batch_from_metadata = options.batch == 0;
     import.dtype_bytes = dtype_bytes;
     import.strict = options.strict;
     import.warnings = &std::cerr;
@@ -99,7 +101,7 @@ OpGraph load_model_source(const std::string& model, const ModelSourceOptions& op
   JsonReader parameters_reader(parameters, "--parameters");
   parameters_reader.expect_object();
   Json name = model;
-  return build_zoo_model(JsonReader(name, "MODEL"), parameters_reader, options.batch, dtype_bytes);
+  return build_zoo_model(JsonReader(name, "MODEL"), parameters_reader, options.batch > 0 ? options.batch : 1, dtype_bytes);
 }
 
 }  // namespace placesim

@@ -15,7 +15,9 @@
 namespace placesim {
 
 struct ModelSourceOptions {
-  int64_t batch = 1;                ///< zoo models; ONNX inputs with a symbolic first dimension
+  /// Zoo models (default 1); ONNX inputs with a symbolic first dimension (default: the batch the
+  /// file was exported at, its "placesim.batch" metadata, else 1). 0: not given.
+  int64_t batch = 0;
   std::string precision = "fp32";   ///< element size of zoo models and of ONNX float tensors
   std::string parameters;           ///< zoo model parameters as a JSON object
   std::vector<std::string> inputs;  ///< ONNX input shapes, NAME=D0,D1,...

@@ -1,5 +1,6 @@
 #include "cli/pipeline.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "sim/analytical/analytical_engine.h"
@@ -120,15 +121,27 @@ ClosedFormStepEstimate estimate_closed_form(const Scenario& scenario, const Stra
 
 std::vector<std::string> out_of_memory_verdicts(const ClosedFormStepEstimate& estimate, const Cluster& cluster,
                                                 const ParallelismOptions& options) {
-  std::vector<std::string> verdicts;
+  auto lacking = [&](size_t s) { return estimate.stage_peak_memory[s].total() - estimate.stage_memory_capacity_bytes[s]; };
+  std::vector<size_t> over;
   for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
-    const MemoryBreakdown& memory = estimate.stage_peak_memory[s];
-    if (memory.total() <= estimate.stage_memory_capacity_bytes[s]) continue;
+    if (lacking(s) > 0) over.push_back(s);
+  }
+  std::stable_sort(over.begin(), over.end(), [&](size_t a, size_t b) { return lacking(a) > lacking(b); });
+  std::vector<std::string> verdicts;
+  for (size_t s : over) {
     const std::string device = cluster.device(options.device(0, static_cast<int64_t>(s), 0)).name.local();
     verdicts.push_back(memory_verdict("stage " + std::to_string(s) + " (" + device + " and every device of the stage)",
-                                      memory, estimate.stage_memory_capacity_bytes[s]));
+                                      estimate.stage_peak_memory[s], estimate.stage_memory_capacity_bytes[s]));
   }
   return verdicts;
+}
+
+InputError out_of_memory_error(const std::string& file, const std::string& strategy_name,
+                               const std::vector<std::string>& verdicts) {
+  return InputError(file, "",
+                    (strategy_name.empty() ? std::string() : "strategy \"" + strategy_name + "\": ") +
+                        "does not fit in memory: " + worst_verdicts(verdicts) +
+                        " (`placesim run --allow-oom` reports it anyway)");
 }
 
 namespace {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/analytical/pipeline_closed_form.h"
+#include "sim/core/input_error.h"
 #include "sim/placement/placement.h"
 #include "sim/plan/execution_plan.h"
 #include "sim/report/comparison_report.h"
@@ -44,10 +45,16 @@ SimulatedRun run_plan(const ExecutionPlan& plan, const Cluster& cluster, Tier ti
 ClosedFormStepEstimate estimate_closed_form(const Scenario& scenario, const Strategy& strategy);
 
 /// One verdict per stage whose representative device needs more than it has ("stage 3 (GPU:0
-/// of task:1, and every device of the stage) needs 92.1 GiB, has 80.0 GiB: ..."); empty when
-/// everything fits.
+/// of task:1, and every device of the stage) needs 92.1 GiB, has 80.0 GiB: ..."), the stage that
+/// lacks the most bytes first; empty when everything fits.
 std::vector<std::string> out_of_memory_verdicts(const ClosedFormStepEstimate& estimate, const Cluster& cluster,
                                                 const ParallelismOptions& options);
+
+/// The error of a strategy that does not fit, as `run` and `check` give it: "strategy "NAME":
+/// does not fit in memory: " + the worst three verdicts and a count of the rest (worst_verdicts),
+/// naming `file`. `strategy_name` is empty for a scenario with one strategy.
+InputError out_of_memory_error(const std::string& file, const std::string& strategy_name,
+                               const std::vector<std::string>& verdicts);
 
 /// Plans and simulates one strategy; for data-parallel strategies also the same strategy on its
 /// first replica alone (the baseline of scaling efficiency) when `with_baseline`.

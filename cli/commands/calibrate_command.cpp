@@ -139,9 +139,17 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
             if (output.extension() != ".json" || output.stem().empty()) {
               throw InputError("--output", "", "expected DIR/NAME.json, got \"" + options->output + "\"");
             }
-            if (!std::filesystem::is_directory(directory)) {
-              throw InputError("--output", "", "cannot write \"" + options->output + "\": no such directory \"" +
-                                                   directory.string() + "\"");
+            // A missing profile directory is created (docs/real-backend.md's first command writes into
+            // measured/); something there that is not a directory is refused, before measuring.
+            std::error_code error;
+            if (!std::filesystem::exists(std::filesystem::symlink_status(directory, error))) {
+              std::filesystem::create_directories(directory, error);
+              if (!error) std::cerr << "placesim: created the directory " << directory.string() << "\n";
+            }
+            if (!std::filesystem::is_directory(directory, error)) {
+              throw InputError("--output", "", "cannot write \"" + options->output + "\": \"" + directory.string() +
+                                                   "\" is not a directory and cannot be created" +
+                                                   (error ? " (" + error.message() + ")" : std::string()));
             }
             const std::string id = output.stem().string();
             auto progress = [](const std::string& line) { std::cerr << "placesim: " << line << std::endl; };

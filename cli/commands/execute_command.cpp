@@ -24,13 +24,14 @@ Command add_execute_command(CLI::App& app, const GlobalOptions& global) {
   return {command, [options, &global] {
             output_path(options->outputs.trace, "--trace", "", "", "");
             output_path(options->outputs.report, "--report", "", "", "");
+            const bool text = !options->backend.quiet && !outputs_take_standard_output(options->outputs);
             LoadedPlan loaded = load_scenario_or_plan(options->input, global.catalog());
             SimulatedRun measured = execute_plan(loaded.plan, loaded.cluster, options->backend);
-            if (!options->backend.quiet) {
+            if (text) {
               std::cout << "Plan: " << loaded.plan.name << " (" << loaded.plan.tasks.size() << " tasks on "
                         << loaded.cluster.devices().size() << " devices), measured on " << measured.timeline.source
                         << ", median of " << options->backend.timed_runs << " runs\n\n"
-                        << text_report(loaded.plan, loaded.cluster, measured.metrics);
+                        << text_report(loaded.plan, loaded.cluster, measured.metrics, 12, TimelineOrigin::kMeasured);
             }
             write_outputs(loaded.name, loaded.plan, loaded.cluster, measured, options->outputs.trace,
                           options->outputs.report);

@@ -14,6 +14,7 @@
 
 #include "cli/command.h"
 #include "cli/pipeline.h"
+#include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
 #include "sim/auto_placement/auto_placer.h"
 #include "sim/placement/placement_log.h"
@@ -30,6 +31,8 @@ struct PlaceOptions {
   std::string strategy;
   std::vector<std::string> algorithms;
   bool no_log = false;
+  std::string report;  ///< --report FILE ("-": standard output); --json is --report -
+  bool json = false;
 };
 
 /// One row of the comparison: an algorithm's placement, or why it found none.
@@ -79,7 +82,57 @@ std::string peak_memory(const RunMetrics& metrics, const Cluster& cluster, doubl
   return text;
 }
 
-int place(const PlaceOptions& options, const GlobalOptions& global) {
+/// The comparison as JSON (docs/placement.md, "Machine-readable output"): one entry per algorithm
+/// with its step time, memory verdicts and op -> device map, or why it found no placement.
+Json placement_report(const Scenario& scenario, const Strategy& strategy, const Cluster& cluster,
+                      const std::vector<PlacementRow>& rows, const PlacementRow* shown, double memory_fraction) {
+  Json algorithms = Json::array();
+  for (const PlacementRow& row : rows) {
+    Json entry = {{"algorithm", row.algorithm}};
+    if (!row.placement) {
+      entry["placed"] = false;
+      entry["error"] = row.failure->what();
+      algorithms.push_back(entry);
+      continue;
+    }
+    Json devices = Json::object(), placement = Json::object();
+    for (const DeviceMetrics& device : row.metrics.devices) {
+      if (device.compute_tasks == 0) continue;
+      devices[cluster.device(device.device).name.canonical()] = {
+          {"peak_memory_bytes", device.peak_memory_bytes},
+          {"memory_limit_bytes", device.memory_capacity_bytes * memory_fraction},
+          {"memory_capacity_bytes", device.memory_capacity_bytes}};
+    }
+    for (OpId op = 0; op < scenario.graph.size(); ++op) {
+      placement[scenario.graph.op(op).name] = cluster.device(row.placement->device_of_op[op]).name.canonical();
+    }
+    entry["placed"] = true;
+    entry["step_time_seconds"] = row.metrics.step_time_seconds;
+    entry["placing_seconds"] = row.placing_seconds;
+    entry["out_of_memory_verdicts"] = out_of_memory_verdicts(row.metrics, cluster);
+    entry["devices"] = devices;
+    entry["placement"] = placement;
+    algorithms.push_back(entry);
+  }
+  return {{"kind", "placesim-placement-report"},
+          {"scenario", scenario.name},
+          {"strategy", strategy.name},
+          {"memory_fraction", memory_fraction},
+          {"shown", shown && shown->placement ? Json(shown->algorithm) : Json(nullptr)},
+          {"algorithms", algorithms}};
+}
+
+int place(PlaceOptions options, const GlobalOptions& global) {
+  if (options.json) {
+    if (!options.report.empty() && !is_standard_output(options.report)) {
+      throw InputError("--json", "", "prints the report on standard output; it is not combined with --report FILE");
+    }
+    options.report = "-";
+  }
+  output_path(options.report, "--report", "", "", "");
+  // A report on standard output is the whole of standard output: no text beside it.
+  std::ostringstream discarded;
+  std::ostream& out = is_standard_output(options.report) ? discarded : std::cout;
   Scenario scenario = load_scenario(options.scenario, global.catalog());
   const Strategy* strategy = &scenario.strategies.front();
   if (!options.strategy.empty()) {
@@ -137,34 +190,39 @@ int place(const PlaceOptions& options, const GlobalOptions& global) {
     }
   }
 
-  std::cout << "Scenario: " << scenario.name << (scenario.description.empty() ? "" : " - " + scenario.description)
-            << "\nModel: " << scenario.graph.name() << " (" << scenario.graph.size() << " ops), "
-            << (scenario.run.kind == StepKind::kTraining ? "training" : "inference") << ", batch "
-            << scenario.run.batch_size << ", " << to_string(scenario.run.precision) << "; cluster: " << cluster.name
-            << " (" << cluster.devices().size() << " devices); memory limit "
-            << format_percent(automatic.memory_fraction) << " of each device\n\n";
+  out << "Scenario: " << scenario.name << (scenario.description.empty() ? "" : " - " + scenario.description)
+      << "\nModel: " << scenario.graph.name() << " (" << scenario.graph.size() << " ops), "
+      << (scenario.run.kind == StepKind::kTraining ? "training" : "inference") << ", batch "
+      << scenario.run.batch_size << ", " << to_string(scenario.run.precision) << "; cluster: " << cluster.name
+      << " (" << cluster.devices().size() << " devices); memory limit "
+      << format_percent(automatic.memory_fraction) << " of each device\n\n";
   if (shown && shown->placement && !options.no_log) {
-    std::cout << "Placement log (" << shown->algorithm << "):\n"
-              << placement_log(scenario.graph, cluster, *shown->placement) << "\n";
+    out << "Placement log (" << shown->algorithm << "):\n"
+        << placement_log(scenario.graph, cluster, *shown->placement) << "\n";
   }
-  std::cout << std::left << std::setw(18) << "algorithm" << std::setw(14) << "step time" << std::setw(14)
-            << "placed in" << "ops per device; simulated peak memory / placer's memory limit\n";
+  out << std::left << std::setw(18) << "algorithm" << std::setw(14) << "step time" << std::setw(14)
+      << "placed in" << "ops per device; simulated peak memory / placer's memory limit\n";
   for (const PlacementRow& row : rows) {
-    std::cout << std::left << std::setw(18) << row.algorithm;
+    out << std::left << std::setw(18) << row.algorithm;
     if (!row.placement) {
-      std::cout << "no placement: " << row.failure->what() << "\n";
+      out << "no placement: " << row.failure->what() << "\n";
       continue;
     }
     auto verdicts = out_of_memory_verdicts(row.metrics, cluster);
-    std::cout << std::setw(14) << format_seconds(row.metrics.step_time_seconds) << std::setw(14)
-              << format_seconds(row.placing_seconds) << ops_per_device(*row.placement, cluster) << "; "
-              << peak_memory(row.metrics, cluster, automatic.memory_fraction) << (verdicts.empty() ? "" : " OUT OF MEMORY") << "\n";
+    out << std::setw(14) << format_seconds(row.metrics.step_time_seconds) << std::setw(14)
+        << format_seconds(row.placing_seconds) << ops_per_device(*row.placement, cluster) << "; "
+        << peak_memory(row.metrics, cluster, automatic.memory_fraction) << (verdicts.empty() ? "" : " OUT OF MEMORY") << "\n";
   }
   for (const PlacementRow& row : rows) {
     if (!row.placement) continue;
     for (const auto& verdict : out_of_memory_verdicts(row.metrics, cluster)) {
-      std::cout << row.algorithm << ": does not fit: " << verdict << "\n";
+      out << row.algorithm << ": does not fit: " << verdict << "\n";
     }
+  }
+
+  if (!options.report.empty()) {
+    write_file_atomically(options.report,
+                          placement_report(scenario, *strategy, cluster, rows, shown, automatic.memory_fraction).dump(2) + "\n");
   }
 
   // A failure of the scenario's own algorithm, or of every algorithm, is the verdict.
@@ -186,6 +244,11 @@ Command add_place_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--strategy", options->strategy, "Use the strategy with this name (default: the first)");
   command->add_option("--algorithm", options->algorithms, "Only these algorithms (expert, m-topo, m-etf, m-sct)");
   command->add_flag("--no-log", options->no_log, "Do not print the placement log");
+  command->add_option("--report", options->report,
+                      "Write the comparison as JSON: per algorithm its step time, memory and op -> device map "
+                      "(- for standard output, then without the text)");
+  command->add_flag("--json", options->json, "Print the JSON comparison on standard output and nothing else there; "
+                                             "the same as --report -");
   return {command, [options, &global] { return place(*options, global); }};
 }
 

@@ -22,6 +22,7 @@ struct RunCommandOptions {
   bool log_placement = false;
   bool quiet = false;
   bool allow_oom = false;
+  bool json = false;  ///< --json: the report on standard output, nothing else there
 };
 
 void print_header(const Scenario& scenario, size_t tasks) {
@@ -49,10 +50,7 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
     verdicts.push_back(out_of_memory_verdicts(estimates[i], scenario.cluster_for(strategies[i]), *strategies[i].parallelism));
     if (verdicts.back().empty() || options.allow_oom) continue;
     // A configuration that does not fit is an input error, not a prediction, as on the other tiers.
-    std::string message = (strategies.size() > 1 ? "strategy \"" + strategies[i].name + "\": " : std::string()) +
-                          "does not fit in memory: ";
-    for (size_t v = 0; v < verdicts.back().size(); ++v) message += (v ? "; " : "") + verdicts.back()[v];
-    throw InputError(options.scenario, "", message + " (--allow-oom reports it anyway)");
+    throw out_of_memory_error(options.scenario, strategies.size() > 1 ? strategies[i].name : "", verdicts.back());
   }
   Json rows = Json::array();
   for (size_t i = 0; i < strategies.size(); ++i) {
@@ -117,7 +115,13 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
   return 0;
 }
 
-int run(const RunCommandOptions& options, const GlobalOptions& global) {
+int run(RunCommandOptions options, const GlobalOptions& global) {
+  if (options.json) {
+    if (!options.outputs.report.empty() && !is_standard_output(options.outputs.report)) {
+      throw InputError("--json", "", "prints the report on standard output; it is not combined with --report FILE");
+    }
+    options.outputs.report = "-";
+  }
   HardwareCatalog catalog = global.catalog();
   Scenario scenario = load_scenario(options.scenario, catalog);
   std::vector<Strategy> strategies = scenario.strategies;
@@ -141,9 +145,17 @@ int run(const RunCommandOptions& options, const GlobalOptions& global) {
       options.outputs.report.empty() ? scenario_output_path(scenario.report_path, options.scenario, "/outputs/report", outside) : "",
       options.scenario, "/outputs/report");
   if (strategies.size() > 1 && !trace.empty()) {
-    throw InputError("--trace", "", "the scenario has " + std::to_string(strategies.size()) +
-                                        " strategies: choose one with --strategy NAME to write its trace");
+    std::string names;
+    for (const Strategy& s : strategies) names += (names.empty() ? "" : ", ") + s.name;
+    throw InputError("--trace", "", "the scenario has " + std::to_string(strategies.size()) + " strategies (" + names +
+                                        "): choose one with --strategy NAME to write its trace");
   }
+  if (is_standard_output(trace) && is_standard_output(report)) {
+    throw InputError("--trace", "", "the report already goes to standard output; write the trace to a file");
+  }
+  // A report or trace on standard output is the whole of standard output: no text beside it.
+  const bool stdout_taken = is_standard_output(trace) || is_standard_output(report);
+  if (stdout_taken) options.quiet = true;
 
   if (scenario.run.tier == Tier::kClosedForm) return run_closed_form(options, scenario, strategies, trace, report);
 
@@ -161,10 +173,7 @@ int run(const RunCommandOptions& options, const GlobalOptions& global) {
     for (size_t i = 0; i < evaluated.size(); ++i) {
       auto verdicts = out_of_memory_verdicts(evaluated[i].run.metrics, scenario.cluster_for(strategies[i]));
       if (verdicts.empty()) continue;
-      std::string message = (strategies.size() > 1 ? "strategy \"" + strategies[i].name + "\": " : std::string()) +
-                            "does not fit in memory: ";
-      for (size_t v = 0; v < verdicts.size(); ++v) message += (v ? "; " : "") + verdicts[v];
-      throw InputError(options.scenario, "", message + " (--allow-oom reports it anyway)");
+      throw out_of_memory_error(options.scenario, strategies.size() > 1 ? strategies[i].name : "", verdicts);
     }
   }
   const EvaluatedStrategy& first = evaluated.front();
@@ -172,7 +181,8 @@ int run(const RunCommandOptions& options, const GlobalOptions& global) {
   for (const auto& note : first.planned.placement.notes) std::cerr << "placesim: " << note << "\n";
   bool data_parallel = strategies.front().data_parallel.has_value();
   if (options.log_placement || (scenario.run.log_device_placement && !options.quiet && !data_parallel)) {
-    std::cout << placement_log(scenario.graph, scenario.cluster_for(strategies.front()), first.planned.placement) << "\n";
+    (stdout_taken ? std::cerr : std::cout)
+        << placement_log(scenario.graph, scenario.cluster_for(strategies.front()), first.planned.placement) << "\n";
   }
   if (!options.quiet) {
     if (strategies.size() == 1) {
@@ -224,6 +234,9 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global) {
   command->add_flag("--allow-oom", options->allow_oom,
                     "Report a placement that does not fit in memory (OUT OF MEMORY) instead of failing with exit 2");
   add_output_options(command, &options->outputs);
+  command->add_flag("--json", options->json,
+                    "Print the JSON report (docs/report-format.md) on standard output and nothing else there; "
+                    "the same as --report -");
   command->add_flag("--allow-outside-outputs", options->outputs.allow_outside_outputs,
                     "Let the scenario's \"outputs\" write outside the scenario's directory (absolute paths, ..)");
   return {command, [options, &global] { return run(*options, global); }};

@@ -23,9 +23,10 @@ Command add_simulate_command(CLI::App& app, const GlobalOptions&) {
   return {command, [options] {
             output_path(options->outputs.trace, "--trace", "", "", "");
             output_path(options->outputs.report, "--report", "", "", "");
+            const bool text = !options->quiet && !outputs_take_standard_output(options->outputs);
             PlanFile file = load_plan_file(options->plan);
             SimulatedRun run = simulate_plan(file.plan, file.cluster);
-            if (!options->quiet) {
+            if (text) {
               std::cout << "Plan: " << file.plan.name << " (" << file.plan.tasks.size() << " tasks on "
                         << file.cluster.devices().size() << " devices)\n\n"
                         << text_report(file.plan, file.cluster, run.metrics);

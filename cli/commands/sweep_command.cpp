@@ -136,14 +136,28 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
     }
     std::vector<size_t> ranking = rank_configurations(assess(spec, analytical));
     ranking.resize(std::min(ranking.size(), spec.recheck));
-    evaluate(context, missing(ranking, Tier::kSimulated, store), Tier::kSimulated, jobs, options.quiet, &store);
+    std::vector<size_t> rechecks = missing(ranking, Tier::kSimulated, store);
+    evaluate(context, rechecks, Tier::kSimulated, jobs, options.quiet, &store);
     // The recommendation must stand on a simulation: while the best is an analytical estimate
-    // (the simulated rows moved the ranking), simulate it too.
+    // (the simulated rows moved the ranking), simulate it too. Each such extra simulation is
+    // counted and said, so the progress adds up to what ran (issue 24).
+    size_t extra = 0;
     for (size_t round = 0; round < spec.configurations.size(); ++round) {
       std::vector<SweepOutcome> outcomes = assess(spec, store.rows());
       std::optional<size_t> best = recommend(spec, &outcomes).index;
       if (!best || store.has(*best, Tier::kSimulated)) break;
+      ++extra;
+      if (!options.quiet) {
+        std::cerr << "placesim: simulating configuration " << *best << " as well: after the re-checks the best is "
+                  << "an analytical estimate\n";
+      }
       evaluate(context, {*best}, Tier::kSimulated, jobs, true, &store);
+    }
+    if (!options.quiet) {
+      std::cerr << "placesim: simulated " << rechecks.size() + extra << " configuration"
+                << (rechecks.size() + extra == 1 ? "" : "s") << " in this run: " << rechecks.size() << " re-check"
+                << (rechecks.size() == 1 ? "" : "s") << " of the analytical best " << spec.recheck << " + " << extra
+                << " more to simulate the recommended one\n";
     }
   }
 

@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <regex>
 
 #include "sim/cluster/collective_profile.h"
 
@@ -13,6 +14,12 @@ namespace {
 constexpr int64_t kMaxNodes = kMaxClusterNodes;
 constexpr size_t kMaxDevicesPerNode = 4096;
 
+// "0000:06:00.0": a 4-digit PCI domain, then bus, device and function, hexadecimal.
+bool is_pci_bus_id(const std::string& text) {
+  static const std::regex kForm("^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\\.[0-7]$");
+  return std::regex_match(text, kForm);
+}
+
 struct NodeTemplate {
   struct Device {
     std::string local_name;
@@ -20,6 +27,7 @@ struct NodeTemplate {
     int index;
     const DeviceSpec* spec;
     std::string shares_compute_with;  ///< local name of an earlier device of the node, or ""
+    std::string pci_bus_id;           ///< this device's own, replacing its profile's; or ""
   };
   struct Link {
     std::string a, b;
@@ -42,7 +50,7 @@ NodeTemplate read_node(const JsonReader& node, const HardwareCatalog& catalog) {
                  std::to_string(devices.size()));
   }
   for (const auto& entry : devices.elements()) {
-    entry.reject_unknown_keys({"name", "profile", "shares_compute_with"});
+    entry.reject_unknown_keys({"name", "profile", "shares_compute_with", "pci_bus_id"});
     std::string local_name = entry.string_at("name");
     std::string error;
     auto parsed = DeviceName::parse(local_name, &error);
@@ -72,7 +80,15 @@ NodeTemplate read_node(const JsonReader& node, const HardwareCatalog& catalog) {
       }
       if (!earlier->shares_compute_with.empty()) shares = earlier->shares_compute_with;
     }
-    result.devices.push_back({canonical, *parsed->kind, *parsed->index, &spec, shares});
+    std::string pci_bus_id;
+    if (auto bus = entry.find("pci_bus_id")) {
+      pci_bus_id = bus->as_string();
+      if (!is_pci_bus_id(pci_bus_id)) {
+        bus->fail("expected a PCI bus id DOMAIN:BUS:DEVICE.FUNCTION in hexadecimal, as nvidia-smi and TensorFlow print "
+                  "it (\"0000:06:00.0\"), got \"" + shown_word(pci_bus_id) + "\"");
+      }
+    }
+    result.devices.push_back({canonical, *parsed->kind, *parsed->index, &spec, shares, pci_bus_id});
   }
   if (auto switches = node.find("switches")) {
     for (const auto& entry : switches->elements()) {
@@ -210,6 +226,7 @@ Cluster build_from_template(const JsonReader& description, const JsonReader& bas
       cluster_device.name.kind = device.kind;
       cluster_device.name.index = device.index;
       cluster_device.spec = *device.spec;
+      if (!device.pci_bus_id.empty()) cluster_device.spec.pci_bus_id = device.pci_bus_id;
       cluster_device.node = static_cast<int>(task);
       if (!device.shares_compute_with.empty()) {
         cluster_device.shares_compute_with = cluster.vertices()[vertex_of.at(device.shares_compute_with)].device;

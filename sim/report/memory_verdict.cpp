@@ -32,11 +32,22 @@ std::string memory_verdict(const std::string& device_name, const MemoryBreakdown
 }
 
 std::vector<std::string> out_of_memory_verdicts(const RunMetrics& metrics, const Cluster& cluster) {
-  std::vector<std::string> verdicts;
+  std::vector<const DeviceMetrics*> over;
   for (const DeviceMetrics& device : metrics.devices) {
-    if (device.out_of_memory) verdicts.push_back(memory_verdict(device, cluster));
+    if (device.out_of_memory) over.push_back(&device);
   }
+  auto lacking = [](const DeviceMetrics* d) { return d->peak_memory_bytes - d->memory_capacity_bytes; };
+  std::stable_sort(over.begin(), over.end(), [&](auto* a, auto* b) { return lacking(a) > lacking(b); });
+  std::vector<std::string> verdicts;
+  for (const DeviceMetrics* device : over) verdicts.push_back(memory_verdict(*device, cluster));
   return verdicts;
+}
+
+std::string worst_verdicts(const std::vector<std::string>& verdicts, size_t shown) {
+  std::string text;
+  for (size_t v = 0; v < std::min(shown, verdicts.size()); ++v) text += (v ? "; " : "") + verdicts[v];
+  if (verdicts.size() > shown) text += "; and " + std::to_string(verdicts.size() - shown) + " more over their capacity";
+  return text;
 }
 
 Json memory_breakdown_json(const MemoryBreakdown& memory) {

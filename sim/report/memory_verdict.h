@@ -21,8 +21,14 @@ std::string memory_verdict(const DeviceMetrics& device, const Cluster& cluster);
 /// The same for a device named `device_name` that needs `memory.total()` of `capacity_bytes`.
 std::string memory_verdict(const std::string& device_name, const MemoryBreakdown& memory, double capacity_bytes);
 
-/// One verdict per device over its capacity; empty when everything fits.
+/// One verdict per device over its capacity, the device that lacks the most bytes first (ties in
+/// device order); empty when everything fits.
 std::vector<std::string> out_of_memory_verdicts(const RunMetrics& metrics, const Cluster& cluster);
+
+/// The first `shown` verdicts (worst first, as out_of_memory_verdicts orders them) joined by "; ",
+/// then "; and N more over their capacity" for the rest, so that an error on thousands of devices
+/// stays one readable line.
+std::string worst_verdicts(const std::vector<std::string>& verdicts, size_t shown = 3);
 
 /// {"parameter_bytes": ..., "gradient_bytes": ..., ..., "total_bytes": ...}
 Json memory_breakdown_json(const MemoryBreakdown& memory);

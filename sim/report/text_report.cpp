@@ -10,9 +10,10 @@
 namespace placesim {
 
 std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const RunMetrics& metrics,
-                        size_t max_path_entries) {
+                        size_t max_path_entries, TimelineOrigin origin) {
   std::string out;
-  out += "Predicted step time: " + format_seconds(metrics.step_time_seconds);
+  out += (origin == TimelineOrigin::kMeasured ? "Measured step time: " : "Predicted step time: ") +
+         format_seconds(metrics.step_time_seconds);
   if (plan.steps > 1) out += " (mean of " + std::to_string(plan.steps) + " steps, " + format_seconds(metrics.makespan_seconds) + " in all)";
   out += "\n";
   out += "Throughput: " + format_rate(metrics.samples_per_second, "samples") + " (" +

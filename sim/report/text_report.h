@@ -8,8 +8,12 @@
 
 namespace placesim {
 
+/// Whether the timeline behind a report was predicted (an engine) or measured (the real backend):
+/// the report's first line says which ("Predicted step time" or "Measured step time").
+enum class TimelineOrigin { kPredicted, kMeasured };
+
 /// `max_path_entries` caps the critical-path listing (the head and the tail are kept).
 std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const RunMetrics& metrics,
-                        size_t max_path_entries = 12);
+                        size_t max_path_entries = 12, TimelineOrigin origin = TimelineOrigin::kPredicted);
 
 }  // namespace placesim

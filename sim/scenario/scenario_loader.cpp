@@ -11,6 +11,7 @@
 #include "sim/core/atomic_file.h"
 #include "sim/plan/plan_size.h"
 #include "sim/scenario/convergence_reader.h"
+#include "sim/scenario/scenario_keys.h"
 #include "sim/scenario/strategy_reader.h"
 
 namespace placesim {
@@ -68,8 +69,7 @@ OpGraph read_model(const JsonReader& model, const RunOptions& run, const std::fi
 }
 
 RunOptions read_run(const JsonReader& run) {
-  run.reject_unknown_keys({"mode", "steps", "batch_size", "precision", "seed", "optimizer", "fetch",
-                           "log_device_placement", "recompute"});
+  run.reject_unknown_keys(scenario_keys::kRun);
   RunOptions options;
   options.kind = run.choice_or("mode", {"training", "inference"}, "training") == "training" ? StepKind::kTraining
                                                                                             : StepKind::kInference;
@@ -89,7 +89,7 @@ RunOptions read_run(const JsonReader& run) {
 
 // The "simulation" block: fidelity choices that trade exactness for speed (docs/performance.md).
 void read_simulation(const JsonReader& simulation, RunOptions* run) {
-  simulation.reject_unknown_keys({"collectives", "symmetry", "tier"});
+  simulation.reject_unknown_keys(scenario_keys::kSimulation);
   run->tier = *parse_tier(simulation.choice_or("tier", {"simulated", "analytical", "closed-form"}, "simulated"));
   run->collective_fidelity =
       *parse_collective_fidelity(simulation.choice_or("collectives", {"per-phase", "per-round"}, "per-phase"));
@@ -244,9 +244,7 @@ void require_replicas_fit_before_cluster(const JsonReader& document, const Scena
 
 Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalog,
                        const std::filesystem::path& base_directory) {
-  document.reject_unknown_keys({"name", "description", "model", "cluster", "strategy", "strategies", "run", "outputs",
-                                "published", "perturbations", "convergence", "simulation",
-                                "sweep"});  // "sweep": read by sim/sweep (placesim sweep)
+  document.reject_unknown_keys(scenario_keys::kTopLevel);
   Scenario scenario;
   scenario.file = document.file();
   scenario.name = document.string_or("name", std::filesystem::path(document.file()).stem().string());
@@ -274,7 +272,7 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
   for (Strategy& strategy : scenario.strategies) locate_graph_ops(document.at("model"), base_directory, &strategy.placement);
   require_plans_fit(document, scenario);
   if (auto outputs = document.find("outputs")) {
-    outputs->reject_unknown_keys({"trace", "report"});
+    outputs->reject_unknown_keys(scenario_keys::kOutputs);
     scenario.trace_path = outputs->string_or("trace", "");
     scenario.report_path = outputs->string_or("report", "");
   }

@@ -7,6 +7,7 @@
 #include "sim/core/glob.h"
 #include "sim/plan/collective_schedule.h"
 #include "sim/scenario/parallelism_reader.h"
+#include "sim/scenario/scenario_keys.h"
 
 namespace placesim {
 namespace {
@@ -76,7 +77,7 @@ PlacementOptions read_placement(const JsonReader& placement, const Cluster& clus
 }
 
 PublishedFigure read_published(const JsonReader& published) {
-  published.reject_unknown_keys({"step_time_seconds", "samples_per_second", "source", "confidence", "note"});
+  published.reject_unknown_keys(scenario_keys::kPublished);
   PublishedFigure figure;
   int given = 0;
   for (const char* metric : {"step_time_seconds", "samples_per_second"}) {
@@ -89,7 +90,7 @@ PublishedFigure read_published(const JsonReader& published) {
   if (given != 1) published.fail("give exactly one of \"step_time_seconds\" or \"samples_per_second\"");
   figure.source = published.string_at("source");
   figure.json_path = published.path();
-  if (published.has("confidence")) published.choice_at("confidence", {"HIGH", "MED", "LOW"});
+  if (published.has("confidence")) published.choice_at("confidence", scenario_keys::kConfidence);
   if (published.has("note")) published.at("note").as_string();
   return figure;
 }
@@ -132,8 +133,7 @@ CommunicationOptions read_communication(const JsonReader& reader, Aggregation ag
 }
 
 DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& cluster) {
-  reader.reject_unknown_keys({"replicas", "mode", "aggregation", "num_ps", "ps_devices", "sharding", "algorithm",
-                              "bucket_bytes", "overlap", "local_aggregation", "framework", "transport"});
+  reader.reject_unknown_keys(scenario_keys::kDataParallel);
   DataParallelOptions options;
   JsonReader replicas = reader.at("replicas");
   if (replicas.value().is_array()) {
@@ -266,7 +266,7 @@ PipelineOptions read_pipeline(const JsonReader& reader, const Cluster& cluster) 
 
 Strategy read_strategy(const JsonReader& reader, const Cluster& scenario_cluster, const std::string& default_name,
                        const ClusterReader* read_cluster) {
-  reader.reject_unknown_keys({"name", "cluster", "placement", "data_parallel", "pipeline", "parallelism", "published"});
+  reader.reject_unknown_keys(scenario_keys::kStrategy);
   Strategy strategy;
   strategy.name = reader.string_or("name", default_name);
   if (auto own = reader.find("cluster")) {
@@ -282,7 +282,11 @@ Strategy read_strategy(const JsonReader& reader, const Cluster& scenario_cluster
   }
   if (auto dp = reader.find("data_parallel")) strategy.data_parallel = read_data_parallel(*dp, cluster);
   if (auto pipeline = reader.find("pipeline")) {
-    if (strategy.data_parallel) pipeline->fail("pipeline and data parallel together are not supported yet");
+    if (strategy.data_parallel) {
+      pipeline->fail("\"pipeline\" and \"data_parallel\" are not combined; a \"parallelism\" strategy runs pipeline "
+                     "and data parallel together: {\"parallelism\": {\"data\": D, \"pipeline\": P, \"tensor\": 1, "
+                     "\"micro_batches\": M}} (docs/scenario-format.md, \"parallelism\")");
+    }
     strategy.pipeline = read_pipeline(*pipeline, cluster);
   }
   if (auto parallelism = reader.find("parallelism")) {

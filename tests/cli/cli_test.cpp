@@ -6,8 +6,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "run_placesim.h"
 
@@ -16,6 +19,7 @@ namespace {
 
 using placesim::testing::make_temp_directory;
 using placesim::testing::run_placesim;
+using placesim::testing::run_placesim_split;
 
 constexpr int kExitInputError = 2;
 
@@ -83,9 +87,22 @@ TEST(CliTest, CheckAcceptsEveryBundledProfileAndScenario) {
     }
   }
   ASSERT_FALSE(files.empty());
+  // Known: `run` refuses this validation file's "1 GPU" strategy as out of memory (the memory model
+  // puts ResNet-152's activations at batch 64 at 19.1 GiB, over the P100's 16 GiB, where TensorFlow's
+  // benchmark ran it; `validate` predicts it anyway). `check` gives the verdict `run` gives (issue
+  // 24), so it refuses the file too, with run's words. Remove the entry once the memory model fits it.
+  const std::set<std::string> refused_by_run = {"scenarios/validation/tf_dgx1_p100_resnet152_ps_cpu.json"};
   for (const auto& file : files) {
     auto result = run_placesim({"check", file});
     SCOPED_TRACE("placesim check " + file + " printed:\n" + result.output);
+    if (refused_by_run.count(file)) {
+      EXPECT_EQ(result.exit_status, kExitInputError);
+      EXPECT_TRUE(mentions(result.output, "does not fit in memory")) << result.output;
+      auto run = run_placesim({"run", "-q", file});
+      EXPECT_EQ(run.exit_status, kExitInputError);
+      EXPECT_EQ(result.output, run.output);
+      continue;
+    }
     EXPECT_EQ(result.exit_status, 0);
     EXPECT_TRUE(mentions(result.output, file + ": OK: "));
   }
@@ -136,6 +153,139 @@ TEST(CliTest, RunIntoAMissingDirectoryWritesNothing) {
   EXPECT_FALSE(mentions(result.output, "Predicted step time")) << "the check must come before the simulation";
   EXPECT_TRUE(std::filesystem::is_empty(outputs));
   std::filesystem::remove_all(outputs);
+}
+
+// --- outputs that say what they are (issue 24) ----------------------------------------------
+
+TEST(CliTest, AnUnknownSubcommandIsNamedWithADidYouMeanAndTheList) {
+  auto result = run_placesim({"rn", "scenarios/seed_device_placement.json"});
+  EXPECT_EQ(result.exit_status, kExitInputError) << result.output;
+  EXPECT_TRUE(mentions(result.output, "error: unknown subcommand 'rn'; did you mean 'run'?")) << result.output;
+  EXPECT_TRUE(mentions(result.output, "(subcommands: run check plan simulate execute")) << result.output;
+  EXPECT_FALSE(mentions(result.output, "A subcommand is required")) << result.output;
+  // After a global option too; nothing close: no did-you-mean, still the list.
+  auto far = run_placesim({"--profiles", "hardware_profiles", "xyzzyplugh"});
+  EXPECT_EQ(far.exit_status, kExitInputError) << far.output;
+  EXPECT_TRUE(mentions(far.output, "error: unknown subcommand 'xyzzyplugh' (subcommands: run ")) << far.output;
+  // No subcommand at all is still CLI11's message.
+  auto none = run_placesim({});
+  EXPECT_EQ(none.exit_status, kExitInputError) << none.output;
+  EXPECT_FALSE(mentions(none.output, "unknown subcommand")) << none.output;
+}
+
+TEST(CliTest, HelpDocumentsTheExitStatuses) {
+  auto result = run_placesim({"--help"});
+  EXPECT_EQ(result.exit_status, 0) << result.output;
+  EXPECT_TRUE(mentions(result.output, "Exit status: 0 success; 2 bad input")) << result.output;
+  EXPECT_TRUE(mentions(result.output, "1 an internal error")) << result.output;
+}
+
+// --json and --report - print the JSON report and nothing else on standard output: it parses
+// whole, and carries the step time the report file carries.
+TEST(CliTest, RunPrintsItsJsonReportAloneOnStandardOutput) {
+  std::filesystem::path outputs = make_temp_directory();
+  auto to_file = run_placesim({"run", "-q", "scenarios/seed_device_placement.json", "--report",
+                               (outputs / "report.json").string()});
+  ASSERT_EQ(to_file.exit_status, 0) << to_file.output;
+  std::ifstream in(outputs / "report.json");
+  const nlohmann::json expected = nlohmann::json::parse(in);
+  for (const auto& flags : {std::vector<std::string>{"--json"}, std::vector<std::string>{"--report", "-"}}) {
+    // Run from the outputs directory: a file named "-" would appear there.
+    std::vector<std::string> arguments = {"run", std::string(PLACESIM_SOURCE_DIR) + "/scenarios/seed_device_placement.json"};
+    arguments.insert(arguments.end(), flags.begin(), flags.end());
+    auto result = run_placesim_split(arguments, outputs);
+    SCOPED_TRACE(flags.back());
+    ASSERT_EQ(result.exit_status, 0) << result.errors;
+    nlohmann::json report;
+    ASSERT_NO_THROW(report = nlohmann::json::parse(result.output)) << result.output;
+    EXPECT_EQ(report.at("kind"), "placesim-report");
+    EXPECT_EQ(report.at("step_time_seconds"), expected.at("step_time_seconds"));
+    EXPECT_FALSE(std::filesystem::exists(outputs / "-")) << "a file named - was written";
+  }
+  auto both = run_placesim({"run", "scenarios/seed_device_placement.json", "--json", "--report", "r.json"});
+  EXPECT_EQ(both.exit_status, kExitInputError) << both.output;
+  EXPECT_TRUE(mentions(both.output, "error: --json: ")) << both.output;
+  std::filesystem::remove_all(outputs);
+}
+
+// simulate (and execute) share --trace/--report: a report on standard output is stdout's whole.
+TEST(CliTest, SimulatePrintsItsJsonReportAloneOnStandardOutput) {
+  std::filesystem::path outputs = make_temp_directory();
+  const std::string plan = (outputs / "plan.json").string();
+  ASSERT_EQ(run_placesim({"plan", "scenarios/seed_device_placement.json", "-o", plan}).exit_status, 0);
+  auto result = run_placesim_split({"simulate", plan, "--report", "-"});
+  ASSERT_EQ(result.exit_status, 0) << result.errors;
+  nlohmann::json report;
+  ASSERT_NO_THROW(report = nlohmann::json::parse(result.output)) << result.output;
+  EXPECT_EQ(report.at("kind"), "placesim-report");
+  auto both = run_placesim({"simulate", plan, "--report", "-", "--trace", "-"});
+  EXPECT_EQ(both.exit_status, kExitInputError) << both.output;
+  EXPECT_TRUE(mentions(both.output, "error: --trace: the report already goes to standard output")) << both.output;
+  std::filesystem::remove_all(outputs);
+}
+
+TEST(CliTest, TraceWithSeveralStrategiesNamesThem) {
+  auto result = run_placesim({"run", "scenarios/pipeline_gpt_dgx1.json", "--trace", "t.json"});
+  EXPECT_EQ(result.exit_status, kExitInputError) << result.output;
+  EXPECT_TRUE(mentions(result.output, "the scenario has 2 strategies (GPipe, 1F1B): choose one with --strategy NAME"))
+      << result.output;
+}
+
+// `place --json`: one entry per algorithm with its step time and every op's device.
+TEST(CliTest, PlacePrintsAMachineReadableComparison) {
+  std::filesystem::path directory = make_temp_directory();
+  std::ofstream(directory / "place.json") << R"({
+    "model": {"zoo": "mlp"},
+    "cluster": {"template": "workstation_2gpu"},
+    "strategy": {"placement": {"auto": {"algorithm": "m-etf"}}}
+  })";
+  auto result = run_placesim_split({"place", (directory / "place.json").string(), "--json"});
+  ASSERT_EQ(result.exit_status, 0) << result.errors;
+  nlohmann::json report;
+  ASSERT_NO_THROW(report = nlohmann::json::parse(result.output)) << result.output;
+  EXPECT_EQ(report.at("kind"), "placesim-placement-report");
+  EXPECT_EQ(report.at("shown"), "m-etf");
+  ASSERT_EQ(report.at("algorithms").size(), 4u) << report.dump(2);  // expert, m-topo, m-etf, m-sct
+  size_t ops = 0;
+  for (const auto& entry : report.at("algorithms")) {
+    SCOPED_TRACE(entry.at("algorithm").get<std::string>());
+    ASSERT_TRUE(entry.at("placed").get<bool>()) << entry.dump();
+    EXPECT_GT(entry.at("step_time_seconds").get<double>(), 0);
+    if (ops == 0) ops = entry.at("placement").size();
+    EXPECT_EQ(entry.at("placement").size(), ops) << "every algorithm places every op";
+    EXPECT_TRUE(entry.at("out_of_memory_verdicts").empty());
+  }
+  EXPECT_GT(ops, 0u);
+  // The text goes nowhere when standard output holds the report; into a file, both.
+  auto text = run_placesim({"place", (directory / "place.json").string(), "--report", (directory / "p.json").string()});
+  ASSERT_EQ(text.exit_status, 0) << text.output;
+  EXPECT_TRUE(mentions(text.output, "algorithm")) << text.output;
+  std::ifstream in(directory / "p.json");
+  EXPECT_EQ(nlohmann::json::parse(in).at("algorithms").size(), 4u);
+  std::filesystem::remove_all(directory);
+}
+
+// An ONNX file exported at batch 32 re-imports at 32: inspect prints the same totals as the zoo
+// model at batch 32, unless --batch says otherwise.
+TEST(CliTest, AnExportedOnnxFileReimportsAtItsBatch) {
+  std::filesystem::path directory = make_temp_directory();
+  const std::string onnx = (directory / "mlp32.onnx").string();
+  auto exported = run_placesim({"export-onnx", "mlp", "--batch", "32", "-o", onnx});
+  if (exported.exit_status != 0 && mentions(exported.output, "without ONNX support")) GTEST_SKIP() << exported.output;
+  ASSERT_EQ(exported.exit_status, 0) << exported.output;
+  auto last_line = [](const std::string& text) {
+    std::string trimmed = text.substr(0, text.find_last_not_of('\n') + 1);
+    return trimmed.substr(trimmed.find_last_of('\n') + 1);
+  };
+  auto zoo32 = run_placesim_split({"inspect", "mlp", "--batch", "32"});
+  auto zoo4 = run_placesim_split({"inspect", "mlp", "--batch", "4"});
+  auto file = run_placesim_split({"inspect", onnx});
+  auto file4 = run_placesim_split({"inspect", onnx, "--batch", "4"});
+  ASSERT_EQ(file.exit_status, 0) << file.errors;
+  ASSERT_NE(last_line(zoo32.output), last_line(zoo4.output)) << "the totals line does not depend on the batch";
+  EXPECT_EQ(last_line(file.output), last_line(zoo32.output)) << file.output;
+  EXPECT_EQ(last_line(file4.output), last_line(zoo4.output)) << file4.output;
+  std::filesystem::remove_all(directory);
 }
 
 }  // namespace

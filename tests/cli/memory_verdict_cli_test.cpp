@@ -52,5 +52,53 @@ TEST(MemoryVerdictCli, BundledPipelineScenarioRunsAndReportsTheBubble) {
   EXPECT_TRUE(mentions(result.output, "Pipeline: 4 stages x 8 micro-batches (1f1b): bubble ")) << result.output;
 }
 
+// `check` gives the verdict `run` gives, word for word (issue 24: it said OK).
+TEST(MemoryVerdictCli, CheckGivesTheVerdictRunGives) {
+  std::filesystem::path directory = make_temp_directory();
+  std::filesystem::path scenario = write_too_big_scenario(directory);
+  auto run = run_placesim({"run", scenario.string()});
+  auto check = run_placesim({"check", scenario.string()});
+  EXPECT_EQ(run.exit_status, 2) << run.output;
+  EXPECT_EQ(check.exit_status, 2) << check.output;
+  EXPECT_TRUE(mentions(check.output, "error: " + scenario.string() + ": does not fit in memory: GPU:0 needs "))
+      << check.output;
+  EXPECT_EQ(check.output, run.output);
+  std::filesystem::remove_all(directory);
+}
+
+// GPT-2 medium-sized (24 layers, hidden 1024: about 350 M parameters, 16 bytes each with fp32
+// Adam = 5.6 GB) replicated on all 8 K80 dies of 12 GiB at batch 64: every replica needs more than
+// its die. The error names the worst three and counts the other five, in one short line.
+TEST(MemoryVerdictCli, AnErrorNamesTheWorstThreeDevicesAndCountsTheRest) {
+  std::filesystem::path directory = make_temp_directory();
+  std::filesystem::path file = directory / "eight_too_big.json";
+  std::ofstream(file) << R"({
+    "model": {"zoo": "gpt", "parameters": {"layers": 24, "hidden": 1024, "heads": 16, "sequence": 1024}},
+    "cluster": {"template": "gce_8xk80"},
+    "strategy": {"data_parallel": {"replicas": 8}},
+    "simulation": {"tier": "analytical"},
+    "run": {"batch_size": 64, "optimizer": "adam"}
+  })";
+  auto result = run_placesim({"run", file.string()});
+  EXPECT_EQ(result.exit_status, 2) << result.output;
+  size_t needs = 0;
+  for (size_t at = result.output.find(" needs "); at != std::string::npos; at = result.output.find(" needs ", at + 1)) ++needs;
+  EXPECT_EQ(needs, 3u) << result.output;
+  EXPECT_TRUE(mentions(result.output, "; and 5 more over their capacity (")) << result.output;
+  EXPECT_LT(result.output.size(), 1000u) << result.output;
+  auto check = run_placesim({"check", file.string()});
+  EXPECT_EQ(check.output, result.output);
+  std::filesystem::remove_all(directory);
+}
+
+// The bundled 1T benchmark runs: 80 GB A100s as in Narayanan et al. 2021 (issue 24: it named the
+// 40 GB profile and failed as out of memory). `check` simulates it as `run` does (~10 s here) and
+// says it fits.
+TEST(MemoryVerdictCli, TheBundledOneTrillionBenchmarkFitsItsGpus) {
+  auto result = run_placesim({"check", "bench/scenarios/gpt_1t_3072_gpus_3d.json"});
+  EXPECT_EQ(result.exit_status, 0) << result.output;
+  EXPECT_TRUE(mentions(result.output, "fits in memory")) << result.output;
+}
+
 }  // namespace
 }  // namespace placesim

@@ -53,4 +53,35 @@ inline CommandResult run_placesim(const std::vector<std::string>& arguments,
   return result;
 }
 
+/// Runs `placesim ARGUMENTS...` with standard output and standard error captured apart: `output`
+/// holds standard output only, `errors` standard error (for outputs that must be stdout's whole).
+struct SplitResult {
+  int exit_status = -1;
+  std::string output;
+  std::string errors;
+};
+inline SplitResult run_placesim_split(const std::vector<std::string>& arguments,
+                                      const std::filesystem::path& working_directory = PLACESIM_SOURCE_DIR) {
+  std::filesystem::path log_directory = make_temp_directory();
+  std::string command = "cd " + shell_quote(working_directory.string()) + " && exec " + shell_quote(PLACESIM_BINARY);
+  for (const auto& argument : arguments) command += " " + shell_quote(argument);
+  command += " >" + shell_quote((log_directory / "stdout.txt").string()) + " 2>" +
+             shell_quote((log_directory / "stderr.txt").string()) + " </dev/null";
+  int status = std::system(command.c_str());
+  SplitResult result;
+  if (WIFEXITED(status)) result.exit_status = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status)) result.exit_status = 128 + WTERMSIG(status);
+  auto read = [](const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  result.output = read(log_directory / "stdout.txt");
+  result.errors = read(log_directory / "stderr.txt");
+  std::error_code ignored;
+  std::filesystem::remove_all(log_directory, ignored);
+  return result;
+}
+
 }  // namespace placesim::testing

@@ -124,6 +124,14 @@ TEST_F(SweepCli, RecheckSimulatesTheBestAndReportsTheDifference) {
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 18);
   // Exactly two rows come from the simulation (tier "simulated").
   EXPECT_EQ(count_matches(csv, ",simulated,"), 2u);
+  // The progress counts every simulation that ran: re-checks and any extra to back the
+  // recommendation (issue 24: it said 4/4 while 6 ran).
+  std::smatch simulated;
+  ASSERT_TRUE(std::regex_search(result.output, simulated, std::regex(R"(simulated (\d+) configurations? in this run: (\d+) re-checks? of the analytical best 2 \+ (\d+) more)")))
+      << result.output;
+  EXPECT_EQ(std::stoul(simulated[1]), count_matches(csv, ",simulated,"));
+  EXPECT_EQ(std::stoul(simulated[1]), std::stoul(simulated[2]) + std::stoul(simulated[3]));
+  EXPECT_EQ(count_matches(result.output, "simulating configuration [0-9]+ as well"), std::stoul(simulated[3]));
   EXPECT_NE(read_text(directory_ / "out" / "summary.md").find("## Analytical tier vs simulation"), std::string::npos);
 }
 

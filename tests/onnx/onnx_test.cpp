@@ -108,6 +108,28 @@ TEST(OnnxRoundTrip, ImportsAtAnotherBatchSize) {
   }
 }
 
+// A file exported at batch 32 records it ("placesim.batch"): an import that prefers the file's
+// batch gets the zoo's graph at 32 (FLOPs 32/1 of batch 1's, issue 24); one that does not (the
+// caller gave a batch) gets the caller's.
+TEST(OnnxRoundTrip, ImportsAtTheExportedBatchUnlessTheCallerGivesOne) {
+  SKIP_WITHOUT_ONNX();
+  std::filesystem::path path = temp_file("mlp_batch32.onnx");
+  write(path, export_onnx_model(zoo("mlp", 32)));
+  OnnxImportOptions options;
+  options.default_batch = 1;
+  options.batch_from_metadata = true;
+  GraphTotals at_exported = import_onnx_model(path, options).totals();
+  GraphTotals expected = zoo("mlp", 32).totals(), batch_one = zoo("mlp", 1).totals();
+  EXPECT_NEAR(at_exported.forward_flops, expected.forward_flops, 1e-9 * expected.forward_flops);
+  EXPECT_NEAR(at_exported.forward_flops, 32 * batch_one.forward_flops, 1e-9 * expected.forward_flops);
+  EXPECT_NEAR(at_exported.activation_bytes, expected.activation_bytes, 1e-9 * expected.activation_bytes);
+  options.batch_from_metadata = false;
+  options.default_batch = 4;
+  GraphTotals at_given = import_onnx_model(path, options).totals();
+  EXPECT_NEAR(at_given.forward_flops, 4 * batch_one.forward_flops, 1e-9 * expected.forward_flops);
+  std::filesystem::remove(path);
+}
+
 // Convolutions come back with the zoo's kernel shapes (n, c, h, w, k, r, s, strides, padding),
 // so a device's kernel model prices an imported ResNet-50 as it prices the zoo's.
 TEST(OnnxRoundTrip, ConvolutionsKeepTheirKernelShapes) {

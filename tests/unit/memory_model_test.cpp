@@ -166,5 +166,37 @@ TEST(MemoryModel, RecomputationLowersPeakActivationsAndAddsOneForwardPass) {
   }
 }
 
+// Devices over capacity come worst first (most bytes lacking; ties in device order), and an
+// error shows the worst three and counts the rest.
+TEST(MemoryModel, VerdictsComeWorstFirstAndAnErrorShowsThreeAndCountsTheRest) {
+  DeviceSpec spec = testing::round_gpu();
+  spec.memory_bytes = 1024.0 * 1024 * 1024;  // 1 GiB
+  Cluster cluster = testing::gpus(6, spec);
+  RunMetrics metrics;
+  // GPU:d needs 1 GiB + lacking[d] MiB; GPU:1 fits (lacks nothing).
+  const double lacking_mib[] = {1, 0, 3, 2, 3, 5};
+  for (DeviceId d = 0; d < 6; ++d) {
+    DeviceMetrics device;
+    device.device = d;
+    device.memory_capacity_bytes = spec.memory_bytes;
+    device.peak_memory.parameter_bytes = spec.memory_bytes + lacking_mib[d] * 1024 * 1024;
+    device.peak_memory_bytes = device.peak_memory.parameter_bytes;
+    device.out_of_memory = device.peak_memory_bytes > device.memory_capacity_bytes;
+    metrics.devices.push_back(device);
+  }
+  std::vector<std::string> verdicts = out_of_memory_verdicts(metrics, cluster);
+  ASSERT_EQ(verdicts.size(), 5u);
+  // Order by bytes lacking: GPU:5 (5 MiB), GPU:2 and GPU:4 (3 MiB, device order), GPU:3, GPU:0.
+  const char* order[] = {"GPU:5 ", "GPU:2 ", "GPU:4 ", "GPU:3 ", "GPU:0 "};
+  for (size_t i = 0; i < 5; ++i) EXPECT_EQ(verdicts[i].rfind(order[i], 0), 0u) << verdicts[i];
+  EXPECT_EQ(verdicts[0], "GPU:5 needs " + format_bytes(spec.memory_bytes + 5 * 1024 * 1024) + ", has 1.0 GiB: parameters " +
+                             format_bytes(spec.memory_bytes + 5 * 1024 * 1024));
+  EXPECT_EQ(worst_verdicts(verdicts), verdicts[0] + "; " + verdicts[1] + "; " + verdicts[2] +
+                                          "; and 2 more over their capacity");
+  EXPECT_EQ(worst_verdicts({verdicts[0]}), verdicts[0]);
+  EXPECT_EQ(worst_verdicts({verdicts[0], verdicts[1], verdicts[2]}),
+            verdicts[0] + "; " + verdicts[1] + "; " + verdicts[2]);
+}
+
 }  // namespace
 }  // namespace placesim

@@ -164,8 +164,9 @@ TEST(Placement, GlobMatching) {
   EXPECT_TRUE(glob_match("*", ""));
 }
 
-// The seed scenario's log, compared with the TensorFlow 1.x log_device_placement format:
-// "Device mapping:", one line per GPU, then "name: (Type): /job:localhost/replica:0/task:0/cpu:0".
+// The seed scenario's log, compared with the TensorFlow 1.x log_device_placement format (device
+// names of TensorFlow 1.4 and later, as every placesim output): "Device mapping:", one line per
+// GPU, then "name: (Type): /job:localhost/replica:0/task:0/device:CPU:0".
 TEST(PlacementLog, SeedScenarioMatchesTheGoldenTensorFlowLog) {
   Scenario scenario = load_scenario(std::filesystem::path(PLACESIM_SOURCE_DIR) / "scenarios/seed_device_placement.json",
                                     catalog());
@@ -181,14 +182,49 @@ TEST(PlacementLog, LinesHaveTensorFlowsShape) {
                                     catalog());
   Placement placement = place_ops(scenario.graph, scenario.cluster, scenario.strategies.front().placement, scenario.file.string());
   std::string log = placement_log(scenario.graph, scenario.cluster, placement);
-  EXPECT_EQ(log.rfind("Device mapping:\n/job:localhost/replica:0/task:0/gpu:0 -> device: 0, name: GeForce GTX 850M", 0), 0u);
-  for (const char* line : {"b: (VariableV2): /job:localhost/replica:0/task:0/cpu:0\n",
-                           "a/read: (Identity): /job:localhost/replica:0/task:0/cpu:0\n",
-                           "a/Assign: (Assign): /job:localhost/replica:0/task:0/cpu:0\n",
-                           "Const_1: (Const): /job:localhost/replica:0/task:0/cpu:0\n",
-                           "add: (Add): /job:localhost/replica:0/task:0/gpu:0\n", "init: (NoOp): "}) {
+  EXPECT_EQ(log.rfind("Device mapping:\n/job:localhost/replica:0/task:0/device:GPU:0 -> device: 0, name: GeForce GTX "
+                      "850M, pci bus id: 0000:01:00.0, compute capability: 5.0\n",
+                      0),
+            0u);
+  for (const char* line : {"b: (VariableV2): /job:localhost/replica:0/task:0/device:CPU:0\n",
+                           "a/read: (Identity): /job:localhost/replica:0/task:0/device:CPU:0\n",
+                           "a/Assign: (Assign): /job:localhost/replica:0/task:0/device:CPU:0\n",
+                           "Const_1: (Const): /job:localhost/replica:0/task:0/device:CPU:0\n",
+                           "add: (Add): /job:localhost/replica:0/task:0/device:GPU:0\n", "init: (NoOp): "}) {
     EXPECT_NE(log.find(line), std::string::npos) << line;
   }
+  // One naming style: none of TensorFlow 1.3's lower-case "/cpu:0" or "/gpu:0" (issue 24).
+  EXPECT_EQ(log.find("/cpu:"), std::string::npos) << log;
+  EXPECT_EQ(log.find("/gpu:"), std::string::npos) << log;
+}
+
+// A profile gives one bus id for its kind of GPU; each GPU of a machine gets its own: the
+// profile's for the first, bus + k for the k-th (DGX-1 V100: 0000:06:00.0 .. 0000:0d:00.0), the same
+// again on the next machine; a template's own "pci_bus_id" wins.
+TEST(PlacementLog, EachGpuOfAMachineHasItsOwnPciBusId) {
+  EXPECT_EQ(pci_bus_id_of("0000:06:00.0", 0), "0000:06:00.0");
+  EXPECT_EQ(pci_bus_id_of("0000:06:00.0", 4), "0000:0a:00.0");
+  EXPECT_EQ(pci_bus_id_of("0000:fe:00.0", 2), "0000:fe:00.0");  // past bus ff: unchanged
+  EXPECT_EQ(pci_bus_id_of("not an id", 1), "not an id");
+  const std::string mapping = device_mapping(cluster_from(R"({"template": "dgx1_v100", "nodes": 2,
+                                                               "fabric": {"link": "ib_edr"}})"));
+  for (int task = 0; task < 2; ++task) {
+    for (int gpu = 0; gpu < 8; ++gpu) {
+      const std::string line = "/job:worker/replica:0/task:" + std::to_string(task) + "/device:GPU:" +
+                               std::to_string(gpu) + " -> device: " + std::to_string(gpu) +
+                               ", name: Tesla V100-SXM2-16GB, pci bus id: " + pci_bus_id_of("0000:06:00.0", gpu) +
+                               ", compute capability: 7.0\n";
+      EXPECT_NE(mapping.find(line), std::string::npos) << line << " in\n" << mapping;
+    }
+  }
+  const std::string own = device_mapping(cluster_from(R"({"node": {"devices": [
+      {"name": "GPU:0", "profile": "v100-sxm2-16gb", "pci_bus_id": "0000:85:00.0"},
+      {"name": "GPU:1", "profile": "v100-sxm2-16gb"}],
+      "links": [{"endpoints": ["GPU:0", "GPU:1"], "type": "nvlink2"}]}})"));
+  EXPECT_NE(own.find("device:GPU:0 -> device: 0, name: Tesla V100-SXM2-16GB, pci bus id: 0000:85:00.0,"), std::string::npos)
+      << own;
+  EXPECT_NE(own.find("device:GPU:1 -> device: 1, name: Tesla V100-SXM2-16GB, pci bus id: 0000:06:00.0,"), std::string::npos)
+      << own;
 }
 
 }  // namespace

@@ -476,9 +476,9 @@ class Importer {
         auto bound = dim->has_dim_param() ? bindings_.find(dim->dim_param()) : bindings_.end();
         if (bound != bindings_.end()) {
           dim->set_dim_value(bound->second);
-        } else if (d == 0 && options_.default_batch > 0) {
-          if (dim->has_dim_param()) bind(dim->dim_param(), options_.default_batch, name);
-          dim->set_dim_value(options_.default_batch);
+        } else if (d == 0 && default_batch() > 0) {
+          if (dim->has_dim_param()) bind(dim->dim_param(), default_batch(), name);
+          dim->set_dim_value(default_batch());
         } else {
           std::string what = dim->has_dim_param() ? "symbolic dimension \"" + dim->dim_param() + "\""
                                                   : "unknown dimension";
@@ -730,6 +730,19 @@ class Importer {
   const pb::GraphProto* graph_ = nullptr;
   std::map<std::string, int> opsets_;
   std::map<std::string, std::string> metadata_;
+
+  // The batch of a symbolic first dimension: the exported one when the options prefer it and the
+  // file records a plausible one (a positive integer no larger than 2^32), else the caller's.
+  int64_t default_batch() const {
+    auto exported = metadata_.find("placesim.batch");
+    if (!options_.batch_from_metadata || exported == metadata_.end()) return options_.default_batch;
+    const std::string& text = exported->second;
+    if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string::npos) {
+      return options_.default_batch;
+    }
+    const int64_t batch = std::stoll(text);
+    return batch >= 1 && batch <= (int64_t{1} << 32) ? batch : options_.default_batch;
+  }
   std::set<std::string> initializers_;
   std::map<std::string, int64_t> bindings_;
   std::unordered_map<std::string, TensorInfo> tensors_;

@@ -29,6 +29,10 @@ struct OnnxImportOptions {
   /// When > 0, a data input not in input_shapes whose first dimension is symbolic or unknown gets
   /// this batch size (other symbolic dimensions must be bound by input_shapes).
   int64_t default_batch = 0;
+  /// When the file records the batch it was exported at (metadata "placesim.batch", written by
+  /// export-onnx), that batch replaces default_batch: a file exported with --batch 32 re-imports at
+  /// 32 unless the caller gives a batch of its own (then this is false).
+  bool batch_from_metadata = false;
   /// Element size of floating-point tensors (the run's precision), as the zoo uses.
   double dtype_bytes = 4;
   /// Refuse operators placesim cannot cost instead of costing them as memory-bound.
