@@ -200,6 +200,11 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
   std::vector<std::vector<std::vector<TaskId>>> parameters_ready(replicas, std::vector<std::vector<TaskId>>(graph.size()));
   std::vector<std::vector<TaskId>> start_after(replicas);
   std::optional<TaskId> previous_collective;
+  // TensorFlow 1.x runs one step per session.run, which returns when every update op of the
+  // step has run: a worker's next step (its pulls, or its first ops) starts after all of them.
+  // Other frameworks let a variable's next use wait for its own update only.
+  const bool step_barrier = training && options.communication.framework == Framework::kTensorFlow1;
+  std::vector<std::vector<TaskId>> updates_of_step(replicas);  ///< what each replica's next step waits for
 
   for (int64_t step = 0; step < run.steps; ++step) {
     std::vector<ReplicaStep> emitted(replicas);
@@ -219,7 +224,9 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
             continue;
           }
           DeviceId server = options.parameter_servers[server_of[v]];
-          TaskId pull = send(op.name, server, device_of[r](v), op.parameter_bytes(), parameters_ready[r][v], step, replica,
+          std::vector<TaskId> after = parameters_ready[r][v];
+          if (step_barrier) after.insert(after.end(), updates_of_step[r].begin(), updates_of_step[r].end());
+          TaskId pull = send(op.name, server, device_of[r](v), op.parameter_bytes(), std::move(after), step, replica,
                              Phase::kPull);
           parameters_ready[r][v] = {pull};
         }
@@ -229,7 +236,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
       inputs.replica = replica;
       inputs.device_of = device_of[r];
       inputs.parameters_ready = [&, r](OpId v) { return parameters_ready[r][v]; };
-      inputs.start_after = start_after[r];
+      inputs.start_after = step_barrier && !use_ps ? updates_of_step[r] : start_after[r];
       inputs.compute_scale = jitter_factor(run.seed, replica, step, run.jitter_sigma);
       emitted[r] = emitter.emit(inputs);
     }
@@ -244,6 +251,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
       continue;
     }
 
+    for (auto& updates : updates_of_step) updates.clear();
     if (use_ps) {
       for (OpId v : emitter.order()) {
         const Op& op = graph.op(v);
@@ -292,6 +300,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
           if (options.mode == SyncMode::kAsync) {
             // The server applies each worker's gradient on its own; the worker's next pull reads it.
             parameters_ready[r][v] = {apply({push}, 1, static_cast<int64_t>(r))};
+            if (step_barrier) updates_of_step[r].push_back(parameters_ready[r][v].front());
           } else {
             pushes.push_back(push);
           }
@@ -299,6 +308,11 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
         if (options.mode == SyncMode::kSync) {
           TaskId applied = apply(pushes, static_cast<double>(pushes.size()), -1);
           for (size_t r = 0; r < replicas; ++r) parameters_ready[r][v] = {applied};
+          if (step_barrier) {
+            for (size_t r = 0; r < replicas; ++r) {
+              if (leader_of[r] == r) updates_of_step[r].push_back(applied);
+            }
+          }
         }
       }
       continue;
@@ -340,6 +354,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
           TaskId update = emitter.add(
               optimizer_task(graph.op(v), run.optimizer, device_of[r](v), step, static_cast<int64_t>(r), reduced));
           parameters_ready[r][v] = {update};
+          if (step_barrier) updates_of_step[r].push_back(update);
         }
       }
     }

@@ -3,6 +3,8 @@
 // GPUs they overlap, the framework's choice of transport, and plan files keeping them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sim/analytical/analytical_engine.h"
 #include "sim/engine/simgrid_engine.h"
 #include "sim/plan/plan_json.h"
@@ -229,6 +231,53 @@ TEST(Transport, PlanFilesKeepTransportsAndHostCosts) {
   EXPECT_EQ(read.plan.tasks[0].transport, 0);
   EXPECT_DOUBLE_EQ(read.plan.tasks[1].fixed_seconds, 3e-5);
   EXPECT_NEAR(simulate(read.plan, read.cluster).makespan_seconds(), simulate(plan, cluster).makespan_seconds(), 1e-12);
+}
+
+}  // namespace
+}  // namespace placesim
+
+namespace placesim {
+namespace {
+
+OpGraph two_dense_layers(double parameters) {
+  OpGraph graph;
+  OpId first = graph.add_op(testing::matmul_op("dense0", 1e9, parameters, 1e3));
+  OpId second = graph.add_op(testing::matmul_op("dense1", 1e9, parameters, 1e3));
+  graph.add_edge(first, second);
+  return graph;
+}
+
+// TensorFlow 1.x: one session.run per step, which returns when every update has run, so each
+// pull of step 1 waits for the updates of both variables in step 0; without the framework a
+// pull waits for its own variable's update only.
+TEST(Transport, TensorFlowStepsEndWhenEveryUpdateHasRun) {
+  Cluster cluster = machines(2, 1e9);
+  DataParallelOptions options;
+  options.aggregation = Aggregation::kParameterServer;
+  options.replicas = {gpu_of_machine(1), gpu_of_machine(2)};
+  options.parameter_servers = {0};
+  RunOptions run;
+  run.steps = 2;
+  for (Framework framework : {Framework::kTensorFlow1, Framework::kLinksOnly}) {
+    options.communication.framework = framework;
+    ExecutionPlan plan = build_data_parallel_plan(two_dense_layers(1e6), cluster, run, options, "tf1", nullptr);
+    std::vector<TaskId> step0_applies;
+    for (const Task& task : plan.tasks) {
+      if (task.phase == Phase::kApply && task.step == 0) step0_applies.push_back(task.id);
+    }
+    ASSERT_EQ(step0_applies.size(), 2u);
+    size_t step1_pulls = 0;
+    for (const Task& task : plan.tasks) {
+      if (task.kind != TaskKind::kTransfer || task.phase != Phase::kPull || task.step != 1) continue;
+      ++step1_pulls;
+      // The pull's first task: the serialisation on the server (TF) or the pull itself.
+      const std::vector<TaskId>& deps = framework == Framework::kTensorFlow1 ? plan.tasks[task.deps.at(0)].deps : task.deps;
+      size_t waits_for = 0;
+      for (TaskId apply : step0_applies) waits_for += std::count(deps.begin(), deps.end(), apply);
+      EXPECT_EQ(waits_for, framework == Framework::kTensorFlow1 ? 2u : 1u) << task.name;
+    }
+    EXPECT_EQ(step1_pulls, 4u);  // 2 workers x 2 variables
+  }
 }
 
 }  // namespace
