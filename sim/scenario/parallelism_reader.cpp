@@ -68,7 +68,7 @@ void read_sharding(const JsonReader& reader, const Cluster& cluster, Parallelism
 ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& cluster) {
   reader.reject_unknown_keys({"tensor", "pipeline", "data", "devices", "micro_batches", "schedule", "column_parallel",
                               "row_parallel", "algorithm", "bucket_bytes", "sequence_parallel", "selective_recompute",
-                              "selective_recompute_ops", "zero", "fsdp"});
+                              "selective_recompute_ops", "zero", "fsdp", "tied_embeddings"});
   ParallelismOptions options;
   options.json_path = reader.path();
   options.tensor = reader.integer_or("tensor", 1, 1, kMaxGroup);
@@ -133,6 +133,7 @@ ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& clu
   }
   options.column_parallel = patterns_or(reader, "column_parallel", default_column_parallel_ops());
   options.row_parallel = patterns_or(reader, "row_parallel", default_row_parallel_ops());
+  if (reader.bool_or("tied_embeddings", false)) options.tied_weights = default_tied_weights();
   std::vector<std::string> names = collective_algorithm_names();
   names.insert(names.begin(), "auto");
   std::string algorithm = reader.choice_or("algorithm", names, "auto");

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/cluster/cluster.h"
@@ -106,6 +107,11 @@ struct ParallelismOptions {
   /// Replicas each ZeRO shard group spans: 0 = all `data` (ZeRO, FSDP full sharding); fewer (FSDP
   /// hybrid sharding: the replicas inside one machine), the groups all-reducing their shards.
   int64_t shard_group = 0;
+  /// Weights one op reads and another owns (the `gpt` logits and the token embedding): when the
+  /// two ops fall on different pipeline stages, the reader's stage holds a copy, and the copies'
+  /// gradients are all-reduced between the two stages before the update. Pairs of exact op names
+  /// (reader, owner); empty = none.
+  std::vector<std::pair<std::string, std::string>> tied_weights;
   std::string json_path;  ///< for errors found while building the plan
 
   /// The replicas a ZeRO shard is divided over (1 without ZeRO).
