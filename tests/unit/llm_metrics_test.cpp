@@ -59,6 +59,19 @@ TEST(ModelFlops, GptTwoSmallPerToken) {
   EXPECT_DOUBLE_EQ(flops.model_flops_per_sample / flops.tokens_per_sample, 859885056);
 }
 
+TEST(ModelFlops, Llama3EightBPerToken) {
+  // Llama 3 8B: N = 8,030,261,248, L = 32, H = 32, Q = 128, T = 8192 (grouped-query attention
+  // leaves the query heads' GEMMs whole): 6N + 12 L H Q T = 48,181,567,488 + 12,884,901,888
+  // = 61,066,469,376 FLOPs per token.
+  ModelFlops flops = model_flops(build_zoo_model("llama3_8b", JsonReader(Json::object(), "test"), 1, 2), 1, true,
+                                 Recomputation::kNone);
+  ASSERT_TRUE(flops.transformer.has_value());
+  EXPECT_EQ(flops.transformer->layers, 32);
+  EXPECT_EQ(flops.transformer->heads, 32);
+  EXPECT_EQ(flops.transformer->head_dim, 128);
+  EXPECT_DOUBLE_EQ(flops.model_flops_per_sample / flops.tokens_per_sample, 61066469376);
+}
+
 TEST(ModelFlops, OtherGraphsCountTheirOpsFlops) {
   OpGraph graph("mlp");
   Op op;
