@@ -8,6 +8,7 @@
 #include "sim/core/input_error.h"
 #include "sim/engine/engine_factory.h"
 #include "sim/engine/simgrid_engine.h"
+#include "sim/graph/model_flops.h"
 #include "sim/auto_placement/auto_placer.h"
 #include "sim/planner/data_parallel_builder.h"
 #include "sim/planner/parallel_3d_builder.h"
@@ -182,6 +183,42 @@ std::string describe(const Scenario& scenario, const Strategy& strategy) {
 
 }  // namespace
 
+TrainingEfficiency training_efficiency(const Scenario& scenario, const Strategy& strategy, double samples_per_second,
+                                       const RunMetrics* metrics) {
+  TrainingEfficiency efficiency;
+  efficiency.batch = batch_sizes(strategy, scenario.run);
+  efficiency.samples_per_second = samples_per_second;
+  Recomputation recomputation = Recomputation::kNone;
+  if (scenario.run.recompute) recomputation = Recomputation::kFull;
+  if (strategy.parallelism && !strategy.parallelism->selective_recompute.empty()) recomputation = Recomputation::kSelective;
+  const ModelFlops flops = model_flops(scenario.graph, scenario.run.batch_size,
+                                       scenario.run.kind == StepKind::kTraining, recomputation);
+  efficiency.tokens_per_sample = flops.tokens_per_sample;
+  efficiency.model_flops_per_sample = flops.model_flops_per_sample;
+  efficiency.hardware_flops_per_sample = flops.hardware_flops_per_sample;
+
+  std::vector<DeviceId> devices;
+  if (strategy.parallelism) {
+    devices = strategy.parallelism->devices;
+  } else if (strategy.pipeline) {
+    devices = strategy.pipeline->devices;
+  } else if (strategy.data_parallel) {
+    devices = strategy.data_parallel->replicas;
+  } else if (metrics) {
+    for (const DeviceMetrics& device : metrics->devices) {
+      if (device.compute_tasks > 0) devices.push_back(device.device);
+    }
+  }
+  const Cluster& cluster = scenario.cluster_for(strategy);
+  efficiency.devices = static_cast<int64_t>(devices.size());
+  for (DeviceId id : devices) efficiency.peak_flops_per_second += cluster.device(id).spec.peak_for(scenario.run.precision);
+  return efficiency;
+}
+
+bool has_scaling_baseline(const Strategy& strategy) {
+  return strategy.data_parallel || (strategy.parallelism && strategy.parallelism->data > 1);
+}
+
 EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& strategy, bool with_baseline) {
   EvaluatedStrategy evaluated;
   evaluated.planned = plan_strategy(scenario, strategy);
@@ -190,6 +227,7 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
   result.name = strategy.name;
   result.description = describe(scenario, strategy);
   result.run = evaluated.run.metrics;
+  result.replicas = batch_sizes(strategy, scenario.run).replicas;
   if (strategy.pipeline) {
     evaluated.pipeline = compute_pipeline_metrics(
         evaluated.run.metrics, strategy.pipeline->devices, strategy.pipeline->micro_batches,
@@ -219,15 +257,26 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
       result.single_replica_samples_per_second =
           compute_data_parallel_metrics(planned.plan, run.timeline).samples_per_second;
     }
+  } else if (strategy.parallelism && strategy.parallelism->data > 1) {
+    if (with_baseline) {
+      Strategy single = strategy;  // replica 0's devices come first
+      single.parallelism->data = 1;
+      single.parallelism->devices.resize(static_cast<size_t>(single.parallelism->pipeline * single.parallelism->tensor));
+      PlannedScenario planned = plan_strategy(scenario, single);
+      result.single_replica_samples_per_second =
+          run_plan(planned.plan, scenario.cluster_for(single), scenario.run.tier).metrics.samples_per_second;
+    }
   } else {
     result.single_replica_samples_per_second = result.run.samples_per_second;
   }
+  result.efficiency = training_efficiency(scenario, strategy, result.samples_per_second(), &result.run);
   return evaluated;
 }
 
 void write_outputs(const std::string& scenario_name, const ExecutionPlan& plan, const Cluster& cluster,
                    const SimulatedRun& run, const std::string& trace_path, const std::string& report_path,
-                   const DataParallelMetrics* data_parallel, const PipelineMetrics* pipeline) {
+                   const DataParallelMetrics* data_parallel, const PipelineMetrics* pipeline,
+                   const TrainingEfficiency* efficiency) {
   if (!trace_path.empty()) {
     write_file_atomically(trace_path, chrome_trace(plan, cluster, run.timeline).dump() + "\n");
   }
@@ -236,6 +285,7 @@ void write_outputs(const std::string& scenario_name, const ExecutionPlan& plan, 
       Json report = json_report(scenario_name, plan, cluster, run.timeline, run.metrics);
       if (data_parallel && data_parallel->replicas > 0) report["data_parallel"] = data_parallel_json(*data_parallel);
       if (pipeline) report["pipeline"] = pipeline_json(*pipeline, cluster);
+      if (efficiency) report["efficiency"] = efficiency_json(*efficiency);
       write_file_atomically(report_path, report.dump(2) + "\n");
     }
   } catch (const InputError&) {

@@ -56,8 +56,18 @@ std::vector<std::string> out_of_memory_verdicts(const ClosedFormStepEstimate& es
 InputError out_of_memory_error(const std::string& file, const std::string& strategy_name,
                                const std::vector<std::string>& verdicts);
 
+/// Batches, model FLOPs, tokens and MFU of `strategy` at `samples_per_second`
+/// (docs/llm-planning.md). Placement-rule strategies count the devices `metrics` shows computing.
+TrainingEfficiency training_efficiency(const Scenario& scenario, const Strategy& strategy, double samples_per_second,
+                                       const RunMetrics* metrics = nullptr);
+
+/// Whether `evaluate_strategy` can give a scaling baseline: data-parallel strategies and 3D
+/// strategies with data > 1.
+bool has_scaling_baseline(const Strategy& strategy);
+
 /// Plans and simulates one strategy; for data-parallel strategies also the same strategy on its
-/// first replica alone (the baseline of scaling efficiency) when `with_baseline`.
+/// first replica alone, for 3D strategies on data 1 (the baseline of scaling efficiency) when
+/// `with_baseline`.
 struct EvaluatedStrategy {
   PlannedScenario planned;
   SimulatedRun run;
@@ -69,6 +79,7 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
 /// Writes the trace and/or report files requested (empty path = skip), atomically.
 void write_outputs(const std::string& scenario_name, const ExecutionPlan& plan, const Cluster& cluster,
                    const SimulatedRun& run, const std::string& trace_path, const std::string& report_path,
-                   const DataParallelMetrics* data_parallel = nullptr, const PipelineMetrics* pipeline = nullptr);
+                   const DataParallelMetrics* data_parallel = nullptr, const PipelineMetrics* pipeline = nullptr,
+                   const TrainingEfficiency* efficiency = nullptr);
 
 }  // namespace placesim

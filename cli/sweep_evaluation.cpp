@@ -98,6 +98,11 @@ SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier 
                                       std::filesystem::path(context.file).parent_path());
     const Strategy& strategy = scenario.strategies.front();
     const Cluster& cluster = scenario.cluster_for(strategy);
+    const TrainingEfficiency efficiency = training_efficiency(scenario, strategy, 0.0);
+    row.model_flops_per_sample = efficiency.model_flops_per_sample;
+    row.hardware_flops_per_sample = efficiency.hardware_flops_per_sample;
+    row.tokens_per_sample = efficiency.tokens_per_sample;
+    row.peak_flops_per_second = efficiency.peak_flops_per_second;
     if (strategy.parallelism && tier == Tier::kAnalytical) {
       evaluate_closed_form(scenario, strategy, cluster, &row);
       return row;

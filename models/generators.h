@@ -24,5 +24,12 @@ OpGraph build_resnet(int depth, const JsonReader& parameters, int64_t batch_size
 OpGraph build_inception_v3(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
 /// GPT-2-style decoder-only transformer (models/gpt.cpp).
 OpGraph build_gpt(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
+/// The defaults of one Llama 3 size (models/llama.cpp).
+struct Llama3Defaults {
+  int64_t layers, hidden, heads, kv_heads, ffn, vocabulary, sequence;
+};
+/// Llama 3 decoder: grouped-query attention, SwiGLU, RMSNorm, untied embeddings (models/llama.cpp).
+OpGraph build_llama3(const Llama3Defaults& defaults, const JsonReader& parameters, int64_t batch_size,
+                     double dtype_bytes);
 
 }  // namespace placesim

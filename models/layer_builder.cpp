@@ -44,16 +44,19 @@ const char* activation_type(Activation function) {
 }
 
 // Q, K and V are equal thirds of the fused projection's output.
-void expect_qkv(const std::string& op, const Tensor& qkv, int64_t heads) {
+/// A fused QKV projection of `heads` query heads and `kv_heads` key/value heads (grouped-query
+/// attention; kv_heads = heads is multi-head attention): width (heads + 2 kv_heads) x head_dim.
+/// Returns the hidden size, heads x head_dim.
+int64_t expect_qkv(const std::string& op, const Tensor& qkv, int64_t heads, int64_t kv_heads) {
   expect_rank(op, qkv, 3);
-  if (qkv.shape[2] % 3 != 0) {
-    throw ShapeError(op + ": fused QKV width " + std::to_string(qkv.shape[2]) + " is not 3 x hidden");
+  if (heads < 1 || kv_heads < 1 || heads % kv_heads != 0) {
+    throw ShapeError(op + ": " + std::to_string(heads) + " query heads are not a multiple of " +
+                     std::to_string(kv_heads) + " key/value heads");
   }
-  int64_t hidden = qkv.shape[2] / 3;
-  if (heads < 1 || hidden % heads != 0) {
-    throw ShapeError(op + ": hidden size " + std::to_string(hidden) + " is not divisible by " + std::to_string(heads) +
-                     " heads");
+  if (qkv.shape[2] % (heads + 2 * kv_heads) != 0) {
+    throw ShapeError(op + ": fused QKV width " + std::to_string(qkv.shape[2]) + " is not (heads + 2 kv_heads) x head_dim");
   }
+  return qkv.shape[2] / (heads + 2 * kv_heads) * heads;
 }
 
 /// One head's GEMM of attention, batched over images x heads: the samples scale the batch.
@@ -192,6 +195,32 @@ Tensor LayerBuilder::batch_norm(const std::string& name, const Tensor& x) {
 Tensor LayerBuilder::layer_norm(const std::string& name, const Tensor& x) {
   if (x.shape.size() < 2) throw ShapeError(qualified(name) + ": layer norm needs a feature dimension");
   return normalization(name, x, "LayerNorm", x.shape.back());
+}
+
+Tensor LayerBuilder::rms_norm(const std::string& name, const Tensor& x) {
+  if (x.shape.size() < 2) throw ShapeError(qualified(name) + ": RMS norm needs a feature dimension");
+  Op op = make_op(name, "RMSNorm", OpKind::kNormalization, x.shape);
+  const double gamma = static_cast<double>(x.shape.back());  // a scale, no shift
+  op.forward_flops = kNormalizationFlopsPerElement * x.elements();
+  op.backward_flops = op.forward_flops;
+  op.parameter_count = gamma;
+  op.forward_bytes = bytes(x.elements() + gamma) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {x});
+}
+
+Tensor LayerBuilder::swiglu(const std::string& name, const Tensor& gate_and_up) {
+  if (gate_and_up.shape.size() < 2 || gate_and_up.shape.back() % 2 != 0) {
+    throw ShapeError(qualified(name) + ": SwiGLU needs an even feature dimension (gate and up halves)");
+  }
+  std::vector<int64_t> shape = gate_and_up.shape;
+  shape.back() /= 2;
+  Op op = make_op(name, "SwiGLU", OpKind::kElementwise, shape);
+  op.forward_flops = kElementwiseFlopsPerElement * gate_and_up.elements();  // SiLU of the gate, times up
+  op.backward_flops = op.forward_flops;
+  op.forward_bytes = bytes(gate_and_up.elements()) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {gate_and_up});
 }
 
 Tensor LayerBuilder::activation(const std::string& name, const Tensor& x, Activation function) {
@@ -353,12 +382,13 @@ Tensor LayerBuilder::embedding(const std::string& name, const Tensor& ids, int64
   return append(std::move(op), {ids});
 }
 
-Tensor LayerBuilder::attention_scores(const std::string& name, const Tensor& qkv, int64_t heads) {
-  expect_qkv(qualified(name), qkv, heads);
-  const int64_t n = qkv.shape[0], sequence = qkv.shape[1], hidden = qkv.shape[2] / 3;
+Tensor LayerBuilder::attention_scores(const std::string& name, const Tensor& qkv, int64_t heads, int64_t kv_heads) {
+  if (kv_heads == 0) kv_heads = heads;
+  const int64_t hidden = expect_qkv(qualified(name), qkv, heads, kv_heads);
+  const int64_t n = qkv.shape[0], sequence = qkv.shape[1], key_width = hidden / heads * kv_heads;
   Op op = make_op(name, "BatchMatMulV2", OpKind::kMatMul, {n, heads, sequence, sequence});
   const double query_and_key =
-      2.0 * static_cast<double>(n) * static_cast<double>(sequence) * static_cast<double>(hidden);
+      static_cast<double>(n) * static_cast<double>(sequence) * static_cast<double>(hidden + key_width);
   // Each score is a dot product over head_dim = hidden / heads.
   const double macs = product(op.output_shape) * static_cast<double>(hidden / heads);
   op.forward_flops = 2 * macs;
@@ -373,15 +403,16 @@ Tensor LayerBuilder::attention_scores(const std::string& name, const Tensor& qkv
 }
 
 Tensor LayerBuilder::attention_context(const std::string& name, const Tensor& probs, const Tensor& qkv,
-                                       int64_t heads) {
-  expect_qkv(qualified(name), qkv, heads);
-  const int64_t n = qkv.shape[0], sequence = qkv.shape[1], hidden = qkv.shape[2] / 3;
+                                       int64_t heads, int64_t kv_heads) {
+  if (kv_heads == 0) kv_heads = heads;
+  const int64_t hidden = expect_qkv(qualified(name), qkv, heads, kv_heads);
+  const int64_t n = qkv.shape[0], sequence = qkv.shape[1], value_width = hidden / heads * kv_heads;
   if (probs.shape != std::vector<int64_t>{n, heads, sequence, sequence}) {
     throw ShapeError(qualified(name) + ": attention probabilities " + shape_text(probs.shape) +
                      " do not match the QKV projection " + shape_text(qkv.shape));
   }
   Op op = make_op(name, "BatchMatMulV2", OpKind::kMatMul, {n, sequence, hidden});
-  const double value = static_cast<double>(n) * static_cast<double>(sequence) * static_cast<double>(hidden);
+  const double value = static_cast<double>(n) * static_cast<double>(sequence) * static_cast<double>(value_width);
   // Each context element is a dot product over the sequence.
   const double macs = product(op.output_shape) * static_cast<double>(sequence);
   op.forward_flops = 2 * macs;

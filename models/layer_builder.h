@@ -136,10 +136,17 @@ class LayerBuilder {
 
   /// Attention scores Q K^T from a fused projection `qkv` [N, S, 3H]: BatchMatMulV2 to
   /// [N, heads, S, S]; MACs = N x heads x S x S x (H / heads).
-  Tensor attention_scores(const std::string& name, const Tensor& qkv, int64_t heads);
+  /// With `kv_heads` (grouped-query attention, 0 = heads) the projection is [N, S, (heads +
+  /// 2 kv_heads) H / heads]; the GEMM's FLOPs are the same, K is read once per group.
+  Tensor attention_scores(const std::string& name, const Tensor& qkv, int64_t heads, int64_t kv_heads = 0);
   /// Attention context probs x V: [N, heads, S, S] and V from `qkv` -> [N, S, H] (heads merged);
   /// MACs = N x heads x S x S x (H / heads).
-  Tensor attention_context(const std::string& name, const Tensor& probs, const Tensor& qkv, int64_t heads);
+  Tensor attention_context(const std::string& name, const Tensor& probs, const Tensor& qkv, int64_t heads,
+                           int64_t kv_heads = 0);
+  /// RMSNorm (Zhang and Sennrich 2019) on the last dimension: a scale of `width` parameters.
+  Tensor rms_norm(const std::string& name, const Tensor& x);
+  /// SwiGLU (Shazeer 2020): [..., 2f] (gate and up projections fused) -> SiLU(gate) x up [..., f].
+  Tensor swiglu(const std::string& name, const Tensor& gate_and_up);
 
  private:
   Op make_op(const std::string& name, const std::string& type, OpKind kind, std::vector<int64_t> shape) const;

@@ -23,6 +23,13 @@ const std::vector<std::pair<std::string, Generator>>& registry() {
       {"resnet152", [](const JsonReader& p, int64_t b, double d) { return build_resnet(152, p, b, d); }},
       {"inception_v3", build_inception_v3},
       {"gpt", build_gpt},
+      // Grattafiori et al. 2024, table 3.
+      {"llama3_8b", [](const JsonReader& p, int64_t b, double d) {
+         return build_llama3({32, 4096, 32, 8, 14336, 128256, 8192}, p, b, d);
+       }},
+      {"llama3_70b", [](const JsonReader& p, int64_t b, double d) {
+         return build_llama3({80, 8192, 64, 8, 28672, 128256, 8192}, p, b, d);
+       }},
   };
   return generators;
 }

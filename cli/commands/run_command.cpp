@@ -30,7 +30,9 @@ void print_header(const Scenario& scenario, size_t tasks) {
   if (!scenario.description.empty()) std::cout << " - " << scenario.description;
   std::cout << "\nModel: " << scenario.graph.name() << " (" << scenario.graph.size() << " ops), "
             << (scenario.run.kind == StepKind::kTraining ? "training" : "inference") << ", batch "
-            << scenario.run.batch_size << (scenario.strategies.front().data_parallel ? " per replica" : "") << ", "
+            << scenario.run.batch_size
+            << (scenario.strategies.front().data_parallel || scenario.strategies.front().parallelism ? " per replica" : "")
+            << ", "
             << to_string(scenario.run.precision) << "; cluster: " << scenario.cluster.name << " ("
             << scenario.cluster.devices().size() << " devices); plan: " << tasks << " tasks\n\n";
 }
@@ -59,6 +61,7 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
     const Cluster& cluster = scenario.cluster_for(strategy);
     const ClosedFormStepEstimate& estimate = estimates[i];
     const double samples = static_cast<double>(scenario.run.batch_size * p.data);
+    const TrainingEfficiency efficiency = training_efficiency(scenario, strategy, samples / estimate.step_seconds);
     Json stages = Json::array();
     for (size_t s = 0; s < estimate.forward_slot_seconds.size(); ++s) {
       const MemoryBreakdown& memory = estimate.stage_peak_memory[s];
@@ -78,6 +81,7 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
                     {"samples_per_step", samples},
                     {"samples_per_second", samples / estimate.step_seconds},
                     {"cell_plan_tasks", estimate.cell_plan_tasks},
+                    {"efficiency", efficiency_json(efficiency)},
                     {"stages", stages}});
     if (options.quiet) continue;
     size_t width = 34;
@@ -89,7 +93,8 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
               << " (closed-form tier: the analytical tier's list schedule, from one micro-batch's "
               << estimate.cell_plan_tasks << " tasks)\n"
               << "Throughput: " << format_rate(samples / estimate.step_seconds, "samples") << " (" << samples
-              << " samples per step)\n\n"
+              << " samples per step)\n"
+              << efficiency_text(efficiency) << "\n"
               << pad("Stage", 5, true) << "  " << pad("device (replica 0, tensor rank 0)", width, true)
               << "  forward slot  backward slot  last task ends  in flight  peak memory / capacity\n";
     for (size_t s = 0; s < estimate.forward_slot_seconds.size(); ++s) {
@@ -165,7 +170,7 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
       std::cerr << "placesim: simulating strategy " << (i + 1) << "/" << strategies.size() << ": " << strategies[i].name
                 << "\n";
     }
-    bool baseline = strategies[i].data_parallel.has_value();
+    bool baseline = has_scaling_baseline(strategies[i]);
     evaluated.push_back(evaluate_strategy(scenario, strategies[i], baseline));
   }
   if (!options.allow_oom) {
@@ -188,10 +193,11 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
     if (strategies.size() == 1) {
       for (const auto& note : first.planned.notes) std::cout << "Plan: " << note << "\n";
       if (!first.planned.notes.empty()) std::cout << "\n";
-      std::cout << text_report(first.planned.plan, scenario.cluster_for(strategies.front()), first.run.metrics);
+      std::cout << text_report(first.planned.plan, scenario.cluster_for(strategies.front()), first.run.metrics, 12,
+                               TimelineOrigin::kPredicted, first.result.efficiency ? &*first.result.efficiency : nullptr);
       if (first.pipeline) std::cout << "\n" << pipeline_text(*first.pipeline, scenario.cluster_for(strategies.front()));
     }
-    if (strategies.size() > 1 || data_parallel) {
+    if (strategies.size() > 1 || has_scaling_baseline(strategies.front())) {
       std::vector<StrategyResult> results;
       for (const auto& e : evaluated) results.push_back(e.result);
       std::cout << (strategies.size() > 1 ? "" : "\n") << "Strategies (" << scenario.run.batch_size
@@ -212,7 +218,8 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
   }
   if (strategies.size() == 1) {
     write_outputs(scenario.name, first.planned.plan, scenario.cluster_for(strategies.front()), first.run, trace, report,
-                  &first.result.data_parallel, first.pipeline ? &*first.pipeline : nullptr);
+                  &first.result.data_parallel, first.pipeline ? &*first.pipeline : nullptr,
+                  first.result.efficiency ? &*first.result.efficiency : nullptr);
   } else if (!report.empty()) {
     std::vector<StrategyResult> results;
     for (const auto& e : evaluated) results.push_back(e.result);

@@ -113,7 +113,8 @@ void add_ring_hops(const std::vector<DeviceId>& group, const Cluster& cluster,
 /// Fills plan->symmetry: every device repeats the stage's (replica 0, rank 0) device; the flows
 /// the plan simulates (pipeline transfers, one hop of each tensor and data-parallel ring) with
 /// their mirrors, whose routes must look the same, give the links' bandwidth divisors.
-void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options, ExecutionPlan* plan,
+void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options,
+                       const std::vector<std::pair<int64_t, int64_t>>& tied_stages, ExecutionPlan* plan,
                        std::vector<std::string>* notes) {
   const int64_t replicas = options.data, stages = options.pipeline, ranks = options.tensor;
   PlanSymmetry& symmetry = plan->symmetry;
@@ -158,13 +159,33 @@ void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options
         return members;
       });
     }
-    if (replicas > 1) {  // data-parallel all-reduces of rank 0, mirrored by the other ranks'
+    const int64_t shards = options.zero_shards();
+    if (replicas > 1 && (options.zero_stage == 0 || shards == replicas)) {  // data-parallel collectives of rank 0, mirrored by the other ranks'
       add_ring_flow(s, ranks, [&](int64_t r) {
         std::vector<DeviceId> members;
         for (int64_t d = 0; d < replicas; ++d) members.push_back(options.device(d, s, r));
         return members;
       });
+    } else if (replicas > 1) {  // hybrid sharding: the shard groups' collectives, then the groups across them
+      const int64_t groups = replicas / shards;
+      add_ring_flow(s, ranks * groups, [&](int64_t k) {
+        std::vector<DeviceId> members;
+        for (int64_t i = 0; i < shards; ++i) members.push_back(options.device(k / ranks * shards + i, s, k % ranks));
+        return members;
+      });
+      if (groups > 1) {
+        add_ring_flow(s, ranks * shards, [&](int64_t k) {
+          std::vector<DeviceId> members;
+          for (int64_t i = 0; i < groups; ++i) members.push_back(options.device(k / ranks + i * shards, s, k % ranks));
+          return members;
+        });
+      }
     }
+  }
+  for (auto [owner, reader] : tied_stages) {  // tied weights' all-reduce between two stages' devices
+    add_ring_flow(owner, replicas * ranks, [&, owner = owner, reader = reader](int64_t k) {
+      return std::vector<DeviceId>{options.device(k / ranks, owner, k % ranks), options.device(k / ranks, reader, k % ranks)};
+    });
   }
   // One search per source for all its images' routes.
   std::map<DeviceId, std::vector<DeviceId>> targets;
@@ -275,6 +296,40 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
     throw InputError("", options.json_path + "/pipeline", error.message());
   }
 
+  // Tied weights on different stages (Megatron's shared word embedding, Narayanan et al. 2021,
+  // section 3.2 of the Megatron-LM code's "embedding group"): the reader's stage holds a copy of
+  // the owner's shard, and after the data-parallel reduction the two copies' gradients are
+  // all-reduced between the stages before either is updated.
+  std::vector<std::optional<OpId>> copy_of(graph.size());
+  std::vector<bool> tied(graph.size(), false);
+  std::vector<std::pair<OpId, OpId>> ties;  // (reader, owner)
+  std::vector<std::pair<int64_t, int64_t>> tied_stages;  // (owner's stage, reader's stage)
+  for (const auto& [reader_name, owner_name] : options.tied_weights) {
+    const OpId reader = graph.find(reader_name), owner = graph.find(owner_name);
+    if (reader >= graph.size() || owner >= graph.size() || !emitter.selected(reader) || !emitter.selected(owner) ||
+        stage_of[reader] == stage_of[owner] || shard[owner].parameter_count <= 0 ||
+        graph.op(reader).parameter_count > 0) {  // a reader with weights of its own is not tied
+      continue;
+    }
+    copy_of[reader] = owner;
+    tied[reader] = tied[owner] = true;
+    ties.emplace_back(reader, owner);
+    tied_stages.emplace_back(static_cast<int64_t>(stage_of[owner]), static_cast<int64_t>(stage_of[reader]));
+    if (notes) {
+      notes->push_back("tied weights: " + graph.op(reader).name + " (stage " + std::to_string(stage_of[reader]) +
+                       ") holds a copy of " + owner_name + " (stage " + std::to_string(stage_of[owner]) +
+                       "); their gradients are all-reduced between the two stages");
+    }
+  }
+  // The parameters op v holds: its own shard, or the copy of the weights it reads.
+  auto holder = [&](OpId v) {
+    if (!copy_of[v]) return shard[v];
+    Op copy = shard[*copy_of[v]];
+    copy.name = graph.op(v).name;
+    return copy;
+  };
+  auto held_bytes = [&](OpId v) { return copy_of[v] ? shard[*copy_of[v]].parameter_bytes() : shard[v].parameter_bytes(); };
+
   // All-reduce algorithms, picked once per group and size.
   std::map<std::pair<std::vector<DeviceId>, double>, CollectiveAlgorithm> picked;
   auto algorithm_for = [&](const std::vector<DeviceId>& group, double bytes) {
@@ -315,13 +370,40 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
     return emitter.add(std::move(task));
   };
 
+  // ZeRO: the replicas a shard is divided over, their groups, and the groups across them (hybrid).
+  const int64_t shards = options.zero_shards();
+  const bool gathers_parameters = options.zero_stage >= 3 && shards > 1;
+  auto shard_group = [&](int64_t d, int64_t s, int64_t r) {
+    std::vector<DeviceId> group;
+    for (int64_t k = d / shards * shards; k < (d / shards + 1) * shards; ++k) group.push_back(device(k, s, r));
+    return group;
+  };
+  auto cross_group = [&](int64_t d, int64_t s, int64_t r) {
+    std::vector<DeviceId> group;
+    for (int64_t k = d % shards; k < replicas; k += shards) group.push_back(device(k, s, r));
+    return group;
+  };
+  if (shards > 1 && notes) {
+    notes->push_back("ZeRO stage " + std::to_string(options.zero_stage) + " over shard groups of " +
+                     std::to_string(shards) + " replicas" +
+                     (shards < replicas ? " (hybrid: shards all-reduced across " + std::to_string(replicas / shards) +
+                                              " groups)"
+                                        : std::string()));
+  }
+
   std::vector<double> stage_flops(stages, 0);
   std::vector<size_t> stage_ops(stages, 0);
   for (OpId v : emitter.order()) {
     if (!emitter.selected(v)) continue;
     const int64_t s = static_cast<int64_t>(stage_of[v]);
+    // ZeRO (Rajbhandari et al. 2020, figure 1): stage 1 divides the optimizer state over the
+    // shard group, stage 2 also the gradients, stage 3 also the parameters.
+    StaticMemory memory = op_static_memory(holder(v), run);
+    if (options.zero_stage >= 1) memory.optimizer_state_bytes /= static_cast<double>(shards);
+    if (options.zero_stage >= 2) memory.gradient_bytes /= static_cast<double>(shards);
+    if (options.zero_stage >= 3) memory.parameter_bytes /= static_cast<double>(shards);
     for (int64_t d = 0; d < replicas; ++d) {
-      for (int64_t r = 0; r < ranks; ++r) add_static_memory(&plan.static_memory[device(d, s, r)], op_static_memory(shard[v], run));
+      for (int64_t r = 0; r < ranks; ++r) add_static_memory(&plan.static_memory[device(d, s, r)], memory);
     }
     stage_flops[s] += shard[v].forward_flops + shard[v].backward_flops;
     ++stage_ops[s];
@@ -382,6 +464,9 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
     // last_backward[d][v][r]: the last micro-batch's backward (the gradient is complete).
     std::vector<std::vector<std::vector<TaskId>>> last_backward(replicas,
                                                                 std::vector<std::vector<TaskId>>(graph.size()));
+    // ZeRO 3: the all-gather of an op's parameters by (shard group, micro-batch, op, rank, forward),
+    // shared by the group's replicas.
+    std::map<std::tuple<int64_t, int64_t, OpId, int64_t, bool>, TaskId> gathered;
     for (int64_t d = 0; d < simulated_replicas; ++d) {
       const std::string replica_prefix = replicas > 1 ? StepEmitter::prefix(d) : "";
       const int64_t replica = replicas > 1 ? d : -1;
@@ -397,9 +482,28 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         return group;
       };
 
+      // ZeRO 3 (FSDP): an op's parameters are all-gathered over the shard group before its forward
+      // and again before its backward, one gather after another ahead of the compute (prefetch),
+      // from the start of the slot. An all-gather of S bytes is an all-reduce task of S / 2: the
+      // same bytes on every ring link (docs/llm-planning.md).
+      auto gather = [&](int64_t m, int64_t s, OpId v, int64_t r, bool forward, std::optional<TaskId>* chain) {
+        auto key = std::make_tuple(d / shards, m, v, r, forward);
+        if (auto it = gathered.find(key); it != gathered.end()) return it->second;
+        std::vector<TaskId> deps = previous_slot_ends[d][s][r];
+        if (*chain) deps.push_back(**chain);
+        if (previous_update[d][v][r]) deps.push_back(*previous_update[d][v][r]);
+        const TaskId id = collective(replica_prefix + "mb" + std::to_string(m) + (forward ? "/fwd" : "/bwd") +
+                                         "/zero3-allgather/" + graph.op(v).name + rank_name(r) + suffix,
+                                     shard_group(d, s, r), held_bytes(v) / 2, std::move(deps), step,
+                                     graph.op(v).name);
+        gathered.emplace(key, id);
+        return id;
+      };
+
       auto emit_forward = [&](int64_t m, int64_t s) {
         const std::string prefix = replica_prefix + "mb" + std::to_string(m) + "/";
         std::vector<std::vector<TaskId>> cells(ranks);
+        std::vector<std::optional<TaskId>> gather_chain(ranks);
         for (OpId v : emitter.order()) {
           if (!emitter.selected(v) || static_cast<int64_t>(stage_of[v]) != s) continue;
           const Op& op = graph.op(v);
@@ -426,8 +530,13 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
               }
               task.deps.push_back(it->second);
             }
-            if (op.parameter_count > 0 && previous_update[d][v][r]) task.deps.push_back(*previous_update[d][v][r]);
+            if (held_bytes(v) > 0 && previous_update[d][v][r]) task.deps.push_back(*previous_update[d][v][r]);
             for (TaskId end : previous_slot_ends[d][s][r]) task.deps.push_back(end);
+            if (gathers_parameters && held_bytes(v) > 0) {
+              gather_chain[r] = gather(m, s, v, r, /*forward=*/true, &gather_chain[r]);
+              task.deps.push_back(*gather_chain[r]);
+              cells[r].push_back(*gather_chain[r]);
+            }
             TaskId id = emitter.add(std::move(task));
             forward_task[m][v].push_back(id);
             cells[r].push_back(id);
@@ -447,6 +556,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
       auto emit_backward = [&](int64_t m, int64_t s) {
         const std::string prefix = replica_prefix + "mb" + std::to_string(m) + "/";
         std::vector<std::vector<TaskId>> cells(ranks);
+        std::vector<std::optional<TaskId>> gather_chain(ranks);
         const auto& order = emitter.order();
         for (auto it = order.rbegin(); it != order.rend(); ++it) {
           OpId v = *it;
@@ -487,6 +597,11 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
             }
             task.output_bytes = input_gradient_bytes;
             for (TaskId end : previous_slot_ends[d][s][r]) task.deps.push_back(end);
+            if (gathers_parameters && held_bytes(v) > 0) {
+              gather_chain[r] = gather(m, s, v, r, /*forward=*/false, &gather_chain[r]);
+              task.deps.push_back(*gather_chain[r]);
+              cells[r].push_back(*gather_chain[r]);
+            }
             TaskId id = emitter.add(std::move(task));
             backward_task[m][v].push_back(id);
             cells[r].push_back(id);
@@ -533,6 +648,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
 
     // Gradients: accumulated over the micro-batches, all-reduced across replicas per (stage,
     // rank) in buckets in the order backward completes them, then one update per shard.
+    std::map<std::tuple<int64_t, OpId, int64_t>, TaskId> reduced_tied;  // by (replica, op, rank)
     for (int64_t s = 0; s < stages; ++s) {
       for (int64_t r = 0; r < simulated_ranks; ++r) {
         std::vector<std::vector<OpId>> buckets;
@@ -540,7 +656,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         const auto& order = emitter.order();
         for (auto it = order.rbegin(); it != order.rend(); ++it) {
           OpId v = *it;
-          if (static_cast<int64_t>(stage_of[v]) != s || shard[v].parameter_count <= 0 || last_backward[0][v].empty()) {
+          if (static_cast<int64_t>(stage_of[v]) != s || held_bytes(v) <= 0 || last_backward[0][v].empty()) {
             continue;
           }
           if (buckets.empty() || bucket_bytes >= options.bucket_bytes) {
@@ -548,29 +664,62 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
             bucket_bytes = 0;
           }
           buckets.back().push_back(v);
-          bucket_bytes += shard[v].parameter_bytes();
+          bucket_bytes += held_bytes(v);
         }
         for (size_t b = 0; b < buckets.size(); ++b) {
           std::vector<TaskId> gradient_ready;
           for (int64_t d = 0; d < simulated_replicas; ++d) {
             for (OpId v : buckets[b]) gradient_ready.push_back(last_backward[d][v][r]);
           }
+          // Per replica: what its updates of the bucket wait for.
+          std::vector<TaskId> reduced_for(static_cast<size_t>(simulated_replicas));
           if (replicas > 1) {
             std::vector<DeviceId> group;
             double bytes = 0;
             for (int64_t d = 0; d < replicas; ++d) group.push_back(device(d, s, r));
-            for (OpId v : buckets[b]) bytes += shard[v].parameter_bytes();
+            for (OpId v : buckets[b]) bytes += held_bytes(v);
             if (previous_data_collective[s][r]) gradient_ready.push_back(*previous_data_collective[s][r]);
-            TaskId reduced = collective("dp-allreduce/stage" + std::to_string(s) + (ranks > 1 ? "/tp" + std::to_string(r) : "") +
-                                            "/bucket" + std::to_string(b) + suffix,
-                                        group, bytes, gradient_ready, step, graph.op(buckets[b].front()).name);
-            previous_data_collective[s][r] = reduced;
-            gradient_ready = {reduced};
+            const std::string where =
+                "stage" + std::to_string(s) + (ranks > 1 ? "/tp" + std::to_string(r) : "") + "/bucket" + std::to_string(b) + suffix;
+            const std::string& op_name = graph.op(buckets[b].front()).name;
+            if (options.zero_stage == 0 || shards == replicas) {
+              // Plain data parallelism and ZeRO 1/2 all-reduce (ZeRO 1/2: a reduce-scatter and, after
+              // the shard's update, an all-gather: the same bytes); ZeRO 3 only reduce-scatters, an
+              // all-reduce task of S / 2 (parameters are gathered again before the next forward).
+              TaskId reduced = options.zero_stage >= 3
+                                   ? collective("zero3-reduce-scatter/" + where, group, bytes / 2, gradient_ready, step, op_name)
+                                   : collective("dp-allreduce/" + where, group, bytes, gradient_ready, step, op_name);
+              previous_data_collective[s][r] = reduced;
+              reduced_for.assign(reduced_for.size(), reduced);
+            } else {
+              // Hybrid sharding: reduce-scatter inside each shard group, then all-reduce each 1/shards
+              // shard across the groups.
+              std::vector<TaskId> scattered;
+              for (int64_t k = 0; k < (symmetric ? 1 : replicas / shards); ++k) {
+                scattered.push_back(collective("zero3-reduce-scatter/group" + std::to_string(k) + "/" + where,
+                                               shard_group(k * shards, s, r), bytes / 2, gradient_ready, step, op_name));
+              }
+              std::vector<TaskId> across;
+              for (int64_t j = 0; j < (symmetric ? 1 : shards); ++j) {
+                across.push_back(collective("hybrid-allreduce/shard" + std::to_string(j) + "/" + where,
+                                            cross_group(j, s, r), bytes / static_cast<double>(shards), scattered, step,
+                                            op_name));
+              }
+              previous_data_collective[s][r] = across.back();
+              for (int64_t d = 0; d < simulated_replicas; ++d) reduced_for[static_cast<size_t>(d)] = across[static_cast<size_t>(d % shards)];
+            }
           }
           for (int64_t d = 0; d < simulated_replicas; ++d) {
             for (OpId v : buckets[b]) {
-              TaskId after = replicas > 1 ? gradient_ready.front() : last_backward[d][v][r];
-              Task update = optimizer_task(shard[v], run.optimizer, device(d, s, r), step, replicas > 1 ? d : -1, after);
+              TaskId after = replicas > 1 ? reduced_for[static_cast<size_t>(d)] : last_backward[d][v][r];
+              if (tied[v]) {  // updated after the tied all-reduce, below
+                reduced_tied[{d, v, r}] = after;
+                continue;
+              }
+              // ZeRO 1-3: each replica updates its 1/shards of the optimizer state only.
+              Op updated = holder(v);
+              if (options.zero_stage >= 1) updated.parameter_count /= static_cast<double>(shards);
+              Task update = optimizer_task(updated, run.optimizer, device(d, s, r), step, replicas > 1 ? d : -1, after);
               update.name += ranks > 1 ? "/tp" + std::to_string(r) : "";
               previous_update[d][v][r] = emitter.add(std::move(update));
             }
@@ -578,8 +727,34 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         }
       }
     }
+    // Tied weights: the two stages' copies of the gradient summed, then both copies updated.
+    for (const auto& [reader, owner] : ties) {
+      const int64_t owner_stage = static_cast<int64_t>(stage_of[owner]), reader_stage = static_cast<int64_t>(stage_of[reader]);
+      const double bytes = held_bytes(owner) / static_cast<double>(options.zero_stage >= 2 ? shards : 1);
+      for (int64_t d = 0; d < simulated_replicas; ++d) {
+        for (int64_t r = 0; r < simulated_ranks; ++r) {
+          std::vector<TaskId> deps;
+          for (OpId v : {owner, reader}) {
+            auto it = reduced_tied.find({d, v, r});
+            deps.push_back(it != reduced_tied.end() ? it->second : last_backward[d][v][r]);
+          }
+          const TaskId reduced = collective((replicas > 1 ? StepEmitter::prefix(d) : std::string()) + "tied-allreduce/" +
+                                                graph.op(owner).name + (ranks > 1 ? "/tp" + std::to_string(r) : "") + suffix,
+                                            {device(d, owner_stage, r), device(d, reader_stage, r)}, bytes, deps, step,
+                                            graph.op(owner).name);
+          for (OpId v : {owner, reader}) {
+            Op updated = holder(v);
+            if (options.zero_stage >= 1) updated.parameter_count /= static_cast<double>(shards);
+            Task update = optimizer_task(updated, run.optimizer, device(d, static_cast<int64_t>(stage_of[v]), r), step,
+                                         replicas > 1 ? d : -1, reduced);
+            update.name += ranks > 1 ? "/tp" + std::to_string(r) : "";
+            previous_update[d][v][r] = emitter.add(std::move(update));
+          }
+        }
+      }
+    }
   }
-  if (symmetric && !cell_index) describe_symmetry(cluster, options, &plan, notes);
+  if (symmetric && !cell_index) describe_symmetry(cluster, options, tied_stages, &plan, notes);
   return plan;
 }
 

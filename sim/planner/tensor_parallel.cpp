@@ -48,6 +48,7 @@ bool output_split(TensorRole role) {
 
 std::vector<std::string> default_column_parallel_ops() { return {"*/qkv", "*/mlp_fc", "lm_head/MatMul"}; }
 std::vector<std::string> default_row_parallel_ops() { return {"*/attn_proj", "*/mlp_proj", "embedding/wte"}; }
+std::vector<std::pair<std::string, std::string>> default_tied_weights() { return {{"lm_head/MatMul", "embedding/wte"}}; }
 std::vector<std::string> default_selective_recompute_ops() { return {"*/scores", "*/softmax", "*/attn_dropout", "*/context"}; }
 
 std::vector<TensorRole> tensor_parallel_roles(const OpGraph& graph, const std::vector<std::string>& column,

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/graph/op_graph.h"
@@ -35,6 +36,8 @@ std::vector<std::string> default_row_parallel_ops();
 /// Op-name globs of the zoo `gpt`'s core attention (Q K^T, softmax, its dropout, the product
 /// with V), which selective recomputation re-runs in backward (Korthikanti et al. 2022, section 5).
 std::vector<std::string> default_selective_recompute_ops();
+/// The `gpt` zoo's tied weights: the logits read the token embedding (reader, owner).
+std::vector<std::pair<std::string, std::string>> default_tied_weights();
 
 /// The role of every op (by OpId): ops matching `column` or `row` globs take those roles; ops
 /// reachable from a column op's output without passing a row op are kSplit; the rest replicated.

@@ -31,15 +31,16 @@ double StrategyResult::step_time_seconds() const {
 
 std::optional<double> StrategyResult::scaling_efficiency() const {
   if (!single_replica_samples_per_second || *single_replica_samples_per_second <= 0) return std::nullopt;
-  double replicas = static_cast<double>(std::max<size_t>(1, data_parallel.replicas));
-  return samples_per_second() / (replicas * *single_replica_samples_per_second);
+  const double copies = static_cast<double>(std::max<int64_t>(replicas, static_cast<int64_t>(data_parallel.replicas)));
+  return samples_per_second() / (copies * *single_replica_samples_per_second);
 }
 
 std::string comparison_table(const std::vector<StrategyResult>& results, const std::string& sample_unit) {
   size_t name_width = 8;
   for (const auto& result : results) name_width = std::max(name_width, result.name.size());
-  std::string out = pad("strategy", name_width, true) + "  " + pad("replicas", 8) + "  " + pad("step time", 11) +
-                    "  " + pad(sample_unit + "/s", 12) + "  " + pad("scaling", 8) + "  " + pad("comm", 6) + "  " +
+  std::string out = pad("strategy", name_width, true) + "  " + pad("replicas", 8) + "  " + pad("global batch", 12) + "  " +
+                    pad("step time", 11) + "  " + pad(sample_unit + "/s", 12) + "  " + pad("MFU", 6) + "  " +
+                    pad("scaling", 8) + "  " + pad("comm", 6) + "  " +
                     pad("peak memory", 11) + "  " + pad("straggler", 10) + "  " + pad("staleness", 16) + "\n";
   for (const auto& result : results) {
     const auto& dp = result.data_parallel;
@@ -47,13 +48,18 @@ std::string comparison_table(const std::vector<StrategyResult>& results, const s
     std::string staleness = dp.asynchronous ? format_number(dp.staleness.mean, "%.2f") + " (p99 " + format_number(dp.staleness.p99, "%.0f") + ")"
                                             : "-";
     std::string straggler = dp.replicas > 0 && !dp.asynchronous ? format_seconds(dp.straggler_loss_seconds) : "-";
-    out += pad(result.name, name_width, true) + "  " + pad(std::to_string(std::max<size_t>(1, dp.replicas)), 8) + "  " +
+    const int64_t replicas = std::max<int64_t>(result.replicas, static_cast<int64_t>(dp.replicas));
+    const std::string global_batch = result.efficiency ? std::to_string(result.efficiency->batch.global()) : "-";
+    const std::string mfu = result.efficiency ? format_percent(result.efficiency->mfu()) : "-";
+    out += pad(result.name, name_width, true) + "  " + pad(std::to_string(replicas), 8) + "  " + pad(global_batch, 12) + "  " +
            pad(format_seconds(result.step_time_seconds()), 11) + "  " + pad(format_number(result.samples_per_second(), "%.1f"), 12) +
-           "  " + pad(efficiency ? format_percent(*efficiency) : "-", 8) + "  " +
+           "  " + pad(mfu, 6) + "  " + pad(efficiency ? format_percent(*efficiency) : "-", 8) + "  " +
            pad(format_percent(result.run.communication_share), 6) + "  " + pad(format_bytes(peak_memory(result)), 11) +
            "  " + pad(straggler, 10) + "  " + pad(staleness, 16) + "\n";
   }
-  out += "\nscaling: throughput / (replicas x the same strategy's throughput on one replica); comm: share of the\n"
+  out += "\nglobal batch: samples per optimizer step over all replicas; MFU: model FLOPs per second / the devices'\n"
+         "peak (docs/llm-planning.md); scaling: throughput / (replicas x the same strategy's throughput on one\n"
+         "replica; for data x pipeline x tensor, on data 1); comm: share of the\n"
          "run with gradients or tensors in flight and no device computing; peak memory: the fullest device's;\n"
          "straggler: mean time per step between the average and the slowest replica finishing backward (sync);\n"
          "staleness: updates applied by other workers between a worker's read of the variables and its own\n"
@@ -106,6 +112,8 @@ Json comparison_json(const std::string& scenario, const std::vector<StrategyResu
       entry["single_replica_samples_per_second"] = *result.single_replica_samples_per_second;
     }
     if (result.data_parallel.replicas > 0) entry["data_parallel"] = data_parallel_json(result.data_parallel);
+    entry["replicas"] = std::max<int64_t>(result.replicas, static_cast<int64_t>(result.data_parallel.replicas));
+    if (result.efficiency) entry["efficiency"] = efficiency_json(*result.efficiency);
     strategies.push_back(std::move(entry));
   }
   return {{"schema_version", 1}, {"kind", "placesim-comparison"}, {"scenario", scenario}, {"strategies", strategies}};

@@ -9,6 +9,7 @@
 #include "sim/core/json_reader.h"
 #include "sim/report/data_parallel_metrics.h"
 #include "sim/report/metrics.h"
+#include "sim/report/training_efficiency.h"
 
 namespace placesim {
 
@@ -17,6 +18,9 @@ struct StrategyResult {
   std::string description;  ///< "sync allreduce (ring), 8 x V100"
   RunMetrics run;
   DataParallelMetrics data_parallel;          ///< replicas == 0 when not data parallel
+  /// Model copies the step runs: the data-parallel replicas, a 3D strategy's `data`, else 1.
+  int64_t replicas = 1;
+  std::optional<TrainingEfficiency> efficiency;  ///< batches, MFU, tokens/s
   std::optional<double> single_replica_samples_per_second;  ///< the same strategy on one replica
   double samples_per_second() const;
   double step_time_seconds() const;

@@ -10,14 +10,16 @@
 namespace placesim {
 
 std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const RunMetrics& metrics,
-                        size_t max_path_entries, TimelineOrigin origin) {
+                        size_t max_path_entries, TimelineOrigin origin, const TrainingEfficiency* efficiency) {
   std::string out;
   out += (origin == TimelineOrigin::kMeasured ? "Measured step time: " : "Predicted step time: ") +
          format_seconds(metrics.step_time_seconds);
   if (plan.steps > 1) out += " (mean of " + std::to_string(plan.steps) + " steps, " + format_seconds(metrics.makespan_seconds) + " in all)";
   out += "\n";
   out += "Throughput: " + format_rate(metrics.samples_per_second, "samples") + " (" +
-         std::to_string(plan.samples_per_step) + " samples per step)\n\n";
+         std::to_string(plan.samples_per_step) + " samples per step)\n";
+  if (efficiency) out += efficiency_text(*efficiency);
+  out += "\n";
 
   size_t name_width = 12;
   for (const auto& device : cluster.devices()) name_width = std::max(name_width, device.name.canonical().size());

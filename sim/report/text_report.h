@@ -5,6 +5,7 @@
 #include <string>
 
 #include "sim/report/metrics.h"
+#include "sim/report/training_efficiency.h"
 
 namespace placesim {
 
@@ -12,8 +13,10 @@ namespace placesim {
 /// the report's first line says which ("Predicted step time" or "Measured step time").
 enum class TimelineOrigin { kPredicted, kMeasured };
 
-/// `max_path_entries` caps the critical-path listing (the head and the tail are kept).
+/// `max_path_entries` caps the critical-path listing (the head and the tail are kept); with
+/// `efficiency`, its batches, tokens/s and MFU follow the throughput.
 std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const RunMetrics& metrics,
-                        size_t max_path_entries = 12, TimelineOrigin origin = TimelineOrigin::kPredicted);
+                        size_t max_path_entries = 12, TimelineOrigin origin = TimelineOrigin::kPredicted,
+                        const TrainingEfficiency* efficiency = nullptr);
 
 }  // namespace placesim

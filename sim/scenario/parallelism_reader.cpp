@@ -40,12 +40,35 @@ size_t accelerators_in_node(const Cluster& cluster, DeviceId device) {
   return count;
 }
 
+/// "zero": 1 | 2 | 3, or "fsdp": "full" (ZeRO 3 over all replicas) | "hybrid" (ZeRO 3 over the
+/// replicas inside one machine, all-reduced across machines); docs/llm-planning.md.
+void read_sharding(const JsonReader& reader, const Cluster& cluster, ParallelismOptions* options) {
+  if (reader.has("zero") && reader.has("fsdp")) {
+    reader.at("fsdp").fail("give \"zero\" or \"fsdp\", not both (FSDP full sharding is ZeRO stage 3)");
+  }
+  options->zero_stage = static_cast<int>(reader.integer_or("zero", 0, 0, 3));
+  if (!reader.has("fsdp")) return;
+  const std::string mode = reader.choice_or("fsdp", {"full", "hybrid"}, "full");
+  options->zero_stage = 3;
+  if (mode == "full") return;
+  // Hybrid: the replicas of (stage 0, rank 0) on the first replica's machine form a shard group.
+  const int64_t data = options->data;
+  const auto node = cluster.device(options->device(0, 0, 0)).node;
+  int64_t group = 0;
+  while (group < data && cluster.device(options->device(group, 0, 0)).node == node) ++group;
+  if (data % group != 0) {
+    reader.at("fsdp").fail("hybrid sharding groups the " + std::to_string(group) + " replicas inside one machine, " +
+                           "which does not divide data " + std::to_string(data));
+  }
+  options->shard_group = group;
+}
+
 }  // namespace
 
 ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& cluster) {
   reader.reject_unknown_keys({"tensor", "pipeline", "data", "devices", "micro_batches", "schedule", "column_parallel",
                               "row_parallel", "algorithm", "bucket_bytes", "sequence_parallel", "selective_recompute",
-                              "selective_recompute_ops"});
+                              "selective_recompute_ops", "zero", "fsdp", "tied_embeddings"});
   ParallelismOptions options;
   options.json_path = reader.path();
   options.tensor = reader.integer_or("tensor", 1, 1, kMaxGroup);
@@ -110,11 +133,13 @@ ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& clu
   }
   options.column_parallel = patterns_or(reader, "column_parallel", default_column_parallel_ops());
   options.row_parallel = patterns_or(reader, "row_parallel", default_row_parallel_ops());
+  if (reader.bool_or("tied_embeddings", false)) options.tied_weights = default_tied_weights();
   std::vector<std::string> names = collective_algorithm_names();
   names.insert(names.begin(), "auto");
   std::string algorithm = reader.choice_or("algorithm", names, "auto");
   if (algorithm != "auto") options.algorithm = parse_collective_algorithm(algorithm);
   options.bucket_bytes = reader.positive_or("bucket_bytes", options.bucket_bytes);
+  read_sharding(reader, cluster, &options);
   return options;
 }
 

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/cluster/cluster.h"
@@ -103,7 +104,21 @@ struct ParallelismOptions {
   std::vector<std::string> row_parallel;
   std::optional<CollectiveAlgorithm> algorithm;  ///< of every all-reduce; nullopt = auto
   double bucket_bytes = 25.0 * 1024 * 1024;      ///< data-parallel gradient buckets (PyTorch DDP's 25 MiB)
+  /// ZeRO over the data-parallel group (Rajbhandari et al. 2020; docs/llm-planning.md): 0 = none,
+  /// 1 shards the optimizer state, 2 also the gradients, 3 also the parameters (FSDP full shard).
+  int zero_stage = 0;
+  /// Replicas each ZeRO shard group spans: 0 = all `data` (ZeRO, FSDP full sharding); fewer (FSDP
+  /// hybrid sharding: the replicas inside one machine), the groups all-reducing their shards.
+  int64_t shard_group = 0;
+  /// Weights one op reads and another owns (the `gpt` logits and the token embedding): when the
+  /// two ops fall on different pipeline stages, the reader's stage holds a copy, and the copies'
+  /// gradients are all-reduced between the two stages before the update. Pairs of exact op names
+  /// (reader, owner); empty = none.
+  std::vector<std::pair<std::string, std::string>> tied_weights;
   std::string json_path;  ///< for errors found while building the plan
+
+  /// The replicas a ZeRO shard is divided over (1 without ZeRO).
+  int64_t zero_shards() const { return zero_stage == 0 ? 1 : shard_group > 0 && shard_group < data ? shard_group : data; }
 
   DeviceId device(int64_t replica, int64_t stage, int64_t rank) const {
     return devices[static_cast<size_t>((replica * pipeline + stage) * tensor + rank)];

@@ -29,6 +29,12 @@ std::vector<SweepOutcome> assess(const SweepSpec& spec, const std::map<std::pair
       outcome.time_to_train_seconds = spec.train_samples / row.samples_per_second;
       outcome.usd_to_train = outcome.usd_per_hour * outcome.time_to_train_seconds / 3600.0;
       outcome.tokens_per_second = row.samples_per_second * spec.tokens_per_sample;
+      if (row.peak_flops_per_second > 0) {
+        outcome.mfu = row.samples_per_second * row.model_flops_per_sample / row.peak_flops_per_second;
+        outcome.hfu = row.samples_per_second * row.hardware_flops_per_sample / row.peak_flops_per_second;
+      }
+      outcome.model_flops_per_second_per_device =
+          row.samples_per_second * row.model_flops_per_sample / static_cast<double>(configuration.devices());
       if (row.single_device_samples_per_second > 0) {
         outcome.scaling_efficiency =
             row.samples_per_second / (static_cast<double>(configuration.devices()) * row.single_device_samples_per_second);

@@ -29,7 +29,11 @@ Json row_json(const SweepRow& row) {
               {"other_seconds", row.other_seconds},
               {"peak_memory_bytes", row.peak_memory_bytes},
               {"memory_capacity_bytes", row.memory_capacity_bytes},
-              {"tasks", row.tasks}};
+              {"tasks", row.tasks},
+              {"model_flops_per_sample", row.model_flops_per_sample},
+              {"hardware_flops_per_sample", row.hardware_flops_per_sample},
+              {"tokens_per_sample", row.tokens_per_sample},
+              {"peak_flops_per_second", row.peak_flops_per_second}};
 }
 
 SweepRow row_from_json(const Json& json) {
@@ -56,6 +60,11 @@ SweepRow row_from_json(const Json& json) {
     row.peak_memory_bytes = json.at("peak_memory_bytes").get<double>();
     row.memory_capacity_bytes = json.at("memory_capacity_bytes").get<double>();
     row.tasks = json.at("tasks").get<size_t>();
+    // Absent in results written before MFU was reported: 0, and the MFU cells stay empty.
+    row.model_flops_per_sample = json.value("model_flops_per_sample", 0.0);
+    row.hardware_flops_per_sample = json.value("hardware_flops_per_sample", 0.0);
+    row.tokens_per_sample = json.value("tokens_per_sample", 0.0);
+    row.peak_flops_per_second = json.value("peak_flops_per_second", 0.0);
     return row;
   } catch (const nlohmann::json::exception& error) {
     throw std::runtime_error(std::string("malformed sweep result: ") + error.what());

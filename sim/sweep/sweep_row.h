@@ -36,6 +36,12 @@ struct SweepRow {
   double peak_memory_bytes = 0;      ///< the largest over the devices
   double memory_capacity_bytes = 0;  ///< of that device
   size_t tasks = 0;
+  /// MFU's inputs (sim/graph/model_flops.h, docs/llm-planning.md): FLOPs per sample without and
+  /// with recomputation, tokens per sample (0: not a language model), the devices' summed peak.
+  double model_flops_per_sample = 0;
+  double hardware_flops_per_sample = 0;
+  double tokens_per_sample = 0;
+  double peak_flops_per_second = 0;
 };
 
 Json row_json(const SweepRow& row);

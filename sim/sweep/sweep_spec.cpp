@@ -451,7 +451,11 @@ std::string describe(const SweepSpec& spec, const SweepConfiguration& configurat
     return text + "), " + variant.label + data + ", global batch " + std::to_string(configuration.batch_size) + ", " +
            configuration.precision;
   }
-  return text + "), " + variant.label + ", batch " + std::to_string(configuration.batch_size) + ", " +
+  if (variant.kind == "data_parallel") {
+    return text + "), " + variant.label + ", batch " + std::to_string(configuration.batch_size) + " per replica (global " +
+           std::to_string(configuration.batch_size * configuration.devices()) + "), " + configuration.precision;
+  }
+  return text + "), " + variant.label + ", global batch " + std::to_string(configuration.batch_size) + ", " +
          configuration.precision;
 }
 

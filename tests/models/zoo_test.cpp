@@ -108,11 +108,42 @@ TEST(ZooTest, GptFollowsTheParameterFormulaForOtherShapes) {
   EXPECT_NEAR(2 * gemm_macs(graph), gpt_forward_flops(4, 3, 256, 128, 1000), 1e-9 * gemm_macs(graph));
 }
 
+// Llama 3 (Grattafiori et al. 2024, table 3; Hugging Face Meta-Llama-3 configs), L layers, hidden h,
+// head dim d, K key/value heads, FFN f, vocabulary V, untied embeddings:
+//   L (2h + 2h^2 + 2 h K d + 3 h f) + 2 V h + h
+double llama3_parameters(double layers, double hidden, double head_dim, double kv_heads, double ffn, double vocabulary) {
+  return layers * (2 * hidden + 2 * hidden * hidden + 2 * hidden * kv_heads * head_dim + 3 * hidden * ffn) +
+         2 * vocabulary * hidden + hidden;
+}
+
+TEST(ZooTest, Llama3MatchesPublishedParameterCounts) {
+  // Meta-Llama-3-8B: 8,030,261,248 parameters; Meta-Llama-3-70B: 70,553,706,496 (the safetensors
+  // checkpoints' totals). Per block of 8B: 8,192 + 2 x 16,777,216 + 8,388,608 + 176,160,768.
+  EXPECT_DOUBLE_EQ(llama3_parameters(32, 4096, 128, 8, 14336, 128256), 8'030'261'248);
+  EXPECT_DOUBLE_EQ(llama3_parameters(80, 8192, 128, 8, 28672, 128256), 70'553'706'496);
+  EXPECT_DOUBLE_EQ(build("llama3_8b", Json::object(), 1).totals().parameter_count, 8'030'261'248);
+  EXPECT_DOUBLE_EQ(build("llama3_70b", Json::object(), 1).totals().parameter_count, 70'553'706'496);
+}
+
+TEST(ZooTest, Llama3GroupedQueryAttentionProjectsFewerKeysAndValues) {
+  // 8 heads of 32 sharing 2 KV heads: the fused projection is h + 2 K d = 256 + 2 x 2 x 32 = 384 wide.
+  const Json parameters = {{"layers", 1}, {"hidden", 256}, {"heads", 8}, {"kv_heads", 2}, {"ffn", 512},
+                           {"sequence", 16}, {"vocabulary", 100}};
+  OpGraph graph = build("llama3_8b", parameters, 2);
+  const Op& qkv = graph.op(graph.find("h.0/qkv"));
+  EXPECT_EQ(qkv.output_shape, (std::vector<int64_t>{2, 16, 384}));
+  EXPECT_DOUBLE_EQ(qkv.parameter_count, 256.0 * 384);
+  EXPECT_DOUBLE_EQ(graph.totals().parameter_count, llama3_parameters(1, 256, 32, 2, 512, 100));
+  // SwiGLU halves the fused gate and up projection, 2f -> f.
+  EXPECT_EQ(graph.op(graph.find("h.0/swiglu")).output_shape, (std::vector<int64_t>{2, 16, 512}));
+}
+
 TEST(ZooTest, FlopsAndActivationsScaleLinearlyWithBatch) {
   for (const std::string& name : zoo_model_names()) {
     if (name == "tf_add_variables") continue;  // inference graph of fixed tensors: no batch
     SCOPED_TRACE(name);
-    const Json small = name == "gpt" ? Json{{"layers", 2}, {"sequence", 64}} : Json::object();
+    const bool decoder = name == "gpt" || name.rfind("llama3", 0) == 0;
+    const Json small = decoder ? Json{{"layers", 2}, {"sequence", 64}} : Json::object();
     GraphTotals one = build(name, small, 1).totals();
     GraphTotals three = build(name, small, 3).totals();
     EXPECT_DOUBLE_EQ(three.forward_flops, 3 * one.forward_flops);

@@ -47,7 +47,8 @@ std::string sweep_csv(const SweepReport& report) {
       "tier,status,reason,step_seconds,samples_per_second,tokens_per_second,single_device_samples_per_second,"
       "scaling_efficiency,compute_seconds,exposed_communication_seconds,bubble_seconds,straggler_seconds,other_seconds,"
       "peak_memory_bytes,memory_capacity_bytes,usd_per_hour,time_to_train_seconds,usd_to_train,meets_target,"
-      "within_budget,pareto,recommended,analytical_step_seconds,simulated_step_seconds,analytical_error_percent,tasks\n";
+      "within_budget,pareto,recommended,analytical_step_seconds,simulated_step_seconds,analytical_error_percent,tasks,"
+      "mfu,hfu,model_tflops_per_second_per_device,tokens_per_day\n";
   for (const SweepOutcome& o : report.outcomes) {
     const SweepConfiguration& c = o.configuration;
     const NodeType& type = spec.node_types[c.node_type];
@@ -57,7 +58,7 @@ std::string sweep_csv(const SweepReport& report) {
            csv_text(c.fabric) + "," + csv_text(strategy.label) + "," + strategy.kind + "," + std::to_string(c.batch_size) +
            "," + std::to_string(global_batch(spec, c)) + "," + c.precision + ",";
     if (!o.evaluated()) {
-      csv += ",not_evaluated" + std::string(24, ',') + "\n";
+      csv += ",not_evaluated" + std::string(28, ',') + "\n";
       continue;
     }
     const SweepRow& r = o.row();
@@ -66,7 +67,8 @@ std::string sweep_csv(const SweepReport& report) {
     auto flag = [&](bool v) { return ok ? std::string(v ? "1" : "0") : std::string(); };
     csv += to_string(r.tier) + "," + to_string(r.status) + "," + csv_text(r.reason) + "," + csv_number(r.step_seconds) + "," +
            csv_number(r.samples_per_second) + "," + (spec.tokens_per_sample > 0 ? if_ok(o.tokens_per_second) : "") + "," +
-           csv_number(r.single_device_samples_per_second) + "," + if_ok(o.scaling_efficiency) + "," +
+           csv_number(r.single_device_samples_per_second) + "," +
+           (o.scaling_efficiency > 0 ? if_ok(o.scaling_efficiency) : "") + "," +
            csv_number(r.compute_seconds) + "," + csv_number(r.exposed_communication_seconds) + "," +
            csv_number(r.bubble_seconds) + "," + csv_number(r.straggler_seconds) + "," + csv_number(r.other_seconds) + "," +
            csv_number(r.peak_memory_bytes) + "," + csv_number(r.memory_capacity_bytes) + "," + csv_number(o.usd_per_hour) +
@@ -75,7 +77,10 @@ std::string sweep_csv(const SweepReport& report) {
            (o.analytical ? csv_number(o.analytical->step_seconds) : "") + "," +
            (o.simulated ? csv_number(o.simulated->step_seconds) : "") + "," +
            (o.analytical_error_percent() ? csv_number(*o.analytical_error_percent()) : "") + "," +
-           std::to_string(r.tasks) + "\n";
+           std::to_string(r.tasks) + "," + (r.peak_flops_per_second > 0 ? if_ok(o.mfu) : "") + "," +
+           (r.peak_flops_per_second > 0 ? if_ok(o.hfu) : "") + "," +
+           (r.model_flops_per_sample > 0 ? if_ok(o.model_flops_per_second_per_device / 1e12) : "") + "," +
+           (spec.tokens_per_sample > 0 ? if_ok(o.tokens_per_second * 86400.0) : "") + "\n";
   }
   return csv;
 }

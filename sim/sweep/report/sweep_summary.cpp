@@ -25,8 +25,8 @@ std::string md_text(const std::string& text) {
 }
 
 std::string table_header() {
-  return "| # | configuration | samples/s | step | scaling eff. | $/h | time to train | cost to train | peak memory | "
-         "meets |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  return "| # | configuration | samples/s | step | MFU | scaling eff. | $/h | time to train | cost to train | peak memory | "
+         "meets |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
 }
 
 std::string table_row(const SweepSpec& spec, const SweepOutcome& o) {
@@ -34,7 +34,7 @@ std::string table_row(const SweepSpec& spec, const SweepOutcome& o) {
   std::string meets = o.acceptable() ? "yes" : (!o.meets_target ? "below target" : "over budget");
   return "| " + std::to_string(o.configuration.index) + (o.recommended ? " **(recommended)**" : "") + " | " +
          md_text(describe(spec, o.configuration)) + " | " + format_number(r.samples_per_second) + " | " +
-         format_seconds(r.step_seconds) + " | " +
+         format_seconds(r.step_seconds) + " | " + (o.mfu > 0 ? format_number(o.mfu * 100) + "%" : "-") + " | " +
          (o.scaling_efficiency > 0 ? format_number(o.scaling_efficiency * 100) + "%" : "-") + " | " +
          format_usd(o.usd_per_hour) + " | " + format_duration(o.time_to_train_seconds) + " | " +
          format_usd(o.usd_to_train) + " | " + format_bytes(r.peak_memory_bytes) + " | " + meets + " |\n";

@@ -1,0 +1,77 @@
+// llama3: Llama 3 decoder-only transformers (Grattafiori et al. 2024, "The Llama 3 Herd of
+// Models", table 3; the Hugging Face Meta-Llama-3 configs): RMSNorm pre-norm blocks, grouped-query
+// attention (RoPE rotates Q and K: elementwise, not costed), a SwiGLU MLP, untied input
+// embedding and output head, no biases. `llama3_8b` and `llama3_70b` differ only in their
+// defaults:
+//
+//   8B:  32 layers, hidden 4096, 32 heads, 8 KV heads, FFN 14336, vocabulary 128256, 8192 tokens
+//   70B: 80 layers, hidden 8192, 64 heads, 8 KV heads, FFN 28672, vocabulary 128256, 8192 tokens
+//
+// Parameters (L layers, hidden h, head dim d = h / heads, K KV heads, FFN f, vocabulary V):
+//   per block: 2 RMSNorms 2h + Q h^2 + K, V 2 h K d + O h^2 + MLP 3 h f
+//   total = L (2h + 2h^2 + 2hKd + 3hf) + 2 V h + h (final norm)
+//   8B: 32 x 218,112,000 + 2 x 525,336,576 + 4096 = 8,030,261,248
+//   70B: 80 x 855,654,400 + 2 x 1,050,673,152 + 8192 = 70,553,706,496
+// Op names follow the `gpt` zoo's (qkv, attn_proj, mlp_fc, mlp_proj, embedding/wte,
+// lm_head/MatMul), so the default tensor-parallel split applies (docs/tensor-parallel.md).
+#include <string>
+
+#include "models/generators.h"
+#include "models/layer_builder.h"
+
+namespace placesim {
+namespace {
+
+constexpr int64_t kMaxLayers = 10000;
+constexpr int64_t kMaxHidden = 1 << 20;
+constexpr int64_t kMaxSequence = 1 << 22;
+constexpr int64_t kMaxVocabulary = 1 << 24;
+
+}  // namespace
+
+OpGraph build_llama3(const Llama3Defaults& defaults, const JsonReader& parameters, int64_t batch_size,
+                     double dtype_bytes) {
+  parameters.reject_unknown_keys({"layers", "hidden", "heads", "kv_heads", "ffn", "sequence", "vocabulary"});
+  const int64_t layers = parameters.integer_or("layers", defaults.layers, 1, kMaxLayers);
+  const int64_t hidden = parameters.integer_or("hidden", defaults.hidden, 1, kMaxHidden);
+  const int64_t heads = parameters.integer_or("heads", defaults.heads, 1, kMaxHidden);
+  const int64_t kv_heads = parameters.integer_or("kv_heads", defaults.kv_heads, 1, kMaxHidden);
+  const int64_t ffn = parameters.integer_or("ffn", defaults.ffn, 1, kMaxHidden);
+  const int64_t sequence = parameters.integer_or("sequence", defaults.sequence, 1, kMaxSequence);
+  const int64_t vocabulary = parameters.integer_or("vocabulary", defaults.vocabulary, 1, kMaxVocabulary);
+  if (hidden % heads != 0) {
+    parameters.at("heads").fail("the hidden size " + std::to_string(hidden) + " is not divisible by " +
+                                std::to_string(heads) + " heads");
+  }
+  if (heads % kv_heads != 0) {
+    parameters.at("kv_heads").fail(std::to_string(heads) + " heads are not a multiple of " + std::to_string(kv_heads) +
+                                   " key/value heads");
+  }
+  const int64_t head_dim = hidden / heads;
+
+  OpGraph graph("llama3");
+  LayerBuilder b(graph, batch_size, dtype_bytes);
+  b.set_layer("input");
+  Tensor tokens = b.input("token_ids", {sequence}, 4);
+  Tensor labels = b.input("labels", {sequence}, 4);
+  b.set_layer("embedding");
+  Tensor x = b.embedding("wte", tokens, vocabulary, hidden);
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    b.set_layer("h." + std::to_string(layer));
+    Tensor qkv = b.dense("qkv", b.rms_norm("ln_1", x), hidden + 2 * kv_heads * head_dim, /*bias=*/false);
+    Tensor probs = b.softmax("softmax", b.attention_scores("scores", qkv, heads, kv_heads));
+    Tensor context = b.attention_context("context", probs, qkv, heads, kv_heads);
+    x = b.add("add_1", x, b.dense("attn_proj", context, hidden, /*bias=*/false));
+    Tensor gate_and_up = b.dense("mlp_fc", b.rms_norm("ln_2", x), 2 * ffn, /*bias=*/false);
+    x = b.add("add_2", x, b.dense("mlp_proj", b.swiglu("swiglu", gate_and_up), hidden, /*bias=*/false));
+  }
+  b.set_layer("ln_f");
+  x = b.rms_norm("RMSNorm", x);
+  b.set_layer("lm_head");
+  Tensor logits = b.dense("MatMul", x, vocabulary, /*bias=*/false);
+  b.set_layer("loss");
+  b.softmax_cross_entropy("xent", logits, labels);
+  return graph;
+}
+
+}  // namespace placesim

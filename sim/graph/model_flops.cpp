@@ -1,0 +1,69 @@
+#include "sim/graph/model_flops.h"
+
+namespace placesim {
+namespace {
+
+/// An attention score op: a batched GEMM whose output is [batch, heads, T, T].
+bool is_attention_scores(const Op& op) {
+  const auto& shape = op.output_shape;
+  return op.kind == OpKind::kMatMul && op.type == "BatchMatMulV2" && shape.size() == 4 && shape[2] == shape[3] &&
+         shape[0] > 0 && shape[1] > 0 && shape[2] > 0;
+}
+
+}  // namespace
+
+std::optional<TransformerShape> transformer_shape(const OpGraph& graph) {
+  TransformerShape shape;
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const Op& op = graph.op(id);
+    if (!is_attention_scores(op)) continue;
+    const double batch = static_cast<double>(op.output_shape[0]), heads = static_cast<double>(op.output_shape[1]),
+                 sequence = static_cast<double>(op.output_shape[2]);
+    // Forward FLOPs of Q K^T: 2 x batch x heads x T x T x Q.
+    const auto head_dim = static_cast<int64_t>(op.forward_flops / (2.0 * batch * heads * sequence * sequence) + 0.5);
+    if (shape.layers > 0 && (shape.heads != op.output_shape[1] || shape.sequence != op.output_shape[2] ||
+                             shape.head_dim != head_dim)) {
+      return std::nullopt;  // layers of different shapes: not the formula's model
+    }
+    shape.heads = op.output_shape[1];
+    shape.sequence = op.output_shape[2];
+    shape.head_dim = head_dim;
+    ++shape.layers;
+  }
+  if (shape.layers == 0 || shape.head_dim <= 0) return std::nullopt;
+  return shape;
+}
+
+ModelFlops model_flops(const OpGraph& graph, int64_t batch_size, bool training, Recomputation recomputation) {
+  ModelFlops flops;
+  double forward = 0, backward = 0;
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const Op& op = graph.op(id);
+    flops.parameters += op.parameter_count;
+    forward += op.forward_flops;
+    backward += op.backward_flops;
+  }
+  flops.transformer = transformer_shape(graph);
+  if (flops.transformer) {
+    const TransformerShape& t = *flops.transformer;
+    const double n = flops.parameters;
+    // Per token and layer, Q K^T and the context each take 2 H Q T multiply-adds' FLOPs forward.
+    const double attention_forward = 4.0 * static_cast<double>(t.layers * t.heads * t.head_dim * t.sequence);
+    const double forward_per_token = 2.0 * n + attention_forward;
+    const double model_per_token = training ? 3.0 * forward_per_token : forward_per_token;  // 6N + 12 L H Q T
+    double recomputed_per_token = 0;
+    if (training && recomputation == Recomputation::kFull) recomputed_per_token = forward_per_token;
+    if (training && recomputation == Recomputation::kSelective) recomputed_per_token = attention_forward;
+    flops.tokens_per_sample = static_cast<double>(t.sequence);
+    flops.model_flops_per_sample = model_per_token * flops.tokens_per_sample;
+    flops.hardware_flops_per_sample = (model_per_token + recomputed_per_token) * flops.tokens_per_sample;
+    return flops;
+  }
+  const double samples = static_cast<double>(batch_size > 0 ? batch_size : 1);
+  flops.model_flops_per_sample = (training ? forward + backward : forward) / samples;
+  flops.hardware_flops_per_sample =
+      flops.model_flops_per_sample + (training && recomputation == Recomputation::kFull ? forward / samples : 0.0);
+  return flops;
+}
+
+}  // namespace placesim
