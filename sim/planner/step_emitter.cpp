@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 
+#include "sim/graph/backward_reads.h"
 #include "sim/planner/memory_model.h"
 
 namespace placesim {
@@ -203,7 +204,10 @@ ReplicaStep StepEmitter::emit(const Inputs& in) {
     }
     // With recomputation the forward output is not kept: the backward re-runs the forward
     // (its cost and output) and follows forward only through the consumers' gradients.
-    if (!run_.recompute || !waits_for_gradient) task.deps.push_back(*result.forward[v]);
+    // What the gradient reads stays alive until it runs; a backward that reads not its own
+    // output follows its forward only through the consumers' gradients (the same order).
+    const BackwardReads reads = backward_reads(op.type);
+    if (!waits_for_gradient || (!run_.recompute && reads.output)) task.deps.push_back(*result.forward[v]);
     if (run_.recompute) {
       task.flops += op.forward_flops;
       task.memory_bytes += op.forward_bytes;  // the recomputed activation is the kernel's temporary
@@ -233,10 +237,12 @@ ReplicaStep StepEmitter::emit(const Inputs& in) {
       }
       continue;
     }
-    // Forward activations of this op and of its inputs stay alive until this backward ends.
-    at(*result.forward[v]).keep_until.push_back(*result.backward[v]);
+    // The forward activations this backward reads (its output, its inputs) stay alive until it ends.
+    if (reads.output) at(*result.forward[v]).keep_until.push_back(*result.backward[v]);
     for (const auto& input : graph_.inputs(v)) {
-      if (selected_[input.op] && !input.edge.control) at(*result.forward[input.op]).keep_until.push_back(*result.backward[v]);
+      if (reads.inputs && selected_[input.op] && !input.edge.control) {
+        at(*result.forward[input.op]).keep_until.push_back(*result.backward[v]);
+      }
     }
   }
   return result;

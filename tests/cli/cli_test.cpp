@@ -87,22 +87,9 @@ TEST(CliTest, CheckAcceptsEveryBundledProfileAndScenario) {
     }
   }
   ASSERT_FALSE(files.empty());
-  // Known: `run` refuses this validation file's "1 GPU" strategy as out of memory (the memory model
-  // puts ResNet-152's activations at batch 64 at 19.1 GiB, over the P100's 16 GiB, where TensorFlow's
-  // benchmark ran it; `validate` predicts it anyway). `check` gives the verdict `run` gives (issue
-  // 24), so it refuses the file too, with run's words. Remove the entry once the memory model fits it.
-  const std::set<std::string> refused_by_run = {"scenarios/validation/tf_dgx1_p100_resnet152_ps_cpu.json"};
   for (const auto& file : files) {
     auto result = run_placesim({"check", file});
     SCOPED_TRACE("placesim check " + file + " printed:\n" + result.output);
-    if (refused_by_run.count(file)) {
-      EXPECT_EQ(result.exit_status, kExitInputError);
-      EXPECT_TRUE(mentions(result.output, "does not fit in memory")) << result.output;
-      auto run = run_placesim({"run", "-q", file});
-      EXPECT_EQ(run.exit_status, kExitInputError);
-      EXPECT_EQ(result.output, run.output);
-      continue;
-    }
     EXPECT_EQ(result.exit_status, 0);
     EXPECT_TRUE(mentions(result.output, file + ": OK: "));
   }

@@ -3,8 +3,11 @@
 // forward pass for memory.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "cli/pipeline.h"
 #include "models/zoo.h"
+#include "sim/planner/data_parallel_builder.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/plan_builder.h"
 #include "sim/report/memory_verdict.h"
@@ -196,6 +199,72 @@ TEST(MemoryModel, VerdictsComeWorstFirstAndAnErrorShowsThreeAndCountsTheRest) {
   EXPECT_EQ(worst_verdicts({verdicts[0]}), verdicts[0]);
   EXPECT_EQ(worst_verdicts({verdicts[0], verdicts[1], verdicts[2]}),
             verdicts[0] + "; " + verdicts[1] + "; " + verdicts[2]);
+}
+
+}  // namespace
+}  // namespace placesim
+
+namespace placesim {
+namespace {
+
+Op activation_op(const std::string& name, const std::string& type, OpKind kind) {
+  Op op;
+  op.name = name;
+  op.type = type;
+  op.kind = kind;
+  op.forward_flops = 1e6;
+  op.backward_flops = 1e6;
+  op.output_bytes = 1e6;
+  op.dtype_bytes = 4;
+  return op;
+}
+
+// What each backward keeps alive, from TensorFlow's gradient functions: a convolution's gradient
+// reads its input (not its output), FusedBatchNormGrad its input, ReluGrad the ReLU's output,
+// an add nothing. conv -> bn -> relu -> add -> loss: the conv's output (the BN's input) lives
+// until the BN's backward, the BN's output (read by no gradient) only until the ReLU's
+// forward, the ReLU's output until its own backward and the add's backward, which reads nothing.
+TEST(MemoryModel, BackwardKeepsOnlyTheActivationsItsGradientReads) {
+  OpGraph graph;
+  OpId conv = graph.add_op(testing::matmul_op("conv", 1e9, 1e3, 1e6));
+  graph.op(conv).type = "Conv2D";
+  graph.op(conv).kind = OpKind::kConv;
+  OpId bn = graph.add_op(activation_op("bn", "FusedBatchNorm", OpKind::kNormalization));
+  OpId relu = graph.add_op(activation_op("relu", "Relu", OpKind::kElementwise));
+  OpId add = graph.add_op(activation_op("add", "AddV2", OpKind::kElementwise));
+  OpId loss = graph.add_op(activation_op("loss", "SparseSoftmaxCrossEntropyWithLogits", OpKind::kOther));
+  graph.add_edge(conv, bn, 1e6);
+  graph.add_edge(bn, relu, 1e6);
+  graph.add_edge(relu, add, 1e6);
+  graph.add_edge(add, loss, 1e6);
+  Cluster cluster = testing::gpus(1);
+  DataParallelOptions options;
+  options.replicas = {0};
+  RunOptions run;
+  ExecutionPlan plan = build_data_parallel_plan(graph, cluster, run, options, "reads", nullptr);
+  auto find = [&](const std::string& phase, const std::string& op) {
+    for (const Task& task : plan.tasks) {
+      if (task.op == op && to_string(task.phase) == phase && task.kind == TaskKind::kCompute) return task.id;
+    }
+    ADD_FAILURE() << "no " << phase << " task of " << op;
+    return TaskId{0};
+  };
+  auto kept_until = [&](const std::string& op, const std::string& by) {
+    const Task& forward = plan.tasks[find("forward", op)];
+    const TaskId backward = find("backward", by);
+    return std::count(forward.keep_until.begin(), forward.keep_until.end(), backward) > 0 ||
+           std::count(forward.deps.begin(), forward.deps.end(), backward) > 0;
+  };
+  EXPECT_TRUE(kept_until("conv", "bn")) << "FusedBatchNormGrad reads the BN's input";
+  EXPECT_FALSE(kept_until("conv", "conv")) << "a convolution's gradient reads its input, not its output";
+  EXPECT_FALSE(kept_until("bn", "bn")) << "no gradient reads the BN's output";
+  EXPECT_FALSE(kept_until("bn", "relu")) << "ReluGrad reads the ReLU's output, not its input";
+  EXPECT_TRUE(kept_until("relu", "relu"));
+  EXPECT_FALSE(kept_until("relu", "add")) << "an add's gradient reads nothing";
+  // The BN's backward does not depend on the BN's forward directly (that would keep its output
+  // alive) but still runs after it, through the ReLU's gradient.
+  const Task& bn_backward = plan.tasks[find("backward", "bn")];
+  EXPECT_EQ(std::count(bn_backward.deps.begin(), bn_backward.deps.end(), find("forward", "bn")), 0);
 }
 
 }  // namespace
