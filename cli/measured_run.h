@@ -8,7 +8,7 @@
 #include "cli/command.h"
 #include "cli/pipeline.h"
 #include "real_backend/compare.h"
-#include "real_backend/executor.h"
+#include "real_backend/executor_factory.h"
 
 namespace placesim {
 
