@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "cli/command.h"
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
 #include "sim/auto_placement/auto_placer.h"

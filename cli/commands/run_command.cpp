@@ -4,7 +4,7 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/core/atomic_file.h"
 #include "sim/placement/placement_log.h"
 #include "sim/report/memory_verdict.h"

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "../cli/run_placesim.h"
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "real_backend/calibration.h"
 #include "real_backend/runtime/cpu_kernels.h"
 #include "sim/cluster/hardware_catalog.h"

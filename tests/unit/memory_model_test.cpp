@@ -3,7 +3,7 @@
 // forward pass for memory.
 #include <gtest/gtest.h>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "models/zoo.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/plan_builder.h"
