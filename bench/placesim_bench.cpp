@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "bench/synthetic_plan.h"
-#include "cli/pipeline.h"
-#include "cli/sweep_evaluation.h"
+#include "sim/session/pipeline.h"
+#include "sim/session/sweep_evaluation.h"
 #include "sim/analytical/analytical_engine.h"
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/fd_io.h"

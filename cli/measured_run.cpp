@@ -4,7 +4,7 @@
 #include <iostream>
 
 #include "real_backend/hosts/host_group.h"
-#include "real_backend/machine_load.h"
+#include "real_backend/runtime/machine_load.h"
 #include "sim/core/input_error.h"
 #include "sim/plan/plan_json.h"
 #include "sim/report/json_report.h"

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "cli/command.h"
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "real_backend/compare.h"
-#include "real_backend/executor.h"
+#include "real_backend/executor_factory.h"
 
 namespace placesim {
 

@@ -9,10 +9,10 @@
 #include <ctime>
 #include <fstream>
 
-#include "real_backend/cpu/cpu_kernels.h"
-#include "real_backend/executor.h"
-#include "real_backend/scheduler.h"
-#include "real_backend/worker_thread.h"
+#include "real_backend/runtime/cpu_kernels.h"
+#include "real_backend/executor_factory.h"
+#include "real_backend/runtime/scheduler.h"
+#include "real_backend/runtime/worker_thread.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
 

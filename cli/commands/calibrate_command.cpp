@@ -14,7 +14,7 @@
 #include "cli/command.h"
 #include "cli/commands/calibrate_nccl_tests.h"
 #include "real_backend/calibration.h"
-#include "real_backend/machine_load.h"
+#include "real_backend/runtime/machine_load.h"
 #include "sim/calibration/kernel_calibration.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"

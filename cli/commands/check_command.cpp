@@ -2,7 +2,7 @@
 #include <iostream>
 #include <memory>
 
-#include "cli/check_file.h"
+#include "sim/session/check_file.h"
 #include "cli/command.h"
 
 namespace placesim {

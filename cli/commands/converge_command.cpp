@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/convergence/convergence_chart.h"
 #include "sim/convergence/convergence_report.h"
 #include "sim/convergence/convergence_study.h"

@@ -3,8 +3,6 @@
 // each placement's step time with the full simulation (plan + SimGrid engine), and prints the
 // placement log of the scenario's algorithm and a table of the algorithms side by side.
 #include <algorithm>
-#include <chrono>
-#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -13,12 +11,11 @@
 #include <sstream>
 
 #include "cli/command.h"
-#include "cli/pipeline.h"
+#include "sim/session/placement_comparison.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
 #include "sim/auto_placement/auto_placer.h"
 #include "sim/placement/placement_log.h"
-#include "sim/planner/plan_builder.h"
 #include "sim/report/memory_verdict.h"
 #include "sim/core/units_format.h"
 #include "sim/scenario/scenario_loader.h"
@@ -34,32 +31,6 @@ struct PlaceOptions {
   std::string report;  ///< --report FILE ("-": standard output); --json is --report -
   bool json = false;
 };
-
-/// One row of the comparison: an algorithm's placement, or why it found none.
-struct PlacementRow {
-  std::string algorithm;
-  std::optional<Placement> placement;
-  std::optional<InputError> failure;  ///< why there is no placement
-  double placing_seconds = 0;  ///< wall-clock time of the placement algorithm alone
-  RunMetrics metrics;
-};
-
-PlacementRow evaluate(const Scenario& scenario, const Cluster& cluster, const std::string& algorithm,
-                      const std::function<Placement()>& place) {
-  PlacementRow row;
-  row.algorithm = algorithm;
-  auto start = std::chrono::steady_clock::now();
-  try {
-    row.placement = place();
-  } catch (const InputError& error) {
-    row.failure = error;
-    return row;
-  }
-  row.placing_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  ExecutionPlan plan = build_plan(scenario.graph, *row.placement, cluster, scenario.run, scenario.name + "/" + algorithm);
-  row.metrics = simulate_plan(plan, cluster).metrics;
-  return row;
-}
 
 std::string ops_per_device(const Placement& placement, const Cluster& cluster) {
   std::map<DeviceId, size_t> counts;
@@ -80,46 +51,6 @@ std::string peak_memory(const RunMetrics& metrics, const Cluster& cluster, doubl
             format_bytes(device.peak_memory_bytes) + "/" + format_bytes(device.memory_capacity_bytes * memory_fraction);
   }
   return text;
-}
-
-/// The comparison as JSON (docs/placement.md, "Machine-readable output"): one entry per algorithm
-/// with its step time, memory verdicts and op -> device map, or why it found no placement.
-Json placement_report(const Scenario& scenario, const Strategy& strategy, const Cluster& cluster,
-                      const std::vector<PlacementRow>& rows, const PlacementRow* shown, double memory_fraction) {
-  Json algorithms = Json::array();
-  for (const PlacementRow& row : rows) {
-    Json entry = {{"algorithm", row.algorithm}};
-    if (!row.placement) {
-      entry["placed"] = false;
-      entry["error"] = row.failure->what();
-      algorithms.push_back(entry);
-      continue;
-    }
-    Json devices = Json::object(), placement = Json::object();
-    for (const DeviceMetrics& device : row.metrics.devices) {
-      if (device.compute_tasks == 0) continue;
-      devices[cluster.device(device.device).name.canonical()] = {
-          {"peak_memory_bytes", device.peak_memory_bytes},
-          {"memory_limit_bytes", device.memory_capacity_bytes * memory_fraction},
-          {"memory_capacity_bytes", device.memory_capacity_bytes}};
-    }
-    for (OpId op = 0; op < scenario.graph.size(); ++op) {
-      placement[scenario.graph.op(op).name] = cluster.device(row.placement->device_of_op[op]).name.canonical();
-    }
-    entry["placed"] = true;
-    entry["step_time_seconds"] = row.metrics.step_time_seconds;
-    entry["placing_seconds"] = row.placing_seconds;
-    entry["out_of_memory_verdicts"] = out_of_memory_verdicts(row.metrics, cluster);
-    entry["devices"] = devices;
-    entry["placement"] = placement;
-    algorithms.push_back(entry);
-  }
-  return {{"kind", "placesim-placement-report"},
-          {"scenario", scenario.name},
-          {"strategy", strategy.name},
-          {"memory_fraction", memory_fraction},
-          {"shown", shown && shown->placement ? Json(shown->algorithm) : Json(nullptr)},
-          {"algorithms", algorithms}};
 }
 
 int place(PlaceOptions options, const GlobalOptions& global) {
@@ -165,30 +96,9 @@ int place(PlaceOptions options, const GlobalOptions& global) {
     algorithms = chosen;
   }
 
-  std::vector<PlacementRow> rows;
-  if (!strategy->placement.automatic) {
-    rows.push_back(evaluate(scenario, cluster, "rules (TF placer)",
-                            [&] { return place_ops(scenario.graph, cluster, strategy->placement, scenario.file.string()); }));
-  }
-  for (PlacementAlgorithm algorithm : algorithms) {
-    AutoPlacementOptions run_options = automatic;
-    run_options.algorithm = algorithm;
-    rows.push_back(evaluate(scenario, cluster, to_string(algorithm), [&] {
-      return auto_place(scenario.graph, cluster, scenario.run, run_options, scenario.file.string()).placement;
-    }));
-  }
-
+  std::vector<PlacementRow> rows = compare_placements(scenario, *strategy, cluster, automatic, algorithms);
   // The log shows the scenario's algorithm, else the fastest placement that fits.
-  const PlacementRow* shown = nullptr;
-  for (const PlacementRow& row : rows) {
-    if (strategy->placement.automatic && row.algorithm == to_string(automatic.algorithm)) shown = &row;
-  }
-  if (!strategy->placement.automatic) {
-    for (const PlacementRow& row : rows) {
-      if (!row.placement || !out_of_memory_verdicts(row.metrics, cluster).empty()) continue;
-      if (!shown || row.metrics.step_time_seconds < shown->metrics.step_time_seconds) shown = &row;
-    }
-  }
+  const PlacementRow* shown = shown_placement(rows, *strategy, automatic, cluster);
 
   out << "Scenario: " << scenario.name << (scenario.description.empty() ? "" : " - " + scenario.description)
       << "\nModel: " << scenario.graph.name() << " (" << scenario.graph.size() << " ops), "

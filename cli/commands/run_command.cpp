@@ -4,7 +4,8 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "cli/pipeline.h"
+#include "sim/session/closed_form_report.h"
+#include "sim/session/pipeline.h"
 #include "sim/core/atomic_file.h"
 #include "sim/placement/placement_log.h"
 #include "sim/report/memory_verdict.h"
@@ -38,7 +39,8 @@ void print_header(const Scenario& scenario, size_t tasks) {
 }
 
 // The closed-form tier (sim/analytical/pipeline_closed_form.h): each 3D strategy's step from one
-// micro-batch's cells, no plan of the step, so no timeline, devices table or trace.
+// micro-batch's cells, no plan of the step, so no timeline, devices table or trace; the report
+// is sim/session/closed_form_report.h's.
 int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, const std::vector<Strategy>& strategies,
                     const std::string& trace, const std::string& report) {
   std::vector<ClosedFormStepEstimate> estimates;
@@ -62,27 +64,7 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
     const ClosedFormStepEstimate& estimate = estimates[i];
     const double samples = static_cast<double>(scenario.run.batch_size * p.data);
     const TrainingEfficiency efficiency = training_efficiency(scenario, strategy, samples / estimate.step_seconds);
-    Json stages = Json::array();
-    for (size_t s = 0; s < estimate.forward_slot_seconds.size(); ++s) {
-      const MemoryBreakdown& memory = estimate.stage_peak_memory[s];
-      stages.push_back({{"stage", s},
-                        {"device", cluster.device(p.device(0, static_cast<int64_t>(s), 0)).name.canonical()},
-                        {"forward_slot_seconds", estimate.forward_slot_seconds[s]},
-                        {"backward_slot_seconds", estimate.backward_slot_seconds[s]},
-                        {"end_seconds", estimate.stage_end_seconds[s]},
-                        {"micro_batches_in_flight", estimate.stage_micro_batches_in_flight[s]},
-                        {"peak_memory_bytes", memory.total()},
-                        {"peak_memory", memory_breakdown_json(memory)},
-                        {"memory_capacity_bytes", estimate.stage_memory_capacity_bytes[s]},
-                        {"out_of_memory", memory.total() > estimate.stage_memory_capacity_bytes[s]}});
-    }
-    rows.push_back({{"strategy", strategy.name},
-                    {"step_time_seconds", estimate.step_seconds},
-                    {"samples_per_step", samples},
-                    {"samples_per_second", samples / estimate.step_seconds},
-                    {"cell_plan_tasks", estimate.cell_plan_tasks},
-                    {"efficiency", efficiency_json(efficiency)},
-                    {"stages", stages}});
+    rows.push_back(closed_form_strategy_json(strategy, cluster, estimate, samples, &efficiency));
     if (options.quiet) continue;
     size_t width = 34;
     for (int64_t s = 0; s < p.pipeline; ++s) width = std::max(width, cluster.device(p.device(0, s, 0)).name.canonical().size());
@@ -111,11 +93,7 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
     std::cout << "\n";
   }
   if (!report.empty()) {
-    Json document = {{"kind", "placesim-closed-form-report"},
-                     {"scenario", scenario.name},
-                     {"tier", "closed-form"},
-                     {"strategies", rows}};
-    write_file_atomically(report, document.dump(2) + "\n");
+    write_file_atomically(report, closed_form_report(scenario.name, rows).dump(2) + "\n");
   }
   return 0;
 }

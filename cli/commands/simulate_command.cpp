@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "cli/command.h"
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/plan/plan_json.h"
 #include "sim/report/text_report.h"
 

@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "cli/command.h"
-#include "cli/sweep_evaluation.h"
+#include "sim/session/sweep_evaluation.h"
 #include "cli/sweep_ranks.h"
 #include "real_backend/hosts/host_group.h"
 #include "sim/core/atomic_file.h"

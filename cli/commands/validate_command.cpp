@@ -9,7 +9,7 @@
 
 #include "cli/command.h"
 #include "cli/measured_run.h"
-#include "cli/published_validation.h"
+#include "sim/session/published_validation.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
 

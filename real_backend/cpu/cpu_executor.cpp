@@ -12,13 +12,13 @@
 #include <cmath>
 #include <algorithm>
 
-#include "real_backend/allreduce_chunks.h"
+#include "real_backend/runtime/allreduce_chunks.h"
 #include "real_backend/cpu/collective_buffers.h"
-#include "real_backend/cpu/cpu_kernels.h"
+#include "real_backend/runtime/cpu_kernels.h"
 #include "real_backend/hosts/host_group.h"
 #include "real_backend/hosts/host_roles.h"
-#include "real_backend/scheduler.h"
-#include "real_backend/worker_thread.h"
+#include "real_backend/runtime/scheduler.h"
+#include "real_backend/runtime/worker_thread.h"
 #include "sim/core/input_error.h"
 #include "sim/plan/collective_schedule.h"
 
@@ -57,7 +57,7 @@ std::vector<int64_t> first_step_tags(const ExecutionPlan& plan, const std::vecto
 /// next task is already ready continues at once, without a thread hand-off, which keeps the
 /// per-task overhead small and insensitive to the OS scheduler. A collective is its schedule's
 /// steps, each run by the copy thread of its device pair as the steps' own dependencies allow
-/// (real_backend/allreduce_chunks.h says which elements each step copies or adds).
+/// (real_backend/runtime/allreduce_chunks.h says which elements each step copies or adds).
 class CpuExecutor final : public Executor {
  public:
   using Executor::Executor;

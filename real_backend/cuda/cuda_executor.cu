@@ -25,11 +25,11 @@
 #include <queue>
 #include <set>
 
-#include "real_backend/cpu/cpu_kernels.h"
+#include "real_backend/runtime/cpu_kernels.h"
 #include "real_backend/hosts/host_group.h"
 #include "real_backend/hosts/host_roles.h"
-#include "real_backend/scheduler.h"
-#include "real_backend/worker_thread.h"
+#include "real_backend/runtime/scheduler.h"
+#include "real_backend/runtime/worker_thread.h"
 #include "sim/core/input_error.h"
 
 namespace placesim::real {

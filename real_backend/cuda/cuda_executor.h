@@ -12,7 +12,7 @@
 #include <vector>
 #include <utility>
 
-#include "real_backend/executor.h"
+#include "real_backend/runtime/executor.h"
 
 namespace placesim::real {
 

@@ -13,7 +13,7 @@
 #include <stdexcept>
 
 #include "../unit/test_support.h"
-#include "real_backend/allreduce_chunks.h"
+#include "real_backend/runtime/allreduce_chunks.h"
 
 namespace placesim {
 namespace {

@@ -11,10 +11,10 @@
 
 #include "../unit/test_support.h"
 #include "real_backend/calibration.h"
-#include "real_backend/cpu/cpu_kernels.h"
+#include "real_backend/runtime/cpu_kernels.h"
 #include "real_backend/cuda/cuda_executor.h"
-#include "real_backend/executor.h"
-#include "real_backend/machine_load.h"
+#include "real_backend/executor_factory.h"
+#include "real_backend/runtime/machine_load.h"
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/core/input_error.h"
 

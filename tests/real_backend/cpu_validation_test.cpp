@@ -14,9 +14,9 @@
 #include <sstream>
 
 #include "../cli/run_placesim.h"
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "real_backend/calibration.h"
-#include "real_backend/cpu/cpu_kernels.h"
+#include "real_backend/runtime/cpu_kernels.h"
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/core/json_reader.h"
 #include "sim/scenario/scenario_loader.h"

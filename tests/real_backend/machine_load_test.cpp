@@ -1,5 +1,5 @@
 // MachineLoad: others' share of the usable CPUs' time, from /proc/stat and /proc/self/stat.
-#include "real_backend/machine_load.h"
+#include "real_backend/runtime/machine_load.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "real_backend/cpu/cpu_kernels.h"
+#include "real_backend/runtime/cpu_kernels.h"
 
 namespace placesim::real {
 namespace {

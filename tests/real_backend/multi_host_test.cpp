@@ -18,9 +18,9 @@
 
 #include "../cli/run_placesim.h"
 #include "../unit/test_support.h"
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "real_backend/cuda/cuda_executor.h"
-#include "real_backend/executor.h"
+#include "real_backend/executor_factory.h"
 #include "real_backend/hosts/host_group.h"
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/core/input_error.h"

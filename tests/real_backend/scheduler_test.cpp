@@ -1,6 +1,6 @@
 // run_plan_once: the dispatch loop's order (deps first, one compute task per device, lowest id
 // first) and a host's part of a multi-host plan (runs_here), with a launcher that only records.
-#include "real_backend/scheduler.h"
+#include "real_backend/runtime/scheduler.h"
 
 #include <gtest/gtest.h>
 

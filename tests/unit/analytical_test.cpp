@@ -3,7 +3,7 @@
 // on small plans without contention, where the two must agree within 1%.
 #include <gtest/gtest.h>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/analytical/analytical_engine.h"
 #include "sim/engine/simgrid_engine.h"
 #include "tests/unit/scenario_text.h"

@@ -4,7 +4,7 @@
 // verdict naming the op and its memory; CPU-only ops and colocation groups are honoured.
 #include <gtest/gtest.h>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/core/input_error.h"
 #include "sim/auto_placement/auto_placer.h"
 #include "sim/planner/plan_builder.h"

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <numeric>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/convergence/convergence_report.h"
 #include "sim/convergence/convergence_study.h"
 #include "sim/convergence/dataset.h"

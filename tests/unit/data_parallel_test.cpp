@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/plan/collective_schedule.h"
 #include "sim/planner/data_parallel_builder.h"
 #include "sim/planner/step_emitter.h"

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/check_file.h"
+#include "sim/session/check_file.h"
 #include "sim/core/input_error.h"
 #include "sim/core/json_reader.h"
 #include "sim/scenario/scenario_keys.h"

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "models/zoo.h"
 #include "sim/planner/data_parallel_builder.h"
 #include "sim/planner/memory_model.h"

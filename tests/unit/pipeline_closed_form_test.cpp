@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/analytical/analytical_engine.h"
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/input_error.h"

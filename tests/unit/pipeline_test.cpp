@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/core/input_error.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/planner/pipeline_builder.h"

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "models/zoo.h"
 #include "sim/cluster/cluster_builder.h"
 #include "sim/cost/cost_model.h"

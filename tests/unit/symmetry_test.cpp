@@ -7,7 +7,7 @@
 #include <map>
 #include <tuple>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/core/input_error.h"
 #include "tests/unit/scenario_text.h"
 

@@ -6,7 +6,7 @@
 
 #include <map>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "models/zoo.h"
 #include "sim/core/glob.h"
 #include "sim/core/input_error.h"

@@ -3,7 +3,7 @@
 // data parallelism, and the closed-form tier against the analytical tier on the whole plan.
 #include <gtest/gtest.h>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/analytical/analytical_engine.h"
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/input_error.h"

@@ -1,4 +1,4 @@
-#include "real_backend/cpu/cpu_kernels.h"
+#include "real_backend/runtime/cpu_kernels.h"
 
 #include <cblas.h>
 #include <dlfcn.h>

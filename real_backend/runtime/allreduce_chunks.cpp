@@ -1,4 +1,4 @@
-#include "real_backend/allreduce_chunks.h"
+#include "real_backend/runtime/allreduce_chunks.h"
 
 #include <map>
 #include <stdexcept>

@@ -1,9 +1,9 @@
-#include "cli/sweep_evaluation.h"
+#include "sim/session/sweep_evaluation.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/analytical/analytical_engine.h"
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/input_error.h"

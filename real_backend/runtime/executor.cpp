@@ -1,4 +1,4 @@
-#include "real_backend/executor.h"
+#include "real_backend/runtime/executor.h"
 
 #include "sim/core/input_error.h"
 
@@ -6,18 +6,7 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "real_backend/cpu/cpu_executor.h"
-#include "real_backend/cuda/cuda_executor.h"
-
 namespace placesim::real {
-
-std::optional<Backend> parse_backend(const std::string& text) {
-  if (text == "cpu") return Backend::kCpu;
-  if (text == "cuda") return Backend::kCuda;
-  return std::nullopt;
-}
-
-std::string to_string(Backend backend) { return backend == Backend::kCpu ? "cpu" : "cuda"; }
 
 double median(std::vector<double> values) {
   if (values.empty()) return 0;
@@ -74,14 +63,6 @@ Timeline Executor::simulate(const ExecutionPlan& plan, const Cluster& cluster) {
   }
   release();
   return median_timeline(runs);
-}
-
-std::unique_ptr<Executor> make_executor(Backend backend, ExecutionOptions options) {
-  if (options.timed_runs < 1 || options.warmup_runs < 0) {
-    throw std::invalid_argument("make_executor: need at least one timed run");
-  }
-  if (backend == Backend::kCpu) return make_cpu_executor(std::move(options));
-  return make_cuda_executor(std::move(options));
 }
 
 }  // namespace placesim::real

@@ -1,4 +1,4 @@
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,4 +1,4 @@
-#include "real_backend/machine_load.h"
+#include "real_backend/runtime/machine_load.h"
 
 #include <sched.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "real_backend/cpu/cpu_kernels.h"
+#include "real_backend/runtime/cpu_kernels.h"
 
 namespace placesim::real {
 namespace {

@@ -1,4 +1,4 @@
-#include "real_backend/scheduler.h"
+#include "real_backend/runtime/scheduler.h"
 
 #include <chrono>
 #include <functional>

@@ -1,10 +1,9 @@
-#include "cli/check_file.h"
+#include "sim/session/check_file.h"
 
 #include <algorithm>
 #include <iostream>
 
-#include "cli/command.h"
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/cluster/cluster_builder.h"
 #include "sim/graph/model_json.h"
 #include "sim/graph/onnx/onnx_model.h"

@@ -1,4 +1,4 @@
-#include "cli/published_validation.h"
+#include "sim/session/published_validation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
-#include "cli/pipeline.h"
+#include "sim/session/pipeline.h"
 #include "sim/scenario/scenario_loader.h"
 
 namespace placesim {

@@ -6,7 +6,8 @@
 // simulate() measures: it checks that this machine can run the plan, prepares buffers and
 // threads, runs `warmup_runs` untimed executions, then `timed_runs` timed ones, and returns the
 // per-task median start and end offsets (see median_timeline). An Executor is not thread-safe;
-// one plan runs at a time.
+// one plan runs at a time. The executors (real_backend/cpu, real_backend/cuda) implement it;
+// real_backend/executor_factory.h picks one for a backend.
 #pragma once
 
 #include <functional>
@@ -18,10 +19,6 @@
 #include "sim/engine/engine.h"
 
 namespace placesim::real {
-
-enum class Backend { kCpu, kCuda };
-std::optional<Backend> parse_backend(const std::string& text);
-std::string to_string(Backend backend);
 
 /// How the CUDA executor issues a plan's GPU work.
 enum class GpuDispatch {
@@ -82,9 +79,5 @@ class Executor : public PlanEngine {
 /// overlap. Its makespan is at most the median of the runs' makespans.
 Timeline median_timeline(const std::vector<Timeline>& runs);
 double median(std::vector<double> values);
-
-/// The executor for a backend. InputError (exit status 2 in the CLI) when this machine cannot
-/// provide it: no CUDA GPU, a driver too old, or a build without CUDA.
-std::unique_ptr<Executor> make_executor(Backend backend, ExecutionOptions options);
 
 }  // namespace placesim::real

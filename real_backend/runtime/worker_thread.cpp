@@ -1,8 +1,8 @@
-#include "real_backend/worker_thread.h"
+#include "real_backend/runtime/worker_thread.h"
 
 #include <future>
 
-#include "real_backend/cpu/cpu_kernels.h"
+#include "real_backend/runtime/cpu_kernels.h"
 
 namespace placesim::real {
 
