@@ -5,6 +5,7 @@
 // a cycle through a switch, a dead end, and a slow direct link.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <limits>
 #include <queue>
 
@@ -118,7 +119,8 @@ TEST(ClusterRoutes, RingHopsFoundByTheNearestFirstSearchAreShortest) {
 // 100,000-node switch would cost 100,000 looks per route); a search that looks everywhere
 // (visit_devices_by_distance without `wanted`) must choose the very same hops, ties included
 // (DGX A100 nodes reach their leaf through 8 NICs of equal cost).
-void expect_same_hops_as_a_full_search(const Cluster& fresh) {
+void expect_same_hops_as_a_full_search(Cluster fresh) {
+  if (!fresh.links().empty()) fresh.scale_link_bandwidth(0, 1.0);  // forgets any route loading cached
   const Cluster searched_everywhere = fresh;
   const std::vector<DeviceId> devices = all_devices(fresh);
   for (DeviceId from : devices) {
@@ -149,6 +151,21 @@ TEST(ClusterRoutes, SkippingDeadRegionsChoosesTheSameHopsOnAFatTreeAndASingleSwi
           "cluster": {"template": "dgx_a100", "nodes": 4, "fabric": {"link": "ib_hdr"}},
           "strategy": {"data_parallel": {"replicas": 2}}})")
           .cluster);
+  // Every bundled scenario's clusters of up to 200 devices (all pairs), strategies' own included.
+  HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
+  size_t clusters = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(PLACESIM_SOURCE_DIR) / "scenarios")) {
+    if (entry.path().extension() != ".json" || entry.path().filename().string().rfind("sweep_", 0) == 0) continue;
+    const Scenario scenario = load_scenario(entry.path(), catalog);
+    for (const Strategy& strategy : scenario.strategies) {
+      const Cluster& cluster = scenario.cluster_for(strategy);
+      if (cluster.devices().size() > 200) continue;
+      SCOPED_TRACE(entry.path().filename().string() + ", strategy " + strategy.name);
+      expect_same_hops_as_a_full_search(cluster);
+      ++clusters;
+    }
+  }
+  EXPECT_GT(clusters, 10u);
   // prepare_routes (one search to many ends) skips too, and agrees.
   const Cluster prepared = fat_tree();
   for (DeviceId from : all_devices(prepared)) prepared.prepare_routes(from, all_devices(prepared));
