@@ -67,6 +67,13 @@ const char* kSweep3dScenario = R"({
                                                           "micro_batch_size": [1, 2, 4], "schedule": ["1f1b", "gpipe"]}}],
             "batch_size": [1536], "fidelity": "analytical"}})";
 
+// Routes at scale (issue 23): one configuration of 100,000 one-GPU nodes under one switch, tree
+// all-reduce on the analytical tier: 4 x 99,999 transfers, each needing a route across the switch.
+const char* kSweep100000NodesScenario = R"({
+  "model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"}, "run": {"batch_size": 32, "steps": 1},
+  "sweep": {"node": ["dgx1_v100"], "devices_per_node": [1], "nodes": [100000], "fabric": ["ib_edr"],
+            "strategies": [{"name": "tree", "data_parallel": {"algorithm": "tree"}}]}})";
+
 void run_sweep_case(const std::string& name, const char* scenario) {
   HardwareCatalog catalog(HardwareCatalog::default_root());
   SweepContext context;
@@ -309,6 +316,8 @@ int run(int argc, char** argv) {
   if (only.empty() || only == sweep_case) run_sweep_case(sweep_case, kSweepScenario);
   const std::string sweep_3d_case = "sweep_gpt3_175b_2304_3d_configs_closed_form";
   if (only.empty() || only == sweep_3d_case) run_sweep_case(sweep_3d_case, kSweep3dScenario);
+  const std::string sweep_nodes_case = "sweep_mlp_tree_100000_nodes_analytical";
+  if (only.empty() || only == sweep_nodes_case) run_sweep_case(sweep_nodes_case, kSweep100000NodesScenario);
   return 0;
 }
 

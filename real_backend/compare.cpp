@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "sim/core/csv_fields.h"
 #include "sim/core/input_error.h"
 
 namespace placesim::real {
@@ -21,13 +22,6 @@ std::string fixed(const char* pattern, double value) {
   std::snprintf(text.data(), text.size(), pattern, value);
   text.resize(static_cast<size_t>(size > 0 ? size : 0));
   return text;
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
 }
 
 struct ReportTask {
@@ -173,7 +167,7 @@ std::string comparison_csv(const Comparison& c) {
   std::string csv = "id,name,kind,device,predicted_seconds,measured_seconds,error_seconds,error_percent\n";
   for (const auto& t : c.tasks) {
     double percent = relative(t.predicted_seconds, t.measured_seconds) * 100;
-    csv += std::to_string(t.id) + "," + csv_field(t.name) + "," + csv_field(t.kind) + "," + csv_field(t.device) + "," +
+    csv += std::to_string(t.id) + "," + csv_cell(t.name) + "," + csv_cell(t.kind) + "," + csv_cell(t.device) + "," +
            fixed("%.9g", t.predicted_seconds) + "," + fixed("%.9g", t.measured_seconds) + "," +
            fixed("%.9g", t.error_seconds()) + "," + (std::isfinite(percent) ? fixed("%.3f", percent) : "") + "\n";
   }

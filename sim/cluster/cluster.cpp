@@ -127,7 +127,7 @@ Cluster::SearchScratch& Cluster::begin_search() const {
 }
 
 template <typename OnPop, typename ShouldPush>
-void Cluster::search(VertexId source, OnPop on_pop, ShouldPush should_push) const {
+void Cluster::search(VertexId source, OnPop on_pop, ShouldPush should_push, bool skip_dead_regions) const {
   SearchScratch& scratch = begin_search();
   const uint32_t generation = scratch.generation;
   auto& heap = scratch.heap;
@@ -138,12 +138,13 @@ void Cluster::search(VertexId source, OnPop on_pop, ShouldPush should_push) cons
   heap.push_back({0, source});
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), later);
-    auto [d, v] = heap.back();
+    const double d = heap.back().first;
+    const VertexId v = heap.back().second;
     heap.pop_back();
     if (d > scratch.distance[v]) continue;
     if (v != source && !on_pop(v, d)) return;
     if (v != source && !vertices_[v].forwards) continue;
-    for (LinkId l : adjacency_[v]) {
+    auto relax = [&](LinkId l) {
       const ClusterLink& link = links_[l];
       VertexId w = link.a == v ? link.b : link.a;
       const double candidate = d + scratch.link_weight[l];
@@ -151,10 +152,22 @@ void Cluster::search(VertexId source, OnPop on_pop, ShouldPush should_push) cons
         scratch.distance[w] = candidate;
         scratch.stamp[w] = generation;
         scratch.via[w] = RouteHop{l, link.a == v};
-        if (!should_push(w)) continue;
+        if (!should_push(w)) return;
         heap.push_back({candidate, w});
         std::push_heap(heap.begin(), heap.end(), later);
       }
+    };
+    const DeadEnds& dead = dead_ends_;
+    if (!skip_dead_regions || dead.hub[v] == DeadEnds::kNone) {
+      for (LinkId l : adjacency_[v]) relax(l);
+      continue;
+    }
+    // Links to vertices of different regions can be relaxed in any order (each sets only its
+    // own vertex; the heap pops by distance, then vertex): the open links, then the marked regions'.
+    for (LinkId l : dead.open_links[dead.hub[v]]) relax(l);
+    auto marked = std::lower_bound(dead.marked.begin(), dead.marked.end(), std::make_pair(v, uint32_t{0}));
+    for (; marked != dead.marked.end() && marked->first == v; ++marked) {
+      for (LinkId l : dead.entry_links[marked->second]) relax(l);
     }
   }
 }
@@ -231,6 +244,32 @@ void Cluster::find_dead_ends() const {
   }
   dead.occupied.assign(dead.parent.size(), 0);
   dead.generation = 0;
+  dead.attach.assign(dead.parent.size(), kNoVertex);
+  for (VertexId v : preorder) {
+    if (region_root[v]) dead.attach[dead.region_of[v]] = dfs_parent[v];
+  }
+  // A region touches the rest of the network only at the vertex it hangs off, so a neighbour w
+  // of v lies in a region hanging off v exactly when attach[region_of[w]] == v.
+  dead.entry_links.assign(dead.parent.size(), {});
+  dead.hub.assign(n, DeadEnds::kNone);
+  dead.open_links.clear();
+  for (VertexId v = 0; v < n; ++v) {
+    std::vector<LinkId> open;
+    bool hub = false;
+    for (LinkId l : adjacency_[v]) {
+      const VertexId w = links_[l].a == v ? links_[l].b : links_[l].a;
+      const uint32_t region = dead.region_of[w];
+      if (region != DeadEnds::kNone && dead.attach[region] == v) {
+        dead.entry_links[region].push_back(l);
+        hub = true;
+      } else {
+        open.push_back(l);
+      }
+    }
+    if (!hub) continue;
+    dead.hub[v] = static_cast<uint32_t>(dead.open_links.size());
+    dead.open_links.push_back(std::move(open));
+  }
   dead.current = true;
 }
 
@@ -241,12 +280,15 @@ void Cluster::mark_search_ends(const std::vector<VertexId>& ends) const {
     std::fill(dead.occupied.begin(), dead.occupied.end(), 0);
     dead.generation = 1;
   }
+  dead.marked.clear();
   for (VertexId end : ends) {
     for (uint32_t r = dead.region_of[end]; r != DeadEnds::kNone && dead.occupied[r] != dead.generation;
          r = dead.parent[r]) {
       dead.occupied[r] = dead.generation;
+      dead.marked.push_back({dead.attach[r], r});
     }
   }
+  std::sort(dead.marked.begin(), dead.marked.end());
 }
 
 std::optional<std::vector<RouteHop>> Cluster::shortest_path(VertexId from, VertexId to) const {
@@ -259,7 +301,7 @@ std::optional<std::vector<RouteHop>> Cluster::shortest_path(VertexId from, Verte
         return !found;
       },
       // A vertex that forwards nothing matters only as the destination.
-      [&](VertexId w) { return (w == to || vertices_[w].forwards) && !dead_end(w); });
+      [&](VertexId w) { return (w == to || vertices_[w].forwards) && !dead_end(w); }, true);
   if (!found) return std::nullopt;
   return route_in_scratch(from, to);
 }
@@ -280,7 +322,8 @@ void Cluster::visit_devices_by_distance(DeviceId from, const std::function<bool(
         if (!wanted) return true;
         const NetworkVertex& vertex = vertices_[w];
         return (vertex.forwards || !vertex.device || (*wanted)[*vertex.device]) && !dead_end(w);
-      });
+      },
+      wanted != nullptr);
 }
 
 void Cluster::remember_visited_route(DeviceId from, DeviceId to) const {
@@ -306,7 +349,7 @@ void Cluster::prepare_routes(DeviceId from, const std::vector<DeviceId>& targets
   // distance is final once every neighbour that forwards has been popped; no need to pop it.
   search(
       source, [](VertexId, double) { return true; },
-      [&](VertexId w) { return vertices_[w].forwards && !dead_end(w); });
+      [&](VertexId w) { return vertices_[w].forwards && !dead_end(w); }, true);
   for (DeviceId to : missing) {
     const VertexId target = devices_.at(to).vertex;
     if (scratch_.stamp[target] != scratch_.generation) continue;  // unreachable: route() will say so

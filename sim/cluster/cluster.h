@@ -143,9 +143,12 @@ class Cluster {
   /// Dijkstra from `source` by link weight into the scratch (distance, via); routes never pass
   /// through a vertex that does not forward. `on_pop(v, distance)` sees each vertex but the
   /// source in order of distance and returns false to stop; a relaxed vertex is queued only if
-  /// `should_push(w)`.
+  /// `should_push(w)`. With `skip_dead_regions` (after mark_search_ends), the links into the
+  /// unmarked regions hanging off a vertex are not even looked at: should_push would refuse
+  /// every vertex behind them, and nothing reads what relaxing them would record, so the search
+  /// finds the same routes, without a scan of a 100,000-node switch's links per search.
   template <typename OnPop, typename ShouldPush>
-  void search(VertexId source, OnPop on_pop, ShouldPush should_push) const;
+  void search(VertexId source, OnPop on_pop, ShouldPush should_push, bool skip_dead_regions = false) const;
   /// The route to `to` recorded by the last search from `from`.
   std::vector<RouteHop> route_in_scratch(VertexId from, VertexId to) const;
   mutable SearchScratch scratch_;
@@ -161,6 +164,14 @@ class Cluster {
     std::vector<uint32_t> parent;     ///< by region: the region holding it, or kNone
     std::vector<uint32_t> occupied;   ///< by region: == generation if it holds an end of the search
     uint32_t generation = 0;
+    std::vector<VertexId> attach;     ///< by region: the vertex it hangs off (outside it)
+    std::vector<std::vector<LinkId>> entry_links;  ///< by region: the links from `attach` into it
+    /// By vertex: kNone, or when regions hang off it, its index in `open_links`: its links
+    /// that lead into none of them, in adjacency order.
+    std::vector<uint32_t> hub;
+    std::vector<std::vector<LinkId>> open_links;
+    /// (attach, region) of the regions marked for the current search, sorted.
+    std::vector<std::pair<VertexId, uint32_t>> marked;
   };
   mutable DeadEnds dead_ends_;
   /// Finds the regions (one depth-first search for articulation points), if not current.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "sim/core/csv_fields.h"
 #include "sim/core/units_format.h"
 
 namespace placesim {
@@ -165,9 +166,9 @@ nlohmann::json convergence_json(const std::string& scenario_name, const Converge
 
 std::string convergence_csv(const ConvergenceStudy& study) {
   std::string out = "strategy,variant,mode,update,gradients,applied_gradients,simulated_seconds,version_read,staleness,loss,accuracy\n";
-  auto quoted = [](const std::string& text) {
+  auto quoted = [](const std::string& text) {  // always quoted; a name a spreadsheet would run is neutralised
     std::string q = "\"";
-    for (char c : text) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    for (char c : neutralise_formula(text)) q += c == '"' ? std::string("\"\"") : std::string(1, c);
     return q + "\"";
   };
   std::vector<const ConvergenceRun*> rows;

@@ -1,5 +1,7 @@
 #include "sim/core/csv_fields.h"
 
+#include <cstdlib>
+
 namespace placesim {
 
 std::vector<std::string> split_csv_fields(const std::string& line, size_t columns) {
@@ -13,6 +15,22 @@ std::vector<std::string> split_csv_fields(const std::string& line, size_t column
   }
   fields.push_back(line.substr(start));
   return fields;
+}
+
+std::string neutralise_formula(const std::string& text) {
+  if (text.empty() || std::string("=+-@\t\r").find(text.front()) == std::string::npos) return text;
+  char* end = nullptr;
+  std::strtod(text.c_str(), &end);
+  const bool plain_number = end == text.c_str() + text.size() && text.find_first_of("\t\r") == std::string::npos;
+  return plain_number ? text : "'" + text;
+}
+
+std::string csv_cell(const std::string& text) {
+  std::string cell = neutralise_formula(text);
+  if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
+  std::string quoted = "\"";
+  for (char c : cell) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
 }
 
 }  // namespace placesim

@@ -51,8 +51,12 @@ ConvergenceOptions read_convergence(const JsonReader& block, const Scenario& sce
     if (options.label_noise >= 0.5) noise->fail("label_noise must be below 0.5 (at 0.5 the labels carry no signal)");
   }
   options.batch_per_worker = block.integer_or("batch_per_worker", options.batch_per_worker, 1, options.samples);
-  options.learning_rate = block.positive_or("learning_rate", options.learning_rate);
-  options.target_loss = block.positive_or("target_loss", options.target_loss);
+  // Plain SGD on these normalised problems diverges far below a rate of 100 (the bundled
+  // scenarios use 0.1 and 1); the loss is binary cross-entropy, ln 2 = 0.69 nats at chance, so
+  // a target above 10 nats (confidently wrong on almost every row) is a typo or another unit.
+  constexpr double kMaxLearningRate = 100, kMaxTargetLossNats = 10;
+  if (auto rate = block.find("learning_rate")) options.learning_rate = rate->at_most(rate->as_positive_number(), kMaxLearningRate);
+  if (auto loss = block.find("target_loss")) options.target_loss = loss->at_most(loss->as_positive_number(), kMaxTargetLossNats);
   options.max_gradients = block.integer_or("max_gradients", options.max_gradients, 1, kMaxGradients);
   options.evaluate_every = block.integer_or("evaluate_every", options.evaluate_every, 1, options.max_gradients);
   options.seed = static_cast<uint64_t>(block.integer_or("seed", static_cast<int64_t>(scenario.run.seed), 0));

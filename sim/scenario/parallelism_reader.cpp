@@ -4,6 +4,7 @@
 
 #include "sim/plan/collective_schedule.h"
 #include "sim/planner/tensor_parallel.h"
+#include "sim/scenario/strategy_reader.h"
 
 namespace placesim {
 namespace {
@@ -138,7 +139,7 @@ ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& clu
   names.insert(names.begin(), "auto");
   std::string algorithm = reader.choice_or("algorithm", names, "auto");
   if (algorithm != "auto") options.algorithm = parse_collective_algorithm(algorithm);
-  options.bucket_bytes = reader.positive_or("bucket_bytes", options.bucket_bytes);
+  options.bucket_bytes = bucket_bytes_or(reader, options.bucket_bytes);
   read_sharding(reader, cluster, &options);
   return options;
 }

@@ -229,7 +229,7 @@ void require_replicas_fit_before_cluster(const JsonReader& document, const Scena
         algorithm = parse_collective_algorithm(dp["algorithm"].get<std::string>());
       }
       double bucket_bytes = DataParallelOptions{}.bucket_bytes;
-      if (dp.contains("bucket_bytes") && dp["bucket_bytes"].is_number() && dp["bucket_bytes"].get<double>() > 0) {
+      if (dp.contains("bucket_bytes") && dp["bucket_bytes"].is_number() && dp["bucket_bytes"].get<double>() >= 1) {
         bucket_bytes = dp["bucket_bytes"].get<double>();
       }
       const double buckets = std::max(1.0, std::ceil(gradient_bytes / bucket_bytes));

@@ -80,12 +80,22 @@ PublishedFigure read_published(const JsonReader& published) {
   published.reject_unknown_keys(scenario_keys::kPublished);
   PublishedFigure figure;
   int given = 0;
-  for (const char* metric : {"step_time_seconds", "samples_per_second"}) {
-    if (published.has(metric)) {
-      figure.metric = metric;
-      figure.value = published.positive_at(metric);
-      ++given;
+  // A published step takes from a microsecond (the smallest kernels' launch) to a day; a
+  // throughput from one sample a day to 1e12 samples a second: outside, a typo or another unit.
+  constexpr double kSecondsPerDay = 86400;
+  const struct { const char* metric; double low, high; const char* unit; } kRanges[] = {
+      {"step_time_seconds", 1e-6, kSecondsPerDay, " s"},
+      {"samples_per_second", 1 / kSecondsPerDay, 1e12, " samples/s"}};
+  for (const auto& range : kRanges) {
+    if (!published.has(range.metric)) continue;
+    JsonReader value = published.at(range.metric);
+    figure.metric = range.metric;
+    figure.value = value.as_positive_number();
+    if (figure.value < range.low || figure.value > range.high) {
+      value.fail("a published figure of " + brief(value.value()) + range.unit + " is outside the plausible range " +
+                 brief(Json(range.low)) + " to " + brief(Json(range.high)) + range.unit);
     }
+    ++given;
   }
   if (given != 1) published.fail("give exactly one of \"step_time_seconds\" or \"samples_per_second\"");
   figure.source = published.string_at("source");
@@ -201,7 +211,7 @@ DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& 
       std::string why;
       if (!applicable(*options.algorithm, options.replicas, cluster, &why)) reader.at("algorithm").fail(why);
     }
-    options.bucket_bytes = reader.positive_or("bucket_bytes", options.bucket_bytes);
+    options.bucket_bytes = bucket_bytes_or(reader, options.bucket_bytes);
     options.overlap = reader.bool_or("overlap", true);
   }
   options.communication = read_communication(reader, options.aggregation);
@@ -330,6 +340,14 @@ std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster&
     if (auto published = document.find("published")) strategies.back().published = read_published(*published);
   }
   return strategies;
+}
+
+double bucket_bytes_or(const JsonReader& reader, double fallback) {
+  auto value = reader.find("bucket_bytes");
+  if (!value) return fallback;
+  const double bytes = value->at_most(value->as_positive_number(), kMaxPlausibleBytes);
+  if (bytes < 1) value->fail("a gradient bucket holds at least one byte, got " + brief(value->value()));
+  return bytes;
 }
 
 void apply_perturbations(const JsonReader& perturbations, Cluster* cluster, RunOptions* run) {

@@ -23,4 +23,8 @@ std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster&
 /// the run options (jitter).
 void apply_perturbations(const JsonReader& perturbations, Cluster* cluster, RunOptions* run);
 
+/// A gradient bucket's size, `reader`'s "bucket_bytes" else `fallback`: at least one byte (a
+/// smaller bucket would be a bucket per fraction of a byte) and at most kMaxPlausibleBytes.
+double bucket_bytes_or(const JsonReader& reader, double fallback);
+
 }  // namespace placesim

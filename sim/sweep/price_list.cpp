@@ -1,6 +1,16 @@
 #include "sim/sweep/price_list.h"
 
 namespace placesim {
+namespace {
+
+// The dearest device hour of hardware_profiles/prices.json lists at 12.29 USD, a whole 8-GPU
+// cloud node at about 100 USD; a hundred to a thousand times that is a typo or another unit.
+constexpr double kMaxUsdPerDeviceHour = 1e4;
+constexpr double kMaxUsdPerNodeHour = 1e5;
+
+double hourly_price(const JsonReader& value, double limit) { return value.at_most(value.as_non_negative_number(), limit); }
+
+}  // namespace
 
 std::optional<double> PriceList::device_price(const std::string& device_id) const {
   auto it = usd_per_device_hour.find(device_id);
@@ -42,10 +52,10 @@ PriceList read_price_file(const std::filesystem::path& path) {
       // Every list price says where it comes from and when.
       std::string source = entry.string_at("source") + " (" + entry.string_at("date") + ")";
       if (std::string(section) == "devices") {
-        prices.usd_per_device_hour[id] = entry.at("usd_per_device_hour").as_non_negative_number();
+        prices.usd_per_device_hour[id] = hourly_price(entry.at("usd_per_device_hour"), kMaxUsdPerDeviceHour);
         prices.device_sources[id] = source;
       } else {
-        prices.usd_per_node_hour[id] = entry.at("usd_per_node_hour").as_non_negative_number();
+        prices.usd_per_node_hour[id] = hourly_price(entry.at("usd_per_node_hour"), kMaxUsdPerNodeHour);
       }
     }
   }
@@ -57,13 +67,13 @@ void apply_price_overrides(const JsonReader& overrides, PriceList* prices) {
   if (auto devices = overrides.find("devices")) {
     devices->expect_object();
     for (const std::string& id : devices->keys()) {
-      prices->usd_per_device_hour[id] = devices->at(id).as_non_negative_number();
+      prices->usd_per_device_hour[id] = hourly_price(devices->at(id), kMaxUsdPerDeviceHour);
       prices->device_sources[id] = "scenario (" + devices->file() + ")";
     }
   }
   if (auto nodes = overrides.find("nodes")) {
     nodes->expect_object();
-    for (const std::string& id : nodes->keys()) prices->usd_per_node_hour[id] = nodes->at(id).as_non_negative_number();
+    for (const std::string& id : nodes->keys()) prices->usd_per_node_hour[id] = hourly_price(nodes->at(id), kMaxUsdPerNodeHour);
   }
 }
 

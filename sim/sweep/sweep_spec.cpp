@@ -14,6 +14,20 @@ namespace {
 
 constexpr int64_t kMaxConfigurations = 1000000;
 constexpr int64_t kMaxBatch = int64_t{1} << 32;
+// Goals and budgets: far above any training run so far (GPT-4 class: ~1e13 tokens, ~1e8 USD),
+// far below where a typo or a wrong unit would still look like a number.
+constexpr double kMaxTrainSamples = 1e15;
+constexpr double kMaxTrainTokens = 1e18;
+constexpr double kMaxSamplesPerSecond = 1e12;
+constexpr double kMaxTokensPerSecond = 1e15;
+constexpr double kMaxTimeToTrainSeconds = 1e10;  // 317 years
+constexpr double kMaxUsdPerHour = 1e9;
+constexpr double kMaxUsdToTrain = 1e12;
+
+double positive_at_most(const JsonReader& object, const std::string& key, double limit) {
+  JsonReader value = object.at(key);
+  return value.at_most(value.as_positive_number(), limit);
+}
 
 /// A list of integers: an array, a single integer, or a range {"from", "to", and "step" or "times"}.
 std::vector<int64_t> read_integers(const JsonReader& reader, int64_t min_value, int64_t max_value) {
@@ -271,10 +285,10 @@ SweepSpec read_sweep_spec(const JsonReader& document, const HardwareCatalog& cat
     train->reject_unknown_keys({"samples", "tokens"});
     if (train->has("samples") == train->has("tokens")) train->fail("give exactly one of \"samples\" or \"tokens\"");
     if (train->has("samples")) {
-      spec.train_samples = train->positive_at("samples");
+      spec.train_samples = positive_at_most(*train, "samples", kMaxTrainSamples);
     } else {
       if (spec.tokens_per_sample <= 0) train->at("tokens").fail("tokens need \"tokens_per_sample\" (or a gpt zoo model)");
-      spec.train_samples = train->positive_at("tokens") / spec.tokens_per_sample;
+      spec.train_samples = positive_at_most(*train, "tokens", kMaxTrainTokens) / spec.tokens_per_sample;
     }
   }
   if (auto target = sweep.find("target")) {
@@ -289,13 +303,16 @@ SweepSpec read_sweep_spec(const JsonReader& document, const HardwareCatalog& cat
     if (metric == "time_to_train_seconds" && !sweep.has("train")) {
       target->at(metric).fail("a time-to-train target needs \"train\": {\"samples\": N} or {\"tokens\": N}");
     }
-    spec.target = SweepTarget{metric, target->positive_at(metric)};
+    const double limit = metric == "samples_per_second" ? kMaxSamplesPerSecond
+                         : metric == "tokens_per_second"  ? kMaxTokensPerSecond
+                                                          : kMaxTimeToTrainSeconds;
+    spec.target = SweepTarget{metric, positive_at_most(*target, metric, limit)};
   }
   if (auto budget = sweep.find("budget")) {
     budget->reject_unknown_keys({"usd_per_hour", "usd_to_train"});
     if (budget->keys().empty()) budget->fail("give \"usd_per_hour\" and/or \"usd_to_train\"");
-    if (budget->has("usd_per_hour")) spec.budget_usd_per_hour = budget->positive_at("usd_per_hour");
-    if (budget->has("usd_to_train")) spec.budget_usd_to_train = budget->positive_at("usd_to_train");
+    if (budget->has("usd_per_hour")) spec.budget_usd_per_hour = positive_at_most(*budget, "usd_per_hour", kMaxUsdPerHour);
+    if (budget->has("usd_to_train")) spec.budget_usd_to_train = positive_at_most(*budget, "usd_to_train", kMaxUsdToTrain);
   }
   if (auto fidelity = sweep.find("fidelity")) {
     std::string text = fidelity->as_string();

@@ -77,6 +77,23 @@ TEST(Compare, CsvHasOneRowPerTaskAndJsonTheSummary) {
   EXPECT_NEAR(json["step_time_relative_error"].get<double>(), 0.25, 1e-12);
 }
 
+TEST(Compare, CsvCellsASpreadsheetWouldRunAreNeutralised) {
+  // Task names come from the plan, which comes from whoever wrote the scenario: each cell that
+  // starts with = + - @ gets a leading ' (OWASP), as results.csv's do; a quoted cell is still run.
+  const std::vector<std::tuple<std::string, std::string, std::string, double, double>> tasks = {
+      {"=HYPERLINK(\"http://x\",\"a\")", "compute", "matmul", 0.0, 0.004},
+      {"+cmd", "compute", "matmul", 0.004, 0.006},
+      {"-2", "compute", "elementwise", 0.006, 0.007},  // a plain number stays as it is
+      {"@SUM(A1)", "transfer", "", 0.007, 0.010}};
+  real::Comparison c =
+      real::compare_reports(report(0.010, tasks, "simgrid"), "p.json", report(0.008, tasks, "m"), "m.json");
+  std::string csv = real::comparison_csv(c);
+  EXPECT_NE(csv.find("\n0,\"'=HYPERLINK(\"\"http://x\"\",\"\"a\"\")\",matmul,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n1,'+cmd,matmul,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n2,-2,elementwise,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n3,'@SUM(A1),transfer,"), std::string::npos) << csv;
+}
+
 TEST(Compare, MapeIsTheMeanOfAbsoluteStepErrors) {
   real::Comparison over = real::compare_reports(kPredicted, "p", kMeasured, "m");  // +25%
   real::Comparison under = real::compare_reports(report(0.006, {}, "simgrid"), "p", report(0.008, {}, "x"), "m");

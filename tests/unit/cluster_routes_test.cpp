@@ -5,6 +5,7 @@
 // a cycle through a switch, a dead end, and a slow direct link.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <limits>
 #include <queue>
 
@@ -112,6 +113,63 @@ TEST(ClusterRoutes, RingHopsFoundByTheNearestFirstSearchAreShortest) {
   for (size_t i = 0; i < ring.size(); i += 2) {
     EXPECT_EQ(cluster.device(ring[i]).node / 2, cluster.device(ring[i + 1]).node / 2) << i;
   }
+}
+
+// The searches for given ends do not look at the links into regions that hold neither end (a
+// 100,000-node switch would cost 100,000 looks per route); a search that looks everywhere
+// (visit_devices_by_distance without `wanted`) must choose the very same hops, ties included
+// (DGX A100 nodes reach their leaf through 8 NICs of equal cost).
+void expect_same_hops_as_a_full_search(Cluster fresh) {
+  if (!fresh.links().empty()) fresh.scale_link_bandwidth(0, 1.0);  // forgets any route loading cached
+  const Cluster searched_everywhere = fresh;
+  const std::vector<DeviceId> devices = all_devices(fresh);
+  for (DeviceId from : devices) {
+    searched_everywhere.visit_devices_by_distance(from, [](DeviceId, double) { return true; });
+    for (DeviceId to : devices) searched_everywhere.remember_visited_route(from, to);
+  }
+  size_t compared = 0;
+  for (DeviceId from : devices) {
+    for (DeviceId to : devices) {
+      if (from == to) continue;
+      const std::vector<RouteHop>& expected = searched_everywhere.route(from, to);
+      const std::vector<RouteHop>& got = fresh.route(from, to);
+      ASSERT_EQ(got.size(), expected.size()) << from << " -> " << to;
+      for (size_t h = 0; h < got.size(); ++h) {
+        EXPECT_EQ(got[h].link, expected[h].link) << from << " -> " << to << ", hop " << h;
+        EXPECT_EQ(got[h].a_to_b, expected[h].a_to_b) << from << " -> " << to << ", hop " << h;
+      }
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, devices.size() * (devices.size() - 1));
+}
+
+TEST(ClusterRoutes, SkippingDeadRegionsChoosesTheSameHopsOnAFatTreeAndASingleSwitch) {
+  expect_same_hops_as_a_full_search(fat_tree());
+  expect_same_hops_as_a_full_search(
+      testing::scenario_from_text(R"({"model": {"zoo": "mlp"},
+          "cluster": {"template": "dgx_a100", "nodes": 4, "fabric": {"link": "ib_hdr"}},
+          "strategy": {"data_parallel": {"replicas": 2}}})")
+          .cluster);
+  // Every bundled scenario's clusters of up to 200 devices (all pairs), strategies' own included.
+  HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
+  size_t clusters = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(PLACESIM_SOURCE_DIR) / "scenarios")) {
+    if (entry.path().extension() != ".json" || entry.path().filename().string().rfind("sweep_", 0) == 0) continue;
+    const Scenario scenario = load_scenario(entry.path(), catalog);
+    for (const Strategy& strategy : scenario.strategies) {
+      const Cluster& cluster = scenario.cluster_for(strategy);
+      if (cluster.devices().size() > 200) continue;
+      SCOPED_TRACE(entry.path().filename().string() + ", strategy " + strategy.name);
+      expect_same_hops_as_a_full_search(cluster);
+      ++clusters;
+    }
+  }
+  EXPECT_GT(clusters, 10u);
+  // prepare_routes (one search to many ends) skips too, and agrees.
+  const Cluster prepared = fat_tree();
+  for (DeviceId from : all_devices(prepared)) prepared.prepare_routes(from, all_devices(prepared));
+  expect_same_hops_as_a_full_search(prepared);
 }
 
 // g0 - s0 ==slow== s1 - g1, with a fast detour s0 - x - s1 (a cycle: x is no dead end) and a

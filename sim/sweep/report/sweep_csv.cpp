@@ -1,8 +1,8 @@
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
+#include "sim/core/csv_fields.h"
 #include "sim/sweep/report/sweep_report.h"
 
 namespace placesim {
@@ -13,24 +13,6 @@ std::string csv_number(double v) {
   char buffer[40];
   std::snprintf(buffer, sizeof buffer, "%.9g", v);
   return buffer;
-}
-
-// A cell a spreadsheet would run as a formula (it starts with = + - @, a tab or a carriage return)
-// gets a leading ' (OWASP's advice for CSV injection), unless it is a plain number such as "-3".
-bool runs_as_formula(const std::string& text) {
-  if (text.empty() || std::string("=+-@\t\r").find(text.front()) == std::string::npos) return false;
-  char* end = nullptr;
-  std::strtod(text.c_str(), &end);
-  bool plain_number = end == text.c_str() + text.size() && text.find_first_of("\t\r") == std::string::npos;
-  return !plain_number;
-}
-
-std::string csv_text(const std::string& raw) {
-  std::string text = runs_as_formula(raw) ? "'" + raw : raw;
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
 }
 
 }  // namespace
@@ -53,9 +35,9 @@ std::string sweep_csv(const SweepReport& report) {
     const SweepConfiguration& c = o.configuration;
     const NodeType& type = spec.node_types[c.node_type];
     const StrategyVariant& strategy = spec.strategies[c.strategy];
-    csv += std::to_string(c.index) + "," + csv_text(type.template_id) + "," + csv_text(type.device_id) + "," +
+    csv += std::to_string(c.index) + "," + csv_cell(type.template_id) + "," + csv_cell(type.device_id) + "," +
            std::to_string(c.devices_per_node) + "," + std::to_string(c.nodes) + "," + std::to_string(c.devices()) + "," +
-           csv_text(c.fabric) + "," + csv_text(strategy.label) + "," + strategy.kind + "," + std::to_string(c.batch_size) +
+           csv_cell(c.fabric) + "," + csv_cell(strategy.label) + "," + strategy.kind + "," + std::to_string(c.batch_size) +
            "," + std::to_string(global_batch(spec, c)) + "," + c.precision + ",";
     if (!o.evaluated()) {
       csv += ",not_evaluated" + std::string(28, ',') + "\n";
@@ -65,7 +47,7 @@ std::string sweep_csv(const SweepReport& report) {
     bool ok = o.fits();
     auto if_ok = [&](double v) { return ok ? csv_number(v) : std::string(); };
     auto flag = [&](bool v) { return ok ? std::string(v ? "1" : "0") : std::string(); };
-    csv += to_string(r.tier) + "," + to_string(r.status) + "," + csv_text(r.reason) + "," + csv_number(r.step_seconds) + "," +
+    csv += to_string(r.tier) + "," + to_string(r.status) + "," + csv_cell(r.reason) + "," + csv_number(r.step_seconds) + "," +
            csv_number(r.samples_per_second) + "," + (spec.tokens_per_sample > 0 ? if_ok(o.tokens_per_second) : "") + "," +
            csv_number(r.single_device_samples_per_second) + "," +
            (o.scaling_efficiency > 0 ? if_ok(o.scaling_efficiency) : "") + "," +
