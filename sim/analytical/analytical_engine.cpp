@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "sim/cluster/collective_profile.h"
+#include "sim/cost/collective_overlap.h"
 #include "sim/cost/cost_model.h"
 #include "sim/plan/collective_schedule.h"
 
@@ -37,8 +38,6 @@ class ListScheduler {
     timeline_.tasks.assign(plan_.tasks.size(), TaskInterval{});
     pending_.resize(plan_.tasks.size());
     device_busy_.assign(cluster_.devices().size(), false);
-    overlap_share_.assign(cluster_.devices().size(), 0.0);
-    collectives_in_flight_.assign(cluster_.devices().size(), 0);
     ready_compute_.resize(cluster_.devices().size());
     for (const Task& task : plan_.tasks) {
       pending_[task.id] = task.deps.size();
@@ -65,21 +64,8 @@ class ListScheduler {
       return;
     }
     double seconds = task.kind == TaskKind::kTransfer ? transfer_seconds(task) : collective_seconds(task);
-    if (task.kind == TaskKind::kCollective && seconds > 0) occupy_compute_share(task, +1);
+    if (task.kind == TaskKind::kCollective && seconds > 0) overlap_.start(task);
     start(id, now, seconds);
-  }
-
-  /// As the SimGrid engine: while collectives with a compute share run on a GPU, its compute
-  /// tasks that start take 1 / (1 - share) as long.
-  void occupy_compute_share(const Task& task, int delta) {
-    const Transport* transport = transport_of(task);
-    if (!transport || transport->gpu_compute_share <= 0) return;
-    for (DeviceId device : task.group) {
-      if (cluster_.device(device).name.kind != DeviceKind::kGpu) continue;
-      collectives_in_flight_[device] += delta;
-      overlap_share_[device] =
-          collectives_in_flight_[device] > 0 ? std::max(overlap_share_[device], transport->gpu_compute_share) : 0;
-    }
   }
 
   const Transport* transport_of(const Task& task) const {
@@ -91,7 +77,7 @@ class ListScheduler {
       TaskId id = ready_compute_[device].top();
       ready_compute_[device].pop();
       double seconds = compute_seconds(plan_.tasks[id], plan_.precision, cluster_.device(device));
-      if (overlap_share_[device] > 0) seconds /= 1.0 - overlap_share_[device];
+      seconds = overlap_.stretched(device, seconds);
       if (seconds > 0) device_busy_[device] = true;  // a task that costs nothing does not hold the device
       start(id, now, seconds);
     }
@@ -106,7 +92,7 @@ class ListScheduler {
     ++finished_;
     const Task& task = plan_.tasks[id];
     if (task.kind == TaskKind::kCompute && timeline_.tasks[id].duration() > 0) device_busy_[task.device] = false;
-    if (task.kind == TaskKind::kCollective && timeline_.tasks[id].duration() > 0) occupy_compute_share(task, -1);
+    if (task.kind == TaskKind::kCollective && timeline_.tasks[id].duration() > 0) overlap_.end(task);
     for (TaskId next : successors_[id]) {
       if (--pending_[next] == 0) make_ready(next, now);
     }
@@ -145,8 +131,7 @@ class ListScheduler {
   Timeline timeline_;
   std::vector<size_t> pending_;
   std::vector<bool> device_busy_;
-  std::vector<double> overlap_share_;
-  std::vector<int> collectives_in_flight_;
+  CollectiveOverlap overlap_{plan_, cluster_};
   std::vector<std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>> ready_compute_;
   // (end time, task id): ties end in id order, deterministically.
   std::priority_queue<std::pair<double, TaskId>, std::vector<std::pair<double, TaskId>>, std::greater<>> events_;

@@ -19,6 +19,7 @@
 
 #include "sim/cluster/collective_profile.h"
 #include "sim/core/fd_io.h"
+#include "sim/cost/collective_overlap.h"
 #include "sim/cost/cost_model.h"
 #include "sim/plan/collective_schedule.h"
 
@@ -53,8 +54,6 @@ class Simulation {
     pending_.resize(plan_.tasks.size());
     successors_ = plan_.successors();
     device_busy_.assign(cluster_.devices().size(), false);
-    overlap_share_.assign(cluster_.devices().size(), 0.0);
-    collectives_in_flight_.assign(cluster_.devices().size(), 0);
     ready_compute_.resize(cluster_.devices().size());
     for (const Task& task : plan_.tasks) {
       pending_[task.id] = task.deps.size();
@@ -181,8 +180,7 @@ class Simulation {
       ready_compute_[device].pop();
       const Task& task = plan_.tasks[id];
       double seconds = compute_seconds(task, plan_.precision, cluster_.device(device));
-      // Collectives in flight on this GPU run their kernels on a share of its SMs.
-      if (overlap_share_[device] > 0) seconds /= 1.0 - overlap_share_[device];
+      seconds = overlap_.stretched(device, seconds);  // collectives in flight share its SMs
       if (seconds <= 0) {
         finish_instantly(id, now);
         continue;
@@ -210,7 +208,7 @@ class Simulation {
       if (*run.measured_seconds <= 0) {
         finish_instantly(id, now);
       } else {
-        occupy_compute_share(plan_.tasks[id], +1);
+        overlap_.start(plan_.tasks[id]);
         schedule_timer(now + *run.measured_seconds, id, kWholeCollective);
       }
       return;
@@ -219,7 +217,7 @@ class Simulation {
       finish_instantly(id, now);
       return;
     }
-    occupy_compute_share(plan_.tasks[id], +1);
+    overlap_.start(plan_.tasks[id]);
     run.remaining = run.steps.size();
     run.pending.resize(run.steps.size());
     run.successors.assign(run.steps.size(), {});
@@ -346,8 +344,9 @@ class Simulation {
     } else {
       const Task& task = plan_.tasks[running.task];
       if (task.kind == TaskKind::kCompute) device_busy_[task.device] = false;
-      if (task.kind == TaskKind::kTransfer && earliest_transfer_end(task) > now) {
-        schedule_timer(earliest_transfer_end(task), running.task, kCappedTransfer);
+      const double earliest_end = task.kind == TaskKind::kTransfer ? earliest_transfer_end(task) : 0;
+      if (earliest_end > now) {
+        schedule_timer(earliest_end, running.task, kCappedTransfer);
         drain_instant();
         return;
       }
@@ -377,21 +376,8 @@ class Simulation {
     return rate > 0 ? timeline_.tasks[task.id].start_seconds + task.bytes / rate : 0;
   }
 
-  /// Counts a collective in (+1) or out (-1) of its GPUs: while any runs, compute on a GPU
-  /// takes the largest in-flight share of its SMs (Transport::gpu_compute_share).
-  void occupy_compute_share(const Task& task, int delta) {
-    if (task.transport < 0) return;
-    const double share = plan_.transports.at(static_cast<size_t>(task.transport)).gpu_compute_share;
-    if (share <= 0) return;
-    for (DeviceId device : task.group) {
-      if (!cluster_.device(device).name.kind || *cluster_.device(device).name.kind != DeviceKind::kGpu) continue;
-      collectives_in_flight_[device] += delta;
-      overlap_share_[device] = collectives_in_flight_[device] > 0 ? std::max(overlap_share_[device], share) : 0;
-    }
-  }
-
   void end_task(TaskId id, double now) {
-    if (plan_.tasks[id].kind == TaskKind::kCollective) occupy_compute_share(plan_.tasks[id], -1);
+    if (plan_.tasks[id].kind == TaskKind::kCollective) overlap_.end(plan_.tasks[id]);
     timeline_.tasks[id].end_seconds = now;
     release(id, now);
   }
@@ -447,8 +433,7 @@ class Simulation {
   std::vector<size_t> pending_;
   SuccessorLists successors_;
   std::vector<bool> device_busy_;
-  std::vector<double> overlap_share_;        ///< per GPU: share of its SMs taken by collectives in flight
-  std::vector<int> collectives_in_flight_;  ///< per GPU: collectives with a compute share running on it
+  CollectiveOverlap overlap_{plan_, cluster_};
   std::vector<std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>> ready_compute_;
   std::unordered_map<const sg4::Activity*, Running> running_;
   std::vector<TaskId> instant_;
