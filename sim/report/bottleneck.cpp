@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <tuple>
 
 #include "sim/plan/collective_schedule.h"
 
@@ -36,21 +37,31 @@ Bottleneck find_bottleneck(const ExecutionPlan& plan, const Cluster& cluster, co
   busiest_device("PS CPU", parameter_servers);
 
   // Bytes each link direction carried: transfers along their routes, collectives along their
-  // schedules' hops (payload over the transport's wire efficiency).
-  std::map<std::pair<LinkId, bool>, double> carried;
-  auto carry = [&](DeviceId from, DeviceId to, double bytes, const Task& task) {
-    if (from == to || bytes <= 0) return;
-    const double efficiency = task.transport < 0 ? 1.0 : plan.transports.at(static_cast<size_t>(task.transport)).wire_efficiency;
-    for (const RouteHop& hop : cluster.route(from, to)) carried[{hop.link, hop.a_to_b}] += bytes / efficiency;
+  // schedules' hops (payload over the transport's wire efficiency). Each device pair is routed
+  // once and each distinct collective (the same buckets every step) scheduled once.
+  auto wire_bytes = [&](const Task& task, double bytes) {
+    return task.transport < 0 ? bytes : bytes / plan.transports.at(static_cast<size_t>(task.transport)).wire_efficiency;
   };
+  std::map<std::pair<DeviceId, DeviceId>, double> pair_bytes;
+  std::map<std::tuple<CollectiveAlgorithm, std::vector<DeviceId>, double>, double> collective_wire_bytes;
   for (const Task& task : plan.tasks) {
-    if (task.kind == TaskKind::kTransfer) carry(task.source, task.device, task.bytes, task);
-    if (task.kind == TaskKind::kCollective && task.group.size() > 1) {
-      for (const CollectiveStep& step :
-           allreduce_schedule(task.algorithm, task.group, task.bytes, cluster, CollectiveFidelity::kPerPhase)) {
-        carry(step.from, step.to, step.bytes, task);
-      }
+    if (task.kind == TaskKind::kTransfer && task.source != task.device && task.bytes > 0) {
+      pair_bytes[{task.source, task.device}] += wire_bytes(task, task.bytes);
     }
+    if (task.kind == TaskKind::kCollective && task.group.size() > 1 && task.bytes > 0) {
+      collective_wire_bytes[{task.algorithm, task.group, task.bytes}] += wire_bytes(task, task.bytes) / task.bytes;
+    }
+  }
+  for (const auto& [key, scale] : collective_wire_bytes) {
+    const auto& [algorithm, group, bytes] = key;
+    for (const CollectiveStep& step :
+         allreduce_schedule(algorithm, group, bytes, cluster, CollectiveFidelity::kPerPhase)) {
+      if (step.from != step.to) pair_bytes[{step.from, step.to}] += step.bytes * scale;
+    }
+  }
+  std::map<std::pair<LinkId, bool>, double> carried;
+  for (const auto& [pair, bytes] : pair_bytes) {
+    for (const RouteHop& hop : cluster.route(pair.first, pair.second)) carried[{hop.link, hop.a_to_b}] += bytes;
   }
   std::vector<std::string> server_machines;
   for (DeviceId server : parameter_servers) {
