@@ -10,6 +10,8 @@
 #include "sim/plan/plan_json.h"
 #include "sim/planner/data_parallel_builder.h"
 #include "sim/planner/framework_transports.h"
+#include "sim/report/bottleneck.h"
+#include "sim/report/metrics.h"
 #include "tests/unit/test_support.h"
 
 namespace placesim {
@@ -278,6 +280,39 @@ TEST(Transport, TensorFlowStepsEndWhenEveryUpdateHasRun) {
     }
     EXPECT_EQ(step1_pulls, 4u);  // 2 workers x 2 variables
   }
+}
+
+}  // namespace
+}  // namespace placesim
+
+namespace placesim {
+namespace {
+
+// A worker pushes 1e8 B to its server over the server's 1e9 B/s link (0.1 s), then the server's
+// CPU copies 6e8 B at 2e9 B/s (0.3 s): makespan 0.4 s. Busy shares: PS CPU 0.3 / 0.4 = 0.75,
+// PS NIC (the link into the server's machine) 1e8 / (1e9 x 0.4) = 0.25, the worker's own link
+// 1e8 / (1e12 x 0.4) = 0.00025 (network), the worker's GPU 0 (compute).
+TEST(Transport, TheBottleneckIsTheBusiestResourceByItsShareOfTheRun) {
+  Cluster cluster = machines(1, 1e9, /*cpu memory*/ 2e9);
+  ExecutionPlan plan = empty_plan(cluster);
+  TaskId push = add(plan, transfer_task(gpu_of_machine(1), 0, 1e8));
+  add(plan, compute_task(0, 0, 6e8, OpKind::kOther), {push});
+  Timeline timeline = simulate(plan, cluster);
+  ASSERT_NEAR(timeline.makespan_seconds(), 0.4, 0.4 * kRelative);
+  Bottleneck bottleneck =
+      find_bottleneck(plan, cluster, timeline, compute_metrics(plan, cluster, timeline), {gpu_of_machine(1)}, {0});
+  ASSERT_EQ(bottleneck.loads.size(), 4u);
+  EXPECT_EQ(bottleneck.loads[0].kind, "PS CPU");
+  EXPECT_NEAR(bottleneck.loads[0].busy_share, 0.75, 1e-6);
+  EXPECT_EQ(bottleneck.loads[1].kind, "PS NIC");
+  EXPECT_EQ(bottleneck.loads[1].resource, "switch -> task:0/CPU:0");
+  EXPECT_NEAR(bottleneck.loads[1].busy_share, 0.25, 1e-6);
+  EXPECT_EQ(bottleneck.loads[2].kind, "network");
+  EXPECT_NEAR(bottleneck.loads[2].busy_share, 1e8 / (1e12 * 0.4), 1e-9);
+  EXPECT_EQ(bottleneck.loads[3].kind, "compute");
+  EXPECT_EQ(bottleneck.loads[3].busy_share, 0);
+  EXPECT_EQ(bottleneck_text(bottleneck).rfind("bottleneck: PS CPU, task:0/CPU:0 (75% busy); PS NIC 25%", 0), 0u)
+      << bottleneck_text(bottleneck);
 }
 
 }  // namespace
