@@ -3,6 +3,8 @@
 // `placesim --profiles DIR ...` predicts this machine (layout: docs/real-backend.md).
 // `placesim calibrate --from-kernels TABLE.csv --device ID -o PROFILE.json`: fit a device's
 // kernel model to a measured kernel table and write its profile (docs/cost-model.md).
+// `placesim calibrate --from-trace TRACE.json --device ID -o TABLE.csv`: such a table from a
+// PyTorch profiler trace (calibrate_trace.h).
 #include <ctime>
 #include <filesystem>
 #include <iomanip>
@@ -13,6 +15,7 @@
 
 #include "cli/command.h"
 #include "cli/commands/calibrate_nccl_tests.h"
+#include "cli/commands/calibrate_trace.h"
 #include "real_backend/calibration.h"
 #include "real_backend/runtime/machine_load.h"
 #include "sim/calibration/kernel_calibration.h"
@@ -92,7 +95,8 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--from-kernels", options->kernel_tables,
                       "Instead of measuring: fit --device's kernel model to measured kernel tables (CSV, "
                       "hardware_profiles/kernels/) and write its profile to -o PROFILE.json");
-  command->add_option("--device", options->device, "With --from-kernels: the device profile id to fit");
+  command->add_option("--device", options->device,
+                      "With --from-kernels: the device profile id to fit; with --from-trace: the device the trace ran on");
   command->add_option("--precision", options->precisions, "With --from-kernels: use rows of this precision only")
       ->check(CLI::IsMember(precision_names()));
   command->add_option("--predictions", options->predictions,
@@ -101,8 +105,10 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
                       "Instead of measuring: give --device the kernel model of this measured device (same or nearest "
                       "generation) with --device's own SM count, peak and bandwidth, and write its profile to -o");
   auto nccl_tests = add_nccl_tests_options(command);
-  return {command, [options, nccl_tests, &global] {
+  auto trace = add_trace_options(command);
+  return {command, [options, nccl_tests, trace, &global] {
             if (!nccl_tests->log.empty()) return import_nccl_tests(*nccl_tests, options->output);
+            if (!trace->trace.empty()) return import_trace(*trace, options->device, options->output);
             if (!options->kernel_model_from.empty()) {
               if (options->device.empty()) throw InputError("--device", "", "--kernel-model-from needs --device ID");
               Json profile =

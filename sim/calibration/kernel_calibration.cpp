@@ -1,5 +1,7 @@
 #include "sim/calibration/kernel_calibration.h"
 
+#include <filesystem>
+
 #include "sim/cluster/kernel_model_json.h"
 
 namespace placesim {
@@ -41,7 +43,12 @@ KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem
     KernelTable table = read_kernel_table(path, device_id);
     for (const auto& [reason, count] : table.skipped) calibration.skipped[reason] += count;
     rows.insert(rows.end(), table.rows.begin(), table.rows.end());
-    table_names += (table_names.empty() ? "" : " + ") + path.filename().string();
+    // A bundled table by its place in the repository; a user's own (calibrate --from-trace) as given.
+    std::error_code error;
+    const bool bundled = std::filesystem::equivalent(path.parent_path().empty() ? "." : path.parent_path(),
+                                                     catalog.root() / "kernels", error);
+    table_names += (table_names.empty() ? "" : " + ") +
+                   (bundled ? "hardware_profiles/kernels/" + path.filename().string() : path.string());
   }
   if (rows.empty()) {
     throw InputError(tables.empty() ? "--from-kernels" : tables.front().string(), "",
@@ -49,7 +56,7 @@ KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem
   }
   KernelFitOptions options;
   options.date = date;
-  options.table = "hardware_profiles/kernels/" + table_names;
+  options.table = table_names;
   options.precisions = precisions;
   calibration.fit = fit_kernel_model(rows, spec, spec.sm_count, options);
   calibration.profile = parse_json_file(catalog.root() / "devices" / (device_id + ".json"));
