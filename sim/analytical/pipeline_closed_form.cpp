@@ -122,6 +122,30 @@ SlotModel model_slot(const SlotTasks& slot, double alone_seconds, const CellPlan
   return model;
 }
 
+/// The most bytes `device`'s buffers hold at once between `from` and `to` (a release before an
+/// allocation at the same instant, as peak_live_bytes counts them), and the last instant they do.
+std::pair<double, double> peak_between(const std::vector<BufferLifetime>& buffers, DeviceId device, double from,
+                                       double to) {
+  std::vector<std::pair<double, double>> events;  // (time, bytes allocated or, negative, released)
+  for (const BufferLifetime& buffer : buffers) {
+    if (buffer.device != device || buffer.bytes <= 0) continue;
+    events.emplace_back(buffer.start_seconds, buffer.bytes);
+    events.emplace_back(buffer.release_seconds, -buffer.bytes);
+  }
+  std::sort(events.begin(), events.end());
+  double live = 0, peak = 0, when = from;
+  for (size_t i = 0; i < events.size();) {
+    const double time = events[i].first;
+    while (i < events.size() && events[i].first == time) live += events[i++].second;
+    const double next = i < events.size() ? events[i].first : std::numeric_limits<double>::infinity();
+    if (time <= to && next > from && live >= peak) {
+      peak = live;
+      when = std::min(next, to);
+    }
+  }
+  return {peak, when};
+}
+
 }  // namespace
 
 ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const Cluster& cluster,
@@ -215,6 +239,20 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
   std::vector<double> stage_free(stages, 0);
   std::vector<size_t> slots_done(stages, 0);
   estimate.stage_end_seconds.assign(stages, 0);
+  // Interleaved, for memory: when each slot ends, and when each received input (activation or
+  // gradient) starts to arrive, as long after its sender's slot ended as in the cell plan.
+  const bool interleaved = chunks > 1;
+  std::vector<std::vector<double>> slot_end(stages);
+  std::vector<std::vector<std::pair<double, double>>> arrivals(stages);  // (start, bytes)
+  auto inputs_of = [&](const SlotTasks& slot, const std::vector<TaskId>& sender_markers) {
+    std::vector<std::pair<size_t, std::pair<double, double>>> inputs;  // (sender chunk, (offset, bytes))
+    for (TaskId input : slot.inputs) {
+      const size_t from = reader.sender(input);
+      inputs.push_back({from, {slots_timeline.tasks[input].start_seconds - end_in(slots_timeline, sender_markers[from]),
+                               plan.tasks[input].output_bytes}});
+    }
+    return inputs;
+  };
   for (const auto& [s, slot] : emission_order(schedule, micro_batches, chunks)) {
     const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
     const int64_t m = slot.micro_batch;
@@ -223,6 +261,12 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
     const SlotModel& model = last_slot ? last[s] : slot.forward ? forward[c] : backward[c];
     if (last_slot) estimate.stage_end_seconds[s] = finish[s].end(stage_free[s], ends, m);
     ends[c][m] = stage_free[s] = model.end(stage_free[s], ends, m);
+    if (!interleaved) continue;
+    slot_end[s].push_back(ends[c][m]);
+    const SlotTasks& tasks = slot.forward ? forward_tasks[c] : backward_tasks[c];
+    for (const auto& [from, input] : inputs_of(tasks, slot.forward ? cells.forward_done : cells.backward_done)) {
+      arrivals[s].emplace_back(ends[from][m] + input.first, input.second);
+    }
   }
   for (size_t s = 0; s < stages; ++s) estimate.step_seconds = std::max(estimate.step_seconds, estimate.stage_end_seconds[s]);
 
@@ -261,32 +305,67 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
       in_flight = std::max(in_flight, open);
     }
     if (!backward_slots) in_flight = 1;  // inference: nothing waits for a backward
-    double others = 0;  // what the micro-batch chunks in flight beside the peaking one keep, at most
-    if (in_flight > 1) {
-      std::vector<double> kept(static_cast<size_t>(chunks), 0);
-      double previous_end = kNever;  // the stage's previous forward slot in the cell plan
-      for (const PipelineSlot& slot : cell_schedule[s]) {
-        if (!slot.forward) continue;
-        const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
-        const double forward_slot_end = end_in(timeline, cells.forward_done[c]);
-        double backward_start = std::numeric_limits<double>::infinity();
-        for (TaskId id : backward_tasks[c].members) backward_start = std::min(backward_start, timeline.tasks[id].start_seconds);
-        for (const BufferLifetime& buffer : buffers) {
-          if (buffer.device == device && buffer.start_seconds > previous_end && buffer.start_seconds <= forward_slot_end &&
-              buffer.start_seconds < backward_start && buffer.release_seconds > backward_start) {
-            kept[static_cast<size_t>(slot.chunk)] += buffer.bytes;
-          }
+    std::vector<double> kept(static_cast<size_t>(chunks), 0);  // by the stage's chunk
+    double previous_end = kNever;  // the stage's previous forward slot in the cell plan
+    for (const PipelineSlot& slot : cell_schedule[s]) {
+      if (in_flight == 1 || !slot.forward) continue;
+      const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
+      const double forward_slot_end = end_in(timeline, cells.forward_done[c]);
+      double backward_start = std::numeric_limits<double>::infinity();
+      for (TaskId id : backward_tasks[c].members) backward_start = std::min(backward_start, timeline.tasks[id].start_seconds);
+      for (const BufferLifetime& buffer : buffers) {
+        if (buffer.device == device && buffer.start_seconds > previous_end && buffer.start_seconds <= forward_slot_end &&
+            buffer.start_seconds < backward_start && buffer.release_seconds > backward_start) {
+          kept[static_cast<size_t>(slot.chunk)] += buffer.bytes;
         }
-        previous_end = forward_slot_end;
       }
-      // The schedule's heaviest point: each chunk's open micro-batches but one (the peaking
-      // micro-batch's own, in mid_peak) keep what that chunk keeps.
+      previous_end = forward_slot_end;
+    }
+    double activation = std::max(cell_peak[device], mid_peak[device] + static_cast<double>(in_flight - 1) * kept[0]);
+    if (interleaved) {
+      // The chunks keep different amounts and the heaviest slot need not run at the schedule's
+      // fullest point: each slot of the step peaks as its cell-plan slot did (one micro-batch,
+      // `cell_open` of its chunks open before it), plus what the other micro-batch chunks open
+      // beside it keep, plus the inputs that have begun to arrive for later slots (the warm-up
+      // runs the senders ahead).
+      struct CellSlot {
+        double peak_bytes = 0;
+        double peak_before_end_seconds = 0;  ///< how long before the slot's end it last peaks
+        std::vector<int64_t> open;           ///< the cell micro-batch's chunks open before it
+      };
+      std::map<std::pair<bool, int64_t>, CellSlot> cell_slot;
       std::vector<int64_t> open_of(static_cast<size_t>(chunks), 0);
-      for (const PipelineSlot& slot : schedule[s]) {
+      for (const PipelineSlot& slot : cell_schedule[s]) {
+        const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
+        const SlotTasks& tasks = slot.forward ? forward_tasks[c] : backward_tasks[c];
+        double start = std::numeric_limits<double>::infinity();
+        for (TaskId id : tasks.members) start = std::min(start, timeline.tasks[id].start_seconds);
+        const double end = end_in(timeline, tasks.marker);
+        const auto [peak, when] = peak_between(before_updates, device, start, end);
+        cell_slot[{slot.forward, slot.chunk}] = {peak, end - when, open_of};
         open_of[static_cast<size_t>(slot.chunk)] += slot.forward ? 1 : -1;
-        double held = 0;
-        for (size_t i = 0; i < kept.size(); ++i) held += static_cast<double>(open_of[i] - 1) * kept[i];
-        others = std::max(others, held);
+      }
+      std::vector<std::pair<double, double>> received = arrivals[s];
+      std::sort(received.begin(), received.end());
+      size_t next_arrival = 0;
+      double arrived = 0, consumed = 0;  // inputs begun to arrive by a slot's end; those of it and earlier slots
+      std::fill(open_of.begin(), open_of.end(), 0);
+      activation = cell_peak[device];
+      for (size_t i = 0; i < schedule[s].size(); ++i) {
+        const PipelineSlot& slot = schedule[s][i];
+        const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
+        for (TaskId input : (slot.forward ? forward_tasks[c] : backward_tasks[c]).inputs) {
+          consumed += plan.tasks[input].output_bytes;
+        }
+        const CellSlot& cell = cell_slot.at({slot.forward, slot.chunk});
+        while (next_arrival < received.size() &&
+               received[next_arrival].first < slot_end[s][i] - cell.peak_before_end_seconds) {
+          arrived += received[next_arrival++].second;
+        }
+        double held = cell.peak_bytes + std::max(0.0, arrived - consumed);
+        for (size_t k = 0; k < kept.size(); ++k) held += static_cast<double>(open_of[k] - cell.open[k]) * kept[k];
+        activation = std::max(activation, held);
+        open_of[static_cast<size_t>(slot.chunk)] += slot.forward ? 1 : -1;
       }
     }
     MemoryBreakdown memory;
@@ -295,7 +374,7 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
       memory.gradient_bytes = plan.static_memory[device].gradient_bytes;
       memory.optimizer_state_bytes = plan.static_memory[device].optimizer_state_bytes;
     }
-    memory.activation_bytes = std::max(cell_peak[device], mid_peak[device] + others);
+    memory.activation_bytes = activation;
     memory.workspace_bytes = workspace[device];
     estimate.stage_peak_memory.push_back(memory);
     estimate.stage_micro_batches_in_flight.push_back(in_flight);

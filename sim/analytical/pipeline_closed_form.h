@@ -28,8 +28,10 @@ struct ClosedFormStepEstimate {
   size_t cell_plan_tasks = 0;              ///< tasks of the one-micro-batch plan it estimated
   /// By stage, on its representative device (replica 0, tensor rank 0; the others hold the
   /// same): the memory at its peak. Activations: the cell plan's peak of live buffers plus, for
-  /// each other micro-batch (interleaved: micro-batch chunk) the schedule keeps in flight there,
-  /// what one keeps from its forward slot to its backward slot.
+  /// each other micro-batch the schedule keeps in flight there, what one keeps from its forward
+  /// slot to its backward slot. Interleaved: the most over the stage's slots of that slot's peak
+  /// in the cell plan, plus what the other micro-batch chunks open beside it keep (each chunk
+  /// its own amount), plus the inputs that have begun to arrive for its later slots.
   std::vector<MemoryBreakdown> stage_peak_memory;
   /// Most forward slots not yet backward (1 in inference): micro-batches, or with interleaving
   /// micro-batch chunks (each 1/V of the stage's layers).
