@@ -70,7 +70,10 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
     for (int64_t s = 0; s < p.pipeline; ++s) width = std::max(width, cluster.device(p.device(0, s, 0)).name.canonical().size());
     std::cout << (strategies.size() > 1 ? "Strategy " + strategy.name + ": " : std::string("")) << "data " << p.data
               << " x pipeline " << p.pipeline << " x tensor " << p.tensor << ", " << p.micro_batches
-              << " micro-batches\n"
+              << " micro-batches"
+              << (p.virtual_stages > 1 ? ", interleaved 1F1B with " + std::to_string(p.virtual_stages) + " virtual stages"
+                                       : std::string())
+              << "\n"
               << "Predicted step time: " << format_seconds(estimate.step_seconds)
               << " (closed-form tier: the analytical tier's list schedule, from one micro-batch's "
               << estimate.cell_plan_tasks << " tasks)\n"
@@ -201,7 +204,13 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
   } else if (!report.empty()) {
     std::vector<StrategyResult> results;
     for (const auto& e : evaluated) results.push_back(e.result);
-    write_file_atomically(report, comparison_json(scenario.name, results).dump(2) + "\n");
+    Json comparison = comparison_json(scenario.name, results);
+    for (size_t i = 0; i < evaluated.size(); ++i) {
+      if (evaluated[i].pipeline && strategies[i].parallelism) {
+        comparison["strategies"][i]["pipeline"] = pipeline_json(*evaluated[i].pipeline, scenario.cluster_for(strategies[i]));
+      }
+    }
+    write_file_atomically(report, comparison.dump(2) + "\n");
   }
   return 0;
 }

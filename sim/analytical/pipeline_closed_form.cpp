@@ -14,12 +14,13 @@ namespace {
 
 constexpr double kNever = -std::numeric_limits<double>::infinity();
 
-/// A stage's slot (or its finish) as a max-plus function of when its inputs are there: it ends at
-/// the latest of (the stage's previous slot's end + alone_seconds) and, for each stage it
-/// receives from, (that stage's matching slot's end + delay_seconds).
+/// A model chunk's slot (or its stage's finish) as a max-plus function of when its inputs are
+/// there: it ends at the latest of (the stage's previous slot's end + alone_seconds) and, for
+/// each chunk it receives from, (that chunk's matching slot's end + delay_seconds). Without
+/// interleaving a chunk is a stage.
 struct SlotModel {
   double alone_seconds = 0;                ///< every input already there
-  std::map<size_t, double> delay_seconds;  ///< by sending stage: its transfer, then this slot's rest
+  std::map<size_t, double> delay_seconds;  ///< by sending chunk: its transfer, then this slot's rest
 
   double end(double previous_end, const std::vector<std::vector<double>>& sender_ends, int64_t micro_batch) const {
     double result = previous_end + alone_seconds;
@@ -39,9 +40,12 @@ struct SlotTasks {
 class CellPlanReader {
  public:
   CellPlanReader(const ExecutionPlan& plan, const Cluster& cluster, const std::vector<int64_t>& stage_of)
-      : plan_(plan), cluster_(cluster), stage_of_(stage_of), claimed_(plan.tasks.size(), false) {}
+      : plan_(plan), cluster_(cluster), stage_of_(stage_of), claimed_(plan.tasks.size(), false),
+        chunk_of_(plan.tasks.size(), 0) {}
 
-  SlotTasks claim(TaskId marker) {
+  /// The slot of model chunk `chunk` that `marker` closes. A stage's slots must be claimed in
+  /// the stage's order: each takes what the earlier ones left.
+  SlotTasks claim(TaskId marker, size_t chunk) {
     const int64_t stage = stage_of_[plan_.tasks[marker].device];
     SlotTasks slot{marker, {marker}, {}};
     claimed_[marker] = true;
@@ -54,8 +58,12 @@ class CellPlanReader {
       }
     }
     std::sort(slot.members.begin(), slot.members.end());
+    for (TaskId id : slot.members) chunk_of_[id] = chunk;
     return slot;
   }
+
+  /// The chunk whose slot sends `transfer`: the one that claimed what it carries.
+  size_t sender(TaskId transfer) const { return chunk_of_[plan_.tasks[transfer].deps.front()]; }
 
   /// The tasks from `first` on, on `stage`'s device, that no slot claimed (all-reduces, updates).
   std::vector<TaskId> unclaimed(int64_t stage, TaskId first) const {
@@ -92,20 +100,21 @@ class CellPlanReader {
   const Cluster& cluster_;
   const std::vector<int64_t>& stage_of_;
   std::vector<bool> claimed_;
+  std::vector<size_t> chunk_of_;  ///< by task: the chunk of the slot that claimed it
 };
 
 /// Waiting for its inputs, a slot ends (at `end_seconds` in `timeline`) as long after its latest
 /// input's arrival as it did in the cell plan, where every slot but a stage's first waits for
 /// its inputs; an input arrives as long after its sender's slot ended (`sender_end`) as there.
 template <typename SenderEnd>
-SlotModel model_slot(const SlotTasks& slot, double alone_seconds, const ExecutionPlan& plan, const Timeline& timeline,
-                     const std::vector<int64_t>& stage_of, double end_seconds, SenderEnd sender_end) {
+SlotModel model_slot(const SlotTasks& slot, double alone_seconds, const CellPlanReader& reader, const Timeline& timeline,
+                     double end_seconds, SenderEnd sender_end) {
   SlotModel model;
   model.alone_seconds = alone_seconds;
   double latest_arrival = kNever;
   for (TaskId input : slot.inputs) latest_arrival = std::max(latest_arrival, timeline.tasks[input].end_seconds);
   for (TaskId input : slot.inputs) {
-    const size_t from = static_cast<size_t>(stage_of[plan.tasks[input].source]);
+    const size_t from = reader.sender(input);
     const double delay = timeline.tasks[input].end_seconds - sender_end(from) + (end_seconds - latest_arrival);
     auto [entry, inserted] = model.delay_seconds.emplace(from, delay);
     if (!inserted) entry->second = std::max(entry->second, delay);
@@ -113,13 +122,43 @@ SlotModel model_slot(const SlotTasks& slot, double alone_seconds, const Executio
   return model;
 }
 
+/// The most bytes `device`'s buffers hold at once between `from` and `to` (a release before an
+/// allocation at the same instant, as peak_live_bytes counts them), and the last instant they do.
+std::pair<double, double> peak_between(const std::vector<BufferLifetime>& buffers, DeviceId device, double from,
+                                       double to) {
+  std::vector<std::pair<double, double>> events;  // (time, bytes allocated or, negative, released)
+  for (const BufferLifetime& buffer : buffers) {
+    if (buffer.device != device || buffer.bytes <= 0) continue;
+    events.emplace_back(buffer.start_seconds, buffer.bytes);
+    events.emplace_back(buffer.release_seconds, -buffer.bytes);
+  }
+  std::sort(events.begin(), events.end());
+  double live = 0, peak = 0, when = from;
+  for (size_t i = 0; i < events.size();) {
+    const double time = events[i].first;
+    while (i < events.size() && events[i].first == time) live += events[i++].second;
+    const double next = i < events.size() ? events[i].first : std::numeric_limits<double>::infinity();
+    if (time <= to && next > from && live >= peak) {
+      peak = live;
+      when = std::min(next, to);
+    }
+  }
+  return {peak, when};
+}
+
 }  // namespace
 
 ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const Cluster& cluster,
                                                     const RunOptions& run, const ParallelismOptions& options) {
   const size_t stages = static_cast<size_t>(options.pipeline);
+  const int64_t chunks = options.virtual_stages;
+  const size_t model_chunks = stages * static_cast<size_t>(chunks);  // = stages without interleaving
   const int64_t micro_batches = options.micro_batches;
   const bool training = run.kind == StepKind::kTraining;
+  auto schedule_of = [&](size_t s, int64_t m) {
+    return chunks > 1 ? interleaved_schedule(stages, s, chunks, m, training)
+                      : pipeline_schedule(options.schedule, stages, s, m, training);
+  };
 
   // One micro-batch through every stage, estimated with and without the updates: they
   // interleave with a stage's last slot only.
@@ -135,73 +174,107 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
   std::vector<int64_t> stage_of(cluster.devices().size(), -1);
   for (size_t s = 0; s < stages; ++s) stage_of[options.device(0, static_cast<int64_t>(s), 0)] = static_cast<int64_t>(s);
 
+  // The cell plan's slots, by model chunk, claimed in the order each stage runs them.
   CellPlanReader reader(plan, cluster, stage_of);
-  std::vector<SlotTasks> forward_tasks, backward_tasks;
-  for (size_t s = 0; s < stages; ++s) forward_tasks.push_back(reader.claim(cells.forward_done[s]));
+  std::vector<std::vector<PipelineSlot>> cell_schedule(stages);
+  for (size_t s = 0; s < stages; ++s) cell_schedule[s] = schedule_of(s, 1);
   const bool backward_slots = training && cells.backward_done.front() != PipelineCells::kNone;
-  for (size_t s = 0; backward_slots && s < stages; ++s) backward_tasks.push_back(reader.claim(cells.backward_done[s]));
+  std::vector<SlotTasks> forward_tasks(model_chunks), backward_tasks(backward_slots ? model_chunks : 0);
+  for (const auto& [s, slot] : emission_order(cell_schedule, 1, chunks)) {
+    const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
+    if (slot.forward) {
+      forward_tasks[c] = reader.claim(cells.forward_done[c], c);
+    } else if (backward_slots) {
+      backward_tasks[c] = reader.claim(cells.backward_done[c], c);
+    }
+  }
 
   ClosedFormStepEstimate estimate;
   estimate.cell_plan_tasks = plan.tasks.size();
-  std::vector<SlotModel> forward(stages), backward(stages), last(stages), finish(stages);
+  std::vector<SlotModel> forward(model_chunks), backward(model_chunks), last(stages), finish(stages);
   auto end_in = [](const Timeline& t, TaskId id) { return t.tasks[id].end_seconds; };
-  for (size_t s = 0; s < stages; ++s) {
-    const SlotTasks& f = forward_tasks[s];
-    forward[s] = model_slot(f, reader.alone(f.members, f.marker).first, plan, slots_timeline, stage_of,
+  estimate.forward_slot_seconds.assign(stages, 0);
+  estimate.backward_slot_seconds.assign(stages, 0);
+  for (size_t c = 0; c < model_chunks; ++c) {
+    const SlotTasks& f = forward_tasks[c];
+    forward[c] = model_slot(f, reader.alone(f.members, f.marker).first, reader, slots_timeline,
                             end_in(slots_timeline, f.marker),
                             [&](size_t from) { return end_in(slots_timeline, cells.forward_done[from]); });
-    estimate.forward_slot_seconds.push_back(forward[s].alone_seconds);
-    estimate.backward_slot_seconds.push_back(0);
+    estimate.forward_slot_seconds[c % stages] += forward[c].alone_seconds;
     if (backward_slots) {
-      const SlotTasks& b = backward_tasks[s];
-      backward[s] = model_slot(b, reader.alone(b.members, b.marker).first, plan, slots_timeline, stage_of,
+      const SlotTasks& b = backward_tasks[c];
+      backward[c] = model_slot(b, reader.alone(b.members, b.marker).first, reader, slots_timeline,
                                end_in(slots_timeline, b.marker),
                                [&](size_t from) { return end_in(slots_timeline, cells.backward_done[from]); });
-      estimate.backward_slot_seconds.back() = backward[s].alone_seconds;
+      estimate.backward_slot_seconds[c % stages] += backward[c].alone_seconds;
     }
   }
   // A stage's last slot with the updates that interleave with it: when its marker ends (the
-  // stages it sends to wait for that) and when the stage's last task does.
+  // stages it sends to wait for that) and when the stage's last task does. The last slot is the
+  // same chunk's in the cell plan and in the step (chunk 0's backward; the last chunk's forward
+  // in inference).
   const std::vector<TaskId>& last_markers = backward_slots ? cells.backward_done : cells.forward_done;
   for (size_t s = 0; s < stages; ++s) {
+    const size_t c = static_cast<size_t>(cell_schedule[s].back().chunk) * stages + s;
     if (!updates) {
-      last[s] = finish[s] = backward_slots ? backward[s] : forward[s];
+      last[s] = finish[s] = backward_slots ? backward[c] : forward[c];
       continue;
     }
-    const SlotTasks& slot = backward_slots ? backward_tasks[s] : forward_tasks[s];
+    const SlotTasks& slot = backward_slots ? backward_tasks[c] : forward_tasks[c];
     std::vector<TaskId> with_updates = slot.members;
     for (TaskId id : reader.unclaimed(static_cast<int64_t>(s), cells.first_update_task)) with_updates.push_back(id);
     const auto [marker_end, stage_end] = reader.alone(with_updates, slot.marker);
     double stage_end_in_plan = 0;
     for (TaskId id : with_updates) stage_end_in_plan = std::max(stage_end_in_plan, end_in(timeline, id));
     auto sender_end = [&](size_t from) { return end_in(timeline, last_markers[from]); };
-    last[s] = model_slot(slot, marker_end, plan, timeline, stage_of, end_in(timeline, slot.marker), sender_end);
-    finish[s] = model_slot(slot, stage_end, plan, timeline, stage_of, stage_end_in_plan, sender_end);
+    last[s] = model_slot(slot, marker_end, reader, timeline, end_in(timeline, slot.marker), sender_end);
+    finish[s] = model_slot(slot, stage_end, reader, timeline, stage_end_in_plan, sender_end);
   }
 
   // Every slot of every stage, in an order in which each slot's inputs come first.
   std::vector<std::vector<PipelineSlot>> schedule(stages);
-  for (size_t s = 0; s < stages; ++s) schedule[s] = pipeline_schedule(options.schedule, stages, s, micro_batches, training);
-  std::vector<std::vector<double>> forward_end(stages, std::vector<double>(micro_batches, kNever));
-  std::vector<std::vector<double>> backward_end(stages, std::vector<double>(micro_batches, kNever));
+  for (size_t s = 0; s < stages; ++s) schedule[s] = schedule_of(s, micro_batches);
+  std::vector<std::vector<double>> forward_end(model_chunks, std::vector<double>(micro_batches, kNever));
+  std::vector<std::vector<double>> backward_end(model_chunks, std::vector<double>(micro_batches, kNever));
   std::vector<double> stage_free(stages, 0);
   std::vector<size_t> slots_done(stages, 0);
   estimate.stage_end_seconds.assign(stages, 0);
-  for (const auto& [s, slot] : emission_order(schedule, micro_batches)) {
+  // Interleaved, for memory: when each slot ends, and when each received input (activation or
+  // gradient) starts to arrive, as long after its sender's slot ended as in the cell plan.
+  const bool interleaved = chunks > 1;
+  std::vector<std::vector<double>> slot_end(stages);
+  std::vector<std::vector<std::pair<double, double>>> arrivals(stages);  // (start, bytes)
+  auto inputs_of = [&](const SlotTasks& slot, const std::vector<TaskId>& sender_markers) {
+    std::vector<std::pair<size_t, std::pair<double, double>>> inputs;  // (sender chunk, (offset, bytes))
+    for (TaskId input : slot.inputs) {
+      const size_t from = reader.sender(input);
+      inputs.push_back({from, {slots_timeline.tasks[input].start_seconds - end_in(slots_timeline, sender_markers[from]),
+                               plan.tasks[input].output_bytes}});
+    }
+    return inputs;
+  };
+  for (const auto& [s, slot] : emission_order(schedule, micro_batches, chunks)) {
+    const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
     const int64_t m = slot.micro_batch;
     auto& ends = slot.forward ? forward_end : backward_end;
     const bool last_slot = ++slots_done[s] == schedule[s].size();
-    const SlotModel& model = last_slot ? last[s] : slot.forward ? forward[s] : backward[s];
+    const SlotModel& model = last_slot ? last[s] : slot.forward ? forward[c] : backward[c];
     if (last_slot) estimate.stage_end_seconds[s] = finish[s].end(stage_free[s], ends, m);
-    ends[s][m] = stage_free[s] = model.end(stage_free[s], ends, m);
+    ends[c][m] = stage_free[s] = model.end(stage_free[s], ends, m);
+    if (!interleaved) continue;
+    slot_end[s].push_back(ends[c][m]);
+    const SlotTasks& tasks = slot.forward ? forward_tasks[c] : backward_tasks[c];
+    for (const auto& [from, input] : inputs_of(tasks, slot.forward ? cells.forward_done : cells.backward_done)) {
+      arrivals[s].emplace_back(ends[from][m] + input.first, input.second);
+    }
   }
   for (size_t s = 0; s < stages; ++s) estimate.step_seconds = std::max(estimate.step_seconds, estimate.stage_end_seconds[s]);
 
-  // Memory. One micro-batch's peak of live buffers on each representative device, and what it
-  // keeps across the gap between its forward and backward slots (allocated by the end of the
-  // forward slot and before the backward slot starts, released after it starts); the schedule
-  // keeps up to k micro-batches in flight on a stage, so k - 1 others hold that much while one
-  // peaks.
+  // Memory. One micro-batch's peak of live buffers on each representative device, and what each
+  // of its chunks there keeps across the gap between its forward and backward slots (allocated
+  // during the forward slot and before the backward slot starts, released after it starts); the
+  // schedule keeps up to k micro-batches (interleaved: micro-batch chunks) in flight on a stage,
+  // so while one peaks, the others hold what they keep.
   const std::vector<BufferLifetime> buffers = buffer_lifetimes(plan, timeline);
   const std::vector<double> cell_peak = peak_live_bytes(buffers, cluster.devices().size());
   // A micro-batch other than the step's last frees what only the updates keep (the last
@@ -232,16 +305,67 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
       in_flight = std::max(in_flight, open);
     }
     if (!backward_slots) in_flight = 1;  // inference: nothing waits for a backward
-    double kept = 0;
-    if (in_flight > 1) {
-      const double forward_slot_end = end_in(timeline, cells.forward_done[s]);
+    std::vector<double> kept(static_cast<size_t>(chunks), 0);  // by the stage's chunk
+    double previous_end = kNever;  // the stage's previous forward slot in the cell plan
+    for (const PipelineSlot& slot : cell_schedule[s]) {
+      if (in_flight == 1 || !slot.forward) continue;
+      const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
+      const double forward_slot_end = end_in(timeline, cells.forward_done[c]);
       double backward_start = std::numeric_limits<double>::infinity();
-      for (TaskId id : backward_tasks[s].members) backward_start = std::min(backward_start, timeline.tasks[id].start_seconds);
+      for (TaskId id : backward_tasks[c].members) backward_start = std::min(backward_start, timeline.tasks[id].start_seconds);
       for (const BufferLifetime& buffer : buffers) {
-        if (buffer.device == device && buffer.start_seconds <= forward_slot_end && buffer.start_seconds < backward_start &&
-            buffer.release_seconds > backward_start) {
-          kept += buffer.bytes;
+        if (buffer.device == device && buffer.start_seconds > previous_end && buffer.start_seconds <= forward_slot_end &&
+            buffer.start_seconds < backward_start && buffer.release_seconds > backward_start) {
+          kept[static_cast<size_t>(slot.chunk)] += buffer.bytes;
         }
+      }
+      previous_end = forward_slot_end;
+    }
+    double activation = std::max(cell_peak[device], mid_peak[device] + static_cast<double>(in_flight - 1) * kept[0]);
+    if (interleaved) {
+      // The chunks keep different amounts and the heaviest slot need not run at the schedule's
+      // fullest point: each slot of the step peaks as its cell-plan slot did (one micro-batch,
+      // `cell_open` of its chunks open before it), plus what the other micro-batch chunks open
+      // beside it keep, plus the inputs that have begun to arrive for later slots (the warm-up
+      // runs the senders ahead).
+      struct CellSlot {
+        double peak_bytes = 0;
+        double peak_before_end_seconds = 0;  ///< how long before the slot's end it last peaks
+        std::vector<int64_t> open;           ///< the cell micro-batch's chunks open before it
+      };
+      std::map<std::pair<bool, int64_t>, CellSlot> cell_slot;
+      std::vector<int64_t> open_of(static_cast<size_t>(chunks), 0);
+      for (const PipelineSlot& slot : cell_schedule[s]) {
+        const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
+        const SlotTasks& tasks = slot.forward ? forward_tasks[c] : backward_tasks[c];
+        double start = std::numeric_limits<double>::infinity();
+        for (TaskId id : tasks.members) start = std::min(start, timeline.tasks[id].start_seconds);
+        const double end = end_in(timeline, tasks.marker);
+        const auto [peak, when] = peak_between(before_updates, device, start, end);
+        cell_slot[{slot.forward, slot.chunk}] = {peak, end - when, open_of};
+        open_of[static_cast<size_t>(slot.chunk)] += slot.forward ? 1 : -1;
+      }
+      std::vector<std::pair<double, double>> received = arrivals[s];
+      std::sort(received.begin(), received.end());
+      size_t next_arrival = 0;
+      double arrived = 0, consumed = 0;  // inputs begun to arrive by a slot's end; those of it and earlier slots
+      std::fill(open_of.begin(), open_of.end(), 0);
+      activation = cell_peak[device];
+      for (size_t i = 0; i < schedule[s].size(); ++i) {
+        const PipelineSlot& slot = schedule[s][i];
+        const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
+        for (TaskId input : (slot.forward ? forward_tasks[c] : backward_tasks[c]).inputs) {
+          consumed += plan.tasks[input].output_bytes;
+        }
+        const CellSlot& cell = cell_slot.at({slot.forward, slot.chunk});
+        while (next_arrival < received.size() &&
+               received[next_arrival].first < slot_end[s][i] - cell.peak_before_end_seconds) {
+          arrived += received[next_arrival++].second;
+        }
+        double held = cell.peak_bytes + std::max(0.0, arrived - consumed);
+        for (size_t k = 0; k < kept.size(); ++k) held += static_cast<double>(open_of[k] - cell.open[k]) * kept[k];
+        activation = std::max(activation, held);
+        open_of[static_cast<size_t>(slot.chunk)] += slot.forward ? 1 : -1;
       }
     }
     MemoryBreakdown memory;
@@ -250,7 +374,7 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
       memory.gradient_bytes = plan.static_memory[device].gradient_bytes;
       memory.optimizer_state_bytes = plan.static_memory[device].optimizer_state_bytes;
     }
-    memory.activation_bytes = std::max(cell_peak[device], mid_peak[device] + static_cast<double>(in_flight - 1) * kept);
+    memory.activation_bytes = activation;
     memory.workspace_bytes = workspace[device];
     estimate.stage_peak_memory.push_back(memory);
     estimate.stage_micro_batches_in_flight.push_back(in_flight);

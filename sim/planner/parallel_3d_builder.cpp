@@ -221,6 +221,9 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   const int64_t replicas = options.data;
   const int64_t stages = options.pipeline;
   const int64_t ranks = options.tensor;
+  // Interleaved 1F1B: the model in stages x chunks chunks, chunk c on stage c mod stages.
+  const int64_t chunks = options.virtual_stages;
+  const int64_t model_chunks = stages * chunks;
   // Costs are always 1/M of the batch; a cell plan emits only the first micro-batch.
   const int64_t micro_batches = cell_index ? 1 : options.micro_batches;
   if (options.micro_batches > run.batch_size) {
@@ -286,15 +289,33 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
     }
   }
 
+  // chunk_of[v]: the model chunk of op v (its stage without interleaving); stage_of[v]: the
+  // pipeline stage that runs it.
   PipelineOptions stage_options;
-  for (int64_t s = 0; s < stages; ++s) stage_options.devices.push_back(device(0, s, 0));
+  for (int64_t c = 0; c < model_chunks; ++c) stage_options.devices.push_back(device(0, c % stages, 0));
   stage_options.json_path = options.json_path;
-  std::vector<size_t> stage_of;
-  try {
-    stage_of = assign_pipeline_stages(graph, stage_options);
-  } catch (const InputError& error) {
-    throw InputError("", options.json_path + "/pipeline", error.message());
+  const std::string split_path = options.json_path + (chunks > 1 ? "/virtual_stages" : "/pipeline");
+  const std::string interleaving =
+      chunks > 1 ? "virtual_stages " + std::to_string(chunks) + " splits the model into pipeline " +
+                       std::to_string(stages) + " x " + std::to_string(chunks) + " = " + std::to_string(model_chunks) +
+                       " chunks"
+                 : std::string();
+  if (chunks > 1) {
+    int64_t compute_ops = 0;
+    for (OpId v = 0; v < graph.size(); ++v) compute_ops += graph.op(v).forward_flops + graph.op(v).backward_flops > 0;
+    if (compute_ops < model_chunks) {
+      throw InputError("", split_path, interleaving + ", but the graph has only " + std::to_string(compute_ops) +
+                                           " ops with FLOPs to split: use fewer virtual stages");
+    }
   }
+  std::vector<size_t> chunk_of;
+  try {
+    chunk_of = assign_pipeline_stages(graph, stage_options);
+  } catch (const InputError& error) {
+    throw InputError("", split_path, (chunks > 1 ? interleaving + ": " : std::string()) + error.message());
+  }
+  std::vector<size_t> stage_of(chunk_of.size());
+  for (OpId v = 0; v < graph.size(); ++v) stage_of[v] = chunk_of[v] % static_cast<size_t>(stages);
 
   // Tied weights on different stages (Megatron's shared word embedding, Narayanan et al. 2021,
   // section 3.2 of the Megatron-LM code's "embedding group"): the reader's stage holds a copy of
@@ -414,12 +435,18 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
                   static_cast<long long>(replicas), static_cast<long long>(stages), static_cast<long long>(ranks),
                   options.devices.size(), static_cast<long long>(micro_batches),
                   static_cast<double>(run.batch_size) * scale);
-    notes->push_back(std::string(sizes) + "; " + std::to_string(split_ops) + " ops split over each tensor group");
+    notes->push_back(std::string(sizes) + "; " + std::to_string(split_ops) + " ops split over each tensor group" +
+                     (chunks > 1 ? "; interleaved 1F1B, " + std::to_string(chunks) + " virtual stages per device (" +
+                                       std::to_string(model_chunks) + " model chunks, chunk c on stage c mod " +
+                                       std::to_string(stages) + ")"
+                                 : std::string()));
     std::string tensor_groups = "tensor groups:";
     std::string stage_text = "pipeline stages (per rank):";
     for (int64_t s = 0; s < stages; ++s) {
-      stage_text += (s ? "," : "") + std::string(" stage ") + std::to_string(s) + " " + std::to_string(stage_ops[s]) +
-                    " ops " + gigaflops(stage_flops[s]);
+      std::string held;  // interleaved: the stage's model chunks
+      for (int64_t c = s; chunks > 1 && c < model_chunks; c += stages) held += (c == s ? " chunks " : "+") + std::to_string(c);
+      stage_text += (s ? "," : "") + std::string(" stage ") + std::to_string(s) + held + " " +
+                    std::to_string(stage_ops[s]) + " ops " + gigaflops(stage_flops[s]);
     }
     std::string data_groups = "data-parallel groups:";
     for (int64_t d = 0; d < replicas; ++d) {
@@ -443,8 +470,10 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
 
   std::vector<std::vector<PipelineSlot>> schedule(stages);
   for (int64_t s = 0; s < stages; ++s) {
-    schedule[s] = pipeline_schedule(options.schedule, static_cast<size_t>(stages), static_cast<size_t>(s), micro_batches,
-                                    training);
+    schedule[s] = chunks > 1 ? interleaved_schedule(static_cast<size_t>(stages), static_cast<size_t>(s), chunks,
+                                                    micro_batches, training)
+                             : pipeline_schedule(options.schedule, static_cast<size_t>(stages), static_cast<size_t>(s),
+                                                 micro_batches, training);
   }
   // previous_update[d][v][r]: the last update of replica d's rank r of op v.
   std::vector<std::vector<std::vector<std::optional<TaskId>>>> previous_update(
@@ -455,8 +484,8 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   std::vector<std::vector<std::optional<TaskId>>> previous_data_collective(stages, std::vector<std::optional<TaskId>>(ranks));
 
   if (cell_index) {
-    cell_index->forward_done.assign(stages, PipelineCells::kNone);
-    cell_index->backward_done.assign(stages, PipelineCells::kNone);
+    cell_index->forward_done.assign(model_chunks, PipelineCells::kNone);
+    cell_index->backward_done.assign(model_chunks, PipelineCells::kNone);
     cell_index->first_update_task = PipelineCells::kNone;
   }
   for (int64_t step = 0; step < steps; ++step) {
@@ -500,12 +529,14 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         return id;
       };
 
-      auto emit_forward = [&](int64_t m, int64_t s) {
+      // Model chunk c of micro-batch m, on stage c mod stages.
+      auto emit_forward = [&](int64_t m, int64_t c) {
+        const int64_t s = c % stages;
         const std::string prefix = replica_prefix + "mb" + std::to_string(m) + "/";
         std::vector<std::vector<TaskId>> cells(ranks);
         std::vector<std::optional<TaskId>> gather_chain(ranks);
         for (OpId v : emitter.order()) {
-          if (!emitter.selected(v) || static_cast<int64_t>(stage_of[v]) != s) continue;
+          if (!emitter.selected(v) || static_cast<int64_t>(chunk_of[v]) != c) continue;
           const Op& op = graph.op(v);
           for (int64_t r = 0; r < simulated_ranks; ++r) {
             Task task = op_compute_task(shard[v], Phase::kForward, device(d, s, r), step, scale);
@@ -553,14 +584,15 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         return cells;
       };
 
-      auto emit_backward = [&](int64_t m, int64_t s) {
+      auto emit_backward = [&](int64_t m, int64_t c) {
+        const int64_t s = c % stages;
         const std::string prefix = replica_prefix + "mb" + std::to_string(m) + "/";
         std::vector<std::vector<TaskId>> cells(ranks);
         std::vector<std::optional<TaskId>> gather_chain(ranks);
         const auto& order = emitter.order();
         for (auto it = order.rbegin(); it != order.rend(); ++it) {
           OpId v = *it;
-          if (!emitter.needs_gradient(v) || static_cast<int64_t>(stage_of[v]) != s) continue;
+          if (!emitter.needs_gradient(v) || static_cast<int64_t>(chunk_of[v]) != c) continue;
           const Op& op = graph.op(v);
           double input_gradient_bytes = 0;  // per rank, before any all-reduce
           double full_input_gradient_bytes = 0;
@@ -620,14 +652,16 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         return cells;
       };
 
-      for (const auto& [stage, slot] : emission_order(schedule, micro_batches)) {
+      for (const auto& [stage, slot] : emission_order(schedule, micro_batches, chunks)) {
         const int64_t s = int64_t(stage);
+        const int64_t c = slot.chunk * stages + s;
         const int64_t m = slot.micro_batch;
-        std::vector<std::vector<TaskId>> cells = slot.forward ? emit_forward(m, s) : emit_backward(m, s);
+        std::vector<std::vector<TaskId>> cells = slot.forward ? emit_forward(m, c) : emit_backward(m, c);
         for (int64_t r = 0; r < simulated_ranks; ++r) {
           if (cells[r].empty()) continue;
           Task done;
-          done.name = slot_marker(replica_prefix, m, slot.forward, s, r, ranks) + suffix;
+          done.name = slot_marker(replica_prefix, m, slot.forward, s, r, ranks) +
+                      (chunks > 1 ? "/chunk" + std::to_string(c) : std::string()) + suffix;
           done.phase = slot.forward ? Phase::kForward : Phase::kBackward;
           done.step = step;
           done.device = device(d, s, r);
@@ -636,11 +670,18 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
           done.deps = cell_sinks(plan, cells[r]);
           const TaskId marker = emitter.add(std::move(done));
           previous_slot_ends[d][s][r] = {marker};
-          if (cell_index && r == 0) (slot.forward ? cell_index->forward_done : cell_index->backward_done)[s] = marker;
+          if (cell_index && r == 0) (slot.forward ? cell_index->forward_done : cell_index->backward_done)[c] = marker;
         }
       }
       for (OpId v = 0; v < graph.size(); ++v) {
         if (!backward_task[micro_batches - 1][v].empty()) last_backward[d][v] = backward_task[micro_batches - 1][v];
+      }
+      // Interleaved: a stage reduces and updates its gradients once its whole schedule is done
+      // (Megatron-LM without --overlap-grad-reduce), as its chunks finish at different times.
+      for (OpId v = 0; chunks > 1 && v < graph.size(); ++v) {
+        for (size_t r = 0; r < last_backward[d][v].size(); ++r) {
+          last_backward[d][v][r] = previous_slot_ends[d][static_cast<int64_t>(stage_of[v])][r].front();
+        }
       }
     }
     if (!training) continue;

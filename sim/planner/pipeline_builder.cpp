@@ -47,6 +47,21 @@ std::string samples(double count) {
   return buffer;
 }
 
+/// Interleaved 1F1B's forwards (or backwards) in order: groups of `stages` micro-batches, each
+/// group through chunk 0, 1, ..., V-1 (backwards: V-1 down to 0).
+std::vector<PipelineSlot> interleaved_order(size_t stages, int64_t chunks, int64_t micro_batches, bool forward) {
+  std::vector<PipelineSlot> slots;
+  const int64_t group = static_cast<int64_t>(stages);
+  for (int64_t first = 0; first < micro_batches; first += group) {
+    const int64_t end = std::min(micro_batches, first + group);
+    for (int64_t i = 0; i < chunks; ++i) {
+      const int64_t chunk = forward ? i : chunks - 1 - i;
+      for (int64_t m = first; m < end; ++m) slots.push_back({forward, m, chunk});
+    }
+  }
+  return slots;
+}
+
 }  // namespace
 
 std::vector<PipelineSlot> pipeline_schedule(PipelineSchedule schedule, size_t stages, size_t stage,
@@ -69,10 +84,31 @@ std::vector<PipelineSlot> pipeline_schedule(PipelineSchedule schedule, size_t st
   return slots;
 }
 
-std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot>>& schedule, int64_t micro_batches) {
+std::vector<PipelineSlot> interleaved_schedule(size_t stages, size_t stage, int64_t chunks, int64_t micro_batches,
+                                               bool training) {
+  const std::vector<PipelineSlot> forwards = interleaved_order(stages, chunks, micro_batches, true);
+  if (!training) return forwards;
+  const std::vector<PipelineSlot> backwards = interleaved_order(stages, chunks, micro_batches, false);
+  const int64_t total = static_cast<int64_t>(forwards.size());
+  // Megatron-LM: (K - s - 1) x 2 forwards so that each stage's steady state finds its next
+  // chunk's input there, plus (V - 1) x K to fill the first group's other chunks.
+  const int64_t warmup =
+      std::min(static_cast<int64_t>(stages - stage - 1) * 2 + (chunks - 1) * static_cast<int64_t>(stages), total);
+  std::vector<PipelineSlot> slots(forwards.begin(), forwards.begin() + warmup);
+  for (int64_t i = 0; warmup + i < total; ++i) {
+    slots.push_back(forwards[static_cast<size_t>(warmup + i)]);
+    slots.push_back(backwards[static_cast<size_t>(i)]);
+  }
+  slots.insert(slots.end(), backwards.begin() + (total - warmup), backwards.end());
+  return slots;
+}
+
+std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot>>& schedule, int64_t micro_batches,
+                                      int64_t chunks) {
   const size_t stages = schedule.size();
-  std::vector<std::vector<bool>> forward_done(size_t(micro_batches), std::vector<bool>(stages, false));
-  std::vector<std::vector<bool>> backward_done(size_t(micro_batches), std::vector<bool>(stages, false));
+  const size_t chunk_stages = stages * static_cast<size_t>(chunks);  // model chunks, in model order
+  std::vector<std::vector<bool>> forward_done(size_t(micro_batches), std::vector<bool>(chunk_stages, false));
+  std::vector<std::vector<bool>> backward_done(size_t(micro_batches), std::vector<bool>(chunk_stages, false));
   std::vector<size_t> next_slot(stages, 0);
   size_t remaining = 0;
   for (const auto& slots : schedule) remaining += slots.size();
@@ -84,9 +120,11 @@ std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot
       while (next_slot[s] < schedule[s].size()) {
         const PipelineSlot slot = schedule[s][next_slot[s]];
         const size_t m = size_t(slot.micro_batch);
-        bool ready = slot.forward ? (s == 0 || forward_done[m][s - 1]) : (s + 1 == stages || backward_done[m][s + 1]);
+        const size_t c = size_t(slot.chunk) * stages + s;
+        bool ready = slot.forward ? (c == 0 || forward_done[m][c - 1])
+                                  : (c + 1 == chunk_stages || backward_done[m][c + 1]);
         if (!ready) break;
-        (slot.forward ? forward_done : backward_done)[m][s] = true;
+        (slot.forward ? forward_done : backward_done)[m][c] = true;
         order.push_back({s, slot});
         ++next_slot[s];
       }

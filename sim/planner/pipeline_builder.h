@@ -2,8 +2,9 @@
 // topological order, one stage per device; each step's batch split into M micro-batches, each a
 // copy of the step with every op's FLOPs, bytes and activations divided by M. Activations flow
 // to the next stage and gradients back; gradients accumulate over the micro-batches and each op
-// is updated once per step. The schedule (GPipe or 1F1B) is the order of (micro-batch, forward
-// or backward) slots on every stage, enforced by ordering dependencies between consecutive slots.
+// is updated once per step. The schedule (GPipe, 1F1B or interleaved 1F1B) is the order of
+// (micro-batch, forward or backward, model chunk) slots on every stage, enforced by ordering
+// dependencies between consecutive slots.
 #pragma once
 
 #include <string>
@@ -16,10 +17,14 @@
 
 namespace placesim {
 
-/// One unit of a stage's schedule: the forward or the backward of one micro-batch.
+/// One unit of a stage's schedule: the forward or the backward of one micro-batch through one of
+/// the stage's model chunks.
 struct PipelineSlot {
   bool forward = true;
   int64_t micro_batch = 0;
+  /// Which of the stage's chunks (interleaved 1F1B): stage s of K runs chunk c x K + s of the
+  /// model. Always 0 without interleaving.
+  int64_t chunk = 0;
   bool operator==(const PipelineSlot&) const = default;
 };
 
@@ -29,17 +34,32 @@ struct PipelineSlot {
 std::vector<PipelineSlot> pipeline_schedule(PipelineSchedule schedule, size_t stages, size_t stage,
                                             int64_t micro_batches, bool training = true);
 
+/// Interleaved 1F1B (Narayanan et al. SC'21, section 2.2.2; Megatron-LM's
+/// forward_backward_pipelining_with_interleaving): the model split into K x V chunks, chunk c on
+/// stage c mod K, so stage s holds V chunks (slot.chunk i is model chunk i x K + s). Forwards go
+/// in groups of K micro-batches: chunk 0 of the group's micro-batches, then chunk 1, ..., chunk
+/// V-1; backwards likewise from chunk V-1 down to 0. Stage s runs min((K-s-1) x 2 + (V-1) x K,
+/// M x V) warm-up forwards, then one forward and one backward alternately, then the remaining
+/// backwards; in inference, the forwards only. Megatron-LM asks M to be a multiple of K (the
+/// scenario loader does); a last, smaller group is scheduled the same way here (the closed-form
+/// tier's cell plan runs one micro-batch).
+std::vector<PipelineSlot> interleaved_schedule(size_t stages, size_t stage, int64_t chunks, int64_t micro_batches,
+                                               bool training = true);
+
 /// A slot of one stage, in the order the builders emit them.
 struct StageSlot {
   size_t stage = 0;
   PipelineSlot slot;
 };
 
-/// Every stage's slots (`schedule[s]`, as pipeline_schedule gives them) merged into one order in
-/// which every dependency points back: a stage's slots in schedule order, a forward after the
-/// previous stage's forward of its micro-batch, a backward after the next stage's backward of it.
-/// Throws std::logic_error when the schedules deadlock.
-std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot>>& schedule, int64_t micro_batches);
+/// Every stage's slots (`schedule[s]`, as pipeline_schedule or interleaved_schedule give them)
+/// merged into one order in which every dependency points back: a stage's slots in schedule
+/// order, a forward after the previous model chunk's forward of its micro-batch, a backward after
+/// the next chunk's backward of it (with `chunks` per stage, chunk c x K + s follows c x K + s - 1,
+/// which for s = 0 is the last stage's chunk c - 1). Throws std::logic_error when the schedules
+/// deadlock.
+std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot>>& schedule, int64_t micro_batches,
+                                      int64_t chunks = 1);
 
 /// The stage of every op (by OpId): by the stages' globs when given (an op no glob matches joins
 /// its first consumer's stage, or its predecessor's in topological order when it has no

@@ -1,18 +1,24 @@
 #include "sim/report/pipeline_metrics.h"
 
+#include <set>
+
 #include "sim/report/memory_verdict.h"
 #include "sim/core/units_format.h"
 
 namespace placesim {
 
 PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vector<DeviceId>& stage_devices,
-                                         int64_t micro_batches, const std::string& schedule) {
+                                         int64_t micro_batches, const std::string& schedule,
+                                         int64_t virtual_stages) {
   PipelineMetrics metrics;
   metrics.stages = stage_devices.size();
   metrics.micro_batches = micro_batches;
   metrics.schedule = schedule;
+  metrics.virtual_stages = virtual_stages;
   const double k = static_cast<double>(metrics.stages);
-  metrics.ideal_bubble_fraction = (k - 1) / (static_cast<double>(micro_batches) + k - 1);
+  // The fill and drain, (K-1)/V slots of one micro-batch, against M of them.
+  const double fill = (k - 1) / static_cast<double>(virtual_stages);
+  metrics.ideal_bubble_fraction = fill / (static_cast<double>(micro_batches) + fill);
   for (DeviceId device : stage_devices) {
     const DeviceMetrics& d = run.devices[device];
     PipelineStageMetrics stage;
@@ -27,11 +33,32 @@ PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vecto
   return metrics;
 }
 
+StageTraffic count_stage_traffic(const ExecutionPlan& plan, const std::vector<DeviceId>& stage_devices) {
+  std::set<DeviceId> stages(stage_devices.begin(), stage_devices.end());
+  StageTraffic traffic;
+  for (const Task& task : plan.tasks) {
+    if (task.kind != TaskKind::kTransfer || task.step != 0 || task.source == task.device) continue;
+    if (!stages.count(task.source) || !stages.count(task.device)) continue;
+    ++traffic.transfers;
+    traffic.bytes += task.bytes;
+  }
+  return traffic;
+}
+
 std::string pipeline_text(const PipelineMetrics& metrics, const Cluster& cluster) {
+  const bool interleaved = metrics.virtual_stages > 1;
   std::string out = "Pipeline: " + std::to_string(metrics.stages) + " stages x " +
-                    std::to_string(metrics.micro_batches) + " micro-batches (" + metrics.schedule + "): bubble " +
-                    format_percent(metrics.bubble_fraction) + " (ideal (K-1)/(M+K-1) = " +
+                    std::to_string(metrics.micro_batches) + " micro-batches (" +
+                    (interleaved ? "interleaved " + metrics.schedule + ", " + std::to_string(metrics.virtual_stages) +
+                                       " virtual stages"
+                                 : metrics.schedule) +
+                    "): bubble " + format_percent(metrics.bubble_fraction) +
+                    (interleaved ? " (ideal ((K-1)/V)/(M+(K-1)/V) = " : " (ideal (K-1)/(M+K-1) = ") +
                     format_percent(metrics.ideal_bubble_fraction) + ")\n";
+  if (metrics.traffic) {
+    out += "  between stages per step (replica 0, tensor rank 0): " + std::to_string(metrics.traffic->transfers) +
+           " transfers, " + format_bytes(metrics.traffic->bytes) + "\n";
+  }
   for (size_t s = 0; s < metrics.per_stage.size(); ++s) {
     const PipelineStageMetrics& stage = metrics.per_stage[s];
     out += "  stage " + std::to_string(s) + " " + cluster.device(stage.device).name.local() + ": busy " +
@@ -50,12 +77,18 @@ Json pipeline_json(const PipelineMetrics& metrics, const Cluster& cluster) {
                       {"peak_memory_bytes", stage.peak_memory_bytes},
                       {"peak_memory", memory_breakdown_json(stage.peak_memory)}});
   }
-  return {{"stages", metrics.stages},
-          {"micro_batches", metrics.micro_batches},
-          {"schedule", metrics.schedule},
-          {"ideal_bubble_fraction", metrics.ideal_bubble_fraction},
-          {"bubble_fraction", metrics.bubble_fraction},
-          {"per_stage", stages}};
+  Json json = {{"stages", metrics.stages},
+               {"micro_batches", metrics.micro_batches},
+               {"schedule", metrics.schedule},
+               {"virtual_stages", metrics.virtual_stages},
+               {"ideal_bubble_fraction", metrics.ideal_bubble_fraction},
+               {"bubble_fraction", metrics.bubble_fraction},
+               {"per_stage", stages}};
+  if (metrics.traffic) {
+    json["stage_transfers_per_step"] = metrics.traffic->transfers;
+    json["stage_transfer_bytes_per_step"] = metrics.traffic->bytes;
+  }
+  return json;
 }
 
 }  // namespace placesim

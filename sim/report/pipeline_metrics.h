@@ -1,12 +1,15 @@
 // Pipeline metrics: the bubble (the share of the run a stage's device sits idle) measured from
-// the timeline against the ideal (K-1)/(M+K-1), and per-stage busy time and peak memory.
+// the timeline against the ideal (K-1)/(M+K-1) (interleaved 1F1B with V virtual stages:
+// ((K-1)/V)/(M+(K-1)/V)), per-stage busy time and peak memory, and the transfers between stages.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/cluster/cluster.h"
 #include "sim/core/json_reader.h"
+#include "sim/plan/execution_plan.h"
 #include "sim/report/metrics.h"
 
 namespace placesim {
@@ -19,18 +22,33 @@ struct PipelineStageMetrics {
   MemoryBreakdown peak_memory;
 };
 
+/// The activations and gradients one pipeline (replica 0, tensor rank 0) sends between its
+/// stages' devices in one step.
+struct StageTraffic {
+  int64_t transfers = 0;
+  double bytes = 0;
+};
+
 struct PipelineMetrics {
   size_t stages = 0;
   int64_t micro_batches = 0;
   std::string schedule;
-  double ideal_bubble_fraction = 0;  ///< (K-1)/(M+K-1): GPipe and 1F1B with equal stages, free transfers
+  int64_t virtual_stages = 1;  ///< model chunks per stage (interleaved 1F1B); 1 otherwise
+  /// (K-1)/(M+K-1): GPipe and 1F1B with equal stages, free transfers; interleaved with V virtual
+  /// stages, ((K-1)/V)/(M+(K-1)/V) (Narayanan et al. SC'21, section 2.2.2).
+  double ideal_bubble_fraction = 0;
   double bubble_fraction = 0;        ///< the stages' bubble fractions, averaged
   std::vector<PipelineStageMetrics> per_stage;
+  std::optional<StageTraffic> traffic;  ///< counted for 3D strategies (`parallelism`)
 };
 
 /// From a run's device metrics and the stage devices (in stage order).
 PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vector<DeviceId>& stage_devices,
-                                         int64_t micro_batches, const std::string& schedule);
+                                         int64_t micro_batches, const std::string& schedule,
+                                         int64_t virtual_stages = 1);
+
+/// The transfer tasks of the plan's first step from one of `stage_devices` to another.
+StageTraffic count_stage_traffic(const ExecutionPlan& plan, const std::vector<DeviceId>& stage_devices);
 
 /// "Pipeline: 4 stages x 8 micro-batches (1f1b): bubble 30.1% (ideal 27.3%)" and a line per stage.
 std::string pipeline_text(const PipelineMetrics& metrics, const Cluster& cluster);

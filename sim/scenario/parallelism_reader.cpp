@@ -4,6 +4,7 @@
 
 #include "sim/plan/collective_schedule.h"
 #include "sim/planner/tensor_parallel.h"
+#include "sim/scenario/scenario_keys.h"
 #include "sim/scenario/strategy_reader.h"
 
 namespace placesim {
@@ -64,12 +65,27 @@ void read_sharding(const JsonReader& reader, const Cluster& cluster, Parallelism
   options->shard_group = group;
 }
 
+/// "virtual_stages": V, interleaved 1F1B (docs/pipeline-parallel.md#interleaved-1f1b). Megatron-LM's
+/// conditions: the 1F1B schedule, more than one stage, and micro-batches in groups of `pipeline`.
+/// Whether the graph has pipeline x V chunks to give is known when the plan is built.
+void read_virtual_stages(const JsonReader& reader, ParallelismOptions* options) {
+  options->virtual_stages = reader.integer_or("virtual_stages", 1, 1, 65536);
+  const int64_t v = options->virtual_stages;
+  if (v == 1) return;
+  const JsonReader value = reader.at("virtual_stages");
+  const std::string what = "virtual_stages " + std::to_string(v) + " (interleaved 1F1B) ";
+  if (options->schedule != PipelineSchedule::kOneFOneB) value.fail(what + "needs \"schedule\": \"1f1b\", got \"gpipe\"");
+  if (options->pipeline < 2) value.fail(what + "needs pipeline >= 2, got pipeline " + std::to_string(options->pipeline));
+  if (options->micro_batches % options->pipeline != 0) {
+    value.fail(what + "needs micro_batches to be a multiple of pipeline " + std::to_string(options->pipeline) +
+               " (Megatron-LM's rule), got micro_batches " + std::to_string(options->micro_batches));
+  }
+}
+
 }  // namespace
 
 ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& cluster) {
-  reader.reject_unknown_keys({"tensor", "pipeline", "data", "devices", "micro_batches", "schedule", "column_parallel",
-                              "row_parallel", "algorithm", "bucket_bytes", "sequence_parallel", "selective_recompute",
-                              "selective_recompute_ops", "zero", "fsdp", "tied_embeddings"});
+  reader.reject_unknown_keys(scenario_keys::kParallelism);
   ParallelismOptions options;
   options.json_path = reader.path();
   options.tensor = reader.integer_or("tensor", 1, 1, kMaxGroup);
@@ -126,6 +142,7 @@ ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& clu
   options.micro_batches = reader.integer_or("micro_batches", 1, 1, 65536);
   options.schedule = reader.choice_or("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe
                                                                                        : PipelineSchedule::kOneFOneB;
+  read_virtual_stages(reader, &options);
   options.sequence_parallel = reader.bool_or("sequence_parallel", false);
   if (reader.bool_or("selective_recompute", false)) {
     options.selective_recompute = patterns_or(reader, "selective_recompute_ops", default_selective_recompute_ops());

@@ -25,6 +25,12 @@ inline const std::vector<std::string> kDataParallel = {"replicas",     "mode",  
                                                        "overlap",      "local_aggregation", "framework",
                                                        "transport"};
 
+/// `parallelism` of a strategy (sim/scenario/parallelism_reader.cpp).
+inline const std::vector<std::string> kParallelism = {
+    "tensor", "pipeline", "data", "devices", "micro_batches", "schedule", "virtual_stages",
+    "column_parallel", "row_parallel", "algorithm", "bucket_bytes", "sequence_parallel",
+    "selective_recompute", "selective_recompute_ops", "zero", "fsdp", "tied_embeddings"};
+
 /// `run`.
 inline const std::vector<std::string> kRun = {"mode",     "steps", "batch_size",           "precision", "seed",
                                               "optimizer", "fetch", "log_device_placement", "recompute"};

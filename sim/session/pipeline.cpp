@@ -152,8 +152,11 @@ std::string describe(const Scenario& scenario, const Strategy& strategy) {
   if (strategy.parallelism) {
     const ParallelismOptions& p = *strategy.parallelism;
     return "data " + std::to_string(p.data) + " x pipeline " + std::to_string(p.pipeline) + " x tensor " +
-           std::to_string(p.tensor) + " (" + (p.schedule == PipelineSchedule::kGpipe ? "GPipe" : "1F1B") + ", " +
-           std::to_string(p.micro_batches) + " micro-batches) on " + cluster.device(p.devices.front()).spec.name;
+           std::to_string(p.tensor) + " (" +
+           (p.schedule == PipelineSchedule::kGpipe ? std::string("GPipe")
+            : p.virtual_stages > 1 ? "interleaved 1F1B, " + std::to_string(p.virtual_stages) + " virtual stages"
+                                   : std::string("1F1B")) +
+           ", " + std::to_string(p.micro_batches) + " micro-batches) on " + cluster.device(p.devices.front()).spec.name;
   }
   if (strategy.pipeline) {
     const PipelineOptions& pp = *strategy.pipeline;
@@ -238,7 +241,9 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
     std::vector<DeviceId> stage_devices;  // replica 0, tensor rank 0 of every stage
     for (int64_t stage = 0; stage < p.pipeline; ++stage) stage_devices.push_back(p.device(0, stage, 0));
     evaluated.pipeline = compute_pipeline_metrics(evaluated.run.metrics, stage_devices, p.micro_batches,
-                                                  p.schedule == PipelineSchedule::kGpipe ? "gpipe" : "1f1b");
+                                                  p.schedule == PipelineSchedule::kGpipe ? "gpipe" : "1f1b",
+                                                  p.virtual_stages);
+    if (p.pipeline > 1) evaluated.pipeline->traffic = count_stage_traffic(evaluated.planned.plan, stage_devices);
   }
   if (strategy.data_parallel) {
     result.data_parallel = compute_data_parallel_metrics(evaluated.planned.plan, evaluated.run.timeline);

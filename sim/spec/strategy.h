@@ -96,6 +96,9 @@ struct ParallelismOptions {
   std::vector<DeviceId> devices;  ///< data * pipeline * tensor, in the order above
   int64_t micro_batches = 1;
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  /// Model chunks per pipeline stage (interleaved 1F1B, pipeline_builder.h): the model is split
+  /// into pipeline x virtual_stages chunks, chunk c on stage c mod pipeline. 1 = plain 1F1B/GPipe.
+  int64_t virtual_stages = 1;
   bool sequence_parallel = false;  ///< replicated ops on 1/t of the sequence (tensor_parallel.h)
   /// Selective recomputation: these ops (globs) keep no activations made among them and re-run
   /// their forward in backward; empty = off.

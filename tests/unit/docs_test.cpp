@@ -268,6 +268,7 @@ TEST(ScenarioFormatDoc, EachKeyTableListsExactlyTheKeysTheLoaderAccepts) {
       {"## run", scenario_keys::kRun},            {"## simulation", scenario_keys::kSimulation},
       {"## outputs", scenario_keys::kOutputs},    {"## published", scenario_keys::kPublished},
       {"## strategy.data_parallel", scenario_keys::kDataParallel},
+      {"## Data, tensor and pipeline parallelism", scenario_keys::kParallelism},
   };
   for (const auto& [heading, keys] : tables) {
     SCOPED_TRACE(heading);
