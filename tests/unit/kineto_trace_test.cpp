@@ -12,15 +12,11 @@
 #include "sim/calibration/kernel_table.h"
 #include "sim/calibration/kineto_trace.h"
 #include "sim/core/input_error.h"
-#include "tests/cli/run_placesim.h"
 
 namespace placesim {
 namespace {
 
 namespace fs = std::filesystem;
-using testing::CommandResult;
-using testing::make_temp_directory;
-using testing::run_placesim;
 
 fs::path write_trace(const std::string& name, const std::string& text) {
   fs::path path = fs::temp_directory_path() / ("placesim_kineto_test_" + std::to_string(::getpid()) + "_" + name);
@@ -223,31 +219,6 @@ TEST(KinetoTrace, WhatIsNotAUsableTraceIsAnInputErrorSayingWhy) {
   EXPECT_NE(message_of("bad_ts.json", R"({"traceEvents": [{"ph": "X", "cat": "kernel", "ts": 1, "dur": -4}]})")
                 .find("/traceEvents/0: expected finite \"ts\" and \"dur\" >= 0"),
             std::string::npos);
-}
-
-TEST(KinetoTrace, CalibrateFromTraceWritesTheTableAndSaysWhatItLeftOut) {
-  const fs::path trace = write_trace("cli.json", step_trace());
-  const fs::path directory = make_temp_directory();
-  const CommandResult ok = run_placesim(
-      {"calibrate", "--from-trace", trace.string(), "--device", "p100-pcie-16gb", "-o", (directory / "t.csv").string()});
-  EXPECT_EQ(ok.exit_status, 0) << ok.output;
-  EXPECT_NE(ok.output.find("5 distinct kernels of p100-pcie-16gb from 9 of the trace's 12 GPU kernels (bmm 1, "
-                           "conv_bwd_data 1, conv_bwd_filter 1, conv_fwd 1, gemm 1)"),
-            std::string::npos)
-      << ok.output;
-  EXPECT_NE(ok.output.find("left out 1 kernel(s): aten::relu: not a GEMM or convolution"), std::string::npos);
-  EXPECT_NE(ok.output.find("placesim calibrate --from-kernels"), std::string::npos);
-  EXPECT_EQ(read_kernel_table(directory / "t.csv").rows.size(), 5u);
-
-  const CommandResult no_device = run_placesim({"calibrate", "--from-trace", trace.string(), "-o", "t.csv"});
-  EXPECT_EQ(no_device.exit_status, 2);
-  EXPECT_NE(no_device.output.find("--from-trace needs --device ID"), std::string::npos) << no_device.output;
-  const CommandResult not_csv = run_placesim(
-      {"calibrate", "--from-trace", trace.string(), "--device", "x", "-o", (directory / "t.json").string()});
-  EXPECT_EQ(not_csv.exit_status, 2);
-  EXPECT_NE(not_csv.output.find("expected TABLE.csv"), std::string::npos) << not_csv.output;
-  fs::remove_all(directory);
-  fs::remove(trace);
 }
 
 }  // namespace
