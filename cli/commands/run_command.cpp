@@ -8,6 +8,7 @@
 #include "sim/session/pipeline.h"
 #include "sim/core/atomic_file.h"
 #include "sim/placement/placement_log.h"
+#include "sim/report/cost_provenance.h"
 #include "sim/report/memory_verdict.h"
 #include "sim/report/text_report.h"
 #include "sim/core/units_format.h"
@@ -194,6 +195,7 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
           }
           if (evaluated[i].pipeline) std::cout << pipeline_text(*evaluated[i].pipeline, scenario.cluster_for(strategies[i]));
         }
+        std::cout << "\n" << cost_sources_text(cost_sources(scenario.cluster_for(strategies.front())));
       }
     }
   }
@@ -205,6 +207,7 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
     std::vector<StrategyResult> results;
     for (const auto& e : evaluated) results.push_back(e.result);
     Json comparison = comparison_json(scenario.name, results);
+    comparison["compute_costs"] = cost_sources_json(cost_sources(scenario.cluster_for(strategies.front())));
     for (size_t i = 0; i < evaluated.size(); ++i) {
       if (evaluated[i].pipeline && strategies[i].parallelism) {
         comparison["strategies"][i]["pipeline"] = pipeline_json(*evaluated[i].pipeline, scenario.cluster_for(strategies[i]));

@@ -39,6 +39,12 @@ std::string describe(const CostSource& source) {
          format_percent(source.held_out_p90_error) + " p90 error over " + std::to_string(source.held_out_rows) + " rows";
 }
 
+std::string cost_sources_text(const std::vector<CostSource>& sources) {
+  std::string out = "Compute costs (docs/cost-model.md; step-level validation: docs/validation.md):\n";
+  for (const CostSource& source : sources) out += "  " + describe(source) + "\n";
+  return out;
+}
+
 Json cost_sources_json(const std::vector<CostSource>& sources) {
   Json list = Json::array();
   for (const auto& s : sources) {

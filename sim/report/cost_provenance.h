@@ -26,5 +26,7 @@ std::vector<CostSource> cost_sources(const Cluster& cluster);
 /// "p100-sxm2-16gb: kernel model of p100-pcie-16gb (deepbench_p100-pcie-16gb.csv, 2026-12-01): held-out kernels 15.7% median, 80.2% p90"
 std::string describe(const CostSource& source);
 Json cost_sources_json(const std::vector<CostSource>& sources);
+/// The block `run` prints: a heading line, then one indented describe() line per source.
+std::string cost_sources_text(const std::vector<CostSource>& sources);
 
 }  // namespace placesim

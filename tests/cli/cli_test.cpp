@@ -218,6 +218,25 @@ TEST(CliTest, TraceWithSeveralStrategiesNamesThem) {
       << result.output;
 }
 
+// With several strategies `run` still says where each device's costs come from (issue 19), in the
+// text after the strategies and in the comparison report.
+TEST(CliTest, SeveralStrategiesStillNameWhereTheCostsComeFrom) {
+  auto text = run_placesim({"run", "scenarios/pipeline_gpt_dgx1.json"});
+  ASSERT_EQ(text.exit_status, 0) << text.output;
+  EXPECT_TRUE(mentions(text.output, "Compute costs (docs/cost-model.md; step-level validation: docs/validation.md):\n"
+                                    "  x86-server-cpu: datasheet roofline with estimated efficiencies (no measured kernel "
+                                    "table)\n  v100-sxm2-16gb: kernel model (hardware_profiles/kernels/"
+                                    "deepbench_v100-sxm2-16gb.csv"))
+      << text.output;
+  auto json = run_placesim_split({"run", "scenarios/pipeline_gpt_dgx1.json", "--report", "-"});
+  ASSERT_EQ(json.exit_status, 0) << json.errors;
+  nlohmann::json report;
+  ASSERT_NO_THROW(report = nlohmann::json::parse(json.output)) << json.output;
+  ASSERT_EQ(report.at("compute_costs").size(), 2u);
+  EXPECT_EQ(report["compute_costs"][1].at("profile"), "v100-sxm2-16gb");
+  EXPECT_EQ(report["compute_costs"][1].at("kind"), "kernel model");
+}
+
 // `place --json`: one entry per algorithm with its step time and every op's device.
 TEST(CliTest, PlacePrintsAMachineReadableComparison) {
   std::filesystem::path directory = make_temp_directory();
