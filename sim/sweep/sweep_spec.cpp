@@ -101,7 +101,8 @@ const std::vector<std::string> kDataParallelSwept = {"mode", "aggregation", "num
                                                      "overlap", "bucket_bytes", "sharding"};
 const std::vector<std::string> kPipelineSwept = {"micro_batches", "schedule"};
 const std::vector<std::string> kParallelismSwept = {"tensor", "pipeline", "micro_batches", "micro_batch_size", "schedule",
-                                                    "algorithm", "sequence_parallel", "selective_recompute"};
+                                                    "virtual_stages", "algorithm", "sequence_parallel",
+                                                    "selective_recompute"};
 
 std::string value_label(const Json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
@@ -123,7 +124,7 @@ void read_strategy_variants(const JsonReader& entry, std::vector<StrategyVariant
     body.fail("give \"micro_batches\" (per data-parallel replica) or \"micro_batch_size\" (samples per micro-batch), not both");
   }
   // The sweep divides the GPUs and the batch by these before the scenario loader sees them.
-  for (const char* size : {"tensor", "pipeline", "micro_batches", "micro_batch_size"}) {
+  for (const char* size : {"tensor", "pipeline", "micro_batches", "micro_batch_size", "virtual_stages"}) {
     if (kind != "parallelism" || !body.has(size)) continue;
     JsonReader value = body.at(size);
     if (value.value().is_array()) {

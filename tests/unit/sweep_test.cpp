@@ -129,6 +129,26 @@ TEST(SweepSpec, ParallelismVariantsFillTheDataDegreeAndTheMicroBatches) {
             std::string::npos);
 }
 
+// Interleaved 1F1B's model chunks per stage are swept like the other sizes; a configuration
+// whose micro-batches are not a multiple of the pipeline is left to the loader (not applicable).
+TEST(SweepSpec, VirtualStagesAreSweptLikeTheOtherSizes) {
+  const std::string text = R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
+    "sweep": {"nodes": [1], "batch_size": [8],
+              "strategies": [{"parallelism": {"tensor": 2, "pipeline": 4, "virtual_stages": [1, 2, 4]}}]}})";
+  SweepSpec spec = read(text);
+  ASSERT_EQ(spec.strategies.size(), 3u);
+  EXPECT_EQ(spec.strategies[1].label, "3D virtual_stages=2");
+  Json scenario = configuration_scenario(Json::parse(text), spec, spec.configurations[1]);
+  const Json& p = scenario["strategy"]["parallelism"];
+  EXPECT_EQ(p["virtual_stages"], 2);
+  EXPECT_EQ(p["data"], 1);  // 8 GPUs / (tensor 2 x pipeline 4)
+  EXPECT_EQ(p["micro_batches"], 8);
+  EXPECT_NE(error_of(R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
+    "sweep": {"strategies": [{"parallelism": {"pipeline": 2, "virtual_stages": [2, 0]}}]}})")
+                .find("/sweep/strategies/0/parallelism/virtual_stages/1"),
+            std::string::npos);
+}
+
 TEST(SweepSpec, BadValuesNameTheirJsonPath) {
   const std::string head = R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"}, "sweep": )";
   EXPECT_NE(error_of(head + R"({"precision": ["fp33"]}})").find("/sweep/precision/0: unknown precision \"fp33\""),
