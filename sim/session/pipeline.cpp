@@ -41,8 +41,8 @@ std::string fidelity_note(const ExecutionPlan& plan) {
 PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy) {
   if (scenario.run.tier == Tier::kClosedForm) {  // its plan may be far too large to build
     throw InputError(scenario.file.string(), "/simulation/tier",
-                     "the closed-form tier builds no plan of the step, only `placesim run` and `placesim check` "
-                     "take it; use \"analytical\" or \"simulated\" here");
+                     "the closed-form tier builds no plan of the step, only `placesim run`, `check` and "
+                     "`validate` take it; use \"analytical\" or \"simulated\" here");
   }
   PlannedScenario planned;
   const Cluster& cluster = scenario.cluster_for(strategy);

@@ -42,6 +42,25 @@ TEST(ValidatePublished, PrintsEachCaseAndTheirMeanAbsolutePercentageError) {
   EXPECT_TRUE(saw_mape) << result.output;
 }
 
+// A closed-form scenario (thousands of GPUs) is validated from the 3D closed form: the step it
+// predicts is the one `run` prints for the same file, and the error is computed from the two.
+TEST(ValidatePublished, ClosedFormScenariosArePredictedWithoutAPlanOfTheStep) {
+  const std::string file = "scenarios/validation/mtnlg_530b_selene_280_nodes.json";
+  CommandResult validated = run_placesim({"validate", "-q", file}, PLACESIM_SOURCE_DIR);
+  ASSERT_EQ(validated.exit_status, 0) << validated.output;
+  std::smatch row;
+  ASSERT_TRUE(std::regex_search(validated.output, row,
+                                std::regex(R"(2240 GPUs step_time_seconds\s+60\.1\s+(\S+)\s+([+-]\d+\.\d)%)")))
+      << validated.output;
+  const double predicted = std::stod(row[1]);
+  CommandResult ran = run_placesim({"run", file}, PLACESIM_SOURCE_DIR);
+  ASSERT_EQ(ran.exit_status, 0) << ran.output;
+  std::smatch step;
+  ASSERT_TRUE(std::regex_search(ran.output, step, std::regex(R"(Predicted step time: ([0-9.]+) s)"))) << ran.output;
+  EXPECT_NEAR(predicted, std::stod(step[1]), 0.01 * predicted) << ran.output;  // validate prints 4 digits
+  EXPECT_NEAR(std::stod(row[2]), 100 * (predicted - 60.1) / 60.1, 0.1);
+}
+
 TEST(ValidatePublished, ScenariosWithoutPublishedFiguresAreAnInputError) {
   CommandResult result = run_placesim({"validate", "scenarios/seed_device_placement.json"}, PLACESIM_SOURCE_DIR);
   EXPECT_EQ(result.exit_status, 2) << result.output;
