@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 
+#include "sim/report/cost_provenance.h"
 #include "sim/session/pipeline.h"
 #include "sim/scenario/scenario_loader.h"
 
@@ -32,6 +34,24 @@ std::vector<std::filesystem::path> scenario_files(const std::vector<std::string>
   return files;
 }
 
+/// The device a strategy's figure is about: the cluster's first accelerator (validation clusters
+/// are one accelerator type and their hosts), else its first device; and its cost source.
+void describe_device(const Cluster& cluster, PublishedCase* c) {
+  const ClusterDevice* chosen = nullptr;
+  for (const auto& device : cluster.devices()) {
+    if (device.spec.kind != DeviceKind::kCpu) {
+      chosen = &device;
+      break;
+    }
+  }
+  if (!chosen && !cluster.devices().empty()) chosen = &cluster.devices().front();
+  if (!chosen) return;
+  c->device_profile = chosen->spec.id;
+  for (const CostSource& source : cost_sources(cluster)) {
+    if (source.profile == chosen->spec.id) c->cost_source = source.kind;
+  }
+}
+
 }  // namespace
 
 std::vector<PublishedCase> validate_published(const std::vector<std::string>& paths, const HardwareCatalog& catalog,
@@ -53,6 +73,7 @@ std::vector<PublishedCase> validate_published(const std::vector<std::string>& pa
         c.metric = strategy.published->metric;
         c.published = strategy.published->value;
         c.predicted = c.metric == "samples_per_second" ? samples / step : step;
+        describe_device(scenario.cluster_for(strategy), &c);
         cases.push_back(c);
         continue;
       }
@@ -64,6 +85,7 @@ std::vector<PublishedCase> validate_published(const std::vector<std::string>& pa
       if (strategy.data_parallel) c.replicas = static_cast<int64_t>(strategy.data_parallel->replicas.size());
       c.predicted = c.metric == "samples_per_second" ? evaluated.result.samples_per_second()
                                                       : evaluated.result.step_time_seconds();
+      describe_device(scenario.cluster_for(strategy), &c);
       cases.push_back(c);
     }
   }
@@ -93,6 +115,17 @@ std::string published_table(const std::vector<PublishedCase>& cases) {
     std::snprintf(line, sizeof(line), "%-*s %-20s %12.4g %12.4g %+7.1f%%\n", static_cast<int>(width), name.c_str(),
                   c.metric.c_str(), c.published, c.predicted, 100 * c.relative_error());
     out += line;
+  }
+  // By device profile: where the error is, next to where the costs come from.
+  std::map<std::string, std::vector<PublishedCase>> by_device;
+  for (const auto& c : cases) by_device[c.device_profile].push_back(c);
+  if (by_device.size() > 1) {
+    out += "By device (where its compute costs come from):\n";
+    for (const auto& [profile, group] : by_device) {
+      std::snprintf(line, sizeof(line), "  %-24s %6.1f%% over %3zu cases  %s\n", profile.c_str(),
+                    mean_absolute_percentage_error(group), group.size(), group.front().cost_source.c_str());
+      out += line;
+    }
   }
   std::snprintf(line, sizeof(line), "MAPE: %.1f%% over %zu cases\n", mean_absolute_percentage_error(cases), cases.size());
   return out + line;

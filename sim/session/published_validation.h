@@ -1,6 +1,6 @@
 // `placesim validate PATH...` without a backend: every strategy of every scenario that carries a
-// `published` figure is predicted and compared with it; prints one row per case and ends with
-// "MAPE: N.N% over K cases". Directories are searched for *.json scenarios.
+// `published` figure is predicted and compared with it; prints one row per case, the error by
+// device profile, and ends with "MAPE: N.N% over K cases". Directories are searched for *.json scenarios.
 #pragma once
 
 #include <cstdint>
@@ -18,13 +18,17 @@ struct PublishedCase {
   double published = 0;
   double predicted = 0;
   int64_t replicas = 0;  ///< data-parallel replicas (workers); 0 when the strategy is not data parallel
+  /// The profile of the strategy's cluster's first accelerator (its first device when it has
+  /// none), and where that profile's compute costs come from (report/cost_provenance.h).
+  std::string device_profile;
+  std::string cost_source;
   double relative_error() const { return (predicted - published) / published; }
 };
 
 /// Evaluates every case; throws InputError on bad input (before printing anything).
 std::vector<PublishedCase> validate_published(const std::vector<std::string>& paths, const HardwareCatalog& catalog,
                                               bool progress);
-/// The table and the MAPE line.
+/// The table, the error by device profile (with where its costs come from) and the MAPE line.
 std::string published_table(const std::vector<PublishedCase>& cases);
 double mean_absolute_percentage_error(const std::vector<PublishedCase>& cases);
 /// Scaling only: each data-parallel case against its scenario's one-replica case (samples/s),

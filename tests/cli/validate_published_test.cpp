@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <regex>
 #include <sstream>
 
@@ -59,6 +60,38 @@ TEST(ValidatePublished, ClosedFormScenariosArePredictedWithoutAPlanOfTheStep) {
   ASSERT_TRUE(std::regex_search(ran.output, step, std::regex(R"(Predicted step time: ([0-9.]+) s)"))) << ran.output;
   EXPECT_NEAR(predicted, std::stod(step[1]), 0.01 * predicted) << ran.output;  // validate prints 4 digits
   EXPECT_NEAR(std::stod(row[2]), 100 * (predicted - 60.1) / 60.1, 0.1);
+}
+
+// The error by device profile: each line the mean |error| of that device's rows, next to where
+// its costs come from (here a P100 and a V100 scenario, both with borrowed kernel models).
+TEST(ValidatePublished, ErrorsAreAlsoGivenByDeviceWithTheirCostSource) {
+  CommandResult result = run_placesim({"validate", "-q", "scenarios/validation/megatron_v1_dgx2h_1p2b_tp1.json",
+                                       "scenarios/validation/tf_dgx1_p100_vgg16_nccl.json"},
+                                      PLACESIM_SOURCE_DIR);
+  ASSERT_EQ(result.exit_status, 0) << result.output;
+  std::map<std::string, std::pair<double, int>> sums;  // by scenario prefix
+  std::regex row(R"(^(\w+) / .*\s([+-]\d+\.\d)%$)");
+  std::istringstream lines(result.output);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::smatch match;
+    if (!std::regex_match(line, match, row)) continue;
+    auto& [sum, count] = sums[match[1].str().rfind("megatron", 0) == 0 ? "v100" : "p100"];
+    sum += std::fabs(std::stod(match[2]));
+    ++count;
+  }
+  ASSERT_EQ(sums["p100"].second, 4) << result.output;
+  ASSERT_EQ(sums["v100"].second, 1) << result.output;
+  std::smatch p100, v100;
+  ASSERT_TRUE(std::regex_search(result.output, p100,
+                                std::regex(R"(\n  p100-sxm2-16gb\s+(\d+\.\d)% over   4 cases  kernel model of p100-pcie-16gb\n)")))
+      << result.output;
+  EXPECT_NEAR(std::stod(p100[1]), sums["p100"].first / 4, 0.1);
+  ASSERT_TRUE(std::regex_search(result.output, v100,
+                                std::regex(R"(\n  v100-sxm2-32gb\s+(\d+\.\d)% over   1 cases  kernel model of v100-sxm2-16gb\n)")))
+      << result.output;
+  EXPECT_NEAR(std::stod(v100[1]), sums["v100"].first, 0.1);
+  EXPECT_TRUE(std::regex_search(result.output, std::regex(R"(\nMAPE: \d+\.\d% over 5 cases\n$)"))) << result.output;
 }
 
 TEST(ValidatePublished, ScenariosWithoutPublishedFiguresAreAnInputError) {
