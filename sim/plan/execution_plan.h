@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/cluster/cluster.h"
+#include "sim/cluster/collective_profile.h"
 #include "sim/cluster/transport.h"
 #include "sim/core/precision.h"
 #include "sim/graph/op.h"
@@ -65,6 +66,11 @@ struct Task {
   // engine expands it into point-to-point transfers (sim/plan/collective_schedule.h)
   std::vector<DeviceId> group;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+  /// The collective this all-reduce stands for, for reports only: the engines run every collective
+  /// task as the all-reduce above. A ZeRO 3 all-gather or reduce-scatter of S bytes is an
+  /// all-reduce task of S / 2 (the same bytes on every ring link), marked kAllGather or
+  /// kReduceScatter (sim/report/collective_bandwidth.h).
+  CollectiveKind collective = CollectiveKind::kAllReduce;
 
   /// Transfers and collectives: index in ExecutionPlan::transports of the framework's transport
   /// that moves it (its stream cap, wire efficiency and, for collectives, share of the GPUs'

@@ -128,6 +128,7 @@ Json write_plan_json(const ExecutionPlan& plan, const Cluster& cluster) {
       for (DeviceId d : task.group) group.push_back(cluster.device(d).name.canonical());
       entry["group"] = group;
       entry["algorithm"] = to_string(task.algorithm);
+      if (task.collective != CollectiveKind::kAllReduce) entry["collective"] = to_string(task.collective);
       entry["bytes"] = task.bytes;
     }
     if (task.transport >= 0 && task.kind != TaskKind::kCompute) entry["transport"] = task.transport;
@@ -207,7 +208,7 @@ PlanFile read_plan_json(const JsonReader& document) {
     const JsonReader& entry = entries[i];
     entry.reject_unknown_keys({"id", "name", "kind", "phase", "step", "deps", "device", "op", "op_kind", "flops",
                                "memory_bytes", "source", "bytes", "output_bytes", "keep_until", "compute_scale",
-                               "group", "algorithm", "replica", "kernel", "transport", "fixed_seconds"});
+                               "group", "algorithm", "collective", "replica", "kernel", "transport", "fixed_seconds"});
     Task task;
     task.id = i;
     if (entry.has("id") && entry.at("id").as_integer(0) != static_cast<int64_t>(i)) {
@@ -252,6 +253,7 @@ PlanFile read_plan_json(const JsonReader& document) {
         entry.at("algorithm").fail("unknown algorithm \"" + algorithm + "\" (expected ring, tree, halving_doubling or hierarchical)");
       }
       task.algorithm = *parsed;
+      task.collective = *parse_collective_kind(entry.choice_or("collective", collective_kind_names(), "all_reduce"));
       std::string why;
       if (!applicable(task.algorithm, task.group, cluster, &why)) entry.at("algorithm").fail(why);
       for (size_t a = 0; a < task.group.size(); ++a) {

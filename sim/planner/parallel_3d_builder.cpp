@@ -376,7 +376,8 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
     return algorithm;
   };
   auto collective = [&](const std::string& task_name, std::vector<DeviceId> group, double bytes,
-                        std::vector<TaskId> deps, int64_t step, const std::string& op) {
+                        std::vector<TaskId> deps, int64_t step, const std::string& op,
+                        CollectiveKind stands_for = CollectiveKind::kAllReduce) {
     Task task;
     task.name = task_name;
     task.kind = TaskKind::kCollective;
@@ -384,6 +385,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
     task.step = step;
     task.op = op;
     task.algorithm = algorithm_for(group, bytes);
+    task.collective = stands_for;
     task.bytes = bytes;
     task.device = group.front();
     task.group = std::move(group);
@@ -524,7 +526,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         const TaskId id = collective(replica_prefix + "mb" + std::to_string(m) + (forward ? "/fwd" : "/bwd") +
                                          "/zero3-allgather/" + graph.op(v).name + rank_name(r) + suffix,
                                      shard_group(d, s, r), held_bytes(v) / 2, std::move(deps), step,
-                                     graph.op(v).name);
+                                     graph.op(v).name, CollectiveKind::kAllGather);
         gathered.emplace(key, id);
         return id;
       };
@@ -728,7 +730,8 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
               // the shard's update, an all-gather: the same bytes); ZeRO 3 only reduce-scatters, an
               // all-reduce task of S / 2 (parameters are gathered again before the next forward).
               TaskId reduced = options.zero_stage >= 3
-                                   ? collective("zero3-reduce-scatter/" + where, group, bytes / 2, gradient_ready, step, op_name)
+                                   ? collective("zero3-reduce-scatter/" + where, group, bytes / 2, gradient_ready, step, op_name,
+                                                CollectiveKind::kReduceScatter)
                                    : collective("dp-allreduce/" + where, group, bytes, gradient_ready, step, op_name);
               previous_data_collective[s][r] = reduced;
               reduced_for.assign(reduced_for.size(), reduced);
@@ -738,7 +741,8 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
               std::vector<TaskId> scattered;
               for (int64_t k = 0; k < (symmetric ? 1 : replicas / shards); ++k) {
                 scattered.push_back(collective("zero3-reduce-scatter/group" + std::to_string(k) + "/" + where,
-                                               shard_group(k * shards, s, r), bytes / 2, gradient_ready, step, op_name));
+                                               shard_group(k * shards, s, r), bytes / 2, gradient_ready, step, op_name,
+                                               CollectiveKind::kReduceScatter));
               }
               std::vector<TaskId> across;
               for (int64_t j = 0; j < (symmetric ? 1 : shards); ++j) {

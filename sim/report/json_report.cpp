@@ -1,6 +1,6 @@
 #include "sim/report/json_report.h"
 
-#include "sim/cluster/collective_profile.h"
+#include "sim/report/collective_bandwidth.h"
 #include "sim/report/cost_provenance.h"
 #include "sim/report/memory_verdict.h"
 
@@ -9,15 +9,34 @@ namespace placesim {
 namespace {
 
 /// A collective's size and what it achieved, by nccl-tests' definitions (doc/PERFORMANCE.md):
-/// algbw = bytes / seconds, busbw = algbw x 2(n-1)/n for an all-reduce of n devices.
+/// algbw = size / seconds, busbw = algbw x factor(kind, n) (sim/report/collective_bandwidth.h).
 void add_collective_bandwidths(const Task& task, double seconds, Json* entry) {
+  (*entry)["collective"] = to_string(task.collective);
   (*entry)["bytes"] = task.bytes;
   (*entry)["group_size"] = task.group.size();
   if (seconds <= 0 || task.group.size() < 2) return;
-  const double algbw = task.bytes / seconds;
-  (*entry)["algbw_bytes_per_second"] = algbw;
-  (*entry)["busbw_bytes_per_second"] =
-      algbw * bus_bandwidth_factor(CollectiveKind::kAllReduce, static_cast<int>(task.group.size()));
+  const CollectiveBandwidth achieved =
+      collective_bandwidth(task.collective, nccl_tests_bytes(task), static_cast<int>(task.group.size()), seconds);
+  (*entry)["algbw_bytes_per_second"] = achieved.algbw_bytes_per_second;
+  (*entry)["busbw_bytes_per_second"] = achieved.busbw_bytes_per_second;
+}
+
+Json collective_bandwidth_json(const std::vector<CollectiveBandwidthRow>& table) {
+  Json rows = Json::array();
+  for (const CollectiveBandwidthRow& row : table) {
+    rows.push_back({{"collective", to_string(row.kind)},
+                    {"bytes", row.bytes},
+                    {"ranks", row.ranks},
+                    {"machines", row.machines},
+                    {"transport", row.transport},
+                    {"timing", row.measured_curve ? "measured_curve" : "link_rate"},
+                    {"calls", row.calls},
+                    {"total_seconds", row.total_seconds},
+                    {"mean_seconds", row.mean_seconds},
+                    {"algbw_bytes_per_second", row.bandwidth.algbw_bytes_per_second},
+                    {"busbw_bytes_per_second", row.bandwidth.busbw_bytes_per_second}});
+  }
+  return rows;
 }
 
 }  // namespace
@@ -85,6 +104,7 @@ Json json_report(const std::string& scenario, const ExecutionPlan& plan, const C
           {"transfers", metrics.transfers},
           {"collectives", metrics.collectives},
           {"collective_bytes", metrics.collective_bytes},
+          {"collective_bandwidth", collective_bandwidth_json(metrics.collective_bandwidth)},
           {"critical_path_compute_seconds", metrics.critical_path_compute_seconds},
           {"critical_path_transfer_seconds", metrics.critical_path_transfer_seconds},
           {"devices", devices},

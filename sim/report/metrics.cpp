@@ -126,6 +126,7 @@ RunMetrics compute_metrics(const ExecutionPlan& plan, const Cluster& cluster, co
   metrics.exposed_transfer_seconds = overlap_free_length(transfers_merged, compute_merged);
   metrics.communication_share =
       metrics.makespan_seconds > 0 ? metrics.exposed_transfer_seconds / metrics.makespan_seconds : 0;
+  if (metrics.collectives > 0) metrics.collective_bandwidth = collective_bandwidth_table(plan, cluster, timeline);
 
   // Critical path: from the last task to finish, step back to whatever it waited for — the
   // dependency that ended last, or the compute task before it on the same device.

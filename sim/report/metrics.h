@@ -8,6 +8,7 @@
 
 #include "sim/cluster/cluster.h"
 #include "sim/plan/execution_plan.h"
+#include "sim/report/collective_bandwidth.h"
 #include "sim/timeline/buffer_memory.h"
 #include "sim/timeline/timeline.h"
 
@@ -46,6 +47,9 @@ struct RunMetrics {
   size_t tasks = 0;
   size_t transfers = 0;
   size_t collectives = 0;
+  /// The collectives by kind, size, ranks, machines, transport and timing, with nccl-tests'
+  /// algbw and busbw; largest total time first.
+  std::vector<CollectiveBandwidthRow> collective_bandwidth;
   std::vector<DeviceMetrics> devices;
   std::vector<CriticalPathEntry> critical_path;  ///< from the first task to the last to finish
   double critical_path_compute_seconds = 0;

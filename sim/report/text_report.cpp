@@ -8,6 +8,40 @@
 #include "sim/core/units_format.h"
 
 namespace placesim {
+namespace {
+
+constexpr size_t kCollectiveRows = 10;
+
+/// The collectives by kind and size with nccl-tests' algbw and busbw, largest total time first.
+std::string collective_bandwidth_text(const std::vector<CollectiveBandwidthRow>& table) {
+  if (table.empty()) return "";
+  std::string out = "\nCollectives (nccl-tests: algbw = size / time, busbw = algbw x factor; docs/communication.md):\n";
+  out += "  " + pad("collective", 14, true) + "  " + pad("size (B)", 12) + "  " + pad("ranks", 5) + "  " + pad("machines", 8) +
+         "  " + pad("transport", 11, true) + "  " + pad("timing", 9, true) + "  " + pad("calls", 6) + "  " +
+         pad("time/call", 10) + "  " + pad("algbw GB/s", 10) + "  " + pad("busbw GB/s", 10) + "\n";
+  for (size_t i = 0; i < std::min(table.size(), kCollectiveRows); ++i) {
+    const CollectiveBandwidthRow& row = table[i];
+    out += "  " + pad(to_string(row.kind), 14, true) + "  " + pad(format_number(row.bytes, "%.0f"), 12) + "  " +
+           pad(std::to_string(row.ranks), 5) + "  " + pad(std::to_string(row.machines), 8) + "  " +
+           pad(row.transport, 11, true) + "  " + pad(row.measured_curve ? "curve" : "link rate", 9, true) + "  " +
+           pad(std::to_string(row.calls), 6) + "  " + pad(format_seconds(row.mean_seconds), 10) + "  " +
+           pad(format_number(row.bandwidth.algbw_bytes_per_second / 1e9, "%.2f"), 10) + "  " +
+           pad(format_number(row.bandwidth.busbw_bytes_per_second / 1e9, "%.2f"), 10) + "\n";
+  }
+  if (table.size() > kCollectiveRows) {
+    size_t calls = 0;
+    double seconds = 0;
+    for (size_t i = kCollectiveRows; i < table.size(); ++i) {
+      calls += table[i].calls;
+      seconds += table[i].total_seconds;
+    }
+    out += "  +" + std::to_string(table.size() - kCollectiveRows) + " more (" + std::to_string(calls) + " calls, " +
+           format_seconds(seconds) + " in all)\n";
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const RunMetrics& metrics,
                         size_t max_path_entries, TimelineOrigin origin, const TrainingEfficiency* efficiency) {
@@ -48,6 +82,7 @@ std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const
          " of the run\n";
   out += "Compute: some device busy for " + format_seconds(metrics.compute_seconds) + " of " +
          format_seconds(metrics.makespan_seconds) + "\n";
+  out += collective_bandwidth_text(metrics.collective_bandwidth);
 
   out += "\nCritical path: " + std::to_string(metrics.critical_path.size()) + " tasks, compute " +
          format_seconds(metrics.critical_path_compute_seconds) + ", transfer " +

@@ -128,6 +128,10 @@ TEST(MeasuredAllReduce, TheReportGivesWhatTheCollectiveAchievedAsAlgbwAndBusbw) 
   EXPECT_DOUBLE_EQ(entry["bytes"].get<double>(), 2 * kMiB);
   EXPECT_NEAR(entry["busbw_bytes_per_second"].get<double>(), 2e10, 1);
   EXPECT_NEAR(entry["algbw_bytes_per_second"].get<double>(), 2e10 / 1.5, 1);
+  // The table of collectives says the curve timed it.
+  const Json& row = report["collective_bandwidth"][0];
+  EXPECT_EQ(row["timing"], "measured_curve");
+  EXPECT_NEAR(row["busbw_bytes_per_second"].get<double>(), 2e10, 1);
 }
 
 TEST(MeasuredAllReduce, FallsBackToTheLinkRateRingWhereNoCurveApplies) {

@@ -1,0 +1,73 @@
+#include "sim/report/collective_bandwidth.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace placesim {
+namespace {
+
+using RowKey = std::tuple<CollectiveKind, double, int, int, std::string, bool>;
+
+int machines_of(const std::vector<DeviceId>& group, const Cluster& cluster) {
+  std::vector<int> nodes;
+  nodes.reserve(group.size());
+  for (DeviceId id : group) nodes.push_back(cluster.device(id).node);
+  std::sort(nodes.begin(), nodes.end());
+  return static_cast<int>(std::unique(nodes.begin(), nodes.end()) - nodes.begin());
+}
+
+}  // namespace
+
+CollectiveBandwidth collective_bandwidth(CollectiveKind kind, double bytes, int ranks, double seconds) {
+  if (seconds <= 0 || ranks < 2) return {};
+  const double algbw = bytes / seconds;
+  return {algbw, algbw * bus_bandwidth_factor(kind, ranks)};
+}
+
+double nccl_tests_bytes(const Task& task) {
+  const int ranks = static_cast<int>(task.group.size());
+  if (task.collective == CollectiveKind::kAllReduce || ranks < 2) return task.bytes;
+  return task.bytes * bus_bandwidth_factor(CollectiveKind::kAllReduce, ranks) / bus_bandwidth_factor(task.collective, ranks);
+}
+
+std::vector<CollectiveBandwidthRow> collective_bandwidth_table(const ExecutionPlan& plan, const Cluster& cluster,
+                                                               const Timeline& timeline) {
+  std::map<RowKey, CollectiveBandwidthRow> rows;
+  for (const Task& task : plan.tasks) {
+    if (task.kind != TaskKind::kCollective || task.group.size() < 2 || task.bytes <= 0) continue;
+    const int ranks = static_cast<int>(task.group.size());
+    const std::string transport = task.transport >= 0 ? plan.transports.at(static_cast<size_t>(task.transport)).id : "links";
+    // The engines time a collective by the measured curve exactly when one applies (sim/engine,
+    // sim/analytical); the same test says which timed it here.
+    const bool measured = measured_allreduce_seconds(task.group, task.bytes, cluster).has_value();
+    const double bytes = nccl_tests_bytes(task);
+    RowKey key{task.collective, bytes, ranks, machines_of(task.group, cluster), transport, measured};
+    CollectiveBandwidthRow& row = rows[key];
+    if (row.calls == 0) {
+      row.kind = task.collective;
+      row.bytes = bytes;
+      row.ranks = ranks;
+      row.machines = std::get<3>(key);
+      row.transport = transport;
+      row.measured_curve = measured;
+    }
+    ++row.calls;
+    row.total_seconds += timeline.tasks[task.id].duration();
+  }
+  std::vector<CollectiveBandwidthRow> table;
+  table.reserve(rows.size());
+  for (auto& [key, row] : rows) {
+    row.mean_seconds = row.total_seconds / static_cast<double>(row.calls);
+    row.bandwidth = collective_bandwidth(row.kind, row.bytes, row.ranks, row.mean_seconds);
+    table.push_back(std::move(row));
+  }
+  // The map's order (kind, then size ascending, ...) breaks ties; larger sizes first among equals.
+  std::stable_sort(table.begin(), table.end(), [](const CollectiveBandwidthRow& a, const CollectiveBandwidthRow& b) {
+    if (a.total_seconds != b.total_seconds) return a.total_seconds > b.total_seconds;
+    return a.bytes > b.bytes;
+  });
+  return table;
+}
+
+}  // namespace placesim

@@ -1,0 +1,55 @@
+// What a run's collectives achieved, in the two numbers nccl-tests prints (NVIDIA/nccl-tests,
+// doc/PERFORMANCE.md): algbw = S / t for a collective of S bytes taking t seconds, and
+// busbw = algbw x factor (sim/cluster/collective_profile.h, bus_bandwidth_factor), the rate each
+// rank's busiest link ran at in a ring, comparable across collectives and rank counts.
+// The table groups a timeline's collective tasks by (kind, size, ranks, machines, transport,
+// timing); a task's time is its interval in the timeline, from its start to its end.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/cluster/cluster.h"
+#include "sim/cluster/collective_profile.h"
+#include "sim/plan/execution_plan.h"
+#include "sim/timeline/timeline.h"
+
+namespace placesim {
+
+struct CollectiveBandwidth {
+  double algbw_bytes_per_second = 0;
+  double busbw_bytes_per_second = 0;
+};
+
+/// nccl-tests' algbw and busbw of a `kind` collective of `bytes` (nccl-tests' size: each rank's
+/// buffer for all-reduce, broadcast and reduce, the total gathered or scattered for all-gather
+/// and reduce-scatter) over `ranks` ranks taking `seconds`. Zeros when seconds <= 0 or ranks < 2.
+CollectiveBandwidth collective_bandwidth(CollectiveKind kind, double bytes, int ranks, double seconds);
+
+/// nccl-tests' size of a collective task: its `bytes` for an all-reduce; for another kind, the
+/// size whose traffic equals that of the all-reduce the engines run in its place (each ring link
+/// carries 2(n-1)/n x bytes, which is factor(kind, n) x size): bytes x 2(n-1)/n / factor(kind, n),
+/// so an all-gather or reduce-scatter task of `bytes` is one of 2 x bytes.
+double nccl_tests_bytes(const Task& task);
+
+/// One row of the table: the collectives of the run that share a kind, size, rank count, number
+/// of machines, transport and timing.
+struct CollectiveBandwidthRow {
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  double bytes = 0;             ///< nccl-tests' size (nccl_tests_bytes)
+  int ranks = 0;                ///< devices of the group
+  int machines = 0;             ///< distinct machines (ClusterDevice::node) among them
+  std::string transport;        ///< the plan transport's id, or "links"
+  bool measured_curve = false;  ///< timed by the cluster's measured curve (else link rate)
+  size_t calls = 0;
+  double total_seconds = 0;  ///< sum of the calls' durations
+  double mean_seconds = 0;   ///< total / calls
+  CollectiveBandwidth bandwidth;  ///< of the mean call, as nccl-tests averages its iterations
+};
+
+/// The table of a run's collective tasks of at least 2 devices and positive bytes, largest total
+/// time first (ties: larger size first, then kind, ranks, machines, transport, timing).
+std::vector<CollectiveBandwidthRow> collective_bandwidth_table(const ExecutionPlan& plan, const Cluster& cluster,
+                                                               const Timeline& timeline);
+
+}  // namespace placesim
