@@ -70,4 +70,22 @@ std::vector<CollectiveBandwidthRow> collective_bandwidth_table(const ExecutionPl
   return table;
 }
 
+Json collective_bandwidth_json(const std::vector<CollectiveBandwidthRow>& table) {
+  Json rows = Json::array();
+  for (const CollectiveBandwidthRow& row : table) {
+    rows.push_back({{"collective", to_string(row.kind)},
+                    {"bytes", row.bytes},
+                    {"ranks", row.ranks},
+                    {"machines", row.machines},
+                    {"transport", row.transport},
+                    {"timing", row.measured_curve ? "measured_curve" : "link_rate"},
+                    {"calls", row.calls},
+                    {"total_seconds", row.total_seconds},
+                    {"mean_seconds", row.mean_seconds},
+                    {"algbw_bytes_per_second", row.bandwidth.algbw_bytes_per_second},
+                    {"busbw_bytes_per_second", row.bandwidth.busbw_bytes_per_second}});
+  }
+  return rows;
+}
+
 }  // namespace placesim

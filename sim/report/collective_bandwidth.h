@@ -11,6 +11,7 @@
 
 #include "sim/cluster/cluster.h"
 #include "sim/cluster/collective_profile.h"
+#include "sim/core/json_reader.h"
 #include "sim/plan/execution_plan.h"
 #include "sim/timeline/timeline.h"
 
@@ -51,5 +52,10 @@ struct CollectiveBandwidthRow {
 /// time first (ties: larger size first, then kind, ranks, machines, transport, timing).
 std::vector<CollectiveBandwidthRow> collective_bandwidth_table(const ExecutionPlan& plan, const Cluster& cluster,
                                                                const Timeline& timeline);
+
+/// The table as the JSON report's `collective_bandwidth` (docs/report-format.md): one object per
+/// row with `collective`, `bytes`, `ranks`, `machines`, `transport`, `timing`, `calls`,
+/// `total_seconds`, `mean_seconds`, `algbw_bytes_per_second`, `busbw_bytes_per_second`.
+Json collective_bandwidth_json(const std::vector<CollectiveBandwidthRow>& table);
 
 }  // namespace placesim

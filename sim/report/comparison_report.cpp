@@ -114,6 +114,7 @@ Json comparison_json(const std::string& scenario, const std::vector<StrategyResu
     if (result.data_parallel.replicas > 0) entry["data_parallel"] = data_parallel_json(result.data_parallel);
     entry["replicas"] = std::max<int64_t>(result.replicas, static_cast<int64_t>(result.data_parallel.replicas));
     if (result.efficiency) entry["efficiency"] = efficiency_json(*result.efficiency);
+    entry["collective_bandwidth"] = collective_bandwidth_json(result.run.collective_bandwidth);
     strategies.push_back(std::move(entry));
   }
   return {{"schema_version", 1}, {"kind", "placesim-comparison"}, {"scenario", scenario}, {"strategies", strategies}};

@@ -5,6 +5,7 @@
 
 #include "sim/engine/engine_factory.h"
 #include "sim/plan/plan_json.h"
+#include "sim/report/comparison_report.h"
 #include "sim/report/json_report.h"
 #include "sim/report/text_report.h"
 #include "tests/unit/test_support.h"
@@ -162,6 +163,20 @@ TEST(CollectiveBandwidth, GroupsCallsBySizeLargestTotalTimeFirst) {
   EXPECT_EQ(first["timing"], "link_rate");
   EXPECT_NEAR(first["busbw_bytes_per_second"].get<double>(), kBandwidth, 1);
   EXPECT_EQ(report["tasks"][4]["collective"], "all_gather");
+}
+
+// A comparison of strategies gives each one's table.
+TEST(CollectiveBandwidth, ComparisonReportsCarryEachStrategysTable) {
+  const Cluster cluster = ring(0);
+  ExecutionPlan plan = testing::empty_plan(cluster);
+  testing::add(plan, collective_task(kBytes));
+  StrategyResult result;
+  result.name = "ring";
+  result.run = compute_metrics(plan, cluster, make_engine(Tier::kAnalytical)->simulate(plan, cluster));
+  const Json report = comparison_json("test", {result, StrategyResult{}});
+  ASSERT_EQ(report["strategies"][0]["collective_bandwidth"].size(), 1u);
+  EXPECT_NEAR(report["strategies"][0]["collective_bandwidth"][0]["busbw_bytes_per_second"].get<double>(), kBandwidth, 1);
+  EXPECT_TRUE(report["strategies"][1]["collective_bandwidth"].empty());
 }
 
 // Plan files keep what a collective stands for, so `simulate plan.json` reports it as `run` did.
