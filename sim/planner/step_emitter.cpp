@@ -87,7 +87,7 @@ Task op_compute_task(const Op& op, Phase phase, DeviceId device, int64_t step, d
   if (forward && (op.forward_flops > 0 || op.forward_bytes > 0)) task.output_bytes = op.output_bytes * scale;
   if (op.kernel) {
     task.kernel = op.kernel;
-    task.kernel_passes = forward ? kForwardPass : kBackwardPasses;
+    task.kernel_passes = forward ? static_cast<uint8_t>(kForwardPass) : kBackwardPasses;
     task.kernel_samples = scale;
   }
   return task;
