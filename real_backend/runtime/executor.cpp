@@ -8,13 +8,6 @@
 
 namespace placesim::real {
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : 0.5 * (values[middle - 1] + values[middle]);
-}
-
 Timeline median_timeline(const std::vector<Timeline>& runs) {
   if (runs.empty()) throw std::invalid_argument("median_timeline: no runs");
   Timeline result;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/quantile.h"
 #include "sim/engine/engine.h"
 
 namespace placesim::real {
@@ -78,6 +79,6 @@ class Executor : public PlanEngine {
 /// ordering the runs share: deps end before their successors start, and a device's tasks do not
 /// overlap. Its makespan is at most the median of the runs' makespans.
 Timeline median_timeline(const std::vector<Timeline>& runs);
-double median(std::vector<double> values);
+using ::placesim::median;  // sim/core/quantile.h
 
 }  // namespace placesim::real

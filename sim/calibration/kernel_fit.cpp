@@ -6,6 +6,7 @@
 
 #include "sim/calibration/nelder_mead.h"
 #include "sim/core/input_error.h"
+#include "sim/core/quantile.h"
 #include "sim/cost/conv_model.h"
 
 namespace placesim {
@@ -28,16 +29,6 @@ GemmDevice device_for(const DeviceSpec& spec, const KernelModel& model, Precisio
 /// model cannot describe (a 1-channel input layer's data gradient, which frameworks never run)
 /// do not pull every parameter towards them.
 double absolute_log_ratio(double predicted, double measured) { return std::fabs(std::log(predicted / measured)); }
-
-double quantile(std::vector<double> values, double q) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  double position = q * static_cast<double>(values.size() - 1);
-  size_t lower = static_cast<size_t>(std::floor(position));
-  size_t upper = std::min(values.size() - 1, lower + 1);
-  double t = position - static_cast<double>(lower);
-  return values[lower] + t * (values[upper] - values[lower]);
-}
 
 /// Time of a convolution row with the algorithm the source says ran, or the fastest eligible.
 double conv_row_seconds(const KernelMeasurement& row, const DeviceSpec& spec, const KernelModel& model) {

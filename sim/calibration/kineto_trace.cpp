@@ -10,6 +10,7 @@
 #include "sim/core/csv_fields.h"
 #include "sim/core/input_error.h"
 #include "sim/core/json_reader.h"
+#include "sim/core/quantile.h"
 
 namespace placesim {
 namespace {
@@ -267,12 +268,6 @@ std::string backward_pass_of(const std::string& kernel_name) {
   if (l.find("dgrad") != std::string::npos) return "conv_bwd_data";
   if (l.find("wgrad") != std::string::npos) return "conv_bwd_filter";
   return "";
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
 }  // namespace
