@@ -176,37 +176,29 @@ Tensor LayerBuilder::conv2d(const std::string& name, const Tensor& x, const Conv
 }
 
 Tensor LayerBuilder::normalization(const std::string& name, const Tensor& x, const std::string& type,
-                                   int64_t channels) {
+                                   double parameters) {
   Op op = make_op(name, type, OpKind::kNormalization, x.shape);
-  const double gamma_and_beta = 2.0 * static_cast<double>(channels);
   op.forward_flops = kNormalizationFlopsPerElement * x.elements();
   op.backward_flops = op.forward_flops;
-  op.parameter_count = gamma_and_beta;
-  op.forward_bytes = bytes(x.elements() + gamma_and_beta) + op.output_bytes;
+  op.parameter_count = parameters;
+  op.forward_bytes = bytes(x.elements() + parameters) + op.output_bytes;
   op.backward_bytes = 2 * op.forward_bytes;
   return append(std::move(op), {x});
 }
 
 Tensor LayerBuilder::batch_norm(const std::string& name, const Tensor& x) {
   if (x.shape.size() < 2) throw ShapeError(qualified(name) + ": batch norm needs a channel dimension");
-  return normalization(name, x, "FusedBatchNorm", x.shape[1]);
+  return normalization(name, x, "FusedBatchNorm", 2.0 * static_cast<double>(x.shape[1]));  // gamma and beta
 }
 
 Tensor LayerBuilder::layer_norm(const std::string& name, const Tensor& x) {
   if (x.shape.size() < 2) throw ShapeError(qualified(name) + ": layer norm needs a feature dimension");
-  return normalization(name, x, "LayerNorm", x.shape.back());
+  return normalization(name, x, "LayerNorm", 2.0 * static_cast<double>(x.shape.back()));  // gamma and beta
 }
 
 Tensor LayerBuilder::rms_norm(const std::string& name, const Tensor& x) {
   if (x.shape.size() < 2) throw ShapeError(qualified(name) + ": RMS norm needs a feature dimension");
-  Op op = make_op(name, "RMSNorm", OpKind::kNormalization, x.shape);
-  const double gamma = static_cast<double>(x.shape.back());  // a scale, no shift
-  op.forward_flops = kNormalizationFlopsPerElement * x.elements();
-  op.backward_flops = op.forward_flops;
-  op.parameter_count = gamma;
-  op.forward_bytes = bytes(x.elements() + gamma) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
-  return append(std::move(op), {x});
+  return normalization(name, x, "RMSNorm", static_cast<double>(x.shape.back()));  // a scale, no shift
 }
 
 Tensor LayerBuilder::swiglu(const std::string& name, const Tensor& gate_and_up) {

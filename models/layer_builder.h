@@ -152,7 +152,8 @@ class LayerBuilder {
   Op make_op(const std::string& name, const std::string& type, OpKind kind, std::vector<int64_t> shape) const;
   Tensor append(Op op, const std::vector<Tensor>& inputs);
   Tensor pool(const std::string& name, const Tensor& x, const PoolOptions& options, const std::string& type);
-  Tensor normalization(const std::string& name, const Tensor& x, const std::string& type, int64_t channels);
+  /// A normalization over `x` with `parameters` learned values (scales and shifts).
+  Tensor normalization(const std::string& name, const Tensor& x, const std::string& type, double parameters);
   double bytes(double elements) const { return elements * dtype_bytes_; }
   std::string qualified(const std::string& name) const;
 
