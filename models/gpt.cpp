@@ -20,29 +20,16 @@
 
 #include "models/generators.h"
 #include "models/layer_builder.h"
+#include "models/transformer_parameters.h"
 
 namespace placesim {
-namespace {
-
-constexpr int64_t kMaxLayers = 10000;
-constexpr int64_t kMaxHidden = 1 << 20;
-constexpr int64_t kMaxSequence = 1 << 22;
-constexpr int64_t kMaxVocabulary = 1 << 24;
-
-}  // namespace
 
 OpGraph build_gpt(const JsonReader& parameters, int64_t batch_size, double dtype_bytes) {
   parameters.reject_unknown_keys({"layers", "hidden", "heads", "sequence", "vocabulary", "dropout"});
-  const int64_t layers = parameters.integer_or("layers", 12, 1, kMaxLayers);
-  const int64_t hidden = parameters.integer_or("hidden", 768, 1, kMaxHidden);
-  const int64_t heads = parameters.integer_or("heads", 12, 1, kMaxHidden);
-  const int64_t sequence = parameters.integer_or("sequence", 1024, 1, kMaxSequence);
-  const int64_t vocabulary = parameters.integer_or("vocabulary", 50257, 1, kMaxVocabulary);
+  // GPT-2 small.
+  const auto [layers, hidden, heads, sequence, vocabulary] =
+      read_transformer_shape(parameters, {.layers = 12, .hidden = 768, .heads = 12, .sequence = 1024, .vocabulary = 50257});
   const bool dropout = parameters.bool_or("dropout", false);
-  if (hidden % heads != 0) {
-    parameters.at("heads").fail("the hidden size " + std::to_string(hidden) + " is not divisible by " +
-                                std::to_string(heads) + " heads");
-  }
 
   OpGraph graph("gpt");
   LayerBuilder b(graph, batch_size, dtype_bytes);

@@ -18,31 +18,18 @@
 
 #include "models/generators.h"
 #include "models/layer_builder.h"
+#include "models/transformer_parameters.h"
 
 namespace placesim {
-namespace {
-
-constexpr int64_t kMaxLayers = 10000;
-constexpr int64_t kMaxHidden = 1 << 20;
-constexpr int64_t kMaxSequence = 1 << 22;
-constexpr int64_t kMaxVocabulary = 1 << 24;
-
-}  // namespace
 
 OpGraph build_llama3(const Llama3Defaults& defaults, const JsonReader& parameters, int64_t batch_size,
                      double dtype_bytes) {
   parameters.reject_unknown_keys({"layers", "hidden", "heads", "kv_heads", "ffn", "sequence", "vocabulary"});
-  const int64_t layers = parameters.integer_or("layers", defaults.layers, 1, kMaxLayers);
-  const int64_t hidden = parameters.integer_or("hidden", defaults.hidden, 1, kMaxHidden);
-  const int64_t heads = parameters.integer_or("heads", defaults.heads, 1, kMaxHidden);
-  const int64_t kv_heads = parameters.integer_or("kv_heads", defaults.kv_heads, 1, kMaxHidden);
-  const int64_t ffn = parameters.integer_or("ffn", defaults.ffn, 1, kMaxHidden);
-  const int64_t sequence = parameters.integer_or("sequence", defaults.sequence, 1, kMaxSequence);
-  const int64_t vocabulary = parameters.integer_or("vocabulary", defaults.vocabulary, 1, kMaxVocabulary);
-  if (hidden % heads != 0) {
-    parameters.at("heads").fail("the hidden size " + std::to_string(hidden) + " is not divisible by " +
-                                std::to_string(heads) + " heads");
-  }
+  const auto [layers, hidden, heads, sequence, vocabulary] =
+      read_transformer_shape(parameters, {.layers = defaults.layers, .hidden = defaults.hidden, .heads = defaults.heads,
+                                          .sequence = defaults.sequence, .vocabulary = defaults.vocabulary});
+  const int64_t kv_heads = parameters.integer_or("kv_heads", defaults.kv_heads, 1, kMaxTransformerHidden);
+  const int64_t ffn = parameters.integer_or("ffn", defaults.ffn, 1, kMaxTransformerHidden);
   if (heads % kv_heads != 0) {
     parameters.at("kv_heads").fail(std::to_string(heads) + " heads are not a multiple of " + std::to_string(kv_heads) +
                                    " key/value heads");
