@@ -2,6 +2,7 @@
 // prints (stdout and stderr together) and its exit status. For the CLI tests only.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -82,6 +83,34 @@ inline SplitResult run_placesim_split(const std::vector<std::string>& arguments,
   std::error_code ignored;
   std::filesystem::remove_all(log_directory, ignored);
   return result;
+}
+
+/// A whole file's bytes ("" when it cannot be read).
+inline std::string read_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+struct ReportAndTrace {
+  std::string report, trace;
+};
+
+/// `placesim run --quiet SCENARIO EXTRA... --report report.json --trace trace.json` in a fresh
+/// directory (SCENARIO relative to the source tree): the two files it wrote. A non-zero exit
+/// status fails the calling test (with placesim's output).
+inline ReportAndTrace run_report_and_trace(const std::string& scenario, const std::vector<std::string>& extra = {}) {
+  const std::filesystem::path directory = make_temp_directory();
+  std::vector<std::string> arguments{"run", "--quiet", (std::filesystem::path(PLACESIM_SOURCE_DIR) / scenario).string()};
+  arguments.insert(arguments.end(), extra.begin(), extra.end());
+  for (const char* flag : {"--report", "report.json", "--trace", "trace.json"}) arguments.push_back(flag);
+  const CommandResult result = run_placesim(arguments, directory);
+  EXPECT_EQ(result.exit_status, 0) << result.output;
+  ReportAndTrace files{read_bytes(directory / "report.json"), read_bytes(directory / "trace.json")};
+  std::error_code ignored;
+  std::filesystem::remove_all(directory, ignored);
+  return files;
 }
 
 }  // namespace placesim::testing

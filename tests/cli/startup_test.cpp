@@ -16,8 +16,9 @@
 namespace placesim {
 namespace {
 
-using placesim::testing::make_temp_directory;
+using placesim::testing::ReportAndTrace;
 using placesim::testing::run_placesim;
+using placesim::testing::run_report_and_trace;
 
 bool built_with_ns3_stubs() { return std::filesystem::is_directory(std::filesystem::path(PLACESIM_BINARY).parent_path() / "ns3-stubs"); }
 
@@ -35,24 +36,10 @@ class ScopedEnvironment {
   std::string old_;
 };
 
-std::string read_bytes(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  return bytes.str();
-}
-
 /// The report and trace of `placesim run SCENARIO EXTRA...`, concatenated.
-std::string report_and_trace(const std::string& scenario, const std::vector<std::string>& extra = {}) {
-  std::filesystem::path directory = make_temp_directory();
-  std::vector<std::string> arguments{"run", "--quiet", (std::filesystem::path(PLACESIM_SOURCE_DIR) / scenario).string()};
-  arguments.insert(arguments.end(), extra.begin(), extra.end());
-  for (const char* flag : {"--report", "report.json", "--trace", "trace.json"}) arguments.push_back(flag);
-  auto result = run_placesim(arguments, directory);
-  EXPECT_EQ(result.exit_status, 0) << result.output;
-  std::string bytes = read_bytes(directory / "report.json") + read_bytes(directory / "trace.json");
-  std::filesystem::remove_all(directory);
-  return bytes;
+std::string report_and_trace(const std::string& scenario, const std::vector<std::string>& extra) {
+  const ReportAndTrace files = run_report_and_trace(scenario, extra);
+  return files.report + files.trace;
 }
 
 TEST(Startup, SimulatingLoadsTheNs3StubsAndNoNs3Library) {

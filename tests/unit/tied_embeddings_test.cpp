@@ -9,6 +9,7 @@
 #include "sim/session/pipeline.h"
 #include "sim/analytical/analytical_engine.h"
 #include "sim/analytical/pipeline_closed_form.h"
+#include "tests/unit/closed_form_steps.h"
 #include "tests/unit/scenario_text.h"
 
 namespace placesim {
@@ -102,12 +103,7 @@ TEST(TiedEmbeddings, ClosedFormTierGivesTheAnalyticalStep) {
                                          std::string(R"({"pipeline": 4, "micro_batches": 8, "schedule": "gpipe", "tied_embeddings": true})")}) {
     SCOPED_TRACE(parallelism);
     const Scenario scenario = testing::scenario_from_text(gpt_scenario(parallelism, R"({"symmetry": "representatives"})"));
-    const Strategy& strategy = scenario.strategies.front();
-    const Cluster& cluster = scenario.cluster_for(strategy);
-    const double analytical = estimate_step(plan_scenario(scenario).plan, cluster).step_seconds;
-    const ClosedFormStepEstimate estimate =
-        estimate_3d_step_closed_form(scenario.graph, cluster, scenario.run, *strategy.parallelism);
-    EXPECT_NEAR(estimate.step_seconds, analytical, 1e-12 * analytical);
+    testing::expect_closed_form_gives_the_analytical_step(scenario);
   }
 }
 

@@ -7,6 +7,7 @@
 #include "sim/analytical/analytical_engine.h"
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/input_error.h"
+#include "tests/unit/closed_form_steps.h"
 #include "tests/unit/scenario_text.h"
 
 namespace placesim {
@@ -110,12 +111,7 @@ TEST(Zero, ClosedFormTierGivesTheAnalyticalStep) {
     SCOPED_TRACE(parallelism);
     const Scenario scenario =
         testing::scenario_from_text(gpt_scenario(parallelism, 4, R"({"symmetry": "representatives"})"));
-    const Strategy& strategy = scenario.strategies.front();
-    const Cluster& cluster = scenario.cluster_for(strategy);
-    const double analytical = estimate_step(plan_scenario(scenario).plan, cluster).step_seconds;
-    const ClosedFormStepEstimate estimate =
-        estimate_3d_step_closed_form(scenario.graph, cluster, scenario.run, *strategy.parallelism);
-    EXPECT_NEAR(estimate.step_seconds, analytical, 1e-12 * analytical);
+    testing::expect_closed_form_gives_the_analytical_step(scenario);
   }
 }
 
