@@ -64,27 +64,20 @@ std::vector<PublishedCase> validate_published(const std::vector<std::string>& pa
       if (!strategy.published) continue;
       if (progress) std::cerr << "placesim: " << scenario.name << " / " << strategy.name << "\n";
       PublishedCase c;
-      if (scenario.run.tier == Tier::kClosedForm) {
-        // No plan of the step: the 3D closed form (thousands of GPUs in milliseconds).
-        const double step = estimate_closed_form(scenario, strategy).step_seconds;
-        const double samples = static_cast<double>(scenario.run.batch_size * strategy.parallelism->data);
-        c.scenario = scenario.name;
-        c.strategy = strategy.name;
-        c.metric = strategy.published->metric;
-        c.published = strategy.published->value;
-        c.predicted = c.metric == "samples_per_second" ? samples / step : step;
-        describe_device(scenario.cluster_for(strategy), &c);
-        cases.push_back(c);
-        continue;
-      }
-      EvaluatedStrategy evaluated = evaluate_strategy(scenario, strategy, false);
       c.scenario = scenario.name;
       c.strategy = strategy.name;
       c.metric = strategy.published->metric;
       c.published = strategy.published->value;
       if (strategy.data_parallel) c.replicas = static_cast<int64_t>(strategy.data_parallel->replicas.size());
-      c.predicted = c.metric == "samples_per_second" ? evaluated.result.samples_per_second()
-                                                      : evaluated.result.step_time_seconds();
+      if (scenario.run.tier == Tier::kClosedForm) {
+        // No plan of the step: the 3D closed form (thousands of GPUs in milliseconds).
+        const double step = estimate_closed_form(scenario, strategy).step_seconds;
+        const double samples = static_cast<double>(scenario.run.batch_size * strategy.parallelism->data);
+        c.predicted = c.metric == "samples_per_second" ? samples / step : step;
+      } else {
+        const StrategyResult result = evaluate_strategy(scenario, strategy, false).result;
+        c.predicted = c.metric == "samples_per_second" ? result.samples_per_second() : result.step_time_seconds();
+      }
       describe_device(scenario.cluster_for(strategy), &c);
       cases.push_back(c);
     }
