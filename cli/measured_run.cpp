@@ -5,6 +5,7 @@
 
 #include "real_backend/hosts/host_group.h"
 #include "real_backend/runtime/machine_load.h"
+#include "real_backend/runtime/speed_probe.h"
 #include "sim/core/input_error.h"
 #include "sim/plan/plan_json.h"
 #include "sim/report/json_report.h"
@@ -57,6 +58,11 @@ real::Backend parse_backend_option(const std::string& text) {
   return *backend;
 }
 
+namespace {
+/// Each probe kernel runs at least this long (and 5 calls): about 0.1 s per probe.
+constexpr double kProbeSeconds = 0.02;
+}  // namespace
+
 SimulatedRun execute_plan(const ExecutionPlan& plan, const Cluster& cluster, const BackendOptions& options) {
   real::ExecutionOptions execution;
   execution.warmup_runs = options.warmup_runs;
@@ -72,11 +78,29 @@ SimulatedRun execute_plan(const ExecutionPlan& plan, const Cluster& cluster, con
     };
   }
   auto executor = real::make_executor(parse_backend_option(options.backend), execution);
+  // On one host's CPUs, the machine's kernel rates just before and after the runs, against the
+  // profile that predicted them: slowdowns from other virtual machines do not show as load.
+  const ClusterDevice* cpu = nullptr;
+  for (const auto& device : cluster.devices()) {
+    if (!cpu && device.spec.kind == DeviceKind::kCpu) cpu = &device;
+  }
+  const bool probe_speed = !group && options.backend == "cpu" && cpu;
+  std::vector<real::MachineSpeed> speeds;
+  if (probe_speed) speeds.push_back(real::probe_machine_speed(kProbeSeconds));
   SimulatedRun run;
   real::MachineLoad load;
   run.timeline = executor->simulate(plan, cluster);
   if (!reporting_rank) std::exit(0);  // rank 0 has the merged timeline and writes the outputs
   if (std::string warning = load.busy_warning(); !warning.empty()) std::cerr << "placesim: " << warning << "\n";
+  if (probe_speed) {
+    speeds.push_back(real::probe_machine_speed(kProbeSeconds));
+    if (std::string drift = real::speed_drift(speeds, real::profile_speed(cpu->spec)); !drift.empty()) {
+      std::cerr << "placesim: warning: this machine ran at other rates than its profile \"" << cpu->spec.id
+                << "\" says, by more than " << 100 * real::kSpeedTolerance
+                << "%, before and after the measurement: " << drift
+                << "; the comparison mixes that difference in (calibrate again, or measure on a quiet machine)\n";
+    }
+  }
   run.metrics = compute_metrics(plan, cluster, run.timeline);
   return run;
 }

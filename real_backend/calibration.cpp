@@ -12,24 +12,13 @@
 #include "real_backend/runtime/cpu_kernels.h"
 #include "real_backend/executor_factory.h"
 #include "real_backend/runtime/scheduler.h"
+#include "real_backend/runtime/speed_probe.h"
 #include "real_backend/runtime/worker_thread.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
 
 namespace placesim::real {
 namespace {
-
-/// Median seconds per call of `call`, repeated for at least `min_seconds` and `min_calls`.
-double median_call_seconds(const std::function<void()>& call, double min_seconds, int min_calls) {
-  std::vector<double> times;
-  const double begin = monotonic_seconds();
-  while (static_cast<int>(times.size()) < min_calls || monotonic_seconds() - begin < min_seconds) {
-    double start = monotonic_seconds();
-    call();
-    times.push_back(monotonic_seconds() - start);
-  }
-  return median(times);
-}
 
 std::string cpu_model_name() {
   std::ifstream cpuinfo("/proc/cpuinfo");
@@ -140,17 +129,12 @@ CpuMeasurements measure_cpu(const Progress& progress, bool quick) {
       measured.sgemm.push_back({static_cast<double>(side), shape.flops() / seconds});
       say("  sgemm " + std::to_string(side) + "^3: " + format("%.1f GFLOP/s", shape.flops() / seconds / 1e9));
     }
-    const double arithmetic_flops = 2e7;
-    workspace.arithmetic(arithmetic_flops);
-    measured.arithmetic_flops_per_second =
-        arithmetic_flops / median_call_seconds([&] { workspace.arithmetic(arithmetic_flops); }, min_seconds, 5);
-    say("  multiply-add loop: " + format("%.1f GFLOP/s", measured.arithmetic_flops_per_second / 1e9));
-    const double stream_bytes = static_cast<double>(kStreamPoolBytes);  // one pass around the ring
-    workspace.stream(stream_bytes);
-    measured.stream_bytes_per_second =
-        stream_bytes / median_call_seconds([&] { workspace.stream(stream_bytes); }, 2 * min_seconds, 5);
-    say("  triad: " + format("%.2f GB/s", measured.stream_bytes_per_second / 1e9));
   });
+  const MachineSpeed speed = probe_machine_speed(min_seconds);
+  measured.arithmetic_flops_per_second = speed.arithmetic_flops_per_second;
+  say("  multiply-add loop: " + format("%.1f GFLOP/s", measured.arithmetic_flops_per_second / 1e9));
+  measured.stream_bytes_per_second = speed.stream_bytes_per_second;
+  say("  triad: " + format("%.2f GB/s", measured.stream_bytes_per_second / 1e9));
   std::vector<double> rates;
   for (const auto& point : measured.sgemm) rates.push_back(point.value);
   measured.sgemm_best_flops_per_second = *std::max_element(rates.begin(), rates.end());

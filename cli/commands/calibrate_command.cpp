@@ -18,6 +18,7 @@
 #include "cli/commands/calibrate_trace.h"
 #include "real_backend/calibration.h"
 #include "real_backend/runtime/machine_load.h"
+#include "real_backend/runtime/speed_probe.h"
 #include "sim/calibration/kernel_calibration.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
@@ -27,7 +28,9 @@ namespace placesim {
 namespace {
 
 /// Reads the profile back as the catalog would, so that an invalid measurement never reaches disk.
-void check_profile(const Json& device, const std::string& what) { read_device_profile(JsonReader(device, what)); }
+DeviceSpec check_profile(const Json& device, const std::string& what) {
+  return read_device_profile(JsonReader(device, what));
+}
 
 std::string today() {
   std::time_t now = std::time(nullptr);
@@ -174,7 +177,17 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
               extra_devices.emplace_back(id + "-host", host_profiles.device);
               check_profile(host_profiles.device, id + "-host");
             }
-            check_profile(profiles.device, id);
+            const DeviceSpec calibrated = check_profile(profiles.device, id);
+            if (options->backend == "cpu") {
+              // The same kernels once more: a machine whose speed changed during the sweep (another
+              // virtual machine on the same cores) gives a profile that describes neither state.
+              const real::MachineSpeed again = real::probe_machine_speed(options->quick ? 0.02 : 0.06);
+              if (std::string drift = real::speed_drift({again}, real::profile_speed(calibrated)); !drift.empty()) {
+                std::cerr << "placesim: warning: this machine's speed changed during calibration, by more than "
+                          << 100 * real::kSpeedTolerance << "%: measured again at the end, " << drift
+                          << " (calibrate again on a quiet machine)\n";
+              }
+            }
             if (std::string warning = load.busy_warning(); !warning.empty()) {
               std::cerr << "placesim: " << warning << " (calibrate again on a quiet machine)\n";
             }

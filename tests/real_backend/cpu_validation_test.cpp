@@ -48,6 +48,7 @@ TEST(CpuValidation, CalibratedMlpAndResnet50StepTimesAreWithin15Percent) {
   const std::filesystem::path resnet =
       std::filesystem::path(PLACESIM_SOURCE_DIR) / "real_backend/scenarios/cpu_resnet50.json";
   std::string outputs;
+  std::string last_attempt;
   std::map<std::string, double> errors;
   // Two attempts: a burst of load from outside this test (another process on these cores) can
   // spoil one calibration or one measurement; the second attempt recalibrates from scratch.
@@ -59,7 +60,8 @@ TEST(CpuValidation, CalibratedMlpAndResnet50StepTimesAreWithin15Percent) {
     auto validated = run_placesim({"--profiles", profiles.string(), "validate", "--backend", "cpu", "--runs", "15",
                                    mlp.string(), resnet.string()});
     ASSERT_EQ(validated.exit_status, 0) << validated.output;
-    outputs += "attempt " + std::to_string(attempt) + ":\n" + calibrated.output + validated.output;
+    last_attempt = calibrated.output + validated.output;
+    outputs += "attempt " + std::to_string(attempt) + ":\n" + last_attempt;
     EXPECT_TRUE(std::regex_search(validated.output, std::regex(R"(MAPE: [0-9]+\.[0-9]% over 2 cases)")))
         << validated.output;
     errors = step_errors(validated.output);
@@ -71,10 +73,14 @@ TEST(CpuValidation, CalibratedMlpAndResnet50StepTimesAreWithin15Percent) {
   std::cout << outputs;
   const bool within = std::abs(errors["cpu_mlp"]) <= 100 * kMaxStepError &&
                       std::abs(errors["cpu_resnet50"]) <= 100 * kMaxStepError;
-  if (!within && mentions(outputs, "warning: this machine was busy")) {
-    // Other processes oversubscribed the cores during the measurement: the bound cannot be judged.
+  const bool disturbed = mentions(last_attempt, "warning: this machine was busy") ||
+                         mentions(last_attempt, "warning: this machine ran at other rates") ||
+                         mentions(last_attempt, "warning: this machine's speed changed during calibration");
+  if (!within && disturbed) {
+    // Other processes oversubscribed the cores, or the machine's own kernel rates moved away from
+    // the calibration's (other virtual machines on the host): the bound cannot be judged.
     std::filesystem::remove_all(profiles);
-    GTEST_SKIP() << "machine busy during both attempts (see placesim's warnings):\n" << outputs;
+    GTEST_SKIP() << "machine busy or its speed changed during the last attempt (see placesim's warnings):\n" << outputs;
   }
   EXPECT_LE(std::abs(errors["cpu_mlp"]), 100 * kMaxStepError) << outputs;
   EXPECT_LE(std::abs(errors["cpu_resnet50"]), 100 * kMaxStepError) << outputs;
