@@ -27,15 +27,17 @@ std::string gigaflops(double flops) {
   return buffer;
 }
 
-std::string device_label(const Cluster& cluster, DeviceId id) {
+/// A device's name in the notes; `several_nodes`: the cluster has more than one machine (counted
+/// once by the caller: Cluster::node_count() scans every device).
+std::string device_label(const Cluster& cluster, DeviceId id, bool several_nodes) {
   const ClusterDevice& device = cluster.device(id);
-  if (cluster.node_count() <= 1) return device.name.local();
+  if (!several_nodes) return device.name.local();
   return "task:" + std::to_string(device.node) + "/" + device.name.local();
 }
 
-std::string group_label(const Cluster& cluster, const std::vector<DeviceId>& group) {
+std::string group_label(const Cluster& cluster, const std::vector<DeviceId>& group, bool several_nodes) {
   std::string text = "[";
-  for (size_t i = 0; i < group.size(); ++i) text += (i ? " " : "") + device_label(cluster, group[i]);
+  for (size_t i = 0; i < group.size(); ++i) text += (i ? " " : "") + device_label(cluster, group[i], several_nodes);
   return text + "]";
 }
 
@@ -451,18 +453,19 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
                     std::to_string(stage_ops[s]) + " ops " + gigaflops(stage_flops[s]);
     }
     std::string data_groups = "data-parallel groups:";
+    const bool several_nodes = cluster.node_count() > 1;
     for (int64_t d = 0; d < replicas; ++d) {
       for (int64_t s = 0; s < stages; ++s) {
         std::vector<DeviceId> group;
         for (int64_t r = 0; r < ranks; ++r) group.push_back(device(d, s, r));
-        tensor_groups += " replica " + std::to_string(d) + " stage " + std::to_string(s) + " " + group_label(cluster, group);
+        tensor_groups += " replica " + std::to_string(d) + " stage " + std::to_string(s) + " " + group_label(cluster, group, several_nodes);
       }
     }
     for (int64_t s = 0; s < stages; ++s) {
       for (int64_t r = 0; r < ranks; ++r) {
         std::vector<DeviceId> group;
         for (int64_t d = 0; d < replicas; ++d) group.push_back(device(d, s, r));
-        data_groups += " " + group_label(cluster, group);
+        data_groups += " " + group_label(cluster, group, several_nodes);
       }
     }
     notes->push_back(tensor_groups);
