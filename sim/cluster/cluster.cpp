@@ -307,11 +307,17 @@ std::optional<std::vector<RouteHop>> Cluster::shortest_path(VertexId from, Verte
 }
 
 void Cluster::visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit,
-                                        const std::vector<bool>* wanted) const {
+                                        const std::vector<bool>* wanted,
+                                        const std::vector<DeviceId>* candidates) const {
   if (wanted) {
     std::vector<VertexId> ends{devices_.at(from).vertex};
-    for (DeviceId id = 0; id < devices_.size(); ++id) {
+    auto add_if_wanted = [&](DeviceId id) {
       if ((*wanted)[id]) ends.push_back(devices_[id].vertex);
+    };
+    if (candidates) {
+      for (DeviceId id : *candidates) add_if_wanted(id);
+    } else {
+      for (DeviceId id = 0; id < devices_.size(); ++id) add_if_wanted(id);
     }
     mark_search_ends(ends);
   }

@@ -103,8 +103,11 @@ class Cluster {
   /// With `wanted` (indexed by DeviceId), the search looks only where a wanted device may be
   /// reached: devices that forward nothing (GPUs) are visited only when wanted, and parts of the
   /// network that hang off one vertex and hold no wanted device (and not `from`) not at all.
+  /// `candidates`, when given with `wanted`, lists every wanted device (others may be listed too):
+  /// the search then finds the wanted devices' regions from it instead of from every device.
   void visit_devices_by_distance(DeviceId from, const std::function<bool(DeviceId, double)>& visit,
-                                 const std::vector<bool>* wanted = nullptr) const;
+                                 const std::vector<bool>* wanted = nullptr,
+                                 const std::vector<DeviceId>* candidates = nullptr) const;
   /// Caches the route to `to` that the last visit_devices_by_distance(from, ...) found, so that
   /// route(from, to) need not search again. `to` must be a device that visit was called with;
   /// does nothing if no search has run from `from` since.

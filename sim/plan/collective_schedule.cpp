@@ -224,7 +224,7 @@ std::vector<DeviceId> nearest_neighbour_ring(const std::vector<DeviceId>& group,
         best_distance = distance;
       }
       return true;
-    }, &wanted);
+    }, &wanted, &group);  // the unplaced members are among the group's
     if (best == kNone) {  // the rest is unreachable from here: keep group order
       while (placed_index[next_unplaced]) ++next_unplaced;
       best = next_unplaced;
