@@ -28,7 +28,8 @@ LoadedPlan load_scenario_or_plan(const std::string& path, const HardwareCatalog&
   for (const auto& note : planned.placement.notes) std::cerr << "placesim: " << note << "\n";
   loaded.name = scenario.name;
   loaded.plan = std::move(planned.plan);
-  loaded.cluster = std::move(scenario.cluster);
+  // The cluster the plan was built on: a strategy may carry its own (issue 22's latent bug).
+  loaded.cluster = scenario.cluster_for(scenario.strategies.front());
   return loaded;
 }
 

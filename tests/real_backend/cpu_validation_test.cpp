@@ -118,6 +118,30 @@ TEST(CpuValidation, ExecuteWritesAMeasuredReportAndTraceLikeRun) {
   std::filesystem::remove_all(parent);
 }
 
+TEST(CpuValidation, ExecuteRunsThePlanOnTheClusterItsStrategyWasPlannedOn) {
+  // The first strategy brings its own cluster: the plan's device ids index that cluster, not the
+  // scenario's (issue 22: execute used to pair the plan with the scenario's laptop cluster and
+  // report the laptop's i7 and GTX 850M profiles for a plan built on this machine's CPUs).
+  const std::filesystem::path profiles = make_temp_directory();
+  auto calibrated = run_placesim({"calibrate", "--quick", "-o", (profiles / "measured-cpu.json").string()});
+  ASSERT_EQ(calibrated.exit_status, 0) << calibrated.output;
+  const std::filesystem::path scenario = profiles / "own_cluster.json";
+  std::ofstream(scenario) << R"({
+    "name": "own_cluster",
+    "model": {"zoo": "mlp", "parameters": {"input": 64, "hidden": [64], "output": 10}},
+    "cluster": {"template": "laptop_gtx850m"},
+    "strategies": [{"name": "on this machine", "cluster": {"template": "measured-cpu"}}],
+    "run": {"mode": "training", "batch_size": 8, "steps": 1, "precision": "fp32", "optimizer": "sgd"}
+  })";
+  auto executed = run_placesim({"--profiles", profiles.string(), "execute", scenario.string(), "--backend", "cpu",
+                                "--runs", "1", "--warmup", "0", "-q", "--report", "-"});
+  ASSERT_EQ(executed.exit_status, 0) << executed.output;
+  EXPECT_TRUE(mentions(executed.output, R"("profile": "measured-cpu")")) << executed.output;
+  EXPECT_FALSE(mentions(executed.output, "i7-4710hq")) << executed.output;
+  EXPECT_FALSE(mentions(executed.output, "gtx-850m")) << executed.output;
+  std::filesystem::remove_all(profiles);
+}
+
 TEST(CpuValidation, DataParallelMlpRunsItsAllReduceAfterTheGradientsAndBeforeTheUpdates) {
   if (real::usable_cpus() < 2) GTEST_SKIP() << "the scenario has two replicas, one core each";
   const std::filesystem::path profiles = make_temp_directory();
