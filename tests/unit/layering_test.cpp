@@ -1,6 +1,6 @@
 // The folder graph of the sources, checked against docs/architecture.md. Every `#include "..."`
 // that names a file of this repository (from the root, or beside the including file) in sim/,
-// models/, real_backend/, cli/, bench/ and tests/, headers included, is an edge from the
+// models/, real_backend/, cli/, bench/, examples/ and tests/, headers included, is an edge from the
 // including file's folder to the included file's folder. The architecture document lists the
 // allowed edges in a ```layering block and the edges still to remove in a ```layering-debt
 // block; the test fails on an edge in neither, on a listed edge that no include makes any more
@@ -50,7 +50,7 @@ std::string included(const std::string& line, char open, char close) {
 /// Edge -> one include that makes it ("file:line"), over every source file of the scanned folders.
 std::map<Edge, std::string> include_edges() {
   std::map<Edge, std::string> edges;
-  for (const char* top : {"sim", "models", "real_backend", "cli", "bench", "tests"}) {
+  for (const char* top : {"sim", "models", "real_backend", "cli", "bench", "examples", "tests"}) {
     if (!fs::exists(kRoot / top)) continue;
     for (const auto& entry : fs::recursive_directory_iterator(kRoot / top)) {
       if (!entry.is_regular_file() || !is_source(entry.path())) continue;
@@ -152,7 +152,7 @@ TEST(Layering, EveryFolderIncludeIsAllowedByTheArchitectureDocument) {
 /// Files of the scanned folders whose `#include <...>` names a header starting with one of `prefixes`.
 std::vector<std::string> files_including(const std::vector<std::string>& prefixes) {
   std::vector<std::string> found;
-  for (const char* top : {"sim", "models", "real_backend", "cli", "bench", "tests"}) {
+  for (const char* top : {"sim", "models", "real_backend", "cli", "bench", "examples", "tests"}) {
     if (!fs::exists(kRoot / top)) continue;
     for (const auto& entry : fs::recursive_directory_iterator(kRoot / top)) {
       if (!entry.is_regular_file() || !is_source(entry.path())) continue;
