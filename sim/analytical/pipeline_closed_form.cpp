@@ -54,6 +54,12 @@ class CellPlanReader {
         const Task& task = plan_.tasks[dep];
         if (claimed_[dep] || stage_of_[task.device] != stage) continue;
         claimed_[dep] = true;
+        if (gathers_from_another_stage(task)) {
+          // Megatron's scatter/gather: the pieces and their all-gather arrive as one input.
+          for (TaskId piece : task.deps) claimed_[piece] = true;
+          slot.inputs.push_back(dep);
+          continue;
+        }
         (task.kind == TaskKind::kTransfer && task.source != task.device ? slot.inputs : slot.members).push_back(dep);
       }
     }
@@ -62,8 +68,26 @@ class CellPlanReader {
     return slot;
   }
 
-  /// The chunk whose slot sends `transfer`: the one that claimed what it carries.
-  size_t sender(TaskId transfer) const { return chunk_of_[plan_.tasks[transfer].deps.front()]; }
+  /// The bytes `input` holds on its stage's device until consumed: a transfer's, or an
+  /// all-gather's whole tensor plus the piece that landed on that device.
+  double input_bytes(TaskId input) const {
+    const Task& task = plan_.tasks[input];
+    double bytes = task.output_bytes;
+    if (gathers_from_another_stage(task)) {
+      for (TaskId piece : task.deps) {
+        if (plan_.tasks[piece].device == task.device) bytes += plan_.tasks[piece].output_bytes;
+      }
+    }
+    return bytes;
+  }
+
+  /// The chunk whose slot sends `input` (a transfer, or the all-gather of scattered pieces): the
+  /// one that claimed what it carries.
+  size_t sender(TaskId input) const {
+    const Task& task = plan_.tasks[input];
+    const TaskId transfer = gathers_from_another_stage(task) ? task.deps.front() : input;
+    return chunk_of_[plan_.tasks[transfer].deps.front()];
+  }
 
   /// The tasks from `first` on, on `stage`'s device, that no slot claimed (all-reduces, updates).
   std::vector<TaskId> unclaimed(int64_t stage, TaskId first) const {
@@ -96,6 +120,19 @@ class CellPlanReader {
   }
 
  private:
+  bool crosses_stages(const Task& task) const {
+    return task.kind == TaskKind::kTransfer && task.source != task.device &&
+           stage_of_[task.source] != stage_of_[task.device];
+  }
+  /// A collective whose every dependency is a transfer from another stage (scatter/gather).
+  bool gathers_from_another_stage(const Task& task) const {
+    if (task.kind != TaskKind::kCollective || task.deps.empty()) return false;
+    for (TaskId dep : task.deps) {
+      if (!crosses_stages(plan_.tasks[dep])) return false;
+    }
+    return true;
+  }
+
   const ExecutionPlan& plan_;
   const Cluster& cluster_;
   const std::vector<int64_t>& stage_of_;
@@ -249,7 +286,7 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
     for (TaskId input : slot.inputs) {
       const size_t from = reader.sender(input);
       inputs.push_back({from, {slots_timeline.tasks[input].start_seconds - end_in(slots_timeline, sender_markers[from]),
-                               plan.tasks[input].output_bytes}});
+                               reader.input_bytes(input)}});
     }
     return inputs;
   };
@@ -355,7 +392,7 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
         const PipelineSlot& slot = schedule[s][i];
         const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
         for (TaskId input : (slot.forward ? forward_tasks[c] : backward_tasks[c]).inputs) {
-          consumed += plan.tasks[input].output_bytes;
+          consumed += reader.input_bytes(input);
         }
         const CellSlot& cell = cell_slot.at({slot.forward, slot.chunk});
         while (next_arrival < received.size() &&

@@ -515,6 +515,39 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         for (int64_t r = 0; r < ranks; ++r) group.push_back(device(d, s, r));
         return group;
       };
+      // Megatron's scatter/gather (ParallelismOptions::scatter_gather): a tensor that each rank
+      // holds whole (`bytes` per rank equal to the full tensor's) crosses between stages as 1/t
+      // per rank, then an all-gather over the receiving stage's tensor group rebuilds it; an
+      // all-gather of S bytes is an all-reduce task of S / 2 (the same bytes on every ring link).
+      auto scatters = [&](double bytes_per_rank, double full_bytes) {
+        return options.scatter_gather && ranks > 1 && full_bytes > 0 && bytes_per_rank >= full_bytes;
+      };
+      // What each rank's consumers wait for: rank 0 the all-gather (its output, on the group's
+      // first device), every other rank a "/gathered" hand-over to itself that holds the whole
+      // tensor on that rank (a transfer to the same device of 0 bytes: no time, no device slot).
+      std::vector<std::map<std::pair<OpId, int64_t>, std::vector<TaskId>>> scattered_inputs(micro_batches);
+      std::vector<std::map<std::pair<OpId, OpId>, std::vector<TaskId>>> gathered_gradients(micro_batches);
+      auto scatter_gather = [&](const std::string& tensor, int64_t from, int64_t to, double bytes,
+                                const std::function<TaskId(int64_t)>& ready_on_rank, const std::string& gather_name,
+                                const std::string& op_name) {
+        std::vector<TaskId> pieces;
+        for (int64_t r = 0; r < simulated_ranks; ++r) {
+          pieces.push_back(emitter.transfer(tensor + rank_name(r) + "/scatter", device(d, from, r), device(d, to, r),
+                                            bytes / static_cast<double>(ranks), {ready_on_rank(r)}, step, replica,
+                                            Phase::kTransfer));
+        }
+        const TaskId gathered_id = collective(gather_name, group_of(to), bytes / 2, std::move(pieces), step, op_name,
+                                              CollectiveKind::kAllGather);
+        emitter.at(gathered_id).output_bytes = bytes;  // the whole tensor again
+        std::vector<TaskId> ready{gathered_id};
+        for (int64_t r = 1; r < simulated_ranks; ++r) {
+          const TaskId handed = emitter.transfer(tensor + rank_name(r) + "/gathered", device(d, to, r),
+                                                 device(d, to, r), bytes, {gathered_id}, step, replica, Phase::kTransfer);
+          emitter.at(handed).bytes = 0;  // nothing moves; output_bytes keeps the tensor's memory
+          ready.push_back(handed);
+        }
+        return ready;
+      };
 
       // ZeRO 3 (FSDP): an op's parameters are all-gathered over the shard group before its forward
       // and again before its backward, one gather after another ahead of the compute (prefetch),
@@ -556,12 +589,27 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
                 task.deps.push_back(forward_ready[m][u][r]);
                 continue;
               }
+              const std::string tensor = "mb" + std::to_string(m) + "/" + graph.op(u).name;
+              if (scatters(shard[u].output_bytes, graph.op(u).output_bytes)) {
+                auto scattered = scattered_inputs[m].find({u, s});
+                if (scattered == scattered_inputs[m].end()) {
+                  scattered = scattered_inputs[m]
+                                 .emplace(std::make_pair(u, s),
+                                          scatter_gather(tensor, from, s, shard[u].output_bytes * scale,
+                                                         [&](int64_t rank) { return forward_ready[m][u][rank]; },
+                                                         prefix + "pp-allgather/" + graph.op(u).name + suffix,
+                                                         graph.op(u).name))
+                                 .first;
+                }
+                task.deps.push_back(scattered->second[static_cast<size_t>(r)]);
+                continue;
+              }
               auto key = std::make_tuple(u, s, r);
               auto it = received[m].find(key);
               if (it == received[m].end()) {
-                TaskId id = emitter.transfer("mb" + std::to_string(m) + "/" + graph.op(u).name + rank_name(r),
-                                             device(d, from, r), task.device, shard[u].output_bytes * scale,
-                                             {forward_ready[m][u][r]}, step, replica, Phase::kTransfer);
+                TaskId id = emitter.transfer(tensor + rank_name(r), device(d, from, r), task.device,
+                                             shard[u].output_bytes * scale, {forward_ready[m][u][r]}, step, replica,
+                                             Phase::kTransfer);
                 it = received[m].emplace(key, id).first;
               }
               task.deps.push_back(it->second);
@@ -620,10 +668,28 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
               if (from == s) {
                 task.deps.push_back(backward_ready[m][consumer][r]);
               } else {
-                task.deps.push_back(emitter.transfer(
-                    "mb" + std::to_string(m) + "/grad/" + op.name + rank_name(r), device(d, from, r), task.device,
-                    tensor_parallel_edge_bytes(output.edge.bytes, roles[v], ranks) * scale,
-                    {backward_ready[m][consumer][r]}, step, replica, Phase::kTransfer));
+                const std::string tensor = "mb" + std::to_string(m) + "/grad/" + op.name;
+                const double bytes = tensor_parallel_edge_bytes(output.edge.bytes, roles[v], ranks) * scale;
+                if (scatters(bytes, output.edge.bytes * scale)) {
+                  auto key = std::make_pair(v, consumer);
+                  auto gradient_gather = gathered_gradients[m].find(key);
+                  if (gradient_gather == gathered_gradients[m].end()) {
+                    gradient_gather =
+                        gathered_gradients[m]
+                            .emplace(key, scatter_gather(
+                                              tensor, from, s, bytes,
+                                              [&](int64_t rank) { return backward_ready[m][consumer][rank]; },
+                                              prefix + "pp-allgather/grad/" + op.name + "/" + graph.op(consumer).name +
+                                                  suffix,
+                                              op.name))
+                            .first;
+                  }
+                  task.deps.push_back(gradient_gather->second[static_cast<size_t>(r)]);
+                } else {
+                  task.deps.push_back(emitter.transfer(tensor + rank_name(r), device(d, from, r), task.device, bytes,
+                                                       {backward_ready[m][consumer][r]}, step, replica,
+                                                       Phase::kTransfer));
+                }
               }
             }
             if (!run.recompute || !waits_for_gradient) task.deps.push_back(forward_task[m][v][r]);

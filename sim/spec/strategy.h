@@ -100,6 +100,10 @@ struct ParallelismOptions {
   /// into pipeline x virtual_stages chunks, chunk c on stage c mod pipeline. 1 = plain 1F1B/GPipe.
   int64_t virtual_stages = 1;
   bool sequence_parallel = false;  ///< replicated ops on 1/t of the sequence (tensor_parallel.h)
+  /// Megatron's scatter/gather between pipeline stages (Narayanan et al. SC'21, section 4.1): a
+  /// tensor every rank holds whole is sent as 1/t per rank and all-gathered over the receiving
+  /// stage's tensor group. On by default, as in Megatron-LM and DeepSpeed's pipeline engine.
+  bool scatter_gather = true;
   /// Selective recomputation: these ops (globs) keep no activations made among them and re-run
   /// their forward in backward; empty = off.
   std::vector<std::string> selective_recompute;

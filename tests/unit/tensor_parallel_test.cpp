@@ -365,7 +365,7 @@ TEST(Parallel3d, PlacesTensorGroupsInnermostStagesNextReplicasOutermost) {
   size_t data_collectives = 0;
   for (const Task& task : plan.tasks) {
     if (task.kind != TaskKind::kCollective) continue;
-    if (task.name.find("tp-allreduce") != std::string::npos) {
+    if (task.name.find("tp-allreduce") != std::string::npos || task.name.find("pp-allgather") != std::string::npos) {
       ASSERT_EQ(task.group.size(), 2u);
       EXPECT_EQ(task.group[0] % 2, 0u) << task.name;
       EXPECT_EQ(task.group[1], task.group[0] + 1) << task.name;
@@ -382,6 +382,56 @@ TEST(Parallel3d, PlacesTensorGroupsInnermostStagesNextReplicasOutermost) {
   SimulatedRun simulated = simulate_plan(plan, cluster);
   EXPECT_GT(simulated.metrics.step_time_seconds, 0);
   EXPECT_DOUBLE_EQ(simulated.metrics.samples_per_second * simulated.metrics.step_time_seconds, 8);
+}
+
+// Megatron's scatter/gather (Narayanan et al. SC'21, section 4.1) on tensor 2 x pipeline 2: a
+// boundary tensor every rank holds whole (S bytes) leaves stage 0 as S/2 from each rank to its
+// counterpart, and an all-gather over stage 1's pair rebuilds S there (an all-reduce task of
+// S/2: the same bytes on each ring link); with "scatter_gather": false each rank sends all S.
+TEST(Parallel3d, ScatterGatherSendsOneTensorShareAcrossStagesAndAllGathersIt) {
+  OpGraph graph = small_gpt(false, 4);
+  Cluster cluster = switched_gpus(4);
+  RunOptions run;
+  run.batch_size = 1;
+  ParallelismOptions options = tensor_parallel(4);
+  options.tensor = 2;
+  options.pipeline = 2;
+  options.micro_batches = 1;
+  auto cross_stage = [](const Task& task) {
+    return task.kind == TaskKind::kTransfer && task.source != task.device && task.source / 2 != task.device / 2;
+  };
+  std::vector<std::string> notes;
+  const ExecutionPlan scattered = build_parallel_3d_plan(graph, cluster, run, options, "3d", &notes);
+  options.scatter_gather = false;
+  const ExecutionPlan whole = build_parallel_3d_plan(graph, cluster, run, options, "3d", &notes);
+  std::map<std::string, double> whole_bytes;  // tensor name (no rank) -> bytes per rank
+  for (const Task& task : whole.tasks) {
+    EXPECT_EQ(task.name.find("pp-allgather"), std::string::npos) << task.name;
+    if (cross_stage(task)) whole_bytes[task.name.substr(0, task.name.rfind("/tp"))] = task.bytes;
+  }
+  ASSERT_FALSE(whole_bytes.empty());
+  size_t pieces = 0, gathers = 0;
+  for (const Task& task : scattered.tasks) {
+    if (cross_stage(task)) {
+      ++pieces;
+      const std::string tensor = task.name.substr(0, task.name.rfind("/tp"));
+      ASSERT_TRUE(whole_bytes.count(tensor)) << task.name;
+      EXPECT_DOUBLE_EQ(task.bytes, whole_bytes[tensor] / 2) << task.name;  // S / t
+      EXPECT_NE(task.name.find("/scatter"), std::string::npos) << task.name;
+    }
+    if (task.name.find("pp-allgather") == std::string::npos) continue;
+    ++gathers;
+    EXPECT_EQ(task.kind, TaskKind::kCollective);
+    EXPECT_EQ(task.collective, CollectiveKind::kAllGather);
+    ASSERT_EQ(task.group.size(), 2u);
+    EXPECT_EQ(task.group[0] / 2, task.group[1] / 2) << task.name;  // one stage's tensor pair
+    ASSERT_EQ(task.deps.size(), 2u);                            // one piece from each rank
+    const double s_bytes = 2 * scattered.tasks[task.deps[0]].bytes;
+    EXPECT_DOUBLE_EQ(task.bytes, s_bytes / 2);
+    EXPECT_DOUBLE_EQ(task.output_bytes, s_bytes);
+  }
+  EXPECT_EQ(pieces, 2 * whole_bytes.size());  // both ranks' pieces of every tensor sent whole before
+  EXPECT_EQ(gathers, pieces / 2);
 }
 
 }  // namespace
