@@ -9,8 +9,10 @@
 
 namespace placesim {
 
+/// How values map to positions: linearly, or by their logarithm with base-2 or decade ticks.
 enum class AxisScale { kLinear, kLog2, kLog10 };
 
+/// One axis: its range, ticks and tick labels.
 class ChartAxis {
  public:
   /// An axis covering [min_value, max_value]. Linear axes start at 0 when `from_zero` (and the

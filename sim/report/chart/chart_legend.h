@@ -9,8 +9,11 @@
 
 namespace placesim {
 
+/// What a legend entry draws before its label: the marker, a line through the marker, a line,
+/// a filled square.
 enum class LegendSymbol { kMarker, kMarkerAndLine, kLine, kSwatch };
 
+/// One series in a legend: its label, style and symbol.
 struct LegendEntry {
   std::string label;
   SeriesStyle style;
@@ -18,6 +21,7 @@ struct LegendEntry {
   std::string series;  ///< the data-series name its chart elements carry (empty: the label)
 };
 
+/// The legend of one chart, measured at construction and drawn where the chart puts it.
 class ChartLegend {
  public:
   /// Entries flow left to right and wrap before `max_width` (a narrow width: one per row).

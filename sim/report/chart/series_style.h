@@ -8,8 +8,10 @@
 
 namespace placesim {
 
+/// The marker drawn at each point of a series (and in its legend entry).
 enum class MarkerShape { kCircle, kSquare, kTriangle, kDiamond, kTriangleDown, kCross };
 
+/// What tells a series apart: its colour and its marker.
 struct SeriesStyle {
   std::string color;  ///< "#rrggbb"
   MarkerShape marker = MarkerShape::kCircle;

@@ -17,6 +17,7 @@ namespace placesim {
 /// Width of every chart, in SVG user units (= CSS pixels at 100%): a 1400 px page's content.
 constexpr double kChartWidth = 1300;
 
+/// One configuration on a scatter chart.
 struct ChartPoint {
   double x = 0;
   double y = 0;
@@ -25,6 +26,7 @@ struct ChartPoint {
   bool highlight = false;  ///< ringed in the highlight colour (the recommendation)
 };
 
+/// The points of one series (a strategy on one device type at one batch), drawn in one style.
 struct ChartSeries {
   std::string name;
   std::vector<ChartPoint> points;
@@ -33,6 +35,7 @@ struct ChartSeries {
   std::optional<SeriesStyle> style;  ///< none = series_style(its index)
 };
 
+/// A scatter chart: its axes, series, and a note on what it leaves out.
 struct ScatterChart {
   std::string id;  ///< the <svg> element's id
   std::string title;
@@ -47,11 +50,13 @@ struct ScatterChart {
   bool spread_series = false;
 };
 
+/// One part of a bar (compute, exposed communication, ...) and its value.
 struct BarSegment {
   std::string part;  ///< legend name
   double value = 0;
 };
 
+/// One configuration's row of a stacked bar chart.
 struct StackedBar {
   std::string label;
   size_t config = 0;
@@ -59,6 +64,7 @@ struct StackedBar {
   bool highlight = false;
 };
 
+/// A horizontal stacked bar chart: one row per configuration, one colour per part.
 struct StackedBarChart {
   std::string id;
   std::string title;
