@@ -82,7 +82,10 @@ std::string render_scatter(const ScatterChart& chart) {
   const double note_h = chart.note.empty() ? 0 : 22;
   const double height = kTop + plot_h + kBottom + note_h;
   std::string svg = open_svg(chart.id, chart.title, kChartWidth, height);
-  if (empty) return svg + svg_text(left, kTop + 40, "no configuration fits", TextStyle(kFont)) + "\n</svg>\n";
+  if (empty) {  // nothing fits, or nothing has the value (the note says why)
+    return svg + svg_text(left, kTop + 40, chart.note.empty() ? "no configuration fits" : chart.note, TextStyle(kFont)) +
+           "\n</svg>\n";
+  }
 
   // Series s of n at x sits (s - (n - 1) / 2) x spacing pixels off: together the series take
   // at most a quarter of the narrowest gap between ticks, each at most 4 pixels from the next;
