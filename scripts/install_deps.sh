@@ -14,7 +14,7 @@ packages=(
   libonnx-testdata                   # real ONNX files the ONNX tests check (they skip without it)
   libopenblas-dev                    # real backend: single-threaded sgemm for the CPU executor (OpenBLAS 0.3.21)
   libopenmpi-dev openmpi-bin         # multi-host execution and distributed sweeps (Open MPI 4.1; optional at build time)
-  chromium                           # headless check of the sweep report page (tests/cli/sweep_cli_test.cpp skips without it)
+  chromium                           # headless rendering checks of report.html and convergence.html (tests/browser/, tests/cli/sweep_cli_test.cpp; they skip without it)
 )
 
 missing=()

@@ -27,63 +27,52 @@ std::string run_name(const ConvergenceRun& run) { return run.strategy + ", " + r
 
 }  // namespace
 
-std::string convergence_text(const ConvergenceStudy& study) {
-  std::string out = problem_line(study);
-  int64_t steps = 0;
-  for (const auto& run : study.runs) steps = std::max(steps, run.simulated_steps);
-  out += "Schedules repeat the " + std::to_string(steps) + " simulated steps periodically, up to " +
-         std::to_string(study.options.max_gradients) + " worker gradients per run.\n\n";
+std::string problem_description(const ConvergenceStudy& study) {
+  std::string line = problem_line(study);
+  line.pop_back();  // the text's line break
+  return line;
+}
 
-  size_t name_width = 8, variant_width = 7;
+std::vector<std::vector<std::string>> convergence_table(const ConvergenceStudy& study) {
+  std::vector<std::vector<std::string>> table = {{"strategy", "variant", "update every", "staleness", "samples/s",
+                                                  "stat. eff.", "updates", "gradients", "time to target", "final loss",
+                                                  "accuracy"}};
   std::vector<const ConvergenceRun*> rows;
   for (const auto& run : study.runs) rows.push_back(&run);
   rows.push_back(&study.reference);
   for (const auto* run : rows) {
-    name_width = std::max(name_width, run->strategy.size());
-    variant_width = std::max(variant_width, run->variant.size());
-  }
-  out += pad("strategy", name_width, true) + "  " + pad("variant", variant_width, true) + "  " +
-         pad("update every", 12) + "  " + pad("staleness", 9) + "  " + pad("samples/s", 10) + "  " +
-         pad("stat. eff.", 10) + "  " + pad("updates", 8) + "  " + pad("gradients", 9) + "  " +
-         pad("time to target", 14) + "  " + pad("final loss", 10) + "  " + pad("accuracy", 8) + "\n";
-  for (const auto* run : rows) {
     const auto& target = run->replay.target;
     const CurvePoint& last = run->replay.curve.back();
-    out += pad(run->strategy, name_width, true) + "  " + pad(run->variant, variant_width, true) + "  " +
-           pad(run->timed ? format_seconds(run->seconds_per_update) : "-", 12) + "  " +
-           pad(format_number(run->mean_staleness, "%.2f"), 9) + "  " +
-           pad(run->timed ? format_number(run->samples_per_second, "%.1f") : "-", 10) + "  " +
-           pad(target ? format_number(run->statistical_efficiency, "%.3f") : "-", 10) + "  " +
-           pad(target ? std::to_string(target->updates) : "-", 8) + "  " +
-           pad(target ? std::to_string(target->gradients) : "-", 9) + "  " + pad(time_to_target(*run), 14) + "  " +
-           pad(format_number(last.loss, "%.4f"), 10) + "  " + pad(format_percent(last.accuracy), 8) + "\n";
+    table.push_back({run->strategy, run->variant, run->timed ? format_seconds(run->seconds_per_update) : "-",
+                     format_number(run->mean_staleness, "%.2f"),
+                     run->timed ? format_number(run->samples_per_second, "%.1f") : "-",
+                     target ? format_number(run->statistical_efficiency, "%.3f") : "-",
+                     target ? std::to_string(target->updates) : "-", target ? std::to_string(target->gradients) : "-",
+                     time_to_target(*run), format_number(last.loss, "%.4f"), format_percent(last.accuracy)});
   }
-  out += "\nupdate every: simulated time per parameter update (a sync step, or one async gradient); staleness: mean\n"
-         "updates applied between a gradient's read and its own update; samples/s: samples aggregated into the\n"
-         "parameters per simulated second up to the target; stat. eff.: samples the sequential reference needs /\n"
-         "samples this run needs; updates, gradients (dropped ones included): when the target was reached; final\n"
-         "loss and accuracy: on the held-out samples after the whole run.\n";
-  for (const auto& note : study.notes) out += "note: " + note + "\n";
+  return table;
+}
 
-  out += "\nVerdict (time to target = reference samples / (samples/s x statistical efficiency)):\n";
+std::vector<std::string> convergence_verdict(const ConvergenceStudy& study) {
+  std::vector<std::string> lines;
   const ConvergenceRun* best = fastest_to_target(study);
   if (!best) {
-    out += "  no run reached loss " + format_number(study.options.target_loss, "%g") +
-           "; raise max_gradients or the target_loss, or lower the learning_rate if losses diverge\n";
-    return out;
+    lines.push_back("no run reached loss " + format_number(study.options.target_loss, "%g") +
+                    "; raise max_gradients or the target_loss, or lower the learning_rate if losses diverge");
+    return lines;
   }
-  out += "  fastest to loss " + format_number(study.options.target_loss, "%g") + ": " + run_name(*best) + " in " +
-         format_seconds(best->replay.target->seconds) + " (" + format_number(best->samples_per_second, "%.1f") +
-         " samples/s x efficiency " + format_number(best->statistical_efficiency, "%.3f") + ")\n";
+  lines.push_back("fastest to loss " + format_number(study.options.target_loss, "%g") + ": " + run_name(*best) + " in " +
+                  format_seconds(best->replay.target->seconds) + " (" + format_number(best->samples_per_second, "%.1f") +
+                  " samples/s x efficiency " + format_number(best->statistical_efficiency, "%.3f") + ")");
   const ConvergenceRun* sync = fastest_to_target(study, false);
   const ConvergenceRun* async = fastest_to_target(study, true);
   if (sync && async) {
     const bool async_wins = async->replay.target->seconds < sync->replay.target->seconds;
     const ConvergenceRun* winner = async_wins ? async : sync;
     const ConvergenceRun* loser = async_wins ? sync : async;
-    out += "  " + std::string(async_wins ? "asynchronous" : "synchronous") + " wins: " + run_name(*winner) + " " +
-           format_number(loser->replay.target->seconds / winner->replay.target->seconds, "%.2f") + "x sooner than " +
-           run_name(*loser) + " (" + format_seconds(loser->replay.target->seconds) + ")\n";
+    lines.push_back(std::string(async_wins ? "asynchronous" : "synchronous") + " wins: " + run_name(*winner) + " " +
+                    format_number(loser->replay.target->seconds / winner->replay.target->seconds, "%.2f") +
+                    "x sooner than " + run_name(*loser) + " (" + format_seconds(loser->replay.target->seconds) + ")");
   }
   // The strategies as simulated, without remedies.
   const ConvergenceRun *plain_sync = nullptr, *plain_async = nullptr;
@@ -96,16 +85,51 @@ std::string convergence_text(const ConvergenceStudy& study) {
     const bool async_wins = plain_async->replay.target->seconds < plain_sync->replay.target->seconds;
     const ConvergenceRun* winner = async_wins ? plain_async : plain_sync;
     const ConvergenceRun* loser = async_wins ? plain_sync : plain_async;
-    out += "  without remedies: " + winner->strategy + " " +
-           format_number(loser->replay.target->seconds / winner->replay.target->seconds, "%.2f") + "x sooner than " +
-           loser->strategy + " (" + format_seconds(winner->replay.target->seconds) + " vs " +
-           format_seconds(loser->replay.target->seconds) + ")\n";
+    lines.push_back("without remedies: " + winner->strategy + " " +
+                    format_number(loser->replay.target->seconds / winner->replay.target->seconds, "%.2f") +
+                    "x sooner than " + loser->strategy + " (" + format_seconds(winner->replay.target->seconds) + " vs " +
+                    format_seconds(loser->replay.target->seconds) + ")");
   }
   for (const auto& run : study.runs) {
-    if (!run.replay.target) out += "  " + run_name(run) + ": loss " + format_number(study.options.target_loss, "%g") +
-                                   " not reached (best " + format_number(std::min_element(run.replay.curve.begin(), run.replay.curve.end(),
-                                   [](const CurvePoint& a, const CurvePoint& b) { return a.loss < b.loss; })->loss, "%.4f") + ")\n";
+    if (!run.replay.target) {
+      lines.push_back(run_name(run) + ": loss " + format_number(study.options.target_loss, "%g") + " not reached (best " +
+                      format_number(std::min_element(run.replay.curve.begin(), run.replay.curve.end(),
+                                                     [](const CurvePoint& a, const CurvePoint& b) { return a.loss < b.loss; })
+                                        ->loss,
+                                    "%.4f") +
+                      ")");
+    }
   }
+  return lines;
+}
+
+std::string convergence_text(const ConvergenceStudy& study) {
+  std::string out = problem_line(study);
+  int64_t steps = 0;
+  for (const auto& run : study.runs) steps = std::max(steps, run.simulated_steps);
+  out += "Schedules repeat the " + std::to_string(steps) + " simulated steps periodically, up to " +
+         std::to_string(study.options.max_gradients) + " worker gradients per run.\n\n";
+
+  const std::vector<std::vector<std::string>> table = convergence_table(study);
+  // Strategy and variant columns as wide as their widest entry, left-aligned; the rest fixed.
+  size_t widths[] = {8, 7, 12, 9, 10, 10, 8, 9, 14, 10, 8};
+  for (size_t r = 1; r < table.size(); ++r) {
+    widths[0] = std::max(widths[0], table[r][0].size());
+    widths[1] = std::max(widths[1], table[r][1].size());
+  }
+  for (const auto& row : table) {
+    for (size_t c = 0; c < row.size(); ++c) out += (c == 0 ? "" : "  ") + pad(row[c], widths[c], c < 2);
+    out += "\n";
+  }
+  out += "\nupdate every: simulated time per parameter update (a sync step, or one async gradient); staleness: mean\n"
+         "updates applied between a gradient's read and its own update; samples/s: samples aggregated into the\n"
+         "parameters per simulated second up to the target; stat. eff.: samples the sequential reference needs /\n"
+         "samples this run needs; updates, gradients (dropped ones included): when the target was reached; final\n"
+         "loss and accuracy: on the held-out samples after the whole run.\n";
+  for (const auto& note : study.notes) out += "note: " + note + "\n";
+
+  out += "\nVerdict (time to target = reference samples / (samples/s x statistical efficiency)):\n";
+  for (const auto& line : convergence_verdict(study)) out += "  " + line + "\n";
   return out;
 }
 

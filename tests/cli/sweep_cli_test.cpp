@@ -200,7 +200,7 @@ TEST_F(SweepCli, TheReportHasADataPointPerConfiguration) {
     size_t start = html.find("<svg id=\"" + id + "\"");
     ASSERT_NE(start, std::string::npos) << id;
     std::string svg = html.substr(start, html.find("</svg>", start) - start);
-    size_t points = count_matches(svg, "<circle class=\"point\"");
+    size_t points = count_matches(svg, "<path class=\"point\"");
     EXPECT_EQ(points, ok) << id;
   }
 }
@@ -230,7 +230,7 @@ TEST_F(SweepCli, TheReportLoadsInHeadlessChromium) {
   std::string messages = read_text(log);
   EXPECT_EQ(messages.find("CONSOLE"), std::string::npos) << messages;  // console messages are logged as "CONSOLE(...)"
   EXPECT_EQ(messages.find("Uncaught"), std::string::npos) << messages;
-  size_t points = count_matches(loaded, "<circle class=\"point\"");
+  size_t points = count_matches(loaded, "<path class=\"point\"");
   EXPECT_EQ(points, 3u * 18u) << "the loaded page lost chart points";
 }
 

@@ -3,6 +3,7 @@
 // data points.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -405,6 +406,107 @@ std::string svg_of(const std::string& html, const std::string& id) {
   return start == std::string::npos ? "" : html.substr(start, end - start);
 }
 
+/// Two device types x two per-replica batches of all-reduce on 1 and 2 devices (4 series, 8
+/// configurations, scaling defined), and a 3D strategy on 4 and 8 devices of the first type at
+/// global batch 512 (1 series, no one-device baseline: scaling efficiency undefined).
+SweepReport mixed_report(SweepSpec* spec) {
+  spec->node_types.push_back({"box_a", "gpuA", {"GPU:0", "GPU:1", "GPU:2", "GPU:3", "GPU:4", "GPU:5", "GPU:6", "GPU:7"}, true, 8});
+  spec->node_types.push_back({"box_b", "gpuB", {"GPU:0", "GPU:1", "GPU:2", "GPU:3", "GPU:4", "GPU:5", "GPU:6", "GPU:7"}, true, 8});
+  spec->strategies.push_back({"all-reduce", "data_parallel", Json::object()});
+  spec->strategies.push_back({"3D", "parallelism", Json{{"parallelism", {{"tensor", 2}, {"pipeline", 2}}}}});
+  spec->prices.usd_per_device_hour["gpuA"] = 2.0;
+  spec->prices.usd_per_device_hour["gpuB"] = 3.0;
+  spec->train_samples = 3.6e6;
+  std::vector<SweepRow> rows;
+  auto add = [&](size_t type, size_t strategy, int64_t batch, int64_t devices, double samples, double single) {
+    SweepConfiguration c;
+    c.index = spec->configurations.size();
+    c.node_type = type, c.strategy = strategy, c.batch_size = batch, c.devices_per_node = devices, c.precision = "fp16";
+    spec->configurations.push_back(c);
+    rows.push_back(ok_row(c.index, samples, single));
+  };
+  // One device of type t gives 1000 (t + 1) samples/s; two give twice that (efficiency 1).
+  for (size_t type : {0, 1}) {
+    const double one_device = 1000.0 * static_cast<double>(type + 1);
+    for (int64_t batch : {64, 256}) {
+      for (int64_t devices : {1, 2}) add(type, 0, batch, devices, one_device * static_cast<double>(devices), one_device);
+    }
+  }
+  add(0, 1, 512, 4, 3000, 0);
+  add(0, 1, 512, 8, 5000, 0);
+  SweepReport report;
+  report.scenario = "mixed";
+  report.spec = spec;
+  report.outcomes = assess(*spec, rows_of(rows));
+  mark_pareto_frontier(&report.outcomes);
+  report.recommendation = recommend(*spec, &report.outcomes);
+  return report;
+}
+
+/// Every (data-series, data-color, data-marker) of a chart's legend.
+std::vector<std::array<std::string, 3>> legend_of(const std::string& svg) {
+  std::vector<std::array<std::string, 3>> entries;
+  const std::regex entry("class=\"legend-entry\" data-series=\"([^\"]*)\" data-color=\"([^\"]*)\" data-marker=\"([^\"]*)\"");
+  for (std::sregex_iterator it(svg.begin(), svg.end(), entry), end; it != end; ++it) {
+    entries.push_back({(*it)[1].str(), (*it)[2].str(), (*it)[3].str()});
+  }
+  return entries;
+}
+
+TEST(SweepReports, EverySeriesOfStrategyDeviceAndBatchHasItsOwnColourMarkerAndLegendEntry) {
+  SweepSpec spec;
+  const std::string html = sweep_html(mixed_report(&spec));
+  const std::string throughput = svg_of(html, "throughput");
+  const auto legend = legend_of(throughput);
+  // 4 all-reduce series (2 types x 2 batches) + 1 3D series + the recommendation's ring.
+  std::set<std::string> names;
+  std::set<std::pair<std::string, std::string>> styles;
+  for (const auto& [name, color, marker] : legend) {
+    if (name == "recommended") continue;
+    names.insert(name);
+    styles.insert({color, marker});
+    // Each series' points are drawn, and the legend's series name is the points' data-series.
+    EXPECT_GE(count(throughput, std::regex("class=\"point\" data-config=\"[0-9]+\" data-series=\"" + name + "\"")), 1u) << name;
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"all-reduce, gpuA, batch 64/replica", "all-reduce, gpuA, batch 256/replica",
+                                          "all-reduce, gpuB, batch 64/replica", "all-reduce, gpuB, batch 256/replica",
+                                          "3D, gpuA, global batch 512"}));
+  EXPECT_EQ(styles.size(), names.size()) << "two series share a colour and marker";
+}
+
+TEST(SweepReports, ScalingChartLeavesOutAndNamesRowsWithoutABaseline) {
+  SweepSpec spec;
+  const std::string html = sweep_html(mixed_report(&spec));
+  const std::string scaling = svg_of(html, "scaling");
+  // The 8 all-reduce configurations are drawn; the two 3D ones (scaling efficiency undefined) are
+  // not, neither at 0 nor anywhere, and a note says so.
+  EXPECT_EQ(count(scaling, std::regex("<path class=\"point\"")), 8u);
+  EXPECT_EQ(scaling.find("data-series=\"3D, gpuA, global batch 512\""), std::string::npos);
+  EXPECT_NE(scaling.find("Not shown: 2 configurations (3D) without a one-device baseline"), std::string::npos);
+  // Efficiencies: 2 devices at 2x one device = 1.0; the axis is 0 to 1 in steps of 0.2.
+  EXPECT_NE(scaling.find(">1.0</text>"), std::string::npos);
+  EXPECT_EQ(count(svg_of(html, "throughput"), std::regex("<path class=\"point\"")), 10u);
+}
+
+TEST(SweepReports, DeviceAxisEndsAtTheLargestConfigurationAndLabelsCarryTheGlobalBatch) {
+  SweepSpec spec;
+  const std::string html = sweep_html(mixed_report(&spec));
+  const std::string throughput = svg_of(html, "throughput");
+  // 1 to 8 devices on powers of two: ticks 1, 2, 4, 8 and nothing beyond (no 10 or 100).
+  for (const char* tick : {">1</text>", ">2</text>", ">4</text>", ">8</text>"}) EXPECT_NE(throughput.find(tick), std::string::npos) << tick;
+  EXPECT_EQ(throughput.find(">16</text>"), std::string::npos);
+  EXPECT_EQ(throughput.find(">100</text>"), std::string::npos);
+  // Step-time rows name the global batch: configuration 1 is batch 64 per replica on 2 devices
+  // = 128; configuration 3 is 256 x 2 = 512; 3D configuration 8 has global batch 512.
+  const std::string breakdown = svg_of(html, "breakdown");
+  EXPECT_NE(breakdown.find(">#1 2 x gpuA, all-reduce, global batch 128"), std::string::npos);
+  EXPECT_NE(breakdown.find(">#3 2 x gpuA, all-reduce, global batch 512"), std::string::npos);
+  EXPECT_NE(breakdown.find(">#8 4 x gpuA, 3D, global batch 512"), std::string::npos);
+  // Its value axis has tick values: the longest step is 1 s (ok_row), so 0 to 1 in steps of 0.2.
+  EXPECT_NE(breakdown.find("class=\"tick\""), std::string::npos);
+  EXPECT_NE(breakdown.find(">0.2</text>"), std::string::npos);
+}
+
 TEST(SweepReports, EveryChartHasADataPointPerConfigurationThatFits) {
   SweepSpec spec = hand_spec(4);
   SweepRow oom = ok_row(3, 1);
@@ -417,7 +519,7 @@ TEST(SweepReports, EveryChartHasADataPointPerConfigurationThatFits) {
   mark_pareto_frontier(&report.outcomes);
   report.recommendation = recommend(spec, &report.outcomes);
   std::string html = sweep_html(report);
-  const std::regex point("<circle class=\"point\"");
+  const std::regex point("<path class=\"point\"");
   EXPECT_EQ(count(svg_of(html, "throughput"), point), 3u);
   EXPECT_EQ(count(svg_of(html, "scaling"), point), 3u);
   EXPECT_EQ(count(svg_of(html, "pareto"), point), 3u);

@@ -2,69 +2,49 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <limits>
 #include <map>
+
+#include "sim/core/units_format.h"
+#include "sim/report/chart/chart_legend.h"
+#include "sim/report/chart/svg_text.h"
+#include "sim/report/html_escape.h"
 
 namespace placesim {
 namespace {
 
-const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f"};
 constexpr const char* kHighlight = "#d62728";
-constexpr double kWidth = 720, kHeight = 380, kLeft = 80, kRight = 170, kTop = 36, kBottom = 52;
+constexpr double kFont = 12, kTickFont = 11, kTitleFont = 15;
+constexpr double kTop = 44, kBottom = 58;  // title above the plot; tick labels and axis label below
+constexpr double kPlotHeight = 340;
+constexpr double kMarkerSize = 10;
 
-std::string number(double v) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%.2f", v);
-  return buffer;
+std::string open_svg(const std::string& id, const std::string& title, double width, double height) {
+  return "<svg id=\"" + html_escape(id) + "\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + svg_number(width) + " " +
+         svg_number(height) + "\" width=\"" + svg_number(width) + "\" height=\"" + svg_number(height) +
+         "\" role=\"img\" font-family=\"sans-serif\">\n<title>" + html_escape(title) + "</title>\n" +
+         svg_text(width / 2, 22, title, TextStyle(kTitleFont, "middle").bolded()) + "\n";
 }
 
-std::string tick_text(double v) {
-  char buffer[32];
-  if (v != 0 && (std::fabs(v) >= 1e6 || std::fabs(v) < 1e-3)) std::snprintf(buffer, sizeof buffer, "%.0e", v);
-  else std::snprintf(buffer, sizeof buffer, "%g", v);
-  return buffer;
+std::string line(double x1, double y1, double x2, double y2, const std::string& stroke) {
+  return "<line x1=\"" + svg_number(x1) + "\" y1=\"" + svg_number(y1) + "\" x2=\"" + svg_number(x2) + "\" y2=\"" +
+         svg_number(y2) + "\" stroke=\"" + stroke + "\"/>";
 }
 
-struct Axis {
-  double lo = 0, hi = 1;
-  bool log = false;
-  std::vector<double> ticks;
-
-  Axis(double min_value, double max_value, bool logarithmic) : log(logarithmic) {
-    if (log) {
-      min_value = std::max(min_value, 1e-300);
-      lo = std::pow(10, std::floor(std::log10(min_value)));
-      hi = std::pow(10, std::ceil(std::log10(std::max(max_value, min_value))));
-      if (hi <= lo) hi = lo * 10;
-      for (double decade = lo; decade <= hi * 1.0001; decade *= 10) {
-        for (double m : {1.0, 2.0, 5.0}) {
-          if (decade * m <= hi * 1.0001 && (hi / lo <= 1000 || m == 1.0)) ticks.push_back(decade * m);
-        }
-      }
-      return;
-    }
-    lo = std::min(0.0, min_value);
-    hi = max_value > lo ? max_value : lo + 1;
-    double raw = (hi - lo) / 5;
-    double magnitude = std::pow(10, std::floor(std::log10(raw)));
-    double step = magnitude * (raw / magnitude <= 1 ? 1 : raw / magnitude <= 2 ? 2 : raw / magnitude <= 5 ? 5 : 10);
-    hi = std::ceil(hi / step) * step;
-    for (double t = lo; t <= hi + step / 2; t += step) ticks.push_back(t);
+/// For each x, the best y of a series: the largest for a line, the smallest for a staircase.
+std::map<double, double> best_by_x(const ChartSeries& series) {
+  std::map<double, double> by_x;
+  for (const auto& p : series.points) {
+    auto [it, inserted] = by_x.emplace(p.x, p.y);
+    if (!inserted) it->second = series.step_line ? std::min(it->second, p.y) : std::max(it->second, p.y);
   }
+  return by_x;
+}
 
-  /// Position in [0, 1].
-  double fraction(double v) const {
-    if (log) return (std::log10(std::max(v, lo)) - std::log10(lo)) / (std::log10(hi) - std::log10(lo));
-    return (v - lo) / (hi - lo);
-  }
-};
-
-std::string frame(const std::string& id, const std::string& title) {
-  return "<svg id=\"" + html_escape(id) + "\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " + number(kWidth) + " " +
-         number(kHeight) + "\" width=\"" + number(kWidth) + "\" height=\"" + number(kHeight) + "\" role=\"img\">\n<title>" +
-         html_escape(title) + "</title>\n<text x=\"" + number(kWidth / 2) +
-         "\" y=\"20\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">" + html_escape(title) + "</text>\n";
+double widest_label(const ChartAxis& axis, double font_size) {
+  double widest = 0;
+  for (double t : axis.ticks()) widest = std::max(widest, text_width(axis.label(t), font_size));
+  return widest;
 }
 
 }  // namespace
@@ -77,106 +57,157 @@ std::string render_scatter(const ScatterChart& chart) {
       y_min = std::min(y_min, p.y), y_max = std::max(y_max, p.y);
     }
   }
-  std::string svg = frame(chart.id, chart.title);
-  if (!std::isfinite(x_min)) return svg + "<text x=\"40\" y=\"80\">no data</text>\n</svg>\n";
-  Axis x(x_min, x_max, chart.log_x), y(y_min, y_max, chart.log_y);
-  const double plot_w = kWidth - kLeft - kRight, plot_h = kHeight - kTop - kBottom;
-  auto px = [&](double v) { return kLeft + x.fraction(v) * plot_w; };
-  auto py = [&](double v) { return kTop + (1 - y.fraction(v)) * plot_h; };
-  svg += "<rect x=\"" + number(kLeft) + "\" y=\"" + number(kTop) + "\" width=\"" + number(plot_w) + "\" height=\"" +
-         number(plot_h) + "\" fill=\"none\" stroke=\"#999\"/>\n";
-  for (double t : x.ticks) {
-    svg += "<line x1=\"" + number(px(t)) + "\" x2=\"" + number(px(t)) + "\" y1=\"" + number(kTop) + "\" y2=\"" +
-           number(kTop + plot_h) + "\" stroke=\"#eee\"/><text x=\"" + number(px(t)) + "\" y=\"" +
-           number(kTop + plot_h + 16) + "\" text-anchor=\"middle\" font-size=\"11\">" + tick_text(t) + "</text>\n";
-  }
-  for (double t : y.ticks) {
-    svg += "<line x1=\"" + number(kLeft) + "\" x2=\"" + number(kLeft + plot_w) + "\" y1=\"" + number(py(t)) + "\" y2=\"" +
-           number(py(t)) + "\" stroke=\"#eee\"/><text x=\"" + number(kLeft - 6) + "\" y=\"" + number(py(t) + 4) +
-           "\" text-anchor=\"end\" font-size=\"11\">" + tick_text(t) + "</text>\n";
-  }
-  svg += "<text x=\"" + number(kLeft + plot_w / 2) + "\" y=\"" + number(kHeight - 10) +
-         "\" text-anchor=\"middle\" font-size=\"12\">" + html_escape(chart.x_label) + "</text>\n";
-  svg += "<text transform=\"translate(16 " + number(kTop + plot_h / 2) +
-         ") rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">" + html_escape(chart.y_label) + "</text>\n";
+  std::vector<SeriesStyle> styles;
+  std::vector<LegendEntry> entries;
   for (size_t s = 0; s < chart.series.size(); ++s) {
     const ChartSeries& series = chart.series[s];
-    std::string color = series.color.empty() ? kPalette[s % (sizeof kPalette / sizeof kPalette[0])] : series.color;
-    if ((series.line || series.step_line) && !series.points.empty()) {
-      std::map<double, double> by_x;  // for each x, the best (largest y for lines, smallest for steps)
-      for (const auto& p : series.points) {
-        auto [it, inserted] = by_x.emplace(p.x, p.y);
-        if (!inserted) it->second = series.step_line ? std::min(it->second, p.y) : std::max(it->second, p.y);
-      }
-      std::string path;
-      double previous_y = 0;
-      bool first = true;
-      for (auto [vx, vy] : by_x) {
-        if (!first && series.step_line) path += " " + number(px(vx)) + "," + number(py(previous_y));
-        path += (first ? "" : " ") + number(px(vx)) + "," + number(py(vy));
-        previous_y = vy;
-        first = false;
-      }
-      svg += "<polyline class=\"series-line\" fill=\"none\" stroke=\"" + color + "\" stroke-width=\"1.5\" points=\"" + path +
-             "\"/>\n";
-    }
-    for (const auto& p : series.points) {
-      svg += "<circle class=\"point\" data-config=\"" + std::to_string(p.config) + "\" data-series=\"" +
-             html_escape(series.name) + "\" cx=\"" + number(px(p.x)) + "\" cy=\"" + number(py(p.y)) + "\" r=\"" +
-             (p.highlight ? "6" : "3.5") + "\" fill=\"" + (p.highlight ? kHighlight : color) +
-             "\" fill-opacity=\"0.8\"><title>" + html_escape(p.tooltip) + "</title></circle>\n";
-    }
-    double legend_y = kTop + 14 + 18 * static_cast<double>(s);
-    svg += "<circle cx=\"" + number(kWidth - kRight + 16) + "\" cy=\"" + number(legend_y - 4) + "\" r=\"4\" fill=\"" + color +
-           "\"/><text x=\"" + number(kWidth - kRight + 26) + "\" y=\"" + number(legend_y) + "\" font-size=\"11\">" +
-           html_escape(series.name) + "</text>\n";
+    styles.push_back(series.style.value_or(series_style(s)));
+    entries.push_back({series.name, styles.back(),
+                       series.line || series.step_line ? LegendSymbol::kMarkerAndLine : LegendSymbol::kMarker, series.name});
   }
+  bool any_highlight = false;
+  for (const auto& s : chart.series) {
+    for (const auto& p : s.points) any_highlight = any_highlight || p.highlight;
+  }
+  if (any_highlight) entries.push_back({"recommended (ringed)", {kHighlight, MarkerShape::kCircle}, LegendSymbol::kMarker, "recommended"});
+  const ChartLegend legend(entries, 1, kFont);  // one entry per row, right of the plot
+
+  const bool empty = !std::isfinite(x_min);
+  const ChartAxis x(empty ? 0 : x_min, empty ? 1 : x_max, chart.x_scale);
+  const ChartAxis y(empty ? 0 : y_min, empty ? 1 : y_max, chart.y_scale);
+  const double left = 34 + widest_label(y, kTickFont) + 8;  // rotated axis label, tick labels, gap
+  const double right = legend.width() + 40;
+  const double plot_w = kChartWidth - left - right;
+  const double plot_h = std::max(kPlotHeight, legend.height());
+  const double note_h = chart.note.empty() ? 0 : 22;
+  const double height = kTop + plot_h + kBottom + note_h;
+  std::string svg = open_svg(chart.id, chart.title, kChartWidth, height);
+  if (empty) {  // nothing fits, or nothing has the value (the note says why)
+    return svg + svg_text(left, kTop + 40, chart.note.empty() ? "no configuration fits" : chart.note, TextStyle(kFont)) +
+           "\n</svg>\n";
+  }
+
+  // Series s of n at x sits (s - (n - 1) / 2) x spacing pixels off: together the series take
+  // at most a quarter of the narrowest gap between ticks, each at most 4 pixels from the next;
+  // the x axis is inset by half the spread and a marker so that no point crosses the frame.
+  double spacing = 0, inset = 0;
+  if (chart.spread_series && chart.series.size() > 1) {
+    const double n = static_cast<double>(chart.series.size());
+    const double gap = plot_w / std::max<double>(1, static_cast<double>(x.ticks().size()) - 1);  // before the inset
+    spacing = std::min(4.0, gap / 4 / n);
+    inset = spacing * (n - 1) / 2 + kMarkerSize;
+  }
+  auto px = [&](double v) { return left + inset + x.fraction(v) * (plot_w - 2 * inset); };
+  auto py = [&](double v) { return kTop + (1 - y.fraction(v)) * plot_h; };
+  auto series_px = [&](size_t s, double v) {
+    return px(v) + (static_cast<double>(s) - static_cast<double>(chart.series.size() - 1) / 2) * spacing;
+  };
+  svg += "<rect class=\"plot-area\" x=\"" + svg_number(left) + "\" y=\"" + svg_number(kTop) + "\" width=\"" +
+         svg_number(plot_w) + "\" height=\"" + svg_number(plot_h) + "\" fill=\"none\" stroke=\"#999\"/>\n";
+  for (double t : x.ticks()) {
+    svg += line(px(t), kTop, px(t), kTop + plot_h, "#e5e5e5") + line(px(t), kTop + plot_h, px(t), kTop + plot_h + 5, "#999") +
+           svg_text(px(t), kTop + plot_h + 18, x.label(t), TextStyle(kTickFont, "middle").classed("tick")) + "\n";
+  }
+  for (double t : y.ticks()) {
+    svg += line(left, py(t), left + plot_w, py(t), "#e5e5e5") + line(left - 5, py(t), left, py(t), "#999") +
+           svg_text(left - 8, py(t) + 4, y.label(t), TextStyle(kTickFont, "end").classed("tick")) + "\n";
+  }
+  svg += svg_text(left + plot_w / 2, kTop + plot_h + 42, chart.x_label, TextStyle(kFont, "middle")) + "\n";
+  svg += svg_text(16, kTop + plot_h / 2, chart.y_label, TextStyle(kFont, "middle").rotated(-90)) + "\n";
+
+  // Every line first, then every marker, so no line covers a point; markers are hollow, so a
+  // point under another one of a different shape still shows.
+  for (size_t s = 0; s < chart.series.size(); ++s) {
+    const ChartSeries& series = chart.series[s];
+    if (!(series.line || series.step_line) || series.points.size() < 2) continue;
+    std::string path;
+    double previous_y = 0;
+    bool first = true;
+    for (auto [vx, vy] : best_by_x(series)) {
+      if (!first && series.step_line) path += " " + svg_number(series_px(s, vx)) + "," + svg_number(py(previous_y));
+      path += (first ? "" : " ") + svg_number(series_px(s, vx)) + "," + svg_number(py(vy));
+      previous_y = vy;
+      first = false;
+    }
+    svg += "<polyline class=\"series-line\" data-series=\"" + html_escape(series.name) + "\" fill=\"none\" stroke=\"" +
+           styles[s].color + "\" stroke-width=\"1.5\" stroke-opacity=\"0.75\" points=\"" + path + "\"/>\n";
+  }
+  for (size_t s = 0; s < chart.series.size(); ++s) {
+    const ChartSeries& series = chart.series[s];
+    for (const auto& p : series.points) {
+      if (p.highlight) {
+        svg += "<circle class=\"highlight\" data-series=\"recommended\" cx=\"" + svg_number(series_px(s, p.x)) + "\" cy=\"" +
+               svg_number(py(p.y)) + "\" r=\"10\" fill=\"none\" stroke=\"" + kHighlight + "\" stroke-width=\"2.5\"/>\n";
+      }
+      svg += "<path class=\"point\" data-config=\"" + std::to_string(p.config) + "\" data-series=\"" + html_escape(series.name) +
+             "\" d=\"" + marker_path(styles[s].marker, series_px(s, p.x), py(p.y), kMarkerSize) + "\" fill=\"none\" stroke=\"" +
+             styles[s].color + "\" stroke-width=\"1.8\"><title>" + html_escape(p.tooltip) + "</title></path>\n";
+    }
+  }
+  svg += legend.render(left + plot_w + 24, kTop);
+  if (!chart.note.empty()) svg += svg_text(left, height - 8, chart.note, TextStyle(kFont).colored("#555").classed("note")) + "\n";
   return svg + "</svg>\n";
 }
 
 std::string render_stacked_bars(const StackedBarChart& chart) {
-  const double row_h = 18, left = 260, right = 150, top = 40;
-  double height = top + row_h * static_cast<double>(chart.bars.size()) + 40;
-  double total_max = 0;
+  constexpr double kRowHeight = 22, kMargin = 16;
+  // The legend lists the parts some bar has (a sweep without pipelines has no bubble).
+  std::vector<LegendEntry> entries;
+  for (size_t p = 0; p < chart.parts.size(); ++p) {
+    bool present = false;
+    for (const auto& bar : chart.bars) {
+      for (const auto& segment : bar.segments) present = present || (segment.part == chart.parts[p] && segment.value > 0);
+    }
+    if (present) entries.push_back({chart.parts[p], series_style(p), LegendSymbol::kSwatch, chart.parts[p]});
+  }
+  const ChartLegend legend(entries, kChartWidth - 2 * kMargin, kFont);
+  std::vector<double> totals;
+  double label_width = 0;
   for (const auto& bar : chart.bars) {
     double total = 0;
     for (const auto& s : bar.segments) total += std::max(0.0, s.value);
-    total_max = std::max(total_max, total);
+    totals.push_back(total);
+    label_width = std::max(label_width, text_width(bar.label, kTickFont) * (bar.highlight ? 1.1 : 1.0));  // bold is wider
   }
-  std::string svg = "<svg id=\"" + html_escape(chart.id) + "\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 " +
-                    number(kWidth + 140) + " " + number(height) + "\" width=\"" + number(kWidth + 140) + "\" height=\"" +
-                    number(height) + "\" role=\"img\">\n<title>" + html_escape(chart.title) + "</title>\n<text x=\"" +
-                    number((kWidth + 140) / 2) + "\" y=\"20\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">" +
-                    html_escape(chart.title) + "</text>\n";
-  if (chart.bars.empty() || total_max <= 0) return svg + "<text x=\"40\" y=\"60\">no data</text>\n</svg>\n";
-  const double plot_w = kWidth + 140 - left - right;
+  const double total_max = totals.empty() ? 0 : *std::max_element(totals.begin(), totals.end());
+  const ChartAxis axis(0, total_max > 0 ? total_max : 1, AxisScale::kLinear);
+  const double top = 34 + legend.height() + 10;
+  const double left = kMargin + label_width + 10;
+  double total_label_width = 0;
+  for (double total : totals) total_label_width = std::max(total_label_width, text_width(format_seconds(total), kTickFont));
+  const double right = std::max(kMargin + text_width(axis.label(axis.high()), kTickFont) / 2, total_label_width + 14);
+  const double plot_w = kChartWidth - left - right;
+  const double plot_h = kRowHeight * static_cast<double>(chart.bars.size());
+  const double height = top + plot_h + 52;
+  std::string svg = open_svg(chart.id, chart.title, kChartWidth, height);
+  svg += legend.render(kMargin, 34);
+  if (chart.bars.empty() || total_max <= 0) return svg + svg_text(kMargin, top + 20, "no data", TextStyle(kFont)) + "\n</svg>\n";
+
+  auto px = [&](double v) { return left + axis.fraction(v) * plot_w; };
+  for (double t : axis.ticks()) {
+    svg += line(px(t), top, px(t), top + plot_h, "#e5e5e5") + line(px(t), top + plot_h, px(t), top + plot_h + 5, "#999") +
+           svg_text(px(t), top + plot_h + 18, axis.label(t), TextStyle(kTickFont, "middle").classed("tick")) + "\n";
+  }
+  svg += "<rect class=\"plot-area\" x=\"" + svg_number(left) + "\" y=\"" + svg_number(top) + "\" width=\"" + svg_number(plot_w) +
+         "\" height=\"" + svg_number(plot_h) + "\" fill=\"none\" stroke=\"#999\"/>\n";
   for (size_t b = 0; b < chart.bars.size(); ++b) {
     const StackedBar& bar = chart.bars[b];
-    double y = top + row_h * static_cast<double>(b);
-    svg += "<text x=\"" + number(left - 6) + "\" y=\"" + number(y + row_h * 0.7) + "\" text-anchor=\"end\" font-size=\"11\"" +
-           (bar.highlight ? " font-weight=\"bold\" fill=\"" + std::string(kHighlight) + "\"" : "") + ">" +
-           html_escape(bar.label) + "</text>\n";
+    const double y = top + kRowHeight * static_cast<double>(b);
+    svg += svg_text(left - 8, y + kRowHeight * 0.68, bar.label,
+                    TextStyle(kTickFont, "end").bolded(bar.highlight).colored(bar.highlight ? kHighlight : "").classed("bar-label")) + "\n";
     double x = left;
     for (const auto& segment : bar.segments) {
-      auto part = std::find(chart.parts.begin(), chart.parts.end(), segment.part) - chart.parts.begin();
-      double w = std::max(0.0, segment.value) / total_max * plot_w;
-      svg += "<rect class=\"bar\" data-config=\"" + std::to_string(bar.config) + "\" data-part=\"" +
-             html_escape(segment.part) + "\" x=\"" + number(x) + "\" y=\"" + number(y + 2) + "\" width=\"" + number(w) +
-             "\" height=\"" + number(row_h - 4) + "\" fill=\"" + kPalette[static_cast<size_t>(part) % 9] + "\"><title>" +
-             html_escape(bar.label + ": " + segment.part + " " + tick_text(segment.value) + " " + chart.value_label) +
-             "</title></rect>\n";
+      const auto part = static_cast<size_t>(std::find(chart.parts.begin(), chart.parts.end(), segment.part) - chart.parts.begin());
+      const double w = px(std::max(0.0, segment.value)) - left;
+      svg += "<rect class=\"bar\" data-config=\"" + std::to_string(bar.config) + "\" data-series=\"" + html_escape(segment.part) +
+             "\" x=\"" + svg_number(x) + "\" y=\"" + svg_number(y + 3) + "\" width=\"" + svg_number(w) + "\" height=\"" +
+             svg_number(kRowHeight - 6) + "\" fill=\"" + series_style(part).color + "\"><title>" +
+             html_escape(bar.label + ": " + segment.part + " " + format_seconds(segment.value)) + "</title></rect>\n";
       x += w;
     }
+    svg += svg_text(x + 6, y + kRowHeight * 0.68, format_seconds(totals[b]), TextStyle(kTickFont).colored("#555").classed("bar-total")) + "\n";
   }
-  for (size_t p = 0; p < chart.parts.size(); ++p) {
-    double legend_y = top + 14 + 18 * static_cast<double>(p);
-    svg += "<rect x=\"" + number(kWidth + 140 - right + 12) + "\" y=\"" + number(legend_y - 10) +
-           "\" width=\"10\" height=\"10\" fill=\"" + kPalette[p % 9] + "\"/><text x=\"" +
-           number(kWidth + 140 - right + 26) + "\" y=\"" + number(legend_y) + "\" font-size=\"11\">" +
-           html_escape(chart.parts[p]) + "</text>\n";
-  }
-  svg += "<text x=\"" + number(left + plot_w / 2) + "\" y=\"" + number(height - 12) +
-         "\" text-anchor=\"middle\" font-size=\"12\">" + html_escape(chart.value_label) + "</text>\n";
+  svg += svg_text(left + plot_w / 2, top + plot_h + 42, chart.value_label, TextStyle(kFont, "middle")) + "\n";
   return svg + "</svg>\n";
 }
 

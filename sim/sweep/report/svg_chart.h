@@ -1,47 +1,62 @@
 // Inline SVG charts for the sweep's HTML report, with no script and no external style: a
-// scatter chart (points, optional lines per series, linear or log axes) and a horizontal stacked
-// bar chart. Each data point is an element with class "point" (or "bar") and a data-config
-// attribute naming its configuration, and a <title> tooltip.
+// scatter chart (a colour and marker per series, optional lines, linear or log axes with nice
+// ticks, a legend) and a horizontal stacked bar chart. Each data point is an element with class
+// "point" (or "bar"), a data-config attribute naming its configuration, a data-series attribute
+// naming its series, and a <title> tooltip. Axes, ticks, legends and markers: sim/report/chart/.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "sim/report/html_escape.h"
+#include "sim/report/chart/chart_axis.h"
+#include "sim/report/chart/series_style.h"
 
 namespace placesim {
 
+/// Width of every chart, in SVG user units (= CSS pixels at 100%): a 1400 px page's content.
+constexpr double kChartWidth = 1300;
+
+/// One configuration on a scatter chart.
 struct ChartPoint {
   double x = 0;
   double y = 0;
   size_t config = 0;
   std::string tooltip;
-  bool highlight = false;  ///< drawn larger, in the highlight colour (the recommendation)
+  bool highlight = false;  ///< ringed in the highlight colour (the recommendation)
 };
 
+/// The points of one series (a strategy on one device type at one batch), drawn in one style.
 struct ChartSeries {
   std::string name;
   std::vector<ChartPoint> points;
   bool line = false;  ///< join the points in x order (for each x, the largest y)
   bool step_line = false;  ///< join in x order with a staircase (a Pareto frontier)
-  std::string color;  ///< empty = from the palette
+  std::optional<SeriesStyle> style;  ///< none = series_style(its index)
 };
 
+/// A scatter chart: its axes, series, and a note on what it leaves out.
 struct ScatterChart {
   std::string id;  ///< the <svg> element's id
   std::string title;
   std::string x_label;
   std::string y_label;
-  bool log_x = false;
-  bool log_y = false;
+  AxisScale x_scale = AxisScale::kLinear;
+  AxisScale y_scale = AxisScale::kLinear;
   std::vector<ChartSeries> series;
+  std::string note;  ///< printed under the plot (what the chart leaves out and why)
+  /// Shift each series a few pixels sideways, in series order, so that series with equal values
+  /// at one x (strategies that tie on one device) sit side by side instead of on top.
+  bool spread_series = false;
 };
 
+/// One part of a bar (compute, exposed communication, ...) and its value.
 struct BarSegment {
   std::string part;  ///< legend name
   double value = 0;
 };
 
+/// One configuration's row of a stacked bar chart.
 struct StackedBar {
   std::string label;
   size_t config = 0;
@@ -49,6 +64,7 @@ struct StackedBar {
   bool highlight = false;
 };
 
+/// A horizontal stacked bar chart: one row per configuration, one colour per part.
 struct StackedBarChart {
   std::string id;
   std::string title;

@@ -2,6 +2,7 @@
 #include <map>
 
 #include "sim/core/units_format.h"
+#include "sim/report/html_escape.h"
 #include "sim/sweep/report/sweep_report.h"
 #include "sim/sweep/report/svg_chart.h"
 #include "sim/sweep/sweep_format.h"
@@ -17,22 +18,66 @@ std::string tooltip(const SweepSpec& spec, const SweepOutcome& o) {
          format_duration(o.time_to_train_seconds);
 }
 
-/// One series per strategy label, in sweep order, of the configurations that fit.
-std::vector<ChartSeries> per_strategy(const SweepReport& report, double (*y)(const SweepOutcome&)) {
+/// The device type as the charts name it: its device, or its template when two types share one.
+std::string device_name(const SweepSpec& spec, size_t node_type) {
+  const NodeType& type = spec.node_types[node_type];
+  for (size_t t = 0; t < spec.node_types.size(); ++t) {
+    if (t != node_type && spec.node_types[t].device_id == type.device_id) return type.template_id;
+  }
+  return type.device_id;
+}
+
+/// A series of the per-device-count charts: one strategy on one device type at one batch.
+/// Data parallelism varies its global batch with the device count, so its series names the
+/// per-replica batch; the others name the global batch.
+std::string series_name(const SweepSpec& spec, const SweepConfiguration& c) {
+  const StrategyVariant& strategy = spec.strategies[c.strategy];
+  return strategy.label + ", " + device_name(spec, c.node_type) + ", " +
+         (strategy.kind == "data_parallel" ? "batch " + std::to_string(c.batch_size) + "/replica"
+                                           : "global batch " + std::to_string(c.batch_size));
+}
+
+/// "#12 16 x V100-SXM2-16GB, ring all-reduce, global batch 1024"
+std::string bar_label(const SweepSpec& spec, const SweepOutcome& o) {
+  const SweepConfiguration& c = o.configuration;
+  return "#" + std::to_string(c.index) + " " + std::to_string(c.devices()) + " x " + device_name(spec, c.node_type) + ", " +
+         spec.strategies[c.strategy].label + ", global batch " + std::to_string(global_batch(spec, c)) +
+         (o.recommended ? " (recommended)" : "");
+}
+
+/// One series per (strategy, device type, batch), in sweep order, of the configurations that
+/// fit and for which `y` is defined (positive).
+std::vector<ChartSeries> per_series(const SweepReport& report, double (*y)(const SweepOutcome&)) {
   const SweepSpec& spec = *report.spec;
-  std::vector<ChartSeries> series(spec.strategies.size());
-  for (size_t s = 0; s < spec.strategies.size(); ++s) {
-    series[s].name = spec.strategies[s].label;
-    series[s].line = true;
-  }
+  std::vector<ChartSeries> series;
+  std::map<std::string, size_t> index_of;
   for (const SweepOutcome& o : report.outcomes) {
-    if (!o.fits()) continue;
-    series[o.configuration.strategy].points.push_back({static_cast<double>(o.configuration.devices()), y(o),
-                                                       o.configuration.index, tooltip(spec, o), o.recommended});
+    if (!o.fits() || !(y(o) > 0)) continue;
+    const std::string name = series_name(spec, o.configuration);
+    auto [it, inserted] = index_of.emplace(name, series.size());
+    if (inserted) series.push_back({name, {}, true, false, std::nullopt});
+    series[it->second].points.push_back({static_cast<double>(o.configuration.devices()), y(o), o.configuration.index,
+                                         tooltip(spec, o), o.recommended});
   }
-  series.erase(std::remove_if(series.begin(), series.end(), [](const ChartSeries& s) { return s.points.empty(); }),
-               series.end());
   return series;
+}
+
+/// What the scaling chart leaves out: configurations that fit but have no scaling efficiency
+/// (no one-device baseline: 3D strategies, pipelines), named by strategy.
+std::string undefined_scaling_note(const SweepReport& report) {
+  std::vector<std::string> strategies;
+  size_t count = 0;
+  for (const SweepOutcome& o : report.outcomes) {
+    if (!o.fits() || o.scaling_efficiency > 0) continue;
+    ++count;
+    const std::string& label = report.spec->strategies[o.configuration.strategy].label;
+    if (std::find(strategies.begin(), strategies.end(), label) == strategies.end()) strategies.push_back(label);
+  }
+  if (count == 0) return "";
+  std::string names;
+  for (const auto& name : strategies) names += (names.empty() ? "" : ", ") + name;
+  return "Not shown: " + std::to_string(count) + " configuration" + (count == 1 ? "" : "s") + " (" + names +
+         ") without a one-device baseline, for which scaling efficiency is not defined.";
 }
 
 std::string section(const std::string& title, const std::string& body) {
@@ -46,10 +91,10 @@ std::string sweep_html(const SweepReport& report) {
   std::string html =
       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Capacity plan: " +
       html_escape(report.scenario) +
-      "</title>\n<style>\nbody{font-family:sans-serif;max-width:1000px;margin:2em auto;color:#222}\n"
+      "</title>\n<style>\nbody{font-family:sans-serif;max-width:1320px;margin:2em auto;padding:0 1em;color:#222}\n"
       "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}\n"
       "td.l,th.l{text-align:left}.recommendation{background:#fdecea;border-left:4px solid #d62728;padding:0.8em}\n"
-      "svg{display:block;margin:1em 0}\n</style>\n</head>\n<body>\n<h1>Capacity plan: " +
+      "svg{display:block;margin:1em 0;max-width:100%;height:auto}\n</style>\n</head>\n<body>\n<h1>Capacity plan: " +
       html_escape(report.scenario) + "</h1>\n";
   size_t fitting = 0;
   for (const auto& o : report.outcomes) fitting += o.fits() ? 1 : 0;
@@ -60,21 +105,25 @@ std::string sweep_html(const SweepReport& report) {
                                         (report.recommendation.index ? std::to_string(*report.recommendation.index) : "") +
                                         "\">" + html_escape(report.recommendation.reason) + ".</p>\n");
 
-  ScatterChart throughput{"throughput", "Throughput vs device count, per strategy", "devices", "samples/s", true, false,
-                          per_strategy(report, [](const SweepOutcome& o) { return o.row().samples_per_second; })};
-  ScatterChart efficiency{"scaling", "Scaling efficiency vs device count, per strategy", "devices",
-                          "throughput / (devices x one device)", true, false,
-                          per_strategy(report, [](const SweepOutcome& o) { return o.scaling_efficiency; })};
+  ScatterChart throughput{"throughput", "Throughput vs device count, per strategy, device type and batch", "devices",
+                          "samples/s", AxisScale::kLog2, AxisScale::kLinear,
+                          per_series(report, [](const SweepOutcome& o) { return o.row().samples_per_second; }), "", true};
+  ScatterChart efficiency{"scaling", "Scaling efficiency vs device count, per strategy, device type and batch", "devices",
+                          "throughput / (devices x one device)", AxisScale::kLog2, AxisScale::kLinear,
+                          per_series(report, [](const SweepOutcome& o) { return o.scaling_efficiency; }),
+                          undefined_scaling_note(report), true};
   ScatterChart pareto{"pareto", "Cost to train vs time to train (Pareto frontier in red)", "time to train (hours)",
-                      "cost to train (US$)", true, true, {}};
-  ChartSeries others{"other configurations", {}, false, false, "#9aa6b2"};
-  ChartSeries frontier{"Pareto frontier", {}, false, true, "#d62728"};
+                      "cost to train (US$)", AxisScale::kLog10, AxisScale::kLog10, {}, "", false};
+  ChartSeries others{"other configurations", {}, false, false, SeriesStyle{"#8a96a3", MarkerShape::kCircle}};
+  ChartSeries frontier{"Pareto frontier", {}, false, true, SeriesStyle{"#d62728", MarkerShape::kDiamond}};
   for (const SweepOutcome& o : report.outcomes) {
     if (!o.fits() || o.row().samples_per_second <= 0) continue;
     ChartPoint point{o.time_to_train_seconds / 3600.0, o.usd_to_train, o.configuration.index, tooltip(spec, o), o.recommended};
     (o.pareto ? frontier : others).points.push_back(point);
   }
-  pareto.series = {others, frontier};
+  for (ChartSeries* series : {&others, &frontier}) {
+    if (!series->points.empty()) pareto.series.push_back(*series);
+  }
   html += section("Throughput", render_scatter(throughput));
   html += section("Scaling efficiency", render_scatter(efficiency));
   html += section("Cost vs time to train", render_scatter(pareto));
@@ -89,9 +138,7 @@ std::string sweep_html(const SweepReport& report) {
   for (size_t i : shown) {
     const SweepOutcome& o = report.outcomes[i];
     const SweepRow& r = o.row();
-    breakdown.bars.push_back({"#" + std::to_string(i) + " " + std::to_string(o.configuration.devices()) + " x " +
-                                  spec.node_types[o.configuration.node_type].device_id + ", " +
-                                  spec.strategies[o.configuration.strategy].label,
+    breakdown.bars.push_back({bar_label(spec, o),
                               i,
                               {{"compute", r.compute_seconds},
                                {"exposed communication", r.exposed_communication_seconds},
