@@ -3,6 +3,7 @@
 //   profile or plan) passes `placesim check`, written under the file name the text gives it;
 // - every "$ placesim check NAME" transcript shows exactly what check prints for that example;
 // - every placesim command of their shell blocks runs and exits 0 (a few slow ones left out);
+// - every output block that follows a shell block of one `placesim run` shows lines run prints;
 // - the key tables of docs/scenario-format.md list exactly the keys the loader accepts, read from
 //   the loader's own lists (sim/scenario/scenario_keys.h), not from a copy.
 #include <sys/wait.h>
@@ -232,6 +233,71 @@ TEST_F(DocsExamples, TheDocumentedCommandsRunAndExitZero) {
   // calibrate, run, execute and compare, report-format's four, scenario-format's check), 4 left out.
   EXPECT_GE(ran, 15u);
   EXPECT_LE(left_out, 4u) << "more documented commands are left out than the four known";
+}
+
+struct RunTranscript {
+  fs::path document;
+  size_t line = 0;                  ///< of the shell block's command
+  std::string arguments;            ///< after "placesim"
+  std::vector<std::string> output;  ///< the next block's lines, "..." (elided) and blank ones dropped
+};
+
+/// A shell block holding one `placesim run ...` command followed (blank lines apart) by a ```,
+/// ```text or ```console block: what the document says that command prints.
+std::vector<RunTranscript> run_transcripts(const fs::path& document) {
+  std::vector<std::string> lines;
+  std::istringstream in(read_text(document));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  const std::regex command(R"(^(\$ )?(\./)?(build/cli/)?placesim( run .*)$)");
+  std::vector<RunTranscript> transcripts;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i] != "```sh" && lines[i] != "```bash") continue;
+    size_t end = i + 1;
+    std::vector<std::pair<size_t, std::string>> commands;
+    for (; end < lines.size() && lines[end].rfind("```", 0) != 0; ++end) {
+      std::smatch match;
+      if (std::regex_match(lines[end], match, command)) commands.emplace_back(end + 1, match[4]);
+    }
+    size_t next = end + 1;
+    while (next < lines.size() && lines[next].empty()) ++next;
+    if (commands.size() != 1 || next >= lines.size() ||
+        (lines[next] != "```" && lines[next] != "```text" && lines[next] != "```console")) {
+      i = end;
+      continue;
+    }
+    RunTranscript transcript{document, commands[0].first, commands[0].second, {}};
+    for (size_t k = next + 1; k < lines.size() && lines[k].rfind("```", 0) != 0; ++k) {
+      if (!lines[k].empty() && lines[k] != "...") transcript.output.push_back(lines[k]);
+    }
+    transcripts.push_back(std::move(transcript));
+    i = next;
+  }
+  return transcripts;
+}
+
+// Numbers quoted as a command's output cannot drift: each line of a `placesim run` transcript
+// (all but "..." elisions) is a line that run prints today, from the repository's root.
+TEST(DocsTranscripts, RunTranscriptsShowLinesRunPrints) {
+  size_t checked = 0;
+  for (const fs::path& document : documents()) {
+    for (const RunTranscript& transcript : run_transcripts(document)) {
+      SCOPED_TRACE(fs::relative(document, kRoot).string() + ":" + std::to_string(transcript.line) + ": placesim" +
+                   transcript.arguments);
+      const fs::path output = fs::temp_directory_path() / ("placesim_transcript_" + std::to_string(::getpid()));
+      const std::string command = "cd '" + kRoot.string() + "' && '" + PLACESIM_BINARY + "'" + transcript.arguments +
+                                  " >'" + output.string() + "' 2>&1 </dev/null";
+      const int status = std::system(command.c_str());
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+      std::set<std::string> printed;
+      std::istringstream lines(read_text(output));
+      for (std::string line; std::getline(lines, line);) printed.insert(line);
+      fs::remove(output);
+      for (const std::string& line : transcript.output) EXPECT_TRUE(printed.count(line)) << "not printed: " << line;
+      ++checked;
+    }
+  }
+  // Today: docs/llm-planning.md's interleaved 1F1B table.
+  EXPECT_GE(checked, 1u);
 }
 
 /// The keys in the first column of the first table after the heading `heading` of `document`.
