@@ -1,8 +1,9 @@
 // The dispatch loop every executor shares. It walks an ExecutionPlan in the PlanEngine contract
 // (sim/engine/engine.h): a task is dispatched only after all its deps have completed; each
 // device runs one compute task at a time, the ready task with the lowest id first; transfers
-// are dispatched as soon as they are ready and run concurrently. What a task *does* is up to a
-// TaskLauncher (CPU worker threads, CUDA streams); the loop only decides when.
+// are dispatched as soon as they are ready and run concurrently (the rule itself: ReadyTasks,
+// sim/plan/ready_tasks.h, shared with the simulators). What a task *does* is up to a
+// TaskLauncher (CUDA streams); the loop only decides when.
 //
 // Thread-safety: run_plan_once runs on the calling thread; launchers report completions from
 // any thread through the CompletionQueue, which is the only shared state.

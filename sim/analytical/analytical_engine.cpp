@@ -12,6 +12,7 @@
 #include "sim/cost/collective_overlap.h"
 #include "sim/cost/cost_model.h"
 #include "sim/plan/collective_schedule.h"
+#include "sim/plan/ready_tasks.h"
 
 namespace placesim {
 
@@ -31,25 +32,19 @@ namespace {
 class ListScheduler {
  public:
   ListScheduler(const ExecutionPlan& plan, const Cluster& cluster)
-      : plan_(plan), cluster_(cluster), successors_(plan.successors()) {}
+      : plan_(plan), cluster_(cluster), ready_(plan, cluster.devices().size()) {}
 
   Timeline run() {
     timeline_.source = "analytical";
     timeline_.tasks.assign(plan_.tasks.size(), TaskInterval{});
-    pending_.resize(plan_.tasks.size());
-    device_busy_.assign(cluster_.devices().size(), false);
-    ready_compute_.resize(cluster_.devices().size());
-    for (const Task& task : plan_.tasks) {
-      pending_[task.id] = task.deps.size();
-      if (task.deps.empty()) make_ready(task.id, 0);
-    }
+    for (TaskId id : ready_.initially_ready()) make_ready(id, 0);
     while (!events_.empty()) {
       auto [now, id] = events_.top();
       events_.pop();
       finish(id, now);
     }
-    if (finished_ != plan_.tasks.size()) {
-      throw std::runtime_error("analytical estimate: " + std::to_string(plan_.tasks.size() - finished_) +
+    if (ready_.completed() != plan_.tasks.size()) {
+      throw std::runtime_error("analytical estimate: " + std::to_string(plan_.tasks.size() - ready_.completed()) +
                                " tasks never became ready (a dependency cycle)");
     }
     return std::move(timeline_);
@@ -59,7 +54,7 @@ class ListScheduler {
   void make_ready(TaskId id, double now) {
     const Task& task = plan_.tasks[id];
     if (task.kind == TaskKind::kCompute) {
-      ready_compute_[task.device].push(id);
+      ready_.queue_compute(id);
       try_start(task.device, now);
       return;
     }
@@ -73,12 +68,11 @@ class ListScheduler {
   }
 
   void try_start(DeviceId device, double now) {
-    while (!device_busy_[device] && !ready_compute_[device].empty()) {
-      TaskId id = ready_compute_[device].top();
-      ready_compute_[device].pop();
+    while (const std::optional<TaskId> next = ready_.next_compute(device)) {
+      const TaskId id = *next;
       double seconds = compute_seconds(plan_.tasks[id], plan_.precision, cluster_.device(device));
       seconds = overlap_.stretched(device, seconds);
-      if (seconds > 0) device_busy_[device] = true;  // a task that costs nothing does not hold the device
+      if (seconds > 0) ready_.set_busy(device, true);  // a task that costs nothing does not hold the device
       start(id, now, seconds);
     }
   }
@@ -89,13 +83,10 @@ class ListScheduler {
   }
 
   void finish(TaskId id, double now) {
-    ++finished_;
     const Task& task = plan_.tasks[id];
-    if (task.kind == TaskKind::kCompute && timeline_.tasks[id].duration() > 0) device_busy_[task.device] = false;
+    if (task.kind == TaskKind::kCompute && timeline_.tasks[id].duration() > 0) ready_.set_busy(task.device, false);
     if (task.kind == TaskKind::kCollective && timeline_.tasks[id].duration() > 0) overlap_.end(task);
-    for (TaskId next : successors_[id]) {
-      if (--pending_[next] == 0) make_ready(next, now);
-    }
+    ready_.complete(id, [&](TaskId next) { make_ready(next, now); });
     if (task.kind == TaskKind::kCompute) try_start(task.device, now);
   }
 
@@ -127,17 +118,13 @@ class ListScheduler {
 
   const ExecutionPlan& plan_;
   const Cluster& cluster_;
-  SuccessorLists successors_;
+  ReadyTasks ready_;
   Timeline timeline_;
-  std::vector<size_t> pending_;
-  std::vector<bool> device_busy_;
   CollectiveOverlap overlap_{plan_, cluster_};
-  std::vector<std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>> ready_compute_;
   // (end time, task id): ties end in id order, deterministically.
   std::priority_queue<std::pair<double, TaskId>, std::vector<std::pair<double, TaskId>>, std::greater<>> events_;
   std::map<std::pair<DeviceId, DeviceId>, std::pair<double, double>> routes_;
   std::map<std::tuple<CollectiveAlgorithm, std::vector<DeviceId>, double>, double> collectives_;
-  size_t finished_ = 0;
 };
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "sim/cost/collective_overlap.h"
 #include "sim/cost/cost_model.h"
 #include "sim/plan/collective_schedule.h"
+#include "sim/plan/ready_tasks.h"
 
 namespace sg4 = simgrid::s4u;
 
@@ -51,18 +52,11 @@ class Simulation {
 
     timeline_.source = "simgrid";
     timeline_.tasks.assign(plan_.tasks.size(), TaskInterval{});
-    pending_.resize(plan_.tasks.size());
-    successors_ = plan_.successors();
-    device_busy_.assign(cluster_.devices().size(), false);
-    ready_compute_.resize(cluster_.devices().size());
-    for (const Task& task : plan_.tasks) {
-      pending_[task.id] = task.deps.size();
-      if (task.deps.empty()) make_ready(task.id, 0);
-    }
+    for (TaskId id : ready_.initially_ready()) make_ready(id, 0);
     drain_instant();
     engine.run();
-    if (finished_ != plan_.tasks.size()) {
-      throw std::runtime_error("simulation ended with " + std::to_string(plan_.tasks.size() - finished_) +
+    if (ready_.completed() != plan_.tasks.size()) {
+      throw std::runtime_error("simulation ended with " + std::to_string(plan_.tasks.size() - ready_.completed()) +
                                " tasks not run");
     }
     return std::move(timeline_);
@@ -176,14 +170,13 @@ class Simulation {
       comm->start();
       return;
     }
-    ready_compute_[task.device].push(id);
+    ready_.queue_compute(id);
     try_start_compute(task.device, now);
   }
 
   void try_start_compute(DeviceId device, double now) {
-    while (!device_busy_[device] && !ready_compute_[device].empty()) {
-      TaskId id = ready_compute_[device].top();
-      ready_compute_[device].pop();
+    while (const std::optional<TaskId> next = ready_.next_compute(device)) {
+      const TaskId id = *next;
       const Task& task = plan_.tasks[id];
       double seconds = compute_seconds(task, plan_.precision, cluster_.device(device));
       seconds = overlap_.stretched(device, seconds);  // collectives in flight share its SMs
@@ -191,7 +184,7 @@ class Simulation {
         finish_instantly(id, now);
         continue;
       }
-      device_busy_[device] = true;
+      ready_.set_busy(device, true);
       timeline_.tasks[id].start_seconds = now;
       if (!shared_compute_[device]) {
         schedule_timer(now + seconds, id, kNoStep);
@@ -295,7 +288,7 @@ class Simulation {
         if (finish_step(timer.task, timer.step)) end_task(timer.task, now);
         continue;
       }
-      device_busy_[plan_.tasks[timer.task].device] = false;
+      ready_.set_busy(plan_.tasks[timer.task].device, false);
       end_task(timer.task, now);
       try_start_compute(plan_.tasks[timer.task].device, now);
     }
@@ -328,10 +321,7 @@ class Simulation {
   }
 
   void release(TaskId id, double now) {
-    ++finished_;
-    for (TaskId next : successors_[id]) {
-      if (--pending_[next] == 0) make_ready(next, now);
-    }
+    ready_.complete(id, [&](TaskId next) { make_ready(next, now); });
   }
 
   void on_complete(sg4::Activity const& activity) {
@@ -349,7 +339,7 @@ class Simulation {
       }
     } else {
       const Task& task = plan_.tasks[running.task];
-      if (task.kind == TaskKind::kCompute) device_busy_[task.device] = false;
+      if (task.kind == TaskKind::kCompute) ready_.set_busy(task.device, false);
       const double earliest_end = task.kind == TaskKind::kTransfer ? earliest_transfer_end(task) : 0;
       if (earliest_end > now) {
         schedule_timer(earliest_end, running.task, kCappedTransfer);
@@ -436,17 +426,13 @@ class Simulation {
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   uint64_t timer_sequence_ = 0;
   std::priority_queue<double, std::vector<double>, std::greater<>> alarms_;  ///< times of the alarms set
-  std::vector<size_t> pending_;
-  SuccessorLists successors_;
-  std::vector<bool> device_busy_;
+  ReadyTasks ready_{plan_, cluster_.devices().size()};
   CollectiveOverlap overlap_{plan_, cluster_};
-  std::vector<std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>> ready_compute_;
   std::unordered_map<const sg4::Activity*, Running> running_;
   std::vector<TaskId> instant_;
   std::unordered_map<TaskId, CollectiveRun> collectives_;
   std::vector<sg4::ActivityPtr> retired_;
   std::vector<sg4::ActivityPtr> retired_previous_;
-  size_t finished_ = 0;
 };
 
 // The child reports either the intervals or an error message: [ok byte][size][payload].

@@ -1,0 +1,27 @@
+#include "sim/plan/ready_tasks.h"
+
+namespace placesim {
+
+ReadyTasks::ReadyTasks(const ExecutionPlan& plan, size_t device_count, const std::vector<bool>* handled)
+    : plan_(plan),
+      handled_(handled),
+      successors_(plan.successors()),
+      unfinished_deps_(plan.tasks.size(), 0),
+      ready_compute_(device_count),
+      busy_(device_count, false) {
+  for (const Task& task : plan.tasks) {
+    if (!handles(task.id)) continue;
+    ++handled_count_;
+    for (TaskId dep : task.deps) unfinished_deps_[task.id] += handles(dep);
+  }
+}
+
+std::vector<TaskId> ReadyTasks::initially_ready() const {
+  std::vector<TaskId> ready;
+  for (TaskId id = 0; id < plan_.tasks.size(); ++id) {
+    if (handles(id) && unfinished_deps_[id] == 0) ready.push_back(id);
+  }
+  return ready;
+}
+
+}  // namespace placesim
