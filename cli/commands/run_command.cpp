@@ -194,6 +194,7 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
             std::cout << "  " << bottleneck_text(*bottleneck) << "\n";
           }
           if (evaluated[i].pipeline) std::cout << pipeline_text(*evaluated[i].pipeline, scenario.cluster_for(strategies[i]));
+          std::cout << collective_bandwidth_text(evaluated[i].run.metrics.collective_bandwidth);
         }
         std::cout << "\n" << cost_sources_text(cost_sources(scenario.cluster_for(strategies.front())));
       }

@@ -12,7 +12,8 @@ namespace {
 
 constexpr size_t kCollectiveRows = 10;
 
-/// The collectives by kind and size with nccl-tests' algbw and busbw, largest total time first.
+}  // namespace
+
 std::string collective_bandwidth_text(const std::vector<CollectiveBandwidthRow>& table) {
   if (table.empty()) return "";
   std::string out = "\nCollectives (nccl-tests: algbw = size / time, busbw = algbw x factor; docs/communication.md):\n";
@@ -40,8 +41,6 @@ std::string collective_bandwidth_text(const std::vector<CollectiveBandwidthRow>&
   }
   return out;
 }
-
-}  // namespace
 
 std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const RunMetrics& metrics,
                         size_t max_path_entries, TimelineOrigin origin, const TrainingEfficiency* efficiency) {

@@ -19,4 +19,8 @@ std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const
                         size_t max_path_entries = 12, TimelineOrigin origin = TimelineOrigin::kPredicted,
                         const TrainingEfficiency* efficiency = nullptr);
 
+/// "Collectives (nccl-tests: ...)": the collectives by kind and size with algbw and busbw,
+/// largest total time first, the first ten and a count of the rest; "" when there are none.
+std::string collective_bandwidth_text(const std::vector<CollectiveBandwidthRow>& table);
+
 }  // namespace placesim

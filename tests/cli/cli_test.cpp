@@ -294,5 +294,20 @@ TEST(CliTest, AnExportedOnnxFileReimportsAtItsBatch) {
   std::filesystem::remove_all(directory);
 }
 
+// A run of several strategies lists each one's collectives with nccl-tests' algbw and busbw, as a
+// single strategy's report does (issue 21): the interleaved scenario's three 3D strategies each
+// all-reduce inside their tensor pairs and all-gather the pieces sent between stages.
+TEST(Cli, EachStrategyOfSeveralListsItsCollectivesWithAlgbwAndBusbw) {
+  auto result = run_placesim({"run", "scenarios/interleaved_1f1b_gpt.json"});
+  ASSERT_EQ(result.exit_status, 0) << result.output;
+  size_t tables = 0;
+  for (size_t at = result.output.find("Collectives (nccl-tests"); at != std::string::npos;
+       at = result.output.find("Collectives (nccl-tests", at + 1)) {
+    ++tables;
+  }
+  EXPECT_EQ(tables, 3u) << result.output;
+  EXPECT_NE(result.output.find("  all_gather           2097152      2         1"), std::string::npos) << result.output;
+}
+
 }  // namespace
 }  // namespace placesim
