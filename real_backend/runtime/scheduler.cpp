@@ -3,7 +3,6 @@
 #include <chrono>
 #include <functional>
 #include <optional>
-#include <queue>
 #include <stdexcept>
 
 #include "sim/plan/ready_tasks.h"
