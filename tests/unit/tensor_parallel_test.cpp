@@ -82,6 +82,16 @@ ParallelismOptions tensor_parallel(size_t t) {
   return options;
 }
 
+/// tensor x pipeline x data on the first tensor * pipeline * data GPUs, `micro_batches` per step.
+ParallelismOptions parallel_3d(int64_t tensor, int64_t pipeline, int64_t data, int64_t micro_batches) {
+  ParallelismOptions options = tensor_parallel(static_cast<size_t>(tensor * pipeline * data));
+  options.tensor = tensor;
+  options.pipeline = pipeline;
+  options.data = data;
+  options.micro_batches = micro_batches;
+  return options;
+}
+
 double layer_step_seconds(size_t t) {
   Cluster cluster = ring_of_gpus(t);
   RunOptions run;
@@ -355,11 +365,7 @@ TEST(Parallel3d, PlacesTensorGroupsInnermostStagesNextReplicasOutermost) {
   Cluster cluster = switched_gpus(8);
   RunOptions run;
   run.batch_size = 4;
-  ParallelismOptions options = tensor_parallel(8);
-  options.tensor = 2;
-  options.pipeline = 2;
-  options.data = 2;
-  options.micro_batches = 2;
+  ParallelismOptions options = parallel_3d(2, 2, 2, 2);
   std::vector<std::string> notes;
   ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, options, "3d", &notes);
   size_t data_collectives = 0;
@@ -393,10 +399,7 @@ TEST(Parallel3d, ScatterGatherSendsOneTensorShareAcrossStagesAndAllGathersIt) {
   Cluster cluster = switched_gpus(4);
   RunOptions run;
   run.batch_size = 1;
-  ParallelismOptions options = tensor_parallel(4);
-  options.tensor = 2;
-  options.pipeline = 2;
-  options.micro_batches = 1;
+  ParallelismOptions options = parallel_3d(2, 2, 1, 1);
   auto cross_stage = [](const Task& task) {
     return task.kind == TaskKind::kTransfer && task.source != task.device && task.source / 2 != task.device / 2;
   };
