@@ -20,12 +20,11 @@ constexpr double kTop = 30, kLeft = 74, kRight = 16, kAxisBelow = 52;  // around
 constexpr double kFont = 12, kTickFont = 11;
 constexpr size_t kMaxPointsPerLine = 800;  // keeps the page small for long runs
 
-std::string run_name(const ConvergenceRun& run) { return run.strategy + ", " + run.variant; }
 
 /// A legend label with the run's time to target (or that it was not reached in the chart).
 std::string legend_label(const ConvergenceRun& run) {
-  if (!run.replay.target) return run_name(run) + " (target not reached)";
-  return run_name(run) + " (target at " + format_seconds(run.replay.target->seconds) + ")";
+  if (!run.replay.target) return run.label() + " (target not reached)";
+  return run.label() + " (target at " + format_seconds(run.replay.target->seconds) + ")";
 }
 
 struct Panel {
@@ -49,7 +48,7 @@ std::string line(double x1, double y1, double x2, double y2, const std::string& 
 ChartLegend panel_legend(const Panel& panel, double target_loss) {
   std::vector<LegendEntry> entries;
   for (size_t i = 0; i < panel.runs.size(); ++i) {
-    entries.push_back({legend_label(*panel.runs[i]), panel.styles[i], LegendSymbol::kMarkerAndLine, run_name(*panel.runs[i])});
+    entries.push_back({legend_label(*panel.runs[i]), panel.styles[i], LegendSymbol::kMarkerAndLine, panel.runs[i]->label()});
   }
   entries.push_back({"target loss " + format_number(target_loss, "%g") + " (dashed)", {"#555555", MarkerShape::kCircle},
                      LegendSymbol::kLine, "target"});
@@ -88,9 +87,9 @@ std::string render_panel(const Panel& panel, const Axes& axes, double offset, do
     if (curve.back().seconds <= axes.seconds.high()) {
       points += svg_number(axes.x(curve.back().seconds, offset)) + "," + svg_number(axes.y(curve.back().loss));
     }
-    svg += "<polyline class=\"series-line\" data-series=\"" + html_escape(run_name(run)) +
+    svg += "<polyline class=\"series-line\" data-series=\"" + html_escape(run.label()) +
            "\" fill=\"none\" stroke-width=\"1.5\" stroke=\"" + color + "\" points=\"" + points + "\"><title>" +
-           html_escape(run_name(run)) + "</title></polyline>\n";
+           html_escape(run.label()) + "</title></polyline>\n";
   }
   // Time-to-target markers over every curve, a dotted drop line to the time axis under each.
   for (size_t i = 0; i < panel.runs.size(); ++i) {
@@ -98,10 +97,10 @@ std::string render_panel(const Panel& panel, const Axes& axes, double offset, do
     if (!run.replay.target || run.replay.target->seconds > axes.seconds.high()) continue;
     const double x = axes.x(run.replay.target->seconds, offset), y = axes.y(run.replay.target->loss);
     svg += line(x, y, x, y1, "stroke=\"" + panel.styles[i].color + "\" stroke-dasharray=\"2,3\"") + "\n";
-    svg += "<path class=\"point target-marker\" data-series=\"" + html_escape(run_name(run)) + "\" d=\"" +
+    svg += "<path class=\"point target-marker\" data-series=\"" + html_escape(run.label()) + "\" d=\"" +
            marker_path(panel.styles[i].marker, x, y, 11) + "\" fill=\"#fff\" stroke=\"" + panel.styles[i].color +
            "\" stroke-width=\"2\"><title>" +
-           html_escape(run_name(run) + ": loss " + format_number(run.replay.target->loss, "%.4f") + " at " +
+           html_escape(run.label() + ": loss " + format_number(run.replay.target->loss, "%.4f") + " at " +
                        format_seconds(run.replay.target->seconds)) +
            "</title></path>\n";
   }

@@ -23,7 +23,6 @@ std::string time_to_target(const ConvergenceRun& run) {
   return run.timed ? format_seconds(run.replay.target->seconds) : "-";
 }
 
-std::string run_name(const ConvergenceRun& run) { return run.strategy + ", " + run.variant; }
 
 }  // namespace
 
@@ -61,7 +60,7 @@ std::vector<std::string> convergence_verdict(const ConvergenceStudy& study) {
                     "; raise max_gradients or the target_loss, or lower the learning_rate if losses diverge");
     return lines;
   }
-  lines.push_back("fastest to loss " + format_number(study.options.target_loss, "%g") + ": " + run_name(*best) + " in " +
+  lines.push_back("fastest to loss " + format_number(study.options.target_loss, "%g") + ": " + best->label() + " in " +
                   format_seconds(best->replay.target->seconds) + " (" + format_number(best->samples_per_second, "%.1f") +
                   " samples/s x efficiency " + format_number(best->statistical_efficiency, "%.3f") + ")");
   const ConvergenceRun* sync = fastest_to_target(study, false);
@@ -70,9 +69,9 @@ std::vector<std::string> convergence_verdict(const ConvergenceStudy& study) {
     const bool async_wins = async->replay.target->seconds < sync->replay.target->seconds;
     const ConvergenceRun* winner = async_wins ? async : sync;
     const ConvergenceRun* loser = async_wins ? sync : async;
-    lines.push_back(std::string(async_wins ? "asynchronous" : "synchronous") + " wins: " + run_name(*winner) + " " +
+    lines.push_back(std::string(async_wins ? "asynchronous" : "synchronous") + " wins: " + winner->label() + " " +
                     format_number(loser->replay.target->seconds / winner->replay.target->seconds, "%.2f") +
-                    "x sooner than " + run_name(*loser) + " (" + format_seconds(loser->replay.target->seconds) + ")");
+                    "x sooner than " + loser->label() + " (" + format_seconds(loser->replay.target->seconds) + ")");
   }
   // The strategies as simulated, without remedies.
   const ConvergenceRun *plain_sync = nullptr, *plain_async = nullptr;
@@ -92,7 +91,7 @@ std::vector<std::string> convergence_verdict(const ConvergenceStudy& study) {
   }
   for (const auto& run : study.runs) {
     if (!run.replay.target) {
-      lines.push_back(run_name(run) + ": loss " + format_number(study.options.target_loss, "%g") + " not reached (best " +
+      lines.push_back(run.label() + ": loss " + format_number(study.options.target_loss, "%g") + " not reached (best " +
                       format_number(std::min_element(run.replay.curve.begin(), run.replay.curve.end(),
                                                      [](const CurvePoint& a, const CurvePoint& b) { return a.loss < b.loss; })
                                         ->loss,

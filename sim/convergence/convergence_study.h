@@ -36,6 +36,9 @@ struct ConvergenceRun {
   /// Reference samples to the target / this run's samples to the target (0 when not reached).
   double statistical_efficiency = 0;
   ReplayResult replay;
+
+  /// "strategy, variant": the run's name in tables, charts and legends.
+  std::string label() const { return strategy + ", " + variant; }
 };
 
 struct ConvergenceStudy {

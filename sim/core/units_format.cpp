@@ -51,6 +51,8 @@ std::string format_rate(double per_second, const std::string& unit) {
   return printf_string("%.1f %s", per_second, (unit + "/s").c_str());
 }
 
+std::string format_gigaflops(double flops) { return printf_string("%.1f %s", flops / 1e9, "GFLOP"); }
+
 std::string format_number(double value, const char* format) {
   int size = std::snprintf(nullptr, 0, format, value);
   std::string text(static_cast<size_t>(std::max(size, 0)) + 1, '\0');

@@ -10,6 +10,8 @@ std::string format_seconds(double seconds);
 std::string format_bytes(double bytes);
 std::string format_percent(double fraction);
 std::string format_rate(double per_second, const std::string& unit);
+/// FLOPs in billions with one decimal: "12.3 GFLOP".
+std::string format_gigaflops(double flops);
 /// One number with a printf format ("%.3f"), for table cells.
 std::string format_number(double value, const char* format);
 /// `text` padded with spaces to `width`: right-aligned, or left-aligned with `left`.

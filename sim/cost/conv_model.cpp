@@ -5,8 +5,6 @@
 namespace placesim {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 bool unit_stride_and_dilation(const Conv2dShape& conv) {
   return conv.stride_h == 1 && conv.stride_w == 1 && conv.dilation_h == 1 && conv.dilation_w == 1 && conv.groups == 1;
 }

@@ -21,8 +21,6 @@ constexpr int64_t kSplitK[] = {1, 2, 4, 8, 16, 32};
 // A split must keep at least this much of k per tile (shorter k loops are all prologue).
 constexpr int64_t kMinSplitDepth = 128;
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 double intensity(double rows, double columns) { return rows * columns / (rows + columns); }
 
 }  // namespace

@@ -11,6 +11,9 @@
 
 namespace placesim {
 
+/// ceil(a / b) for a >= 0 and b > 0: tiles along a dimension, waves of tiles over the SMs.
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 /// What the GEMM model needs of the device, besides the kernel model.
 struct GemmDevice {
   double peak_flops_per_second = 0;  ///< at the GEMM's precision

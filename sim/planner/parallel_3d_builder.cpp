@@ -10,6 +10,7 @@
 
 #include "sim/core/glob.h"
 #include "sim/core/input_error.h"
+#include "sim/core/units_format.h"
 #include "sim/plan/collective_schedule.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/pipeline_builder.h"
@@ -20,12 +21,6 @@
 namespace placesim {
 namespace {
 
-
-std::string gigaflops(double flops) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.1f GFLOP", flops / 1e9);
-  return buffer;
-}
 
 /// A device's name in the notes; `several_nodes`: the cluster has more than one machine (counted
 /// once by the caller: Cluster::node_count() scans every device).
@@ -450,7 +445,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
       std::string held;  // interleaved: the stage's model chunks
       for (int64_t c = s; chunks > 1 && c < model_chunks; c += stages) held += (c == s ? " chunks " : "+") + std::to_string(c);
       stage_text += (s ? "," : "") + std::string(" stage ") + std::to_string(s) + held + " " +
-                    std::to_string(stage_ops[s]) + " ops " + gigaflops(stage_flops[s]);
+                    std::to_string(stage_ops[s]) + " ops " + format_gigaflops(stage_flops[s]);
     }
     std::string data_groups = "data-parallel groups:";
     const bool several_nodes = cluster.node_count() > 1;

@@ -7,6 +7,7 @@
 
 #include "sim/core/glob.h"
 #include "sim/core/input_error.h"
+#include "sim/core/units_format.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/plan_builder.h"
 #include "sim/planner/step_emitter.h"
@@ -33,12 +34,6 @@ void assign_followers(const OpGraph& graph, const std::vector<OpId>& order, std:
     if (stage[v] == kUnassigned) stage[v] = previous;
     previous = stage[v];
   }
-}
-
-std::string gigaflops(double flops) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.1f GFLOP", flops / 1e9);
-  return buffer;
 }
 
 std::string samples(double count) {
@@ -217,7 +212,7 @@ ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, 
                        samples(static_cast<double>(run.batch_size) * scale) + " samples:";
     for (size_t s = 0; s < stages; ++s) {
       text += (s ? "," : "") + std::string(" ") + cluster.device(options.devices[s]).name.local() + " " +
-              std::to_string(stage_ops[s]) + " ops " + gigaflops(stage_flops[s]);
+              std::to_string(stage_ops[s]) + " ops " + format_gigaflops(stage_flops[s]);
     }
     notes->push_back(text);
   }

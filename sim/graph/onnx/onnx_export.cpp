@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "sim/core/input_error.h"
+#include "sim/graph/onnx/onnx_dims.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/graph/onnx/onnx_operators.h"
 
@@ -28,12 +29,6 @@ std::string number_text(double value) {
   text.precision(17);
   text << value;
   return text.str();
-}
-
-double product(const std::vector<int64_t>& dims, size_t from = 0) {
-  double count = 1;
-  for (size_t i = from; i < dims.size(); ++i) count *= static_cast<double>(dims[i]);
-  return count;
 }
 
 bool same(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)); }
@@ -172,7 +167,7 @@ class Exporter {
     location->set_value(kAbsentWeights);
     auto* length = tensor->add_external_data();
     length->set_key("length");
-    length->set_value(number_text(product(dims) * dtype_bytes));
+    length->set_value(number_text(dims_product(dims) * dtype_bytes));
     return name;
   }
 
@@ -278,8 +273,8 @@ class Exporter {
       return true;
     }
     if (type == "ConcatV2") return export_concat(op, inputs);
-    if (unary && type == "Reshape" && same(product(x), product(y))) {
-      if (y.size() == 2 && x.size() >= 2 && y[0] == x[0] && y[1] == static_cast<int64_t>(product(x, 1))) {
+    if (unary && type == "Reshape" && same(dims_product(x), dims_product(y))) {
+      if (y.size() == 2 && x.size() >= 2 && y[0] == x[0] && y[1] == static_cast<int64_t>(dims_product(x, 1))) {
         set_int(node("Flatten", op.name, {input}, op.name), "axis", 1);
       } else {
         std::vector<int64_t> shape = y;
@@ -310,7 +305,7 @@ class Exporter {
     const std::vector<int64_t>& y = op.output_shape;
     if (x.size() != 4 || y.size() != 4 || x[0] != y[0]) return false;
     const double macs = op.forward_flops / 2;
-    const double area = macs / product(y) / static_cast<double>(x[1]);  // kh x kw, groups = 1
+    const double area = macs / dims_product(y) / static_cast<double>(x[1]);  // kh x kw, groups = 1
     if (area < 1 || area != std::floor(area)) return false;
     const double weights = static_cast<double>(y[1]) * static_cast<double>(x[1]) * area;
     const double biases = op.parameter_count - weights;
@@ -339,7 +334,7 @@ class Exporter {
   bool export_pool(const Op& op, const std::string& input, const std::vector<int64_t>& x) {
     const std::vector<int64_t>& y = op.output_shape;
     if (x.size() != 4 || y.size() != 4) return false;
-    const double window = op.forward_flops / product(y);
+    const double window = op.forward_flops / dims_product(y);
     const auto k = static_cast<int64_t>(std::llround(std::sqrt(window)));
     if (k < 1 || !same(static_cast<double>(k * k), window)) return false;
     int64_t sh = 0, sw = 0, ph = 0, pw = 0;
@@ -358,7 +353,7 @@ class Exporter {
     if (x.size() < 2 || y.size() != x.size()) return false;
     const int64_t in = x.back(), out = y.back();
     const double weights = static_cast<double>(in) * static_cast<double>(out);
-    if (!same(op.forward_flops, 2 * product(y) / static_cast<double>(out) * weights)) return false;
+    if (!same(op.forward_flops, 2 * dims_product(y) / static_cast<double>(out) * weights)) return false;
     if (same(op.parameter_count, 0)) {
       for (const auto& table : embedding_tables_) {
         if (table.rows != out || table.width != in) continue;

@@ -22,6 +22,7 @@
 #include "sim/core/fd_io.h"
 #include "sim/core/input_error.h"
 #include "sim/core/json_reader.h"
+#include "sim/graph/onnx/onnx_dims.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/graph/onnx/onnx_operators.h"
 #include "sim/graph/onnx/onnx_window_checks.h"
@@ -52,12 +53,6 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   text << "[";
   for (size_t i = 0; i < shape.size(); ++i) text << (i ? ", " : "") << shape[i];
   return text.str() + "]";
-}
-
-double product(const std::vector<int64_t>& dims, size_t from = 0) {
-  double count = 1;
-  for (size_t i = from; i < dims.size(); ++i) count *= static_cast<double>(dims[i]);
-  return count;
 }
 
 bool is_float_type(int32_t type) {
@@ -210,7 +205,7 @@ double einsum_macs(const std::string& equation, const std::vector<std::vector<in
       if (count == 1) kept.insert(label);
     }
   }
-  double macs = product(output);
+  double macs = dims_product(output);
   for (const auto& [label, size] : sizes) {
     if (label != '.' && !kept.count(label)) macs *= static_cast<double>(size);
   }
@@ -705,7 +700,7 @@ class Importer {
       fail_node(node_index, "the shape of tensor \"" + name + "\" is unknown after shape inference" + shape +
                                 "; it depends on input values (not only shapes) or on input shapes not given");
     }
-    if (product(info->dims) * 8 > kMaxPlausibleBytes) {
+    if (dims_product(info->dims) * 8 > kMaxPlausibleBytes) {
       fail_node(node_index, "tensor \"" + name + "\" " + shape_text(info->dims) +
                                 " is implausibly large (more than 1e16 bytes)");
     }
@@ -715,7 +710,7 @@ class Importer {
   double element_bytes(const TensorInfo& info) const {
     return is_float_type(info.element_type) ? options_.dtype_bytes : integer_type_bytes(info.element_type);
   }
-  double bytes(const TensorInfo& info) const { return product(info.dims) * element_bytes(info); }
+  double bytes(const TensorInfo& info) const { return dims_product(info.dims) * element_bytes(info); }
 
   OpGraph build_graph();
   std::map<int, int> find_dense_bias_adds() const;
@@ -756,7 +751,7 @@ class Importer {
 double Importer::claim_parameters(int index, const std::string& input) {
   const TensorInfo* info = find_tensor(input);
   if (!info || !info->initializer || !is_float_type(info->element_type)) return 0;
-  double elements = product(tensor(index, input).dims);
+  double elements = dims_product(tensor(index, input).dims);
   if (elements <= 1 || !counted_parameters_.insert(input).second) return 0;
   return elements;
 }
@@ -774,7 +769,7 @@ void Importer::cost_node(int index, Op& op, const std::vector<std::string>& outp
   bool float_output = false;
   for (const auto& output : outputs) {
     const TensorInfo& info = tensor(index, output);
-    output_elements += product(info.dims);
+    output_elements += dims_product(info.dims);
     output_bytes += bytes(info);
     float_output = float_output || is_float_type(info.element_type);
   }
@@ -810,14 +805,14 @@ void Importer::cost_node(int index, Op& op, const std::vector<std::string>& outp
     if (type == "Conv" || type == "ConvInteger" || type == "QLinearConv") {
       // Every output element is a dot product over W's [Cin / groups, kh, kw, ...].
       size_t weight = type == "QLinearConv" ? 3 : 1;
-      macs = product(first_output.dims) * product(input_info(weight).dims, 1);
+      macs = dims_product(first_output.dims) * dims_product(input_info(weight).dims, 1);
     } else if (type == "ConvTranspose") {
       // Every input element is scattered through W's [Cout / groups, kh, kw, ...].
-      macs = product(a.dims) * product(input_info(1).dims, 1);
+      macs = dims_product(a.dims) * dims_product(input_info(1).dims, 1);
     } else if (type == "Gemm") {
       if (a.dims.size() != 2) fail_node(index, "Gemm expects a rank-2 A, got " + shape_text(a.dims));
       int64_t inner = int_attribute(node, "transA", 0) ? a.dims[0] : a.dims[1];
-      macs = product(first_output.dims) * static_cast<double>(inner);
+      macs = dims_product(first_output.dims) * static_cast<double>(inner);
     } else if (type == "Einsum") {
       std::vector<std::vector<int64_t>> shapes;
       for (size_t i = 0; i < inputs.size(); ++i) shapes.push_back(input_info(i).dims);
@@ -826,26 +821,26 @@ void Importer::cost_node(int index, Op& op, const std::vector<std::string>& outp
       if (!ok) fail_node(index, "cannot read the einsum equation \"" + string_attribute(node, "equation", "") + "\"");
     } else {  // MatMul, MatMulInteger, QLinearMatMul: [..., M, K] x [..., K, N]
       int64_t inner = a.dims.empty() ? 1 : a.dims.back();
-      macs = product(first_output.dims) * static_cast<double>(inner);
+      macs = dims_product(first_output.dims) * static_cast<double>(inner);
     }
     op.forward_flops = 2 * macs;
     if (present(1)) op.kernel = onnx_kernel_shape(node, type, a.dims, input_info(1).dims, first_output.dims);
   } else if (known->cost == OnnxCost::kPerOutputElement) {
     op.forward_flops = output_elements;
   } else if (known->cost == OnnxCost::kPerInputElement) {
-    op.forward_flops = present(0) ? product(input_info(0).dims) : 0;
+    op.forward_flops = present(0) ? dims_product(input_info(0).dims) : 0;
   } else if (known->cost == OnnxCost::kNormalization) {
-    op.forward_flops = kNormalizationFlopsPerElement * product(input_info(0).dims);
+    op.forward_flops = kNormalizationFlopsPerElement * dims_product(input_info(0).dims);
   } else if (known->cost == OnnxCost::kSoftmax) {
     op.forward_flops = kSoftmaxFlopsPerElement * output_elements;
   } else if (known->cost == OnnxCost::kCrossEntropy) {
-    op.forward_flops = kCrossEntropyFlopsPerLogit * product(input_info(0).dims);
+    op.forward_flops = kCrossEntropyFlopsPerLogit * dims_product(input_info(0).dims);
   } else if (known->cost == OnnxCost::kWindow) {
     const pb::AttributeProto* kernel = find_attribute(node, "kernel_shape");
     if (!kernel || kernel->ints_size() == 0) fail_node(index, "pooling needs a kernel_shape attribute");
     double window = 1;
     for (int64_t k : kernel->ints()) window *= static_cast<double>(k);
-    op.forward_flops = product(first_output.dims) * window;
+    op.forward_flops = dims_product(first_output.dims) * window;
   } else if (known->cost == OnnxCost::kMetadata) {
     op.forward_bytes = 0;
   }
@@ -968,7 +963,7 @@ OpGraph Importer::build_graph() {
     if (initializers_.count(input)) continue;
     const TensorInfo* info = find_tensor(input);
     if (!info || !info->known) fail("/graph/input/" + std::to_string(i), "input \"" + input + "\" has no known shape");
-    if (product(info->dims) * 8 > kMaxPlausibleBytes) {
+    if (dims_product(info->dims) * 8 > kMaxPlausibleBytes) {
       fail("/graph/input/" + std::to_string(i), "input \"" + input + "\" " + shape_text(info->dims) +
                                                     " is implausibly large (more than 1e16 bytes)");
     }
