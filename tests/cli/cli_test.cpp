@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -76,24 +77,47 @@ TEST(CliTest, MissingFileExitsWithStatus2AndNamesIt) {
 }
 
 // Every bundled file must pass the checks users run on their own files.
-TEST(CliTest, CheckAcceptsEveryBundledProfileAndScenario) {
+// The bundled JSON files under `folder` (relative to the source tree), sorted.
+std::vector<std::string> bundled_json_files(const char* folder) {
   const std::filesystem::path root = PLACESIM_SOURCE_DIR;
   std::vector<std::string> files;
-  for (const char* folder : {"hardware_profiles", "scenarios"}) {
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(root / folder)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".json") {
-        files.push_back(std::filesystem::relative(entry.path(), root).generic_string());
-      }
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root / folder)) {
+    if (entry.is_regular_file() && entry.path().extension() == ".json") {
+      files.push_back(std::filesystem::relative(entry.path(), root).generic_string());
     }
   }
-  ASSERT_FALSE(files.empty());
-  for (const auto& file : files) {
-    auto result = run_placesim({"check", file});
-    SCOPED_TRACE("placesim check " + file + " printed:\n" + result.output);
-    EXPECT_EQ(result.exit_status, 0);
-    EXPECT_TRUE(mentions(result.output, file + ": OK: "));
-  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
+
+void expect_check_accepts(const std::string& file) {
+  auto result = run_placesim({"check", file});
+  SCOPED_TRACE("placesim check " + file + " printed:\n" + result.output);
+  EXPECT_EQ(result.exit_status, 0);
+  EXPECT_TRUE(mentions(result.output, file + ": OK: "));
+}
+
+TEST(CliTest, CheckAcceptsEveryBundledProfile) {
+  const auto files = bundled_json_files("hardware_profiles");
+  ASSERT_FALSE(files.empty());
+  for (const auto& file : files) expect_check_accepts(file);
+}
+
+// One case per bundled scenario: `check` simulates each on its tier (memory verdicts), so the
+// large ones take seconds under the sanitizers; separate cases let CTest run them side by side.
+class BundledScenario : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BundledScenario, IsAcceptedByCheck) { expect_check_accepts(GetParam()); }
+
+INSTANTIATE_TEST_SUITE_P(CliTest, BundledScenario, ::testing::ValuesIn(bundled_json_files("scenarios")),
+                         [](const ::testing::TestParamInfo<std::string>& scenario) {
+                           std::string name = scenario.param.substr(std::string("scenarios/").size());
+                           name = name.substr(0, name.size() - std::string(".json").size());
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
 
 TEST(CliTest, RunWritesTheRequestedTraceAndReport) {
   std::filesystem::path outputs = make_temp_directory();
