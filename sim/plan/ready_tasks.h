@@ -19,6 +19,10 @@ class ReadyTasks {
   /// outside it never holds a task back. Null: every task.
   ReadyTasks(const ExecutionPlan& plan, size_t device_count, const std::vector<bool>* handled = nullptr);
 
+  /// Forgets every completion, queued task and busy device: the state before a run, for a
+  /// backend that runs one plan many times.
+  void restart();
+
   /// The handled tasks with no handled dependency, in id order: ready at the start.
   std::vector<TaskId> initially_ready() const;
   /// Marks `id` completed and calls on_ready(next) for each handled successor whose last
