@@ -1,7 +1,8 @@
 // ReadyTasks: the dispatch rule of the PlanEngine contract (sim/engine/engine.h), written once for
-// the SimGrid engine, the analytical tier and the real backend's dispatch loop: a task becomes
-// ready when its last dependency completes; a device runs one compute task at a time, the ready
-// one with the lowest id first. What "running" a task means, and when it ends, stays with them.
+// the SimGrid engine, the analytical tier, the real backend's dispatch loop and the CPU executor
+// (under its own lock: ReadyTasks is not thread-safe): a task becomes ready when its last
+// dependency completes; a device runs one compute task at a time, the ready one with the lowest id
+// first. What "running" a task means, and when it ends, stays with them.
 #pragma once
 
 #include <functional>
