@@ -3,10 +3,9 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <functional>
 #include <map>
 #include <mutex>
-#include <queue>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <cmath>
@@ -21,13 +20,12 @@
 #include "real_backend/runtime/worker_thread.h"
 #include "sim/core/input_error.h"
 #include "sim/plan/collective_schedule.h"
+#include "sim/plan/ready_tasks.h"
 
 namespace placesim::real {
 namespace {
 
 std::string where(const ExecutionPlan& plan) { return "plan \"" + plan.name + "\""; }
-
-using MinHeap = std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>;
 
 /// The steps the executor runs for a collective: the simulator's per-round schedule.
 std::vector<CollectiveStep> schedule_of(const Task& task, const Cluster& cluster) {
@@ -51,12 +49,14 @@ std::vector<int64_t> first_step_tags(const ExecutionPlan& plan, const std::vecto
   return first;
 }
 
-/// The CPU executor schedules itself: there is no dispatch thread. Each device's worker takes
-/// the lowest-id ready task of its device, runs it, and on completion (under one mutex) makes
-/// the task's successors ready, waking the worker or copy thread that owns each. A device whose
-/// next task is already ready continues at once, without a thread hand-off, which keeps the
-/// per-task overhead small and insensitive to the OS scheduler. A collective is its schedule's
-/// steps, each run by the copy thread of its device pair as the steps' own dependencies allow
+/// The CPU executor schedules itself: there is no dispatch thread. Whichever thread finishes a
+/// task reports it, under one mutex, to ReadyTasks (sim/plan/ready_tasks.h, the dispatch rule the
+/// engines share), and hands each task that became ready to the thread that runs it: a transfer
+/// to its device pair's copy thread, a compute task to its device's worker once ReadyTasks picks
+/// it (device idle, lowest ready id). A worker that finishes a task picks its device's next one in
+/// the same lock, without a thread hand-off, which keeps the per-task overhead small and
+/// insensitive to the OS scheduler. A collective is its schedule's steps, each run by the copy
+/// thread of its device pair as the steps' own dependencies allow
 /// (real_backend/runtime/allreduce_chunks.h says which elements each step copies or adds).
 class CpuExecutor final : public Executor {
  public:
@@ -106,9 +106,9 @@ class CpuExecutor final : public Executor {
     group_ = hosts > 1 ? host_group() : nullptr;
     const int rank = group_ ? group_->rank() : 0;
     role_ = task_roles(plan, cluster, rank);
-    handled_ = 0;
-    for (Role role : role_) handled_ += role != Role::kRemote;
-    successors_ = plan.successors();
+    handled_.assign(plan.tasks.size(), false);
+    for (TaskId id = 0; id < plan.tasks.size(); ++id) handled_[id] = role_[id] != Role::kRemote;
+    ready_.emplace(plan, cluster.devices().size(), &handled_);
     work_.assign(plan.tasks.size(), ComputeWork{});
     empty_.assign(plan.tasks.size(), false);
     owner_.assign(plan.tasks.size(), 0);
@@ -190,21 +190,13 @@ class CpuExecutor final : public Executor {
     timeline.tasks.resize(n);
     std::unique_lock<std::mutex> lock(mutex_);
     timeline_ = &timeline;
-    finished_ = 0;
-    unfinished_deps_.resize(n);
     for (auto& owner : owners_) owner->cursor = 0;
-    // Only the deps this process handles count; a received transfer's deps on the sending host
-    // are satisfied by the message itself.
-    for (TaskId id = 0; id < n; ++id) {
-      unfinished_deps_[id] = 0;
-      for (TaskId dep : plan_->tasks[id].deps) unfinished_deps_[id] += role_[dep] != Role::kRemote;
-    }
+    // Only the deps this process handles count (handled_); a received transfer's deps on the
+    // sending host are satisfied by the message itself.
+    ready_->restart();
     // The roots first, then make them ready: an empty root finishes at once and may free tasks
-    // that a second pass over unfinished_deps_ would see (and start) twice.
-    std::vector<TaskId> roots;
-    for (TaskId id = 0; id < n; ++id) {
-      if (role_[id] != Role::kRemote && unfinished_deps_[id] == 0) roots.push_back(id);
-    }
+    // that a second look at the roots would see (and start) twice.
+    const std::vector<TaskId> roots = ready_->initially_ready();
     if (group_) {
       // Every host starts the run together; each run's clock starts at the barrier's exit (on
       // several machines the origins differ by the barrier's skew, microseconds on one switch).
@@ -214,7 +206,7 @@ class CpuExecutor final : public Executor {
     }
     origin_ = monotonic_seconds();
     for (TaskId id : roots) make_ready(id);
-    all_finished_.wait(lock, [&] { return finished_ == handled_; });
+    all_finished_.wait(lock, [&] { return ready_->completed() == ready_->handled_count(); });
     timeline_ = nullptr;
     lock.unlock();
     if (group_) merge_on_root(timeline, role_, spans_hosts_, *group_);
@@ -228,6 +220,7 @@ class CpuExecutor final : public Executor {
       for (auto& owner : owners_) owner->wake.notify_one();
     }
     owners_.clear();  // joins the threads
+    ready_.reset();
     collectives_.clear();
     pool_.clear();
     stopping_ = false;
@@ -263,8 +256,8 @@ class CpuExecutor final : public Executor {
     double largest_transfer = 0;
     size_t largest_step_elements = 0;
     std::condition_variable wake;
-    MinHeap ready_compute;          // lowest id first
-    std::deque<Job> ready_copies;   // in the order they became ready
+    std::optional<TaskId> assigned;  ///< a compute worker: the task ReadyTasks picked for it
+    std::deque<Job> ready_copies;    // a copy thread: in the order they became ready
     // A cross-host channel runs its jobs in `order` only: the ready ones wait in `ready_in_order`
     // (indices into `order`) until the cursor reaches them.
     std::vector<OrderedJob> order;
@@ -274,20 +267,20 @@ class CpuExecutor final : public Executor {
     std::unique_ptr<WorkerThread> thread;  // last: joined before the members it uses are destroyed
 
     bool ordered() const { return peer_rank >= 0; }
+    /// A copy thread's job that became ready.
     void push(Job job) {
-      if (!is_channel) ready_compute.push(job.task);
-      else if (ordered()) ready_in_order.insert(sequence_of.at(job));
+      if (ordered()) ready_in_order.insert(sequence_of.at(job));
       else ready_copies.push_back(job);
     }
     bool has_next() const {
-      if (!is_channel) return !ready_compute.empty();
+      if (!is_channel) return assigned.has_value();
       if (ordered()) return !ready_in_order.empty() && *ready_in_order.begin() == cursor;
       return !ready_copies.empty();
     }
     Job take_next() {
       if (!is_channel) {
-        Job job{ready_compute.top(), kWholeTask};
-        ready_compute.pop();
+        Job job{*assigned, kWholeTask};
+        assigned.reset();
         return job;
       }
       if (ordered()) {
@@ -414,16 +407,19 @@ class CpuExecutor final : public Executor {
 
   double now() const { return monotonic_seconds() - origin_; }
 
-  /// Under mutex_: a task whose deps have all finished.
+  /// Under mutex_: a task whose deps have all finished. A compute task waits for its device.
   void make_ready(TaskId id) {
-    if (empty_[id]) {
-      // No work: finishes at once (as the SimGrid engine's zero-cost tasks do).
-      double time = now();
-      timeline_->tasks[id] = {time, time};
-      finish(id);
+    const Task& task = plan_->tasks[id];
+    if (task.kind == TaskKind::kCompute) {
+      ready_->queue_compute(id);
+      dispatch_compute(task.device);
       return;
     }
-    if (plan_->tasks[id].kind == TaskKind::kCollective) {
+    if (empty_[id]) {
+      finish_at_once(id);
+      return;
+    }
+    if (task.kind == TaskKind::kCollective) {
       start_collective(id);
       return;
     }
@@ -432,13 +428,33 @@ class CpuExecutor final : public Executor {
     owner.wake.notify_one();
   }
 
+  /// Under mutex_: while `device` is idle, hands the compute task ReadyTasks picks (the lowest
+  /// ready id) to the device's worker. A task without work finishes at once and leaves the
+  /// device idle, as the SimGrid engine's zero-cost tasks do.
+  void dispatch_compute(DeviceId device) {
+    while (const std::optional<TaskId> next = ready_->next_compute(device)) {
+      if (empty_[*next]) {
+        finish_at_once(*next);
+        continue;
+      }
+      ready_->set_busy(device, true);
+      Owner& worker = *owners_[owner_[*next]];
+      worker.assigned = *next;
+      worker.wake.notify_one();
+    }
+  }
+
+  /// Under mutex_: a task without work (no FLOPs, no bytes) ends when it starts.
+  void finish_at_once(TaskId id) {
+    const double time = now();
+    timeline_->tasks[id] = {time, time};
+    finish(id);
+  }
+
   /// Under mutex_: a task has ended; its successors may become ready.
   void finish(TaskId id) {
-    ++finished_;
-    for (TaskId next : successors_[id]) {
-      if (role_[next] != Role::kRemote && --unfinished_deps_[next] == 0) make_ready(next);
-    }
-    if (finished_ == handled_) all_finished_.notify_one();
+    ready_->complete(id, [this](TaskId next) { make_ready(next); });
+    if (ready_->completed() == ready_->handled_count()) all_finished_.notify_one();
   }
 
   /// Under mutex_: takes a buffer for each member on this host and hands out the steps that wait
@@ -561,7 +577,16 @@ class CpuExecutor final : public Executor {
       double end = now();
       lock.lock();
       timeline_->tasks[id].end_seconds = end;
+      if (owner.is_channel) {
+        finish(id);
+        continue;
+      }
+      // The device is idle again: a successor that became ready competes with the tasks already
+      // waiting for the device, and the lowest id of them runs next (on this thread, at once).
+      const DeviceId device = plan_->tasks[id].device;
+      ready_->set_busy(device, false);
       finish(id);
+      dispatch_compute(device);
     }
   }
 
@@ -570,8 +595,7 @@ class CpuExecutor final : public Executor {
   const ExecutionPlan* plan_ = nullptr;
   HostGroup* group_ = nullptr;  // several hosts (MPI), or null
   std::vector<Role> role_;
-  size_t handled_ = 0;  // tasks this process runs, sends, receives or takes part in
-  SuccessorLists successors_;
+  std::vector<bool> handled_;  // per task: this process runs, sends, receives or takes part in it
   std::vector<ComputeWork> work_;
   std::vector<bool> empty_;
   std::vector<bool> spans_hosts_;  // collectives whose group is on several hosts
@@ -579,11 +603,10 @@ class CpuExecutor final : public Executor {
   std::vector<std::unique_ptr<Owner>> owners_;
   std::unordered_map<TaskId, Collective> collectives_;  // filled by prepare; runs change only their progress
 
-  std::mutex mutex_;  // guards everything below, the Owners' ready queues and the collectives' progress
+  std::mutex mutex_;  // guards everything below, the Owners' ready jobs and the collectives' progress
+  std::optional<ReadyTasks> ready_;  // one run's progress: the dispatch rule (made by prepare)
   CollectiveBufferPool pool_;
   std::condition_variable all_finished_;
-  std::vector<size_t> unfinished_deps_;
-  size_t finished_ = 0;
   Timeline* timeline_ = nullptr;
   double origin_ = 0;
   bool stopping_ = false;

@@ -4,7 +4,7 @@
 //  - each device runs one compute task at a time, choosing the ready task with the lowest id;
 //  - transfers run concurrently with compute and with each other, sharing link bandwidth.
 // The first two are written once, in ReadyTasks (sim/plan/ready_tasks.h), which the SimGrid
-// engine, the analytical tier and the real backend's dispatch loop all use.
+// engine, the analytical tier, the real backend's dispatch loop and the CPU executor all use.
 #pragma once
 
 #include <memory>

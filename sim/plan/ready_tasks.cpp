@@ -9,11 +9,19 @@ ReadyTasks::ReadyTasks(const ExecutionPlan& plan, size_t device_count, const std
       unfinished_deps_(plan.tasks.size(), 0),
       ready_compute_(device_count),
       busy_(device_count, false) {
-  for (const Task& task : plan.tasks) {
+  for (const Task& task : plan.tasks) handled_count_ += handles(task.id);
+  restart();
+}
+
+void ReadyTasks::restart() {
+  for (const Task& task : plan_.tasks) {
+    unfinished_deps_[task.id] = 0;
     if (!handles(task.id)) continue;
-    ++handled_count_;
     for (TaskId dep : task.deps) unfinished_deps_[task.id] += handles(dep);
   }
+  for (auto& queue : ready_compute_) queue = {};
+  busy_.assign(busy_.size(), false);
+  completed_ = 0;
 }
 
 std::vector<TaskId> ReadyTasks::initially_ready() const {

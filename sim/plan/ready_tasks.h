@@ -1,7 +1,8 @@
 // ReadyTasks: the dispatch rule of the PlanEngine contract (sim/engine/engine.h), written once for
-// the SimGrid engine, the analytical tier and the real backend's dispatch loop: a task becomes
-// ready when its last dependency completes; a device runs one compute task at a time, the ready
-// one with the lowest id first. What "running" a task means, and when it ends, stays with them.
+// the SimGrid engine, the analytical tier, the real backend's dispatch loop and the CPU executor
+// (under its own lock: ReadyTasks is not thread-safe): a task becomes ready when its last
+// dependency completes; a device runs one compute task at a time, the ready one with the lowest id
+// first. What "running" a task means, and when it ends, stays with them.
 #pragma once
 
 #include <functional>
@@ -18,6 +19,10 @@ class ReadyTasks {
   /// `handled`: the tasks this run handles (a multi-host plan's part on this host); a dependency
   /// outside it never holds a task back. Null: every task.
   ReadyTasks(const ExecutionPlan& plan, size_t device_count, const std::vector<bool>* handled = nullptr);
+
+  /// Forgets every completion, queued task and busy device: the state before a run, for a
+  /// backend that runs one plan many times.
+  void restart();
 
   /// The handled tasks with no handled dependency, in id order: ready at the start.
   std::vector<TaskId> initially_ready() const;

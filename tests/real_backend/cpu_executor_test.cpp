@@ -1,8 +1,9 @@
 // The CPU executor honours the PlanEngine contract (deps, one compute task at a time per device,
-// lowest ready id first), its kernels do the work they are sized for, and a GEMM task of F FLOPs
-// takes about F / (calibrated FLOP/s). Collectives run their schedule's steps on real buffers and
-// leave every member with the elementwise sum. Also: per-task medians, and clear errors for plans
-// this machine cannot run.
+// the lowest ready id first however the ready tasks became ready, tasks without work included),
+// its kernels do the work they are sized for, and a GEMM task of F FLOPs takes about
+// F / (calibrated FLOP/s). Collectives run their schedule's steps on real buffers and leave every
+// member with the elementwise sum. Also: per-task medians, and clear errors for plans this machine
+// cannot run.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -96,6 +97,73 @@ TEST(CpuExecutor, HonoursDependenciesAndRunsOneComputeTaskPerDeviceLowestIdFirst
   EXPECT_LE(median.tasks[1].end_seconds, median.tasks[2].start_seconds);
   // Every task did real work.
   for (const Task& task : plan.tasks) EXPECT_GT(median.tasks[task.id].duration(), 0) << task.name;
+}
+
+/// How much earlier than a device frees a task must have become ready for a run to show which
+/// ready task the executor picks: the thread that made it ready may be descheduled between timing
+/// its predecessor's end and reporting it (a 2-vCPU VM shared with builds: milliseconds).
+constexpr double kReadyMarginSeconds = 5e-3;
+constexpr int kAttempts = 5;
+
+// CPU:0 streams 400 MB (task 0, tens of ms) while the CPU:1 -> CPU:0 copy thread, which runs its
+// transfers in the order they became ready, copies 1 and then 2 (4 kB each, microseconds). Task 4
+// waits for 1 and task 3 for 2: 4 becomes ready first, then 3, both while 0 runs. When 0 ends the
+// device takes the lowest ready id, 3, then 4; a queue in ready order would run 4 first.
+TEST(CpuExecutor, RunsTheLowestReadyIdWhenTheDeviceFreesNotTheFirstToBecomeReady) {
+  Cluster cluster = cpus(2);  // CPU:1 only sends: it needs no core of its own
+  ExecutionPlan plan = empty_plan(cluster);
+  const TaskId busy = add(plan, compute_task(0, 0, 4e8, OpKind::kElementwise));
+  const TaskId first = add(plan, transfer_task(1, 0, 4e3));
+  const TaskId second = add(plan, transfer_task(1, 0, 4e3));
+  const TaskId lower = add(plan, compute_task(0, 0, 1e6, OpKind::kElementwise), {second});
+  const TaskId higher = add(plan, compute_task(0, 0, 1e6, OpKind::kElementwise), {first});
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    const Timeline run = execute(plan, cluster, 1);  // one timed run: its own order, not medians
+    expect_contract(plan, run);
+    const double both_ready = std::max(run.tasks[first].end_seconds, run.tasks[second].end_seconds);
+    if (run.tasks[busy].end_seconds - both_ready < kReadyMarginSeconds) continue;
+    EXPECT_GE(run.tasks[lower].start_seconds, run.tasks[busy].end_seconds);
+    EXPECT_LE(run.tasks[lower].end_seconds, run.tasks[higher].start_seconds) << "4 ran before the lower ready id 3";
+    return;
+  }
+  GTEST_SKIP() << "in " << kAttempts << " runs the copies never ended " << kReadyMarginSeconds
+               << " s before the 400 MB stream: machine too busy to show the order";
+}
+
+// Task 2 on CPU:0 needs compute 0 (CPU:0, a 100 kB stream, microseconds) and transfer 1 (CPU:1 ->
+// CPU:0, 64 MB, milliseconds); task 3 needs only 0. Task 2 starts after both have ended, however
+// early 0 ends; when 0 ends before the copy, 3 is the only ready task on CPU:0 and runs first,
+// although 2 has the lower id, and 2 follows both it and the copy.
+TEST(CpuExecutor, ATaskWaitsForItsTransferAndComputeDependencies) {
+  Cluster cluster = cpus(2);
+  ExecutionPlan plan = empty_plan(cluster);
+  const TaskId compute = add(plan, compute_task(0, 0, 1e5, OpKind::kElementwise));
+  const TaskId copy = add(plan, transfer_task(1, 0, 64e6));
+  const TaskId both = add(plan, compute_task(0, 0, 1e6, OpKind::kElementwise), {compute, copy});
+  const TaskId after_compute = add(plan, compute_task(0, 0, 1e6, OpKind::kElementwise), {compute});
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    const Timeline run = execute(plan, cluster, 1);
+    expect_contract(plan, run);
+    EXPECT_GE(run.tasks[both].start_seconds, run.tasks[copy].end_seconds);
+    EXPECT_GE(run.tasks[both].start_seconds, run.tasks[compute].end_seconds);
+    if (run.tasks[copy].end_seconds - run.tasks[compute].end_seconds < kReadyMarginSeconds) continue;
+    EXPECT_LE(run.tasks[after_compute].end_seconds, run.tasks[both].start_seconds);
+    return;
+  }
+  GTEST_SKIP() << "in " << kAttempts << " runs the 64 MB copy never ended " << kReadyMarginSeconds
+               << " s after the 100 kB stream";
+}
+
+// A task without work still takes its device's turn, as in the engines (ReadyTasks): task 1, a
+// variable on CPU:0, is ready at the start but waits for task 0, then ends as it starts.
+TEST(CpuExecutor, ATaskWithoutWorkWaitsForItsDevice) {
+  Cluster cluster = cpus(1);
+  ExecutionPlan plan = empty_plan(cluster);
+  const TaskId work = add(plan, compute_task(0, 0, 1e6, OpKind::kElementwise));
+  const TaskId variable = add(plan, compute_task(0, 0, 0, OpKind::kVariable));
+  const Timeline run = execute(plan, cluster, 1);
+  EXPECT_GE(run.tasks[variable].start_seconds, run.tasks[work].end_seconds);
+  EXPECT_EQ(run.tasks[variable].duration(), 0);
 }
 
 TEST(CpuExecutor, TasksWithoutWorkFinishAtOnce) {

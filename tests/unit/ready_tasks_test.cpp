@@ -56,6 +56,22 @@ TEST(ReadyTasks, ReadyAfterTheLastDependencyOneComputeTaskPerDeviceLowestIdFirst
   EXPECT_EQ(ready.completed(), 5u);
 }
 
+TEST(ReadyTasks, RestartForgetsARunsProgress) {
+  const Cluster cluster = testing::gpus(2);
+  const ExecutionPlan plan = diamond(cluster);
+  ReadyTasks ready(plan, 2);
+  ready.queue_compute(1);
+  ready.set_busy(0, true);
+  ready.complete(0, [](TaskId) {});
+  ready.restart();
+  EXPECT_EQ(ready.completed(), 0u);
+  EXPECT_EQ(ready.initially_ready(), (std::vector<TaskId>{0, 1}));  // 2 and 3 wait for 0 again
+  EXPECT_EQ(ready.next_compute(0), std::nullopt);                   // idle, and 1 is no longer queued
+  std::vector<TaskId> became_ready;
+  ready.complete(0, [&](TaskId id) { became_ready.push_back(id); });
+  EXPECT_EQ(became_ready, (std::vector<TaskId>{2, 3}));
+}
+
 TEST(ReadyTasks, ADependencyAnotherHostRunsDoesNotHoldATaskBack) {
   const Cluster cluster = testing::gpus(2);
   const ExecutionPlan plan = diamond(cluster);
