@@ -51,7 +51,7 @@ Command add_run_command(CLI::App& app, const GlobalOptions& global);
 Command add_check_command(CLI::App& app, const GlobalOptions& global);
 Command add_plan_command(CLI::App& app, const GlobalOptions& global);
 Command add_simulate_command(CLI::App& app, const GlobalOptions& global);
-// The real backend's commands (cli/measured_run.h, docs/real-backend.md).
+// The real backend's commands (measured runs: real_backend/session/measured_run.h; their options: cli/backend_options.h, docs/real-backend.md).
 Command add_execute_command(CLI::App& app, const GlobalOptions& global);
 Command add_compare_command(CLI::App& app, const GlobalOptions& global);
 Command add_validate_command(CLI::App& app, const GlobalOptions& global);

@@ -1,10 +1,11 @@
 // `placesim execute SCENARIO|PLAN --backend cpu|cuda`: run the plan on this machine's devices
 // and report the measured timeline exactly as `run` reports a predicted one.
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
 #include "cli/command.h"
-#include "cli/measured_run.h"
+#include "cli/backend_options.h"
 #include "sim/report/text_report.h"
 
 namespace placesim {
@@ -25,8 +26,11 @@ Command add_execute_command(CLI::App& app, const GlobalOptions& global) {
             output_path(options->outputs.trace, "--trace", "", "", "");
             output_path(options->outputs.report, "--report", "", "", "");
             const bool text = !options->backend.quiet && !outputs_take_standard_output(options->outputs);
-            LoadedPlan loaded = load_scenario_or_plan(options->input, global.catalog());
-            SimulatedRun measured = execute_plan(loaded.plan, loaded.cluster, options->backend);
+            LoadedPlan loaded = load_scenario_or_plan(options->input, global.catalog(), print_note);
+            MeasuredRun run = execute_plan(loaded.plan, loaded.cluster,
+                                           measured_run_options(options->backend, loaded.plan.name));
+            if (!run.reporting_rank) std::exit(0);  // rank 0 has the merged timeline and writes the outputs
+            const SimulatedRun& measured = run.run;
             if (text) {
               std::cout << "Plan: " << loaded.plan.name << " (" << loaded.plan.tasks.size() << " tasks on "
                         << loaded.cluster.devices().size() << " devices), measured on " << measured.timeline.source

@@ -2,13 +2,14 @@
 // predicted and compared with it (directories are searched for scenarios); with --backend
 // cpu|cuda, each scenario is predicted (SimGrid), executed on this machine and compared. Both end
 // with the mean absolute percentage error, "MAPE: N.N% over K cases".
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 
 #include "cli/command.h"
-#include "cli/measured_run.h"
+#include "cli/backend_options.h"
 #include "sim/session/published_validation.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
@@ -52,13 +53,16 @@ Command add_validate_command(CLI::App& app, const GlobalOptions& global) {
             HardwareCatalog catalog = global.catalog();
             // Load every case first: a bad file fails before anything is measured.
             std::vector<LoadedPlan> cases;
-            for (const auto& path : options->scenarios) cases.push_back(load_scenario_or_plan(path, catalog));
+            for (const auto& path : options->scenarios) cases.push_back(load_scenario_or_plan(path, catalog, print_note));
             std::vector<real::Comparison> comparisons;
             std::printf("%-28s %14s %14s %9s\n", "case", "predicted ms", "measured ms", "error");
             std::fflush(stdout);
             for (const LoadedPlan& loaded : cases) {
               SimulatedRun predicted = simulate_plan(loaded.plan, loaded.cluster);
-              SimulatedRun measured = execute_plan(loaded.plan, loaded.cluster, options->backend);
+              MeasuredRun run = execute_plan(loaded.plan, loaded.cluster,
+                                             measured_run_options(options->backend, loaded.plan.name));
+              if (!run.reporting_rank) std::exit(0);  // rank 0 compares and prints
+              const SimulatedRun& measured = run.run;
               real::Comparison comparison = compare_runs(loaded.name, loaded.plan, loaded.cluster, predicted, measured);
               std::printf("%-28s %14.3f %14.3f %+8.1f%%\n", loaded.name.c_str(), comparison.predicted_step_seconds * 1e3,
                           comparison.measured_step_seconds * 1e3, comparison.step_relative_error() * 100);
