@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "sim/plan/nearest_neighbour_ring.h"
+#include "sim/plan/region_ring.h"
 
 namespace placesim {
 namespace {
@@ -193,7 +194,9 @@ std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cl
   if (group.size() < 3) return group;
   auto& memo = cluster.ring_memo();
   if (auto it = memo.find(group); it != memo.end()) return it->second;
-  return memo.emplace(group, nearest_neighbour_ring(group, cluster)).first->second;
+  std::optional<std::vector<DeviceId>> ring = region_ring(group, cluster);
+  if (!ring) ring = nearest_neighbour_ring(group, cluster);
+  return memo.emplace(group, std::move(*ring)).first->second;
 }
 
 bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster,
