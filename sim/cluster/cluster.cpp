@@ -332,6 +332,50 @@ void Cluster::visit_devices_by_distance(DeviceId from, const std::function<bool(
       wanted != nullptr);
 }
 
+uint32_t Cluster::region_of(VertexId vertex) const {
+  find_dead_ends();
+  return dead_ends_.region_of.at(vertex);
+}
+
+uint32_t Cluster::enclosing_region(uint32_t region) const {
+  find_dead_ends();
+  return dead_ends_.parent.at(region);
+}
+
+VertexId Cluster::region_attach_vertex(uint32_t region) const {
+  find_dead_ends();
+  return dead_ends_.attach.at(region);
+}
+
+std::vector<double> Cluster::vertex_distances(VertexId from, const std::vector<VertexId>& targets) const {
+  std::vector<VertexId> ends{from};
+  ends.insert(ends.end(), targets.begin(), targets.end());
+  mark_search_ends(ends);
+  std::vector<VertexId> sought = targets;  // sorted, without `from`
+  std::sort(sought.begin(), sought.end());
+  sought.erase(std::unique(sought.begin(), sought.end()), sought.end());
+  sought.erase(std::remove(sought.begin(), sought.end(), from), sought.end());
+  auto is_sought = [&](VertexId v) { return std::binary_search(sought.begin(), sought.end(), v); };
+  size_t left = sought.size();
+  if (left > 0) {
+    search(
+        from, [&](VertexId v, double) { return !is_sought(v) || --left > 0; },
+        [&](VertexId w) { return (vertices_[w].forwards || is_sought(w)) && !dead_end(w); }, true);
+  }
+  std::vector<double> distances;
+  distances.reserve(targets.size());
+  for (VertexId target : targets) {
+    if (target == from) {
+      distances.push_back(0);
+    } else if (left > 0 && scratch_.stamp[target] != scratch_.generation) {
+      distances.push_back(std::numeric_limits<double>::infinity());
+    } else {
+      distances.push_back(scratch_.distance[target]);
+    }
+  }
+  return distances;
+}
+
 void Cluster::remember_visited_route(DeviceId from, DeviceId to) const {
   const VertexId source = devices_.at(from).vertex, target = devices_.at(to).vertex;
   if (from == to || scratch_.source != source || scratch_.stamp.size() != vertices_.size() ||

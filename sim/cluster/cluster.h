@@ -113,6 +113,20 @@ class Cluster {
   /// does nothing if no search has run from `from` since.
   void remember_visited_route(DeviceId from, DeviceId to) const;
 
+  /// The network's dead-end regions (see DeadEnds below), for walks that split routes at the
+  /// vertices regions hang off: every route between a vertex inside a region and one outside it
+  /// passes through that region's attach vertex. Regions nest; kNoRegion stands for none.
+  static constexpr uint32_t kNoRegion = UINT32_MAX;
+  /// The innermost region holding `vertex`, or kNoRegion.
+  uint32_t region_of(VertexId vertex) const;
+  /// The region holding `region`, or kNoRegion.
+  uint32_t enclosing_region(uint32_t region) const;
+  /// The vertex `region` hangs off (outside it, in its enclosing region or in none).
+  VertexId region_attach_vertex(uint32_t region) const;
+  /// Distances by the routing metric from `from` to each of `targets` (infinity where
+  /// unreachable, 0 for `from` itself), with one search that stops once it has found them all.
+  std::vector<double> vertex_distances(VertexId from, const std::vector<VertexId>& targets) const;
+
   /// Memo of the topology rings built over device groups (sim/plan/collective_schedule.h), so
   /// that the thousands of all-reduces of one group order it once. Not thread-safe, like route().
   std::map<std::vector<DeviceId>, std::vector<DeviceId>>& ring_memo() const { return ring_memo_; }

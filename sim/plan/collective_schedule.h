@@ -34,9 +34,10 @@ double reduction_seconds(double bytes, const ClusterDevice& device);
 
 /// The group reordered into a ring that follows the topology, as NCCL searches for rings over
 /// NVLink: from the first device, repeatedly the nearest unvisited one (the routing metric: the
-/// sum over hops of latency + 1 MiB / bandwidth; ties keep group order). One nearest-first search
-/// per device, stopping at the nearest, so a 1,024-device group costs about a second's
-/// thousandth per device. Ring and hierarchical schedules use it.
+/// sum over hops of latency + 1 MiB / bandwidth; ties keep group order): region_ring where the
+/// network's dead-end regions give that ring exactly (fat trees: members in nodes under leaves
+/// under a spine), else nearest_neighbour_ring, one nearest-first search per device. Memoized in
+/// the cluster. Ring and hierarchical schedules use it.
 std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cluster& cluster);
 
 /// The transfers of an all-reduce of `bytes` (each device's buffer) over `group`.
