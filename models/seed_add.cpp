@@ -1,10 +1,12 @@
 // tf_add_variables: the graph of TensorFlow's seed example
-//   a = tf.Variable(tf.ones(shape)); b = tf.Variable(tf.ones(shape)); c = a + b
-//   init = tf.global_variables_initializer()
+//   a = tf.Variable(tf.constant(1.0, shape=shape), name="a")   # initial value "Const"
+//   b = tf.Variable(tf.constant(2.0, shape=shape), name="b")   # initial value "Const_1"
+//   c = a + b; init = tf.global_variables_initializer()
 // as TensorFlow 1.x names and wires it (GraphDef of the session that runs `init` and `c`).
 // It is an inference graph: no loss and no backward work, and batch_size does not apply (the
 // variables' shape is the whole tensor).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/generators.h"
@@ -57,42 +59,38 @@ OpGraph build_tf_add_variables(const JsonReader& parameters, int64_t /*batch_siz
     return graph.add_op(std::move(op));
   };
 
+  // Ops in the order TensorFlow 1.x creates them, which is their GraphDef order and so decides
+  // the placement log's order (sim/placement/placement_log.h): tf.Variable converts its initial
+  // value first (Const), then makes the VariableV2, its Assign and its read (variables.py,
+  // _init_from_args); the add; global_variables_initializer's NoOp last. Each op's inputs are
+  // added in TensorFlow's input order (Assign(ref, value), add(x, y), init(^a/Assign, ^b/Assign)).
   // Variables own the parameters; reading one (Identity) is a reference in TF, not a copy.
-  const OpId a = add("a", "VariableV2", OpKind::kVariable, "a", true);
-  graph.op(a).parameter_count = tensor.elements;
-  const OpId a_read = add("a/read", "Identity", OpKind::kDataMovement, "a", true);
-  graph.op(a_read).colocate_with = "a";
-  // Assign reads the initial value and writes the variable.
-  const OpId a_assign = add("a/Assign", "Assign", OpKind::kDataMovement, "a", false);
-  graph.op(a_assign).colocate_with = "a";
-  graph.op(a_assign).forward_bytes = 2 * tensor_bytes;
-
-  const OpId b = add("b", "VariableV2", OpKind::kVariable, "b", true);
-  graph.op(b).parameter_count = tensor.elements;
-  const OpId b_read = add("b/read", "Identity", OpKind::kDataMovement, "b", true);
-  graph.op(b_read).colocate_with = "b";
-  const OpId b_assign = add("b/Assign", "Assign", OpKind::kDataMovement, "b", false);
-  graph.op(b_assign).colocate_with = "b";
-  graph.op(b_assign).forward_bytes = 2 * tensor_bytes;
-
-  const OpId initial_a = add("Const", "Const", OpKind::kVariable, "a", true);
-  const OpId initial_b = add("Const_1", "Const", OpKind::kVariable, "b", true);
+  auto variable = [&](const std::string& name, const std::string& initial_value) {
+    const OpId value = add(initial_value, "Const", OpKind::kVariable, name, true);
+    const OpId var = add(name, "VariableV2", OpKind::kVariable, name, true);
+    graph.op(var).parameter_count = tensor.elements;
+    // Assign reads the initial value and writes the variable.
+    const OpId assign = add(name + "/Assign", "Assign", OpKind::kDataMovement, name, false);
+    graph.op(assign).colocate_with = name;
+    graph.op(assign).forward_bytes = 2 * tensor_bytes;
+    const OpId read = add(name + "/read", "Identity", OpKind::kDataMovement, name, true);
+    graph.op(read).colocate_with = name;
+    graph.add_edge(var, assign);
+    graph.add_edge(value, assign);
+    graph.add_edge(var, read);
+    return std::pair{assign, read};
+  };
+  const auto [a_assign, a_read] = variable("a", "Const");
+  const auto [b_assign, b_read] = variable("b", "Const_1");
 
   // c = a + b: one add per element; reads two tensors and writes one.
   const OpId sum = add("add", "Add", OpKind::kElementwise, "add", true);
   graph.op(sum).forward_flops = tensor.elements;
   graph.op(sum).forward_bytes = 3 * tensor_bytes;
-
-  const OpId init = add("init", "NoOp", OpKind::kNoOp, "init", false);
-
-  graph.add_edge(initial_a, a_assign);
-  graph.add_edge(a, a_assign);
-  graph.add_edge(a, a_read);
-  graph.add_edge(initial_b, b_assign);
-  graph.add_edge(b, b_assign);
-  graph.add_edge(b, b_read);
   graph.add_edge(a_read, sum);
   graph.add_edge(b_read, sum);
+
+  const OpId init = add("init", "NoOp", OpKind::kNoOp, "init", false);
   graph.add_control_edge(a_assign, init);
   graph.add_control_edge(b_assign, init);
   return graph;

@@ -108,7 +108,7 @@ int place(PlaceOptions options, const GlobalOptions& global) {
       << format_percent(automatic.memory_fraction) << " of each device\n\n";
   if (shown && shown->placement && !options.no_log) {
     out << "Placement log (" << shown->algorithm << "):\n"
-        << placement_log(scenario.graph, cluster, *shown->placement) << "\n";
+        << placement_log(scenario.graph, cluster, *shown->placement, scenario.run.tensorflow_version) << "\n";
   }
   out << std::left << std::setw(18) << "algorithm" << std::setw(14) << "step time" << std::setw(14)
       << "placed in" << "ops per device; simulated peak memory / placer's memory limit\n";

@@ -166,10 +166,9 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
   const EvaluatedStrategy& first = evaluated.front();
   if (!options.quiet) print_header(scenario, first.planned.plan.tasks.size());
   for (const auto& note : first.planned.placement.notes) std::cerr << "placesim: " << note << "\n";
-  bool data_parallel = strategies.front().data_parallel.has_value();
-  if (options.log_placement || (scenario.run.log_device_placement && !options.quiet && !data_parallel)) {
-    (stdout_taken ? std::cerr : std::cout)
-        << placement_log(scenario.graph, scenario.cluster_for(strategies.front()), first.planned.placement) << "\n";
+  if (options.log_placement || (scenario.run.log_device_placement && !options.quiet)) {
+    (stdout_taken ? std::cerr : std::cout) << strategy_placement_log(scenario, strategies.front(), first.planned.placement)
+                                           << "\n";
   }
   if (!options.quiet) {
     if (strategies.size() == 1) {

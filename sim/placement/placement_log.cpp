@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <unordered_set>
 
 namespace placesim {
 
@@ -18,14 +19,129 @@ std::string pci_bus_id_of(const std::string& bus_id, int offset) {
   return text;
 }
 
-std::string device_mapping(const Cluster& cluster) {
+namespace {
+
+std::string device_text(const DeviceName& name, TensorFlowVersion version) {
+  return version.legacy_device_names() ? name.legacy() : name.canonical();
+}
+
+// GraphConstructor::Convert: the order in which the GraphDef's nodes (here, op ids) become graph
+// nodes, i.e. their node ids. InitFromEdges counts every input, data or control, and lists each
+// node's consumers in GraphDef order; a node is ready once all its inputs are converted.
+std::vector<OpId> node_id_order(const OpGraph& graph, NodeIdOrder order) {
+  const OpId ops = graph.size();
+  std::vector<size_t> pending(ops);
+  std::vector<std::vector<OpId>> consumers(ops);
+  for (OpId id = 0; id < ops; ++id) {
+    const auto inputs = graph.inputs(id);
+    pending[id] = inputs.size();
+    for (const auto& input : inputs) consumers[input.op].push_back(id);
+  }
+  std::vector<OpId> stack;  // TF <= 1.11: std::vector<int> ready_, taken from the back
+  std::set<OpId> sorted;    // TF >= 1.12: std::set<int> ready_, smallest index first
+  auto make_ready = [&](OpId id) {
+    if (order == NodeIdOrder::kReadyStack) {
+      stack.push_back(id);
+    } else {
+      sorted.insert(id);
+    }
+  };
+  for (OpId id = 0; id < ops; ++id) {
+    if (pending[id] == 0) make_ready(id);
+  }
+  std::vector<OpId> ids;
+  while (!stack.empty() || !sorted.empty()) {
+    OpId next = 0;
+    if (order == NodeIdOrder::kReadyStack) {
+      next = stack.back();
+      stack.pop_back();
+    } else {
+      next = *sorted.begin();
+      sorted.erase(sorted.begin());
+    }
+    ids.push_back(next);
+    for (OpId consumer : consumers[next]) {
+      if (--pending[consumer] == 0) make_ready(consumer);
+    }
+  }
+  // A cycle leaves ops unconverted (TensorFlow refuses such a GraphDef); log them in graph order.
+  for (OpId id = 0; id < ops; ++id) {
+    if (pending[id] != 0) ids.push_back(id);
+  }
+  return ids;
+}
+
+}  // namespace
+
+bool is_generator(const OpGraph& graph, OpId id) {
+  static const std::unordered_set<std::string> kReferenceOutputs = {"VariableV2", "Variable", "TemporaryVariable"};
+  const Op& op = graph.op(id);
+  if (op.type == "NoOp" || op.kind == OpKind::kNoOp || kReferenceOutputs.count(op.type)) return false;
+  for (const auto& input : graph.inputs(id)) {
+    if (!input.edge.control) return false;
+  }
+  return true;
+}
+
+std::vector<OpId> placer_log_order(const OpGraph& graph, NodeIdOrder order) {
+  std::vector<OpId> first_pass, second_pass;
+  for (OpId id : node_id_order(graph, order)) (is_generator(graph, id) ? second_pass : first_pass).push_back(id);
+  first_pass.insert(first_pass.end(), second_pass.begin(), second_pass.end());
+  return first_pass;
+}
+
+ReplicatedGraph replicate_for_log(const OpGraph& graph, const std::vector<DeviceId>& replicas,
+                                  const std::vector<std::pair<OpId, DeviceId>>& shared_device) {
+  ReplicatedGraph replicated{OpGraph(graph.name()), {}};
+  std::map<OpId, OpId> shared;  // op of `graph` -> its one copy
+  for (const auto& [id, device] : shared_device) {
+    shared[id] = replicated.graph.add_op(graph.op(id));
+    replicated.placement.device_of_op.push_back(device);
+  }
+  for (const auto& [id, device] : shared_device) {
+    for (const auto& input : graph.inputs(id)) {
+      if (!shared.count(input.op)) continue;
+      if (input.edge.control) {
+        replicated.graph.add_control_edge(shared.at(input.op), shared.at(id));
+      } else {
+        replicated.graph.add_edge(shared.at(input.op), shared.at(id), input.edge.bytes);
+      }
+    }
+  }
+  for (size_t r = 0; r < replicas.size(); ++r) {
+    const std::string prefix = "tower_" + std::to_string(r) + "/";
+    std::map<OpId, OpId> copy = shared;
+    for (OpId id = 0; id < graph.size(); ++id) {
+      if (shared.count(id)) continue;
+      Op op = graph.op(id);
+      op.name = prefix + op.name;
+      if (!op.colocate_with.empty() && !shared.count(graph.find(op.colocate_with))) op.colocate_with = prefix + op.colocate_with;
+      copy[id] = replicated.graph.add_op(std::move(op));
+      replicated.placement.device_of_op.push_back(replicas[r]);
+    }
+    // Each op's inputs in their original order, so every tower follows the same placer rule.
+    for (OpId id = 0; id < graph.size(); ++id) {
+      if (shared.count(id)) continue;
+      for (const auto& input : graph.inputs(id)) {
+        if (input.edge.control) {
+          replicated.graph.add_control_edge(copy.at(input.op), copy.at(id));
+        } else {
+          replicated.graph.add_edge(copy.at(input.op), copy.at(id), input.edge.bytes);
+        }
+      }
+    }
+  }
+  return replicated;
+}
+
+std::string device_mapping(const Cluster& cluster, TensorFlowVersion version) {
   std::string text = "Device mapping:\n";
   std::map<int, int> ordinal_per_node;                 // CUDA device ordinal within each machine
   std::map<int, std::set<std::string>> used_per_node;  // bus ids printed for each machine
   for (const auto& device : cluster.devices()) {
     if (device.spec.kind == DeviceKind::kCpu) continue;
     int ordinal = ordinal_per_node[device.node]++;
-    text += device.name.canonical() + " -> device: " + std::to_string(ordinal) + ", name: " + device.spec.name;
+    text += device_text(device.name, version) + " -> device: " + std::to_string(ordinal) + ", name: " + device.spec.name;
     if (!device.spec.pci_bus_id.empty()) {
       // A profile gives one id for every GPU of its kind; a machine's GPUs each have their own.
       std::set<std::string>& used = used_per_node[device.node];
@@ -40,11 +156,12 @@ std::string device_mapping(const Cluster& cluster) {
   return text;
 }
 
-std::string placement_log(const OpGraph& graph, const Cluster& cluster, const Placement& placement) {
-  std::string text = device_mapping(cluster);
-  for (OpId id = 0; id < graph.size(); ++id) {
+std::string placement_log(const OpGraph& graph, const Cluster& cluster, const Placement& placement,
+                          TensorFlowVersion version) {
+  std::string text = device_mapping(cluster, version);
+  for (OpId id : placer_log_order(graph, version.node_id_order())) {
     const Op& op = graph.op(id);
-    text += op.name + ": (" + op.type + "): " + cluster.device(placement.device_of_op[id]).name.canonical() + "\n";
+    text += op.name + ": (" + op.type + "): " + device_text(cluster.device(placement.device_of_op[id]).name, version) + "\n";
   }
   return text;
 }

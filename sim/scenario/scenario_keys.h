@@ -32,8 +32,9 @@ inline const std::vector<std::string> kParallelism = {
     "selective_recompute", "selective_recompute_ops", "zero", "fsdp", "tied_embeddings"};
 
 /// `run`.
-inline const std::vector<std::string> kRun = {"mode",     "steps", "batch_size",           "precision", "seed",
-                                              "optimizer", "fetch", "log_device_placement", "recompute"};
+inline const std::vector<std::string> kRun = {"mode",      "steps", "batch_size",           "precision",         "seed",
+                                              "optimizer", "fetch", "log_device_placement", "tensorflow_version",
+                                              "recompute"};
 
 /// `simulation`.
 inline const std::vector<std::string> kSimulation = {"collectives", "symmetry", "tier"};

@@ -83,6 +83,8 @@ RunOptions read_run(const JsonReader& run) {
     for (const auto& name : fetch->elements()) options.fetch.push_back(name.as_string());
   }
   options.log_device_placement = run.bool_or("log_device_placement", false);
+  options.tensorflow_version = *parse_tensorflow_version(
+      run.choice_or("tensorflow_version", tensorflow_version_names(), to_string(TensorFlowVersion{})));
   options.recompute = run.bool_or("recompute", false);
   return options;
 }

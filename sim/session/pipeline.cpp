@@ -10,6 +10,7 @@
 #include "sim/engine/simgrid_engine.h"
 #include "sim/graph/model_flops.h"
 #include "sim/auto_placement/auto_placer.h"
+#include "sim/placement/placement_log.h"
 #include "sim/planner/data_parallel_builder.h"
 #include "sim/planner/parallel_3d_builder.h"
 #include "sim/planner/pipeline_builder.h"
@@ -216,6 +217,40 @@ TrainingEfficiency training_efficiency(const Scenario& scenario, const Strategy&
   efficiency.devices = static_cast<int64_t>(devices.size());
   for (DeviceId id : devices) efficiency.peak_flops_per_second += cluster.device(id).spec.peak_for(scenario.run.precision);
   return efficiency;
+}
+
+std::string strategy_placement_log(const Scenario& scenario, const Strategy& strategy, const Placement& placement) {
+  const Cluster& cluster = scenario.cluster_for(strategy);
+  const TensorFlowVersion version = scenario.run.tensorflow_version;
+  if (!strategy.data_parallel) return placement_log(scenario.graph, cluster, placement, version);
+  const DataParallelOptions& dp = *strategy.data_parallel;
+  std::vector<std::pair<OpId, DeviceId>> shared;
+  if (dp.aggregation == Aggregation::kParameterServer && !dp.parameter_servers.empty()) {
+    const std::vector<size_t> server = shard_variables(scenario.graph, dp.parameter_servers.size(), dp.sharding);
+    // A variable is created once: with it its colocation group (read, Assign) and the initial
+    // values that feed the group, all on the variable's server.
+    const OpGraph& graph = scenario.graph;
+    std::vector<bool> taken(graph.size(), false);
+    auto share = [&](OpId id, DeviceId device) {
+      if (!taken[id]) shared.emplace_back(id, device);
+      taken[id] = true;
+    };
+    for (OpId id = 0; id < graph.size(); ++id) {
+      if (graph.op(id).kind != OpKind::kVariable || graph.op(id).parameter_count <= 0) continue;
+      const DeviceId device = dp.parameter_servers[server[id]];
+      for (OpId member = 0; member < graph.size(); ++member) {
+        if (member != id && graph.op(member).colocate_with != graph.op(id).name) continue;
+        for (const auto& input : graph.inputs(member)) {
+          if (graph.inputs(input.op).empty() && input.op != id) share(input.op, device);
+        }
+        share(member, device);
+      }
+    }
+    // In creation order, as the graph makes them.
+    std::sort(shared.begin(), shared.end());
+  }
+  const ReplicatedGraph towers = replicate_for_log(scenario.graph, dp.replicas, shared);
+  return placement_log(towers.graph, cluster, towers.placement, version);
 }
 
 bool has_scaling_baseline(const Strategy& strategy) {

@@ -65,6 +65,12 @@ TrainingEfficiency training_efficiency(const Scenario& scenario, const Strategy&
 /// strategies with data > 1.
 bool has_scaling_baseline(const Strategy& strategy);
 
+/// TensorFlow's placement log of `strategy` (sim/placement/placement_log.h) in the scenario's
+/// TensorFlow version: `placement`, or for data parallelism every replica's ops, as in-graph
+/// replication's towers ("tower_<r>/<op>" on replica r's device), variables (VariableV2 ops with
+/// parameters) shared once on their parameter server when the strategy has servers.
+std::string strategy_placement_log(const Scenario& scenario, const Strategy& strategy, const Placement& placement);
+
 /// Plans and simulates one strategy; for data-parallel strategies also the same strategy on its
 /// first replica alone, for 3D strategies on data 1 (the baseline of scaling efficiency) when
 /// `with_baseline`.

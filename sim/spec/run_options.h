@@ -10,6 +10,7 @@
 
 #include "sim/core/precision.h"
 #include "sim/spec/collective_algorithm.h"
+#include "sim/spec/tensorflow_version.h"
 #include "sim/spec/tier.h"
 
 namespace placesim {
@@ -29,6 +30,8 @@ struct RunOptions {
   std::vector<std::string> fetch;  ///< ops to evaluate; empty = the whole graph
   double jitter_sigma = 0;  ///< per-step, per-device log-normal slowdown (sigma of the log), seeded
   bool log_device_placement = false;
+  /// The TensorFlow 1.x release whose placement log (names, op order) is printed.
+  TensorFlowVersion tensorflow_version;
   /// Activation recomputation: forward activations are freed after forward and each op's
   /// forward runs again inside its backward (Chen et al. 2016, "Training Deep Nets with
   /// Sublinear Memory Cost"), trading compute for memory.

@@ -193,15 +193,17 @@ TEST(ZooTest, SeedGraphHasExactlyTheTensorFlowOpsAndEdges) {
     double forward_bytes;
     double parameters;
   };
+  // TensorFlow's creation (GraphDef) order: each variable's initial value, the variable, its
+  // Assign and its read; then the add and the initializer.
   const Expected expected[] = {
-      {"a", "VariableV2", OpKind::kVariable, "", tensor_bytes, 0, elements},
-      {"a/read", "Identity", OpKind::kDataMovement, "a", tensor_bytes, 0, 0},
-      {"a/Assign", "Assign", OpKind::kDataMovement, "a", 0, 2 * tensor_bytes, 0},
-      {"b", "VariableV2", OpKind::kVariable, "", tensor_bytes, 0, elements},
-      {"b/read", "Identity", OpKind::kDataMovement, "b", tensor_bytes, 0, 0},
-      {"b/Assign", "Assign", OpKind::kDataMovement, "b", 0, 2 * tensor_bytes, 0},
       {"Const", "Const", OpKind::kVariable, "", tensor_bytes, 0, 0},
+      {"a", "VariableV2", OpKind::kVariable, "", tensor_bytes, 0, elements},
+      {"a/Assign", "Assign", OpKind::kDataMovement, "a", 0, 2 * tensor_bytes, 0},
+      {"a/read", "Identity", OpKind::kDataMovement, "a", tensor_bytes, 0, 0},
       {"Const_1", "Const", OpKind::kVariable, "", tensor_bytes, 0, 0},
+      {"b", "VariableV2", OpKind::kVariable, "", tensor_bytes, 0, elements},
+      {"b/Assign", "Assign", OpKind::kDataMovement, "b", 0, 2 * tensor_bytes, 0},
+      {"b/read", "Identity", OpKind::kDataMovement, "b", tensor_bytes, 0, 0},
       {"add", "Add", OpKind::kElementwise, "", tensor_bytes, 3 * tensor_bytes, 0},
       {"init", "NoOp", OpKind::kNoOp, "", 0, 0, 0},
   };
@@ -234,10 +236,10 @@ TEST(ZooTest, SeedGraphHasExactlyTheTensorFlowOpsAndEdges) {
     }
   }
   const std::vector<Edge> expected_edges{
-      {"a", "a/Assign", false},     {"a", "a/read", false},       {"a/read", "add", false},
-      {"a/Assign", "init", true},   {"b", "b/Assign", false},     {"b", "b/read", false},
-      {"b/read", "add", false},     {"b/Assign", "init", true},   {"Const", "a/Assign", false},
-      {"Const_1", "b/Assign", false},
+      {"Const", "a/Assign", false},   {"a", "a/Assign", false},       {"a", "a/read", false},
+      {"a/Assign", "init", true},     {"a/read", "add", false},       {"Const_1", "b/Assign", false},
+      {"b", "b/Assign", false},       {"b", "b/read", false},         {"b/Assign", "init", true},
+      {"b/read", "add", false},
   };
   EXPECT_EQ(edges, expected_edges);  // grouped by producer, in insertion order
 }
