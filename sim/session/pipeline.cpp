@@ -230,6 +230,12 @@ std::string strategy_placement_log(const Scenario& scenario, const Strategy& str
     // A variable is created once: with it its colocation group (read, Assign) and the initial
     // values that feed the group, all on the variable's server.
     const OpGraph& graph = scenario.graph;
+    std::vector<std::vector<OpId>> group(graph.size());  // per op: itself and the ops colocated with it, in op order
+    for (OpId id = 0; id < graph.size(); ++id) {
+      group[id].push_back(id);
+      const std::string& anchor = graph.op(id).colocate_with;
+      if (!anchor.empty() && anchor != graph.op(id).name) group[graph.find(anchor)].push_back(id);
+    }
     std::vector<bool> taken(graph.size(), false);
     auto share = [&](OpId id, DeviceId device) {
       if (!taken[id]) shared.emplace_back(id, device);
@@ -238,8 +244,7 @@ std::string strategy_placement_log(const Scenario& scenario, const Strategy& str
     for (OpId id = 0; id < graph.size(); ++id) {
       if (graph.op(id).kind != OpKind::kVariable || graph.op(id).parameter_count <= 0) continue;
       const DeviceId device = dp.parameter_servers[server[id]];
-      for (OpId member = 0; member < graph.size(); ++member) {
-        if (member != id && graph.op(member).colocate_with != graph.op(id).name) continue;
+      for (OpId member : group[id]) {
         for (const auto& input : graph.inputs(member)) {
           if (graph.inputs(input.op).empty() && input.op != id) share(input.op, device);
         }
