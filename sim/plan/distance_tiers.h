@@ -12,7 +12,7 @@ namespace placesim {
 
 class DistanceTiers {
  public:
-  /// Rounding of a handful of additions is ~1e-15 relative; the walk treats 1e-12 as equal.
+  /// Rounding of a handful of additions is ~1e-15 relative; the walk ties within kRingTieRelative (1e-12).
   static constexpr double kTieRelative = 1e-13;
 
   explicit DistanceTiers(double separation_seconds) : separation_seconds_(separation_seconds) {}

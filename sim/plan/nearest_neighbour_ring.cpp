@@ -24,7 +24,7 @@ std::vector<DeviceId> nearest_neighbour_ring(const std::vector<DeviceId>& group,
     size_t best = kNone;
     double best_distance = std::numeric_limits<double>::infinity();
     cluster.visit_devices_by_distance(ring.back(), [&](DeviceId device, double distance) {
-      if (best != kNone && distance > best_distance * (1 + 1e-12)) return false;
+      if (best != kNone && distance > best_distance * (1 + kRingTieRelative)) return false;
       const size_t index = position[device];
       if (index != kNone && (best == kNone || index < best)) {
         best = index;

@@ -13,6 +13,9 @@
 
 namespace placesim {
 
+/// Distances within this factor of each other tie in the walk (relative).
+constexpr double kRingTieRelative = 1e-12;
+
 /// The walk's ring over `group` (which it reorders; group.front() stays first). Caches each
 /// hop's route in the cluster (Cluster::remember_visited_route). Not thread-safe.
 std::vector<DeviceId> nearest_neighbour_ring(const std::vector<DeviceId>& group, const Cluster& cluster);

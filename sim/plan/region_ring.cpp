@@ -7,12 +7,15 @@
 #include <unordered_map>
 
 #include "sim/plan/distance_tiers.h"
+#include "sim/plan/nearest_neighbour_ring.h"
 
 namespace placesim {
 namespace {
 
 constexpr size_t kNone = static_cast<size_t>(-1);
 constexpr size_t kTop = 0;  // the branch for the network outside every region
+/// Distinct tiers lie at least this far apart, relative to the largest distance compared.
+constexpr double kTierSeparationRelative = 1e-9;
 
 /// A region that holds members, in its own part or in regions inside it; or the top (the
 /// network outside every region). Its points are its own members (in group order), then the
@@ -70,7 +73,9 @@ class RegionWalk {
   std::optional<std::vector<DeviceId>> ring() {
     if (!build_branches()) return std::nullopt;
     measure();
-    tiers_.emplace(1e-9 * largest_distance_seconds());
+    // Tiers apart by far more than the walk's tie tolerance, so no tier boundary falls inside it.
+    static_assert(kTierSeparationRelative > 100 * kRingTieRelative && DistanceTiers::kTieRelative < kRingTieRelative);
+    tiers_.emplace(kTierSeparationRelative * largest_distance_seconds());
     std::vector<size_t> order;  // children before parents
     for (size_t b = 1; b < branches_.size(); ++b) order.push_back(b);
     std::stable_sort(order.begin(), order.end(),
