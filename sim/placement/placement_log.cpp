@@ -92,43 +92,39 @@ std::vector<OpId> placer_log_order(const OpGraph& graph, NodeIdOrder order) {
 
 ReplicatedGraph replicate_for_log(const OpGraph& graph, const std::vector<DeviceId>& replicas,
                                   const std::vector<std::pair<OpId, DeviceId>>& shared_device) {
+  constexpr OpId kUnset = static_cast<OpId>(-1);
   ReplicatedGraph replicated{OpGraph(graph.name()), {}};
-  std::map<OpId, OpId> shared;  // op of `graph` -> its one copy
+  // The inputs of `id` in their original order (every tower then follows the same placer rule),
+  // from the copies `copy` names.
+  auto copy_inputs = [&](OpId id, const std::vector<OpId>& copy) {
+    for (const auto& input : graph.inputs(id)) {
+      if (copy[input.op] == kUnset) continue;
+      if (input.edge.control) {
+        replicated.graph.add_control_edge(copy[input.op], copy[id]);
+      } else {
+        replicated.graph.add_edge(copy[input.op], copy[id], input.edge.bytes);
+      }
+    }
+  };
+  std::vector<OpId> shared(graph.size(), kUnset);  // op of `graph` -> its one copy
   for (const auto& [id, device] : shared_device) {
     shared[id] = replicated.graph.add_op(graph.op(id));
     replicated.placement.device_of_op.push_back(device);
   }
-  for (const auto& [id, device] : shared_device) {
-    for (const auto& input : graph.inputs(id)) {
-      if (!shared.count(input.op)) continue;
-      if (input.edge.control) {
-        replicated.graph.add_control_edge(shared.at(input.op), shared.at(id));
-      } else {
-        replicated.graph.add_edge(shared.at(input.op), shared.at(id), input.edge.bytes);
-      }
-    }
-  }
+  for (const auto& [id, device] : shared_device) copy_inputs(id, shared);
   for (size_t r = 0; r < replicas.size(); ++r) {
     const std::string prefix = "tower_" + std::to_string(r) + "/";
-    std::map<OpId, OpId> copy = shared;
+    std::vector<OpId> copy = shared;
     for (OpId id = 0; id < graph.size(); ++id) {
-      if (shared.count(id)) continue;
+      if (shared[id] != kUnset) continue;
       Op op = graph.op(id);
       op.name = prefix + op.name;
-      if (!op.colocate_with.empty() && !shared.count(graph.find(op.colocate_with))) op.colocate_with = prefix + op.colocate_with;
+      if (!op.colocate_with.empty() && shared[graph.find(op.colocate_with)] == kUnset) op.colocate_with = prefix + op.colocate_with;
       copy[id] = replicated.graph.add_op(std::move(op));
       replicated.placement.device_of_op.push_back(replicas[r]);
     }
-    // Each op's inputs in their original order, so every tower follows the same placer rule.
     for (OpId id = 0; id < graph.size(); ++id) {
-      if (shared.count(id)) continue;
-      for (const auto& input : graph.inputs(id)) {
-        if (input.edge.control) {
-          replicated.graph.add_control_edge(copy.at(input.op), copy.at(id));
-        } else {
-          replicated.graph.add_edge(copy.at(input.op), copy.at(id), input.edge.bytes);
-        }
-      }
+      if (shared[id] == kUnset) copy_inputs(id, copy);
     }
   }
   return replicated;
