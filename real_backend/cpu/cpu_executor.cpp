@@ -29,7 +29,8 @@ std::string where(const ExecutionPlan& plan) { return "plan \"" + plan.name + "\
 
 /// The steps the executor runs for a collective: the simulator's per-round schedule.
 std::vector<CollectiveStep> schedule_of(const Task& task, const Cluster& cluster) {
-  return allreduce_schedule(task.algorithm, task.group, task.bytes, cluster, CollectiveFidelity::kPerRound);
+  return collective_schedule(task.collective, task.algorithm, task.group, task.bytes, cluster,
+                             CollectiveFidelity::kPerRound);
 }
 
 /// MPI message tags: a cross-host transfer's is its task id; each collective step between two
@@ -326,6 +327,7 @@ class CpuExecutor final : public Executor {
     std::set<DeviceId> distinct(task.group.begin(), task.group.end());
     if (distinct.size() != task.group.size()) reject("a device appears twice in its group");
     std::string why;
+    if (!collective_supported(task.collective, task.algorithm, &why)) reject(why);
     if (!applicable(task.algorithm, task.group, cluster, &why)) reject(why);
     return schedule_of(task, cluster);
   }
@@ -363,7 +365,8 @@ class CpuExecutor final : public Executor {
   void prepare_collective(Layout& layout, const Task& task, std::vector<CollectiveStep> steps, int64_t first_tag) {
     Collective& collective = collectives_[task.id];
     collective.elements = size_t(std::ceil(std::max(0.0, task.bytes) / sizeof(float)));
-    collective.chunks = allreduce_chunks(task.algorithm, task.group, layout.cluster, steps, collective.elements);
+    collective.chunks =
+        collective_chunks(task.collective, task.algorithm, task.group, layout.cluster, steps, collective.elements);
     collective.steps = std::move(steps);
     const size_t count = collective.steps.size();
     collective.local_member.assign(task.group.size(), false);

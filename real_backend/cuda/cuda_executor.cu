@@ -379,7 +379,8 @@ class CudaExecutor final : public Executor, private TaskLauncher {
         // dependencies between them.
         if (task.group.size() > 1 && (task.bytes > 0 || spans_hosts_[task.id])) {
           NcclGroup& group = nccl_groups_[task.group];
-          group.elements = std::max({group.elements, size_t(std::ceil(task.bytes / sizeof(float))), size_t{1}});
+          // All-gathers and reduce-scatters move whole parts of elements / N: at least one each.
+          group.elements = std::max({group.elements, size_t(std::ceil(task.bytes / sizeof(float))), task.group.size()});
           group.spans_hosts = spans_hosts_[task.id];
           if (group.spans_hosts) group.id_tag = int(plan.tasks.size()) + spanning.at(task.group);
           if (group_) collectives_in_order_.add(task.id);
@@ -571,20 +572,40 @@ class CudaExecutor final : public Executor, private TaskLauncher {
     group = NcclGroup{};
   }
 
-  /// Records the task's start on member 0's stream, all-reduces `bytes` on every member (one
-  /// NCCL group call), and makes member 0's stream wait for every member's end.
-  void enqueue_allreduce(const Task& task) {
+  /// Records the task's start on member 0's stream, runs the task's collective on every member
+  /// (one NCCL group call: ncclAllReduce of `bytes`; ncclAllGather / ncclReduceScatter of
+  /// `bytes` in total, bytes / N per rank, in place), and makes member 0's stream wait for every
+  /// member's end.
+  void enqueue_collective(const Task& task) {
     NcclGroup& group = nccl_groups_.at(task.group);
     const size_t count = std::max<size_t>(group.spans_hosts ? 1 : 0,
                                           std::min(group.elements, size_t(std::ceil(task.bytes / sizeof(float)))));
+    const size_t ranks = task.group.size();
+    // Gathers and scatters move count / N elements per rank (at least one where anything moves).
+    const size_t per_rank = count == 0 ? 0 : std::max<size_t>(1, count / ranks);
     check(cudaSetDevice(group.ordinals.front()), "cudaSetDevice");
     check(cudaEventRecord(events_[task.id].start, group.streams.front()), "cudaEventRecord");
     check_nccl(ncclGroupStart(), "ncclGroupStart");
     for (size_t i = 0; i < group.ordinals.size(); ++i) {
       check(cudaSetDevice(group.ordinals[i]), "cudaSetDevice");
-      check_nccl(ncclAllReduce(group.buffers[i], group.buffers[i], count, ncclFloat, ncclSum, group.comms[i],
-                               group.streams[i]),
-                 "ncclAllReduce");
+      int rank = 0;
+      check_nccl(ncclCommUserRank(group.comms[i], &rank), "ncclCommUserRank");
+      float* own_part = group.buffers[i] + size_t(rank) * per_rank;
+      switch (task.collective) {
+        case CollectiveKind::kAllGather:
+          check_nccl(ncclAllGather(own_part, group.buffers[i], per_rank, ncclFloat, group.comms[i], group.streams[i]),
+                     "ncclAllGather");
+          break;
+        case CollectiveKind::kReduceScatter:
+          check_nccl(ncclReduceScatter(group.buffers[i], own_part, per_rank, ncclFloat, ncclSum, group.comms[i],
+                                       group.streams[i]),
+                     "ncclReduceScatter");
+          break;
+        default:
+          check_nccl(ncclAllReduce(group.buffers[i], group.buffers[i], count, ncclFloat, ncclSum, group.comms[i],
+                                   group.streams[i]),
+                     "ncclAllReduce");
+      }
     }
     check_nccl(ncclGroupEnd(), "ncclGroupEnd");
     for (size_t i = 1; i < group.ordinals.size(); ++i) {
@@ -754,7 +775,7 @@ class CudaExecutor final : public Executor, private TaskLauncher {
     if (task.kind == TaskKind::kCollective) {
       auto issue = [this, &done](TaskId id) {
         const Task& ready = plan_->tasks[id];
-        enqueue_allreduce(ready);
+        enqueue_collective(ready);
         enqueue_completion(id, nccl_groups_.at(ready.group).streams.front(), done);
       };
       // On several hosts, every rank issues its all-reduces in the plan's topological order.

@@ -173,6 +173,38 @@ std::vector<AllreduceChunk> hierarchical_chunks(const std::vector<DeviceId>& gro
   return chunks;
 }
 
+/// Hierarchical reduce-scatter (the first half of hierarchical_chunks: inside each node, then
+/// along the rails) or all-gather (the second half: along the rails, then inside each node).
+std::vector<AllreduceChunk> hierarchical_half_chunks(bool reduce_scatter, const std::vector<DeviceId>& group,
+                                                     const Cluster& cluster, const std::vector<CollectiveStep>& steps,
+                                                     Elements whole, const Checker& check) {
+  const auto nodes = rings_by_node(group, cluster);
+  const size_t g = nodes.front().size(), m = nodes.size();
+  check.require(steps.size() == m * g * (g - 1) + g * m * (m - 1), "expected Mg(g-1) + gM(M-1) steps");
+  std::map<DeviceId, std::pair<size_t, size_t>> where;  // device -> (node, local rank)
+  for (size_t a = 0; a < m; ++a) {
+    for (size_t r = 0; r < g; ++r) where[nodes[a][r]] = {a, r};
+  }
+  SendCounter sends;
+  std::vector<AllreduceChunk> chunks;
+  for (const CollectiveStep& step : steps) {
+    const auto [a, r] = where.at(step.from);
+    const size_t k = sends.next(step.from);
+    const size_t node_sends = g - 1, rail_sends = m - 1;
+    const bool inside_node = reduce_scatter ? k < node_sends : k >= rail_sends;
+    if (inside_node) {
+      const size_t round = reduce_scatter ? k : node_sends + (k - rail_sends);
+      check.require(round < 2 * node_sends && step.to == nodes[a][(r + 1) % g], "a step off the node's ring");
+      chunks.push_back(ring_round(whole, g, r, round));
+    } else {
+      const size_t round = reduce_scatter ? k - node_sends : rail_sends + k;
+      check.require(round < 2 * rail_sends && step.to == nodes[(a + 1) % m][r], "a step off the rail's ring");
+      chunks.push_back(ring_round(part(whole, g, (r + 1) % g), m, a, round));
+    }
+  }
+  return chunks;
+}
+
 }  // namespace
 
 std::vector<AllreduceChunk> allreduce_chunks(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group,
@@ -193,6 +225,41 @@ std::vector<AllreduceChunk> allreduce_chunks(CollectiveAlgorithm algorithm, cons
   }
   check.require(false, "an unknown algorithm");
   return {};
+}
+
+std::vector<AllreduceChunk> collective_chunks(CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                              const std::vector<DeviceId>& group, const Cluster& cluster,
+                                              const std::vector<CollectiveStep>& steps, size_t elements) {
+  if (kind == CollectiveKind::kAllReduce) return allreduce_chunks(algorithm, group, cluster, steps, elements);
+  const Checker check(algorithm);
+  check.require((kind == CollectiveKind::kAllGather || kind == CollectiveKind::kReduceScatter) &&
+                    (algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kHierarchical),
+                "a " + to_string(kind) + " that is not a ring or hierarchical all-gather or reduce-scatter");
+  if (group.size() < 2) {
+    check.require(steps.empty(), "steps for a group of one");
+    return {};
+  }
+  if (algorithm == CollectiveAlgorithm::kHierarchical) {
+    for (const CollectiveStep& step : steps) check.require(step.latency_rounds == 1, "a per-phase step");
+    return hierarchical_half_chunks(kind == CollectiveKind::kReduceScatter, group, cluster, steps,
+                                    Elements{0, elements}, check);
+  }
+  const std::vector<DeviceId> ring = topology_ring(group, cluster);
+  const size_t n = ring.size();
+  check.require(steps.size() == n * (n - 1), "expected N(N-1) steps");
+  // The two halves of the ring all-reduce: a reduce-scatter is its first n-1 rounds, an
+  // all-gather its last n-1 (each device starting from the chunk a reduce-scatter leaves it).
+  const size_t first_round = kind == CollectiveKind::kAllGather ? n - 1 : 0;
+  auto position = positions(ring);
+  SendCounter sends;
+  std::vector<AllreduceChunk> chunks;
+  for (const CollectiveStep& step : steps) {
+    check.require(step.latency_rounds == 1, "a per-phase step");
+    const size_t p = position.at(step.from), round = sends.next(step.from);
+    check.require(step.to == ring[(p + 1) % n] && round < n - 1, "a step off the topology ring");
+    chunks.push_back(ring_round(Elements{0, elements}, n, p, first_round + round));
+  }
+  return chunks;
 }
 
 }  // namespace placesim::real

@@ -1,4 +1,4 @@
-// The data each step of an all-reduce schedule carries. A schedule (sim/plan/collective_schedule.h,
+// The data each step of a collective schedule (all-reduce, ring all-gather or reduce-scatter) carries. A schedule (sim/plan/collective_schedule.h,
 // per-round fidelity) says only who sends how many bytes to whom after which steps; to execute it
 // on real buffers an executor also needs which elements a step moves and whether the receiver adds
 // them to its own (reduce-scatter, tree reduce) or overwrites its own with them (all-gather, tree
@@ -31,5 +31,15 @@ struct AllreduceChunk {
 std::vector<AllreduceChunk> allreduce_chunks(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group,
                                              const Cluster& cluster, const std::vector<CollectiveStep>& steps,
                                              size_t elements);
+
+/// The same for a collective of `kind`: allreduce_chunks for an all-reduce; for an all-gather or
+/// reduce-scatter (collective_schedule's steps, per round), the second or first half of the
+/// all-reduce of the same algorithm (ring or hierarchical): a reduce-scatter leaves each device
+/// with the part of the sum that device holds reduced half-way through that all-reduce (ring
+/// position p: part (p + 1) mod N), and an all-gather starts from those parts and leaves every
+/// device with all of them.
+std::vector<AllreduceChunk> collective_chunks(CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                              const std::vector<DeviceId>& group, const Cluster& cluster,
+                                              const std::vector<CollectiveStep>& steps, size_t elements);
 
 }  // namespace placesim::real

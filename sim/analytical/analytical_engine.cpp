@@ -22,8 +22,8 @@ double analytical_transfer_seconds(double bytes, DeviceId from, DeviceId to, con
 
 double analytical_collective_seconds(const Task& task, const Cluster& cluster) {
   if (task.group.size() < 2 || task.bytes <= 0) return 0;
-  if (auto seconds = measured_allreduce_seconds(task.group, task.bytes, cluster)) return *seconds;
-  return allreduce_estimate_seconds(task.algorithm, task.group, task.bytes, cluster);
+  if (auto seconds = measured_collective_seconds(task.collective, task.group, task.bytes, cluster)) return *seconds;
+  return collective_estimate_seconds(task.collective, task.algorithm, task.group, task.bytes, cluster);
 }
 
 namespace {
@@ -106,9 +106,9 @@ class ListScheduler {
     return it->second.first + task.bytes / transport->wire_efficiency / bandwidth;
   }
 
-  // Buckets of one plan repeat the same group, algorithm and size: estimate each once.
+  // Buckets of one plan repeat the same collective, group, algorithm and size: estimate each once.
   double collective_seconds(const Task& task) {
-    auto key = std::make_tuple(task.algorithm, task.group, task.bytes);
+    auto key = std::make_tuple(task.collective, task.algorithm, task.group, task.bytes);
     auto it = collectives_.find(key);
     if (it == collectives_.end()) it = collectives_.emplace(key, analytical_collective_seconds(task, cluster_)).first;
     // A transport's wire efficiency stretches the bandwidth term (the latency is small beside it).
@@ -124,7 +124,7 @@ class ListScheduler {
   // (end time, task id): ties end in id order, deterministically.
   std::priority_queue<std::pair<double, TaskId>, std::vector<std::pair<double, TaskId>>, std::greater<>> events_;
   std::map<std::pair<DeviceId, DeviceId>, std::pair<double, double>> routes_;
-  std::map<std::tuple<CollectiveAlgorithm, std::vector<DeviceId>, double>, double> collectives_;
+  std::map<std::tuple<CollectiveKind, CollectiveAlgorithm, std::vector<DeviceId>, double>, double> collectives_;
 };
 
 }  // namespace

@@ -25,9 +25,10 @@ AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& c
 /// A transfer of `bytes` alone on its route (0 on the same device).
 double analytical_transfer_seconds(double bytes, DeviceId from, DeviceId to, const Cluster& cluster);
 
-/// An all-reduce task alone on the network: the cluster's measured curve where one applies
-/// (measured_allreduce_seconds), else its algorithm's alpha-beta estimate; 0 for a group of one
-/// device or no bytes.
+/// A collective task (all-reduce, all-gather or reduce-scatter) alone on the network: the
+/// cluster's measured curve where one applies (measured_collective_seconds), else its
+/// algorithm's alpha-beta estimate (collective_estimate_seconds); 0 for a group of one device or
+/// no bytes.
 double analytical_collective_seconds(const Task& task, const Cluster& cluster);
 
 }  // namespace placesim

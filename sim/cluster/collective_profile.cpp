@@ -206,9 +206,12 @@ std::filesystem::path collective_profile_path(const std::string& value, const st
   return profiles_root / "collectives" / (value + ".csv");
 }
 
-std::optional<double> measured_allreduce_seconds(const std::vector<DeviceId>& group, double bytes,
-                                                 const Cluster& cluster) {
+std::optional<double> measured_collective_seconds(CollectiveKind kind, const std::vector<DeviceId>& group,
+                                                  double bytes, const Cluster& cluster) {
   if (group.size() < 2 || bytes <= 0) return 0.0;
+  if (kind != CollectiveKind::kAllReduce && kind != CollectiveKind::kAllGather && kind != CollectiveKind::kReduceScatter) {
+    return std::nullopt;
+  }
   if (!cluster.collective_profile || cluster.links_rescaled()) return std::nullopt;
   const int node = cluster.device(group.front()).node;
   for (DeviceId id : group) {
@@ -216,10 +219,13 @@ std::optional<double> measured_allreduce_seconds(const std::vector<DeviceId>& gr
     if (device.spec.kind != DeviceKind::kGpu || device.node != node) return std::nullopt;
     if (device.shares_compute_with && *device.shares_compute_with != id) return std::nullopt;
   }
-  const CollectiveCurve* curve =
-      cluster.collective_profile->find(CollectiveKind::kAllReduce, static_cast<int>(group.size()));
-  if (!curve) return std::nullopt;
-  return curve->seconds(bytes);
+  const int gpus = static_cast<int>(group.size());
+  if (const CollectiveCurve* own = cluster.collective_profile->find(kind, gpus)) return own->seconds(bytes);
+  const CollectiveCurve* all_reduce = cluster.collective_profile->find(CollectiveKind::kAllReduce, gpus);
+  if (!all_reduce) return std::nullopt;
+  // Below the smallest measured size the time holds, as in CollectiveCurve::seconds.
+  const double at = std::max(bytes, all_reduce->points.front().bytes);
+  return at * bus_bandwidth_factor(kind, gpus) / all_reduce->busbw_bytes_per_second(at);
 }
 
 }  // namespace placesim

@@ -85,12 +85,17 @@ CollectiveProfile read_collective_profile_json(const JsonReader& reader);
 std::filesystem::path collective_profile_path(const std::string& value, const std::filesystem::path& profiles_root,
                                               const std::filesystem::path& base_directory);
 
-/// Seconds of an all-reduce of `bytes` (each device's buffer) over `group` from the cluster's
-/// measured curves, or nullopt where none applies and the link-rate schedules must run: no
-/// profile, a link rescaled by perturbations (the curve measured other hardware), a device that
-/// is not a GPU or shares its compute, devices on different machines, or no curve measured
-/// for the group's size. Groups of fewer than 2 devices or no bytes take 0.
-std::optional<double> measured_allreduce_seconds(const std::vector<DeviceId>& group, double bytes,
-                                                 const Cluster& cluster);
+/// Seconds of a collective of `kind` over `group` from the cluster's measured curves, `bytes` as
+/// nccl-tests sizes it (each GPU's buffer for an all-reduce, the whole gathered or reduced tensor
+/// for an all-gather or reduce-scatter), or nullopt where none applies and the link-rate
+/// schedules must run: no profile, a link rescaled by perturbations (the curve measured other
+/// hardware), a device that is not a GPU or shares its compute, devices on different machines,
+/// no curve for the group's size, or another kind than these three. An all-gather or
+/// reduce-scatter without a curve of its own reads the bus bandwidth of the all-reduce curve at
+/// the same size (nccl-tests defines busbw so that it is the hardware's for every collective,
+/// doc/PERFORMANCE.md; at equal size all three move chunks of S/N): S (N-1)/N / busbw_AR(S).
+/// Groups of fewer than 2 devices or no bytes take 0.
+std::optional<double> measured_collective_seconds(CollectiveKind kind, const std::vector<DeviceId>& group,
+                                                  double bytes, const Cluster& cluster);
 
 }  // namespace placesim

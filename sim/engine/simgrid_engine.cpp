@@ -89,11 +89,12 @@ class Simulation {
       if (task.kind == TaskKind::kCollective) {
         CollectiveRun& run = collectives_[task.id];
         // A measured curve times the whole collective (it has no transfers of its own to share).
-        if (auto seconds = measured_allreduce_seconds(task.group, task.bytes, cluster_)) {
+        if (auto seconds = measured_collective_seconds(task.collective, task.group, task.bytes, cluster_)) {
           run.measured_seconds = *seconds;
           continue;
         }
-        run.steps = allreduce_schedule(task.algorithm, task.group, task.bytes, cluster_, plan_.collective_fidelity);
+        run.steps = collective_schedule(task.collective, task.algorithm, task.group, task.bytes, cluster_,
+                                        plan_.collective_fidelity);
         if (symmetry.active()) keep_representative_hops(task, &run.steps);
         for (const CollectiveStep& step : run.steps) pairs.emplace_back(step.from, step.to);
       }

@@ -166,6 +166,42 @@ void hierarchical_schedule(ScheduleWriter& writer, const std::vector<std::vector
   for (size_t node = 0; node < m; ++node) writer.ring_pass(nodes[node], g - 1, shard, after_rails[node]);
 }
 
+/// Hierarchical reduce-scatter: ring reduce-scatter of S inside each node (local rank r ends with
+/// S/g reduced over its node), then ring reduce-scatter of that across the M nodes among devices
+/// of equal local rank (each ends with S/(g M) reduced over all): the first half of
+/// hierarchical_schedule.
+void hierarchical_reduce_scatter(ScheduleWriter& writer, const std::vector<std::vector<DeviceId>>& nodes, double bytes) {
+  const size_t g = nodes.front().size(), m = nodes.size();
+  const double shard = bytes / static_cast<double>(g);
+  std::vector<std::vector<std::vector<size_t>>> after_node(m);
+  for (size_t node = 0; node < m; ++node) after_node[node] = writer.ring_pass(nodes[node], g - 1, shard, no_entry(g), g - 1);
+  for (size_t r = 0; r < g; ++r) {
+    std::vector<DeviceId> rail;
+    std::vector<std::vector<size_t>> entry;
+    for (size_t node = 0; node < m; ++node) {
+      rail.push_back(nodes[node][r]);
+      entry.push_back(after_node[node][r]);
+    }
+    writer.ring_pass(rail, m - 1, shard / static_cast<double>(m), entry, m - 1);
+  }
+}
+
+/// Hierarchical all-gather, the mirror: ring all-gather across the nodes among devices of equal
+/// local rank (each then holds S/g), then ring all-gather inside each node: the second half of
+/// hierarchical_schedule.
+void hierarchical_all_gather(ScheduleWriter& writer, const std::vector<std::vector<DeviceId>>& nodes, double bytes) {
+  const size_t g = nodes.front().size(), m = nodes.size();
+  const double shard = bytes / static_cast<double>(g);
+  std::vector<std::vector<std::vector<size_t>>> after_rails(m, std::vector<std::vector<size_t>>(g));
+  for (size_t r = 0; r < g; ++r) {
+    std::vector<DeviceId> rail;
+    for (size_t node = 0; node < m; ++node) rail.push_back(nodes[node][r]);
+    auto exits = writer.ring_pass(rail, m - 1, shard / static_cast<double>(m), no_entry(m));
+    for (size_t node = 0; node < m; ++node) after_rails[node][r] = exits[node];
+  }
+  for (size_t node = 0; node < m; ++node) writer.ring_pass(nodes[node], g - 1, shard, after_rails[node]);
+}
+
 struct PairCosts {
   double latency = 0;                                        // slowest pair
   double bandwidth = std::numeric_limits<double>::infinity();  // slowest pair
@@ -249,6 +285,43 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
   return writer.take();
 }
 
+bool collective_supported(CollectiveKind kind, CollectiveAlgorithm algorithm, std::string* why) {
+  if (kind == CollectiveKind::kAllReduce) return true;
+  if (kind != CollectiveKind::kAllGather && kind != CollectiveKind::kReduceScatter) {
+    if (why) *why = "collective tasks run all_reduce, all_gather or reduce_scatter, not " + to_string(kind);
+    return false;
+  }
+  if (algorithm != CollectiveAlgorithm::kRing && algorithm != CollectiveAlgorithm::kHierarchical) {
+    if (why) *why = to_string(kind) + " runs as a ring or hierarchical rings (as NCCL runs it), not " + to_string(algorithm);
+    return false;
+  }
+  return true;
+}
+
+std::vector<CollectiveStep> collective_schedule(CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                                const std::vector<DeviceId>& group, double bytes,
+                                                const Cluster& cluster, CollectiveFidelity fidelity) {
+  if (kind == CollectiveKind::kAllReduce) return allreduce_schedule(algorithm, group, bytes, cluster, fidelity);
+  std::string why;
+  if (!collective_supported(kind, algorithm, &why) || !applicable(algorithm, group, cluster, &why)) {
+    throw std::invalid_argument(why);
+  }
+  const size_t n = group.size();
+  if (n < 2) return {};
+  ScheduleWriter writer(fidelity);
+  if (algorithm == CollectiveAlgorithm::kHierarchical) {
+    if (kind == CollectiveKind::kReduceScatter) {
+      hierarchical_reduce_scatter(writer, by_node(group, cluster), bytes);
+    } else {
+      hierarchical_all_gather(writer, by_node(group, cluster), bytes);
+    }
+    return writer.take();
+  }
+  writer.ring_pass(topology_ring(group, cluster), n - 1, bytes / static_cast<double>(n), no_entry(n),
+                   kind == CollectiveKind::kReduceScatter ? n - 1 : 0);
+  return writer.take();
+}
+
 double reduction_seconds(double bytes, const ClusterDevice& device) {
   if (device.spec.kind != DeviceKind::kCpu || !(bytes > 0)) return 0;
   return 3 * bytes / (device.spec.memory_bandwidth_bytes_per_second * device.spec.memory_efficiency) /
@@ -310,6 +383,61 @@ double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vect
     }
   }
   return 0;
+}
+
+double collective_estimate_seconds(CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                   const std::vector<DeviceId>& group, double bytes, const Cluster& cluster) {
+  if (kind == CollectiveKind::kAllReduce) return allreduce_estimate_seconds(algorithm, group, bytes, cluster);
+  std::string why;
+  if (!collective_supported(kind, algorithm, &why)) throw std::invalid_argument(why);
+  if (group.size() < 2) return 0;
+  // One ring pass of `members` rounds... over `ring`: (members - 1)(a + chunk / B [+ r(chunk)]).
+  auto pass = [&](const std::vector<DeviceId>& ring, double chunk) {
+    if (ring.size() < 2) return 0.0;
+    const PairCosts c = ring_costs(ring, cluster);
+    double adds = 0;
+    if (kind == CollectiveKind::kReduceScatter) {
+      for (DeviceId d : ring) adds = std::max(adds, reduction_seconds(chunk, cluster.device(d)));
+    }
+    return static_cast<double>(ring.size() - 1) * (c.latency + chunk / c.bandwidth + adds);
+  };
+  if (algorithm == CollectiveAlgorithm::kHierarchical) {
+    // Inside the nodes, rings of S/g; across them, rails of S/(g M); the slowest of each.
+    const auto nodes = by_node(group, cluster);
+    const double g = static_cast<double>(nodes.front().size()), m = static_cast<double>(nodes.size());
+    double intra = 0, inter = 0;
+    for (const auto& node : nodes) intra = std::max(intra, pass(node, bytes / g));
+    for (size_t r = 0; r < nodes.front().size(); ++r) {
+      std::vector<DeviceId> rail;
+      for (const auto& node : nodes) rail.push_back(node[r]);
+      inter = std::max(inter, pass(rail, bytes / (g * m)));
+    }
+    return intra + inter;
+  }
+  return pass(topology_ring(group, cluster), bytes / static_cast<double>(group.size()));
+}
+
+CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
+                                                const Cluster& cluster, std::string* reason) {
+  if (kind == CollectiveKind::kAllReduce) return choose_allreduce(group, bytes, cluster, reason);
+  CollectiveAlgorithm best = CollectiveAlgorithm::kRing;
+  double best_seconds = std::numeric_limits<double>::infinity();
+  std::string text;
+  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kHierarchical}) {
+    if (!applicable(algorithm, group, cluster, nullptr)) continue;
+    if (algorithm == CollectiveAlgorithm::kHierarchical && by_node(group, cluster).size() < 2) continue;
+    const double seconds = collective_estimate_seconds(kind, algorithm, group, bytes, cluster);
+    if (!std::isfinite(seconds)) continue;
+    char buffer[96];
+    std::snprintf(buffer, sizeof(buffer), "%s%s %.3g s", text.empty() ? "" : ", ", to_string(algorithm).c_str(), seconds);
+    text += buffer;
+    if (seconds < best_seconds) {
+      best_seconds = seconds;
+      best = algorithm;
+    }
+  }
+  if (reason) *reason = "estimates: " + text;
+  return best;
 }
 
 CollectiveAlgorithm choose_allreduce(const std::vector<DeviceId>& group, double bytes, const Cluster& cluster,

@@ -1,13 +1,14 @@
-// Collective schedules: an all-reduce of S bytes over a group of devices as a small DAG of
-// point-to-point transfers, for each algorithm; plus each algorithm's alpha-beta estimate and
-// NCCL-style automatic choice. The SimGrid engine runs the schedules; the analytical tier and
-// `algorithm: auto` use the estimates.
+// Collective schedules: an all-reduce, all-gather or reduce-scatter of S bytes over a group of
+// devices as a small DAG of point-to-point transfers, for each algorithm; plus each algorithm's
+// alpha-beta estimate and NCCL-style automatic choice. The SimGrid engine runs the schedules;
+// the analytical tier and `algorithm: auto` use the estimates.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "sim/cluster/cluster.h"
+#include "sim/cluster/collective_profile.h"
 #include "sim/spec/collective_algorithm.h"
 
 namespace placesim {
@@ -55,6 +56,27 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
                                                double bytes, const Cluster& cluster,
                                                CollectiveFidelity fidelity = CollectiveFidelity::kPerRound);
 
+/// The transfers of a collective of `kind` over `group`. `bytes` is nccl-tests' "size" for that
+/// collective: each device's buffer for an all-reduce; the whole gathered tensor for an
+/// all-gather (each device contributes bytes / N) and the whole tensor each device reduces for a
+/// reduce-scatter (each device ends with its bytes / N, reduced). All-reduce is
+/// allreduce_schedule. All-gather and reduce-scatter run as NCCL runs them, as rings: kRing, one
+/// ring pass of N-1 rounds of S/N (the reduce-scatter's received chunks added into the
+/// receiver's buffer); kHierarchical, the rings of NCCL's channels across machines, one per local
+/// rank ("rails", each through its own NIC): a reduce-scatter is hierarchical_schedule's first
+/// half (ring reduce-scatter inside each node, then across the nodes' devices of equal local
+/// rank), an all-gather its second half (across the rails, then inside each node). Throws
+/// std::invalid_argument for another kind or algorithm, or one that does not apply.
+std::vector<CollectiveStep> collective_schedule(CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                                const std::vector<DeviceId>& group, double bytes,
+                                                const Cluster& cluster,
+                                                CollectiveFidelity fidelity = CollectiveFidelity::kPerRound);
+
+/// Whether collective tasks of `kind` can be planned and run: all-reduce, all-gather and
+/// reduce-scatter; `algorithm` any applicable for all-reduce, ring or hierarchical for the other
+/// two. `why` says why not.
+bool collective_supported(CollectiveKind kind, CollectiveAlgorithm algorithm, std::string* why);
+
 /// Whether `algorithm` can run on `group`; `why` says why not.
 bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster,
                 std::string* why);
@@ -71,6 +93,19 @@ bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& grou
 /// side by side, as the engine runs them).
 double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, double bytes,
                                   const Cluster& cluster);
+
+/// The alpha-beta estimate of a collective of `kind` (bytes as collective_schedule() takes them):
+/// all-reduce as allreduce_estimate_seconds; all-gather and reduce-scatter ([r] only for the
+/// reduce-scatter's adds):
+///   ring:         (N-1)(a + S/(N B) [+ r(S/N)])
+///   hierarchical: (g-1)(a_l + S/(g B_l) [+ r(S/g)]) + (M-1)(a_g + S/(g M B_g) [+ r(S/(g M))])
+double collective_estimate_seconds(CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                   const std::vector<DeviceId>& group, double bytes, const Cluster& cluster);
+
+/// The algorithm with the lowest estimate for a collective of `kind`: choose_allreduce for an
+/// all-reduce; ring or hierarchical (on several machines) for an all-gather or reduce-scatter.
+CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
+                                                const Cluster& cluster, std::string* reason);
 
 /// The applicable algorithm with the lowest estimate (as NCCL picks by size and topology);
 /// `reason` lists the estimates.

@@ -62,14 +62,14 @@ struct Task {
   DeviceId source = 0;
   double bytes = 0;
 
-  // collective: an all-reduce of `bytes` on every device of `group`, with `algorithm`; the
-  // engine expands it into point-to-point transfers (sim/plan/collective_schedule.h)
+  // collective: a `collective` of `bytes` over every device of `group`, with `algorithm`; the
+  // engine expands it into point-to-point transfers (sim/plan/collective_schedule.h). `bytes` is
+  // nccl-tests' size: each device's buffer for an all-reduce, the whole gathered tensor for an
+  // all-gather (each device contributes bytes / N), the whole tensor each device reduces for a
+  // reduce-scatter (each device keeps bytes / N of the sum). All-gathers and reduce-scatters
+  // are rings (collective_supported).
   std::vector<DeviceId> group;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
-  /// The collective this all-reduce stands for, for reports only: the engines run every collective
-  /// task as the all-reduce above. A ZeRO 3 all-gather or reduce-scatter of S bytes is an
-  /// all-reduce task of S / 2 (the same bytes on every ring link), marked kAllGather or
-  /// kReduceScatter (sim/report/collective_bandwidth.h).
   CollectiveKind collective = CollectiveKind::kAllReduce;
 
   /// Transfers and collectives: index in ExecutionPlan::transports of the framework's transport
@@ -119,7 +119,9 @@ class SuccessorLists {
 };
 
 struct ExecutionPlan {
-  static constexpr int kSchemaVersion = 1;
+  /// 2: all-gather and reduce-scatter tasks carry nccl-tests' size and run as themselves; in
+  /// version 1 they were all-reduce tasks of half that size (read_plan_json converts).
+  static constexpr int kSchemaVersion = 2;
   std::string name;
   int64_t steps = 1;
   int64_t samples_per_step = 1;

@@ -164,9 +164,9 @@ PlanFile read_plan_json(const JsonReader& document) {
   document.reject_unknown_keys({"schema_version", "kind", "name", "steps", "samples_per_step", "precision", "cluster",
                                 "collective_fidelity", "static_memory", "transports", "tasks"});
   int64_t version = document.at("schema_version").as_integer(1);
-  if (version != ExecutionPlan::kSchemaVersion) {
+  if (version != ExecutionPlan::kSchemaVersion && version != 1) {
     document.at("schema_version").fail("unsupported plan schema version " + std::to_string(version) +
-                                       " (this placesim reads version " +
+                                       " (this placesim reads versions 1 and " +
                                        std::to_string(ExecutionPlan::kSchemaVersion) + ")");
   }
   if (document.has("kind") && document.string_at("kind") != "placesim-plan") {
@@ -255,6 +255,9 @@ PlanFile read_plan_json(const JsonReader& document) {
       task.algorithm = *parsed;
       task.collective = *parse_collective_kind(entry.choice_or("collective", collective_kind_names(), "all_reduce"));
       std::string why;
+      if (!collective_supported(task.collective, task.algorithm, &why)) {
+        (entry.has("collective") ? entry.at("collective") : entry).fail(why);
+      }
       if (!applicable(task.algorithm, task.group, cluster, &why)) entry.at("algorithm").fail(why);
       for (size_t a = 0; a < task.group.size(); ++a) {
         for (size_t b : {(a + 1) % task.group.size()}) {
@@ -262,6 +265,8 @@ PlanFile read_plan_json(const JsonReader& document) {
         }
       }
       task.bytes = entry.at("bytes").as_non_negative_number();
+      // Version 1 wrote an all-gather or reduce-scatter of S bytes as an all-reduce task of S / 2.
+      if (version == 1 && task.collective != CollectiveKind::kAllReduce) task.bytes *= 2;
       if (task.bytes > kMaxPlausibleBytes) entry.at("bytes").fail("implausibly large collective " + brief(entry.at("bytes").value()));
     } else {
       task.source = device_at(cluster, entry.at("source"));

@@ -348,10 +348,12 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   };
   auto held_bytes = [&](OpId v) { return copy_of[v] ? shard[*copy_of[v]].parameter_bytes() : shard[v].parameter_bytes(); };
 
-  // All-reduce algorithms, picked once per group and size.
-  std::map<std::pair<std::vector<DeviceId>, double>, CollectiveAlgorithm> picked;
-  auto algorithm_for = [&](const std::vector<DeviceId>& group, double bytes) {
-    auto key = std::make_pair(group, bytes);
+  // Collective algorithms, picked once per kind, group and size. The strategy's `algorithm` names
+  // the all-reduces'; all-gathers and reduce-scatters take it where it applies to them (ring,
+  // hierarchical) and otherwise the faster of the two.
+  std::map<std::tuple<CollectiveKind, std::vector<DeviceId>, double>, CollectiveAlgorithm> picked;
+  auto algorithm_for = [&](CollectiveKind kind, const std::vector<DeviceId>& group, double bytes) {
+    auto key = std::make_tuple(kind, group, bytes);
     auto it = picked.find(key);
     if (it != picked.end()) return it->second;
     CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
@@ -361,28 +363,28 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         throw InputError("", options.json_path + "/algorithm",
                          mode.what + " needs ring all-reduces, got \"" + to_string(*options.algorithm) + "\"");
       }
-    } else if (options.algorithm) {
+    } else if (options.algorithm && collective_supported(kind, *options.algorithm, nullptr)) {
       if (!applicable(*options.algorithm, group, cluster, &why)) {
         throw InputError("", options.json_path + "/algorithm", why);
       }
       algorithm = *options.algorithm;
     } else {
-      algorithm = choose_allreduce(group, bytes, cluster, &why);
+      algorithm = choose_collective_algorithm(kind, group, bytes, cluster, &why);
     }
     picked.emplace(key, algorithm);
     return algorithm;
   };
   auto collective = [&](const std::string& task_name, std::vector<DeviceId> group, double bytes,
                         std::vector<TaskId> deps, int64_t step, const std::string& op,
-                        CollectiveKind stands_for = CollectiveKind::kAllReduce) {
+                        CollectiveKind kind = CollectiveKind::kAllReduce) {
     Task task;
     task.name = task_name;
     task.kind = TaskKind::kCollective;
     task.phase = Phase::kCollective;
     task.step = step;
     task.op = op;
-    task.algorithm = algorithm_for(group, bytes);
-    task.collective = stands_for;
+    task.algorithm = algorithm_for(kind, group, bytes);
+    task.collective = kind;
     task.bytes = bytes;
     task.device = group.front();
     task.group = std::move(group);
@@ -512,14 +514,13 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
       };
       // Megatron's scatter/gather (ParallelismOptions::scatter_gather): a tensor that each rank
       // holds whole (`bytes` per rank equal to the full tensor's) crosses between stages as 1/t
-      // per rank, then an all-gather over the receiving stage's tensor group rebuilds it; an
-      // all-gather of S bytes is an all-reduce task of S / 2 (the same bytes on every ring link).
+      // per rank, then a ring all-gather of the whole tensor over the receiving stage's tensor
+      // group rebuilds it.
       auto scatters = [&](double bytes_per_rank, double full_bytes) {
         return options.scatter_gather && ranks > 1 && full_bytes > 0 && bytes_per_rank >= full_bytes;
       };
-      // What each rank's consumers wait for: rank 0 the all-gather (its output, on the group's
-      // first device), every other rank a "/gathered" hand-over to itself that holds the whole
-      // tensor on that rank (a transfer to the same device of 0 bytes: no time, no device slot).
+      // What each rank's consumers wait for: the all-gather, whose output (the whole tensor) is
+      // on every rank of the group (sim/timeline/buffer_memory.h).
       std::vector<std::map<std::pair<OpId, int64_t>, std::vector<TaskId>>> scattered_inputs(micro_batches);
       std::vector<std::map<std::pair<OpId, OpId>, std::vector<TaskId>>> gathered_gradients(micro_batches);
       auto scatter_gather = [&](const std::string& tensor, int64_t from, int64_t to, double bytes,
@@ -531,23 +532,15 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
                                             bytes / static_cast<double>(ranks), {ready_on_rank(r)}, step, replica,
                                             Phase::kTransfer));
         }
-        const TaskId gathered_id = collective(gather_name, group_of(to), bytes / 2, std::move(pieces), step, op_name,
+        const TaskId gathered_id = collective(gather_name, group_of(to), bytes, std::move(pieces), step, op_name,
                                               CollectiveKind::kAllGather);
-        emitter.at(gathered_id).output_bytes = bytes;  // the whole tensor again
-        std::vector<TaskId> ready{gathered_id};
-        for (int64_t r = 1; r < simulated_ranks; ++r) {
-          const TaskId handed = emitter.transfer(tensor + rank_name(r) + "/gathered", device(d, to, r),
-                                                 device(d, to, r), bytes, {gathered_id}, step, replica, Phase::kTransfer);
-          emitter.at(handed).bytes = 0;  // nothing moves; output_bytes keeps the tensor's memory
-          ready.push_back(handed);
-        }
-        return ready;
+        emitter.at(gathered_id).output_bytes = bytes;  // the whole tensor again, on every rank
+        return std::vector<TaskId>(static_cast<size_t>(simulated_ranks), gathered_id);
       };
 
       // ZeRO 3 (FSDP): an op's parameters are all-gathered over the shard group before its forward
       // and again before its backward, one gather after another ahead of the compute (prefetch),
-      // from the start of the slot. An all-gather of S bytes is an all-reduce task of S / 2: the
-      // same bytes on every ring link (docs/llm-planning.md).
+      // from the start of the slot: a ring all-gather of the op's parameters (docs/llm-planning.md).
       auto gather = [&](int64_t m, int64_t s, OpId v, int64_t r, bool forward, std::optional<TaskId>* chain) {
         auto key = std::make_tuple(d / shards, m, v, r, forward);
         if (auto it = gathered.find(key); it != gathered.end()) return it->second;
@@ -556,7 +549,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         if (previous_update[d][v][r]) deps.push_back(*previous_update[d][v][r]);
         const TaskId id = collective(replica_prefix + "mb" + std::to_string(m) + (forward ? "/fwd" : "/bwd") +
                                          "/zero3-allgather/" + graph.op(v).name + rank_name(r) + suffix,
-                                     shard_group(d, s, r), held_bytes(v) / 2, std::move(deps), step,
+                                     shard_group(d, s, r), held_bytes(v), std::move(deps), step,
                                      graph.op(v).name, CollectiveKind::kAllGather);
         gathered.emplace(key, id);
         return id;
@@ -791,10 +784,10 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
             const std::string& op_name = graph.op(buckets[b].front()).name;
             if (options.zero_stage == 0 || shards == replicas) {
               // Plain data parallelism and ZeRO 1/2 all-reduce (ZeRO 1/2: a reduce-scatter and, after
-              // the shard's update, an all-gather: the same bytes); ZeRO 3 only reduce-scatters, an
-              // all-reduce task of S / 2 (parameters are gathered again before the next forward).
+              // the shard's update, an all-gather: the same bytes); ZeRO 3 only reduce-scatters
+              // (parameters are gathered again before the next forward).
               TaskId reduced = options.zero_stage >= 3
-                                   ? collective("zero3-reduce-scatter/" + where, group, bytes / 2, gradient_ready, step, op_name,
+                                   ? collective("zero3-reduce-scatter/" + where, group, bytes, gradient_ready, step, op_name,
                                                 CollectiveKind::kReduceScatter)
                                    : collective("dp-allreduce/" + where, group, bytes, gradient_ready, step, op_name);
               previous_data_collective[s][r] = reduced;
@@ -805,7 +798,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
               std::vector<TaskId> scattered;
               for (int64_t k = 0; k < (symmetric ? 1 : replicas / shards); ++k) {
                 scattered.push_back(collective("zero3-reduce-scatter/group" + std::to_string(k) + "/" + where,
-                                               shard_group(k * shards, s, r), bytes / 2, gradient_ready, step, op_name,
+                                               shard_group(k * shards, s, r), bytes, gradient_ready, step, op_name,
                                                CollectiveKind::kReduceScatter));
               }
               std::vector<TaskId> across;

@@ -43,19 +43,20 @@ Bottleneck find_bottleneck(const ExecutionPlan& plan, const Cluster& cluster, co
     return task.transport < 0 ? bytes : bytes / plan.transports.at(static_cast<size_t>(task.transport)).wire_efficiency;
   };
   std::map<std::pair<DeviceId, DeviceId>, double> pair_bytes;
-  std::map<std::tuple<CollectiveAlgorithm, std::vector<DeviceId>, double>, double> collective_wire_bytes;
+  std::map<std::tuple<CollectiveKind, CollectiveAlgorithm, std::vector<DeviceId>, double>, double> collective_wire_bytes;
   for (const Task& task : plan.tasks) {
     if (task.kind == TaskKind::kTransfer && task.source != task.device && task.bytes > 0) {
       pair_bytes[{task.source, task.device}] += wire_bytes(task, task.bytes);
     }
     if (task.kind == TaskKind::kCollective && task.group.size() > 1 && task.bytes > 0) {
-      collective_wire_bytes[{task.algorithm, task.group, task.bytes}] += wire_bytes(task, task.bytes) / task.bytes;
+      collective_wire_bytes[{task.collective, task.algorithm, task.group, task.bytes}] +=
+          wire_bytes(task, task.bytes) / task.bytes;
     }
   }
   for (const auto& [key, scale] : collective_wire_bytes) {
-    const auto& [algorithm, group, bytes] = key;
+    const auto& [kind, algorithm, group, bytes] = key;
     for (const CollectiveStep& step :
-         allreduce_schedule(algorithm, group, bytes, cluster, CollectiveFidelity::kPerPhase)) {
+         collective_schedule(kind, algorithm, group, bytes, cluster, CollectiveFidelity::kPerPhase)) {
       if (step.from != step.to) pair_bytes[{step.from, step.to}] += step.bytes * scale;
     }
   }

@@ -25,12 +25,6 @@ CollectiveBandwidth collective_bandwidth(CollectiveKind kind, double bytes, int 
   return {algbw, algbw * bus_bandwidth_factor(kind, ranks)};
 }
 
-double nccl_tests_bytes(const Task& task) {
-  const int ranks = static_cast<int>(task.group.size());
-  if (task.collective == CollectiveKind::kAllReduce || ranks < 2) return task.bytes;
-  return task.bytes * bus_bandwidth_factor(CollectiveKind::kAllReduce, ranks) / bus_bandwidth_factor(task.collective, ranks);
-}
-
 std::vector<CollectiveBandwidthRow> collective_bandwidth_table(const ExecutionPlan& plan, const Cluster& cluster,
                                                                const Timeline& timeline) {
   std::map<RowKey, CollectiveBandwidthRow> rows;
@@ -40,8 +34,8 @@ std::vector<CollectiveBandwidthRow> collective_bandwidth_table(const ExecutionPl
     const std::string transport = task.transport >= 0 ? plan.transports.at(static_cast<size_t>(task.transport)).id : "links";
     // The engines time a collective by the measured curve exactly when one applies (sim/engine,
     // sim/analytical); the same test says which timed it here.
-    const bool measured = measured_allreduce_seconds(task.group, task.bytes, cluster).has_value();
-    const double bytes = nccl_tests_bytes(task);
+    const bool measured = measured_collective_seconds(task.collective, task.group, task.bytes, cluster).has_value();
+    const double bytes = task.bytes;
     RowKey key{task.collective, bytes, ranks, machines_of(task.group, cluster), transport, measured};
     CollectiveBandwidthRow& row = rows[key];
     if (row.calls == 0) {

@@ -27,17 +27,11 @@ struct CollectiveBandwidth {
 /// and reduce-scatter) over `ranks` ranks taking `seconds`. Zeros when seconds <= 0 or ranks < 2.
 CollectiveBandwidth collective_bandwidth(CollectiveKind kind, double bytes, int ranks, double seconds);
 
-/// nccl-tests' size of a collective task: its `bytes` for an all-reduce; for another kind, the
-/// size whose traffic equals that of the all-reduce the engines run in its place (each ring link
-/// carries 2(n-1)/n x bytes, which is factor(kind, n) x size): bytes x 2(n-1)/n / factor(kind, n),
-/// so an all-gather or reduce-scatter task of `bytes` is one of 2 x bytes.
-double nccl_tests_bytes(const Task& task);
-
 /// One row of the table: the collectives of the run that share a kind, size, rank count, number
 /// of machines, transport and timing.
 struct CollectiveBandwidthRow {
   CollectiveKind kind = CollectiveKind::kAllReduce;
-  double bytes = 0;             ///< nccl-tests' size (nccl_tests_bytes)
+  double bytes = 0;             ///< nccl-tests' size: the tasks' `bytes` (sim/plan/execution_plan.h)
   int ranks = 0;                ///< devices of the group
   int machines = 0;             ///< distinct machines (ClusterDevice::node) among them
   std::string transport;        ///< the plan transport's id, or "links"

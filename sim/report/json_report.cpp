@@ -16,7 +16,7 @@ void add_collective_bandwidths(const Task& task, double seconds, Json* entry) {
   (*entry)["group_size"] = task.group.size();
   if (seconds <= 0 || task.group.size() < 2) return;
   const CollectiveBandwidth achieved =
-      collective_bandwidth(task.collective, nccl_tests_bytes(task), static_cast<int>(task.group.size()), seconds);
+      collective_bandwidth(task.collective, task.bytes, static_cast<int>(task.group.size()), seconds);
   (*entry)["algbw_bytes_per_second"] = achieved.algbw_bytes_per_second;
   (*entry)["busbw_bytes_per_second"] = achieved.busbw_bytes_per_second;
 }

@@ -4,16 +4,49 @@
 
 namespace placesim {
 
+namespace {
+
+/// Whether `task` uses `device`: runs there, sends from it, or counts it in its group.
+bool touches(const Task& task, DeviceId device) {
+  if (task.device == device) return true;
+  if (task.kind == TaskKind::kTransfer) return task.source == device;
+  if (task.kind == TaskKind::kCollective) return std::find(task.group.begin(), task.group.end(), device) != task.group.end();
+  return false;
+}
+
+}  // namespace
+
 std::vector<BufferLifetime> buffer_lifetimes(const ExecutionPlan& plan, const Timeline& timeline) {
   auto successors = plan.successors();
   std::vector<BufferLifetime> buffers;
   for (const Task& task : plan.tasks) {
     if (task.output_bytes <= 0) continue;
+    const double start = timeline.tasks[task.id].start_seconds;
     double release = timeline.tasks[task.id].end_seconds;
     for (TaskId s : successors[task.id]) release = std::max(release, timeline.tasks[s].end_seconds);
     for (TaskId k : task.keep_until) release = std::max(release, timeline.tasks[k].end_seconds);
     if (successors[task.id].empty() && task.keep_until.empty()) release = timeline.makespan_seconds();
-    buffers.push_back({task.device, task.id, timeline.tasks[task.id].start_seconds, release, task.output_bytes});
+    if (task.kind != TaskKind::kCollective || task.group.size() < 2) {
+      buffers.push_back({task.device, task.id, start, release, task.output_bytes});
+      continue;
+    }
+    // A collective's output is on every member; each copy lives until the successors that use
+    // that member have ended (all of them when none does).
+    for (DeviceId member : task.group) {
+      double member_release = timeline.tasks[task.id].end_seconds;
+      bool used = false;
+      for (TaskId s : successors[task.id]) {
+        if (!touches(plan.tasks[s], member)) continue;
+        used = true;
+        member_release = std::max(member_release, timeline.tasks[s].end_seconds);
+      }
+      for (TaskId k : task.keep_until) {
+        if (!touches(plan.tasks[k], member)) continue;
+        used = true;
+        member_release = std::max(member_release, timeline.tasks[k].end_seconds);
+      }
+      buffers.push_back({member, task.id, start, used ? member_release : release, task.output_bytes});
+    }
   }
   return buffers;
 }

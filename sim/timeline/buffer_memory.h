@@ -24,7 +24,9 @@ struct MemoryBreakdown {
 };
 
 /// A task's output buffer on its device: allocated when the task starts, released when its
-/// successors and keep_until tasks have all ended (at the makespan when it has neither).
+/// successors and keep_until tasks have all ended (at the makespan when it has neither). A
+/// collective's output is on every member of its group, each copy released when the successors
+/// and keep_until tasks that use that member have ended.
 struct BufferLifetime {
   DeviceId device = 0;
   TaskId task = 0;

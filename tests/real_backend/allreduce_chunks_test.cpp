@@ -189,3 +189,87 @@ TEST(AllreduceChunks, AScheduleOfAnotherShapeIsAnInternalError) {
 
 }  // namespace
 }  // namespace placesim
+
+namespace placesim {
+namespace {
+
+/// Runs `steps` with their chunks on `buffers` (one per member of `group`), in index order.
+void run_steps(const std::vector<DeviceId>& group, const std::vector<CollectiveStep>& steps,
+               const std::vector<real::AllreduceChunk>& chunks, std::vector<std::vector<float>>* buffers) {
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const std::vector<float>& from = (*buffers)[member_of(group, steps[s].from)];
+    std::vector<float>& into = (*buffers)[member_of(group, steps[s].to)];
+    for (size_t e = chunks[s].offset; e < chunks[s].offset + chunks[s].count; ++e) {
+      into[e] = chunks[s].reduces ? into[e] + from[e] : from[e];
+    }
+  }
+}
+
+// A reduce-scatter leaves each device with its part of the sum (ring position p: part (p + 1)
+// mod n); an all-gather from those parts leaves every device with all of it: together an
+// all-reduce. Rings of 2..8 and hierarchical rings on 2..4 machines; each step moves the elements
+// of its scheduled bytes.
+TEST(CollectiveChunks, ReduceScatterThenAllGatherLeaveEveryDeviceWithTheSum) {
+  std::vector<std::pair<std::string, std::pair<CollectiveAlgorithm, Cluster>>> cases;
+  for (size_t n = 2; n <= 8; ++n) {
+    cases.push_back({"ring of " + std::to_string(n), {CollectiveAlgorithm::kRing, shuffled_ring(n)}});
+  }
+  for (auto [nodes, per_node] : std::vector<std::pair<size_t, size_t>>{{2, 1}, {2, 2}, {3, 2}, {2, 4}, {4, 3}}) {
+    cases.push_back({"hierarchical " + std::to_string(nodes) + "x" + std::to_string(per_node),
+                     {CollectiveAlgorithm::kHierarchical, machines(nodes, per_node)}});
+  }
+  for (const auto& [name, setup] : cases) {
+    SCOPED_TRACE(name);
+    const auto& [algorithm, cluster] = setup;
+    const std::vector<DeviceId> group = all_devices(cluster);
+    const size_t n = group.size();
+    std::vector<std::vector<float>> buffers(n, std::vector<float>(kElements));
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t e = 0; e < kElements; ++e) buffers[i][e] = contribution(i, e);
+    }
+    const float all_members = std::ldexp(1.0f, static_cast<int>(n)) - 1;
+    auto sum_at = [&](size_t e) { return all_members * static_cast<float>(1 + e % 3); };
+    for (CollectiveKind kind : {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+      const auto steps = collective_schedule(kind, algorithm, group, 4.0 * kElements, cluster);
+      const auto chunks = real::collective_chunks(kind, algorithm, group, cluster, steps, kElements);
+      ASSERT_EQ(chunks.size(), steps.size());
+      for (size_t s = 0; s < steps.size(); ++s) {
+        EXPECT_NEAR(static_cast<double>(chunks[s].count), steps[s].bytes / 4, 2.0);
+        EXPECT_EQ(chunks[s].reduces, kind == CollectiveKind::kReduceScatter);
+      }
+      run_steps(group, steps, chunks, &buffers);
+      if (kind == CollectiveKind::kReduceScatter && algorithm == CollectiveAlgorithm::kRing) {
+        const std::vector<DeviceId> ring = topology_ring(group, cluster);
+        size_t wrong = 0;
+        for (size_t p = 0; p < n; ++p) {
+          const size_t owned = (p + 1) % n;
+          const std::vector<float>& mine = buffers[member_of(group, ring[p])];
+          for (size_t e = kElements * owned / n; e < kElements * (owned + 1) / n; ++e) wrong += mine[e] != sum_at(e);
+        }
+        EXPECT_EQ(wrong, 0u);
+      }
+    }
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t e = 0; e < kElements; ++e) wrong += buffers[i][e] != sum_at(e);
+    }
+    EXPECT_EQ(wrong, 0u);
+  }
+}
+
+TEST(CollectiveChunks, RefuseAnAllGatherOfAnotherAlgorithmOrSchedule) {
+  const Cluster cluster = shuffled_ring(4);
+  const std::vector<DeviceId> group = all_devices(cluster);
+  const auto ring = collective_schedule(CollectiveKind::kAllGather, CollectiveAlgorithm::kRing, group, 4e3, cluster);
+  EXPECT_THROW(real::collective_chunks(CollectiveKind::kAllGather, CollectiveAlgorithm::kDoubleBinaryTree, group, cluster,
+                                       ring, 1000),
+               std::logic_error);
+  // An all-reduce's schedule is not an all-gather's.
+  const auto all_reduce = allreduce_schedule(CollectiveAlgorithm::kRing, group, 4e3, cluster);
+  EXPECT_THROW(real::collective_chunks(CollectiveKind::kAllGather, CollectiveAlgorithm::kRing, group, cluster,
+                                       all_reduce, 1000),
+               std::logic_error);
+}
+
+}  // namespace
+}  // namespace placesim

@@ -18,6 +18,7 @@
 #include "real_backend/runtime/machine_load.h"
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/core/input_error.h"
+#include "sim/plan/collective_schedule.h"
 
 namespace placesim {
 namespace {
@@ -316,6 +317,54 @@ TEST(CpuExecutor, CollectivesLeaveTheElementwiseSumOnEveryMemberAfterTheirDeps) 
       EXPECT_GT(timeline.tasks[id].duration(), 0) << plan.tasks[id].name;
     }
   }
+}
+
+// A ring reduce-scatter leaves the member at ring position p with part (p + 1) mod n of the sum;
+// an all-gather from those parts leaves every member with all of it (collective_chunks).
+TEST(CpuExecutor, ReduceScattersAndAllGathersMoveTheirParts) {
+  const size_t members = 4;
+  Cluster cluster = cpus(members);
+  const std::vector<DeviceId> group = {0, 1, 2, 3};
+  const size_t elements = 100003;
+  const std::vector<DeviceId> ring = topology_ring(group, cluster);
+  auto owned_part = [&](size_t member) {
+    const size_t p = static_cast<size_t>(std::find(ring.begin(), ring.end(), group[member]) - ring.begin());
+    const size_t q = (p + 1) % members;
+    return std::make_pair(elements * q / members, elements * (q + 1) / members);
+  };
+  ExecutionPlan plan = empty_plan(cluster);
+  TaskId gradient = add(plan, compute_task(0, 0, 4e6, OpKind::kElementwise));
+  Task scatter = allreduce(group, CollectiveAlgorithm::kRing, 4.0 * elements);
+  scatter.collective = CollectiveKind::kReduceScatter;
+  const TaskId scatter_id = add(plan, scatter, {gradient});
+  Task gather = allreduce(group, CollectiveAlgorithm::kRing, 4.0 * elements);
+  gather.collective = CollectiveKind::kAllGather;
+  const TaskId gather_id = add(plan, gather, {scatter_id});
+  const CollectiveCheck values{0.25f, members};
+  size_t checked = 0, wrong = 0;
+  ExecutionOptions options;
+  options.warmup_runs = 0;
+  options.timed_runs = 2;
+  options.before_collective = [&](const Task& task, size_t member, float* buffer, size_t count) {
+    ASSERT_EQ(count, elements);
+    const auto [begin, end] = owned_part(member);
+    for (size_t e = 0; e < count; ++e) {
+      if (task.id == scatter_id) buffer[e] = values.start(member, e);
+      if (task.id == gather_id) buffer[e] = e >= begin && e < end ? values.sum(e) : -1.0f;
+    }
+  };
+  options.after_collective = [&](const Task& task, size_t member, const float* buffer, size_t count) {
+    const auto [begin, end] = owned_part(member);
+    for (size_t e = 0; e < count; ++e) {
+      if (task.id == gather_id || (e >= begin && e < end)) wrong += buffer[e] != values.sum(e);
+    }
+    ++checked;
+  };
+  Timeline timeline = real::make_executor(Backend::kCpu, options)->simulate(plan, cluster);
+  expect_contract(plan, timeline);
+  EXPECT_EQ(checked, 2 * members * 2);
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_GT(timeline.tasks[gather_id].duration(), 0);
 }
 
 TEST(CpuExecutor, RejectsCollectivesItCannotRun) {

@@ -100,25 +100,26 @@ TEST(CollectiveBandwidth, WithoutLatencyAllReduceBusbwIsTheLinkBandwidth) {
   }
 }
 
-// An all-gather of S total bytes runs as an all-reduce task of S / 2 (the same (n-1)/n x S on each
-// ring link): without latency t = 2(n-1)/n x (S/2)/B = (n-1)/n x S/B, nccl-tests' size is S, so
-// algbw = S/t = B n/(n-1) and busbw = algbw x (n-1)/n = B again. Same for a reduce-scatter.
+// An all-gather of S total bytes (nccl-tests' size, the task's bytes) is one ring pass of n-1
+// rounds of S/n: without latency t = (n-1)/n x S/B, so algbw = S/t = B n/(n-1) and busbw =
+// algbw x (n-1)/n = B again. Same for a reduce-scatter (GPUs: the adds cost no time).
 TEST(CollectiveBandwidth, AllGatherAndReduceScatterTakeFactorNMinusOneOverN) {
   const Cluster cluster = ring(0);
   const double n = kRanks;
   for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
     ExecutionPlan plan = testing::empty_plan(cluster);
-    testing::add(plan, collective_task(kBytes / 2, kind));
-    EXPECT_DOUBLE_EQ(nccl_tests_bytes(plan.tasks[0]), kBytes);
-    const auto table = table_of(plan, cluster, Tier::kSimulated);
-    ASSERT_EQ(table.size(), 1u);
-    const CollectiveBandwidthRow& row = table[0];
-    EXPECT_EQ(row.kind, kind);
-    EXPECT_DOUBLE_EQ(row.bytes, kBytes);
-    const double seconds = (n - 1) / n * kBytes / kBandwidth;
-    EXPECT_NEAR(row.mean_seconds, seconds, seconds * 1e-9);
-    EXPECT_NEAR(row.bandwidth.algbw_bytes_per_second, kBandwidth * n / (n - 1), kBandwidth * 1e-9);
-    EXPECT_NEAR(row.bandwidth.busbw_bytes_per_second, kBandwidth, kBandwidth * 1e-9);
+    testing::add(plan, collective_task(kBytes, kind));
+    for (Tier tier : {Tier::kSimulated, Tier::kAnalytical}) {
+      const auto table = table_of(plan, cluster, tier);
+      ASSERT_EQ(table.size(), 1u);
+      const CollectiveBandwidthRow& row = table[0];
+      EXPECT_EQ(row.kind, kind);
+      EXPECT_DOUBLE_EQ(row.bytes, kBytes);
+      const double seconds = (n - 1) / n * kBytes / kBandwidth;
+      EXPECT_NEAR(row.mean_seconds, seconds, seconds * 1e-9);
+      EXPECT_NEAR(row.bandwidth.algbw_bytes_per_second, kBandwidth * n / (n - 1), kBandwidth * 1e-9);
+      EXPECT_NEAR(row.bandwidth.busbw_bytes_per_second, kBandwidth, kBandwidth * 1e-9);
+    }
   }
 }
 
@@ -132,7 +133,7 @@ TEST(CollectiveBandwidth, GroupsCallsBySizeLargestTotalTimeFirst) {
   TaskId previous = testing::add(plan, collective_task(1e7));
   for (int i = 0; i < 2; ++i) previous = testing::add(plan, collective_task(1e7), {previous});
   previous = testing::add(plan, collective_task(2e7), {previous});
-  for (int mb = 1; mb <= 11; ++mb) previous = testing::add(plan, collective_task(mb * 1e6 / 2, CollectiveKind::kAllGather), {previous});
+  for (int mb = 1; mb <= 11; ++mb) previous = testing::add(plan, collective_task(mb * 1e6, CollectiveKind::kAllGather), {previous});
   const Timeline timeline = make_engine(Tier::kSimulated)->simulate(plan, cluster);
   const RunMetrics metrics = compute_metrics(plan, cluster, timeline);
   const auto& table = metrics.collective_bandwidth;

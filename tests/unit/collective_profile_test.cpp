@@ -86,11 +86,13 @@ Cluster measured_mesh() {
   return cluster;
 }
 
-double simulate_allreduce(const Cluster& cluster, std::vector<DeviceId> group, double bytes, bool simgrid) {
+double simulate_allreduce(const Cluster& cluster, std::vector<DeviceId> group, double bytes, bool simgrid,
+                          CollectiveKind kind = CollectiveKind::kAllReduce) {
   ExecutionPlan plan = testing::empty_plan(cluster);
   plan.collective_fidelity = CollectiveFidelity::kPerPhase;
   Task task;
   task.kind = TaskKind::kCollective;
+  task.collective = kind;
   task.phase = Phase::kCollective;
   task.group = std::move(group);
   task.algorithm = CollectiveAlgorithm::kRing;
@@ -108,6 +110,38 @@ TEST(MeasuredAllReduce, BothEnginesTakeTheCurveTimeWhereItApplies) {
   // Link rate would be 2(N-1)(a + S/(N B)) = 6 (5 us + 2 MiB / 4 / 10 GB/s) = 344.6 us: the curve differs.
   const double link_rate = 6 * (5e-6 + 2 * kMiB / 4 / 1e10);
   EXPECT_GT(std::abs(curve - link_rate), 1e-4);
+}
+
+// nccl-tests' busbw is the hardware's for every collective (doc/PERFORMANCE.md): an all-gather or
+// reduce-scatter of S = 2 MiB over 4 GPUs without a curve of its own takes the all-reduce curve's
+// busbw at S (20 GB/s): t = S (n-1)/n / busbw = 2 MiB x 0.75 / 20 GB/s = 78.6 us, half the
+// all-reduce's 2 MiB x 1.5 / 20 GB/s. Both engines.
+TEST(MeasuredAllGather, WithoutItsOwnCurveTakesTheAllReducesBusBandwidth) {
+  Cluster cluster = measured_mesh();
+  const double expected = 2 * kMiB * 0.75 / 2e10;
+  for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    EXPECT_NEAR(*measured_collective_seconds(kind, {0, 1, 2, 3}, 2 * kMiB, cluster), expected, 1e-12);
+    EXPECT_NEAR(simulate_allreduce(cluster, {0, 1, 2, 3}, 2 * kMiB, true, kind), expected, 1e-9);
+    EXPECT_NEAR(simulate_allreduce(cluster, {0, 1, 2, 3}, 2 * kMiB, false, kind), expected, 1e-12);
+  }
+  // Below the smallest measured size (1 MiB at 10 GB/s) the time holds: 1 MiB x 0.75 / 10 GB/s.
+  EXPECT_NEAR(*measured_collective_seconds(CollectiveKind::kAllGather, {0, 1, 2, 3}, 0.25 * kMiB, cluster),
+              kMiB * 0.75 / 1e10, 1e-12);
+  // Collectives the engines do not run have no measured time.
+  EXPECT_FALSE(measured_collective_seconds(CollectiveKind::kBroadcast, {0, 1, 2, 3}, kMiB, cluster).has_value());
+}
+
+TEST(MeasuredAllGather, ItsOwnCurveWinsOverTheAllReduces) {
+  Cluster cluster = measured_mesh();
+  CollectiveProfile profile = *cluster.collective_profile;
+  CollectiveCurve gather{CollectiveKind::kAllGather, 4, {{kMiB, 5e9, "hand-made"}, {4 * kMiB, 5e9, "hand-made"}}};
+  profile.curves.emplace(std::make_pair(CollectiveKind::kAllGather, 4), gather);
+  cluster.collective_profile = std::make_shared<const CollectiveProfile>(profile);
+  // 2 MiB x 0.75 / 5 GB/s; the reduce-scatter still reads the all-reduce's 20 GB/s.
+  EXPECT_NEAR(*measured_collective_seconds(CollectiveKind::kAllGather, {0, 1, 2, 3}, 2 * kMiB, cluster),
+              2 * kMiB * 0.75 / 5e9, 1e-12);
+  EXPECT_NEAR(*measured_collective_seconds(CollectiveKind::kReduceScatter, {0, 1, 2, 3}, 2 * kMiB, cluster),
+              2 * kMiB * 0.75 / 2e10, 1e-12);
 }
 
 TEST(MeasuredAllReduce, TheReportGivesWhatTheCollectiveAchievedAsAlgbwAndBusbw) {
@@ -138,23 +172,23 @@ TEST(MeasuredAllReduce, FallsBackToTheLinkRateRingWhereNoCurveApplies) {
   Cluster cluster = measured_mesh();
   // 3 GPUs: no 3-GPU curve, so the link-rate ring: 2(N-1)(a + S/(N B)) = 4 (5 us + 1 MiB / 3 / 10 GB/s).
   const std::vector<DeviceId> three = {0, 1, 2};
-  EXPECT_FALSE(measured_allreduce_seconds(three, kMiB, cluster).has_value());
+  EXPECT_FALSE(measured_collective_seconds(CollectiveKind::kAllReduce, three, kMiB, cluster).has_value());
   const double ring = 4 * (5e-6 + kMiB / 3 / 1e10);
   EXPECT_NEAR(simulate_allreduce(cluster, three, kMiB, false), ring, 1e-12);
   EXPECT_NEAR(simulate_allreduce(cluster, three, kMiB, true), ring, 1e-9);
   // A perturbed link: the curve measured other hardware.
   Cluster degraded = measured_mesh();
   degraded.scale_link_bandwidth(0, 0.5);
-  EXPECT_FALSE(measured_allreduce_seconds({0, 1, 2, 3}, kMiB, degraded).has_value());
+  EXPECT_FALSE(measured_collective_seconds(CollectiveKind::kAllReduce, {0, 1, 2, 3}, kMiB, degraded).has_value());
   // CPUs, or GPUs of two machines.
   Cluster other = measured_mesh();
   other.devices()[3].node = 1;
-  EXPECT_FALSE(measured_allreduce_seconds({0, 1, 2, 3}, kMiB, other).has_value());
+  EXPECT_FALSE(measured_collective_seconds(CollectiveKind::kAllReduce, {0, 1, 2, 3}, kMiB, other).has_value());
   Cluster cpus = measured_mesh();
   cpus.devices()[0].spec.kind = DeviceKind::kCpu;
-  EXPECT_FALSE(measured_allreduce_seconds({0, 1, 2, 3}, kMiB, cpus).has_value());
+  EXPECT_FALSE(measured_collective_seconds(CollectiveKind::kAllReduce, {0, 1, 2, 3}, kMiB, cpus).has_value());
   // One device or no bytes: nothing to do.
-  EXPECT_EQ(*measured_allreduce_seconds({0}, kMiB, cluster), 0.0);
+  EXPECT_EQ(*measured_collective_seconds(CollectiveKind::kAllReduce, {0}, kMiB, cluster), 0.0);
 }
 
 TEST(MeasuredAllReduce, CurvesTravelInPlanFilesResolvedCluster) {
@@ -162,7 +196,7 @@ TEST(MeasuredAllReduce, CurvesTravelInPlanFilesResolvedCluster) {
   Cluster cluster = measured_mesh();
   Json json = write_cluster_json(cluster);
   Cluster read = read_cluster_json(JsonReader(json, "plan.json", "/cluster"));
-  EXPECT_NEAR(*measured_allreduce_seconds({0, 1, 2, 3}, 2 * kMiB, read), 2 * kMiB * 1.5 / 2e10, 1e-12);
+  EXPECT_NEAR(*measured_collective_seconds(CollectiveKind::kAllReduce, {0, 1, 2, 3}, 2 * kMiB, read), 2 * kMiB * 1.5 / 2e10, 1e-12);
   EXPECT_EQ(read.collective_profile->find(CollectiveKind::kAllReduce, 4)->points[1].source,
             "hand-made row 2, with a comma");
   // Once a perturbation rescaled a link the curves no longer apply, and are not written.
@@ -197,7 +231,7 @@ TEST(MeasuredAllReduce, Dgx1V100TakesVTrainsEightGpuCurve) {
   const double busbw_32 = 32 * kMiB * 1.75 / 0.0004793;
   const double busbw_24 = busbw_16 + std::log(1.5) / std::log(2.0) * (busbw_32 - busbw_16);
   const double expected = 24 * kMiB * 1.75 / busbw_24;  // 379.1 us
-  EXPECT_NEAR(*measured_allreduce_seconds(gpus, 24 * kMiB, dgx1), expected, expected * 1e-5);
+  EXPECT_NEAR(*measured_collective_seconds(CollectiveKind::kAllReduce, gpus, 24 * kMiB, dgx1), expected, expected * 1e-5);
   // "collective_profile": "none" keeps the link-rate model.
   Cluster link_rate = cluster_from(R"({"template": "dgx1_v100", "collective_profile": "none"})");
   EXPECT_FALSE(link_rate.collective_profile);
@@ -205,7 +239,7 @@ TEST(MeasuredAllReduce, Dgx1V100TakesVTrainsEightGpuCurve) {
   Cluster two = cluster_from(R"({"template": "dgx1_v100", "nodes": 2, "fabric": {"link": "ib_edr"}})");
   std::vector<DeviceId> all = gpus_of(two);
   ASSERT_EQ(all.size(), 16u);
-  EXPECT_FALSE(measured_allreduce_seconds(all, 24 * kMiB, two).has_value());
+  EXPECT_FALSE(measured_collective_seconds(CollectiveKind::kAllReduce, all, 24 * kMiB, two).has_value());
 }
 
 TEST(MeasuredAllReduce, EveryBundledProfileReads) {

@@ -1,4 +1,5 @@
-// All-reduce schedules simulated on SimGrid against their alpha-beta formulas.
+// Collective schedules (all-reduce, ring all-gather and reduce-scatter) simulated on SimGrid
+// against their alpha-beta formulas.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -37,11 +38,13 @@ std::vector<DeviceId> all(size_t n) {
 }
 
 double simulate_allreduce(const Cluster& cluster, CollectiveAlgorithm algorithm, double bytes,
-                          CollectiveFidelity fidelity = CollectiveFidelity::kPerPhase) {
+                          CollectiveFidelity fidelity = CollectiveFidelity::kPerPhase,
+                          CollectiveKind kind = CollectiveKind::kAllReduce) {
   ExecutionPlan plan = testing::empty_plan(cluster);
   plan.collective_fidelity = fidelity;
   Task task;
   task.kind = TaskKind::kCollective;
+  task.collective = kind;
   task.phase = Phase::kCollective;
   task.group = all(cluster.devices().size());
   task.algorithm = algorithm;
@@ -67,6 +70,55 @@ TEST_P(RingAllReduce, MatchesTwoNMinusOneOverNTimesSOverBPlusTwoNMinusOneLatenci
 INSTANTIATE_TEST_SUITE_P(Sizes, RingAllReduce,
                          ::testing::Combine(::testing::Values(2, 3, 8, 16), ::testing::Values(1 << 20, 1e8)));
 
+// A ring all-gather or reduce-scatter of S bytes (nccl-tests' size: the whole tensor) is one pass
+// of N-1 rounds, each moving S/N over every hop: (N-1)(a + S/(N B)), half the all-reduce's rounds
+// and bytes. On GPUs the reduce-scatter's adds cost nothing. Per round, per phase and estimated.
+class RingGatherScatter : public ::testing::TestWithParam<std::tuple<size_t, double>> {};
+
+TEST_P(RingGatherScatter, TakeNMinusOneRoundsOfSOverN) {
+  auto [n, bytes] = GetParam();
+  const double nd = static_cast<double>(n);
+  const double expected = (nd - 1) * (kLatency + bytes / nd / kBandwidth);
+  for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
+    EXPECT_EQ(collective_schedule(kind, CollectiveAlgorithm::kRing, all(n), bytes, ring(n)).size(), n * (n - 1));
+    EXPECT_EQ(collective_schedule(kind, CollectiveAlgorithm::kRing, all(n), bytes, ring(n),
+                                  CollectiveFidelity::kPerPhase).size(), n);
+    EXPECT_NEAR(simulate_allreduce(ring(n), CollectiveAlgorithm::kRing, bytes, CollectiveFidelity::kPerRound, kind),
+                expected, expected * 0.01)
+        << to_string(kind);
+    EXPECT_NEAR(simulate_allreduce(ring(n), CollectiveAlgorithm::kRing, bytes, CollectiveFidelity::kPerPhase, kind),
+                expected, expected * 1e-6)
+        << to_string(kind);
+    EXPECT_NEAR(collective_estimate_seconds(kind, CollectiveAlgorithm::kRing, all(n), bytes, ring(n)), expected,
+                expected * 1e-9);
+  }
+  // The reduce-scatter's steps carry the adds, the all-gather's none.
+  for (const CollectiveStep& step :
+       collective_schedule(CollectiveKind::kReduceScatter, CollectiveAlgorithm::kRing, all(n), bytes, ring(n))) {
+    EXPECT_DOUBLE_EQ(step.reduced_bytes, bytes / nd);
+  }
+  for (const CollectiveStep& step :
+       collective_schedule(CollectiveKind::kAllGather, CollectiveAlgorithm::kRing, all(n), bytes, ring(n))) {
+    EXPECT_DOUBLE_EQ(step.reduced_bytes, 0.0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, RingGatherScatter,
+                         ::testing::Combine(::testing::Values(2, 3, 8), ::testing::Values(1 << 20, 1e8)));
+
+TEST(RingGatherScatter, OnlyRingsAndTheseThreeKindsArePlanned) {
+  std::string why;
+  EXPECT_TRUE(collective_supported(CollectiveKind::kAllGather, CollectiveAlgorithm::kRing, &why));
+  EXPECT_TRUE(collective_supported(CollectiveKind::kReduceScatter, CollectiveAlgorithm::kHierarchical, &why));
+  EXPECT_FALSE(collective_supported(CollectiveKind::kAllGather, CollectiveAlgorithm::kDoubleBinaryTree, &why));
+  EXPECT_NE(why.find("runs as a ring"), std::string::npos) << why;
+  EXPECT_FALSE(collective_supported(CollectiveKind::kBroadcast, CollectiveAlgorithm::kRing, &why));
+  EXPECT_TRUE(collective_supported(CollectiveKind::kAllReduce, CollectiveAlgorithm::kHierarchical, &why));
+  EXPECT_THROW(collective_schedule(CollectiveKind::kReduceScatter, CollectiveAlgorithm::kHalvingDoubling, all(4), 1e6,
+                                   full_mesh(4)),
+               std::invalid_argument);
+}
+
 // CPUs add what they reduce after each transfer (3 x bytes of memory traffic at the memory
 // bandwidth M x efficiency e, reduction_seconds); GPUs add inside the copy and pay nothing. A ring
 // of N CPUs: 2(N-1)(a + S/(N B)) + (N-1) x 3 (S/N) / (M e), in both fidelities and the estimate;
@@ -85,6 +137,19 @@ TEST(CpuAllReduce, AddsWhatEachReducingRoundReceivesAtTheMemoryBandwidth) {
         << to_string(fidelity);
   }
   EXPECT_NEAR(allreduce_estimate_seconds(CollectiveAlgorithm::kRing, all(n), bytes, cluster), ring_time, ring_time * 1e-9);
+  // A reduce-scatter of the same S: its N-1 reducing rounds, (N-1)(a + S/(N B) + 3 (S/N) / (M e));
+  // an all-gather: the same without the adds.
+  const double scatter_time = (nd - 1) * (kLatency + bytes / nd / kBandwidth + 3 * (bytes / nd) / 1e10);
+  const double gather_time = (nd - 1) * (kLatency + bytes / nd / kBandwidth);
+  for (CollectiveFidelity fidelity : {CollectiveFidelity::kPerRound, CollectiveFidelity::kPerPhase}) {
+    EXPECT_NEAR(simulate_allreduce(cluster, CollectiveAlgorithm::kRing, bytes, fidelity, CollectiveKind::kReduceScatter),
+                scatter_time, scatter_time * 1e-6);
+    EXPECT_NEAR(simulate_allreduce(cluster, CollectiveAlgorithm::kRing, bytes, fidelity, CollectiveKind::kAllGather),
+                gather_time, gather_time * 1e-6);
+  }
+  EXPECT_NEAR(collective_estimate_seconds(CollectiveKind::kReduceScatter, CollectiveAlgorithm::kRing, all(n), bytes,
+                                          cluster),
+              scatter_time, scatter_time * 1e-9);
   // The same ring of GPUs: no adds.
   Cluster gpus = ring(n);
   const double gpu_time = 2 * (nd - 1) * (kLatency + bytes / nd / kBandwidth);
@@ -210,6 +275,26 @@ TEST(HierarchicalAllReduce, MatchesIntraNodeRingPlusInterNodeRailRing) {
   // It beats a flat ring, whose every round crosses the slow link.
   std::string reason;
   EXPECT_EQ(choose_allreduce(all(g * m), bytes, cluster, &reason), CollectiveAlgorithm::kHierarchical) << reason;
+
+  // Its halves: a reduce-scatter (rings inside the nodes, then the rails) or an all-gather (the
+  // rails, then the nodes) of S takes (g-1)(a_l + S/(g B_l)) + (M-1)(a_g + S/(g M B_g)).
+  const double half = (gd - 1) * (local_latency + bytes / gd / local_bandwidth) +
+                      (md - 1) * (global_latency + bytes / (gd * md) / global_bandwidth);
+  for (CollectiveKind kind : {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
+    EXPECT_NEAR(simulate_allreduce(cluster, CollectiveAlgorithm::kHierarchical, bytes, CollectiveFidelity::kPerRound, kind),
+                half, half * 0.01)
+        << to_string(kind);
+    EXPECT_NEAR(simulate_allreduce(cluster, CollectiveAlgorithm::kHierarchical, bytes, CollectiveFidelity::kPerPhase, kind),
+                half, half * 1e-6)
+        << to_string(kind);
+    EXPECT_NEAR(collective_estimate_seconds(kind, CollectiveAlgorithm::kHierarchical, all(g * m), bytes, cluster), half,
+                half * 1e-9);
+    // A flat ring crosses a 10 GB/s rail twice per round: (N-1)(S/N)/B_g at least.
+    EXPECT_GT(collective_estimate_seconds(kind, CollectiveAlgorithm::kRing, all(g * m), bytes, cluster),
+              (gd * md - 1) * bytes / (gd * md) / global_bandwidth);
+    EXPECT_EQ(choose_collective_algorithm(kind, all(g * m), bytes, cluster, &reason), CollectiveAlgorithm::kHierarchical)
+        << reason;
+  }
 }
 
 // Small messages are latency-bound: a logarithmic algorithm wins (the tree when the group is

@@ -214,5 +214,40 @@ TEST(PlanFile, BadReferencesAreInputErrorsWithTheirPath) {
   EXPECT_THROW(read_plan_json(JsonReader(written, "plan.json")), InputError);
 }
 
+// Version 2 writes an all-gather of S as a task of S bytes; version 1 wrote it as an all-reduce
+// task of S / 2 and is read as S. Kinds the engines do not run are refused with their path.
+TEST(PlanFile, AllGathersCarryTheirNcclTestsSizeAndVersionOneIsConverted) {
+  Cluster cluster = testing::gpus(4);
+  for (size_t i = 0; i < 4; ++i) cluster.add_link(i, (i + 1) % 4, testing::round_link());
+  ExecutionPlan plan = testing::empty_plan(cluster);
+  Task gather;
+  gather.kind = TaskKind::kCollective;
+  gather.phase = Phase::kCollective;
+  gather.group = {0, 1, 2, 3};
+  gather.collective = CollectiveKind::kAllGather;
+  gather.bytes = 8e6;
+  testing::add(plan, gather);
+  Json written = write_plan_json(plan, cluster);
+  EXPECT_EQ(written["schema_version"], 2);
+  EXPECT_EQ(written["tasks"][0]["collective"], "all_gather");
+  EXPECT_DOUBLE_EQ(written["tasks"][0]["bytes"].get<double>(), 8e6);
+  EXPECT_DOUBLE_EQ(read_plan_json(JsonReader(written, "plan.json")).plan.tasks[0].bytes, 8e6);
+  Json version_one = written;
+  version_one["schema_version"] = 1;
+  version_one["tasks"][0]["bytes"] = 4e6;
+  EXPECT_DOUBLE_EQ(read_plan_json(JsonReader(version_one, "plan.json")).plan.tasks[0].bytes, 8e6);
+  Json broadcast = written;
+  broadcast["tasks"][0]["collective"] = "broadcast";
+  try {
+    read_plan_json(JsonReader(broadcast, "plan.json"));
+    FAIL();
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.json_path(), "/tasks/0/collective");
+  }
+  Json tree = written;
+  tree["tasks"][0]["algorithm"] = "tree";
+  EXPECT_THROW(read_plan_json(JsonReader(tree, "plan.json")), InputError);
+}
+
 }  // namespace
 }  // namespace placesim

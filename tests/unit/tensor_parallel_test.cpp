@@ -430,7 +430,7 @@ TEST(Parallel3d, ScatterGatherSendsOneTensorShareAcrossStagesAndAllGathersIt) {
     EXPECT_EQ(task.group[0] / 2, task.group[1] / 2) << task.name;  // one stage's tensor pair
     ASSERT_EQ(task.deps.size(), 2u);                            // one piece from each rank
     const double s_bytes = 2 * scattered.tasks[task.deps[0]].bytes;
-    EXPECT_DOUBLE_EQ(task.bytes, s_bytes / 2);
+    EXPECT_DOUBLE_EQ(task.bytes, s_bytes);  // nccl-tests' size: the whole tensor
     EXPECT_DOUBLE_EQ(task.output_bytes, s_bytes);
   }
   EXPECT_EQ(pieces, 2 * whole_bytes.size());  // both ranks' pieces of every tensor sent whole before

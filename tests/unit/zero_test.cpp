@@ -61,12 +61,15 @@ TEST(Zero, HybridShardingDividesByTheReplicasOfOneMachine) {
   EXPECT_DOUBLE_EQ(device_static_memory(gpt_scenario(R"({"data": 16, "fsdp": "full"})", 2), 9).total(), kPsi);
 }
 
-/// Bytes of the collectives over all `data` replicas (the data-parallel traffic; every one of
-/// them is an all-reduce task: an all-gather or reduce-scatter of S bytes is one of S / 2).
+/// Bytes each device sends in the collectives over all `data` replicas (the data-parallel
+/// traffic) on a ring: nccl-tests' size x its bus factor, 2(n-1)/n S for an all-reduce of S,
+/// (n-1)/n S for an all-gather or reduce-scatter of S.
 double data_parallel_collective_bytes(const ExecutionPlan& plan, size_t replicas) {
   double bytes = 0;
   for (const Task& task : plan.tasks) {
-    if (task.kind == TaskKind::kCollective && task.group.size() == replicas) bytes += task.bytes;
+    if (task.kind == TaskKind::kCollective && task.group.size() == replicas) {
+      bytes += task.bytes * bus_bandwidth_factor(task.collective, static_cast<int>(replicas));
+    }
   }
   return bytes;
 }
@@ -77,7 +80,7 @@ double data_parallel_collective_bytes(const ExecutionPlan& plan, size_t replicas
 TEST(Zero, StageThreeMovesOneAndAHalfTimesTheDataParallelTraffic) {
   const Scenario plain = testing::scenario_from_text(gpt_scenario(R"({"data": 4})"));
   const double all_reduce = data_parallel_collective_bytes(plan_scenario(plain).plan, 4);
-  EXPECT_DOUBLE_EQ(all_reduce, 2 * kPsi);  // fp16 gradients of every parameter
+  EXPECT_DOUBLE_EQ(all_reduce, 2 * 0.75 * 2 * kPsi);  // fp16 gradients of every parameter, 2(n-1)/n of them
   for (int stage : {1, 2}) {
     const Scenario zero = testing::scenario_from_text(gpt_scenario(R"({"data": 4, "zero": )" + std::to_string(stage) + "}"));
     EXPECT_DOUBLE_EQ(data_parallel_collective_bytes(plan_scenario(zero).plan, 4), all_reduce) << "stage " << stage;
