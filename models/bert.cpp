@@ -22,7 +22,7 @@
 //   large: 31,782,912 + 24 x 12,596,224 + 1,049,600 + 1,082,170 + 2,050 = 336,226,108
 //   base:  23,837,184 + 12 x 7,087,872  +   590,592 +   622,650 + 1,538 = 110,106,428
 // Without the two heads (Hugging Face's BertModel, pooler included) these are 335,141,888 and
-// 109,482,240: Devlin et al. (section 3.1) round them to "340M" and "110M".
+// 109,482,240: Devlin et al. (section 3, "Model Architecture") round them to "340M" and "110M".
 // Op names follow the `gpt` zoo's (qkv, attn_proj, mlp_fc, mlp_proj, embedding/wte,
 // lm_head/MatMul), so the default tensor-parallel split applies (docs/tensor-parallel.md).
 #include <string>
