@@ -32,4 +32,22 @@ struct Llama3Defaults {
 OpGraph build_llama3(const Llama3Defaults& defaults, const JsonReader& parameters, int64_t batch_size,
                      double dtype_bytes);
 
+/// The defaults of one BERT size (models/bert.cpp).
+struct BertDefaults {
+  int64_t layers, hidden, heads, ffn;
+};
+/// BERT pre-training with the masked-LM and next-sentence heads (models/bert.cpp).
+OpGraph build_bert(const BertDefaults& defaults, const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
+/// The defaults of one Transformer size (models/transformer.cpp).
+struct TransformerDefaults {
+  int64_t hidden, heads, ffn;
+};
+/// The encoder-decoder Transformer of Vaswani et al. 2017 (models/transformer.cpp).
+OpGraph build_transformer(const TransformerDefaults& defaults, const JsonReader& parameters, int64_t batch_size,
+                          double dtype_bytes);
+/// T5 v1.0 base, encoder-decoder with relative position bias (models/t5.cpp).
+OpGraph build_t5(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
+/// GNMT as MLPerf's reference builds it: LSTM encoder and decoder with attention (models/gnmt.cpp).
+OpGraph build_gnmt(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
+
 }  // namespace placesim

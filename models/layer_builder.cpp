@@ -1,5 +1,6 @@
 #include "models/layer_builder.h"
 
+#include <optional>
 #include <sstream>
 
 namespace placesim {
@@ -11,6 +12,7 @@ constexpr double kNormalizationFlopsPerElement = 5;  // mean 1 + variance 2 + sc
 constexpr double kSoftmaxFlopsPerElement = 5;        // max, subtract, exp, sum, divide
 constexpr double kCrossEntropyFlopsPerLogit = 6;     // softmax 5 + log of the picked class 1
 constexpr double kLabelBytes = 4;                    // int32 class ids and token ids
+constexpr double kAdditiveAttentionFlopsPerUnit = 4;  // add the bias and the pair, tanh, multiply-add with v
 
 double product(const std::vector<int64_t>& shape, size_t from = 0) {
   double count = 1;
@@ -362,13 +364,14 @@ Tensor LayerBuilder::softmax_cross_entropy(const std::string& name, const Tensor
   return append(std::move(op), {logits, labels});
 }
 
-Tensor LayerBuilder::embedding(const std::string& name, const Tensor& ids, int64_t vocabulary, int64_t width) {
+Tensor LayerBuilder::embedding(const std::string& name, const Tensor& ids, int64_t vocabulary, int64_t width,
+                               bool tied) {
   std::vector<int64_t> shape = ids.shape;
   shape.push_back(width);
   Op op = make_op(name, "GatherV2", OpKind::kEmbedding, shape);
   op.forward_flops = 0;                   // a copy of the selected rows
   op.backward_flops = product(shape);     // scatter-add of the output gradient into the table gradient
-  op.parameter_count = static_cast<double>(vocabulary) * static_cast<double>(width);
+  op.parameter_count = tied ? 0.0 : static_cast<double>(vocabulary) * static_cast<double>(width);
   op.forward_bytes = ids.elements() * kLabelBytes + 2 * op.output_bytes;  // ids, rows read, rows written
   op.backward_bytes = 2 * op.forward_bytes;
   return append(std::move(op), {ids});
@@ -417,6 +420,161 @@ Tensor LayerBuilder::attention_context(const std::string& name, const Tensor& pr
   graph_.add_edge(probs.op, id);
   graph_.add_edge(qkv.op, id, bytes(value));
   return Tensor{id, std::move(shape)};
+}
+
+Tensor LayerBuilder::slice(const std::string& name, const Tensor& x, int64_t axis, int64_t begin, int64_t size,
+                           bool squeeze) {
+  if (axis < 1 || static_cast<size_t>(axis) >= x.shape.size() || begin < 0 || size < 1 ||
+      begin + size > x.shape[axis] || (squeeze && size != 1)) {
+    throw ShapeError(qualified(name) + ": cannot slice " + std::to_string(size) + " from " + std::to_string(begin) +
+                     " along axis " + std::to_string(axis) + " of " + shape_text(x.shape));
+  }
+  std::vector<int64_t> shape = x.shape;
+  shape[axis] = size;
+  if (squeeze) shape.erase(shape.begin() + axis);
+  Op op = make_op(name, "StridedSlice", OpKind::kDataMovement, shape);
+  op.forward_bytes = 2 * op.output_bytes;  // the selected entries read, then written
+  op.backward_bytes = 2 * op.forward_bytes;
+  Tensor out{graph_.add_op(std::move(op)), shape};
+  graph_.add_edge(x.op, out.op, bytes(out.elements()));
+  return out;
+}
+
+Tensor LayerBuilder::bias_add(const std::string& name, const Tensor& x) {
+  if (x.shape.size() < 2) throw ShapeError(qualified(name) + ": a bias needs a feature dimension");
+  Op op = make_op(name, "BiasAdd", OpKind::kElementwise, x.shape);
+  const double width = static_cast<double>(x.shape.back());
+  op.forward_flops = kElementwiseFlopsPerElement * x.elements();
+  op.backward_flops = op.forward_flops;  // the bias gradient sums the output gradient
+  op.parameter_count = width;
+  op.forward_bytes = bytes(x.elements() + width) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {x});
+}
+
+Tensor LayerBuilder::cross_attention_scores(const std::string& name, const Tensor& query, const Tensor& key,
+                                            int64_t heads) {
+  expect_rank(qualified(name), query, 3);
+  expect_rank(qualified(name), key, 3);
+  const int64_t n = query.shape[0], query_length = query.shape[1], hidden = query.shape[2], key_length = key.shape[1];
+  if (key.shape[0] != n || key.shape[2] != hidden || heads < 1 || hidden % heads != 0) {
+    throw ShapeError(qualified(name) + ": queries " + shape_text(query.shape) + " and keys " + shape_text(key.shape) +
+                     " do not make " + std::to_string(heads) + " heads");
+  }
+  Op op = make_op(name, "BatchMatMulV2", OpKind::kMatMul, {n, heads, query_length, key_length});
+  const double macs = product(op.output_shape) * static_cast<double>(hidden / heads);
+  op.forward_flops = 2 * macs;
+  op.backward_flops = 2 * op.forward_flops;
+  op.kernel = std::make_shared<const KernelShape>(
+      KernelShape::of_gemm(attention_gemm(n * heads, query_length, key_length, hidden / heads)));
+  op.forward_bytes = bytes(query.elements() + key.elements()) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {query, key});
+}
+
+Tensor LayerBuilder::cross_attention_context(const std::string& name, const Tensor& probs, const Tensor& value,
+                                             int64_t heads) {
+  expect_rank(qualified(name), probs, 4);
+  expect_rank(qualified(name), value, 3);
+  const int64_t n = value.shape[0], key_length = value.shape[1], hidden = value.shape[2];
+  if (probs.shape[0] != n || probs.shape[1] != heads || probs.shape[3] != key_length || hidden % heads != 0) {
+    throw ShapeError(qualified(name) + ": attention probabilities " + shape_text(probs.shape) +
+                     " do not match the values " + shape_text(value.shape));
+  }
+  const int64_t query_length = probs.shape[2];
+  Op op = make_op(name, "BatchMatMulV2", OpKind::kMatMul, {n, query_length, hidden});
+  const double macs = product(op.output_shape) * static_cast<double>(key_length);
+  op.forward_flops = 2 * macs;
+  op.backward_flops = 2 * op.forward_flops;
+  op.kernel = std::make_shared<const KernelShape>(
+      KernelShape::of_gemm(attention_gemm(n * heads, query_length, hidden / heads, key_length)));
+  op.forward_bytes = bytes(probs.elements() + value.elements()) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {probs, value});
+}
+
+Tensor LayerBuilder::relative_position_bias(const std::string& name, const Tensor& scores, int64_t buckets,
+                                            bool owns_table) {
+  expect_rank(qualified(name), scores, 4);
+  if (buckets < 1) throw ShapeError(qualified(name) + ": a relative position bias needs at least one bucket");
+  Op op = make_op(name, "RelativePositionBias", OpKind::kElementwise, scores.shape);
+  const double table = static_cast<double>(buckets) * static_cast<double>(scores.shape[1]);
+  op.forward_flops = kElementwiseFlopsPerElement * scores.elements();
+  op.backward_flops = op.forward_flops;  // the table's gradient: a scatter-add of the scores' gradient
+  op.parameter_count = owns_table ? table : 0.0;
+  op.forward_bytes = bytes(scores.elements() + table) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {scores});
+}
+
+Tensor LayerBuilder::additive_attention_scores(const std::string& name, const Tensor& query, const Tensor& keys) {
+  expect_rank(qualified(name), query, 3);
+  expect_rank(qualified(name), keys, 3);
+  const int64_t n = query.shape[0], query_length = query.shape[1], units = query.shape[2], key_length = keys.shape[1];
+  if (keys.shape[0] != n || keys.shape[2] != units) {
+    throw ShapeError(qualified(name) + ": queries " + shape_text(query.shape) + " and keys " + shape_text(keys.shape) +
+                     " differ in width");
+  }
+  Op op = make_op(name, "AdditiveAttention", OpKind::kElementwise, {n, 1, query_length, key_length});
+  const double pairs = product(op.output_shape), width = static_cast<double>(units);
+  op.forward_flops = kAdditiveAttentionFlopsPerUnit * pairs * width;
+  op.backward_flops = op.forward_flops;
+  op.parameter_count = 2 * width + 1;  // v, its norm's scale, the bias of the sum
+  op.forward_bytes = bytes(query.elements() + keys.elements() + op.parameter_count + 2 * pairs * width) + op.output_bytes;
+  op.backward_bytes = 2 * op.forward_bytes;
+  return append(std::move(op), {query, keys});
+}
+
+Tensor LayerBuilder::lstm(const std::string& name, const Tensor& x, int64_t hidden, bool reverse) {
+  expect_rank(qualified(name), x, 3);
+  if (hidden < 1) throw ShapeError(qualified(name) + ": an LSTM needs at least one hidden unit");
+  const int64_t n = x.shape[0], steps = x.shape[1], gates = 4 * hidden;
+  const double h = static_cast<double>(hidden), rows = static_cast<double>(n);
+
+  // The input projection of every step, one GEMM; it owns W_ih and PyTorch's two biases b_ih, b_hh.
+  Tensor projected = dense(name + "/input", x, gates);
+  graph_.op(projected.op).parameter_count += static_cast<double>(gates);
+
+  std::vector<Tensor> outputs(static_cast<size_t>(steps));
+  std::optional<Tensor> previous_cell;
+  for (int64_t i = 0; i < steps; ++i) {
+    const int64_t t = reverse ? steps - 1 - i : i;
+    const std::string step = std::to_string(t);
+    // The recurrent GEMM of h_{t-1} [N, hidden] x W_hh [hidden, 4 hidden].
+    Op recurrent = make_op(name + "/step_" + step, "MatMul", OpKind::kMatMul, {n, gates});
+    const double weights = h * static_cast<double>(gates);
+    recurrent.forward_flops = 2 * rows * weights;
+    recurrent.backward_flops = 2 * recurrent.forward_flops;
+    GemmShape gemm;
+    gemm.m = n;
+    gemm.n = gates;
+    gemm.k = hidden;
+    recurrent.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm));
+    recurrent.parameter_count = previous_cell ? 0.0 : weights;
+    recurrent.forward_bytes = bytes(rows * h + weights) + recurrent.output_bytes;
+    recurrent.backward_bytes = 2 * recurrent.forward_bytes;
+    const OpId recurrent_id = graph_.add_op(std::move(recurrent));
+    if (previous_cell) {
+      graph_.add_edge(previous_cell->op, recurrent_id, bytes(rows * h));  // h_{t-1}
+    } else {
+      graph_.add_control_edge(projected.op, recurrent_id);  // h_0 = 0
+    }
+
+    // The gates: sigmoid(i, f, o), tanh(g) of the two pre-activations, then c_t and h_t.
+    Op cell = make_op(name + "/cell_" + step, "LSTMBlockCell", OpKind::kElementwise, {n, 1, hidden});
+    cell.forward_flops = kLstmCellFlopsPerUnit * rows * h;
+    cell.backward_flops = cell.forward_flops;
+    // Reads both pre-activations and c_{t-1}; writes c_t and h_t.
+    cell.forward_bytes = bytes(2 * rows * static_cast<double>(gates) + rows * h) + 2 * bytes(rows * h);
+    cell.backward_bytes = 2 * cell.forward_bytes;
+    const OpId cell_id = graph_.add_op(std::move(cell));
+    graph_.add_edge(recurrent_id, cell_id);
+    graph_.add_edge(projected.op, cell_id, bytes(rows * static_cast<double>(gates)));  // this step's slice
+    if (previous_cell) graph_.add_edge(previous_cell->op, cell_id, bytes(rows * h));  // c_{t-1}
+    previous_cell = Tensor{cell_id, {n, 1, hidden}};
+    outputs[static_cast<size_t>(t)] = *previous_cell;
+  }
+  return concat(name + "/outputs", outputs, 1);
 }
 
 }  // namespace placesim

@@ -80,6 +80,11 @@ struct PoolOptions {
   int64_t pad = 0;
 };
 
+/// FLOPs per hidden unit of one LSTM cell step: add the input and recurrent pre-activations (4),
+/// three sigmoids and two tanhs (5), c = f c + i g (3), h = o tanh(c) (1); 1 FLOP per elementwise
+/// operation as for the other activations.
+constexpr double kLstmCellFlopsPerUnit = 13;
+
 enum class Activation { kRelu, kRelu6, kGelu, kSigmoid, kTanh };
 
 class LayerBuilder {
@@ -131,8 +136,15 @@ class LayerBuilder {
   Tensor softmax(const std::string& name, const Tensor& x);
   /// SparseSoftmaxCrossEntropyWithLogits: logits [..., classes] and labels [...] -> loss [...].
   Tensor softmax_cross_entropy(const std::string& name, const Tensor& logits, const Tensor& labels);
-  /// GatherV2 of rows of a [vocabulary, width] table: ids [...] -> [..., width].
-  Tensor embedding(const std::string& name, const Tensor& ids, int64_t vocabulary, int64_t width);
+  /// GatherV2 of rows of a [vocabulary, width] table: ids [...] -> [..., width]. A `tied` table
+  /// belongs to another op (a decoder's lookup in a shared source/target embedding): no parameters.
+  Tensor embedding(const std::string& name, const Tensor& ids, int64_t vocabulary, int64_t width, bool tied = false);
+  /// StridedSlice of `size` entries from `begin` along `axis` (BERT's [CLS] token: axis 1, 0, 1),
+  /// the axis dropped when `size` is 1 and `squeeze`: a copy, output bytes read and written.
+  Tensor slice(const std::string& name, const Tensor& x, int64_t axis, int64_t begin, int64_t size, bool squeeze);
+  /// BiasAdd of a learned vector over the last dimension (a bias kept apart from a tied GEMM's
+  /// weights, as BERT's MLM decoder bias): 1 FLOP per element, `width` parameters.
+  Tensor bias_add(const std::string& name, const Tensor& x);
 
   /// Attention scores Q K^T from a fused projection `qkv` [N, S, 3H]: BatchMatMulV2 to
   /// [N, heads, S, S]; MACs = N x heads x S x S x (H / heads).
@@ -143,6 +155,36 @@ class LayerBuilder {
   /// MACs = N x heads x S x S x (H / heads).
   Tensor attention_context(const std::string& name, const Tensor& probs, const Tensor& qkv, int64_t heads,
                            int64_t kv_heads = 0);
+  /// Cross-attention scores Q K^T of queries [N, Sq, H] on keys [N, Sk, H] from another sequence
+  /// (an encoder's output): BatchMatMulV2 to [N, heads, Sq, Sk]; MACs = N x heads x Sq x Sk x (H / heads).
+  Tensor cross_attention_scores(const std::string& name, const Tensor& query, const Tensor& key, int64_t heads);
+  /// Cross-attention context probs [N, heads, Sq, Sk] x values [N, Sk, H] -> [N, Sq, H];
+  /// MACs = N x heads x Sq x Sk x (H / heads).
+  Tensor cross_attention_context(const std::string& name, const Tensor& probs, const Tensor& value, int64_t heads);
+  /// T5's relative position bias (Raffel et al. 2020, section 2.1): a learned scalar per head and
+  /// position bucket added to attention scores [N, heads, Sq, Sk]: 1 FLOP per score. The table
+  /// (buckets x heads parameters) belongs to the op that `owns_table` (T5's first layer of a
+  /// stack); the other layers reuse it. Bucketing the positions is integer work, not costed.
+  Tensor relative_position_bias(const std::string& name, const Tensor& scores, int64_t buckets, bool owns_table);
+  /// Bahdanau's additive attention scores with normalization (Bahdanau et al. 2015; Salimans and
+  /// Kingma 2016's weight norm on v, as MLPerf's GNMT): projected queries [N, Sq, u] and keys
+  /// [N, Sk, u] -> v^T tanh(q + k + b) [N, 1, Sq, Sk] (one head). Per score 4u FLOPs (add the bias and the pair,
+  /// tanh, multiply-add with v); the [N, Sq, Sk, u] sum is written and read once (PyTorch
+  /// materializes it). Parameters: v, its norm scale and the bias, 2u + 1.
+  Tensor additive_attention_scores(const std::string& name, const Tensor& query, const Tensor& keys);
+  /// A one-direction LSTM layer (Hochreiter and Schmidhuber 1997; PyTorch's nn.LSTM gates) over
+  /// x [N, T, in] -> [N, T, hidden], costed as its GEMMs and gate math:
+  ///  * "<name>/input": the input projection of all T steps as one GEMM [N T, in] x [in, 4 hidden],
+  ///    owning W_ih and both biases (4 hidden (in + 2) parameters);
+  ///  * per step t, "<name>/step_t": the recurrent GEMM [N, hidden] x [hidden, 4 hidden] of h_{t-1},
+  ///    T sequential MatMul ops. The first step of the recurrence multiplies the zero initial state
+  ///    (as cuDNN does; a control edge orders it after the input projection) and owns W_hh (4
+  ///    hidden^2 parameters): its backward is the last to add to the weight's gradient;
+  ///  * per step, "<name>/cell_t": the gate math, kLstmCellFlopsPerUnit FLOPs per hidden unit;
+  ///  * "<name>/outputs": the T hidden states stacked (ConcatV2) into [N, T, hidden].
+  /// `reverse` runs the recurrence from the last step to the first (the backward direction of a
+  /// bidirectional layer); the output stays in time order. Op names use the actual step index t.
+  Tensor lstm(const std::string& name, const Tensor& x, int64_t hidden, bool reverse = false);
   /// RMSNorm (Zhang and Sennrich 2019) on the last dimension: a scale of `width` parameters.
   Tensor rms_norm(const std::string& name, const Tensor& x);
   /// SwiGLU (Shazeer 2020): [..., 2f] (gate and up projections fused) -> SiLU(gate) x up [..., f].

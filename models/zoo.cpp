@@ -30,6 +30,21 @@ const std::vector<std::pair<std::string, Generator>>& registry() {
       {"llama3_70b", [](const JsonReader& p, int64_t b, double d) {
          return build_llama3({80, 8192, 64, 8, 28672, 128256, 8192}, p, b, d);
        }},
+      {"llama3_405b", [](const JsonReader& p, int64_t b, double d) {
+         return build_llama3({126, 16384, 128, 8, 53248, 128256, 8192}, p, b, d);
+       }},
+      // Devlin et al. 2019, section 3; Hugging Face bert-large-uncased / bert-base-uncased.
+      {"bert_large", [](const JsonReader& p, int64_t b, double d) { return build_bert({24, 1024, 16, 4096}, p, b, d); }},
+      {"bert_base", [](const JsonReader& p, int64_t b, double d) { return build_bert({12, 768, 12, 3072}, p, b, d); }},
+      // Vaswani et al. 2017, table 3.
+      {"transformer_base", [](const JsonReader& p, int64_t b, double d) {
+         return build_transformer({512, 8, 2048}, p, b, d);
+       }},
+      {"transformer_big", [](const JsonReader& p, int64_t b, double d) {
+         return build_transformer({1024, 16, 4096}, p, b, d);
+       }},
+      {"t5_base", build_t5},
+      {"gnmt", build_gnmt},
   };
   return generators;
 }

@@ -46,10 +46,19 @@ bool output_split(TensorRole role) {
 
 }  // namespace
 
-std::vector<std::string> default_column_parallel_ops() { return {"*/qkv", "*/mlp_fc", "lm_head/MatMul"}; }
-std::vector<std::string> default_row_parallel_ops() { return {"*/attn_proj", "*/mlp_proj", "embedding/wte"}; }
-std::vector<std::pair<std::string, std::string>> default_tied_weights() { return {{"lm_head/MatMul", "embedding/wte"}}; }
-std::vector<std::string> default_selective_recompute_ops() { return {"*/scores", "*/softmax", "*/attn_dropout", "*/context"}; }
+std::vector<std::string> default_column_parallel_ops() {
+  return {"*/qkv", "*/mlp_fc", "lm_head/MatMul", "*/cross_q", "*/cross_k", "*/cross_v"};
+}
+std::vector<std::string> default_row_parallel_ops() {
+  return {"*/attn_proj", "*/mlp_proj", "embedding/wte", "*/cross_proj", "decoder_embedding/wte"};
+}
+std::vector<std::pair<std::string, std::string>> default_tied_weights() {
+  return {{"lm_head/MatMul", "embedding/wte"}, {"decoder_embedding/wte", "embedding/wte"}};
+}
+std::vector<std::string> default_selective_recompute_ops() {
+  return {"*/scores",       "*/position_bias", "*/softmax",      "*/attn_dropout",
+          "*/context",      "*/cross_scores",  "*/cross_softmax", "*/cross_context"};
+}
 
 std::vector<TensorRole> tensor_parallel_roles(const OpGraph& graph, const std::vector<std::string>& column,
                                               const std::vector<std::string>& row) {

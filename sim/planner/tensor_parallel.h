@@ -26,17 +26,20 @@ enum class TensorRole {
   kSequence,
 };
 
-/// Op-name globs of the Megatron split of the zoo's `gpt`: QKV and MLP up-projection by columns,
-/// attention and MLP output projections by rows; the vocabulary-parallel embedding is a row op
-/// (each rank looks up its 1/t of the vocabulary, the partial embeddings are all-reduced) and the
-/// tied logits a column op (each rank computes 1/t of the vocabulary, Megatron's parallel
-/// cross-entropy).
+/// Op-name globs of the Megatron split of the zoo's transformers: QKV and MLP up-projection by
+/// columns, attention and MLP output projections by rows; the vocabulary-parallel embedding is a
+/// row op (each rank looks up its 1/t of the vocabulary, the partial embeddings are all-reduced) and
+/// the tied logits a column op (each rank computes 1/t of the vocabulary, Megatron's parallel
+/// cross-entropy). Encoder-decoders add the cross-attention's Q, K and V projections (columns),
+/// its output projection (rows) and the decoder's lookup in the shared embedding (rows).
 std::vector<std::string> default_column_parallel_ops();
 std::vector<std::string> default_row_parallel_ops();
-/// Op-name globs of the zoo `gpt`'s core attention (Q K^T, softmax, its dropout, the product
-/// with V), which selective recomputation re-runs in backward (Korthikanti et al. 2022, section 5).
+/// Op-name globs of the zoo transformers' core attention (Q K^T, T5's position bias, softmax, its
+/// dropout, the product with V; self- and cross-attention), which selective recomputation re-runs
+/// in backward (Korthikanti et al. 2022, section 5).
 std::vector<std::string> default_selective_recompute_ops();
-/// The `gpt` zoo's tied weights: the logits read the token embedding (reader, owner).
+/// The zoo's tied weights (reader, owner): the logits read the token embedding, and so does an
+/// encoder-decoder's target-side lookup.
 std::vector<std::pair<std::string, std::string>> default_tied_weights();
 
 /// The role of every op (by OpId): ops matching `column` or `row` globs take those roles; ops

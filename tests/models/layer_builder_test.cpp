@@ -187,5 +187,97 @@ TEST(LayerBuilderTest, AttentionPiecesAreMatMuls) {
   EXPECT_DOUBLE_EQ(graph.op(loss.op).forward_flops, 6.0 * 2 * 8 * 100);
 }
 
+TEST(LayerBuilderTest, CrossAttentionAndRelativePositionBias) {
+  // B = 2, 3 target tokens attend to 5 source tokens, h = 8 in 2 heads of 4.
+  OpGraph graph;
+  LayerBuilder builder(graph, 2, kFloat32Bytes);
+  builder.set_layer("dec.0");
+  Tensor target = builder.input("target", {3, 8});
+  Tensor source = builder.input("source", {5, 8});
+  Tensor scores = builder.cross_attention_scores("cross_scores", target, source, 2);
+  EXPECT_EQ(scores.shape, (std::vector<int64_t>{2, 2, 3, 5}));
+  // MACs = B x heads x Sq x Sk x head_dim.
+  EXPECT_DOUBLE_EQ(graph.op(scores.op).forward_flops, 2.0 * 2 * 2 * 3 * 5 * 4);
+  ASSERT_TRUE(graph.op(scores.op).kernel);
+  const GemmShape& gemm = graph.op(scores.op).kernel->gemm;
+  EXPECT_EQ(gemm.batch, 4);
+  EXPECT_EQ(gemm.m, 3);
+  EXPECT_EQ(gemm.n, 5);
+  EXPECT_EQ(gemm.k, 4);
+
+  Tensor biased = builder.relative_position_bias("position_bias", scores, 32, /*owns_table=*/true);
+  EXPECT_DOUBLE_EQ(graph.op(biased.op).parameter_count, 32.0 * 2);  // buckets x heads
+  EXPECT_DOUBLE_EQ(graph.op(biased.op).forward_flops, 2.0 * 2 * 3 * 5);
+  EXPECT_DOUBLE_EQ(graph.op(builder.relative_position_bias("reused", scores, 32, false).op).parameter_count, 0);
+
+  Tensor context = builder.cross_attention_context("cross_context", builder.softmax("softmax", biased), source, 2);
+  EXPECT_EQ(context.shape, (std::vector<int64_t>{2, 3, 8}));
+  EXPECT_DOUBLE_EQ(graph.op(context.op).forward_flops, 2.0 * 2 * 3 * 8 * 5);  // B x Sq x h x Sk MACs
+  EXPECT_THROW(builder.cross_attention_scores("bad", target, source, 3), ShapeError);  // 8 % 3 != 0
+  EXPECT_THROW(builder.cross_attention_context("bad", scores, target, 2), ShapeError);  // 3 keys, not 5
+
+  // Bahdanau's additive scores: 4u FLOPs per (query, key) pair; v, its scale and the bias.
+  Tensor additive = builder.additive_attention_scores("scores", target, source);
+  EXPECT_EQ(additive.shape, (std::vector<int64_t>{2, 1, 3, 5}));
+  EXPECT_DOUBLE_EQ(graph.op(additive.op).forward_flops, 4.0 * 2 * 3 * 5 * 8);
+  EXPECT_DOUBLE_EQ(graph.op(additive.op).parameter_count, 2.0 * 8 + 1);
+}
+
+TEST(LayerBuilderTest, SliceBiasAddAndTiedEmbedding) {
+  OpGraph graph;
+  LayerBuilder builder(graph, 2, kFloat32Bytes);
+  Tensor ids = builder.input("ids", {6}, 4);
+  Tensor shared = builder.embedding("wte", ids, 50, 8);
+  EXPECT_DOUBLE_EQ(graph.op(builder.embedding("tied", ids, 50, 8, /*tied=*/true).op).parameter_count, 0);
+  Tensor cls = builder.slice("cls", shared, 1, 0, 1, /*squeeze=*/true);
+  EXPECT_EQ(cls.shape, (std::vector<int64_t>{2, 8}));
+  EXPECT_DOUBLE_EQ(graph.op(cls.op).forward_bytes, 2 * 2.0 * 8 * kFloat32Bytes);
+  EXPECT_DOUBLE_EQ(graph.inputs(cls.op)[0].edge.bytes, 2.0 * 8 * kFloat32Bytes);  // only the slice is read
+  EXPECT_THROW(builder.slice("bad", shared, 1, 5, 2, false), ShapeError);
+  Tensor biased = builder.bias_add("bias", shared);
+  EXPECT_DOUBLE_EQ(graph.op(biased.op).parameter_count, 8);
+  EXPECT_DOUBLE_EQ(graph.op(biased.op).forward_flops, 2.0 * 6 * 8);
+}
+
+TEST(LayerBuilderTest, LstmIsItsGemmsAndGateSteps) {
+  // B = 2, T = 3 steps, 5 inputs, hidden 4 (16 gate rows).
+  OpGraph graph;
+  LayerBuilder builder(graph, 2, kFloat32Bytes);
+  builder.set_layer("enc.0");
+  Tensor x = builder.input("x", {3, 5});
+  const OpId first = static_cast<OpId>(graph.size());
+  Tensor y = builder.lstm("bw", x, 4, /*reverse=*/true);
+  EXPECT_EQ(y.shape, (std::vector<int64_t>{2, 3, 4}));
+  // input projection + 3 x (recurrent GEMM + cell) + the stacked outputs.
+  EXPECT_EQ(graph.size() - first, 1u + 3 * 2 + 1);
+
+  const Op& input = graph.op(graph.find("enc.0/bw/input"));
+  EXPECT_DOUBLE_EQ(input.forward_flops, 2.0 * (2 * 3) * 5 * 16);  // [B T, in] x [in, 4h]
+  EXPECT_DOUBLE_EQ(input.parameter_count, 16.0 * 5 + 2 * 16);      // W_ih, b_ih, b_hh
+
+  double recurrent_parameters = 0, cell_flops = 0;
+  for (int t = 0; t < 3; ++t) {
+    const Op& step = graph.op(graph.find("enc.0/bw/step_" + std::to_string(t)));
+    EXPECT_DOUBLE_EQ(step.forward_flops, 2.0 * 2 * 4 * 16);  // [B, h] x [h, 4h]
+    ASSERT_TRUE(step.kernel);
+    EXPECT_EQ(step.kernel->gemm.m, 2);
+    EXPECT_EQ(step.kernel->gemm.n, 16);
+    EXPECT_EQ(step.kernel->gemm.k, 4);
+    recurrent_parameters += step.parameter_count;
+    cell_flops += graph.op(graph.find("enc.0/bw/cell_" + std::to_string(t))).forward_flops;
+  }
+  EXPECT_DOUBLE_EQ(recurrent_parameters, 16.0 * 4);  // W_hh, once
+  EXPECT_DOUBLE_EQ(cell_flops, 3 * kLstmCellFlopsPerUnit * 2 * 4);
+  // The reverse direction starts at the last step: its GEMM owns W_hh and has no h_{t-1}; step 1
+  // reads the cell of step 2.
+  const OpId last_step = graph.find("enc.0/bw/step_2");
+  EXPECT_DOUBLE_EQ(graph.op(last_step).parameter_count, 16.0 * 4);
+  ASSERT_EQ(graph.inputs(last_step).size(), 1u);
+  EXPECT_TRUE(graph.inputs(last_step)[0].edge.control);
+  const auto middle_inputs = graph.inputs(graph.find("enc.0/bw/step_1"));
+  ASSERT_EQ(middle_inputs.size(), 1u);
+  EXPECT_EQ(middle_inputs[0].op, graph.find("enc.0/bw/cell_2"));
+}
+
 }  // namespace
 }  // namespace placesim

@@ -138,12 +138,165 @@ TEST(ZooTest, Llama3GroupedQueryAttentionProjectsFewerKeysAndValues) {
   EXPECT_EQ(graph.op(graph.find("h.0/swiglu")).output_shape, (std::vector<int64_t>{2, 16, 512}));
 }
 
+TEST(ZooTest, Llama3405bMatchesTheParameterFormula) {
+  // Llama 3 405B (Grattafiori et al. 2024, table 3: 126 layers, hidden 16384, 128 heads of 128,
+  // 8 KV heads, FFN 53248, vocabulary 128256). Per block:
+  //   2h 32,768 + 2h^2 536,870,912 + 2hKd 33,554,432 + 3hf 2,617,245,696 = 3,187,703,808;
+  //   126 blocks 401,650,679,808 + embedding and head 2Vh 4,202,692,608 + final norm 16,384
+  //   = 405,853,388,800 ("405B").
+  EXPECT_DOUBLE_EQ(llama3_parameters(126, 16384, 128, 8, 53248, 128256), 405'853'388'800);
+  EXPECT_DOUBLE_EQ(build("llama3_405b", Json::object(), 1).totals().parameter_count, 405'853'388'800);
+  const Json small = {{"layers", 2}, {"hidden", 512}, {"heads", 16}, {"kv_heads", 4}, {"ffn", 1024},
+                      {"vocabulary", 1000}, {"sequence", 32}};
+  EXPECT_DOUBLE_EQ(build("llama3_405b", small, 1).totals().parameter_count,
+                   llama3_parameters(2, 512, 32, 4, 1024, 1000));
+}
+
+// BERT pre-training as Hugging Face's BertForPreTraining (models/bert.cpp), L layers, hidden h,
+// FFN f, vocabulary V, P positions, 2 token types:
+//   embeddings (V + P + 2) h + 2h; per block 4h^2 + 2hf + 9h + f; pooler h^2 + h;
+//   MLM head h^2 + h + 2h + V (decoder weights tied); NSP 2h + 2.
+double bert_encoder_parameters(double layers, double hidden, double ffn, double vocabulary, double positions) {
+  return (vocabulary + positions + 2) * hidden + 2 * hidden +
+         layers * (4 * hidden * hidden + 2 * hidden * ffn + 9 * hidden + ffn) + hidden * hidden + hidden;
+}
+double bert_parameters(double layers, double hidden, double ffn, double vocabulary, double positions) {
+  return bert_encoder_parameters(layers, hidden, ffn, vocabulary, positions) + hidden * hidden + 3 * hidden +
+         vocabulary + 2 * hidden + 2;
+}
+
+TEST(ZooTest, BertMatchesHuggingFaceParameterCounts) {
+  // bert-large-uncased: embeddings 31,782,912 + 24 x 12,596,224 + pooler 1,049,600 = 335,141,888
+  // (Hugging Face BertModel; Devlin et al. "340M"); + MLM head 1,082,170 + NSP 2,050 = 336,226,108.
+  // bert-base-uncased: 23,837,184 + 12 x 7,087,872 + 590,592 = 109,482,240 ("110M");
+  // + 622,650 + 1,538 = 110,106,428.
+  EXPECT_DOUBLE_EQ(bert_encoder_parameters(24, 1024, 4096, 30522, 512), 335'141'888);
+  EXPECT_DOUBLE_EQ(bert_parameters(24, 1024, 4096, 30522, 512), 336'226'108);
+  EXPECT_DOUBLE_EQ(bert_encoder_parameters(12, 768, 3072, 30522, 512), 109'482'240);
+  EXPECT_DOUBLE_EQ(bert_parameters(12, 768, 3072, 30522, 512), 110'106'428);
+  EXPECT_DOUBLE_EQ(build("bert_large").totals().parameter_count, 336'226'108);
+  EXPECT_DOUBLE_EQ(build("bert_base").totals().parameter_count, 110'106'428);
+
+  // Phase-1 pre-training's 128-token sequences keep the 512 position embeddings.
+  OpGraph short_sequences = build("bert_large", {{"sequence", 128}}, 2);
+  EXPECT_DOUBLE_EQ(short_sequences.totals().parameter_count, 336'226'108);
+  const Json custom = {{"layers", 3}, {"hidden", 64}, {"heads", 4}, {"ffn", 100}, {"sequence", 16},
+                       {"positions", 20}, {"vocabulary", 500}};
+  EXPECT_DOUBLE_EQ(build("bert_base", custom, 3).totals().parameter_count, bert_parameters(3, 64, 100, 500, 20));
+}
+
+TEST(ZooTest, BertLayerForwardFlopsByHand) {
+  // One encoder block, B = 2, S = 4 (R = 8 rows), h = 8 in 2 heads of 4, f = 16:
+  //   qkv 2 R h 3h = 3,072; scores 2 B a S^2 (h/a) = 512; softmax 5 B a S^2 = 320;
+  //   context 2 B S h S = 512; attn_proj 2 R h^2 = 1,024; add 1 R h = 64; ln 5 R h = 320;
+  //   mlp_fc 2 R h f = 2,048; gelu R f = 128; mlp_proj 2,048; add 64; ln 320   -> 10,432.
+  const Json tiny = {{"layers", 1}, {"hidden", 8}, {"heads", 2}, {"ffn", 16}, {"sequence", 4}, {"vocabulary", 10}};
+  OpGraph graph = build("bert_base", tiny, 2);
+  double layer_flops = 0;
+  int layer_ops = 0;
+  for (OpId id = 0; id < graph.size(); ++id) {
+    if (graph.op(id).layer == "layer.0") {
+      layer_flops += graph.op(id).forward_flops;
+      ++layer_ops;
+    }
+  }
+  EXPECT_EQ(layer_ops, 12);
+  EXPECT_DOUBLE_EQ(layer_flops, 3072 + 512 + 320 + 512 + 1024 + 64 + 320 + 2048 + 128 + 2048 + 64 + 320);
+  // The MLM decoder: 2 R h V with the tied word embedding, plus its V-wide bias.
+  EXPECT_DOUBLE_EQ(graph.op(graph.find("lm_head/MatMul")).forward_flops, 2.0 * 8 * 8 * 10);
+  EXPECT_DOUBLE_EQ(graph.op(graph.find("lm_head/MatMul")).parameter_count, 0);
+  EXPECT_DOUBLE_EQ(graph.op(graph.find("lm_head/bias")).parameter_count, 10);
+}
+
+// Vaswani et al. 2017 (models/transformer.cpp), L layers per stack, d_model h, FFN f, vocabulary V,
+// one shared embedding: V h + L (4h^2 + 4h + 2hf + f + h + 4h) + L (8h^2 + 8h + 2hf + f + h + 6h).
+double transformer_parameters(double layers, double hidden, double ffn, double vocabulary) {
+  const double attention = 4 * hidden * hidden + 4 * hidden, mlp = 2 * hidden * ffn + ffn + hidden;
+  return vocabulary * hidden + layers * (attention + mlp + 4 * hidden) + layers * (2 * attention + mlp + 6 * hidden);
+}
+
+TEST(ZooTest, TransformerMatchesVaswaniTable3) {
+  // base: 18,944,000 + 6 x 3,152,384 + 6 x 4,204,032 = 63,082,496 (table 3: 65M);
+  // big: 37,888,000 + 6 x 12,596,224 + 6 x 16,796,672 = 214,245,376 (table 3: 213M).
+  EXPECT_DOUBLE_EQ(transformer_parameters(6, 512, 2048, 37000), 63'082'496);
+  EXPECT_DOUBLE_EQ(transformer_parameters(6, 1024, 4096, 37000), 214'245'376);
+  const double base = build("transformer_base").totals().parameter_count;
+  const double big = build("transformer_big").totals().parameter_count;
+  EXPECT_DOUBLE_EQ(base, 63'082'496);
+  EXPECT_DOUBLE_EQ(big, 214'245'376);
+  EXPECT_NEAR(base, 65e6, 0.03 * 65e6);  // the paper's figures are rounded and of unstated scope
+  EXPECT_NEAR(big, 213e6, 0.01 * 213e6);
+
+  const Json custom = {{"layers", 2}, {"hidden", 64}, {"heads", 4}, {"ffn", 96}, {"vocabulary", 300},
+                       {"source_sequence", 12}, {"target_sequence", 7}};
+  OpGraph graph = build("transformer_big", custom, 3);
+  EXPECT_DOUBLE_EQ(graph.totals().parameter_count, transformer_parameters(2, 64, 96, 300));
+  // Cross-attention: 7 target queries on 12 source keys in 4 heads of 16.
+  const Op& cross = graph.op(graph.find("dec.1/cross_scores"));
+  EXPECT_EQ(cross.output_shape, (std::vector<int64_t>{3, 4, 7, 12}));
+  EXPECT_DOUBLE_EQ(cross.forward_flops, 2.0 * 3 * 4 * 7 * 12 * 16);
+  EXPECT_EQ(graph.op(graph.find("loss/xent")).output_shape, (std::vector<int64_t>{3, 7}));
+}
+
+// T5 v1.0 (models/t5.cpp), L layers per stack, d_model h, heads a, FFN f, vocabulary V, 32 buckets:
+//   V h + L (4h^2 + 2hf + 2h) + L (8h^2 + 2hf + 3h) + 2 x 32 a + 2h.
+double t5_parameters(double layers, double hidden, double heads, double ffn, double vocabulary) {
+  return vocabulary * hidden + layers * (4 * hidden * hidden + 2 * hidden * ffn + 2 * hidden) +
+         layers * (8 * hidden * hidden + 2 * hidden * ffn + 3 * hidden) + 2 * 32 * heads + 2 * hidden;
+}
+
+TEST(ZooTest, T5BaseMatchesTheHuggingFaceCheckpoint) {
+  // t5-base: 24,674,304 + 12 x 7,079,424 + 12 x 9,439,488 + 768 + 1,536 = 222,903,552
+  // (Raffel et al. 2020: "220 million").
+  EXPECT_DOUBLE_EQ(t5_parameters(12, 768, 12, 3072, 32128), 222'903'552);
+  EXPECT_DOUBLE_EQ(build("t5_base").totals().parameter_count, 222'903'552);
+  const Json custom = {{"layers", 3}, {"hidden", 64}, {"heads", 8}, {"ffn", 128}, {"vocabulary", 200},
+                       {"source_sequence", 20}, {"target_sequence", 6}};
+  OpGraph graph = build("t5_base", custom, 2);
+  EXPECT_DOUBLE_EQ(graph.totals().parameter_count, t5_parameters(3, 64, 8, 128, 200));
+  // Only the first self-attention of each stack owns the relative position table (32 x 8).
+  EXPECT_DOUBLE_EQ(graph.op(graph.find("enc.0/position_bias")).parameter_count, 32.0 * 8);
+  EXPECT_DOUBLE_EQ(graph.op(graph.find("enc.2/position_bias")).parameter_count, 0);
+  EXPECT_DOUBLE_EQ(graph.op(graph.find("dec.0/position_bias")).parameter_count, 32.0 * 8);
+}
+
+// GNMT as MLPerf's reference (models/gnmt.cpp), L layers per stack, hidden h, vocabulary V;
+// LSTM(in -> h) = 4h (in + h) + 8h:
+//   V h + 2 LSTM(h) + LSTM(2h) + (L - 2) LSTM(h) + LSTM(h) + 2h^2 + 2h + 1 + (L - 1) LSTM(2h) + hV + V.
+double gnmt_parameters(double layers, double hidden, double vocabulary) {
+  auto lstm = [hidden](double in) { return 4 * hidden * (in + hidden) + 8 * hidden; };
+  return vocabulary * hidden + 2 * lstm(hidden) + lstm(2 * hidden) + (layers - 2) * lstm(hidden) + lstm(hidden) +
+         2 * hidden * hidden + 2 * hidden + 1 + (layers - 1) * lstm(2 * hidden) + hidden * vocabulary + vocabulary;
+}
+
+TEST(ZooTest, GnmtMatchesMlperfParameterCount) {
+  // 33,095,680 + encoder 46,178,304 + decoder 8,396,800 + 2,099,201 + 37,773,312 + 33,128,000
+  // = 160,671,297: "MLPerf GNMT has 160671297 parameters" (NVIDIA apex distributed-optimizer tests).
+  EXPECT_DOUBLE_EQ(gnmt_parameters(4, 1024, 32320), 160'671'297);
+  EXPECT_DOUBLE_EQ(build("gnmt").totals().parameter_count, 160'671'297);
+  const Json custom = {{"layers", 3}, {"hidden", 32}, {"vocabulary", 100}, {"source_sequence", 6},
+                       {"target_sequence", 4}};
+  OpGraph graph = build("gnmt", custom, 2);
+  EXPECT_DOUBLE_EQ(graph.totals().parameter_count, gnmt_parameters(3, 32, 100));
+  // Every LSTM runs one recurrent GEMM per step: 4 encoder LSTMs (two directions, then 2 layers)
+  // x 6 source steps + 3 decoder LSTMs x 4 target steps.
+  int recurrent_gemms = 0;
+  for (OpId id = 0; id < graph.size(); ++id) {
+    if (graph.op(id).name.find("/step_") != std::string::npos) ++recurrent_gemms;
+  }
+  EXPECT_EQ(recurrent_gemms, 4 * 6 + 3 * 4);
+  EXPECT_EQ(graph.op(graph.find("attention/context")).output_shape, (std::vector<int64_t>{2, 4, 32}));
+}
+
 TEST(ZooTest, FlopsAndActivationsScaleLinearlyWithBatch) {
   for (const std::string& name : zoo_model_names()) {
     if (name == "tf_add_variables") continue;  // inference graph of fixed tensors: no batch
     SCOPED_TRACE(name);
-    const bool decoder = name == "gpt" || name.rfind("llama3", 0) == 0;
-    const Json small = decoder ? Json{{"layers", 2}, {"sequence", 64}} : Json::object();
+    const bool one_sequence = name == "gpt" || name.rfind("llama3", 0) == 0 || name.rfind("bert", 0) == 0;
+    const bool two_sequences = name.rfind("transformer", 0) == 0 || name == "t5_base" || name == "gnmt";
+    const Json small = one_sequence    ? Json{{"layers", 2}, {"sequence", 64}}
+                       : two_sequences ? Json{{"layers", 2}, {"source_sequence", 16}, {"target_sequence", 8}}
+                                       : Json::object();
     GraphTotals one = build(name, small, 1).totals();
     GraphTotals three = build(name, small, 3).totals();
     EXPECT_DOUBLE_EQ(three.forward_flops, 3 * one.forward_flops);
@@ -269,6 +422,16 @@ TEST(ZooTest, BadParametersNameTheirJsonPath) {
   expect_error("alexnet", {{"image_size", 16}}, "/model/parameters/image_size: cannot build zoo model \"alexnet\"");
   expect_error("inception_v3", {{"image_size", 32}}, "/model/parameters/image_size");
   expect_error("vgg16", Json::array(), "/model/parameters: expected an object");
+  expect_error("llama3_405b", {{"kv_heads", 7}}, "/model/parameters/kv_heads: 128 heads are not a multiple of 7");
+  expect_error("bert_large", {{"sequence", 1024}}, "/model/parameters/sequence: 1024 tokens do not fit the 512");
+  expect_error("bert_base", {{"ffn", 0}}, "/model/parameters/ffn: expected a positive integer");
+  expect_error("transformer_base", {{"sequence", 64}}, "/model/parameters/sequence: unknown key");
+  expect_error("transformer_big", {{"source_sequence", 0}}, "/model/parameters/source_sequence");
+  // Without "heads", a hidden size that the default heads do not divide is reported at "hidden".
+  expect_error("t5_base", {{"hidden", 100}}, "/model/parameters/hidden: the hidden size 100 is not divisible by 12");
+  expect_error("t5_base", {{"target_sequence", "short"}}, "/model/parameters/target_sequence");
+  expect_error("gnmt", {{"layers", 1}}, "/model/parameters/layers");
+  expect_error("gnmt", {{"heads", 8}}, "/model/parameters/heads: unknown key");
 }
 
 TEST(ZooTest, NullParametersMeanDefaults) {

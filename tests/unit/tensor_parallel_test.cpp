@@ -153,6 +153,41 @@ TEST(TensorParallel, EveryGptLayerAllReducesTwiceForwardAndTwiceBackward) {
   EXPECT_EQ(layer_collectives, expected);
 }
 
+// An encoder-decoder's cross-attention splits like self-attention (Megatron's T5: Q and K/V
+// projections by columns, the output projection by rows), and the decoder's lookup in the shared
+// embedding is vocabulary-parallel: each decoder layer all-reduces three activations in forward
+// (after attn_proj, cross_proj and mlp_proj).
+TEST(TensorParallel, EncoderDecoderCrossAttentionSplitsLikeSelfAttention) {
+  const Json parameters = {{"layers", 2}, {"hidden", 64}, {"heads", 8}, {"ffn", 128}, {"vocabulary", 128},
+                           {"source_sequence", 16}, {"target_sequence", 8}};
+  OpGraph graph = build_zoo_model("transformer_base", JsonReader(parameters, "test"), 2, /*fp16=*/2);
+  auto roles = tensor_parallel_roles(graph, default_column_parallel_ops(), default_row_parallel_ops());
+  EXPECT_EQ(roles[graph.find("dec.1/cross_q")], TensorRole::kColumn);
+  EXPECT_EQ(roles[graph.find("dec.1/cross_k")], TensorRole::kColumn);
+  EXPECT_EQ(roles[graph.find("dec.1/cross_v")], TensorRole::kColumn);
+  EXPECT_EQ(roles[graph.find("dec.1/cross_scores")], TensorRole::kSplit);
+  EXPECT_EQ(roles[graph.find("dec.1/cross_context")], TensorRole::kSplit);
+  EXPECT_EQ(roles[graph.find("dec.1/cross_proj")], TensorRole::kRow);
+  EXPECT_EQ(roles[graph.find("dec.1/ln_2")], TensorRole::kReplicated);
+  EXPECT_EQ(roles[graph.find("decoder_embedding/wte")], TensorRole::kRow);
+
+  Cluster cluster = ring_of_gpus(4);
+  RunOptions run;
+  run.batch_size = 2;
+  run.precision = Precision::kFp16;
+  ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, tensor_parallel(4), "transformer", nullptr);
+  std::vector<std::string> forward_allreduces;
+  for (const Task& task : plan.tasks) {
+    if (task.kind == TaskKind::kCollective && task.op.rfind("dec.1/", 0) == 0 &&
+        task.name.find("/grad/") == std::string::npos) {
+      forward_allreduces.push_back(task.name);
+    }
+  }
+  EXPECT_EQ(forward_allreduces, (std::vector<std::string>{"mb0/tp-allreduce/dec.1/attn_proj",
+                                                          "mb0/tp-allreduce/dec.1/cross_proj",
+                                                          "mb0/tp-allreduce/dec.1/mlp_proj"}));
+}
+
 TEST(TensorParallel, RejectsAGroupThatDoesNotDivideTheHeads) {
   OpGraph graph = small_gpt(false, 2);
   Cluster cluster = ring_of_gpus(3);
