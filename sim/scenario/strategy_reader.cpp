@@ -85,7 +85,9 @@ PublishedFigure read_published(const JsonReader& published) {
   constexpr double kSecondsPerDay = 86400;
   const struct { const char* metric; double low, high; const char* unit; } kRanges[] = {
       {"step_time_seconds", 1e-6, kSecondsPerDay, " s"},
-      {"samples_per_second", 1 / kSecondsPerDay, 1e12, " samples/s"}};
+      {"samples_per_second", 1 / kSecondsPerDay, 1e12, " samples/s"},
+      // Model FLOPs per second per GPU, in TFLOP/s: above 10 PFLOP/s per device is another unit.
+      {"model_tflops_per_gpu", 1e-6, 1e4, " TFLOP/s"}};
   for (const auto& range : kRanges) {
     if (!published.has(range.metric)) continue;
     JsonReader value = published.at(range.metric);
@@ -97,7 +99,9 @@ PublishedFigure read_published(const JsonReader& published) {
     }
     ++given;
   }
-  if (given != 1) published.fail("give exactly one of \"step_time_seconds\" or \"samples_per_second\"");
+  if (given != 1) {
+    published.fail("give exactly one of \"step_time_seconds\", \"samples_per_second\" or \"model_tflops_per_gpu\"");
+  }
   figure.source = published.string_at("source");
   figure.json_path = published.path();
   if (published.has("confidence")) published.choice_at("confidence", scenario_keys::kConfidence);

@@ -44,7 +44,7 @@ std::string plural(size_t count, const std::string& noun) {
 }  // namespace
 
 std::string check_file(const std::filesystem::path& path, const std::string& requested_kind,
-                       const HardwareCatalog& catalog) {
+                       const HardwareCatalog& catalog, bool allow_oom) {
   if (path.extension() == ".onnx") {  // imported as declared; a symbolic batch: the exported one, else 1
     OnnxImportOptions options;
     options.default_batch = 1;
@@ -100,10 +100,16 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
         }
       }
       if (verdicts.empty()) continue;
-      // A sweep's base scenario is a template: `placesim sweep` judges each configuration's memory.
-      if (!document.contains("sweep")) throw out_of_memory_error(path.string(), several ? strategy.name : "", verdicts);
-      base_does_not_fit = "; the base scenario alone does not fit in memory (`placesim run` refuses it; `placesim "
-                          "sweep` judges each configuration): " + worst_verdicts(verdicts, 1);
+      if (document.contains("sweep")) {
+        // A sweep's base scenario is a template: `placesim sweep` judges each configuration's memory.
+        base_does_not_fit = "; the base scenario alone does not fit in memory (`placesim run` refuses it; `placesim "
+                            "sweep` judges each configuration): " + worst_verdicts(verdicts, 1);
+      } else if (allow_oom) {
+        base_does_not_fit = "; does not fit in memory (`placesim run` refuses it without --allow-oom): " + prefix +
+                            worst_verdicts(verdicts, 1);
+      } else {
+        throw out_of_memory_error(path.string(), several ? strategy.name : "", verdicts);
+      }
     }
     const std::string plan_size = scenario.run.tier == Tier::kClosedForm
                                       ? "closed-form tier: " + plural(tasks, "task") + " for one micro-batch"

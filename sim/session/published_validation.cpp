@@ -69,14 +69,25 @@ std::vector<PublishedCase> validate_published(const std::vector<std::string>& pa
       c.metric = strategy.published->metric;
       c.published = strategy.published->value;
       if (strategy.data_parallel) c.replicas = static_cast<int64_t>(strategy.data_parallel->replicas.size());
+      double step = 0, samples_per_second = 0;
       if (scenario.run.tier == Tier::kClosedForm) {
         // No plan of the step: the 3D closed form (thousands of GPUs in milliseconds).
-        const double step = estimate_closed_form(scenario, strategy).step_seconds;
-        const double samples = static_cast<double>(scenario.run.batch_size * strategy.parallelism->data);
-        c.predicted = c.metric == "samples_per_second" ? samples / step : step;
+        step = estimate_closed_form(scenario, strategy).step_seconds;
+        samples_per_second = static_cast<double>(scenario.run.batch_size * strategy.parallelism->data) / step;
       } else {
         const StrategyResult result = evaluate_strategy(scenario, strategy, false).result;
-        c.predicted = c.metric == "samples_per_second" ? result.samples_per_second() : result.step_time_seconds();
+        step = result.step_time_seconds();
+        samples_per_second = result.samples_per_second();
+      }
+      if (c.metric == "samples_per_second") {
+        c.predicted = samples_per_second;
+      } else if (c.metric == "model_tflops_per_gpu") {
+        // Model FLOPs as MFU counts them (PaLM's formula for language models, docs/llm-planning.md).
+        const TrainingEfficiency efficiency = training_efficiency(scenario, strategy, samples_per_second, nullptr);
+        c.predicted = samples_per_second * efficiency.model_flops_per_sample /
+                      static_cast<double>(std::max<int64_t>(1, efficiency.devices)) / 1e12;
+      } else {
+        c.predicted = step;
       }
       describe_device(scenario.cluster_for(strategy), &c);
       cases.push_back(c);

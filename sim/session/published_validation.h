@@ -14,7 +14,7 @@ namespace placesim {
 struct PublishedCase {
   std::string scenario;
   std::string strategy;
-  std::string metric;  ///< "samples_per_second" or "step_time_seconds"
+  std::string metric;  ///< "samples_per_second", "step_time_seconds" or "model_tflops_per_gpu"
   double published = 0;
   double predicted = 0;
   int64_t replicas = 0;  ///< data-parallel replicas (workers); 0 when the strategy is not data parallel

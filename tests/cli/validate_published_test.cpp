@@ -62,6 +62,26 @@ TEST(ValidatePublished, ClosedFormScenariosArePredictedWithoutAPlanOfTheStep) {
   EXPECT_NEAR(std::stod(row[2]), 100 * (predicted - 60.1) / 60.1, 0.1);
 }
 
+// A published model TFLOP/s per GPU (Llama 3's table 4) is compared with the model FLOP/s per
+// device that `run` prints for the same file (PaLM's formula, docs/llm-planning.md).
+TEST(ValidatePublished, ModelTflopsPerGpuIsTheModelFlopRateRunPrints) {
+  const std::string file = "scenarios/validation/llama3_405b_h100_8192_gpus.json";
+  CommandResult validated = run_placesim({"validate", "-q", file}, PLACESIM_SOURCE_DIR);
+  ASSERT_EQ(validated.exit_status, 0) << validated.output;
+  std::smatch row;
+  ASSERT_TRUE(std::regex_search(validated.output, row,
+                                std::regex(R"(8192 GPUs\s+model_tflops_per_gpu\s+430\s+(\S+)\s+([+-]\d+\.\d)%)")))
+      << validated.output;
+  const double predicted = std::stod(row[1]);
+  CommandResult ran = run_placesim({"run", "--allow-oom", file}, PLACESIM_SOURCE_DIR);
+  ASSERT_EQ(ran.exit_status, 0) << ran.output;
+  std::smatch flops;
+  ASSERT_TRUE(std::regex_search(ran.output, flops, std::regex(R"(Model FLOPs: ([0-9.]+) TFLOP/s per device)")))
+      << ran.output;
+  EXPECT_NEAR(predicted, std::stod(flops[1]), 0.001 * predicted) << ran.output;
+  EXPECT_NEAR(std::stod(row[2]), 100 * (predicted - 430) / 430, 0.1);
+}
+
 // The error by device profile: each line the mean |error| of that device's rows, next to where
 // its costs come from (here a P100 and a V100 scenario, both with borrowed kernel models).
 TEST(ValidatePublished, ErrorsAreAlsoGivenByDeviceWithTheirCostSource) {
