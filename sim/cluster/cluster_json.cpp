@@ -41,6 +41,11 @@ Json write_device_profile(const DeviceSpec& spec) {
     profile["kernel_model"] = write_kernel_model(*spec.kernel_model);
     profile["sources"]["kernel_model"] = cited;
   }
+  if (spec.step_validation) {
+    profile["step_validation"] = {{"cases", spec.step_validation->cases},
+                                  {"mape_percent", spec.step_validation->mape_percent},
+                                  {"date", spec.step_validation->date}};
+  }
   if (spec.sm_count > 0) {
     profile["sm_count"] = spec.sm_count;
     profile["sources"]["sm_count"] = cited;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,16 @@
 #include "sim/graph/op.h"
 
 namespace placesim {
+
+/// How the step times placesim predicts on a device profile compared with published ones: the
+/// profile's rows of the open validation set (`placesim validate scenarios/validation/`), their
+/// mean absolute percentage error and when it was measured. Kept current by a test that
+/// re-validates the set (tests/unit/step_validation_test.cpp).
+struct StepValidation {
+  int64_t cases = 0;
+  double mape_percent = 0;
+  std::string date;  ///< "YYYY-MM-DD"
+};
 
 struct DeviceSpec {
   std::string id;    ///< profile id, e.g. "v100-sxm2-16gb"
@@ -43,6 +54,8 @@ struct DeviceSpec {
   /// Fitted kernel-level cost model (GEMM tiles and waves, convolution algorithms); null: the
   /// roofline above prices every task.
   std::shared_ptr<const KernelModel> kernel_model;
+  /// Step-level error on the published cases that use this profile; none: no such case.
+  std::optional<StepValidation> step_validation;
 };
 
 }  // namespace placesim

@@ -71,7 +71,8 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
   profile.reject_unknown_keys({"id", "name", "kind", "peak_flops_per_second", "memory_bytes",
                                "memory_bandwidth_bytes_per_second", "kernel_launch_overhead_seconds",
                                "compute_efficiency", "gemm_efficiency_by_flops", "memory_efficiency", "compute_capability", "pci_bus_id",
-                               "kernel_model", "sm_count", "sources", "description", "price_per_hour_usd"});
+                               "kernel_model", "sm_count", "sources", "description", "price_per_hour_usd",
+                               "step_validation"});
   DeviceSpec spec;
   spec.id = profile.string_at("id");
   spec.name = profile.string_at("name");
@@ -125,6 +126,15 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
   spec.sm_count = profile.integer_or("sm_count", 0, 1, 100'000);
   if (auto kernel_model = profile.find("kernel_model")) {
     spec.kernel_model = std::make_shared<const KernelModel>(read_kernel_model(*kernel_model));
+  }
+  if (auto validated = profile.find("step_validation")) {
+    validated->reject_unknown_keys({"cases", "mape_percent", "date"});
+    StepValidation step;
+    step.cases = validated->integer_or("cases", 0, 1, 1'000'000);
+    if (!validated->has("cases")) validated->fail("missing required key \"cases\"");
+    step.mape_percent = validated->at("mape_percent").at_most(validated->at("mape_percent").as_non_negative_number(), 1e6);
+    step.date = validated->string_at("date");
+    spec.step_validation = step;
   }
   require_sources(profile, {"peak_flops_per_second", "memory_bytes", "memory_bandwidth_bytes_per_second",
                             "kernel_launch_overhead_seconds", "compute_efficiency", "gemm_efficiency_by_flops",

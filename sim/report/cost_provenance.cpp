@@ -1,5 +1,6 @@
 #include "sim/report/cost_provenance.h"
 
+#include <cstdio>
 #include <set>
 
 #include "sim/core/units_format.h"
@@ -25,18 +26,27 @@ std::vector<CostSource> cost_sources(const Cluster& cluster) {
     } else {
       source.kind = "roofline";
     }
+    source.step_validation = spec.step_validation;
     sources.push_back(std::move(source));
   }
   return sources;
 }
 
 std::string describe(const CostSource& source) {
+  std::string steps = "; no published step time on this profile";
+  if (const auto& v = source.step_validation) {
+    char buffer[128];
+    std::snprintf(buffer, sizeof(buffer), "; published steps %.1f%% MAPE over %lld case%s (%s)", v->mape_percent,
+                  static_cast<long long>(v->cases), v->cases == 1 ? "" : "s", v->date.c_str());
+    steps = buffer;
+  }
   if (source.kind == "roofline") {
-    return source.profile + ": datasheet roofline with estimated efficiencies (no measured kernel table)";
+    return source.profile + ": datasheet roofline with estimated efficiencies (no measured kernel table)" + steps;
   }
   return source.profile + ": " + source.kind + " (" + source.table + (source.date.empty() ? "" : ", " + source.date) +
          "): held-out kernels " + format_percent(source.held_out_median_error) + " median, " +
-         format_percent(source.held_out_p90_error) + " p90 error over " + std::to_string(source.held_out_rows) + " rows";
+         format_percent(source.held_out_p90_error) + " p90 error over " + std::to_string(source.held_out_rows) + " rows" +
+         steps;
 }
 
 std::string cost_sources_text(const std::vector<CostSource>& sources) {
@@ -55,6 +65,11 @@ Json cost_sources_json(const std::vector<CostSource>& sources) {
       entry["held_out_rows"] = s.held_out_rows;
       entry["held_out_median_error"] = s.held_out_median_error;
       entry["held_out_p90_error"] = s.held_out_p90_error;
+    }
+    if (s.step_validation) {
+      entry["step_validation"] = {{"cases", s.step_validation->cases},
+                                  {"mape_percent", s.step_validation->mape_percent},
+                                  {"date", s.step_validation->date}};
     }
     list.push_back(std::move(entry));
   }

@@ -265,9 +265,11 @@ TEST(CliTest, SeveralStrategiesStillNameWhereTheCostsComeFrom) {
   ASSERT_EQ(text.exit_status, 0) << text.output;
   EXPECT_TRUE(mentions(text.output, "Compute costs (docs/cost-model.md; step-level validation: docs/validation.md):\n"
                                     "  x86-server-cpu: datasheet roofline with estimated efficiencies (no measured kernel "
-                                    "table)\n  v100-sxm2-16gb: kernel model (hardware_profiles/kernels/"
-                                    "deepbench_v100-sxm2-16gb.csv"))
+                                    "table); no published step time on this profile\n  v100-sxm2-16gb: kernel model "
+                                    "(hardware_profiles/kernels/deepbench_v100-sxm2-16gb.csv"))
       << text.output;
+  // The V100's step-level error on the open set (hardware_profiles/devices/v100-sxm2-16gb.json).
+  EXPECT_TRUE(mentions(text.output, "; published steps 7.9% MAPE over 4 cases (2026-12-01)\n")) << text.output;
   auto json = run_placesim_split({"run", "scenarios/pipeline_gpt_dgx1.json", "--report", "-"});
   ASSERT_EQ(json.exit_status, 0) << json.errors;
   nlohmann::json report;
@@ -275,6 +277,8 @@ TEST(CliTest, SeveralStrategiesStillNameWhereTheCostsComeFrom) {
   ASSERT_EQ(report.at("compute_costs").size(), 2u);
   EXPECT_EQ(report["compute_costs"][1].at("profile"), "v100-sxm2-16gb");
   EXPECT_EQ(report["compute_costs"][1].at("kind"), "kernel model");
+  EXPECT_EQ(report["compute_costs"][1].at("step_validation").at("cases"), 4);
+  EXPECT_FALSE(report["compute_costs"][0].contains("step_validation"));
 }
 
 // `place --json`: one entry per algorithm with its step time and every op's device.
