@@ -49,10 +49,7 @@ OpGraph build_gnmt(const JsonReader& parameters, int64_t batch_size, double dtyp
 
   OpGraph graph("gnmt");
   LayerBuilder b(graph, batch_size, dtype_bytes);
-  b.set_layer("input");
-  Tensor source = b.input("source_ids", {source_sequence}, 4);
-  Tensor target = b.input("target_ids", {target_sequence}, 4);
-  Tensor labels = b.input("labels", {target_sequence}, 4);
+  const auto [source, target, labels] = b.sequence_pair_inputs(source_sequence, target_sequence);
 
   b.set_layer("embedding");
   Tensor x = b.embedding("wte", source, vocabulary, hidden);

@@ -134,6 +134,14 @@ Tensor LayerBuilder::input(const std::string& name, const std::vector<int64_t>& 
   return append(std::move(op), {});
 }
 
+LayerBuilder::SequencePair LayerBuilder::sequence_pair_inputs(int64_t source_sequence, int64_t target_sequence) {
+  set_layer("input");
+  Tensor source = input("source_ids", {source_sequence}, kLabelBytes);
+  Tensor target = input("target_ids", {target_sequence}, kLabelBytes);
+  Tensor labels = input("labels", {target_sequence}, kLabelBytes);
+  return {source, target, labels};
+}
+
 Tensor LayerBuilder::conv2d(const std::string& name, const Tensor& x, const Conv2dOptions& o) {
   expect_rank(qualified(name), x, 4);
   const int64_t n = x.shape[0], in_channels = x.shape[1], height = x.shape[2], width = x.shape[3];

@@ -104,6 +104,13 @@ class LayerBuilder {
   /// (0 means the model's dtype; token ids and labels are int32, 4 bytes).
   Tensor input(const std::string& name, const std::vector<int64_t>& sample_shape, double element_bytes = 0);
 
+  /// An encoder-decoder's inputs, in layer "input": int32 source and target token ids and the
+  /// target's labels.
+  struct SequencePair {
+    Tensor source, target, labels;
+  };
+  SequencePair sequence_pair_inputs(int64_t source_sequence, int64_t target_sequence);
+
   /// Conv2D on an NCHW tensor: MACs = N x Hout x Wout x Cout x (Cin / groups) x kh x kw.
   Tensor conv2d(const std::string& name, const Tensor& x, const Conv2dOptions& options);
   /// FusedBatchNorm over the channels (dimension 1): 2 x C parameters.

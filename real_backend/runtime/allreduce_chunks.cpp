@@ -142,15 +142,26 @@ std::vector<std::vector<DeviceId>> rings_by_node(const std::vector<DeviceId>& gr
   return nodes;
 }
 
-/// Ring reduce-scatter inside each node (g devices: local rank r ends with shard (r+1) mod g
-/// reduced), a ring all-reduce of that shard across the M nodes among devices of equal local rank,
-/// then a ring all-gather inside each node. A device's k-th send tells its phase and round.
-std::vector<AllreduceChunk> hierarchical_chunks(const std::vector<DeviceId>& group, const Cluster& cluster,
-                                                const std::vector<CollectiveStep>& steps, Elements whole,
-                                                const Checker& check) {
-  const auto nodes = rings_by_node(group, cluster);
+/// One run of ring rounds a device of a hierarchical schedule sends: inside its node (a ring of
+/// the node's g devices over the whole buffer) or along its rail (a ring of the M nodes' devices
+/// of its local rank r over part (r + 1) mod g), rounds [first_round, first_round + rounds) of
+/// that ring's all-reduce (ring_round: its reduce-scatter, then its all-gather).
+struct RingSegment {
+  bool inside_node = true;
+  size_t first_round = 0;
+  size_t rounds = 0;
+};
+
+/// The chunks of a hierarchical schedule whose devices each send `segments` in order: a
+/// device's k-th send tells its segment and round.
+std::vector<AllreduceChunk> hierarchical_segment_chunks(const std::vector<std::vector<DeviceId>>& nodes,
+                                                        const std::vector<RingSegment>& segments,
+                                                        const std::vector<CollectiveStep>& steps, Elements whole,
+                                                        const Checker& check) {
   const size_t g = nodes.front().size(), m = nodes.size();
-  check.require(steps.size() == 2 * m * g * (g - 1) + 2 * g * m * (m - 1), "expected 2Mg(g-1) + 2gM(M-1) steps");
+  size_t sends_each = 0;
+  for (const RingSegment& segment : segments) sends_each += segment.rounds;
+  check.require(steps.size() == m * g * sends_each, "expected " + std::to_string(sends_each) + " sends per device");
   std::map<DeviceId, std::pair<size_t, size_t>> where;  // device -> (node, local rank)
   for (size_t a = 0; a < m; ++a) {
     for (size_t r = 0; r < g; ++r) where[nodes[a][r]] = {a, r};
@@ -159,18 +170,33 @@ std::vector<AllreduceChunk> hierarchical_chunks(const std::vector<DeviceId>& gro
   std::vector<AllreduceChunk> chunks;
   for (const CollectiveStep& step : steps) {
     const auto [a, r] = where.at(step.from);
-    const size_t k = sends.next(step.from);
-    const size_t rail_begin = g - 1, gather_begin = rail_begin + 2 * (m - 1);
-    if (k < rail_begin || k >= gather_begin) {
-      const size_t round = k < rail_begin ? k : k - gather_begin + (g - 1);
-      check.require(round < 2 * (g - 1) && step.to == nodes[a][(r + 1) % g], "a step off the node's ring");
+    size_t k = sends.next(step.from);
+    size_t s = 0;
+    while (s < segments.size() && k >= segments[s].rounds) k -= segments[s++].rounds;
+    check.require(s < segments.size(), "a device sends more often than the schedule's rings");
+    const RingSegment& segment = segments[s];
+    const size_t round = segment.first_round + k;
+    if (segment.inside_node) {
+      check.require(step.to == nodes[a][(r + 1) % g], "a step off the node's ring");
       chunks.push_back(ring_round(whole, g, r, round));
     } else {
       check.require(step.to == nodes[(a + 1) % m][r], "a step off the rail's ring");
-      chunks.push_back(ring_round(part(whole, g, (r + 1) % g), m, a, k - rail_begin));
+      chunks.push_back(ring_round(part(whole, g, (r + 1) % g), m, a, round));
     }
   }
   return chunks;
+}
+
+/// Ring reduce-scatter inside each node (g devices: local rank r ends with shard (r+1) mod g
+/// reduced), a ring all-reduce of that shard across the M nodes among devices of equal local rank,
+/// then a ring all-gather inside each node.
+std::vector<AllreduceChunk> hierarchical_chunks(const std::vector<DeviceId>& group, const Cluster& cluster,
+                                                const std::vector<CollectiveStep>& steps, Elements whole,
+                                                const Checker& check) {
+  const auto nodes = rings_by_node(group, cluster);
+  const size_t g = nodes.front().size(), m = nodes.size();
+  return hierarchical_segment_chunks(nodes, {{true, 0, g - 1}, {false, 0, 2 * (m - 1)}, {true, g - 1, g - 1}}, steps,
+                                     whole, check);
 }
 
 /// Hierarchical reduce-scatter (the first half of hierarchical_chunks: inside each node, then
@@ -180,29 +206,10 @@ std::vector<AllreduceChunk> hierarchical_half_chunks(bool reduce_scatter, const 
                                                      Elements whole, const Checker& check) {
   const auto nodes = rings_by_node(group, cluster);
   const size_t g = nodes.front().size(), m = nodes.size();
-  check.require(steps.size() == m * g * (g - 1) + g * m * (m - 1), "expected Mg(g-1) + gM(M-1) steps");
-  std::map<DeviceId, std::pair<size_t, size_t>> where;  // device -> (node, local rank)
-  for (size_t a = 0; a < m; ++a) {
-    for (size_t r = 0; r < g; ++r) where[nodes[a][r]] = {a, r};
-  }
-  SendCounter sends;
-  std::vector<AllreduceChunk> chunks;
-  for (const CollectiveStep& step : steps) {
-    const auto [a, r] = where.at(step.from);
-    const size_t k = sends.next(step.from);
-    const size_t node_sends = g - 1, rail_sends = m - 1;
-    const bool inside_node = reduce_scatter ? k < node_sends : k >= rail_sends;
-    if (inside_node) {
-      const size_t round = reduce_scatter ? k : node_sends + (k - rail_sends);
-      check.require(round < 2 * node_sends && step.to == nodes[a][(r + 1) % g], "a step off the node's ring");
-      chunks.push_back(ring_round(whole, g, r, round));
-    } else {
-      const size_t round = reduce_scatter ? k - node_sends : rail_sends + k;
-      check.require(round < 2 * rail_sends && step.to == nodes[(a + 1) % m][r], "a step off the rail's ring");
-      chunks.push_back(ring_round(part(whole, g, (r + 1) % g), m, a, round));
-    }
-  }
-  return chunks;
+  const std::vector<RingSegment> segments =
+      reduce_scatter ? std::vector<RingSegment>{{true, 0, g - 1}, {false, 0, m - 1}}
+                     : std::vector<RingSegment>{{false, m - 1, m - 1}, {true, g - 1, g - 1}};
+  return hierarchical_segment_chunks(nodes, segments, steps, whole, check);
 }
 
 }  // namespace

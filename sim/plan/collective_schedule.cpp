@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <limits>
 #include <map>
 #include <optional>
@@ -417,17 +418,22 @@ double collective_estimate_seconds(CollectiveKind kind, CollectiveAlgorithm algo
   return pass(topology_ring(group, cluster), bytes / static_cast<double>(group.size()));
 }
 
-CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
-                                                const Cluster& cluster, std::string* reason) {
-  if (kind == CollectiveKind::kAllReduce) return choose_allreduce(group, bytes, cluster, reason);
+namespace {
+
+/// The candidate with the lowest estimate of a collective of `kind` among those that apply to
+/// the group (hierarchical only across machines; an algorithm some pair of which has no route
+/// is skipped); `reason` lists the estimates.
+CollectiveAlgorithm fastest(CollectiveKind kind, std::initializer_list<CollectiveAlgorithm> candidates,
+                            const std::vector<DeviceId>& group, double bytes, const Cluster& cluster,
+                            std::string* reason) {
   CollectiveAlgorithm best = CollectiveAlgorithm::kRing;
   double best_seconds = std::numeric_limits<double>::infinity();
   std::string text;
-  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kHierarchical}) {
+  for (CollectiveAlgorithm algorithm : candidates) {
     if (!applicable(algorithm, group, cluster, nullptr)) continue;
     if (algorithm == CollectiveAlgorithm::kHierarchical && by_node(group, cluster).size() < 2) continue;
     const double seconds = collective_estimate_seconds(kind, algorithm, group, bytes, cluster);
-    if (!std::isfinite(seconds)) continue;
+    if (!std::isfinite(seconds)) continue;  // some pair it needs has no route
     char buffer[96];
     std::snprintf(buffer, sizeof(buffer), "%s%s %.3g s", text.empty() ? "" : ", ", to_string(algorithm).c_str(), seconds);
     text += buffer;
@@ -440,27 +446,20 @@ CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::
   return best;
 }
 
+}  // namespace
+
+CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
+                                                const Cluster& cluster, std::string* reason) {
+  if (kind == CollectiveKind::kAllReduce) return choose_allreduce(group, bytes, cluster, reason);
+  return fastest(kind, {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kHierarchical}, group, bytes, cluster, reason);
+}
+
 CollectiveAlgorithm choose_allreduce(const std::vector<DeviceId>& group, double bytes, const Cluster& cluster,
                                      std::string* reason) {
-  CollectiveAlgorithm best = CollectiveAlgorithm::kRing;
-  double best_seconds = std::numeric_limits<double>::infinity();
-  std::string text;
-  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDoubleBinaryTree,
-                                        CollectiveAlgorithm::kHalvingDoubling, CollectiveAlgorithm::kHierarchical}) {
-    if (!applicable(algorithm, group, cluster, nullptr)) continue;
-    if (algorithm == CollectiveAlgorithm::kHierarchical && by_node(group, cluster).size() < 2) continue;
-    double seconds = allreduce_estimate_seconds(algorithm, group, bytes, cluster);
-    if (!std::isfinite(seconds)) continue;  // some pair it needs has no route
-    char buffer[96];
-    std::snprintf(buffer, sizeof(buffer), "%s%s %.3g s", text.empty() ? "" : ", ", to_string(algorithm).c_str(), seconds);
-    text += buffer;
-    if (seconds < best_seconds) {
-      best_seconds = seconds;
-      best = algorithm;
-    }
-  }
-  if (reason) *reason = "estimates: " + text;
-  return best;
+  return fastest(CollectiveKind::kAllReduce,
+                 {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDoubleBinaryTree,
+                  CollectiveAlgorithm::kHalvingDoubling, CollectiveAlgorithm::kHierarchical},
+                 group, bytes, cluster, reason);
 }
 
 }  // namespace placesim
