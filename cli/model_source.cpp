@@ -58,7 +58,7 @@ void add_model_source_options(CLI::App* command, ModelSourceOptions* options) {
   command->add_option("--batch", options->batch, "Samples per step for zoo models (default 1) and ONNX inputs with a symbolic batch (default: the "
                       "batch an exported file records, else 1)")
       ->check(CLI::Range(int64_t{1}, kMaxDimension));
-  command->add_option("--precision", options->precision, "fp32, tf32, fp16, bf16 or int8: the element size (default fp32)");
+  command->add_option("--precision", options->precision, "fp32, tf32, fp16, bf16, fp8 or int8: the element size (default fp32; fp8 stores bf16 tensors, 2 bytes)");
   command->add_option("--parameters", options->parameters, "Zoo model parameters as a JSON object, e.g. '{\"layers\": 24}'");
   command->add_option("--input", options->inputs, "ONNX input shape NAME=D0,D1,... (repeat for several inputs)");
   command->add_flag("--strict", options->strict, "ONNX: refuse operators placesim cannot cost");

@@ -14,6 +14,8 @@
 #include <string>
 #include <thread>
 
+#include "sim/plan/kernel_precision.h"
+
 namespace placesim::real {
 namespace {
 
@@ -68,10 +70,11 @@ ComputeWork compute_work(const Task& task, Precision precision, const ClusterDev
   ComputeWork work;
   const double scale = task.compute_scale / device.speed_factor;
   const double flops = task.flops * scale;
-  const double bytes = task.memory_bytes * scale;
+  const double bytes = task.memory_bytes * kernel_bytes_scale(precision, task.op_kind) * scale;
   if (flops <= 0 && bytes <= 0) return work;
   const DeviceSpec& spec = device.spec;
-  const double math_seconds = flops / (spec.peak_for(precision) * spec.efficiency_for(task.op_kind, task.flops));
+  const double math_seconds =
+      flops / (spec.peak_for(kernel_precision(precision, task.op_kind)) * spec.efficiency_for(task.op_kind, task.flops));
   const double memory_seconds = bytes / (spec.memory_bandwidth_bytes_per_second * spec.memory_efficiency);
   if (memory_seconds > math_seconds) {
     work.kind = WorkKind::kStream;

@@ -33,7 +33,7 @@ double absolute_log_ratio(double predicted, double measured) { return std::fabs(
 /// Time of a convolution row with the algorithm the source says ran, or the fastest eligible.
 double conv_row_seconds(const KernelMeasurement& row, const DeviceSpec& spec, const KernelModel& model) {
   GemmDevice device = device_for(spec, model, row.precision);
-  const double bytes = element_bytes(row.precision);
+  const double bytes = gemm_operand_bytes(row.precision);
   if (row.algorithm && conv_algorithm_eligible(*row.algorithm, row.shape.conv, row.pass)) {
     return estimate_conv_with(*row.algorithm, row.shape.conv, row.pass, bytes, row.precision, device).seconds;
   }
@@ -58,7 +58,7 @@ bool is_held_out(const KernelMeasurement& row, int modulus) {
 }
 
 double predict_kernel_seconds(const KernelMeasurement& row, const DeviceSpec& spec, const KernelModel& model) {
-  const double bytes = element_bytes(row.precision);
+  const double bytes = gemm_operand_bytes(row.precision);
   if (is_gemm(row)) return estimate_gemm(row.shape.gemm, bytes, row.precision, device_for(spec, model, row.precision)).seconds;
   return estimate_conv(row.shape.conv, row.pass, bytes, row.precision, device_for(spec, model, row.precision)).seconds;
 }
@@ -184,7 +184,7 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
     if (!options.precisions.empty() && !options.precisions.count(row.precision)) continue;
     KernelPrediction prediction{row, predict_kernel_seconds(row, spec, model), is_held_out(row, options.held_out_modulus), ""};
     if (!is_gemm(row)) {
-      prediction.predicted_algorithm = to_string(estimate_conv(row.shape.conv, row.pass, element_bytes(row.precision),
+      prediction.predicted_algorithm = to_string(estimate_conv(row.shape.conv, row.pass, gemm_operand_bytes(row.precision),
                                                                row.precision, device_for(spec, model, row.precision))
                                                      .algorithm);
     }

@@ -27,6 +27,11 @@ double DeviceSpec::peak_for(Precision precision) const {
   return lookup(Precision::kFp32);
 }
 
+bool DeviceSpec::has_peak(Precision precision) const {
+  auto it = peak_flops_per_second.find(precision);
+  return it != peak_flops_per_second.end() && it->second > 0;
+}
+
 double DeviceSpec::efficiency_for(OpKind op_kind, double flops) const {
   const auto& curve = gemm_efficiency_by_flops;
   if (curve.empty() || (op_kind != OpKind::kMatMul && op_kind != OpKind::kConv)) return efficiency_for(op_kind);

@@ -42,7 +42,11 @@ struct DeviceSpec {
   int64_t sm_count = 0;                         ///< GPUs: streaming multiprocessors (datasheet); 0 = not given
   std::string pci_bus_id;                       ///< GPUs only, for the TensorFlow device mapping
   /// Peak for a precision; falls back to the nearest supported one (bf16<->fp16, tf32->fp32).
+  /// fp8 has no such fallback but fp32: a scenario refuses fp8 on a device without an fp8 peak
+  /// (sim/cluster/precision_support.h).
   double peak_for(Precision precision) const;
+  /// Whether the profile lists a peak for exactly this precision.
+  bool has_peak(Precision precision) const;
   double efficiency_for(OpKind op_kind) const;
   /// Optional calibrated GEMM efficiency by task size: (FLOPs, fraction of peak) points with
   /// increasing FLOPs. When present, matmul and conv tasks use it instead of compute_efficiency.

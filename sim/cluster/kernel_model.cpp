@@ -24,6 +24,13 @@ const std::vector<ConvAlgorithm>& conv_algorithms() {
 double KernelModel::gemm_efficiency_for(Precision precision) const {
   auto it = gemm_efficiency.find(precision);
   if (it != gemm_efficiency.end()) return it->second;
+  // No fp8 fit (no measured fp8 kernels): the 16-bit tensor-core efficiency, an estimate.
+  if (precision == Precision::kFp8) {
+    for (Precision fallback : {Precision::kBf16, Precision::kFp16}) {
+      it = gemm_efficiency.find(fallback);
+      if (it != gemm_efficiency.end()) return it->second;
+    }
+  }
   it = gemm_efficiency.find(Precision::kFp32);
   return it == gemm_efficiency.end() ? 0.0 : it->second;
 }

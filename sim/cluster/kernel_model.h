@@ -39,7 +39,7 @@ struct KernelModelFit {
 struct KernelModel {
   int64_t sm_count = 0;  ///< streaming multiprocessors (datasheet): tiles run in waves of this many
   /// Fraction of an SM's peak a large tile reaches in its main loop, per precision (fp32 used
-  /// for a precision that has none).
+  /// for a precision that has none; fp8 without a fit uses bf16's, else fp16's, as an estimate).
   std::map<Precision, double> gemm_efficiency;
   /// A tile's prologue and epilogue, as extra steps of its k loop: tile time is proportional to k + this.
   double tile_overhead_k = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/cost/kernel_cost.h"
+#include "sim/plan/kernel_precision.h"
 
 namespace placesim {
 
@@ -12,8 +13,10 @@ double compute_seconds(const Task& task, Precision precision, const ClusterDevic
     return kernel_model_seconds(task, precision, spec) / device.speed_factor * task.compute_scale + task.fixed_seconds;
   }
   if (task.flops <= 0 && task.memory_bytes <= 0) return task.fixed_seconds;
-  double math_seconds = task.flops / (spec.peak_for(precision) * spec.efficiency_for(task.op_kind, task.flops));
-  double memory_seconds = task.memory_bytes / (spec.memory_bandwidth_bytes_per_second * spec.memory_efficiency);
+  const Precision kernel = kernel_precision(precision, task.op_kind);
+  double math_seconds = task.flops / (spec.peak_for(kernel) * spec.efficiency_for(task.op_kind, task.flops));
+  double memory_seconds = task.memory_bytes * kernel_bytes_scale(precision, task.op_kind) /
+                          (spec.memory_bandwidth_bytes_per_second * spec.memory_efficiency);
   return std::max(math_seconds, memory_seconds) / device.speed_factor * task.compute_scale +
          spec.kernel_launch_overhead_seconds + task.fixed_seconds;
 }

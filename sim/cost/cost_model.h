@@ -9,7 +9,8 @@
 namespace placesim {
 
 /// max(flops / (peak[precision] x efficiency[kind]), bytes / (memory bandwidth x memory
-/// efficiency)) / speed_factor x compute_scale + launch overhead. A task with no FLOPs and no bytes launches
+/// efficiency)) / speed_factor x compute_scale + launch overhead. Under fp8 the peak and the bytes
+/// are those of the task's kernel (kernel_precision.h: FP8 GEMMs with 1-byte operands, bf16 otherwise). A task with no FLOPs and no bytes launches
 /// nothing and costs 0 (a variable, an identity on a reference, a NoOp).
 double compute_seconds(const Task& task, Precision precision, const ClusterDevice& device);
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "sim/cost/conv_model.h"
+#include "sim/plan/kernel_precision.h"
 
 namespace placesim {
 namespace {
@@ -87,7 +88,7 @@ GemmShape backward_gemm(const GemmShape& forward, KernelPass pass) {
 
 double shaped_seconds(const KernelShape& shape, uint8_t passes, Precision precision, const DeviceSpec& spec) {
   GemmDevice device{spec.peak_for(precision), spec.memory_bandwidth_bytes_per_second, spec.kernel_model.get()};
-  const double bytes = element_bytes(precision);
+  const double bytes = gemm_operand_bytes(precision);  // a shaped kernel is a GEMM or a convolution
   double seconds = 0;
   for (KernelPass pass : {kForwardPass, kBackwardDataPass, kBackwardFilterPass}) {
     if (!(passes & pass)) continue;
@@ -118,9 +119,11 @@ double kernel_model_seconds(const Task& task, Precision precision, const DeviceS
   }
   if (task.flops <= 0 && task.memory_bytes <= 0) return 0;
   // No kernel shape: the roofline, with the fitted bandwidth efficiency and fixed costs.
-  const double math_seconds = task.flops / (spec.peak_for(precision) * spec.efficiency_for(task.op_kind, task.flops));
+  const Precision kernel = kernel_precision(precision, task.op_kind);
+  const double math_seconds = task.flops / (spec.peak_for(kernel) * spec.efficiency_for(task.op_kind, task.flops));
   const double memory_seconds =
-      task.memory_bytes / (spec.memory_bandwidth_bytes_per_second * model.memory_efficiency) +
+      task.memory_bytes * kernel_bytes_scale(precision, task.op_kind) /
+          (spec.memory_bandwidth_bytes_per_second * model.memory_efficiency) +
       model.memory_latency_seconds;
   return std::max(math_seconds, memory_seconds) + model.kernel_overhead_seconds;
 }

@@ -41,4 +41,6 @@ std::vector<std::string> op_kind_names() {
   return names;
 }
 
+bool is_gemm_kind(OpKind kind) { return kind == OpKind::kMatMul || kind == OpKind::kConv; }
+
 }  // namespace placesim

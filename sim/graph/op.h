@@ -33,6 +33,8 @@ std::string to_string(OpKind kind);
 std::optional<OpKind> parse_op_kind(const std::string& text);
 /// All kind names, for error messages and schema docs.
 std::vector<std::string> op_kind_names();
+/// Matrix multiplications and convolutions: the kinds whose kernels are GEMMs.
+bool is_gemm_kind(OpKind kind);
 
 struct Op {
   std::string name;

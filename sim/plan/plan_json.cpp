@@ -10,6 +10,7 @@
 #include "sim/plan/collective_schedule.h"
 
 #include "sim/cluster/cluster_json.h"
+#include "sim/cluster/precision_support.h"
 #include "sim/graph/kernel_shape_json.h"
 
 namespace placesim {
@@ -179,6 +180,9 @@ PlanFile read_plan_json(const JsonReader& document) {
   plan.steps = document.integer_or("steps", 1, 1, 1000000);
   plan.samples_per_step = document.integer_or("samples_per_step", 1, 1, 1'000'000'000);
   plan.precision = *parse_precision(document.choice_or("precision", precision_names(), "fp32"));
+  if (const std::string reason = precision_unsupported_reason(cluster, plan.precision); !reason.empty()) {
+    document.at("precision").fail(reason);
+  }
   plan.collective_fidelity =
       *parse_collective_fidelity(document.choice_or("collective_fidelity", {"per-phase", "per-round"}, "per-phase"));
   plan.static_memory.assign(cluster.devices().size(), StaticMemory{});

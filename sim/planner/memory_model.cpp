@@ -4,7 +4,16 @@
 
 namespace placesim {
 
-bool mixed_precision(Precision precision) { return precision == Precision::kFp16 || precision == Precision::kBf16; }
+bool mixed_precision(Precision precision) {
+  return precision == Precision::kFp16 || precision == Precision::kBf16 || precision == Precision::kFp8;
+}
+
+double fp8_weight_cache_bytes_per_parameter(const Op& op, Precision precision) {
+  if (precision != Precision::kFp8 || !is_gemm_kind(op.kind)) return 0;
+  constexpr double kFp8WeightBytes = 1;     // the FP8 copy the forward GEMM reads
+  constexpr double kFp8TransposeBytes = 1;  // its transpose, for the backward data GEMM on Hopper
+  return kFp8WeightBytes + kFp8TransposeBytes;
+}
 
 double optimizer_state_bytes_per_parameter(Optimizer optimizer, Precision precision, double dtype_bytes) {
   const double copies = optimizer_cost(optimizer, dtype_bytes).state_copies;
@@ -15,7 +24,7 @@ double optimizer_state_bytes_per_parameter(Optimizer optimizer, Precision precis
 
 StaticMemory op_static_memory(const Op& op, const RunOptions& run) {
   StaticMemory memory;
-  memory.parameter_bytes = op.parameter_bytes();
+  memory.parameter_bytes = op.parameter_bytes() + op.parameter_count * fp8_weight_cache_bytes_per_parameter(op, run.precision);
   if (run.kind == StepKind::kTraining && op.parameter_count > 0) {
     memory.gradient_bytes = op.parameter_bytes();
     memory.optimizer_state_bytes =

@@ -12,8 +12,19 @@
 namespace placesim {
 
 /// True when training keeps fp32 master weights beside fp16/bf16 working weights
-/// (mixed-precision training, Micikevicius et al. 2018).
+/// (mixed-precision training, Micikevicius et al. 2018); fp8 training too, whose working weights
+/// are bf16 (NVIDIA Transformer Engine user guide, "Using FP8 with Transformer Engine").
 bool mixed_precision(Precision precision);
+
+/// Bytes per parameter that fp8 training keeps beside a GEMM's (matmul or convolution's) bf16
+/// weights: its FP8 copy and the FP8 copy of its transpose, 1 + 1 = 2. Transformer Engine casts a
+/// Linear layer's weight to FP8 once per step and caches it across micro-batches (the
+/// `is_first_microbatch` argument of te.Linear.forward, "FP8 weight caching" in its
+/// advanced-optimizations guide); Hopper's FP8 tensor cores take only the TN layout, so the
+/// backward data GEMM needs the transposed copy (TE's cast_transpose). 0 for other ops and
+/// other precisions. With mixed-precision Adam an fp8 GEMM parameter holds 2 + 2 (fp8 copies)
+/// + 2 + 12 = 18 bytes; its other parameters (embeddings, norms) 16 (docs/llm-planning.md, "FP8").
+double fp8_weight_cache_bytes_per_parameter(const Op& op, Precision precision);
 
 /// Bytes of optimizer state per parameter element: fp32 moments (1 for momentum, 2 for Adam),
 /// plus a 4-byte fp32 master copy of the weights under mixed precision. Mixed-precision Adam:
@@ -21,8 +32,8 @@ bool mixed_precision(Precision precision);
 /// (ZeRO, Rajbhandari et al. 2020, section 3.1).
 double optimizer_state_bytes_per_parameter(Optimizer optimizer, Precision precision, double dtype_bytes);
 
-/// The static memory op `op` adds to the device it runs on: parameters always; gradients and
-/// optimizer state when training.
+/// The static memory op `op` adds to the device it runs on: parameters (with fp8's weight
+/// caches) always; gradients and optimizer state when training.
 StaticMemory op_static_memory(const Op& op, const RunOptions& run);
 
 void add_static_memory(StaticMemory* into, const StaticMemory& more);

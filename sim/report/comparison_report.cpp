@@ -57,8 +57,13 @@ std::string comparison_table(const std::vector<StrategyResult>& results, const s
            pad(format_percent(result.run.communication_share), 6) + "  " + pad(format_bytes(peak_memory(result)), 11) +
            "  " + pad(straggler, 10) + "  " + pad(staleness, 16) + "\n";
   }
-  out += "\nglobal batch: samples per optimizer step over all replicas; MFU: model FLOPs per second / the devices'\n"
-         "peak (docs/llm-planning.md); scaling: throughput / (replicas x the same strategy's throughput on one\n"
+  bool fp8 = false;
+  for (const StrategyResult& result : results) fp8 |= result.efficiency && result.efficiency->peak_precision == "fp8";
+  // fp8 MFU is quoted against the dense FP8 peak: say so, as the field does not agree on it.
+  out += std::string("\nglobal batch: samples per optimizer step over all replicas; MFU: model FLOPs per second / the devices'\n") +
+         (fp8 ? "dense fp8 peak, not bf16's (docs/llm-planning.md, FP8); scaling:"
+              : "peak (docs/llm-planning.md); scaling:") +
+         " throughput / (replicas x the same strategy's throughput on one\n"
          "replica; for data x pipeline x tensor, on data 1); comm: share of the\n"
          "run with gradients or tensors in flight and no device computing; peak memory: the fullest device's;\n"
          "straggler: mean time per step between the average and the slowest replica finishing backward (sync);\n"

@@ -7,7 +7,27 @@
 
 namespace placesim {
 
-std::vector<CostSource> cost_sources(const Cluster& cluster) {
+namespace {
+
+/// Which efficiency an fp8 run's GEMMs borrow on `spec`, or "" when it has an fp8 fit, runs no
+/// FP8 GEMMs (no fp8 peak: the host CPUs) or the run is not fp8. The kernel model falls back as
+/// KernelModel::gemm_efficiency_for does.
+std::string fp8_gemm_efficiency(const DeviceSpec& spec, Precision precision) {
+  if (precision != Precision::kFp8 || !spec.has_peak(Precision::kFp8)) return "";
+  if (!spec.kernel_model) {
+    return "the profile's matmul/conv efficiencies (\"compute_efficiency\", estimated for 16-bit GEMMs)";
+  }
+  const auto& fitted = spec.kernel_model->gemm_efficiency;
+  if (fitted.count(Precision::kFp8)) return "";
+  for (Precision p : {Precision::kBf16, Precision::kFp16, Precision::kFp32}) {
+    if (fitted.count(p)) return "the kernel model's " + to_string(p) + " GEMM efficiency (no fp8 fit)";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision) {
   std::vector<CostSource> sources;
   std::set<std::string> seen;
   for (const auto& device : cluster.devices()) {
@@ -26,6 +46,7 @@ std::vector<CostSource> cost_sources(const Cluster& cluster) {
     } else {
       source.kind = "roofline";
     }
+    source.fp8_gemm_efficiency = fp8_gemm_efficiency(spec, precision);
     source.step_validation = spec.step_validation;
     sources.push_back(std::move(source));
   }
@@ -33,20 +54,25 @@ std::vector<CostSource> cost_sources(const Cluster& cluster) {
 }
 
 std::string describe(const CostSource& source) {
-  std::string steps = "; no published step time on this profile";
+  std::string text;
+  if (source.kind == "roofline") {
+    text = source.profile + ": datasheet roofline with estimated efficiencies (no measured kernel table)";
+  } else {
+    text = source.profile + ": " + source.kind + " (" + source.table + (source.date.empty() ? "" : ", " + source.date) +
+           "): held-out kernels " + format_percent(source.held_out_median_error) + " median, " +
+           format_percent(source.held_out_p90_error) + " p90 error over " + std::to_string(source.held_out_rows) + " rows";
+  }
+  if (!source.fp8_gemm_efficiency.empty()) {
+    text += "; fp8 GEMMs: the datasheet's dense FP8 peak x " + source.fp8_gemm_efficiency +
+            ", an estimate (no FP8 kernels measured)";
+  }
   if (const auto& v = source.step_validation) {
     char buffer[128];
     std::snprintf(buffer, sizeof(buffer), "; published steps %.1f%% MAPE over %lld case%s (%s)", v->mape_percent,
                   static_cast<long long>(v->cases), v->cases == 1 ? "" : "s", v->date.c_str());
-    steps = buffer;
+    return text + buffer;
   }
-  if (source.kind == "roofline") {
-    return source.profile + ": datasheet roofline with estimated efficiencies (no measured kernel table)" + steps;
-  }
-  return source.profile + ": " + source.kind + " (" + source.table + (source.date.empty() ? "" : ", " + source.date) +
-         "): held-out kernels " + format_percent(source.held_out_median_error) + " median, " +
-         format_percent(source.held_out_p90_error) + " p90 error over " + std::to_string(source.held_out_rows) + " rows" +
-         steps;
+  return text + "; no published step time on this profile";
 }
 
 std::string cost_sources_text(const std::vector<CostSource>& sources) {
@@ -59,6 +85,7 @@ Json cost_sources_json(const std::vector<CostSource>& sources) {
   Json list = Json::array();
   for (const auto& s : sources) {
     Json entry = {{"profile", s.profile}, {"kind", s.kind}};
+    if (!s.fp8_gemm_efficiency.empty()) entry["fp8_gemm_efficiency"] = s.fp8_gemm_efficiency;
     if (s.kind != "roofline") {
       entry["table"] = s.table;
       entry["date"] = s.date;

@@ -20,14 +20,18 @@ struct CostSource {
   double held_out_median_error = 0;
   double held_out_p90_error = 0;
   int64_t held_out_rows = 0;
+  /// Under fp8, which GEMM efficiency prices its FP8 GEMMs when no fp8 kernels were measured
+  /// ("" otherwise): the line says it is an estimate.
+  std::string fp8_gemm_efficiency;
   std::optional<StepValidation> step_validation;  ///< the profile's published cases, if any
 };
 
-/// One entry per distinct profile among the cluster's accelerators and CPUs, in device order.
-std::vector<CostSource> cost_sources(const Cluster& cluster);
+/// One entry per distinct profile among the cluster's accelerators and CPUs, in device order,
+/// for a run at `precision`.
+std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision = Precision::kFp32);
 /// "p100-sxm2-16gb: kernel model of p100-pcie-16gb (deepbench_p100-pcie-16gb.csv, 2026-12-01): held-out kernels 15.7% median,
-/// 80.2% p90 error over 82 rows; published steps 18.1% MAPE over 20 cases (2026-12-01)"; a profile without published cases
-/// says so.
+/// 80.2% p90 error over 82 rows[; fp8 GEMMs: ...]; published steps 18.1% MAPE over 20 cases (2026-12-01)"; a profile without
+/// published cases says so.
 std::string describe(const CostSource& source);
 Json cost_sources_json(const std::vector<CostSource>& sources);
 /// The block `run` prints: a heading line, then one indented describe() line per source.

@@ -35,7 +35,8 @@ std::string efficiency_text(const TrainingEfficiency& e) {
   }
   out += "Model FLOPs: " + format_number(e.model_flops_per_second_per_device() / 1e12, "%.1f") + " TFLOP/s per device; MFU " +
          format_percent(e.mfu()) + ", HFU " + format_percent(e.hfu()) + " of the " + std::to_string(e.devices) +
-         " devices' peak (" + format_number(e.peak_flops_per_second / static_cast<double>(e.devices > 0 ? e.devices : 1) / 1e12, "%.1f") +
+         " devices' " + (e.peak_precision == "fp8" ? "dense fp8 peak, not bf16's" : "peak") + " (" +
+         format_number(e.peak_flops_per_second / static_cast<double>(e.devices > 0 ? e.devices : 1) / 1e12, "%.1f") +
          " TFLOP/s each; " + (e.language_model() ? "6N + 12 L H Q T per token, PaLM" : "the graph's FLOPs") +
          ", docs/llm-planning.md)\n";
   return out;
@@ -49,6 +50,7 @@ Json efficiency_json(const TrainingEfficiency& e) {
                {"global_batch", e.batch.global()},
                {"devices", e.devices},
                {"peak_flops_per_second", e.peak_flops_per_second},
+               {"peak_precision", e.peak_precision},
                {"samples_per_second", e.samples_per_second},
                {"model_flops_per_sample", e.model_flops_per_sample},
                {"hardware_flops_per_sample", e.hardware_flops_per_sample},

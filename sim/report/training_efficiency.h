@@ -16,6 +16,9 @@ struct TrainingEfficiency {
   BatchSizes batch;
   int64_t devices = 0;                ///< every device the strategy runs on
   double peak_flops_per_second = 0;   ///< their peaks at the run's precision, summed
+  /// The precision of that peak ("bf16", ...). fp8 runs quote MFU against the dense FP8 peak
+  /// (docs/llm-planning.md, "FP8"), and the text says so.
+  std::string peak_precision;
   double samples_per_second = 0;
   double tokens_per_sample = 0;       ///< 0: not a language model
   double model_flops_per_sample = 0;  ///< sim/graph/model_flops.h

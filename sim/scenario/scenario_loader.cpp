@@ -6,6 +6,7 @@
 
 #include "models/zoo.h"
 #include "sim/cluster/cluster_builder.h"
+#include "sim/cluster/precision_support.h"
 #include "sim/graph/model_json.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/core/atomic_file.h"
@@ -242,6 +243,17 @@ void require_replicas_fit_before_cluster(const JsonReader& document, const Scena
   }
 }
 
+// Refuses a precision some device of the scenario's clusters cannot run (fp8 without an fp8 peak),
+// at /run/precision, before any plan is built.
+void require_precision_supported(const JsonReader& document, const Scenario& scenario) {
+  std::vector<const Cluster*> clusters = {&scenario.cluster};
+  for (const Strategy& strategy : scenario.strategies) clusters.push_back(&scenario.cluster_for(strategy));
+  for (const Cluster* cluster : clusters) {
+    const std::string reason = precision_unsupported_reason(*cluster, scenario.run.precision);
+    if (!reason.empty()) document.at("run").at("precision").fail(reason);
+  }
+}
+
 }  // namespace
 
 Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalog,
@@ -272,6 +284,7 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
   };
   scenario.strategies = read_strategies(document, scenario.cluster, read_cluster);
   for (Strategy& strategy : scenario.strategies) locate_graph_ops(document.at("model"), base_directory, &strategy.placement);
+  require_precision_supported(document, scenario);
   require_plans_fit(document, scenario);
   if (auto outputs = document.find("outputs")) {
     outputs->reject_unknown_keys(scenario_keys::kOutputs);

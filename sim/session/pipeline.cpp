@@ -215,6 +215,7 @@ TrainingEfficiency training_efficiency(const Scenario& scenario, const Strategy&
   }
   const Cluster& cluster = scenario.cluster_for(strategy);
   efficiency.devices = static_cast<int64_t>(devices.size());
+  efficiency.peak_precision = to_string(scenario.run.precision);
   for (DeviceId id : devices) efficiency.peak_flops_per_second += cluster.device(id).spec.peak_for(scenario.run.precision);
   return efficiency;
 }

@@ -256,7 +256,11 @@ SweepSpec read_sweep_spec(const JsonReader& document, const HardwareCatalog& cat
     precisions.clear();
     for (const auto& entry : as_list(*precision)) {
       std::string name = entry.as_string();
-      if (!parse_precision(name)) entry.fail("unknown precision \"" + name + "\" (expected one of fp32, tf32, fp16, bf16, int8)");
+      if (!parse_precision(name)) {
+        std::string names;
+        for (const auto& known : precision_names()) names += (names.empty() ? "" : ", ") + known;
+        entry.fail("unknown precision \"" + name + "\" (expected one of " + names + ")");
+      }
       precisions.push_back(name);
     }
   }
