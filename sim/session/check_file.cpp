@@ -12,6 +12,7 @@
 #include "sim/core/units_format.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/sweep/price_list.h"
+#include "sim/sweep/sweep_spec.h"
 
 namespace placesim {
 namespace {
@@ -59,6 +60,12 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
   reader.expect_object();
   if (kind == "scenario") {
     Scenario scenario = read_scenario(reader, catalog, path.parent_path());
+    // The sweep block as `placesim sweep` reads it: what sweep would refuse, check refuses.
+    std::string sweep_summary;
+    if (document.contains("sweep")) {
+      const SweepSpec spec = read_sweep_spec(reader, catalog);
+      sweep_summary = "; sweep of " + plural(spec.configurations.size(), "configuration") + " (" + fidelity_name(spec) + ")";
+    }
     // Where `run` would write (refused here as there when outside the scenario's directory).
     std::string outputs;
     for (auto [key, value] : {std::pair<std::string, std::string>{"report", scenario.report_path},
@@ -119,7 +126,7 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
            (!base_does_not_fit.empty() ? base_does_not_fit
             : fullest.empty()          ? std::string()
                                        : "; fits in memory, fullest " + fullest) +
-           outputs;
+           sweep_summary + outputs;
   }
   if (kind == "model") {
     OpGraph graph = read_model_json(reader);

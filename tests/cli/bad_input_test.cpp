@@ -115,6 +115,23 @@ TEST_P(BadInputTest, IsReportedWithItsJsonPathAndExitStatus2) {
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(BadInputTest);
 INSTANTIATE_TEST_SUITE_P(Corpus, BadInputTest, ::testing::ValuesIn(all_cases()), test_name);
 
+// `check` reads a scenario's sweep block as `placesim sweep` does: every sweep case of the corpus
+// whose fault is in the sweep block is refused by `check` too, at the same JSON path.
+TEST(CorpusTest, CheckRefusesTheSweepBlocksSweepRefuses) {
+  size_t checked = 0;
+  for (const BadInput& input : all_cases()) {
+    if (input.command != "sweep" || input.path.rfind("/sweep", 0) != 0) continue;
+    SCOPED_TRACE("placesim check " + input.file);
+    auto result = run_placesim({"check", input.file}, kCorpus);
+    EXPECT_EQ(result.exit_status, 2) << result.output;
+    EXPECT_NE(result.output.find("error: " + input.error_file + ": " + input.path + ": "), std::string::npos)
+        << result.output;
+    EXPECT_NE(result.output.find(input.contains), std::string::npos) << result.output;
+    ++checked;
+  }
+  EXPECT_GE(checked, 10u);
+}
+
 TEST(CorpusTest, HasAtLeastFortyCases) {
   EXPECT_GE(all_cases().size(), 40u) << "tests/bad_inputs/cases.json is missing, malformed or too short";
 }
