@@ -12,6 +12,7 @@
 #include "sim/core/input_error.h"
 #include "sim/core/units_format.h"
 #include "sim/plan/collective_schedule.h"
+#include "sim/planner/parallel_3d_layout.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/pipeline_builder.h"
 #include "sim/planner/plan_builder.h"
@@ -21,20 +22,6 @@
 namespace placesim {
 namespace {
 
-
-/// A device's name in the notes; `several_nodes`: the cluster has more than one machine (counted
-/// once by the caller: Cluster::node_count() scans every device).
-std::string device_label(const Cluster& cluster, DeviceId id, bool several_nodes) {
-  const ClusterDevice& device = cluster.device(id);
-  if (!several_nodes) return device.name.local();
-  return "task:" + std::to_string(device.node) + "/" + device.name.local();
-}
-
-std::string group_label(const Cluster& cluster, const std::vector<DeviceId>& group, bool several_nodes) {
-  std::string text = "[";
-  for (size_t i = 0; i < group.size(); ++i) text += (i ? " " : "") + device_label(cluster, group[i], several_nodes);
-  return text + "]";
-}
 
 /// The marker task closing one slot of a stage on one rank's device.
 std::string slot_marker(const std::string& replica_prefix, int64_t m, bool forward, int64_t s, int64_t r,
@@ -114,6 +101,7 @@ void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options
                        const std::vector<std::pair<int64_t, int64_t>>& tied_stages, ExecutionPlan* plan,
                        std::vector<std::string>* notes) {
   const int64_t replicas = options.data, stages = options.pipeline, ranks = options.tensor;
+  const Parallel3dLayout layout(options);
   PlanSymmetry& symmetry = plan->symmetry;
   symmetry.representative_of.resize(cluster.devices().size());
   for (DeviceId id = 0; id < cluster.devices().size(); ++id) symmetry.representative_of[id] = id;
@@ -150,32 +138,16 @@ void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options
   };
   for (int64_t s = 0; s < stages; ++s) {
     if (ranks > 1) {  // tensor all-reduces of replica 0, mirrored by the other replicas'
-      add_ring_flow(s, replicas, [&](int64_t d) {
-        std::vector<DeviceId> members;
-        for (int64_t r = 0; r < ranks; ++r) members.push_back(options.device(d, s, r));
-        return members;
-      });
+      add_ring_flow(s, replicas, [&](int64_t d) { return layout.tensor_group(d, s); });
     }
     const int64_t shards = options.zero_shards();
     if (replicas > 1 && (options.zero_stage == 0 || shards == replicas)) {  // data-parallel collectives of rank 0, mirrored by the other ranks'
-      add_ring_flow(s, ranks, [&](int64_t r) {
-        std::vector<DeviceId> members;
-        for (int64_t d = 0; d < replicas; ++d) members.push_back(options.device(d, s, r));
-        return members;
-      });
+      add_ring_flow(s, ranks, [&](int64_t r) { return layout.data_group(s, r); });
     } else if (replicas > 1) {  // hybrid sharding: the shard groups' collectives, then the groups across them
       const int64_t groups = replicas / shards;
-      add_ring_flow(s, ranks * groups, [&](int64_t k) {
-        std::vector<DeviceId> members;
-        for (int64_t i = 0; i < shards; ++i) members.push_back(options.device(k / ranks * shards + i, s, k % ranks));
-        return members;
-      });
+      add_ring_flow(s, ranks * groups, [&](int64_t k) { return layout.shard_group(k / ranks * shards, s, k % ranks); });
       if (groups > 1) {
-        add_ring_flow(s, ranks * shards, [&](int64_t k) {
-          std::vector<DeviceId> members;
-          for (int64_t i = 0; i < groups; ++i) members.push_back(options.device(k / ranks + i * shards, s, k % ranks));
-          return members;
-        });
+        add_ring_flow(s, ranks * shards, [&](int64_t k) { return layout.cross_group(k / ranks, s, k % ranks); });
       }
     }
   }
@@ -239,7 +211,8 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size * replicas);
   StepEmitter emitter(graph, cluster, run, &plan);
   const bool training = emitter.training();
-  auto device = [&](int64_t d, int64_t s, int64_t r) { return options.device(d, s, r); };
+  const Parallel3dLayout layout(options);
+  auto device = [&](int64_t d, int64_t s, int64_t r) { return layout.device(d, s, r); };
 
   // Which ops the tensor groups split, and what one rank of a group runs.
   std::vector<TensorRole> roles = tensor_parallel_roles(graph, options.column_parallel, options.row_parallel);
@@ -395,16 +368,6 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   // ZeRO: the replicas a shard is divided over, their groups, and the groups across them (hybrid).
   const int64_t shards = options.zero_shards();
   const bool gathers_parameters = options.zero_stage >= 3 && shards > 1;
-  auto shard_group = [&](int64_t d, int64_t s, int64_t r) {
-    std::vector<DeviceId> group;
-    for (int64_t k = d / shards * shards; k < (d / shards + 1) * shards; ++k) group.push_back(device(k, s, r));
-    return group;
-  };
-  auto cross_group = [&](int64_t d, int64_t s, int64_t r) {
-    std::vector<DeviceId> group;
-    for (int64_t k = d % shards; k < replicas; k += shards) group.push_back(device(k, s, r));
-    return group;
-  };
   if (shards > 1 && notes) {
     notes->push_back("ZeRO stage " + std::to_string(options.zero_stage) + " over shard groups of " +
                      std::to_string(shards) + " replicas" +
@@ -441,7 +404,6 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
                                        std::to_string(model_chunks) + " model chunks, chunk c on stage c mod " +
                                        std::to_string(stages) + ")"
                                  : std::string()));
-    std::string tensor_groups = "tensor groups:";
     std::string stage_text = "pipeline stages (per rank):";
     for (int64_t s = 0; s < stages; ++s) {
       std::string held;  // interleaved: the stage's model chunks
@@ -449,25 +411,9 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
       stage_text += (s ? "," : "") + std::string(" stage ") + std::to_string(s) + held + " " +
                     std::to_string(stage_ops[s]) + " ops " + format_gigaflops(stage_flops[s]);
     }
-    std::string data_groups = "data-parallel groups:";
-    const bool several_nodes = cluster.node_count() > 1;
-    for (int64_t d = 0; d < replicas; ++d) {
-      for (int64_t s = 0; s < stages; ++s) {
-        std::vector<DeviceId> group;
-        for (int64_t r = 0; r < ranks; ++r) group.push_back(device(d, s, r));
-        tensor_groups += " replica " + std::to_string(d) + " stage " + std::to_string(s) + " " + group_label(cluster, group, several_nodes);
-      }
-    }
-    for (int64_t s = 0; s < stages; ++s) {
-      for (int64_t r = 0; r < ranks; ++r) {
-        std::vector<DeviceId> group;
-        for (int64_t d = 0; d < replicas; ++d) group.push_back(device(d, s, r));
-        data_groups += " " + group_label(cluster, group, several_nodes);
-      }
-    }
-    notes->push_back(tensor_groups);
+    notes->push_back(layout.tensor_groups_note(cluster));
     notes->push_back(stage_text);
-    if (replicas > 1) notes->push_back(data_groups);
+    if (replicas > 1) notes->push_back(layout.data_groups_note(cluster));
   }
 
   std::vector<std::vector<PipelineSlot>> schedule(stages);
@@ -507,11 +453,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
       RankTasks backward_ready(micro_batches, std::vector<std::vector<TaskId>>(graph.size()));
       std::vector<std::map<std::tuple<OpId, int64_t, int64_t>, TaskId>> received(micro_batches);
       auto rank_name = [&](int64_t r) { return ranks > 1 ? "/tp" + std::to_string(r) : std::string(); };
-      auto group_of = [&](int64_t s) {
-        std::vector<DeviceId> group;
-        for (int64_t r = 0; r < ranks; ++r) group.push_back(device(d, s, r));
-        return group;
-      };
+      auto group_of = [&](int64_t s) { return layout.tensor_group(d, s); };
       // Megatron's scatter/gather (ParallelismOptions::scatter_gather): a tensor that each rank
       // holds whole (`bytes` per rank equal to the full tensor's) crosses between stages as 1/t
       // per rank, then a ring all-gather of the whole tensor over the receiving stage's tensor
@@ -549,7 +491,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         if (previous_update[d][v][r]) deps.push_back(*previous_update[d][v][r]);
         const TaskId id = collective(replica_prefix + "mb" + std::to_string(m) + (forward ? "/fwd" : "/bwd") +
                                          "/zero3-allgather/" + graph.op(v).name + rank_name(r) + suffix,
-                                     shard_group(d, s, r), held_bytes(v), std::move(deps), step,
+                                     layout.shard_group(d, s, r), held_bytes(v), std::move(deps), step,
                                      graph.op(v).name, CollectiveKind::kAllGather);
         gathered.emplace(key, id);
         return id;
@@ -774,9 +716,8 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
           // Per replica: what its updates of the bucket wait for.
           std::vector<TaskId> reduced_for(static_cast<size_t>(simulated_replicas));
           if (replicas > 1) {
-            std::vector<DeviceId> group;
+            const std::vector<DeviceId> group = layout.data_group(s, r);
             double bytes = 0;
-            for (int64_t d = 0; d < replicas; ++d) group.push_back(device(d, s, r));
             for (OpId v : buckets[b]) bytes += held_bytes(v);
             if (previous_data_collective[s][r]) gradient_ready.push_back(*previous_data_collective[s][r]);
             const std::string where =
@@ -798,13 +739,13 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
               std::vector<TaskId> scattered;
               for (int64_t k = 0; k < (symmetric ? 1 : replicas / shards); ++k) {
                 scattered.push_back(collective("zero3-reduce-scatter/group" + std::to_string(k) + "/" + where,
-                                               shard_group(k * shards, s, r), bytes, gradient_ready, step, op_name,
+                                               layout.shard_group(k * shards, s, r), bytes, gradient_ready, step, op_name,
                                                CollectiveKind::kReduceScatter));
               }
               std::vector<TaskId> across;
               for (int64_t j = 0; j < (symmetric ? 1 : shards); ++j) {
                 across.push_back(collective("hybrid-allreduce/shard" + std::to_string(j) + "/" + where,
-                                            cross_group(j, s, r), bytes / static_cast<double>(shards), scattered, step,
+                                            layout.cross_group(j, s, r), bytes / static_cast<double>(shards), scattered, step,
                                             op_name));
               }
               previous_data_collective[s][r] = across.back();

@@ -134,7 +134,7 @@ struct ParallelismOptions {
 
 /// A figure measured elsewhere that a strategy's prediction is checked against.
 struct PublishedFigure {
-  std::string metric;  ///< "step_time_seconds" | "samples_per_second"
+  std::string metric;  ///< "step_time_seconds" | "samples_per_second" | "model_tflops_per_gpu"
   double value = 0;
   std::string source;
   std::string json_path;

@@ -1,0 +1,69 @@
+#include "sim/planner/parallel_3d_layout.h"
+
+namespace placesim {
+namespace {
+
+/// A device's name in the notes; `several_nodes`: the cluster has more than one machine (counted
+/// once by the caller: Cluster::node_count() scans every device).
+std::string device_label(const Cluster& cluster, DeviceId id, bool several_nodes) {
+  const ClusterDevice& device = cluster.device(id);
+  if (!several_nodes) return device.name.local();
+  return "task:" + std::to_string(device.node) + "/" + device.name.local();
+}
+
+std::string group_label(const Cluster& cluster, const std::vector<DeviceId>& group, bool several_nodes) {
+  std::string text = "[";
+  for (size_t i = 0; i < group.size(); ++i) text += (i ? " " : "") + device_label(cluster, group[i], several_nodes);
+  return text + "]";
+}
+
+}  // namespace
+
+std::vector<DeviceId> Parallel3dLayout::tensor_group(int64_t replica, int64_t stage) const {
+  std::vector<DeviceId> group;
+  for (int64_t r = 0; r < options_.tensor; ++r) group.push_back(device(replica, stage, r));
+  return group;
+}
+
+std::vector<DeviceId> Parallel3dLayout::data_group(int64_t stage, int64_t rank) const {
+  std::vector<DeviceId> group;
+  for (int64_t d = 0; d < options_.data; ++d) group.push_back(device(d, stage, rank));
+  return group;
+}
+
+std::vector<DeviceId> Parallel3dLayout::shard_group(int64_t replica, int64_t stage, int64_t rank) const {
+  const int64_t shards = options_.zero_shards();
+  std::vector<DeviceId> group;
+  for (int64_t k = replica / shards * shards; k < (replica / shards + 1) * shards; ++k) group.push_back(device(k, stage, rank));
+  return group;
+}
+
+std::vector<DeviceId> Parallel3dLayout::cross_group(int64_t replica, int64_t stage, int64_t rank) const {
+  const int64_t shards = options_.zero_shards();
+  std::vector<DeviceId> group;
+  for (int64_t k = replica % shards; k < options_.data; k += shards) group.push_back(device(k, stage, rank));
+  return group;
+}
+
+std::string Parallel3dLayout::tensor_groups_note(const Cluster& cluster) const {
+  const bool several_nodes = cluster.node_count() > 1;
+  std::string text = "tensor groups:";
+  for (int64_t d = 0; d < options_.data; ++d) {
+    for (int64_t s = 0; s < options_.pipeline; ++s) {
+      text += " replica " + std::to_string(d) + " stage " + std::to_string(s) + " " +
+              group_label(cluster, tensor_group(d, s), several_nodes);
+    }
+  }
+  return text;
+}
+
+std::string Parallel3dLayout::data_groups_note(const Cluster& cluster) const {
+  const bool several_nodes = cluster.node_count() > 1;
+  std::string text = "data-parallel groups:";
+  for (int64_t s = 0; s < options_.pipeline; ++s) {
+    for (int64_t r = 0; r < options_.tensor; ++r) text += " " + group_label(cluster, data_group(s, r), several_nodes);
+  }
+  return text;
+}
+
+}  // namespace placesim

@@ -1,0 +1,40 @@
+// Parallel3dLayout: where replica d's pipeline stage s, tensor rank r runs in a 3D strategy, and
+// the device groups its collectives run over (tensor, data-parallel, ZeRO shard and cross-shard
+// groups); plus the lines of `run`'s notes that list them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/cluster/cluster.h"
+#include "sim/spec/strategy.h"
+
+namespace placesim {
+
+class Parallel3dLayout {
+ public:
+  /// `options` must outlive the layout.
+  explicit Parallel3dLayout(const ParallelismOptions& options) : options_(options) {}
+
+  DeviceId device(int64_t replica, int64_t stage, int64_t rank) const { return options_.device(replica, stage, rank); }
+  /// Replica `replica`'s stage `stage`: its tensor ranks in rank order (Megatron's tensor group).
+  std::vector<DeviceId> tensor_group(int64_t replica, int64_t stage) const;
+  /// Stage `stage`'s tensor rank `rank` in every replica, in replica order (the gradient reduction).
+  std::vector<DeviceId> data_group(int64_t stage, int64_t rank) const;
+  /// ZeRO: the zero_shards() consecutive replicas that `replica` shares its shards with.
+  std::vector<DeviceId> shard_group(int64_t replica, int64_t stage, int64_t rank) const;
+  /// Hybrid sharding: the replicas holding the same shard as `replica` in every shard group
+  /// (replica mod shards, + shards, ...).
+  std::vector<DeviceId> cross_group(int64_t replica, int64_t stage, int64_t rank) const;
+
+  /// "tensor groups: replica 0 stage 0 [GPU:0 GPU:1] ..." (machine-qualified names on several machines).
+  std::string tensor_groups_note(const Cluster& cluster) const;
+  /// "data-parallel groups: [GPU:0 GPU:4] ...".
+  std::string data_groups_note(const Cluster& cluster) const;
+
+ private:
+  const ParallelismOptions& options_;
+};
+
+}  // namespace placesim
