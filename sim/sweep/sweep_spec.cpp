@@ -102,7 +102,8 @@ const std::vector<std::string> kDataParallelSwept = {"mode", "aggregation", "num
 const std::vector<std::string> kPipelineSwept = {"micro_batches", "schedule"};
 const std::vector<std::string> kParallelismSwept = {"tensor", "pipeline", "micro_batches", "micro_batch_size", "schedule",
                                                     "virtual_stages", "algorithm", "sequence_parallel",
-                                                    "selective_recompute"};
+                                                    "selective_recompute", "zero", "fsdp", "scatter_gather",
+                                                    "bucket_bytes"};
 
 std::string value_label(const Json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 

@@ -150,6 +150,23 @@ TEST(SweepSpec, VirtualStagesAreSweptLikeTheOtherSizes) {
             std::string::npos);
 }
 
+// ZeRO stages and FSDP modes are swept like the sizes (issue 21: sweeps over every layout
+// dimension); each value reaches the configuration's parallelism, and the loader judges it.
+TEST(SweepSpec, ZeroStagesAndFsdpAreSwept) {
+  const std::string text = R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
+    "sweep": {"nodes": [1], "batch_size": [8],
+              "strategies": [{"parallelism": {"zero": [0, 1, 2, 3]}}, {"name": "fsdp", "parallelism": {"fsdp": ["full", "hybrid"]}}]}})";
+  SweepSpec spec = read(text);
+  ASSERT_EQ(spec.strategies.size(), 6u);
+  EXPECT_EQ(spec.strategies[3].label, "3D zero=3");
+  EXPECT_EQ(spec.strategies[5].label, "fsdp fsdp=hybrid");
+  const Json zero3 = configuration_scenario(Json::parse(text), spec, spec.configurations[3]);
+  EXPECT_EQ(zero3["strategy"]["parallelism"]["zero"], 3);
+  EXPECT_EQ(zero3["strategy"]["parallelism"]["data"], 8);  // 8 GPUs, tensor and pipeline 1
+  const Json hybrid = configuration_scenario(Json::parse(text), spec, spec.configurations[5]);
+  EXPECT_EQ(hybrid["strategy"]["parallelism"]["fsdp"], "hybrid");
+}
+
 TEST(SweepSpec, BadValuesNameTheirJsonPath) {
   const std::string head = R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"}, "sweep": )";
   EXPECT_NE(error_of(head + R"({"precision": ["fp33"]}})").find("/sweep/precision/0: unknown precision \"fp33\""),
