@@ -259,6 +259,12 @@ PlanFile read_plan_json(const JsonReader& document) {
       task.algorithm = *parsed;
       task.collective = *parse_collective_kind(entry.choice_or("collective", collective_kind_names(), "all_reduce"));
       std::string why;
+      // Version 1 ran every collective task as an all-reduce, with any all-reduce algorithm; its
+      // all-gathers and reduce-scatters now run as rings where that algorithm does not apply to them.
+      if (version == 1 && task.collective != CollectiveKind::kAllReduce &&
+          !collective_supported(task.collective, task.algorithm, nullptr)) {
+        task.algorithm = CollectiveAlgorithm::kRing;
+      }
       if (!collective_supported(task.collective, task.algorithm, &why)) {
         (entry.has("collective") ? entry.at("collective") : entry).fail(why);
       }

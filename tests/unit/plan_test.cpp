@@ -236,6 +236,9 @@ TEST(PlanFile, AllGathersCarryTheirNcclTestsSizeAndVersionOneIsConverted) {
   version_one["schema_version"] = 1;
   version_one["tasks"][0]["bytes"] = 4e6;
   EXPECT_DOUBLE_EQ(read_plan_json(JsonReader(version_one, "plan.json")).plan.tasks[0].bytes, 8e6);
+  // Version 1 could give such a task any all-reduce algorithm: it runs as a ring now.
+  version_one["tasks"][0]["algorithm"] = "tree";
+  EXPECT_EQ(read_plan_json(JsonReader(version_one, "plan.json")).plan.tasks[0].algorithm, CollectiveAlgorithm::kRing);
   Json broadcast = written;
   broadcast["tasks"][0]["collective"] = "broadcast";
   try {
