@@ -89,8 +89,8 @@ double CollectiveCurve::busbw_bytes_per_second(double bytes) const {
   return low.busbw_bytes_per_second + t * (high.busbw_bytes_per_second - low.busbw_bytes_per_second);
 }
 
-double CollectiveCurve::seconds(double bytes) const {
-  const double factor = bus_bandwidth_factor(kind, gpus);
+double CollectiveCurve::seconds_as(CollectiveKind other, double bytes) const {
+  const double factor = bus_bandwidth_factor(other, gpus);
   const double at = std::max(bytes, points.front().bytes);
   return at * factor / busbw_bytes_per_second(at);
 }
@@ -223,9 +223,7 @@ std::optional<double> measured_collective_seconds(CollectiveKind kind, const std
   if (const CollectiveCurve* own = cluster.collective_profile->find(kind, gpus)) return own->seconds(bytes);
   const CollectiveCurve* all_reduce = cluster.collective_profile->find(CollectiveKind::kAllReduce, gpus);
   if (!all_reduce) return std::nullopt;
-  // Below the smallest measured size the time holds, as in CollectiveCurve::seconds.
-  const double at = std::max(bytes, all_reduce->points.front().bytes);
-  return at * bus_bandwidth_factor(kind, gpus) / all_reduce->busbw_bytes_per_second(at);
+  return all_reduce->seconds_as(kind, bytes);
 }
 
 }  // namespace placesim

@@ -53,7 +53,10 @@ struct CollectiveCurve {
   /// smallest measured size, that size's time (a collective of fewer bytes is no slower, and
   /// measured curves flatten to their latency floor there; holding busbw would send the time
   /// to 0).
-  double seconds(double bytes) const;
+  double seconds(double bytes) const { return seconds_as(kind, bytes); }
+  /// The same for a collective of `other` kind moving chunks of the same size: its bus factor over
+  /// this curve's busbw (nccl-tests defines busbw so that it is the hardware's for every kind).
+  double seconds_as(CollectiveKind other, double bytes) const;
 };
 
 /// A profile file: one system's curves.
