@@ -224,6 +224,46 @@ PairCosts ring_costs(const std::vector<DeviceId>& ring, const Cluster& cluster) 
   return costs;
 }
 
+/// Hierarchical rings: the slowest hop of any node's ring (local) and of any rail, the ring of
+/// the nodes' devices of one local rank (global); g devices per node, m nodes.
+struct TwoLevelCosts {
+  PairCosts local, global;
+  double g = 0, m = 0;
+};
+
+TwoLevelCosts two_level_costs(const std::vector<std::vector<DeviceId>>& nodes, const Cluster& cluster) {
+  TwoLevelCosts costs;
+  costs.g = static_cast<double>(nodes.front().size());
+  costs.m = static_cast<double>(nodes.size());
+  for (const auto& node : nodes) {
+    PairCosts c = ring_costs(node, cluster);
+    costs.local.latency = std::max(costs.local.latency, c.latency);
+    costs.local.bandwidth = std::min(costs.local.bandwidth, c.bandwidth);
+  }
+  for (size_t r = 0; r < nodes.front().size(); ++r) {
+    std::vector<DeviceId> rail;
+    for (const auto& node : nodes) rail.push_back(node[r]);
+    PairCosts c = ring_costs(rail, cluster);
+    costs.global.latency = std::max(costs.global.latency, c.latency);
+    costs.global.bandwidth = std::min(costs.global.bandwidth, c.bandwidth);
+  }
+  return costs;
+}
+
+/// `passes` ring passes of members - 1 rounds of `chunk` over hops no worse than `c`, plus the
+/// adds of one reducing pass (`add_seconds` per round): passes (members-1)(a + chunk/B) + (members-1) r.
+double ring_passes(const PairCosts& c, double members, double chunk, double passes, double add_seconds) {
+  if (members <= 1) return 0;
+  return passes * (members - 1) * (c.latency + chunk / c.bandwidth) + (members - 1) * add_seconds;
+}
+
+/// Seconds the slowest member of `group` takes to add `bytes` received (reduction_seconds).
+double slowest_adds(const std::vector<DeviceId>& group, double bytes, const Cluster& cluster) {
+  double slowest = 0;
+  for (DeviceId d : group) slowest = std::max(slowest, reduction_seconds(bytes, cluster.device(d)));
+  return slowest;
+}
+
 
 }  // namespace
 
@@ -333,12 +373,7 @@ double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vect
                                   const Cluster& cluster) {
   const double n = static_cast<double>(group.size());
   if (group.size() < 2) return 0;
-  // The adds of `x` bytes on the slowest member.
-  auto adds = [&](double x) {
-    double slowest = 0;
-    for (DeviceId d : group) slowest = std::max(slowest, reduction_seconds(x, cluster.device(d)));
-    return slowest;
-  };
+  auto adds = [&](double x) { return slowest_adds(group, x, cluster); };
   switch (algorithm) {
     case CollectiveAlgorithm::kRing: {
       PairCosts c = ring_costs(topology_ring(group, cluster), cluster);
@@ -361,26 +396,9 @@ double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vect
       return 2 * std::log2(n) * c.latency + 2 * (n - 1) / n * bytes / c.bandwidth + adds((n - 1) / n * bytes);
     }
     case CollectiveAlgorithm::kHierarchical: {
-      auto nodes = by_node(group, cluster);
-      const double g = static_cast<double>(nodes.front().size());
-      const double m = static_cast<double>(nodes.size());
-      PairCosts local, global;
-      for (const auto& node : nodes) {
-        PairCosts c = ring_costs(node, cluster);
-        local.latency = std::max(local.latency, c.latency);
-        local.bandwidth = std::min(local.bandwidth, c.bandwidth);
-      }
-      for (size_t r = 0; r < nodes.front().size(); ++r) {
-        std::vector<DeviceId> rail;
-        for (const auto& node : nodes) rail.push_back(node[r]);
-        PairCosts c = ring_costs(rail, cluster);
-        global.latency = std::max(global.latency, c.latency);
-        global.bandwidth = std::min(global.bandwidth, c.bandwidth);
-      }
-      double intra = g > 1 ? 2 * (g - 1) * (local.latency + bytes / g / local.bandwidth) + (g - 1) * adds(bytes / g) : 0;
-      double inter =
-          m > 1 ? 2 * (m - 1) * (global.latency + bytes / (g * m) / global.bandwidth) + (m - 1) * adds(bytes / (g * m)) : 0;
-      return intra + inter;
+      const TwoLevelCosts c = two_level_costs(by_node(group, cluster), cluster);
+      return ring_passes(c.local, c.g, bytes / c.g, 2, adds(bytes / c.g)) +
+             ring_passes(c.global, c.m, bytes / (c.g * c.m), 2, adds(bytes / (c.g * c.m)));
     }
   }
   return 0;
@@ -392,30 +410,15 @@ double collective_estimate_seconds(CollectiveKind kind, CollectiveAlgorithm algo
   std::string why;
   if (!collective_supported(kind, algorithm, &why)) throw std::invalid_argument(why);
   if (group.size() < 2) return 0;
-  // One ring pass of `members` rounds... over `ring`: (members - 1)(a + chunk / B [+ r(chunk)]).
-  auto pass = [&](const std::vector<DeviceId>& ring, double chunk) {
-    if (ring.size() < 2) return 0.0;
-    const PairCosts c = ring_costs(ring, cluster);
-    double adds = 0;
-    if (kind == CollectiveKind::kReduceScatter) {
-      for (DeviceId d : ring) adds = std::max(adds, reduction_seconds(chunk, cluster.device(d)));
-    }
-    return static_cast<double>(ring.size() - 1) * (c.latency + chunk / c.bandwidth + adds);
-  };
+  // One pass of the all-reduce's rings (its first half or its second), the reduce-scatter's adding.
+  auto adds = [&](double x) { return kind == CollectiveKind::kReduceScatter ? slowest_adds(group, x, cluster) : 0.0; };
   if (algorithm == CollectiveAlgorithm::kHierarchical) {
-    // Inside the nodes, rings of S/g; across them, rails of S/(g M); the slowest of each.
-    const auto nodes = by_node(group, cluster);
-    const double g = static_cast<double>(nodes.front().size()), m = static_cast<double>(nodes.size());
-    double intra = 0, inter = 0;
-    for (const auto& node : nodes) intra = std::max(intra, pass(node, bytes / g));
-    for (size_t r = 0; r < nodes.front().size(); ++r) {
-      std::vector<DeviceId> rail;
-      for (const auto& node : nodes) rail.push_back(node[r]);
-      inter = std::max(inter, pass(rail, bytes / (g * m)));
-    }
-    return intra + inter;
+    const TwoLevelCosts c = two_level_costs(by_node(group, cluster), cluster);
+    return ring_passes(c.local, c.g, bytes / c.g, 1, adds(bytes / c.g)) +
+           ring_passes(c.global, c.m, bytes / (c.g * c.m), 1, adds(bytes / (c.g * c.m)));
   }
-  return pass(topology_ring(group, cluster), bytes / static_cast<double>(group.size()));
+  const double n = static_cast<double>(group.size());
+  return ring_passes(ring_costs(topology_ring(group, cluster), cluster), n, bytes / n, 1, adds(bytes / n));
 }
 
 namespace {
