@@ -59,17 +59,19 @@ class SendCounter {
   std::map<DeviceId, size_t> sent_;
 };
 
+/// Rounds [first_round, first_round + rounds) of the ring all-reduce: all 2(N-1) for an
+/// all-reduce, its first N-1 for a reduce-scatter, its last N-1 for an all-gather.
 std::vector<AllreduceChunk> ring_chunks(const std::vector<DeviceId>& ring, const std::vector<CollectiveStep>& steps,
-                                        Elements whole, const Checker& check) {
+                                        Elements whole, const Checker& check, size_t first_round, size_t rounds) {
   const size_t n = ring.size();
-  check.require(steps.size() == 2 * n * (n - 1), "expected 2N(N-1) steps");
+  check.require(steps.size() == n * rounds, "expected " + std::to_string(rounds) + " sends per device");
   auto position = positions(ring);
   SendCounter sends;
   std::vector<AllreduceChunk> chunks;
   for (const CollectiveStep& step : steps) {
     const size_t p = position.at(step.from), round = sends.next(step.from);
-    check.require(step.to == ring[(p + 1) % n] && round < 2 * (n - 1), "a step off the topology ring");
-    chunks.push_back(ring_round(whole, n, p, round));
+    check.require(step.to == ring[(p + 1) % n] && round < rounds, "a step off the topology ring");
+    chunks.push_back(ring_round(whole, n, p, first_round + round));
   }
   return chunks;
 }
@@ -225,7 +227,8 @@ std::vector<AllreduceChunk> allreduce_chunks(CollectiveAlgorithm algorithm, cons
   for (const CollectiveStep& step : steps) check.require(step.latency_rounds == 1, "a per-phase step");
   const Elements whole{0, elements};
   switch (algorithm) {
-    case CollectiveAlgorithm::kRing: return ring_chunks(topology_ring(group, cluster), steps, whole, check);
+    case CollectiveAlgorithm::kRing:
+      return ring_chunks(topology_ring(group, cluster), steps, whole, check, 0, 2 * (group.size() - 1));
     case CollectiveAlgorithm::kDoubleBinaryTree: return tree_chunks(group, steps, whole, check);
     case CollectiveAlgorithm::kHalvingDoubling: return halving_doubling_chunks(group, steps, whole, check);
     case CollectiveAlgorithm::kHierarchical: return hierarchical_chunks(group, cluster, steps, whole, check);
@@ -246,27 +249,16 @@ std::vector<AllreduceChunk> collective_chunks(CollectiveKind kind, CollectiveAlg
     check.require(steps.empty(), "steps for a group of one");
     return {};
   }
+  for (const CollectiveStep& step : steps) check.require(step.latency_rounds == 1, "a per-phase step");
+  const bool reduce_scatter = kind == CollectiveKind::kReduceScatter;
+  const Elements whole{0, elements};
   if (algorithm == CollectiveAlgorithm::kHierarchical) {
-    for (const CollectiveStep& step : steps) check.require(step.latency_rounds == 1, "a per-phase step");
-    return hierarchical_half_chunks(kind == CollectiveKind::kReduceScatter, group, cluster, steps,
-                                    Elements{0, elements}, check);
+    return hierarchical_half_chunks(reduce_scatter, group, cluster, steps, whole, check);
   }
-  const std::vector<DeviceId> ring = topology_ring(group, cluster);
-  const size_t n = ring.size();
-  check.require(steps.size() == n * (n - 1), "expected N(N-1) steps");
   // The two halves of the ring all-reduce: a reduce-scatter is its first n-1 rounds, an
   // all-gather its last n-1 (each device starting from the chunk a reduce-scatter leaves it).
-  const size_t first_round = kind == CollectiveKind::kAllGather ? n - 1 : 0;
-  auto position = positions(ring);
-  SendCounter sends;
-  std::vector<AllreduceChunk> chunks;
-  for (const CollectiveStep& step : steps) {
-    check.require(step.latency_rounds == 1, "a per-phase step");
-    const size_t p = position.at(step.from), round = sends.next(step.from);
-    check.require(step.to == ring[(p + 1) % n] && round < n - 1, "a step off the topology ring");
-    chunks.push_back(ring_round(Elements{0, elements}, n, p, first_round + round));
-  }
-  return chunks;
+  const size_t n = group.size();
+  return ring_chunks(topology_ring(group, cluster), steps, whole, check, reduce_scatter ? 0 : n - 1, n - 1);
 }
 
 }  // namespace placesim::real
