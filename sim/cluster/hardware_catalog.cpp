@@ -130,9 +130,9 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
   if (auto validated = profile.find("step_validation")) {
     validated->reject_unknown_keys({"cases", "mape_percent", "date"});
     StepValidation step;
-    step.cases = validated->integer_or("cases", 0, 1, 1'000'000);
-    if (!validated->has("cases")) validated->fail("missing required key \"cases\"");
-    step.mape_percent = validated->at("mape_percent").at_most(validated->at("mape_percent").as_non_negative_number(), 1e6);
+    step.cases = validated->at("cases").as_integer(1, 1'000'000);
+    const JsonReader mape = validated->at("mape_percent");
+    step.mape_percent = mape.at_most(mape.as_non_negative_number(), 1e6);
     step.date = validated->string_at("date");
     spec.step_validation = step;
   }
