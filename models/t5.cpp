@@ -34,7 +34,7 @@ constexpr int64_t kRelativeAttentionBuckets = 32;  // relative_attention_num_buc
 
 /// A pre-norm self-attention sublayer with the relative position bias (its table held by the
 /// stack's first layer): x + attn_proj(attention(qkv(ln_1(x)))).
-Tensor self_attention(LayerBuilder& b, const Tensor& x, int64_t hidden, int64_t heads, bool owns_bias_table) {
+Tensor pre_norm_self_attention(LayerBuilder& b, const Tensor& x, int64_t hidden, int64_t heads, bool owns_bias_table) {
   Tensor qkv = b.dense("qkv", b.rms_norm("ln_1", x), 3 * hidden, /*bias=*/false);
   Tensor scores = b.relative_position_bias("position_bias", b.attention_scores("scores", qkv, heads),
                                            kRelativeAttentionBuckets, owns_bias_table);
@@ -43,7 +43,7 @@ Tensor self_attention(LayerBuilder& b, const Tensor& x, int64_t hidden, int64_t 
 }
 
 /// A pre-norm ReLU MLP sublayer, its norm and residual add numbered `index`.
-Tensor relu_mlp(LayerBuilder& b, const Tensor& x, int64_t ffn, int64_t hidden, const std::string& index) {
+Tensor pre_norm_relu_mlp(LayerBuilder& b, const Tensor& x, int64_t ffn, int64_t hidden, const std::string& index) {
   Tensor mlp = b.relu("relu", b.dense("mlp_fc", b.rms_norm("ln_" + index, x), ffn, /*bias=*/false));
   return b.add("add_" + index, x, b.dense("mlp_proj", mlp, hidden, /*bias=*/false));
 }
@@ -69,7 +69,8 @@ OpGraph build_t5(const JsonReader& parameters, int64_t batch_size, double dtype_
   Tensor x = b.embedding("wte", source, vocabulary, hidden);
   for (int64_t layer = 0; layer < layers; ++layer) {
     b.set_layer("enc." + std::to_string(layer));
-    x = relu_mlp(b, self_attention(b, x, hidden, heads, /*owns_bias_table=*/layer == 0), ffn, hidden, "2");
+    x = pre_norm_self_attention(b, x, hidden, heads, /*owns_bias_table=*/layer == 0);
+    x = pre_norm_relu_mlp(b, x, ffn, hidden, "2");
   }
   b.set_layer("enc.ln_f");
   const Tensor encoded = b.rms_norm("RMSNorm", x);
@@ -79,7 +80,7 @@ OpGraph build_t5(const JsonReader& parameters, int64_t batch_size, double dtype_
   for (int64_t layer = 0; layer < layers; ++layer) {
     b.set_layer("dec." + std::to_string(layer));
     // Causal self-attention: the scores are counted in full, as in the `gpt` zoo.
-    y = self_attention(b, y, hidden, heads, /*owns_bias_table=*/layer == 0);
+    y = pre_norm_self_attention(b, y, hidden, heads, /*owns_bias_table=*/layer == 0);
     // Cross-attention on the encoder's output (no position bias).
     Tensor query = b.dense("cross_q", b.rms_norm("ln_2", y), hidden, /*bias=*/false);
     Tensor key = b.dense("cross_k", encoded, hidden, /*bias=*/false);
@@ -87,7 +88,7 @@ OpGraph build_t5(const JsonReader& parameters, int64_t batch_size, double dtype_
     Tensor cross_probs = b.softmax("cross_softmax", b.cross_attention_scores("cross_scores", query, key, heads));
     Tensor cross_context = b.cross_attention_context("cross_context", cross_probs, value, heads);
     y = b.add("add_2", y, b.dense("cross_proj", cross_context, hidden, /*bias=*/false));
-    y = relu_mlp(b, y, ffn, hidden, "3");
+    y = pre_norm_relu_mlp(b, y, ffn, hidden, "3");
   }
   b.set_layer("dec.ln_f");
   y = b.rms_norm("RMSNorm", y);

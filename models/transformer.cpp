@@ -33,7 +33,7 @@ namespace placesim {
 namespace {
 
 /// A post-LN self-attention sublayer: ln_1(x + attn_proj(attention(qkv(x)))).
-Tensor self_attention(LayerBuilder& b, const Tensor& x, int64_t hidden, int64_t heads) {
+Tensor post_ln_self_attention(LayerBuilder& b, const Tensor& x, int64_t hidden, int64_t heads) {
   Tensor qkv = b.dense("qkv", x, 3 * hidden);
   Tensor probs = b.softmax("softmax", b.attention_scores("scores", qkv, heads));
   Tensor context = b.attention_context("context", probs, qkv, heads);
@@ -41,7 +41,7 @@ Tensor self_attention(LayerBuilder& b, const Tensor& x, int64_t hidden, int64_t 
 }
 
 /// A post-LN ReLU MLP sublayer, its residual add and norm numbered `index`.
-Tensor relu_mlp(LayerBuilder& b, const Tensor& x, int64_t ffn, int64_t hidden, const std::string& index) {
+Tensor post_ln_relu_mlp(LayerBuilder& b, const Tensor& x, int64_t ffn, int64_t hidden, const std::string& index) {
   Tensor mlp = b.relu("relu", b.dense("mlp_fc", x, ffn));
   return b.layer_norm("ln_" + index, b.add("add_" + index, x, b.dense("mlp_proj", mlp, hidden)));
 }
@@ -68,7 +68,7 @@ OpGraph build_transformer(const TransformerDefaults& defaults, const JsonReader&
   Tensor x = b.embedding("wte", source, vocabulary, hidden);
   for (int64_t layer = 0; layer < layers; ++layer) {
     b.set_layer("enc." + std::to_string(layer));
-    x = relu_mlp(b, self_attention(b, x, hidden, heads), ffn, hidden, "2");
+    x = post_ln_relu_mlp(b, post_ln_self_attention(b, x, hidden, heads), ffn, hidden, "2");
   }
   const Tensor encoded = x;
 
@@ -77,7 +77,7 @@ OpGraph build_transformer(const TransformerDefaults& defaults, const JsonReader&
   for (int64_t layer = 0; layer < layers; ++layer) {
     b.set_layer("dec." + std::to_string(layer));
     // Masked self-attention: the scores are counted in full, as in the `gpt` zoo.
-    y = self_attention(b, y, hidden, heads);
+    y = post_ln_self_attention(b, y, hidden, heads);
     // Cross-attention: queries from the decoder, keys and values from the encoder's output.
     Tensor query = b.dense("cross_q", y, hidden);
     Tensor key = b.dense("cross_k", encoded, hidden);
@@ -85,7 +85,7 @@ OpGraph build_transformer(const TransformerDefaults& defaults, const JsonReader&
     Tensor cross_probs = b.softmax("cross_softmax", b.cross_attention_scores("cross_scores", query, key, heads));
     Tensor cross_context = b.cross_attention_context("cross_context", cross_probs, value, heads);
     y = b.layer_norm("ln_2", b.add("add_2", y, b.dense("cross_proj", cross_context, hidden)));
-    y = relu_mlp(b, y, ffn, hidden, "3");
+    y = post_ln_relu_mlp(b, y, ffn, hidden, "3");
   }
   b.set_layer("lm_head");
   Tensor logits = b.dense("MatMul", y, vocabulary, /*bias=*/false, /*tied=*/true);
