@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <functional>
+#include <vector>
 
 namespace placesim {
 
@@ -24,12 +25,16 @@ const std::vector<ConvAlgorithm>& conv_algorithms() {
 double KernelModel::gemm_efficiency_for(Precision precision) const {
   auto it = gemm_efficiency.find(precision);
   if (it != gemm_efficiency.end()) return it->second;
-  // No fp8 fit (no measured fp8 kernels): the 16-bit tensor-core efficiency, an estimate.
-  if (precision == Precision::kFp8) {
-    for (Precision fallback : {Precision::kBf16, Precision::kFp16}) {
-      it = gemm_efficiency.find(fallback);
-      if (it != gemm_efficiency.end()) return it->second;
-    }
+  // The 16-bit tensor-core formats run at one rate (A100, H100 datasheets: the same fp16 and bf16
+  // peak): one without a fit takes the other's efficiency. No fp8 fit (no measured fp8 kernels):
+  // the 16-bit tensor-core efficiency, an estimate.
+  std::vector<Precision> fallbacks;
+  if (precision == Precision::kFp16) fallbacks = {Precision::kBf16};
+  if (precision == Precision::kBf16) fallbacks = {Precision::kFp16};
+  if (precision == Precision::kFp8) fallbacks = {Precision::kBf16, Precision::kFp16};
+  for (Precision fallback : fallbacks) {
+    it = gemm_efficiency.find(fallback);
+    if (it != gemm_efficiency.end()) return it->second;
   }
   it = gemm_efficiency.find(Precision::kFp32);
   return it == gemm_efficiency.end() ? 0.0 : it->second;

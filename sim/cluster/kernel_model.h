@@ -38,8 +38,9 @@ struct KernelModelFit {
 
 struct KernelModel {
   int64_t sm_count = 0;  ///< streaming multiprocessors (datasheet): tiles run in waves of this many
-  /// Fraction of an SM's peak a large tile reaches in its main loop, per precision (fp32 used
-  /// for a precision that has none; fp8 without a fit uses bf16's, else fp16's, as an estimate).
+  /// Fraction of an SM's peak a large tile reaches in its main loop, per precision (fp16 without
+  /// a fit uses bf16's and the reverse; fp8 without a fit uses bf16's, else fp16's, as an
+  /// estimate; fp32's for the rest).
   std::map<Precision, double> gemm_efficiency;
   /// A tile's prologue and epilogue, as extra steps of its k loop: tile time is proportional to k + this.
   double tile_overhead_k = 0;
@@ -53,6 +54,8 @@ struct KernelModel {
   double conv_overhead_seconds = 0;     ///< fixed cost of a convolution kernel beyond kernel_overhead_seconds
   /// cuDNN's convolution kernels are not cuBLAS's: their own small-tile exponent, and the waves'
   /// worth of time they spend filling and draining the GPU (a kernel of w waves takes w + this).
+  /// A model fitted on no convolution (conv_efficiency empty) runs convolutions as implicit GEMMs
+  /// with its GEMM parameters instead.
   double conv_small_tile_exponent = 0;
   double conv_fill_waves = 0;
   double memory_efficiency = 0.8;      ///< fraction of peak bandwidth a large memory-bound kernel reaches

@@ -122,11 +122,14 @@ ConvEstimate estimate_conv_with(ConvAlgorithm algorithm, const Conv2dShape& conv
   ConvEstimate estimate;
   estimate.algorithm = algorithm;
   const KernelModel& model = *device.model;
+  // A model fitted on no convolution (a GEMM-only table) runs them as implicit GEMMs through its
+  // own GEMM parameters (-1: the GEMM's small-tile exponent), not through unfitted zeros.
+  const bool conv_fitted = !model.conv_efficiency.empty();
   GemmTraffic traffic{efficiency,
                       as_gemm.tensor_elements * element_bytes,
                       as_gemm.extra_elements * element_bytes,
-                      model.conv_small_tile_exponent,
-                      model.conv_fill_waves,
+                      conv_fitted ? model.conv_small_tile_exponent : -1.0,
+                      conv_fitted ? model.conv_fill_waves : 0.0,
                       pass == kBackwardFilterPass ? 32 : 1};
   estimate.gemm = estimate_gemm(as_gemm.gemm, element_bytes, precision, device, traffic);
   estimate.seconds = estimate.gemm.seconds + device.model->conv_overhead_seconds;

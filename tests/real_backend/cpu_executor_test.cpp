@@ -226,11 +226,11 @@ TEST(CpuExecutor, GemmTaskTakesItsFlopsOverTheCalibratedRate) {
   // see (a neighbour on a shared host taking memory bandwidth or cache, a frequency change) can
   // slow one half of an attempt and not the other. An executor that charges the wrong work fails
   // all three; CI once measured 1.40x in a single attempt with the machine otherwise idle.
-  constexpr int kAttempts = 3;
+  constexpr int kCalibrationAttempts = 3;
   std::string attempts;
   double closest_ratio = 0;
   bool busy = false;
-  for (int attempt = 1; attempt <= kAttempts; ++attempt) {
+  for (int attempt = 1; attempt <= kCalibrationAttempts; ++attempt) {
     real::MachineLoad load;
     real::CpuMeasurements measured = real::measure_cpu(nullptr, true);
     real::CalibratedProfiles profiles = real::cpu_profiles(measured, "test-measured");

@@ -175,6 +175,44 @@ TEST(ConvModel, TheFastestFittedAlgorithmRuns) {
   EXPECT_NE(best.algorithm, ConvAlgorithm::kFft);
 }
 
+// A model fitted on GEMMs only (the H100's tables have no convolution) runs a convolution as the
+// implicit GEMM of its forward pass through the GEMM parameters: m = N P Q, n = K, k = C R S, the
+// GEMM's small-tile exponent, no fill waves, no conv overhead.
+TEST(ConvModel, AModelFittedOnNoConvolutionRunsThemAsImplicitGemms) {
+  KernelModel model = test_model();
+  model.conv_efficiency.clear();
+  model.conv_overhead_seconds = 0;
+  model.conv_small_tile_exponent = 0;  // unfitted zeros, as such a profile stores them
+  model.conv_fill_waves = 0;
+  GemmDevice device{kPeak, kBandwidth, &model};
+  Conv2dShape conv = conv3x3(32, 64, 28, 64);
+  ConvEstimate estimate = estimate_conv(conv, kForwardPass, 4, Precision::kFp32, device);
+  EXPECT_EQ(estimate.algorithm, ConvAlgorithm::kImplicitGemm);
+  // The same GEMM with the GEMM's exponent (0.5) and the convolution's operand traffic.
+  ConvAsGemm as_gemm = conv_as_gemm(ConvAlgorithm::kImplicitGemm, conv, kForwardPass);
+  EXPECT_EQ(as_gemm.gemm.m, 32 * 28 * 28);
+  EXPECT_EQ(as_gemm.gemm.k, 64 * 9);
+  GemmTraffic traffic{1.0, as_gemm.tensor_elements * 4, as_gemm.extra_elements * 4, -1.0, 0.0, 1};
+  EXPECT_DOUBLE_EQ(estimate.seconds, estimate_gemm(as_gemm.gemm, 4, Precision::kFp32, device, traffic).seconds);
+  // With the exponent the profile stores (0) small tiles would pay nothing: a different time.
+  traffic.small_tile_exponent = 0;
+  EXPECT_NE(estimate.seconds, estimate_gemm(as_gemm.gemm, 4, Precision::kFp32, device, traffic).seconds);
+}
+
+// fp16 and bf16 run at one tensor-core rate (A100/H100 datasheets): one without a fit takes the
+// other's efficiency, fp8 the 16-bit one, anything else fp32's.
+TEST(KernelModel, SixteenBitFormatsShareTheirFittedEfficiency) {
+  KernelModel model;
+  model.gemm_efficiency[Precision::kFp32] = 0.8;
+  model.gemm_efficiency[Precision::kBf16] = 0.85;
+  EXPECT_DOUBLE_EQ(model.gemm_efficiency_for(Precision::kFp16), 0.85);
+  EXPECT_DOUBLE_EQ(model.gemm_efficiency_for(Precision::kFp8), 0.85);
+  EXPECT_DOUBLE_EQ(model.gemm_efficiency_for(Precision::kTf32), 0.8);
+  model.gemm_efficiency.erase(Precision::kBf16);
+  model.gemm_efficiency[Precision::kFp16] = 0.6;
+  EXPECT_DOUBLE_EQ(model.gemm_efficiency_for(Precision::kBf16), 0.6);
+}
+
 TEST(KernelCost, ABackwardTaskRunsTheDataAndFilterKernelsOnItsMicroBatch) {
   const KernelModel model = test_model();
   const DeviceSpec spec = test_spec(model);

@@ -1,0 +1,80 @@
+// Every kernel model a shipped device profile carries is what `placesim calibrate --from-kernels`
+// fits today on the shipped tables it names: a table, a converter or a fit that changes fails
+// here until the profile is refitted. Also checks one converted row by hand against its source.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include "sim/calibration/kernel_calibration.h"
+#include "sim/calibration/kernel_table.h"
+#include "sim/cluster/hardware_catalog.h"
+
+namespace placesim {
+namespace {
+
+std::vector<std::filesystem::path> tables_named(const std::string& names, const std::filesystem::path& source_dir) {
+  std::vector<std::filesystem::path> tables;
+  size_t start = 0;
+  while (start <= names.size()) {
+    const size_t plus = names.find(" + ", start);
+    const std::string name = names.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
+    tables.push_back(source_dir / name);
+    if (plus == std::string::npos) break;
+    start = plus + 3;
+  }
+  return tables;
+}
+
+TEST(ShippedKernelModels, EachProfilesModelIsTheFitOfTheTablesItNames) {
+  const std::filesystem::path source_dir(PLACESIM_SOURCE_DIR);
+  const HardwareCatalog catalog(source_dir / "hardware_profiles");
+  const JsonReader nowhere(Json::object(), "test");
+  int refitted = 0;
+  for (const std::string& id : catalog.device_ids()) {
+    const DeviceSpec& spec = catalog.device(id, nowhere);
+    if (!spec.kernel_model || !spec.kernel_model->fit.scaled_from.empty()) continue;
+    SCOPED_TRACE("hardware_profiles/devices/" + id + ".json, fitted on " + spec.kernel_model->fit.table);
+    const KernelModel& shipped = *spec.kernel_model;
+    // The precisions it was fitted on (--precision): those it has an efficiency for. The P100's
+    // DeepBench "pseudo fp16" rows are fp32 math and were left out (hardware_profiles/kernels/README.md).
+    std::set<Precision> precisions;
+    for (const auto& entry : shipped.gemm_efficiency) precisions.insert(entry.first);
+    KernelCalibration today =
+        calibrate_from_kernel_tables(tables_named(shipped.fit.table, source_dir), id, precisions, catalog, "today");
+    const KernelModel& fitted = today.fit.model;
+    ASSERT_EQ(fitted.gemm_efficiency.size(), shipped.gemm_efficiency.size());
+    for (const auto& [precision, efficiency] : shipped.gemm_efficiency) {
+      EXPECT_NEAR(fitted.gemm_efficiency_for(precision), efficiency, 1e-6 * efficiency) << to_string(precision);
+    }
+    EXPECT_NEAR(fitted.small_tile_exponent, shipped.small_tile_exponent, 1e-6);
+    EXPECT_NEAR(fitted.tile_overhead_k, shipped.tile_overhead_k, 1e-6 * std::max(1.0, shipped.tile_overhead_k));
+    EXPECT_EQ(fitted.conv_efficiency.size(), shipped.conv_efficiency.size());
+    EXPECT_EQ(fitted.fit.held_out_rows, shipped.fit.held_out_rows);
+    EXPECT_NEAR(fitted.fit.held_out_median_error, shipped.fit.held_out_median_error, 1e-6);
+    ++refitted;
+  }
+  EXPECT_GE(refitted, 4);  // m40, p100-pcie-16gb, v100-sxm2-16gb, h100-sxm5-80gb
+}
+
+// OpenXLA's sm_90 entry b=1, m=n=k=4096 says bf16xbf16->bf16 value 780193877565849 FLOP/s
+// (matmul_interpolator_data.h @ea2c45f2): 2 x 4096^3 / 7.80193877565849e14 = 1.76160e-4 s.
+TEST(ShippedKernelModels, TheXlaTableHoldsTheSourcesTimeFor4096Cubed) {
+  const KernelTable table =
+      read_kernel_table(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles/kernels/xla_h100-sxm5-80gb.csv");
+  int found = 0;
+  for (const KernelMeasurement& row : table.rows) {
+    if (row.op != "gemm" || row.precision != Precision::kBf16) continue;
+    if (row.shape.gemm.m != 4096 || row.shape.gemm.n != 4096 || row.shape.gemm.k != 4096) continue;
+    EXPECT_NEAR(row.seconds, 2.0 * 4096.0 * 4096.0 * 4096.0 / 7.80193877565849e14, 1e-9);
+    ++found;
+  }
+  EXPECT_EQ(found, 1);
+  // 375 shapes (b in 1, 2, 4; m, n, k in 256 .. 4096), bf16 and TF32.
+  EXPECT_EQ(table.rows.size(), 750u);
+}
+
+}  // namespace
+}  // namespace placesim
