@@ -256,23 +256,37 @@ const std::vector<std::string> kTemplateKeys = {"id",  "description", "node",   
 
 /// Attaches the measured collective curves named by "collective_profile" (sim/cluster/
 /// collective_profile.h): the description's value wins over the template's; "none" keeps the
-/// link-rate model. Relative ".csv" paths resolve against the directory of the file naming them.
+/// link-rate model; a list of profiles merges them, each curve from the first that measured it.
+/// Relative ".csv" paths resolve against the directory of the file naming them.
 void attach_collective_profile(Cluster& cluster, const JsonReader& description, const JsonReader& base,
                                const HardwareCatalog& catalog, const std::filesystem::path& description_directory,
                                const std::filesystem::path& base_directory) {
   const bool own = description.has("collective_profile");
   if (!own && !base.has("collective_profile")) return;
   const JsonReader at = own ? description.at("collective_profile") : base.at("collective_profile");
-  const std::string value = at.as_string();
-  if (value == "none") return;
-  std::filesystem::path path =
-      collective_profile_path(value, catalog.root(), own ? description_directory : base_directory);
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error)) {
-    at.fail("no collective profile \"" + value + "\" (looked for " + path.string() +
-            "; give a bundled id from hardware_profiles/collectives/, a .csv path, or \"none\")");
+  std::vector<JsonReader> names;
+  if (at.value().is_array()) {
+    names = at.elements();
+    if (names.empty() || names.size() > 8) at.fail("expected 1 to 8 collective profiles, got " + std::to_string(names.size()));
+  } else {
+    if (at.as_string() == "none") return;
+    names.push_back(at);
   }
-  cluster.collective_profile = std::make_shared<const CollectiveProfile>(read_collective_profile(path));
+  std::vector<CollectiveProfile> profiles;
+  for (const JsonReader& name : names) {
+    const std::string value = name.as_string();
+    if (value == "none") name.fail("\"none\" stands alone, not in a list of profiles");
+    std::filesystem::path path =
+        collective_profile_path(value, catalog.root(), own ? description_directory : base_directory);
+    std::error_code error;
+    if (!std::filesystem::is_regular_file(path, error)) {
+      name.fail("no collective profile \"" + value + "\" (looked for " + path.string() +
+                "; give a bundled id from hardware_profiles/collectives/, a .csv path, or \"none\")");
+    }
+    profiles.push_back(read_collective_profile(path));
+  }
+  cluster.collective_profile = std::make_shared<const CollectiveProfile>(
+      profiles.size() == 1 ? std::move(profiles.front()) : merge_collective_profiles(profiles));
 }
 
 }  // namespace

@@ -159,6 +159,16 @@ CollectiveProfile read_collective_profile(const std::filesystem::path& path) {
   return profile;
 }
 
+CollectiveProfile merge_collective_profiles(const std::vector<CollectiveProfile>& profiles) {
+  CollectiveProfile merged;
+  for (const CollectiveProfile& profile : profiles) {
+    merged.system += (merged.system.empty() ? "" : " + ") + profile.system;
+    if (merged.path.empty()) merged.path = profile.path;
+    for (const auto& [key, curve] : profile.curves) merged.curves.emplace(key, curve);  // the first measurement wins
+  }
+  return merged;
+}
+
 Json write_collective_profile_json(const CollectiveProfile& profile) {
   Json curves = Json::array();
   for (const auto& [key, curve] : profile.curves) {

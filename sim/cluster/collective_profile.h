@@ -69,6 +69,11 @@ struct CollectiveProfile {
   const CollectiveCurve* find(CollectiveKind kind, int gpus) const;
 };
 
+/// Several profiles as one (a cluster naming a list): each (collective, GPUs) curve comes from
+/// the first profile that measured it; `system` joins the systems with " + ", `path` is the
+/// first's. Empty input gives an empty profile.
+CollectiveProfile merge_collective_profiles(const std::vector<CollectiveProfile>& profiles);
+
 /// The header every profile CSV starts with.
 extern const char* const kCollectiveProfileHeader;
 

@@ -259,6 +259,53 @@ std::string error_of(const std::function<void()>& run) {
   return "";
 }
 
+// A list of profiles merges them: each (collective, GPUs) curve from the first file that measured
+// it. The DGX H100 names Azure's nccl-tests all-reduce (8 GPUs) first, then OpenXLA's measured
+// sm_90 table, which supplies the 8-GPU all-gather, reduce-scatter and all-to-all.
+TEST(MeasuredCollectives, AListOfProfilesTakesEachCurveFromTheFirstThatMeasuredIt) {
+  const std::string header =
+      "system,collective,gpus,bytes,algbw_bytes_per_second,busbw_bytes_per_second,seconds,source\n";
+  fs::path first = write_temp("first.csv", header + "first,all_reduce,4,1048576,1,1,1e-4,first file\n");
+  fs::path second = write_temp("second.csv", header + "second,all_reduce,4,1048576,1,1,9e-4,second file\n" +
+                                                  "second,all_gather,4,1048576,1,1,2e-4,second file\n");
+  Cluster cluster = cluster_from(R"({"template": "dgx1_v100", "collective_profile": [")" + first.string() + R"(", ")" +
+                                 second.string() + R"("]})");
+  ASSERT_TRUE(cluster.collective_profile);
+  EXPECT_EQ(cluster.collective_profile->system, "first + second");
+  // The all-reduce from the first file (1e-4 s at 1 MiB), the all-gather from the second.
+  const CollectiveCurve* reduce = cluster.collective_profile->find(CollectiveKind::kAllReduce, 4);
+  ASSERT_TRUE(reduce);
+  EXPECT_EQ(reduce->points.front().source, "first file");
+  EXPECT_NEAR(reduce->seconds(kMiB), 1e-4, 1e-12);
+  const CollectiveCurve* gather = cluster.collective_profile->find(CollectiveKind::kAllGather, 4);
+  ASSERT_TRUE(gather);
+  EXPECT_NEAR(gather->seconds(kMiB), 2e-4, 1e-12);
+  // "none" stands alone; an empty list names its path.
+  std::string none = error_of([&] {
+    cluster_from(R"({"template": "dgx1_v100", "collective_profile": ["none", ")" + first.string() + R"("]})");
+  });
+  EXPECT_NE(none.find("/collective_profile/0: \"none\" stands alone"), std::string::npos) << none;
+  std::string empty = error_of([] { cluster_from(R"({"template": "dgx1_v100", "collective_profile": []})"); });
+  EXPECT_NE(empty.find("/collective_profile: expected 1 to 8 collective profiles, got 0"), std::string::npos) << empty;
+
+  Cluster dgx_h100 = cluster_from(R"({"template": "dgx_h100"})");
+  ASSERT_TRUE(dgx_h100.collective_profile);
+  EXPECT_EQ(dgx_h100.collective_profile->system, "nd-h100-v5 + xla-h100-sxm5-nvswitch-8gpu");
+  const CollectiveCurve* azure = dgx_h100.collective_profile->find(CollectiveKind::kAllReduce, 8);
+  ASSERT_TRUE(azure);
+  EXPECT_NE(azure->points.front().source.find("Azure"), std::string::npos);
+  // OpenXLA's sm_90 all-gather over one group of 8 with an F32 output of 536870912 elements
+  // (2 GiB): network_throughput_bytes_per_sec 401897616481 = algbw, so t = 2^31 / 4.01898e11 =
+  // 5.3434 ms and busbw = algbw x 7/8 = 351.7 GB/s.
+  const CollectiveCurve* xla_gather = dgx_h100.collective_profile->find(CollectiveKind::kAllGather, 8);
+  ASSERT_TRUE(xla_gather);
+  EXPECT_NE(xla_gather->points.back().source.find("openxla/xla"), std::string::npos);
+  EXPECT_EQ(xla_gather->points.back().bytes, 2147483648.0);
+  EXPECT_NEAR(xla_gather->seconds(2147483648.0), 2147483648.0 / 401897616481.0, 1e-8);
+  EXPECT_NEAR(xla_gather->points.back().busbw_bytes_per_second, 401897616481.0 * 7 / 8, 401897616481.0 * 1e-5);
+  EXPECT_FALSE(dgx_h100.collective_profile->find(CollectiveKind::kAllReduce, 2));  // 2-GPU groups: link rate
+}
+
 TEST(CollectiveProfileErrors, NameTheFileLineColumnAndValue) {
   std::string header = "system,collective,gpus,bytes,algbw_bytes_per_second,busbw_bytes_per_second,seconds,source\n";
   // Windows line ends are fine.
