@@ -78,6 +78,7 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
     std::string output;
     bool quick = false;
     std::vector<std::string> kernel_tables;
+    std::vector<std::string> memory_tables;
     std::string device;
     std::vector<std::string> precisions;
     std::string kernel_model_from;
@@ -98,6 +99,9 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--from-kernels", options->kernel_tables,
                       "Instead of measuring: fit --device's kernel model to measured kernel tables (CSV, "
                       "hardware_profiles/kernels/) and write its profile to -o PROFILE.json");
+  command->add_option("--memory-kernels", options->memory_tables,
+                      "With --from-kernels: take the memory-bound rows (elementwise, softmax, layernorm) from these "
+                      "tables as well, and only those (their GEMMs were timed another way)");
   command->add_option("--device", options->device,
                       "With --from-kernels: the device profile id to fit; with --from-trace: the device the trace ran on");
   command->add_option("--precision", options->precisions, "With --from-kernels: use rows of this precision only")
@@ -129,8 +133,10 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
               std::set<Precision> precisions;
               for (const auto& name : options->precisions) precisions.insert(*parse_precision(name));
               std::vector<std::filesystem::path> tables(options->kernel_tables.begin(), options->kernel_tables.end());
-              KernelCalibration calibration =
-                  calibrate_from_kernel_tables(tables, options->device, precisions, global.catalog(), today());
+              std::vector<std::filesystem::path> memory_tables(options->memory_tables.begin(),
+                                                               options->memory_tables.end());
+              KernelCalibration calibration = calibrate_from_kernel_tables(tables, options->device, precisions,
+                                                                           global.catalog(), today(), memory_tables);
               check_profile(calibration.profile, options->device);
               print_fit(calibration, std::cout);
               if (!options->predictions.empty()) {

@@ -27,9 +27,12 @@ std::string profile_text_in_file_order(const std::filesystem::path& original, co
   return in_order_of(file, updated).dump(2) + "\n";
 }
 
+const char* const kMemoryRowsOf = "memory-bound rows of ";
+
 KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem::path>& tables,
                                                const std::string& device_id, const std::set<Precision>& precisions,
-                                               const HardwareCatalog& catalog, const std::string& date) {
+                                               const HardwareCatalog& catalog, const std::string& date,
+                                               const std::vector<std::filesystem::path>& memory_tables) {
   const Json option = device_id;
   const DeviceSpec& spec = catalog.device(device_id, JsonReader(option, "--device"));
   if (spec.sm_count <= 0) {
@@ -39,15 +42,24 @@ KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem
   std::vector<KernelMeasurement> rows;
   KernelCalibration calibration;
   std::string table_names;
-  for (const auto& path : tables) {
+  std::vector<std::pair<std::filesystem::path, bool>> sources;  // (table, memory-bound rows only)
+  for (const auto& path : tables) sources.push_back({path, false});
+  for (const auto& path : memory_tables) sources.push_back({path, true});
+  for (const auto& [path, memory_only] : sources) {
     KernelTable table = read_kernel_table(path, device_id);
     for (const auto& [reason, count] : table.skipped) calibration.skipped[reason] += count;
-    rows.insert(rows.end(), table.rows.begin(), table.rows.end());
+    for (KernelMeasurement& row : table.rows) {
+      if (memory_only && !is_memory_bound(row)) {
+        ++calibration.skipped[row.op + ": only memory-bound rows are taken from " + path.filename().string()];
+        continue;
+      }
+      rows.push_back(std::move(row));
+    }
     // A bundled table by its place in the repository; a user's own (calibrate --from-trace) as given.
     std::error_code error;
     const bool bundled = std::filesystem::equivalent(path.parent_path().empty() ? "." : path.parent_path(),
                                                      catalog.root() / "kernels", error);
-    table_names += (table_names.empty() ? "" : " + ") +
+    table_names += std::string(table_names.empty() ? "" : " + ") + (memory_only ? kMemoryRowsOf : "") +
                    (bundled ? "hardware_profiles/kernels/" + path.filename().string() : path.string());
   }
   if (rows.empty()) {

@@ -20,11 +20,18 @@ struct KernelCalibration {
   std::map<std::string, int64_t> skipped;  ///< rows of the device the model cannot use, by reason
 };
 
-/// Fits `device_id`'s kernel model on its rows of `tables` (only `precisions`, when not empty).
-/// InputError when the device is unknown, its profile has no sm_count, or no row fits.
+/// Fits `device_id`'s kernel model on its rows of `tables` (only `precisions`, when not empty),
+/// plus the memory-bound rows (elementwise, softmax, layernorm) of `memory_tables` and only those
+/// (a table whose GEMMs were timed another way, e.g. with a framework's dispatch inside). The fit
+/// names them "TABLE + memory-bound rows of TABLE". InputError when the device is unknown, its
+/// profile has no sm_count, or no row fits.
 KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem::path>& tables,
                                                const std::string& device_id, const std::set<Precision>& precisions,
-                                               const HardwareCatalog& catalog, const std::string& date);
+                                               const HardwareCatalog& catalog, const std::string& date,
+                                               const std::vector<std::filesystem::path>& memory_tables = {});
+
+/// The prefix naming a memory-bound-rows-only table in a fit's table list.
+extern const char* const kMemoryRowsOf;
 
 /// `updated` as text in the key order of the profile file it came from (keys it adds go last),
 /// so that a calibrated profile reads like the hand-written one it replaces.

@@ -46,7 +46,9 @@ bool is_held_out(const KernelMeasurement& row, int modulus) {
   if (modulus <= 1) return false;
   // FNV-1a over the kernel's identity (not its line or source, so duplicates share a side).
   std::string identity = row.op + "|" + row.shape.describe() + "|" + to_string(row.precision);
-  if (row.shape.kind == KernelKind::kConv2d) {
+  if (is_memory_bound(row)) {
+    identity += "|" + row.shape_text;
+  } else if (row.shape.kind == KernelKind::kConv2d) {
     const Conv2dShape& c = row.shape.conv;
     identity += "|" + std::to_string(c.pad_h) + "," + std::to_string(c.pad_w) + "," + std::to_string(c.stride_w);
   } else {
@@ -58,6 +60,12 @@ bool is_held_out(const KernelMeasurement& row, int modulus) {
 }
 
 double predict_kernel_seconds(const KernelMeasurement& row, const DeviceSpec& spec, const KernelModel& model) {
+  if (is_memory_bound(row)) {
+    // Timed alone: its bytes at the kernel kind's efficiency, plus the isolated op's fixed time.
+    const bool reduction = is_reduction_row(row);
+    return row.memory_bytes / (spec.memory_bandwidth_bytes_per_second * model.memory_efficiency_for(reduction)) +
+           (reduction ? model.isolated_reduction_floor_seconds : model.isolated_memory_floor_seconds);
+  }
   const double bytes = gemm_operand_bytes(row.precision);
   if (is_gemm(row)) return estimate_gemm(row.shape.gemm, bytes, row.precision, device_for(spec, model, row.precision)).seconds;
   return estimate_conv(row.shape.conv, row.pass, bytes, row.precision, device_for(spec, model, row.precision)).seconds;
@@ -68,7 +76,8 @@ std::string predictions_csv(const std::vector<KernelPrediction>& predictions) {
                     "model_algorithm,source\n";
   for (const auto& p : predictions) {
     const KernelMeasurement& r = p.row;
-    csv += r.device + "," + r.op + "," + r.shape.describe() + "," + to_string(r.precision) + "," +
+    csv += r.device + "," + r.op + "," + (is_memory_bound(r) ? r.shape_text : r.shape.describe()) + "," +
+           to_string(r.precision) + "," +
            std::to_string(r.seconds) + "," + std::to_string(p.predicted_seconds) + "," +
            std::to_string(p.predicted_seconds / r.seconds) + "," + (p.held_out ? "1" : "0") + "," +
            (r.algorithm ? to_string(*r.algorithm) : "") + "," + p.predicted_algorithm + "," + r.file + ":" +
@@ -97,7 +106,7 @@ std::vector<KernelErrorSummary> summarize_errors(const std::vector<KernelPredict
 
 KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const DeviceSpec& spec, int64_t sm_count,
                            const KernelFitOptions& options) {
-  std::vector<const KernelMeasurement*> gemm_rows, conv_rows;
+  std::vector<const KernelMeasurement*> gemm_rows, conv_rows, elementwise_rows, reduction_rows;
   std::set<Precision> gemm_precisions;
   std::map<ConvAlgorithm, int64_t> family_rows;
   int64_t training_rows = 0, held_out_rows = 0;
@@ -109,7 +118,9 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
       continue;
     }
     ++training_rows;
-    if (is_gemm(row)) {
+    if (is_memory_bound(row)) {
+      (is_reduction_row(row) ? reduction_rows : elementwise_rows).push_back(&row);
+    } else if (is_gemm(row)) {
       gemm_rows.push_back(&row);
       gemm_precisions.insert(row.precision);
     } else {
@@ -178,12 +189,34 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
     apply_conv(conv_fit.x, &model);
   }
 
+  // Memory-bound ops timed alone: t = bytes / (bandwidth x efficiency) + floor, one pair for
+  // elementwise kernels and one for reductions (softmax, layernorm). The efficiency is what a
+  // step's memory-bound ops get; the floor stays with the table (see kernel_model.h).
+  auto fit_memory = [&](const std::vector<const KernelMeasurement*>& memory_rows, double* efficiency, double* floor) {
+    if (memory_rows.empty()) return;
+    auto loss = [&](const std::vector<double>& x) {
+      double sum = 0;
+      for (const KernelMeasurement* row : memory_rows) {
+        const double predicted =
+            row->memory_bytes / (spec.memory_bandwidth_bytes_per_second * sigmoid(x[0])) + std::exp(x[1]) * 1e-6;
+        sum += absolute_log_ratio(predicted, row->seconds);
+      }
+      return sum / static_cast<double>(memory_rows.size());
+    };
+    NelderMeadResult result = nelder_mead(loss, {logit(0.7), std::log(10.0)}, 0.5, 2000);
+    result = nelder_mead(loss, result.x, 0.1, 2000);
+    *efficiency = sigmoid(result.x[0]);
+    *floor = std::exp(result.x[1]) * 1e-6;
+  };
+  fit_memory(elementwise_rows, &model.memory_efficiency, &model.isolated_memory_floor_seconds);
+  fit_memory(reduction_rows, &model.reduction_memory_efficiency, &model.isolated_reduction_floor_seconds);
+
   KernelFit fit;
   for (const auto& row : rows) {
     if (row.device != spec.id) continue;
     if (!options.precisions.empty() && !options.precisions.count(row.precision)) continue;
     KernelPrediction prediction{row, predict_kernel_seconds(row, spec, model), is_held_out(row, options.held_out_modulus), ""};
-    if (!is_gemm(row)) {
+    if (!is_gemm(row) && !is_memory_bound(row)) {
       prediction.predicted_algorithm = to_string(estimate_conv(row.shape.conv, row.pass, gemm_operand_bytes(row.precision),
                                                                row.precision, device_for(spec, model, row.precision))
                                                      .algorithm);

@@ -131,8 +131,13 @@ KernelTable read_kernel_table(const std::filesystem::path& path, const std::stri
       m.shape = KernelShape::of_conv(conv);
       m.pass = m.op == "conv_fwd" ? kForwardPass : m.op == "conv_bwd_data" ? kBackwardDataPass : kBackwardFilterPass;
       m.algorithm = conv_algorithm_family(fields[4]);
+    } else if (m.op == "elementwise" || m.op == "softmax" || m.op == "layernorm") {
+      const double elements = static_cast<double>(row.dimension(shape, "elements", 0, 1));
+      const double tensors = m.op == "elementwise" ? static_cast<double>(row.dimension(shape, "tensor_inputs", 1, 1)) + 1 : 2;
+      m.memory_bytes = element_bytes(m.precision) * elements * tensors;
+      m.shape_text = fields[2];
     } else {
-      ++table.skipped[m.op + ": no GEMM or convolution shape"];
+      ++table.skipped[m.op + ": neither a GEMM, a convolution nor a memory-bound op"];
       continue;
     }
     table.rows.push_back(std::move(m));

@@ -1,7 +1,7 @@
 // KernelTable: measured kernel times read from a CSV table of hardware_profiles/kernels/
 // (header device,op,shape,precision,algorithm,seconds,source; format in that folder's README).
-// Rows this model cannot use (ops without a GEMM or convolution shape, pseudo-fp16) are kept
-// out with a count of why.
+// GEMM and convolution rows carry their kernel shape; memory-bound rows (elementwise, softmax,
+// layernorm) the bytes they move. Rows this model cannot use are kept out with a count of why.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +19,12 @@ namespace placesim {
 
 struct KernelMeasurement {
   std::string device;
-  std::string op;  ///< as in the table: gemm, bmm, linear, conv_fwd, conv_bwd_data, conv_bwd_filter
+  std::string op;  ///< as in the table: gemm, bmm, linear, conv_fwd, ..., elementwise, softmax, layernorm
   KernelShape shape;
+  /// Memory-bound rows: bytes read and written, element bytes x elements x (tensor inputs + 1) for
+  /// elementwise, x 2 for softmax and layernorm (hardware_profiles/kernels/README.md); 0 otherwise.
+  double memory_bytes = 0;
+  std::string shape_text;  ///< the table's shape cell (identifies memory-bound rows)
   KernelPass pass = kForwardPass;
   Precision precision = Precision::kFp32;
   /// The algorithm the source says ran (cuDNN's choice), when it says.
@@ -36,6 +40,11 @@ struct KernelTable {
   /// Rows left out, by reason ("elementwise: no kernel shape", ...).
   std::map<std::string, int64_t> skipped;
 };
+
+/// A memory-bound row (elementwise, softmax, layernorm): no kernel shape, its bytes.
+inline bool is_memory_bound(const KernelMeasurement& row) { return row.memory_bytes > 0; }
+/// Softmax and layernorm: reductions along a dimension, with their own bandwidth efficiency.
+inline bool is_reduction_row(const KernelMeasurement& row) { return row.op == "softmax" || row.op == "layernorm"; }
 
 /// Reads one table; malformed rows are InputErrors naming the file, the line and the column.
 /// Rows of other devices than `device` (when not empty) are skipped silently.

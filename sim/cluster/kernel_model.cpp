@@ -69,6 +69,9 @@ uint64_t KernelModel::fingerprint() const {
   mix(conv_fill_waves);
   mix(memory_efficiency);
   mix(memory_latency_seconds);
+  mix(reduction_memory_efficiency);
+  mix(isolated_memory_floor_seconds);
+  mix(isolated_reduction_floor_seconds);
   return hash;
 }
 

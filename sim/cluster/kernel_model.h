@@ -60,6 +60,20 @@ struct KernelModel {
   double conv_fill_waves = 0;
   double memory_efficiency = 0.8;      ///< fraction of peak bandwidth a large memory-bound kernel reaches
   double memory_latency_seconds = 0;   ///< extra fixed time of a memory-bound kernel (ramp-up)
+  /// Fraction of peak bandwidth a large normalisation or reduction kernel (batch/layer norm,
+  /// softmax) reaches, counted in the same bytes as elementwise ones (input + output): they make
+  /// extra passes; 0 = memory_efficiency.
+  double reduction_memory_efficiency = 0;
+  /// The fixed time of a memory-bound op timed alone (the fit's other parameter, beside each
+  /// efficiency: CUDA events around one framework call include its dispatch). Kept to predict the
+  /// table's rows; a step does not pay it, its ops pay the profile's per-op launch cost instead.
+  double isolated_memory_floor_seconds = 0;
+  double isolated_reduction_floor_seconds = 0;
+
+  /// The bandwidth fraction of a memory-bound op of `kind` (normalisations and reductions have their own).
+  double memory_efficiency_for(bool reduction) const {
+    return reduction && reduction_memory_efficiency > 0 ? reduction_memory_efficiency : memory_efficiency;
+  }
   KernelModelFit fit;
 
   double gemm_efficiency_for(Precision precision) const;

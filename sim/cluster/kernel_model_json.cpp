@@ -49,7 +49,8 @@ KernelModelFit read_fit(const JsonReader& fit) {
 KernelModel read_kernel_model(const JsonReader& entry) {
   entry.reject_unknown_keys({"sm_count", "gemm_efficiency", "tile_overhead_k", "small_tile_exponent",
                              "kernel_overhead_seconds", "conv_efficiency", "conv_overhead_seconds", "conv_small_tile_exponent", "conv_fill_waves", "memory_efficiency",
-                             "memory_latency_seconds", "fit"});
+                             "memory_latency_seconds", "reduction_memory_efficiency", "isolated_memory_floor_seconds",
+                             "isolated_reduction_floor_seconds", "fit"});
   KernelModel model;
   model.sm_count = entry.at("sm_count").as_integer(1, 100'000);
   JsonReader gemm = entry.at("gemm_efficiency");
@@ -71,6 +72,9 @@ KernelModel read_kernel_model(const JsonReader& entry) {
   model.conv_fill_waves = bounded_non_negative(entry, "conv_fill_waves", 100);
   model.memory_efficiency = fraction_in(entry.at("memory_efficiency"), 1.0);
   model.memory_latency_seconds = bounded_non_negative(entry, "memory_latency_seconds", 1.0);
+  if (auto reduction = entry.find("reduction_memory_efficiency")) model.reduction_memory_efficiency = fraction_in(*reduction, 1.0);
+  model.isolated_memory_floor_seconds = bounded_non_negative(entry, "isolated_memory_floor_seconds", 1.0);
+  model.isolated_reduction_floor_seconds = bounded_non_negative(entry, "isolated_reduction_floor_seconds", 1.0);
   model.fit = read_fit(entry.at("fit"));
   return model;
 }
@@ -89,7 +93,7 @@ Json write_kernel_model(const KernelModel& model) {
               {"held_out_median_error", f.held_out_median_error},
               {"held_out_p90_error", f.held_out_p90_error}};
   if (!f.scaled_from.empty()) fit["scaled_from"] = f.scaled_from;
-  return Json{{"sm_count", model.sm_count},
+  Json json{{"sm_count", model.sm_count},
               {"gemm_efficiency", gemm},
               {"tile_overhead_k", model.tile_overhead_k},
               {"small_tile_exponent", model.small_tile_exponent},
@@ -101,6 +105,13 @@ Json write_kernel_model(const KernelModel& model) {
               {"memory_efficiency", model.memory_efficiency},
               {"memory_latency_seconds", model.memory_latency_seconds},
               {"fit", fit}};
+  // Written only when fitted (a table with memory-bound rows), so older profiles read unchanged.
+  if (model.reduction_memory_efficiency > 0) json["reduction_memory_efficiency"] = model.reduction_memory_efficiency;
+  if (model.isolated_memory_floor_seconds > 0) json["isolated_memory_floor_seconds"] = model.isolated_memory_floor_seconds;
+  if (model.isolated_reduction_floor_seconds > 0) {
+    json["isolated_reduction_floor_seconds"] = model.isolated_reduction_floor_seconds;
+  }
+  return json;
 }
 
 }  // namespace placesim

@@ -121,9 +121,10 @@ double kernel_model_seconds(const Task& task, Precision precision, const DeviceS
   // No kernel shape: the roofline, with the fitted bandwidth efficiency and fixed costs.
   const Precision kernel = kernel_precision(precision, task.op_kind);
   const double math_seconds = task.flops / (spec.peak_for(kernel) * spec.efficiency_for(task.op_kind, task.flops));
+  const bool reduction = task.op_kind == OpKind::kNormalization || task.op_kind == OpKind::kReduction;
   const double memory_seconds =
       task.memory_bytes * kernel_bytes_scale(precision, task.op_kind) /
-          (spec.memory_bandwidth_bytes_per_second * model.memory_efficiency) +
+          (spec.memory_bandwidth_bytes_per_second * model.memory_efficiency_for(reduction)) +
       model.memory_latency_seconds;
   return std::max(math_seconds, memory_seconds) + model.kernel_overhead_seconds;
 }

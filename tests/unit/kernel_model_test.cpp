@@ -246,6 +246,29 @@ TEST(KernelCost, AnOpWithoutShapeIsMemoryBoundAtTheFittedBandwidth) {
   EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp32, spec), 12e6 / (kBandwidth * 0.8) + 2e-6 + 4e-6, 1e-12);
 }
 
+// Normalisations and reductions (batch/layer norm, softmax) run at their own fitted bandwidth
+// fraction: 12 MB at 0.45 x 700 GB/s = 38.10 us + 4 us kernel overhead. The isolated-op floors
+// of the fit are not charged. Without a reduction efficiency they take the elementwise one.
+TEST(KernelCost, NormalisationsAndReductionsTakeTheirOwnBandwidthFraction) {
+  KernelModel model = test_model();
+  model.reduction_memory_efficiency = 0.45;
+  model.isolated_memory_floor_seconds = 40e-6;
+  model.isolated_reduction_floor_seconds = 50e-6;
+  Task task;
+  task.flops = 1e6;
+  task.memory_bytes = 12e6;
+  for (OpKind kind : {OpKind::kNormalization, OpKind::kReduction}) {
+    task.op_kind = kind;
+    EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp32, test_spec(model)), 12e6 / (kBandwidth * 0.45) + 4e-6, 1e-12);
+  }
+  task.op_kind = OpKind::kElementwise;
+  EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp32, test_spec(model)), 12e6 / (kBandwidth * 0.8) + 4e-6, 1e-12);
+  model.reduction_memory_efficiency = 0;
+  task.op_kind = OpKind::kNormalization;
+  EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp32, test_spec(model)), 12e6 / (kBandwidth * 0.8) + 4e-6, 1e-12);
+}
+
+
 /// A synthetic table: the rows' times are the model's own, so the fit must recover it.
 std::vector<KernelMeasurement> synthetic_rows(const DeviceSpec& spec, const KernelModel& model) {
   std::vector<KernelMeasurement> rows;
@@ -295,6 +318,38 @@ TEST(KernelFit, RecoversTheParametersOfASyntheticTable) {
   EXPECT_EQ(fit.model.fit.held_out_rows + fit.model.fit.training_rows, static_cast<int64_t>(rows.size()));
 }
 
+// Memory-bound rows timed alone (t = bytes / (700 GB/s x e) + floor): elementwise at e = 0.85 with a
+// 30 us floor, reductions at e = 0.5 with 45 us, over 1 KB .. 1 GB. The fit recovers all four and
+// leaves the GEMM rows' parameters as they were.
+TEST(KernelFit, RecoversTheMemoryBoundParametersOfASyntheticTable) {
+  const KernelModel truth = test_model();
+  DeviceSpec spec = test_spec(truth);
+  std::vector<KernelMeasurement> rows = synthetic_rows(spec, truth);
+  for (int i = 0; i < 80; ++i) {
+    KernelMeasurement row;
+    row.device = spec.id;
+    const bool reduction = i % 2 == 1;
+    row.op = reduction ? (i % 4 == 1 ? "softmax" : "layernorm") : "elementwise";
+    row.memory_bytes = 1e3 * std::pow(10.0, 6.0 * i / 79.0);
+    row.shape_text = "elements=" + std::to_string(i);
+    row.seconds = row.memory_bytes / (kBandwidth * (reduction ? 0.5 : 0.85)) + (reduction ? 45e-6 : 30e-6);
+    rows.push_back(row);
+  }
+  KernelFitOptions options;
+  options.table = "synthetic";
+  KernelFit fit = fit_kernel_model(rows, spec, truth.sm_count, options);
+  EXPECT_NEAR(fit.model.memory_efficiency, 0.85, 0.85 * 0.01);
+  EXPECT_NEAR(fit.model.reduction_memory_efficiency, 0.5, 0.5 * 0.01);
+  EXPECT_NEAR(fit.model.isolated_memory_floor_seconds, 30e-6, 30e-6 * 0.02);
+  EXPECT_NEAR(fit.model.isolated_reduction_floor_seconds, 45e-6, 45e-6 * 0.02);
+  EXPECT_NEAR(fit.model.gemm_efficiency_for(Precision::kFp32), 0.8, 0.8 * 0.02);
+  // Held out by their shape cell: some of each kind on both sides.
+  int held_out_memory = 0;
+  for (const KernelPrediction& p : fit.predictions) held_out_memory += p.held_out && is_memory_bound(p.row);
+  EXPECT_GT(held_out_memory, 5);
+  EXPECT_LT(held_out_memory, 40);
+}
+
 TEST(KernelFit, HeldOutRowsNeverReachTheFit) {
   const KernelModel truth = test_model();
   DeviceSpec spec = test_spec(truth);
@@ -321,16 +376,24 @@ TEST(KernelTable, ReadsRowsAndNamesTheLineAndColumnOfABadOne) {
         << "gpu,gemm,m=1760;n=16;k=1760;ta=0;tb=1,fp32,cublas,5.5e-05,a source, with a comma\n"
         << "gpu,conv_fwd,n=8;c=64;h=56;w=56;k=64;r=3;s=3;pad_h=1;pad_w=1;stride_h=1;stride_w=1,fp32,WINOGRAD,1e-4,s\n"
         << "gpu,elementwise,elements=1000;fn=add;tensor_inputs=2,fp32,,1e-5,s\n"
+        << "gpu,softmax,elements=500;rows=10;cols=50,fp32,,1e-5,s\n"
+        << "gpu,pooling,elements=500,fp32,,1e-5,s\n"
         << "other,gemm,m=1;n=1;k=1,fp32,cublas,1e-5,s\n";
   }
   KernelTable table = read_kernel_table(path, "gpu");
-  ASSERT_EQ(table.rows.size(), 2u);
+  ASSERT_EQ(table.rows.size(), 4u);
+  // Memory-bound rows carry their bytes: 4 B x 1000 x (2 inputs + 1 output); softmax 4 x 500 x 2.
+  EXPECT_EQ(table.rows[2].memory_bytes, 12000);
+  EXPECT_FALSE(is_reduction_row(table.rows[2]));
+  EXPECT_EQ(table.rows[3].memory_bytes, 4000);
+  EXPECT_TRUE(is_reduction_row(table.rows[3]));
+  EXPECT_EQ(table.skipped.at("pooling: neither a GEMM, a convolution nor a memory-bound op"), 1);
   EXPECT_EQ(table.rows[0].shape.gemm.k, 1760);
   EXPECT_TRUE(table.rows[0].shape.gemm.transpose_b);
   EXPECT_EQ(table.rows[0].source, "a source, with a comma");
   EXPECT_EQ(table.rows[1].algorithm, ConvAlgorithm::kWinogradFused);
   EXPECT_EQ(table.rows[1].line, 3);
-  EXPECT_EQ(table.skipped.size(), 1u);
+  EXPECT_EQ(table.skipped.size(), 1u);  // the pooling row; the other device's rows are not counted
   {
     std::ofstream out(path);
     out << "device,op,shape,precision,algorithm,seconds,source\n"

@@ -15,13 +15,20 @@
 namespace placesim {
 namespace {
 
-std::vector<std::filesystem::path> tables_named(const std::string& names, const std::filesystem::path& source_dir) {
-  std::vector<std::filesystem::path> tables;
+/// The fit's table list ("A.csv + B.csv + memory-bound rows of C.csv") as (tables, memory-only tables).
+std::pair<std::vector<std::filesystem::path>, std::vector<std::filesystem::path>> tables_named(
+    const std::string& names, const std::filesystem::path& source_dir) {
+  std::pair<std::vector<std::filesystem::path>, std::vector<std::filesystem::path>> tables;
+  const std::string memory_prefix = kMemoryRowsOf;
   size_t start = 0;
   while (start <= names.size()) {
     const size_t plus = names.find(" + ", start);
-    const std::string name = names.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
-    tables.push_back(source_dir / name);
+    std::string name = names.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
+    if (name.rfind(memory_prefix, 0) == 0) {
+      tables.second.push_back(source_dir / name.substr(memory_prefix.size()));
+    } else {
+      tables.first.push_back(source_dir / name);
+    }
     if (plus == std::string::npos) break;
     start = plus + 3;
   }
@@ -42,8 +49,8 @@ TEST(ShippedKernelModels, EachProfilesModelIsTheFitOfTheTablesItNames) {
     // DeepBench "pseudo fp16" rows are fp32 math and were left out (hardware_profiles/kernels/README.md).
     std::set<Precision> precisions;
     for (const auto& entry : shipped.gemm_efficiency) precisions.insert(entry.first);
-    KernelCalibration today =
-        calibrate_from_kernel_tables(tables_named(shipped.fit.table, source_dir), id, precisions, catalog, "today");
+    const auto [tables, memory_tables] = tables_named(shipped.fit.table, source_dir);
+    KernelCalibration today = calibrate_from_kernel_tables(tables, id, precisions, catalog, "today", memory_tables);
     const KernelModel& fitted = today.fit.model;
     ASSERT_EQ(fitted.gemm_efficiency.size(), shipped.gemm_efficiency.size());
     for (const auto& [precision, efficiency] : shipped.gemm_efficiency) {
@@ -52,6 +59,8 @@ TEST(ShippedKernelModels, EachProfilesModelIsTheFitOfTheTablesItNames) {
     EXPECT_NEAR(fitted.small_tile_exponent, shipped.small_tile_exponent, 1e-6);
     EXPECT_NEAR(fitted.tile_overhead_k, shipped.tile_overhead_k, 1e-6 * std::max(1.0, shipped.tile_overhead_k));
     EXPECT_EQ(fitted.conv_efficiency.size(), shipped.conv_efficiency.size());
+    EXPECT_NEAR(fitted.memory_efficiency, shipped.memory_efficiency, 1e-6);
+    EXPECT_NEAR(fitted.reduction_memory_efficiency, shipped.reduction_memory_efficiency, 1e-6);
     EXPECT_EQ(fitted.fit.held_out_rows, shipped.fit.held_out_rows);
     EXPECT_NEAR(fitted.fit.held_out_median_error, shipped.fit.held_out_median_error, 1e-6);
     ++refitted;
