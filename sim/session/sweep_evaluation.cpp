@@ -29,8 +29,25 @@ std::pair<double, double> throughput_and_step(const ExecutionPlan& plan, const T
   return {dp_metrics->samples_per_second, dp_metrics->step_time_seconds};
 }
 
-/// The same model, per-device batch and precision on the strategy's first device alone.
-double single_device_samples_per_second(const Scenario& scenario, const Strategy& strategy, Tier tier) {
+/// One replica's throughput on the same tier, the scaling baseline. A 3D layout: data 1 on the
+/// first replica's tensor x pipeline devices (they come first), as `run` takes it (the
+/// closed-form tier on the analytical tier). Otherwise the same model, per-device batch and
+/// precision on the strategy's first device alone.
+double single_replica_samples_per_second(const Scenario& scenario, const Strategy& strategy, Tier tier) {
+  if (strategy.parallelism) {
+    Strategy single = strategy;
+    single.parallelism->data = 1;
+    single.parallelism->devices.resize(static_cast<size_t>(single.parallelism->pipeline * single.parallelism->tensor));
+    const Cluster& cluster = scenario.cluster_for(single);
+    if (tier == Tier::kAnalytical) {
+      const ClosedFormStepEstimate estimate =
+          estimate_3d_step_closed_form(scenario.graph, cluster, scenario.run, *single.parallelism);
+      return static_cast<double>(scenario.run.batch_size) / estimate.step_seconds;
+    }
+    PlannedScenario planned = plan_strategy(scenario, single);
+    Timeline timeline = run_tier(planned.plan, cluster, tier);
+    return compute_metrics(planned.plan, cluster, timeline).samples_per_second;
+  }
   Strategy single;
   single.name = "single device";
   DataParallelOptions dp;
@@ -103,8 +120,14 @@ SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier 
     row.hardware_flops_per_sample = efficiency.hardware_flops_per_sample;
     row.tokens_per_sample = efficiency.tokens_per_sample;
     row.peak_flops_per_second = efficiency.peak_flops_per_second;
+    if (strategy.parallelism) row.replicas = strategy.parallelism->data;
     if (strategy.parallelism && tier == Tier::kAnalytical) {
       evaluate_closed_form(scenario, strategy, cluster, &row);
+      if (row.status == RowStatus::kOk) {
+        row.single_replica_samples_per_second = strategy.parallelism->data == 1
+                                                    ? row.samples_per_second
+                                                    : single_replica_samples_per_second(scenario, strategy, tier);
+      }
       return row;
     }
     PlannedScenario planned = plan_strategy(scenario, strategy);
@@ -141,8 +164,11 @@ SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier 
       if (verdicts.size() > 1) row.reason += " (and " + std::to_string(verdicts.size() - 1) + " more devices)";
       return row;
     }
-    // A 3D strategy's model is one that does not fit one device: no single-device baseline.
-    if (!strategy.parallelism) row.single_device_samples_per_second = single_device_samples_per_second(scenario, strategy, tier);
+    // A 3D layout of data 1 is its own baseline; a pipeline's is its model on its first device.
+    if (strategy.data_parallel) row.replicas = static_cast<int64_t>(strategy.data_parallel->replicas.size());
+    row.single_replica_samples_per_second = strategy.parallelism && strategy.parallelism->data == 1
+                                                ? row.samples_per_second
+                                                : single_replica_samples_per_second(scenario, strategy, tier);
   } catch (const InputError& error) {
     row = SweepRow{};
     row.index = index;

@@ -35,9 +35,9 @@ std::vector<SweepOutcome> assess(const SweepSpec& spec, const std::map<std::pair
       }
       outcome.model_flops_per_second_per_device =
           row.samples_per_second * row.model_flops_per_sample / static_cast<double>(configuration.devices());
-      if (row.single_device_samples_per_second > 0) {
-        outcome.scaling_efficiency =
-            row.samples_per_second / (static_cast<double>(configuration.devices()) * row.single_device_samples_per_second);
+      if (row.single_replica_samples_per_second > 0) {
+        const double replicas = static_cast<double>(row.replicas > 0 ? row.replicas : configuration.devices());
+        outcome.scaling_efficiency = row.samples_per_second / (replicas * row.single_replica_samples_per_second);
       }
       if (spec.target) {
         const SweepTarget& target = *spec.target;

@@ -21,7 +21,7 @@ struct SweepOutcome {
   double time_to_train_seconds = 0;  ///< spec.train_samples / throughput (infinite when not ok)
   double usd_to_train = 0;
   double tokens_per_second = 0;      ///< 0 without tokens per sample
-  double scaling_efficiency = 0;     ///< throughput / (devices x one device's throughput); 0 = no baseline
+  double scaling_efficiency = 0;     ///< throughput / (replicas x one replica's throughput); 0 = no baseline
   double mfu = 0;                    ///< model FLOPs per second / the devices' peak (docs/llm-planning.md)
   double hfu = 0;                    ///< the same with recomputed forwards
   double model_flops_per_second_per_device = 0;

@@ -21,7 +21,8 @@ Json row_json(const SweepRow& row) {
               {"reason", row.reason},
               {"step_seconds", row.step_seconds},
               {"samples_per_second", row.samples_per_second},
-              {"single_device_samples_per_second", row.single_device_samples_per_second},
+              {"single_replica_samples_per_second", row.single_replica_samples_per_second},
+              {"replicas", row.replicas},
               {"compute_seconds", row.compute_seconds},
               {"exposed_communication_seconds", row.exposed_communication_seconds},
               {"bubble_seconds", row.bubble_seconds},
@@ -51,7 +52,11 @@ SweepRow row_from_json(const Json& json) {
     row.reason = json.at("reason").get<std::string>();
     row.step_seconds = json.at("step_seconds").get<double>();
     row.samples_per_second = json.at("samples_per_second").get<double>();
-    row.single_device_samples_per_second = json.at("single_device_samples_per_second").get<double>();
+    // Results written before 3D rows had a baseline name it after the one device it then was.
+    row.single_replica_samples_per_second = json.contains("single_replica_samples_per_second")
+                                                ? json.at("single_replica_samples_per_second").get<double>()
+                                                : json.at("single_device_samples_per_second").get<double>();
+    row.replicas = json.value("replicas", int64_t{0});
     row.compute_seconds = json.at("compute_seconds").get<double>();
     row.exposed_communication_seconds = json.at("exposed_communication_seconds").get<double>();
     row.bubble_seconds = json.at("bubble_seconds").get<double>();

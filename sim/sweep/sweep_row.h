@@ -25,7 +25,11 @@ struct SweepRow {
   std::string reason;  ///< why not ok
   double step_seconds = 0;
   double samples_per_second = 0;
-  double single_device_samples_per_second = 0;  ///< the same per-device batch on one device
+  /// One replica's throughput, the scaling baseline: the same per-device batch on one device for
+  /// data parallelism, data 1 on the first replica's tensor x pipeline devices for a 3D layout
+  /// (the same tier); 0 = no baseline.
+  double single_replica_samples_per_second = 0;
+  int64_t replicas = 0;  ///< replicas the scaling divides by (data-parallel workers, a 3D layout's data); 0 = devices
   /// Per step, on the strategy's devices: compute (mean busy time), exposed communication,
   /// pipeline bubble and straggler wait; they and `other_seconds` add up to step_seconds.
   double compute_seconds = 0;

@@ -186,6 +186,29 @@ TEST_F(SweepCli, ParallelismStrategiesSweepTensorAndPipelineDegrees) {
   const double simulated = std::stod(column(line, header, "simulated_step_seconds"));
   EXPECT_NEAR(analytical, std::stod(step[1]), 1e-8 * analytical);  // the csv keeps 9 significant digits
   EXPECT_NEAR(simulated, analytical, 0.05 * analytical) << "contention the analytical tiers leave out";
+
+  // Its scaling baseline is one replica, data 1 on pipeline 2 x tensor 2 with the same 8 samples
+  // per replica, simulated like the row: scaling = samples/s / (2 x that), as `run` says it.
+  std::filesystem::path one = directory_ / "one_replica.json";
+  std::ofstream(one) << "{\"name\": \"one\", " << model << R"(
+    "cluster": {"template": "dgx_a100"},
+    "strategy": {"parallelism": {"tensor": 2, "pipeline": 2, "data": 1, "micro_batches": 8, "algorithm": "ring"}},
+    "run": {"mode": "training", "batch_size": 8, "precision": "fp16", "optimizer": "adam", "recompute": true}})";
+  auto baseline = run_placesim({"run", one.string(), "--report", (directory_ / "one-report.json").string()});
+  ASSERT_EQ(baseline.exit_status, 0) << baseline.output;
+  std::smatch rate;
+  const std::string one_report = read_text(directory_ / "one-report.json");
+  ASSERT_TRUE(std::regex_search(one_report, rate, std::regex(R"("samples_per_second": ([0-9.e+-]+))"))) << one_report;
+  const double single_replica = std::stod(column(line, header, "single_replica_samples_per_second"));
+  EXPECT_NEAR(single_replica, std::stod(rate[1]), 1e-6 * single_replica);
+  const double samples = std::stod(column(line, header, "samples_per_second"));
+  EXPECT_NEAR(std::stod(column(line, header, "scaling_efficiency")), samples / (2 * single_replica), 1e-6);
+  // Every fitting 3D row has its baseline and a scaling efficiency.
+  for (std::istringstream rows(csv.substr(header.size() + 1)); std::getline(rows, line);) {
+    if (column(line, header, "status") != "ok") continue;
+    EXPECT_FALSE(column(line, header, "scaling_efficiency").empty()) << line;
+    EXPECT_GT(std::stod(column(line, header, "single_replica_samples_per_second")), 0) << line;
+  }
 }
 
 TEST_F(SweepCli, TheReportHasADataPointPerConfiguration) {

@@ -233,7 +233,7 @@ SweepRow ok_row(size_t index, double samples_per_second, double single = 0) {
   row.step_seconds = 1;
   row.compute_seconds = 0.75;
   row.exposed_communication_seconds = 0.25;
-  row.single_device_samples_per_second = single;
+  row.single_replica_samples_per_second = single;
   return row;
 }
 

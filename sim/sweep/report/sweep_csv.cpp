@@ -26,7 +26,7 @@ std::string sweep_csv(const SweepReport& report) {
   const SweepSpec& spec = *report.spec;
   std::string csv =
       "index,node,device,devices_per_node,nodes,devices,fabric,strategy,strategy_kind,batch_size,global_batch,precision,"
-      "tier,status,reason,step_seconds,samples_per_second,tokens_per_second,single_device_samples_per_second,"
+      "tier,status,reason,step_seconds,samples_per_second,tokens_per_second,single_replica_samples_per_second,"
       "scaling_efficiency,compute_seconds,exposed_communication_seconds,bubble_seconds,straggler_seconds,other_seconds,"
       "peak_memory_bytes,memory_capacity_bytes,usd_per_hour,time_to_train_seconds,usd_to_train,meets_target,"
       "within_budget,pareto,recommended,analytical_step_seconds,simulated_step_seconds,analytical_error_percent,tasks,"
@@ -49,7 +49,7 @@ std::string sweep_csv(const SweepReport& report) {
     auto flag = [&](bool v) { return ok ? std::string(v ? "1" : "0") : std::string(); };
     csv += to_string(r.tier) + "," + to_string(r.status) + "," + csv_cell(r.reason) + "," + csv_number(r.step_seconds) + "," +
            csv_number(r.samples_per_second) + "," + (spec.tokens_per_sample > 0 ? if_ok(o.tokens_per_second) : "") + "," +
-           csv_number(r.single_device_samples_per_second) + "," +
+           csv_number(r.single_replica_samples_per_second) + "," +
            (o.scaling_efficiency > 0 ? if_ok(o.scaling_efficiency) : "") + "," +
            csv_number(r.compute_seconds) + "," + csv_number(r.exposed_communication_seconds) + "," +
            csv_number(r.bubble_seconds) + "," + csv_number(r.straggler_seconds) + "," + csv_number(r.other_seconds) + "," +
