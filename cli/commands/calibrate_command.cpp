@@ -79,6 +79,7 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
     bool quick = false;
     std::vector<std::string> kernel_tables;
     std::vector<std::string> memory_tables;
+    std::string memory_device;
     std::string device;
     std::vector<std::string> precisions;
     std::string kernel_model_from;
@@ -102,6 +103,10 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--memory-kernels", options->memory_tables,
                       "With --from-kernels: take the memory-bound rows (elementwise, softmax, layernorm) from these "
                       "tables as well, and only those (their GEMMs were timed another way)");
+  command->add_option("--memory-kernels-device", options->memory_device,
+                      "Without --from-kernels: fit the roofline bandwidth fractions of --device (a profile without a "
+                      "kernel model) on this device's memory-bound rows of the --memory-kernels tables (the same or a "
+                      "sibling board with the same memory), and write its profile to -o");
   command->add_option("--device", options->device,
                       "With --from-kernels: the device profile id to fit; with --from-trace: the device the trace ran on");
   command->add_option("--precision", options->precisions, "With --from-kernels: use rows of this precision only")
@@ -125,6 +130,31 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
                                     profile_text_in_file_order(global.catalog().root() / "devices" /
                                                                    (options->device + ".json"),
                                                                profile));
+              std::cerr << "placesim: wrote " << options->output << "\n";
+              return 0;
+            }
+            if (options->kernel_tables.empty() && !options->memory_tables.empty()) {
+              if (options->device.empty()) throw InputError("--device", "", "--memory-kernels needs --device ID");
+              const std::string source = options->memory_device.empty() ? options->device : options->memory_device;
+              std::vector<std::filesystem::path> tables(options->memory_tables.begin(), options->memory_tables.end());
+              MemoryCalibration calibration =
+                  calibrate_memory_from_kernel_tables(tables, options->device, source, global.catalog(), today());
+              check_profile(calibration.profile, options->device);
+              std::cout << "Bandwidth fractions of " << options->device << " from " << source
+                        << "'s memory-bound kernels (" << calibration.training_rows << " rows fitted):\n"
+                        << "  elementwise " << format_number(calibration.elementwise.efficiency, "%.4f")
+                        << " (floor " << format_number(calibration.elementwise.floor_seconds * 1e6, "%.1f")
+                        << " us), reductions " << format_number(calibration.reduction.efficiency, "%.4f") << " (floor "
+                        << format_number(calibration.reduction.floor_seconds * 1e6, "%.1f") << " us)\n";
+              for (const KernelErrorSummary& summary : calibration.held_out) {
+                std::cout << "  held out " << pad(summary.op, 12, true) << " " << summary.rows << " rows, median "
+                          << format_number(summary.median_error * 100, "%.1f") << "%, p90 "
+                          << format_number(summary.p90_error * 100, "%.1f") << "%\n";
+              }
+              write_file_atomically(options->output,
+                                    profile_text_in_file_order(global.catalog().root() / "devices" /
+                                                                   (options->device + ".json"),
+                                                               calibration.profile));
               std::cerr << "placesim: wrote " << options->output << "\n";
               return 0;
             }

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "sim/cluster/kernel_model_json.h"
+#include "sim/core/units_format.h"
 
 namespace placesim {
 
@@ -75,6 +76,66 @@ KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem
   calibration.profile["kernel_model"] = write_kernel_model(calibration.fit.model);
   calibration.profile["sources"]["kernel_model"] =
       "fitted by `placesim calibrate --from-kernels` on " + options.table + " (" + date + "); see kernel_model.fit";
+  return calibration;
+}
+
+MemoryCalibration calibrate_memory_from_kernel_tables(const std::vector<std::filesystem::path>& tables,
+                                                      const std::string& device_id, const std::string& source_id,
+                                                      const HardwareCatalog& catalog, const std::string& date) {
+  const Json target_option = device_id, source_option = source_id;
+  const DeviceSpec& target = catalog.device(device_id, JsonReader(target_option, "--device"));
+  const DeviceSpec& source = catalog.device(source_id, JsonReader(source_option, "--memory-kernels-device"));
+  if (target.kernel_model) {
+    throw InputError("--device", "", "\"" + device_id + "\" has a kernel model: fit its memory-bound kernels with "
+                                     "--from-kernels TABLE --memory-kernels TABLE");
+  }
+  std::vector<KernelMeasurement> rows;
+  std::string table_names;
+  for (const auto& path : tables) {
+    for (KernelMeasurement& row : read_kernel_table(path, source_id).rows) {
+      if (is_memory_bound(row)) rows.push_back(std::move(row));
+    }
+    std::error_code error;
+    const bool bundled = std::filesystem::equivalent(path.parent_path().empty() ? "." : path.parent_path(),
+                                                     catalog.root() / "kernels", error);
+    table_names += std::string(table_names.empty() ? "" : " + ") +
+                   (bundled ? "hardware_profiles/kernels/" + path.filename().string() : path.string());
+  }
+  MemoryCalibration calibration;
+  std::vector<const KernelMeasurement*> elementwise, reduction;
+  for (const KernelMeasurement& row : rows) {
+    if (is_held_out(row, 5)) continue;
+    (is_reduction_row(row) ? reduction : elementwise).push_back(&row);
+    ++calibration.training_rows;
+  }
+  if (elementwise.empty() || reduction.empty()) {
+    throw InputError(table_names, "", "no elementwise or no softmax/layernorm rows of \"" + source_id + "\" to fit on");
+  }
+  const double bandwidth = source.memory_bandwidth_bytes_per_second;
+  calibration.elementwise = fit_memory_rows(elementwise, bandwidth);
+  calibration.reduction = fit_memory_rows(reduction, bandwidth);
+  std::vector<KernelPrediction> predictions;
+  for (const KernelMeasurement& row : rows) {
+    const MemoryFit& fit = is_reduction_row(row) ? calibration.reduction : calibration.elementwise;
+    predictions.push_back({row, row.memory_bytes / (bandwidth * fit.efficiency) + fit.floor_seconds, is_held_out(row, 5), ""});
+  }
+  calibration.held_out = summarize_errors(predictions, true);
+  calibration.profile = parse_json_file(catalog.root() / "devices" / (device_id + ".json"));
+  calibration.profile["memory_efficiency"] = calibration.elementwise.efficiency;
+  calibration.profile["reduction_memory_efficiency"] = calibration.reduction.efficiency;
+  const KernelErrorSummary& all = calibration.held_out.back();
+  const std::string fit =
+      "fitted by `placesim calibrate --memory-kernels` on the memory-bound rows of " + source_id + " in " + table_names +
+      " (" + date + "), as fractions of " + source_id + "'s " + format_number(bandwidth / 1e9, "%.0f") +
+      " GB/s: t = bytes / (bandwidth x e) + floor by Nelder-Mead on the mean absolute log ratio, one row in five held out (" +
+      std::to_string(all.rows) + " rows: median error " + format_number(all.median_error * 100, "%.1f") + "%, p90 " +
+      format_number(all.p90_error * 100, "%.1f") + "%); ";
+  calibration.profile["sources"]["memory_efficiency"] =
+      fit + "elementwise kernels, floor " + format_number(calibration.elementwise.floor_seconds * 1e6, "%.1f") +
+      " us (an op timed alone, dispatch included; not charged in a step)";
+  calibration.profile["sources"]["reduction_memory_efficiency"] =
+      fit + "softmax and layernorm kernels, floor " + format_number(calibration.reduction.floor_seconds * 1e6, "%.1f") +
+      " us; used for batch/layer norms, softmax and the loss";
   return calibration;
 }
 

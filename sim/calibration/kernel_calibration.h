@@ -30,6 +30,26 @@ KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem
                                                const HardwareCatalog& catalog, const std::string& date,
                                                const std::vector<std::filesystem::path>& memory_tables = {});
 
+/// A roofline profile's bandwidth fractions fitted on measured memory-bound kernels.
+struct MemoryCalibration {
+  Json profile;  ///< the catalog's profile of the device, with memory_efficiency and reduction_memory_efficiency set
+  MemoryFit elementwise;
+  MemoryFit reduction;
+  std::vector<KernelErrorSummary> held_out;  ///< per op, then "all", on rows the fit never saw
+  int64_t training_rows = 0;
+};
+
+/// Fits `device_id`'s roofline bandwidth fractions (a profile without a kernel model: its
+/// memory_efficiency and reduction_memory_efficiency) on the memory-bound rows (elementwise,
+/// softmax, layernorm) that `source_id` measured in `tables`, as fractions of the source's own
+/// bandwidth: the same device, or a board with the same memory technology (e.g. the PCIe card of
+/// an SXM module). One row in five is held out as in the kernel fit. The sources name the tables,
+/// the source device and the fit. InputError when a profile is unknown, the target has a kernel
+/// model (fit it with --from-kernels and --memory-kernels), or a kernel class has no rows.
+MemoryCalibration calibrate_memory_from_kernel_tables(const std::vector<std::filesystem::path>& tables,
+                                                      const std::string& device_id, const std::string& source_id,
+                                                      const HardwareCatalog& catalog, const std::string& date);
+
 /// The prefix naming a memory-bound-rows-only table in a fit's table list.
 extern const char* const kMemoryRowsOf;
 

@@ -42,6 +42,20 @@ double conv_row_seconds(const KernelMeasurement& row, const DeviceSpec& spec, co
 
 }  // namespace
 
+MemoryFit fit_memory_rows(const std::vector<const KernelMeasurement*>& rows, double bandwidth_bytes_per_second) {
+  auto loss = [&](const std::vector<double>& x) {
+    double sum = 0;
+    for (const KernelMeasurement* row : rows) {
+      const double predicted = row->memory_bytes / (bandwidth_bytes_per_second * sigmoid(x[0])) + std::exp(x[1]) * 1e-6;
+      sum += absolute_log_ratio(predicted, row->seconds);
+    }
+    return sum / static_cast<double>(rows.size());
+  };
+  NelderMeadResult result = nelder_mead(loss, {logit(0.7), std::log(10.0)}, 0.5, 2000);
+  result = nelder_mead(loss, result.x, 0.1, 2000);
+  return {sigmoid(result.x[0]), std::exp(result.x[1]) * 1e-6};
+}
+
 bool is_held_out(const KernelMeasurement& row, int modulus) {
   if (modulus <= 1) return false;
   // FNV-1a over the kernel's identity (not its line or source, so duplicates share a side).
@@ -189,27 +203,19 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
     apply_conv(conv_fit.x, &model);
   }
 
-  // Memory-bound ops timed alone: t = bytes / (bandwidth x efficiency) + floor, one pair for
-  // elementwise kernels and one for reductions (softmax, layernorm). The efficiency is what a
-  // step's memory-bound ops get; the floor stays with the table (see kernel_model.h).
-  auto fit_memory = [&](const std::vector<const KernelMeasurement*>& memory_rows, double* efficiency, double* floor) {
-    if (memory_rows.empty()) return;
-    auto loss = [&](const std::vector<double>& x) {
-      double sum = 0;
-      for (const KernelMeasurement* row : memory_rows) {
-        const double predicted =
-            row->memory_bytes / (spec.memory_bandwidth_bytes_per_second * sigmoid(x[0])) + std::exp(x[1]) * 1e-6;
-        sum += absolute_log_ratio(predicted, row->seconds);
-      }
-      return sum / static_cast<double>(memory_rows.size());
-    };
-    NelderMeadResult result = nelder_mead(loss, {logit(0.7), std::log(10.0)}, 0.5, 2000);
-    result = nelder_mead(loss, result.x, 0.1, 2000);
-    *efficiency = sigmoid(result.x[0]);
-    *floor = std::exp(result.x[1]) * 1e-6;
-  };
-  fit_memory(elementwise_rows, &model.memory_efficiency, &model.isolated_memory_floor_seconds);
-  fit_memory(reduction_rows, &model.reduction_memory_efficiency, &model.isolated_reduction_floor_seconds);
+  // Memory-bound ops timed alone: one (efficiency, floor) for elementwise kernels and one for
+  // reductions (softmax, layernorm). The efficiency is what a step's memory-bound ops get; the
+  // floor stays with the table (see kernel_model.h).
+  if (!elementwise_rows.empty()) {
+    const MemoryFit memory = fit_memory_rows(elementwise_rows, spec.memory_bandwidth_bytes_per_second);
+    model.memory_efficiency = memory.efficiency;
+    model.isolated_memory_floor_seconds = memory.floor_seconds;
+  }
+  if (!reduction_rows.empty()) {
+    const MemoryFit reduction = fit_memory_rows(reduction_rows, spec.memory_bandwidth_bytes_per_second);
+    model.reduction_memory_efficiency = reduction.efficiency;
+    model.isolated_reduction_floor_seconds = reduction.floor_seconds;
+  }
 
   KernelFit fit;
   for (const auto& row : rows) {

@@ -59,6 +59,15 @@ struct KernelFit {
 KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const DeviceSpec& spec, int64_t sm_count,
                            const KernelFitOptions& options);
 
+/// A memory-bound kernel class's fit: t = bytes / (bandwidth x efficiency) + floor.
+struct MemoryFit {
+  double efficiency = 0;
+  double floor_seconds = 0;
+};
+/// Fits `rows` (memory-bound, timed alone) on a device of `bandwidth_bytes_per_second`, by
+/// Nelder-Mead on the mean absolute log ratio; rows must not be empty.
+MemoryFit fit_memory_rows(const std::vector<const KernelMeasurement*>& rows, double bandwidth_bytes_per_second);
+
 /// Median and 90th percentile of |predicted / measured - 1| per op over `predictions` whose
 /// held_out equals `held_out`, then over all of them.
 std::vector<KernelErrorSummary> summarize_errors(const std::vector<KernelPrediction>& predictions, bool held_out);

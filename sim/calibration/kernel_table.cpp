@@ -30,7 +30,7 @@ class RowReader {
     return fields;
   }
   int64_t dimension(const std::map<std::string, std::string>& fields, const std::string& key, int64_t fallback,
-                    int64_t min_value) const {
+                    int64_t min_value, long long max_value = 1ll << 31) const {
     auto it = fields.find(key);
     if (it == fields.end()) {
       if (fallback < min_value) fail("shape", "missing \"" + key + "\"");
@@ -39,8 +39,8 @@ class RowReader {
     char* end = nullptr;
     errno = 0;
     long long value = std::strtoll(it->second.c_str(), &end, 10);
-    if (it->second.empty() || *end != '\0' || errno != 0 || value < min_value || value > (1ll << 31)) {
-      fail("shape", "\"" + key + "\" must be an integer of at least " + std::to_string(min_value) + ", got \"" +
+    if (it->second.empty() || *end != '\0' || errno != 0 || value < min_value || value > max_value) {
+      fail("shape", "\"" + key + "\" must be an integer from " + std::to_string(min_value) + " to " + std::to_string(max_value) + ", got \"" +
                         it->second + "\"");
     }
     return value;
@@ -132,7 +132,7 @@ KernelTable read_kernel_table(const std::filesystem::path& path, const std::stri
       m.pass = m.op == "conv_fwd" ? kForwardPass : m.op == "conv_bwd_data" ? kBackwardDataPass : kBackwardFilterPass;
       m.algorithm = conv_algorithm_family(fields[4]);
     } else if (m.op == "elementwise" || m.op == "softmax" || m.op == "layernorm") {
-      const double elements = static_cast<double>(row.dimension(shape, "elements", 0, 1));
+      const double elements = static_cast<double>(row.dimension(shape, "elements", 0, 1, 1ll << 40));
       const double tensors = m.op == "elementwise" ? static_cast<double>(row.dimension(shape, "tensor_inputs", 1, 1)) + 1 : 2;
       m.memory_bytes = element_bytes(m.precision) * elements * tensors;
       m.shape_text = fields[2];

@@ -31,6 +31,10 @@ Json write_device_profile(const DeviceSpec& spec) {
                     {"kernel_launch_overhead_seconds", cited},
                     {"compute_efficiency", cited},
                     {"memory_efficiency", cited}}}};
+  if (spec.reduction_memory_efficiency > 0) {
+    profile["reduction_memory_efficiency"] = spec.reduction_memory_efficiency;
+    profile["sources"]["reduction_memory_efficiency"] = cited;
+  }
   if (!spec.gemm_efficiency_by_flops.empty()) {
     Json curve = Json::array();
     for (const auto& [flops, fraction] : spec.gemm_efficiency_by_flops) curve.push_back({flops, fraction});

@@ -38,6 +38,12 @@ struct DeviceSpec {
   std::map<OpKind, double> compute_efficiency;  ///< fraction of peak reached per op kind
   double default_compute_efficiency = 0.5;
   double memory_efficiency = 0.8;               ///< fraction of peak memory bandwidth reached
+  /// The same for normalisations and reductions (batch/layer norm, softmax, the loss), which make
+  /// extra passes over the bytes the model counts; 0 = memory_efficiency.
+  double reduction_memory_efficiency = 0;
+  double memory_efficiency_for(bool reduction) const {
+    return reduction && reduction_memory_efficiency > 0 ? reduction_memory_efficiency : memory_efficiency;
+  }
   std::string compute_capability;               ///< GPUs only, "" otherwise
   int64_t sm_count = 0;                         ///< GPUs: streaming multiprocessors (datasheet); 0 = not given
   std::string pci_bus_id;                       ///< GPUs only, for the TensorFlow device mapping

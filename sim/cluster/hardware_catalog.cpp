@@ -70,7 +70,7 @@ void require_profile_file(const JsonReader& where, const std::filesystem::path& 
 DeviceSpec read_device_profile(const JsonReader& profile) {
   profile.reject_unknown_keys({"id", "name", "kind", "peak_flops_per_second", "memory_bytes",
                                "memory_bandwidth_bytes_per_second", "kernel_launch_overhead_seconds",
-                               "compute_efficiency", "gemm_efficiency_by_flops", "memory_efficiency", "compute_capability", "pci_bus_id",
+                               "compute_efficiency", "gemm_efficiency_by_flops", "memory_efficiency", "reduction_memory_efficiency", "compute_capability", "pci_bus_id",
                                "kernel_model", "sm_count", "sources", "description", "price_per_hour_usd",
                                "step_validation"});
   DeviceSpec spec;
@@ -121,6 +121,7 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
     }
   }
   spec.memory_efficiency = read_fraction(profile.at("memory_efficiency"));
+  if (auto reduction = profile.find("reduction_memory_efficiency")) spec.reduction_memory_efficiency = read_fraction(*reduction);
   spec.compute_capability = profile.string_or("compute_capability", "");
   spec.pci_bus_id = profile.string_or("pci_bus_id", "");
   spec.sm_count = profile.integer_or("sm_count", 0, 1, 100'000);
@@ -138,7 +139,7 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
   }
   require_sources(profile, {"peak_flops_per_second", "memory_bytes", "memory_bandwidth_bytes_per_second",
                             "kernel_launch_overhead_seconds", "compute_efficiency", "gemm_efficiency_by_flops",
-                            "memory_efficiency", "sm_count", "kernel_model"});
+                            "memory_efficiency", "reduction_memory_efficiency", "sm_count", "kernel_model"});
   return spec;
 }
 

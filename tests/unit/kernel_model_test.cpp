@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include "sim/calibration/kernel_calibration.h"
 #include "sim/calibration/kernel_fit.h"
+#include "sim/cluster/hardware_catalog.h"
 #include "sim/calibration/kernel_table.h"
 #include "sim/cost/conv_model.h"
 #include "sim/cost/cost_model.h"
@@ -316,6 +318,61 @@ TEST(KernelFit, RecoversTheParametersOfASyntheticTable) {
   EXPECT_LT(fit.held_out.back().p90_error, 0.02);
   EXPECT_GT(fit.model.fit.held_out_rows, 20);
   EXPECT_EQ(fit.model.fit.held_out_rows + fit.model.fit.training_rows, static_cast<int64_t>(rows.size()));
+}
+
+// The roofline (no kernel model) prices a normalisation at its own bandwidth fraction too:
+// 12 MB at 0.7 x 700 GB/s = 24.49 us, against 21.43 us at 0.8 for an elementwise op, + 5 us launch.
+TEST(KernelCost, TheRooflineTakesTheReductionBandwidthFractionForNormalisations) {
+  ClusterDevice device;
+  device.spec.id = "roofline-gpu";
+  device.spec.kind = DeviceKind::kGpu;
+  device.spec.peak_flops_per_second[Precision::kFp32] = kPeak;
+  device.spec.memory_bandwidth_bytes_per_second = kBandwidth;
+  device.spec.memory_efficiency = 0.8;
+  device.spec.reduction_memory_efficiency = 0.7;
+  device.spec.kernel_launch_overhead_seconds = 5e-6;
+  Task task;
+  task.flops = 1e3;
+  task.memory_bytes = 12e6;
+  task.op_kind = OpKind::kNormalization;
+  EXPECT_NEAR(compute_seconds(task, Precision::kFp32, device), 12e6 / (kBandwidth * 0.7) + 5e-6, 1e-12);
+  task.op_kind = OpKind::kElementwise;
+  EXPECT_NEAR(compute_seconds(task, Precision::kFp32, device), 12e6 / (kBandwidth * 0.8) + 5e-6, 1e-12);
+}
+
+// A roofline profile fitted on a sibling board's memory-bound rows: NeuSight-style rows of
+// "a100-pcie-80gb" (1,935 GB/s) made as t = bytes / (1935e9 x e) + floor with e = 0.8, 20 us
+// (elementwise) and 0.6, 30 us (softmax, layernorm); the A100 SXM4 80 GB profile gets 0.8 and 0.6.
+TEST(KernelFit, ARooflineProfileTakesItsSiblingsMeasuredBandwidthFractions) {
+  const std::filesystem::path root = std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles";
+  const HardwareCatalog catalog(root);
+  auto directory = std::filesystem::temp_directory_path() / ("memory_fit_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+  const auto table = directory / "memory.csv";
+  {
+    std::ofstream out(table);
+    out << "device,op,shape,precision,algorithm,seconds,source\n";
+    for (int i = 0; i < 60; ++i) {
+      const double elements = std::pow(2.0, 10 + i % 20) * (1 + i / 20);
+      const std::string op = i % 3 == 0 ? "elementwise" : i % 3 == 1 ? "softmax" : "layernorm";
+      const bool reduction = op != "elementwise";
+      const double bytes = 4 * elements * (reduction ? 2 : 3);
+      const double seconds = bytes / (1935e9 * (reduction ? 0.6 : 0.8)) + (reduction ? 30e-6 : 20e-6);
+      out << "a100-pcie-80gb," << op << ",elements=" << static_cast<int64_t>(elements)
+          << (reduction ? ";rows=1;cols=1" : ";fn=add;tensor_inputs=2") << ",fp32,," << seconds << ",synthetic\n";
+    }
+  }
+  MemoryCalibration fit = calibrate_memory_from_kernel_tables({table}, "a100-sxm4-80gb", "a100-pcie-80gb", catalog, "today");
+  EXPECT_NEAR(fit.elementwise.efficiency, 0.8, 0.8 * 0.01);
+  EXPECT_NEAR(fit.reduction.efficiency, 0.6, 0.6 * 0.01);
+  EXPECT_NEAR(fit.elementwise.floor_seconds, 20e-6, 20e-6 * 0.03);
+  EXPECT_NEAR(fit.profile.at("reduction_memory_efficiency").get<double>(), fit.reduction.efficiency, 1e-12);
+  EXPECT_NE(fit.profile.at("sources").at("memory_efficiency").get<std::string>().find("a100-pcie-80gb's 1935 GB/s"),
+            std::string::npos);
+  // A profile with a kernel model is fitted with --from-kernels and --memory-kernels instead.
+  EXPECT_THROW(calibrate_memory_from_kernel_tables({table}, "v100-sxm2-16gb", "a100-pcie-80gb", catalog, "today"),
+               InputError);
+  std::filesystem::remove_all(directory);
 }
 
 // Memory-bound rows timed alone (t = bytes / (700 GB/s x e) + floor): elementwise at e = 0.85 with a

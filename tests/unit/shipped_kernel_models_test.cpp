@@ -68,6 +68,25 @@ TEST(ShippedKernelModels, EachProfilesModelIsTheFitOfTheTablesItNames) {
   EXPECT_GE(refitted, 4);  // m40, p100-pcie-16gb, v100-sxm2-16gb, h100-sxm5-80gb
 }
 
+// The A100 SXM4 profiles' roofline bandwidth fractions are today's fit of NeuSight's measured
+// memory-bound kernels on the PCIe card of the same memory (`calibrate --memory-kernels`).
+TEST(ShippedKernelModels, TheA100BandwidthFractionsAreTheFitOfTheirPcieSiblings) {
+  const std::filesystem::path source_dir(PLACESIM_SOURCE_DIR);
+  const HardwareCatalog catalog(source_dir / "hardware_profiles");
+  const JsonReader nowhere(Json::object(), "test");
+  for (const auto& [target, source] : {std::pair<std::string, std::string>{"a100-sxm4-80gb", "a100-pcie-80gb"},
+                                       std::pair<std::string, std::string>{"a100-sxm4-40gb", "a100-pcie-40gb"}}) {
+    SCOPED_TRACE(target);
+    const DeviceSpec& spec = catalog.device(target, nowhere);
+    MemoryCalibration today = calibrate_memory_from_kernel_tables(
+        {source_dir / "hardware_profiles/kernels" / ("neusight_" + source + ".csv")}, target, source, catalog, "today");
+    EXPECT_NEAR(spec.memory_efficiency, today.elementwise.efficiency, 1e-6);
+    EXPECT_NEAR(spec.reduction_memory_efficiency, today.reduction.efficiency, 1e-6);
+    // Normalisations reach less of the bandwidth than elementwise kernels in the same byte count.
+    EXPECT_LT(spec.reduction_memory_efficiency, spec.memory_efficiency);
+  }
+}
+
 // OpenXLA's sm_90 entry b=1, m=n=k=4096 says bf16xbf16->bf16 value 780193877565849 FLOP/s
 // (matmul_interpolator_data.h @ea2c45f2): 2 x 4096^3 / 7.80193877565849e14 = 1.76160e-4 s.
 TEST(ShippedKernelModels, TheXlaTableHoldsTheSourcesTimeFor4096Cubed) {
