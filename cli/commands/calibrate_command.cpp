@@ -32,6 +32,16 @@ DeviceSpec check_profile(const Json& device, const std::string& what) {
   return read_device_profile(JsonReader(device, what));
 }
 
+/// Checks `profile` as the catalog would read it, then writes it to `output` in the key order of
+/// the catalog's file of `device`, so that a calibrated profile reads like the one it replaces.
+int write_device_profile(const std::string& output, const Json& profile, const std::string& device,
+                         const HardwareCatalog& catalog) {
+  check_profile(profile, device);
+  write_file_atomically(output, profile_text_in_file_order(catalog.root() / "devices" / (device + ".json"), profile));
+  std::cerr << "placesim: wrote " << output << "\n";
+  return 0;
+}
+
 std::string today() {
   std::time_t now = std::time(nullptr);
   std::tm utc{};
@@ -125,13 +135,7 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
               if (options->device.empty()) throw InputError("--device", "", "--kernel-model-from needs --device ID");
               Json profile =
                   transfer_kernel_model(options->kernel_model_from, options->device, global.catalog(), today());
-              check_profile(profile, options->device);
-              write_file_atomically(options->output,
-                                    profile_text_in_file_order(global.catalog().root() / "devices" /
-                                                                   (options->device + ".json"),
-                                                               profile));
-              std::cerr << "placesim: wrote " << options->output << "\n";
-              return 0;
+              return write_device_profile(options->output, profile, options->device, global.catalog());
             }
             if (options->kernel_tables.empty() && !options->memory_tables.empty()) {
               if (options->device.empty()) throw InputError("--device", "", "--memory-kernels needs --device ID");
@@ -139,7 +143,6 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
               std::vector<std::filesystem::path> tables(options->memory_tables.begin(), options->memory_tables.end());
               MemoryCalibration calibration =
                   calibrate_memory_from_kernel_tables(tables, options->device, source, global.catalog(), today());
-              check_profile(calibration.profile, options->device);
               std::cout << "Bandwidth fractions of " << options->device << " from " << source
                         << "'s memory-bound kernels (" << calibration.training_rows << " rows fitted):\n"
                         << "  elementwise " << format_number(calibration.elementwise.efficiency, "%.4f")
@@ -151,12 +154,7 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
                           << format_number(summary.median_error * 100, "%.1f") << "%, p90 "
                           << format_number(summary.p90_error * 100, "%.1f") << "%\n";
               }
-              write_file_atomically(options->output,
-                                    profile_text_in_file_order(global.catalog().root() / "devices" /
-                                                                   (options->device + ".json"),
-                                                               calibration.profile));
-              std::cerr << "placesim: wrote " << options->output << "\n";
-              return 0;
+              return write_device_profile(options->output, calibration.profile, options->device, global.catalog());
             }
             if (!options->kernel_tables.empty()) {
               if (options->device.empty()) throw InputError("--device", "", "--from-kernels needs --device ID");
@@ -167,17 +165,11 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
                                                                options->memory_tables.end());
               KernelCalibration calibration = calibrate_from_kernel_tables(tables, options->device, precisions,
                                                                            global.catalog(), today(), memory_tables);
-              check_profile(calibration.profile, options->device);
               print_fit(calibration, std::cout);
               if (!options->predictions.empty()) {
                 write_file_atomically(options->predictions, predictions_csv(calibration.fit.predictions));
               }
-              write_file_atomically(options->output,
-                                    profile_text_in_file_order(global.catalog().root() / "devices" /
-                                                                   (options->device + ".json"),
-                                                               calibration.profile));
-              std::cerr << "placesim: wrote " << options->output << "\n";
-              return 0;
+              return write_device_profile(options->output, calibration.profile, options->device, global.catalog());
             }
             std::filesystem::path output = options->output;
             std::filesystem::path directory = output.parent_path().empty() ? "." : output.parent_path();
