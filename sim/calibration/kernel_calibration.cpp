@@ -117,7 +117,7 @@ MemoryCalibration calibrate_memory_from_kernel_tables(const std::vector<std::fil
   std::vector<KernelPrediction> predictions;
   for (const KernelMeasurement& row : rows) {
     const MemoryFit& fit = is_reduction_row(row) ? calibration.reduction : calibration.elementwise;
-    predictions.push_back({row, row.memory_bytes / (bandwidth * fit.efficiency) + fit.floor_seconds, is_held_out(row, 5), ""});
+    predictions.push_back({row, isolated_memory_seconds(row.memory_bytes, bandwidth, fit), is_held_out(row, 5), ""});
   }
   calibration.held_out = summarize_errors(predictions, true);
   calibration.profile = parse_json_file(catalog.root() / "devices" / (device_id + ".json"));

@@ -46,8 +46,8 @@ MemoryFit fit_memory_rows(const std::vector<const KernelMeasurement*>& rows, dou
   auto loss = [&](const std::vector<double>& x) {
     double sum = 0;
     for (const KernelMeasurement* row : rows) {
-      const double predicted = row->memory_bytes / (bandwidth_bytes_per_second * sigmoid(x[0])) + std::exp(x[1]) * 1e-6;
-      sum += absolute_log_ratio(predicted, row->seconds);
+      const MemoryFit trial{sigmoid(x[0]), std::exp(x[1]) * 1e-6};
+      sum += absolute_log_ratio(isolated_memory_seconds(row->memory_bytes, bandwidth_bytes_per_second, trial), row->seconds);
     }
     return sum / static_cast<double>(rows.size());
   };
@@ -77,8 +77,9 @@ double predict_kernel_seconds(const KernelMeasurement& row, const DeviceSpec& sp
   if (is_memory_bound(row)) {
     // Timed alone: its bytes at the kernel kind's efficiency, plus the isolated op's fixed time.
     const bool reduction = is_reduction_row(row);
-    return row.memory_bytes / (spec.memory_bandwidth_bytes_per_second * model.memory_efficiency_for(reduction)) +
-           (reduction ? model.isolated_reduction_floor_seconds : model.isolated_memory_floor_seconds);
+    const MemoryFit fit{model.memory_efficiency_for(reduction),
+                        reduction ? model.isolated_reduction_floor_seconds : model.isolated_memory_floor_seconds};
+    return isolated_memory_seconds(row.memory_bytes, spec.memory_bandwidth_bytes_per_second, fit);
   }
   const double bytes = gemm_operand_bytes(row.precision);
   if (is_gemm(row)) return estimate_gemm(row.shape.gemm, bytes, row.precision, device_for(spec, model, row.precision)).seconds;

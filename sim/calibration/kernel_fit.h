@@ -64,6 +64,10 @@ struct MemoryFit {
   double efficiency = 0;
   double floor_seconds = 0;
 };
+/// A memory-bound op timed alone under `fit`: bytes / (bandwidth x efficiency) + floor.
+inline double isolated_memory_seconds(double bytes, double bandwidth_bytes_per_second, const MemoryFit& fit) {
+  return bytes / (bandwidth_bytes_per_second * fit.efficiency) + fit.floor_seconds;
+}
 /// Fits `rows` (memory-bound, timed alone) on a device of `bandwidth_bytes_per_second`, by
 /// Nelder-Mead on the mean absolute log ratio; rows must not be empty.
 MemoryFit fit_memory_rows(const std::vector<const KernelMeasurement*>& rows, double bandwidth_bytes_per_second);
