@@ -151,17 +151,25 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
   model.sm_count = sm_count;
   model.memory_efficiency = spec.memory_efficiency;
   const std::vector<Precision> precisions(gemm_precisions.begin(), gemm_precisions.end());
-  // GEMM parameters: logit(efficiency) per precision, log tile overhead (k steps), scaled logit
-  // of the small-tile exponent, log kernel overhead (microseconds).
+  // GEMM parameters: logit(efficiency) per precision, log tile overhead (k steps) per precision
+  // (one when the table has one), scaled logit of the small-tile exponent, log kernel overhead
+  // (microseconds). The shared tile overhead is fp32's, else the first precision's.
+  const size_t p = precisions.size();
   auto apply_gemm = [&](const std::vector<double>& x, KernelModel* m) {
-    for (size_t i = 0; i < precisions.size(); ++i) m->gemm_efficiency[precisions[i]] = sigmoid(x[i]);
-    const size_t base = precisions.size();
-    m->tile_overhead_k = std::exp(x[base]);
+    for (size_t i = 0; i < p; ++i) m->gemm_efficiency[precisions[i]] = sigmoid(x[i]);
+    m->tile_overhead_k_by_precision.clear();
+    if (p > 1) {
+      for (size_t i = 0; i < p; ++i) m->tile_overhead_k_by_precision[precisions[i]] = std::exp(x[p + i]);
+    }
+    m->tile_overhead_k = m->tile_overhead_k_by_precision.count(Precision::kFp32)
+                             ? m->tile_overhead_k_by_precision.at(Precision::kFp32)
+                             : std::exp(x[p]);
+    const size_t base = p > 1 ? 2 * p - 1 : p;
     m->small_tile_exponent = kMaxSmallTileExponent * sigmoid(x[base + 1]);
     m->kernel_overhead_seconds = std::exp(x[base + 2]) * 1e-6;
   };
-  std::vector<double> start(precisions.size(), logit(0.8));
-  start.push_back(std::log(16.0));
+  std::vector<double> start(p, logit(0.8));
+  for (size_t i = 0; i < (p > 1 ? p : 1); ++i) start.push_back(std::log(16.0));
   start.push_back(logit(0.5 / kMaxSmallTileExponent));
   start.push_back(std::log(5.0));
   auto gemm_loss = [&](const std::vector<double>& x) {

@@ -22,22 +22,36 @@ const std::vector<ConvAlgorithm>& conv_algorithms() {
   return all;
 }
 
-double KernelModel::gemm_efficiency_for(Precision precision) const {
-  auto it = gemm_efficiency.find(precision);
-  if (it != gemm_efficiency.end()) return it->second;
-  // The 16-bit tensor-core formats run at one rate (A100, H100 datasheets: the same fp16 and bf16
-  // peak): one without a fit takes the other's efficiency. No fp8 fit (no measured fp8 kernels):
-  // the 16-bit tensor-core efficiency, an estimate.
+namespace {
+
+/// The fitted entry of `by_precision` that applies to `precision`: its own; else the 16-bit
+/// tensor-core formats stand in for each other (A100, H100 datasheets: one fp16 and bf16 rate) and
+/// for fp8 (no measured fp8 kernels: an estimate); else none.
+const double* fitted_for(const std::map<Precision, double>& by_precision, Precision precision) {
+  auto it = by_precision.find(precision);
+  if (it != by_precision.end()) return &it->second;
   std::vector<Precision> fallbacks;
   if (precision == Precision::kFp16) fallbacks = {Precision::kBf16};
   if (precision == Precision::kBf16) fallbacks = {Precision::kFp16};
   if (precision == Precision::kFp8) fallbacks = {Precision::kBf16, Precision::kFp16};
   for (Precision fallback : fallbacks) {
-    it = gemm_efficiency.find(fallback);
-    if (it != gemm_efficiency.end()) return it->second;
+    it = by_precision.find(fallback);
+    if (it != by_precision.end()) return &it->second;
   }
-  it = gemm_efficiency.find(Precision::kFp32);
+  return nullptr;
+}
+
+}  // namespace
+
+double KernelModel::gemm_efficiency_for(Precision precision) const {
+  if (const double* fitted = fitted_for(gemm_efficiency, precision)) return *fitted;
+  auto it = gemm_efficiency.find(Precision::kFp32);
   return it == gemm_efficiency.end() ? 0.0 : it->second;
+}
+
+double KernelModel::tile_overhead_k_for(Precision precision) const {
+  const double* fitted = fitted_for(tile_overhead_k_by_precision, precision);
+  return fitted ? *fitted : tile_overhead_k;
 }
 
 double KernelModel::conv_efficiency_for(ConvAlgorithm algorithm) const {
@@ -58,6 +72,10 @@ uint64_t KernelModel::fingerprint() const {
     mix(value);
   }
   mix(tile_overhead_k);
+  for (const auto& [precision, value] : tile_overhead_k_by_precision) {
+    mix(static_cast<double>(precision));
+    mix(value);
+  }
   mix(small_tile_exponent);
   mix(kernel_overhead_seconds);
   for (const auto& [algorithm, value] : conv_efficiency) {

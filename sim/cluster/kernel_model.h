@@ -44,6 +44,11 @@ struct KernelModel {
   std::map<Precision, double> gemm_efficiency;
   /// A tile's prologue and epilogue, as extra steps of its k loop: tile time is proportional to k + this.
   double tile_overhead_k = 0;
+  /// The same per precision where the fit saw several (a tile's prologue and epilogue take about
+  /// the same time whatever the format, so fewer k-steps of a faster one); absent: tile_overhead_k.
+  std::map<Precision, double> tile_overhead_k_by_precision;
+  /// By precision, with gemm_efficiency_for's fallbacks (fp16 <-> bf16, fp8 -> 16-bit), then the shared value.
+  double tile_overhead_k_for(Precision precision) const;
   /// Efficiency of a smaller tile: gemm_efficiency x (intensity / intensity of 128x128)^this,
   /// intensity = rows x columns / (rows + columns).
   double small_tile_exponent = 0;

@@ -47,7 +47,7 @@ KernelModelFit read_fit(const JsonReader& fit) {
 }  // namespace
 
 KernelModel read_kernel_model(const JsonReader& entry) {
-  entry.reject_unknown_keys({"sm_count", "gemm_efficiency", "tile_overhead_k", "small_tile_exponent",
+  entry.reject_unknown_keys({"sm_count", "gemm_efficiency", "tile_overhead_k", "tile_overhead_k_by_precision", "small_tile_exponent",
                              "kernel_overhead_seconds", "conv_efficiency", "conv_overhead_seconds", "conv_small_tile_exponent", "conv_fill_waves", "memory_efficiency",
                              "memory_latency_seconds", "reduction_memory_efficiency", "isolated_memory_floor_seconds",
                              "isolated_reduction_floor_seconds", "fit"});
@@ -58,6 +58,12 @@ KernelModel read_kernel_model(const JsonReader& entry) {
   for (const auto& key : gemm.keys()) model.gemm_efficiency[*parse_precision(key)] = fraction_in(gemm.at(key), 1.0);
   if (!model.gemm_efficiency.count(Precision::kFp32)) gemm.fail("missing required key \"fp32\"");
   model.tile_overhead_k = bounded_non_negative(entry, "tile_overhead_k", 1e6);
+  if (auto by_precision = entry.find("tile_overhead_k_by_precision")) {
+    by_precision->reject_unknown_keys(precision_names());
+    for (const auto& key : by_precision->keys()) {
+      model.tile_overhead_k_by_precision[*parse_precision(key)] = bounded_non_negative(*by_precision, key, 1e6);
+    }
+  }
   model.small_tile_exponent = bounded_non_negative(entry, "small_tile_exponent", 10);
   model.kernel_overhead_seconds = bounded_non_negative(entry, "kernel_overhead_seconds", 1.0);
   if (auto conv = entry.find("conv_efficiency")) {
@@ -106,6 +112,11 @@ Json write_kernel_model(const KernelModel& model) {
               {"memory_latency_seconds", model.memory_latency_seconds},
               {"fit", fit}};
   // Written only when fitted (a table with memory-bound rows), so older profiles read unchanged.
+  if (!model.tile_overhead_k_by_precision.empty()) {
+    Json by_precision = Json::object();
+    for (const auto& [precision, value] : model.tile_overhead_k_by_precision) by_precision[to_string(precision)] = value;
+    json["tile_overhead_k_by_precision"] = by_precision;
+  }
   if (model.reduction_memory_efficiency > 0) json["reduction_memory_efficiency"] = model.reduction_memory_efficiency;
   if (model.isolated_memory_floor_seconds > 0) json["isolated_memory_floor_seconds"] = model.isolated_memory_floor_seconds;
   if (model.isolated_reduction_floor_seconds > 0) {

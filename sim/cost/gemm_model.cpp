@@ -44,7 +44,7 @@ GemmEstimate estimate_gemm_with_tile(const GemmShape& gemm, double element_bytes
   const double efficiency =
       model.gemm_efficiency_for(precision) * traffic.efficiency_scale * std::pow(small_tile, exponent);
   const double sm_flops_per_second = device.peak_flops_per_second / static_cast<double>(sms) * efficiency;
-  const double tile_seconds = 2.0 * static_cast<double>(tile_rows * tile_columns) * (depth + model.tile_overhead_k) /
+  const double tile_seconds = 2.0 * static_cast<double>(tile_rows * tile_columns) * (depth + model.tile_overhead_k_for(precision)) /
                               sm_flops_per_second;
   const double compute_seconds = (static_cast<double>(estimate.waves) + traffic.fill_waves) * tile_seconds;
   const double b = static_cast<double>(gemm.batch), m = static_cast<double>(gemm.m), n = static_cast<double>(gemm.n),

@@ -201,6 +201,29 @@ TEST(ConvModel, AModelFittedOnNoConvolutionRunsThemAsImplicitGemms) {
   EXPECT_NE(estimate.seconds, estimate_gemm(as_gemm.gemm, 4, Precision::kFp32, device, traffic).seconds);
 }
 
+// A fit over several precisions gives each its own tile overhead (k-steps); a precision without
+// one takes the same stand-in as for its efficiency (fp16 <-> bf16, fp8 -> bf16), then the shared one.
+TEST(KernelModel, TileOverheadsFollowTheEfficiencysFallbacks) {
+  KernelModel model;
+  model.tile_overhead_k = 40;
+  model.tile_overhead_k_by_precision[Precision::kFp32] = 40;
+  model.tile_overhead_k_by_precision[Precision::kBf16] = 160;
+  EXPECT_DOUBLE_EQ(model.tile_overhead_k_for(Precision::kBf16), 160);
+  EXPECT_DOUBLE_EQ(model.tile_overhead_k_for(Precision::kFp16), 160);
+  EXPECT_DOUBLE_EQ(model.tile_overhead_k_for(Precision::kFp8), 160);
+  EXPECT_DOUBLE_EQ(model.tile_overhead_k_for(Precision::kTf32), 40);
+  // The GEMM's time uses it: one 128 x 128 tile of k = 64 on one SM at 1 FLOP/s per SM, efficiency
+  // 1: 2 x 128 x 128 x (64 + 160) s in bf16, (64 + 40) in fp32.
+  model.sm_count = 1;
+  model.gemm_efficiency[Precision::kBf16] = 1;
+  model.gemm_efficiency[Precision::kFp32] = 1;
+  GemmDevice device{1.0, 1e30, &model};
+  const GemmEstimate bf16 = estimate_gemm_with_tile(gemm_of(128, 128, 64), 2, Precision::kBf16, device, 128, 128, 1);
+  const GemmEstimate fp32 = estimate_gemm_with_tile(gemm_of(128, 128, 64), 4, Precision::kFp32, device, 128, 128, 1);
+  EXPECT_DOUBLE_EQ(bf16.seconds, 2.0 * 128 * 128 * (64 + 160));
+  EXPECT_DOUBLE_EQ(fp32.seconds, 2.0 * 128 * 128 * (64 + 40));
+}
+
 // fp16 and bf16 run at one tensor-core rate (A100/H100 datasheets): one without a fit takes the
 // other's efficiency, fp8 the 16-bit one, anything else fp32's.
 TEST(KernelModel, SixteenBitFormatsShareTheirFittedEfficiency) {
