@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "sim/cost/roofline.h"
 #include "sim/plan/kernel_precision.h"
 
 namespace placesim::real {
@@ -22,8 +23,6 @@ namespace {
 constexpr size_t kTriadBytesPerElement = 3 * sizeof(float);  // read b, read c, write a
 constexpr size_t kArithmeticElements = 1024;                   // 4 KiB: stays in L1
 constexpr size_t kMaxCopyBufferBytes = 64u << 20;
-
-bool is_gemm(OpKind kind) { return kind == OpKind::kMatMul || kind == OpKind::kConv; }
 
 // OpenBLAS is opened on first use, not linked: its constructor starts a thread per core and maps
 // its buffers in every process, and only the CPU executor and calibration need it (start-up,
@@ -72,14 +71,12 @@ ComputeWork compute_work(const Task& task, Precision precision, const ClusterDev
   const double flops = task.flops * scale;
   const double bytes = task.memory_bytes * kernel_bytes_scale(precision, task.op_kind) * scale;
   if (flops <= 0 && bytes <= 0) return work;
-  const DeviceSpec& spec = device.spec;
-  const double math_seconds =
-      flops / (spec.peak_for(kernel_precision(precision, task.op_kind)) * spec.efficiency_for(task.op_kind, task.flops));
-  const double memory_seconds = bytes / (spec.memory_bandwidth_bytes_per_second * spec.memory_efficiency);
-  if (memory_seconds > math_seconds) {
+  // Which term bounds the task on the profile (the scale multiplies both alike).
+  const RooflineTerms terms = roofline_terms(task, precision, device.spec, device.spec.memory_efficiency_for(task.op_kind));
+  if (terms.memory_seconds > terms.math_seconds) {
     work.kind = WorkKind::kStream;
     work.bytes = bytes;
-  } else if (is_gemm(task.op_kind)) {
+  } else if (is_gemm_kind(task.op_kind)) {
     work.kind = WorkKind::kGemm;
     work.flops = flops;
     work.gemm = square_gemm_for(flops);

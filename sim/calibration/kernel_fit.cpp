@@ -76,9 +76,8 @@ bool is_held_out(const KernelMeasurement& row, int modulus) {
 double predict_kernel_seconds(const KernelMeasurement& row, const DeviceSpec& spec, const KernelModel& model) {
   if (is_memory_bound(row)) {
     // Timed alone: its bytes at the kernel kind's efficiency, plus the isolated op's fixed time.
-    const bool reduction = is_reduction_row(row);
-    const MemoryFit fit{model.memory_efficiency_for(reduction),
-                        reduction ? model.isolated_reduction_floor_seconds : model.isolated_memory_floor_seconds};
+    const MemoryFit fit{model.memory_efficiency_for(memory_op_kind(row.op)),
+                        is_reduction_row(row) ? model.isolated_reduction_floor_seconds : model.isolated_memory_floor_seconds};
     return isolated_memory_seconds(row.memory_bytes, spec.memory_bandwidth_bytes_per_second, fit);
   }
   const double bytes = gemm_operand_bytes(row.precision);

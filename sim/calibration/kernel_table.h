@@ -14,6 +14,7 @@
 #include "sim/cluster/kernel_model.h"
 #include "sim/core/precision.h"
 #include "sim/graph/kernel_shape.h"
+#include "sim/graph/op.h"
 
 namespace placesim {
 
@@ -43,8 +44,13 @@ struct KernelTable {
 
 /// A memory-bound row (elementwise, softmax, layernorm): no kernel shape, its bytes.
 inline bool is_memory_bound(const KernelMeasurement& row) { return row.memory_bytes > 0; }
+/// The op kind a memory-bound row's op stands for in a model graph: softmax a reduction,
+/// layernorm a normalization, elementwise (and anything else) elementwise.
+inline OpKind memory_op_kind(const std::string& op) {
+  return op == "softmax" ? OpKind::kReduction : op == "layernorm" ? OpKind::kNormalization : OpKind::kElementwise;
+}
 /// Softmax and layernorm: reductions along a dimension, with their own bandwidth efficiency.
-inline bool is_reduction_row(const KernelMeasurement& row) { return row.op == "softmax" || row.op == "layernorm"; }
+inline bool is_reduction_row(const KernelMeasurement& row) { return is_reduction_kind(memory_op_kind(row.op)); }
 
 /// Reads one table; malformed rows are InputErrors naming the file, the line and the column.
 /// Rows of other devices than `device` (when not empty) are skipped silently.

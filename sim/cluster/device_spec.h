@@ -38,11 +38,12 @@ struct DeviceSpec {
   std::map<OpKind, double> compute_efficiency;  ///< fraction of peak reached per op kind
   double default_compute_efficiency = 0.5;
   double memory_efficiency = 0.8;               ///< fraction of peak memory bandwidth reached
-  /// The same for normalisations and reductions (batch/layer norm, softmax, the loss), which make
-  /// extra passes over the bytes the model counts; 0 = memory_efficiency.
+  /// The same for normalisations and reductions (is_reduction_kind), which make extra passes over
+  /// the bytes the model counts; 0 = memory_efficiency.
   double reduction_memory_efficiency = 0;
-  double memory_efficiency_for(bool reduction) const {
-    return reduction && reduction_memory_efficiency > 0 ? reduction_memory_efficiency : memory_efficiency;
+  /// The bandwidth fraction a memory-bound kernel of `op_kind` reaches.
+  double memory_efficiency_for(OpKind op_kind) const {
+    return is_reduction_kind(op_kind) && reduction_memory_efficiency > 0 ? reduction_memory_efficiency : memory_efficiency;
   }
   std::string compute_capability;               ///< GPUs only, "" otherwise
   int64_t sm_count = 0;                         ///< GPUs: streaming multiprocessors (datasheet); 0 = not given

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sim/core/precision.h"
+#include "sim/graph/op.h"
 
 namespace placesim {
 
@@ -75,9 +76,9 @@ struct KernelModel {
   double isolated_memory_floor_seconds = 0;
   double isolated_reduction_floor_seconds = 0;
 
-  /// The bandwidth fraction of a memory-bound op of `kind` (normalisations and reductions have their own).
-  double memory_efficiency_for(bool reduction) const {
-    return reduction && reduction_memory_efficiency > 0 ? reduction_memory_efficiency : memory_efficiency;
+  /// The bandwidth fraction a memory-bound kernel of `op_kind` reaches (is_reduction_kind: its own).
+  double memory_efficiency_for(OpKind op_kind) const {
+    return is_reduction_kind(op_kind) && reduction_memory_efficiency > 0 ? reduction_memory_efficiency : memory_efficiency;
   }
   KernelModelFit fit;
 

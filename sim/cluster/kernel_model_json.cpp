@@ -111,7 +111,7 @@ Json write_kernel_model(const KernelModel& model) {
               {"memory_efficiency", model.memory_efficiency},
               {"memory_latency_seconds", model.memory_latency_seconds},
               {"fit", fit}};
-  // Written only when fitted (a table with memory-bound rows), so older profiles read unchanged.
+  // Written only when fitted (several GEMM precisions; memory-bound rows), so older profiles read unchanged.
   if (!model.tile_overhead_k_by_precision.empty()) {
     Json by_precision = Json::object();
     for (const auto& [precision, value] : model.tile_overhead_k_by_precision) by_precision[to_string(precision)] = value;

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "sim/cost/conv_model.h"
-#include "sim/plan/kernel_precision.h"
+#include "sim/cost/roofline.h"
 
 namespace placesim {
 namespace {
@@ -119,14 +119,8 @@ double kernel_model_seconds(const Task& task, Precision precision, const DeviceS
   }
   if (task.flops <= 0 && task.memory_bytes <= 0) return 0;
   // No kernel shape: the roofline, with the fitted bandwidth efficiency and fixed costs.
-  const Precision kernel = kernel_precision(precision, task.op_kind);
-  const double math_seconds = task.flops / (spec.peak_for(kernel) * spec.efficiency_for(task.op_kind, task.flops));
-  const bool reduction = task.op_kind == OpKind::kNormalization || task.op_kind == OpKind::kReduction;
-  const double memory_seconds =
-      task.memory_bytes * kernel_bytes_scale(precision, task.op_kind) /
-          (spec.memory_bandwidth_bytes_per_second * model.memory_efficiency_for(reduction)) +
-      model.memory_latency_seconds;
-  return std::max(math_seconds, memory_seconds) + model.kernel_overhead_seconds;
+  const RooflineTerms terms = roofline_terms(task, precision, spec, model.memory_efficiency_for(task.op_kind));
+  return std::max(terms.math_seconds, terms.memory_seconds + model.memory_latency_seconds) + model.kernel_overhead_seconds;
 }
 
 }  // namespace placesim

@@ -43,4 +43,6 @@ std::vector<std::string> op_kind_names() {
 
 bool is_gemm_kind(OpKind kind) { return kind == OpKind::kMatMul || kind == OpKind::kConv; }
 
+bool is_reduction_kind(OpKind kind) { return kind == OpKind::kNormalization || kind == OpKind::kReduction; }
+
 }  // namespace placesim

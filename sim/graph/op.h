@@ -35,6 +35,9 @@ std::optional<OpKind> parse_op_kind(const std::string& text);
 std::vector<std::string> op_kind_names();
 /// Matrix multiplications and convolutions: the kinds whose kernels are GEMMs.
 bool is_gemm_kind(OpKind kind);
+/// Normalisations and reductions (batch/layer norm, softmax, the loss): memory-bound kernels that
+/// make extra passes over their input, with their own bandwidth fraction.
+bool is_reduction_kind(OpKind kind);
 
 struct Op {
   std::string name;
