@@ -98,7 +98,7 @@ void print_table(const OpGraph& graph, bool by_op, std::ostream& out) {
   double parameter_bytes = 0, gemm_flops = 0;
   for (OpId id = 0; id < graph.size(); ++id) {
     parameter_bytes += graph.op(id).parameter_bytes();
-    if (graph.op(id).kind == OpKind::kConv || graph.op(id).kind == OpKind::kMatMul) gemm_flops += graph.op(id).forward_flops;
+    if (is_gemm_kind(graph.op(id).kind)) gemm_flops += graph.op(id).forward_flops;
   }
   out << std::string(name_width + type_width + shape_width + 14 + 16 + 12 + 10, '-') << "\n";
   line("total (" + std::to_string(totals.ops) + " ops)", "", "", grouped(totals.parameter_count),

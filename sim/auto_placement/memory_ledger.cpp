@@ -9,7 +9,7 @@ namespace placesim {
 namespace {
 
 bool launches_forward(const Op& op) { return op.forward_flops > 0 || op.forward_bytes > 0; }
-bool needs_workspace(const Op& op) { return op.kind == OpKind::kMatMul || op.kind == OpKind::kConv; }
+bool needs_workspace(const Op& op) { return is_gemm_kind(op.kind); }
 
 }  // namespace
 

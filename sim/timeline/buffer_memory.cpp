@@ -80,7 +80,7 @@ std::vector<double> workspace_bytes(const ExecutionPlan& plan, size_t devices) {
   // and copy kernels stream in place and need none.
   std::vector<double> workspace(devices, 0);
   for (const Task& task : plan.tasks) {
-    if (task.kind == TaskKind::kCompute && (task.op_kind == OpKind::kMatMul || task.op_kind == OpKind::kConv)) {
+    if (task.kind == TaskKind::kCompute && is_gemm_kind(task.op_kind)) {
       workspace[task.device] = std::max(workspace[task.device], task.output_bytes);
     }
   }

@@ -859,7 +859,7 @@ void Importer::cost_node(int index, Op& op, const std::vector<std::string>& outp
     return;
   }
   if (!float_output) return;  // shape and index computations have no gradient
-  const bool gemm = op.kind == OpKind::kConv || op.kind == OpKind::kMatMul;
+  const bool gemm = is_gemm_kind(op.kind);
   op.backward_flops = gemm ? 2 * op.forward_flops : op.forward_flops;
   op.backward_bytes = 2 * op.forward_bytes;
 }
