@@ -39,6 +39,23 @@ std::string fidelity_note(const ExecutionPlan& plan) {
 
 }  // namespace
 
+Strategy single_replica_strategy(const Strategy& strategy) {
+  Strategy single = strategy;
+  if (single.parallelism) {
+    single.parallelism->data = 1;
+    single.parallelism->devices.resize(static_cast<size_t>(single.parallelism->pipeline * single.parallelism->tensor));
+  } else if (single.data_parallel) {
+    single.data_parallel->replicas.resize(1);
+    if (single.data_parallel->algorithm) single.data_parallel->algorithm = CollectiveAlgorithm::kRing;
+  } else if (single.pipeline) {
+    DataParallelOptions one;
+    one.replicas = {single.pipeline->devices.front()};
+    single.pipeline.reset();
+    single.data_parallel = one;
+  }
+  return single;
+}
+
 PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy) {
   if (scenario.run.tier == Tier::kClosedForm) {  // its plan may be far too large to build
     throw InputError(scenario.file.string(), "/simulation/tier",
@@ -295,9 +312,7 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
                             ? strategy.data_parallel->parameter_servers
                             : std::vector<DeviceId>{});
     if (with_baseline) {
-      Strategy single = strategy;
-      single.data_parallel->replicas.resize(1);
-      if (single.data_parallel->algorithm) single.data_parallel->algorithm = CollectiveAlgorithm::kRing;
+      const Strategy single = single_replica_strategy(strategy);
       PlannedScenario planned = plan_strategy(scenario, single);
       SimulatedRun run = run_plan(planned.plan, scenario.cluster_for(single), scenario.run.tier);
       result.single_replica_samples_per_second =
@@ -305,9 +320,7 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
     }
   } else if (strategy.parallelism && strategy.parallelism->data > 1) {
     if (with_baseline) {
-      Strategy single = strategy;  // replica 0's devices come first
-      single.parallelism->data = 1;
-      single.parallelism->devices.resize(static_cast<size_t>(single.parallelism->pipeline * single.parallelism->tensor));
+      const Strategy single = single_replica_strategy(strategy);
       PlannedScenario planned = plan_strategy(scenario, single);
       result.single_replica_samples_per_second =
           run_plan(planned.plan, scenario.cluster_for(single), scenario.run.tier).metrics.samples_per_second;

@@ -25,6 +25,11 @@ struct PlannedScenario {
 
 /// Places and plans one strategy of the scenario (data parallel or not).
 PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy);
+/// `strategy` on one replica, the scaling baseline `run` and `sweep` divide by: a 3D layout's data
+/// 1 on its first replica's tensor x pipeline devices (they come first); a data-parallel
+/// strategy's first worker (its all-reduce a ring: other algorithms need more members); a
+/// pipeline's model on its first device alone.
+Strategy single_replica_strategy(const Strategy& strategy);
 /// The first strategy's plan.
 PlannedScenario plan_scenario(const Scenario& scenario);
 

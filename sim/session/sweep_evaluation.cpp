@@ -34,32 +34,16 @@ std::pair<double, double> throughput_and_step(const ExecutionPlan& plan, const T
 /// closed-form tier on the analytical tier). Otherwise the same model, per-device batch and
 /// precision on the strategy's first device alone.
 double single_replica_samples_per_second(const Scenario& scenario, const Strategy& strategy, Tier tier) {
-  if (strategy.parallelism) {
-    Strategy single = strategy;
-    single.parallelism->data = 1;
-    single.parallelism->devices.resize(static_cast<size_t>(single.parallelism->pipeline * single.parallelism->tensor));
-    const Cluster& cluster = scenario.cluster_for(single);
-    if (tier == Tier::kAnalytical) {
-      const ClosedFormStepEstimate estimate =
-          estimate_3d_step_closed_form(scenario.graph, cluster, scenario.run, *single.parallelism);
-      return static_cast<double>(scenario.run.batch_size) / estimate.step_seconds;
-    }
-    PlannedScenario planned = plan_strategy(scenario, single);
-    Timeline timeline = run_tier(planned.plan, cluster, tier);
-    return compute_metrics(planned.plan, cluster, timeline).samples_per_second;
+  const Strategy single = single_replica_strategy(strategy);
+  const Cluster& cluster = scenario.cluster_for(single);
+  if (single.parallelism && tier == Tier::kAnalytical) {
+    const ClosedFormStepEstimate estimate =
+        estimate_3d_step_closed_form(scenario.graph, cluster, scenario.run, *single.parallelism);
+    return static_cast<double>(scenario.run.batch_size) / estimate.step_seconds;
   }
-  Strategy single;
-  single.name = "single device";
-  DataParallelOptions dp;
-  if (strategy.data_parallel) {
-    dp = *strategy.data_parallel;
-    if (dp.algorithm) dp.algorithm = CollectiveAlgorithm::kRing;
-  }
-  dp.replicas = {strategy.data_parallel ? strategy.data_parallel->replicas.front() : strategy.pipeline->devices.front()};
-  single.data_parallel = dp;
-  const Cluster& cluster = scenario.cluster_for(strategy);
   PlannedScenario planned = plan_strategy(scenario, single);
   Timeline timeline = run_tier(planned.plan, cluster, tier);
+  if (single.parallelism) return compute_metrics(planned.plan, cluster, timeline).samples_per_second;
   return compute_data_parallel_metrics(planned.plan, timeline).samples_per_second;
 }
 
