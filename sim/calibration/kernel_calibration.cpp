@@ -30,6 +30,19 @@ std::string profile_text_in_file_order(const std::filesystem::path& original, co
 
 const char* const kMemoryRowsOf = "memory-bound rows of ";
 
+namespace {
+
+/// How a fit names a table: a bundled one by its place in the repository, a user's own
+/// (calibrate --from-trace) as given.
+std::string table_name(const std::filesystem::path& path, const HardwareCatalog& catalog) {
+  std::error_code error;
+  const bool bundled = std::filesystem::equivalent(path.parent_path().empty() ? "." : path.parent_path(),
+                                                   catalog.root() / "kernels", error);
+  return bundled ? "hardware_profiles/kernels/" + path.filename().string() : path.string();
+}
+
+}  // namespace
+
 KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem::path>& tables,
                                                const std::string& device_id, const std::set<Precision>& precisions,
                                                const HardwareCatalog& catalog, const std::string& date,
@@ -56,12 +69,8 @@ KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem
       }
       rows.push_back(std::move(row));
     }
-    // A bundled table by its place in the repository; a user's own (calibrate --from-trace) as given.
-    std::error_code error;
-    const bool bundled = std::filesystem::equivalent(path.parent_path().empty() ? "." : path.parent_path(),
-                                                     catalog.root() / "kernels", error);
     table_names += std::string(table_names.empty() ? "" : " + ") + (memory_only ? kMemoryRowsOf : "") +
-                   (bundled ? "hardware_profiles/kernels/" + path.filename().string() : path.string());
+                   table_name(path, catalog);
   }
   if (rows.empty()) {
     throw InputError(tables.empty() ? "--from-kernels" : tables.front().string(), "",
@@ -95,11 +104,7 @@ MemoryCalibration calibrate_memory_from_kernel_tables(const std::vector<std::fil
     for (KernelMeasurement& row : read_kernel_table(path, source_id).rows) {
       if (is_memory_bound(row)) rows.push_back(std::move(row));
     }
-    std::error_code error;
-    const bool bundled = std::filesystem::equivalent(path.parent_path().empty() ? "." : path.parent_path(),
-                                                     catalog.root() / "kernels", error);
-    table_names += std::string(table_names.empty() ? "" : " + ") +
-                   (bundled ? "hardware_profiles/kernels/" + path.filename().string() : path.string());
+    table_names += std::string(table_names.empty() ? "" : " + ") + table_name(path, catalog);
   }
   MemoryCalibration calibration;
   std::vector<const KernelMeasurement*> elementwise, reduction;

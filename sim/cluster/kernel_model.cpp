@@ -24,34 +24,36 @@ const std::vector<ConvAlgorithm>& conv_algorithms() {
 
 namespace {
 
-/// The fitted entry of `by_precision` that applies to `precision`: its own; else the 16-bit
-/// tensor-core formats stand in for each other (A100, H100 datasheets: one fp16 and bf16 rate) and
-/// for fp8 (no measured fp8 kernels: an estimate); else none.
-const double* fitted_for(const std::map<Precision, double>& by_precision, Precision precision) {
-  auto it = by_precision.find(precision);
-  if (it != by_precision.end()) return &it->second;
-  std::vector<Precision> fallbacks;
-  if (precision == Precision::kFp16) fallbacks = {Precision::kBf16};
-  if (precision == Precision::kBf16) fallbacks = {Precision::kFp16};
-  if (precision == Precision::kFp8) fallbacks = {Precision::kBf16, Precision::kFp16};
-  for (Precision fallback : fallbacks) {
-    it = by_precision.find(fallback);
-    if (it != by_precision.end()) return &it->second;
+/// The precision whose fitted entry of `by_precision` applies to `precision`: its own; else the
+/// 16-bit tensor-core formats stand in for each other (A100, H100 datasheets: one fp16 and bf16
+/// rate) and for fp8 (no measured fp8 kernels: an estimate); else none.
+std::optional<Precision> fitted_for(const std::map<Precision, double>& by_precision, Precision precision) {
+  std::vector<Precision> candidates = {precision};
+  if (precision == Precision::kFp16) candidates.push_back(Precision::kBf16);
+  if (precision == Precision::kBf16) candidates.push_back(Precision::kFp16);
+  if (precision == Precision::kFp8) candidates.insert(candidates.end(), {Precision::kBf16, Precision::kFp16});
+  for (Precision candidate : candidates) {
+    if (by_precision.count(candidate)) return candidate;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 }  // namespace
 
+std::optional<Precision> KernelModel::gemm_efficiency_source(Precision precision) const {
+  if (auto fitted = fitted_for(gemm_efficiency, precision)) return fitted;
+  if (gemm_efficiency.count(Precision::kFp32)) return Precision::kFp32;
+  return std::nullopt;
+}
+
 double KernelModel::gemm_efficiency_for(Precision precision) const {
-  if (const double* fitted = fitted_for(gemm_efficiency, precision)) return *fitted;
-  auto it = gemm_efficiency.find(Precision::kFp32);
-  return it == gemm_efficiency.end() ? 0.0 : it->second;
+  auto source = gemm_efficiency_source(precision);
+  return source ? gemm_efficiency.at(*source) : 0.0;
 }
 
 double KernelModel::tile_overhead_k_for(Precision precision) const {
-  const double* fitted = fitted_for(tile_overhead_k_by_precision, precision);
-  return fitted ? *fitted : tile_overhead_k;
+  auto fitted = fitted_for(tile_overhead_k_by_precision, precision);
+  return fitted ? tile_overhead_k_by_precision.at(*fitted) : tile_overhead_k;
 }
 
 double KernelModel::conv_efficiency_for(ConvAlgorithm algorithm) const {

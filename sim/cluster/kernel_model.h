@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,9 @@ struct KernelModel {
   KernelModelFit fit;
 
   double gemm_efficiency_for(Precision precision) const;
+  /// The fitted precision whose efficiency gemm_efficiency_for(precision) returns (itself, its
+  /// stand-in, or fp32), or nothing when the model has none of them.
+  std::optional<Precision> gemm_efficiency_source(Precision precision) const;
   double conv_efficiency_for(ConvAlgorithm algorithm) const;
   /// A value identifying these parameters (cache keys).
   uint64_t fingerprint() const;

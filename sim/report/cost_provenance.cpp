@@ -17,12 +17,9 @@ std::string fp8_gemm_efficiency(const DeviceSpec& spec, Precision precision) {
   if (!spec.kernel_model) {
     return "the profile's matmul/conv efficiencies (\"compute_efficiency\", estimated for 16-bit GEMMs)";
   }
-  const auto& fitted = spec.kernel_model->gemm_efficiency;
-  if (fitted.count(Precision::kFp8)) return "";
-  for (Precision p : {Precision::kBf16, Precision::kFp16, Precision::kFp32}) {
-    if (fitted.count(p)) return "the kernel model's " + to_string(p) + " GEMM efficiency (no fp8 fit)";
-  }
-  return "";
+  const std::optional<Precision> source = spec.kernel_model->gemm_efficiency_source(Precision::kFp8);
+  if (!source || *source == Precision::kFp8) return "";
+  return "the kernel model's " + to_string(*source) + " GEMM efficiency (no fp8 fit)";
 }
 
 }  // namespace
