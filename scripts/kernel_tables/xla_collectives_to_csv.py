@@ -32,12 +32,13 @@ machine's curves.
 Standard library only.
 """
 import argparse
-import csv
+import os
 import re
 import sys
 
-HEADER = ["system", "collective", "gpus", "bytes", "algbw_bytes_per_second",
-          "busbw_bytes_per_second", "seconds", "source"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from collectives_to_csv import fmt, write  # noqa: E402  (the collective profile header and writer)
+
 DEVICE_KEY = "sm_90"
 SYSTEM = "xla-h100-sxm5-nvswitch-8gpu"
 KINDS = {"all-reduce": "all_reduce", "all-gather": "all_gather", "reduce-scatter": "reduce_scatter",
@@ -51,10 +52,6 @@ def device_block(text, key):
         sys.exit("no %s entry in the header" % key)
     following = text.find('\n    key: "', start + 10)
     return text[start:following if following > 0 else len(text)]
-
-
-def fmt(x):
-    return "%.6g" % x
 
 
 def main():
@@ -90,11 +87,7 @@ def main():
         rows.append([SYSTEM, kind, gpus, nbytes, fmt(throughput), fmt(throughput * factor), fmt(nbytes / float(throughput)),
                      source])
     rows.sort(key=lambda r: (r[1], r[2], r[3]))
-    with open(args.output, "w", newline="") as out:
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(HEADER)
-        writer.writerows(rows)
-    print("%s: %d rows" % (args.output, len(rows)))
+    write(args.output, rows)
 
 
 if __name__ == "__main__":
