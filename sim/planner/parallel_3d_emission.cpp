@@ -1,0 +1,82 @@
+#include "sim/planner/parallel_3d_emission.h"
+
+#include <utility>
+
+#include "sim/core/input_error.h"
+#include "sim/plan/collective_schedule.h"
+
+namespace placesim {
+
+Parallel3dEmission::Parallel3dEmission(const OpGraph& the_graph, const Cluster& the_cluster, const RunOptions& the_run,
+                                       const ParallelismOptions& the_options, StepEmitter& the_emitter,
+                                       const Parallel3dLayout& the_layout, const Parallel3dPartition& the_partition,
+                                       bool cells)
+    : graph(the_graph),
+      cluster(the_cluster),
+      run(the_run),
+      options(the_options),
+      emitter(the_emitter),
+      layout(the_layout),
+      partition(the_partition),
+      replicas(the_options.data),
+      stages(the_options.pipeline),
+      ranks(the_options.tensor),
+      chunks(the_options.virtual_stages),
+      model_chunks(the_options.pipeline * the_options.virtual_stages),
+      micro_batches(cells ? 1 : the_options.micro_batches),
+      scale(1.0 / static_cast<double>(the_options.micro_batches)),
+      symmetric(the_run.symmetry || cells),
+      simulated_replicas(symmetric ? 1 : replicas),
+      simulated_ranks(symmetric ? 1 : ranks),
+      mode(symmetric_mode(cells)),
+      shards(the_options.zero_shards()),
+      gathers_parameters(the_options.zero_stage >= 3 && the_options.zero_shards() > 1),
+      previous_update(replicas, std::vector<std::vector<std::optional<TaskId>>>(
+                                    the_graph.size(), std::vector<std::optional<TaskId>>(ranks))),
+      previous_slot_ends(replicas, std::vector<std::vector<std::vector<TaskId>>>(
+                                       stages, std::vector<std::vector<TaskId>>(ranks))),
+      previous_data_collective(stages, std::vector<std::optional<TaskId>>(ranks)) {}
+
+CollectiveAlgorithm Parallel3dEmission::algorithm_for(CollectiveKind kind, const std::vector<DeviceId>& group,
+                                                      double bytes) {
+  auto key = std::make_tuple(kind, group, bytes);
+  auto it = picked_.find(key);
+  if (it != picked_.end()) return it->second;
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
+  std::string why;
+  if (symmetric) {  // the engine simulates one hop of each ring per phase
+    if (options.algorithm && *options.algorithm != CollectiveAlgorithm::kRing) {
+      throw InputError("", options.json_path + "/algorithm",
+                       mode.what + " needs ring all-reduces, got \"" + to_string(*options.algorithm) + "\"");
+    }
+  } else if (options.algorithm && collective_supported(kind, *options.algorithm, nullptr)) {
+    if (!applicable(*options.algorithm, group, cluster, &why)) {
+      throw InputError("", options.json_path + "/algorithm", why);
+    }
+    algorithm = *options.algorithm;
+  } else {
+    algorithm = choose_collective_algorithm(kind, group, bytes, cluster, &why);
+  }
+  picked_.emplace(key, algorithm);
+  return algorithm;
+}
+
+TaskId Parallel3dEmission::collective(const std::string& task_name, std::vector<DeviceId> group, double bytes,
+                                      std::vector<TaskId> deps, int64_t step, const std::string& op,
+                                      CollectiveKind kind) {
+  Task task;
+  task.name = task_name;
+  task.kind = TaskKind::kCollective;
+  task.phase = Phase::kCollective;
+  task.step = step;
+  task.op = op;
+  task.algorithm = algorithm_for(kind, group, bytes);
+  task.collective = kind;
+  task.bytes = bytes;
+  task.device = group.front();
+  task.group = std::move(group);
+  task.deps = std::move(deps);
+  return emitter.add(std::move(task));
+}
+
+}  // namespace placesim

@@ -1,0 +1,78 @@
+// Parallel3dEmission: what the emitters of one 3D plan share while they write tasks: the inputs,
+// the layout's sizes, the model's partition, the collective algorithm picked per (kind, group,
+// size), and the tasks that carry from one slot or step to the next (last updates, slot ends,
+// the last data-parallel collective per stage and rank).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "sim/graph/op_graph.h"
+#include "sim/plan/execution_plan.h"
+#include "sim/planner/parallel_3d_layout.h"
+#include "sim/planner/parallel_3d_partition.h"
+#include "sim/planner/parallel_3d_symmetry.h"
+#include "sim/planner/step_emitter.h"
+#include "sim/spec/run_options.h"
+#include "sim/spec/strategy.h"
+
+namespace placesim {
+
+struct Parallel3dEmission {
+  Parallel3dEmission(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                     const ParallelismOptions& options, StepEmitter& emitter, const Parallel3dLayout& layout,
+                     const Parallel3dPartition& partition, bool cells);
+
+  const OpGraph& graph;
+  const Cluster& cluster;
+  const RunOptions& run;
+  const ParallelismOptions& options;
+  StepEmitter& emitter;
+  const Parallel3dLayout& layout;
+  const Parallel3dPartition& partition;
+
+  const int64_t replicas;
+  const int64_t stages;
+  const int64_t ranks;
+  const int64_t chunks;        ///< virtual stages per device (1: no interleaving)
+  const int64_t model_chunks;  ///< stages x chunks
+  /// Micro-batches emitted per step; a cell plan emits only the first.
+  const int64_t micro_batches;
+  /// Costs are always 1/M of the batch (M = options.micro_batches).
+  const double scale;
+  /// One data replica and one tensor rank per stage are simulated for all (symmetry or cells).
+  const bool symmetric;
+  const int64_t simulated_replicas;
+  const int64_t simulated_ranks;
+  const SymmetricMode mode;
+  /// ZeRO: the replicas a shard is divided over; stage 3 gathers parameters before use.
+  const int64_t shards;
+  const bool gathers_parameters;
+
+  /// previous_update[d][v][r]: the last update of replica d's rank r of op v.
+  std::vector<std::vector<std::vector<std::optional<TaskId>>>> previous_update;
+  /// previous_slot_ends[d][s][r]: the marker closing the stage's last slot on that device.
+  std::vector<std::vector<std::vector<std::vector<TaskId>>>> previous_slot_ends;
+  /// previous_data_collective[s][r]: the last data-parallel collective of (stage, rank).
+  std::vector<std::vector<std::optional<TaskId>>> previous_data_collective;
+
+  DeviceId device(int64_t d, int64_t s, int64_t r) const { return layout.device(d, s, r); }
+  /// "/tp3" for tensor rank 3 when the group has several ranks, "" otherwise.
+  std::string rank_name(int64_t r) const { return ranks > 1 ? "/tp" + std::to_string(r) : std::string(); }
+
+  /// Appends a collective task over `group`. Its algorithm is picked once per kind, group and
+  /// size: the strategy's `algorithm` names the all-reduces'; all-gathers and reduce-scatters take
+  /// it where it applies to them (ring, hierarchical) and otherwise the faster of the two.
+  TaskId collective(const std::string& task_name, std::vector<DeviceId> group, double bytes, std::vector<TaskId> deps,
+                    int64_t step, const std::string& op, CollectiveKind kind = CollectiveKind::kAllReduce);
+
+ private:
+  CollectiveAlgorithm algorithm_for(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes);
+  std::map<std::tuple<CollectiveKind, std::vector<DeviceId>, double>, CollectiveAlgorithm> picked_;
+};
+
+}  // namespace placesim

@@ -1,0 +1,20 @@
+// The end of a 3D plan's step: each (stage, rank)'s gradients, complete after the last
+// micro-batch, reduced across the data-parallel replicas in buckets in the order backward
+// finishes them (all-reduce; ZeRO 3 reduce-scatter; hybrid sharding: reduce-scatter in the shard
+// group, then all-reduce across groups), then one optimizer update per shard; tied weights'
+// two copies all-reduced between their stages before both are updated.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/planner/parallel_3d_emission.h"
+
+namespace placesim {
+
+/// last_backward[d][v][r]: replica d's task after which op v's gradient on rank r is complete.
+using LastBackward = std::vector<std::vector<std::vector<TaskId>>>;
+
+void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const LastBackward& last_backward);
+
+}  // namespace placesim

@@ -1,0 +1,130 @@
+#include "sim/planner/parallel_3d_partition.h"
+
+#include "sim/core/glob.h"
+#include "sim/core/input_error.h"
+#include "sim/planner/memory_model.h"
+#include "sim/planner/pipeline_builder.h"
+
+namespace placesim {
+
+Op Parallel3dPartition::holder(OpId v, const OpGraph& graph) const {
+  if (!copy_of[v]) return shard[v];
+  Op copy = shard[*copy_of[v]];
+  copy.name = graph.op(v).name;
+  return copy;
+}
+
+double Parallel3dPartition::held_bytes(OpId v) const {
+  return copy_of[v] ? shard[*copy_of[v]].parameter_bytes() : shard[v].parameter_bytes();
+}
+
+Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions& run, const ParallelismOptions& options,
+                                          const StepEmitter& emitter, const Parallel3dLayout& layout,
+                                          std::vector<std::string>* notes) {
+  const int64_t stages = options.pipeline;
+  const int64_t ranks = options.tensor;
+  const int64_t chunks = options.virtual_stages;
+  const int64_t model_chunks = stages * chunks;
+  Parallel3dPartition p;
+
+  // Which ops the tensor groups split, and what one rank of a group runs.
+  p.roles = tensor_parallel_roles(graph, options.column_parallel, options.row_parallel);
+  if (options.sequence_parallel && ranks > 1) use_sequence_parallelism(&p.roles);
+  p.shard.resize(graph.size());
+  p.saved.resize(graph.size());
+  // Selective recomputation (Korthikanti et al. 2022, section 5): the core attention's ops keep
+  // nothing made among them and re-run their forward in backward.
+  p.recomputed.assign(graph.size(), false);
+  if (!options.selective_recompute.empty()) {
+    if (run.recompute) {
+      throw InputError("", options.json_path + "/selective_recompute",
+                       "selective recomputation and run.recompute (full) both asked for: choose one");
+    }
+    for (OpId v = 0; v < graph.size(); ++v) {
+      for (const auto& pattern : options.selective_recompute) {
+        p.recomputed[v] = p.recomputed[v] || glob_match(pattern, graph.op(v).name);
+      }
+    }
+  }
+  for (OpId v : emitter.order()) {
+    const Op& op = graph.op(v);
+    const int64_t heads = attention_heads(op);
+    const bool splits_heads = p.roles[v] != TensorRole::kReplicated && p.roles[v] != TensorRole::kSequence;
+    if (ranks > 1 && heads > 0 && splits_heads && heads % ranks != 0) {
+      throw InputError("", options.json_path + "/tensor",
+                       "a tensor-parallel group of " + std::to_string(ranks) + " does not divide the " +
+                           std::to_string(heads) + " attention heads of \"" + op.name +
+                           "\": each rank must hold whole heads");
+    }
+    p.shard[v] = tensor_parallel_shard(op, p.roles[v], ranks);
+    p.saved[v] = saved_activation_bytes(graph, p.roles, ranks, v,
+                                        options.selective_recompute.empty() ? nullptr : &p.recomputed);
+    p.split_ops += p.roles[v] != TensorRole::kReplicated;
+  }
+  // With recomputation, an op that reads a tensor from another layer (memory_model.h,
+  // crosses_layers) keeps what its backward reads until that backward, as without: it holds the
+  // checkpoint its layer is recomputed from (in a GPT layer, ln_1's saved input: 2 s b h bytes
+  // in fp16). Every other forward buffer is freed once its consumers' forwards end.
+  p.holds_checkpoint.assign(graph.size(), false);
+  for (OpId v : emitter.order()) {
+    for (const auto& input : graph.inputs(v)) {
+      if (!input.edge.control && emitter.selected(input.op) && crosses_layers(graph, input.op, v)) {
+        p.holds_checkpoint[v] = true;
+      }
+    }
+  }
+
+  // chunk_of[v]: the model chunk of op v (its stage without interleaving); stage_of[v]: the
+  // pipeline stage that runs it.
+  PipelineOptions stage_options;
+  for (int64_t c = 0; c < model_chunks; ++c) stage_options.devices.push_back(layout.device(0, c % stages, 0));
+  stage_options.json_path = options.json_path;
+  const std::string split_path = options.json_path + (chunks > 1 ? "/virtual_stages" : "/pipeline");
+  const std::string interleaving =
+      chunks > 1 ? "virtual_stages " + std::to_string(chunks) + " splits the model into pipeline " +
+                       std::to_string(stages) + " x " + std::to_string(chunks) + " = " + std::to_string(model_chunks) +
+                       " chunks"
+                 : std::string();
+  if (chunks > 1) {
+    int64_t compute_ops = 0;
+    for (OpId v = 0; v < graph.size(); ++v) compute_ops += graph.op(v).forward_flops + graph.op(v).backward_flops > 0;
+    if (compute_ops < model_chunks) {
+      throw InputError("", split_path, interleaving + ", but the graph has only " + std::to_string(compute_ops) +
+                                           " ops with FLOPs to split: use fewer virtual stages");
+    }
+  }
+  try {
+    p.chunk_of = assign_pipeline_stages(graph, stage_options);
+  } catch (const InputError& error) {
+    throw InputError("", split_path, (chunks > 1 ? interleaving + ": " : std::string()) + error.message());
+  }
+  p.stage_of.resize(p.chunk_of.size());
+  for (OpId v = 0; v < graph.size(); ++v) p.stage_of[v] = p.chunk_of[v] % static_cast<size_t>(stages);
+
+  // Tied weights on different stages (Megatron's shared word embedding, Narayanan et al. 2021,
+  // section 3.2 of the Megatron-LM code's "embedding group"): the reader's stage holds a copy of
+  // the owner's shard, and after the data-parallel reduction the two copies' gradients are
+  // all-reduced between the stages before either is updated.
+  p.copy_of.resize(graph.size());
+  p.tied.assign(graph.size(), false);
+  for (const auto& [reader_name, owner_name] : options.tied_weights) {
+    const OpId reader = graph.find(reader_name), owner = graph.find(owner_name);
+    if (reader >= graph.size() || owner >= graph.size() || !emitter.selected(reader) || !emitter.selected(owner) ||
+        p.stage_of[reader] == p.stage_of[owner] || p.shard[owner].parameter_count <= 0 ||
+        graph.op(reader).parameter_count > 0) {  // a reader with weights of its own is not tied
+      continue;
+    }
+    p.copy_of[reader] = owner;
+    p.tied[reader] = p.tied[owner] = true;
+    p.ties.emplace_back(reader, owner);
+    p.tied_stages.emplace_back(static_cast<int64_t>(p.stage_of[owner]), static_cast<int64_t>(p.stage_of[reader]));
+    if (notes) {
+      notes->push_back("tied weights: " + graph.op(reader).name + " (stage " + std::to_string(p.stage_of[reader]) +
+                       ") holds a copy of " + owner_name + " (stage " + std::to_string(p.stage_of[owner]) +
+                       "); their gradients are all-reduced between the two stages");
+    }
+  }
+  return p;
+}
+
+}  // namespace placesim

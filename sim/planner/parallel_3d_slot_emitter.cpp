@@ -1,0 +1,224 @@
+#include "sim/planner/parallel_3d_slot_emitter.h"
+
+#include "sim/planner/tensor_parallel.h"
+
+namespace placesim {
+
+Parallel3dSlotEmitter::Parallel3dSlotEmitter(Parallel3dEmission* emission, int64_t step, int64_t replica,
+                                             GatheredParameters* gathered)
+    : e_(*emission),
+      step_(step),
+      d_(replica),
+      gathered_(*gathered),
+      suffix_(StepEmitter::suffix(step)),
+      replica_prefix_(emission->replicas > 1 ? StepEmitter::prefix(replica) : ""),
+      replica_(emission->replicas > 1 ? replica : -1),
+      forward_task_(emission->micro_batches, std::vector<std::vector<TaskId>>(emission->graph.size())),
+      forward_ready_(emission->micro_batches, std::vector<std::vector<TaskId>>(emission->graph.size())),
+      backward_task_(emission->micro_batches, std::vector<std::vector<TaskId>>(emission->graph.size())),
+      backward_ready_(emission->micro_batches, std::vector<std::vector<TaskId>>(emission->graph.size())),
+      received_(emission->micro_batches),
+      scattered_inputs_(emission->micro_batches),
+      gathered_gradients_(emission->micro_batches) {}
+
+// Megatron's scatter/gather (ParallelismOptions::scatter_gather): a tensor that each rank holds
+// whole (`bytes` per rank equal to the full tensor's) crosses between stages as 1/t per rank,
+// then a ring all-gather of the whole tensor over the receiving stage's tensor group rebuilds it.
+bool Parallel3dSlotEmitter::scatters(double bytes_per_rank, double full_bytes) const {
+  return e_.options.scatter_gather && e_.ranks > 1 && full_bytes > 0 && bytes_per_rank >= full_bytes;
+}
+
+// What each rank's consumers wait for: the all-gather, whose output (the whole tensor) is on
+// every rank of the group (sim/timeline/buffer_memory.h).
+std::vector<TaskId> Parallel3dSlotEmitter::scatter_gather(const std::string& tensor, int64_t from, int64_t to, double bytes,
+                          const std::function<TaskId(int64_t)>& ready_on_rank, const std::string& gather_name,
+                          const std::string& op_name) {
+  std::vector<TaskId> pieces;
+  for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
+    pieces.push_back(e_.emitter.transfer(tensor + e_.rank_name(r) + "/scatter", e_.device(d_, from, r), e_.device(d_, to, r),
+                                      bytes / static_cast<double>(e_.ranks), {ready_on_rank(r)}, step_, replica_,
+                                      Phase::kTransfer));
+  }
+  const TaskId gathered_id = e_.collective(gather_name, e_.layout.tensor_group(d_, to), bytes, std::move(pieces), step_, op_name,
+                                        CollectiveKind::kAllGather);
+  e_.emitter.at(gathered_id).output_bytes = bytes;  // the whole tensor again, on every rank
+  return std::vector<TaskId>(static_cast<size_t>(e_.simulated_ranks), gathered_id);
+}
+
+// ZeRO 3 (FSDP): an op's parameters are all-gathered over the shard group before its forward
+// and again before its backward, one gather after another ahead of the compute (prefetch), from
+// the start of the slot: a ring all-gather of the op's parameters (docs/llm-planning.md).
+TaskId Parallel3dSlotEmitter::gather(int64_t m, int64_t s, OpId v, int64_t r, bool forward, std::optional<TaskId>* chain) {
+  const Parallel3dPartition& P = e_.partition;
+  auto key = std::make_tuple(d_ / e_.shards, m, v, r, forward);
+  if (auto it = gathered_.find(key); it != gathered_.end()) return it->second;
+  std::vector<TaskId> deps = e_.previous_slot_ends[d_][s][r];
+  if (*chain) deps.push_back(**chain);
+  if (e_.previous_update[d_][v][r]) deps.push_back(*e_.previous_update[d_][v][r]);
+  const TaskId id = e_.collective(replica_prefix_ + "mb" + std::to_string(m) + (forward ? "/fwd" : "/bwd") +
+                                   "/zero3-allgather/" + e_.graph.op(v).name + e_.rank_name(r) + suffix_,
+                               e_.layout.shard_group(d_, s, r), P.held_bytes(v), std::move(deps), step_,
+                               e_.graph.op(v).name, CollectiveKind::kAllGather);
+  gathered_.emplace(key, id);
+  return id;
+}
+
+// Model chunk c of micro-batch m, on stage c mod stages.
+std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64_t c) {
+  const Parallel3dPartition& P = e_.partition;
+  const int64_t s = c % e_.stages;
+  const std::string prefix = replica_prefix_ + "mb" + std::to_string(m) + "/";
+  std::vector<std::vector<TaskId>> cells(e_.ranks);
+  std::vector<std::optional<TaskId>> gather_chain(e_.ranks);
+  for (OpId v : e_.emitter.order()) {
+    if (!e_.emitter.selected(v) || static_cast<int64_t>(P.chunk_of[v]) != c) continue;
+    const Op& op = e_.graph.op(v);
+    for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
+      Task task = op_compute_task(P.shard[v], Phase::kForward, e_.device(d_, s, r), step_, e_.scale);
+      task.name = prefix + "fwd/" + op.name + e_.rank_name(r) + suffix_;
+      task.replica = replica_;
+      task.output_bytes = P.saved[v] * e_.scale;  // what this op's backward will read
+      for (const auto& input : e_.graph.inputs(v)) {
+        OpId u = input.op;
+        if (!e_.emitter.selected(u)) continue;
+        const int64_t from = static_cast<int64_t>(P.stage_of[u]);
+        if (input.edge.control || from == s) {
+          task.deps.push_back(forward_ready_[m][u][r]);
+          continue;
+        }
+        const std::string tensor = "mb" + std::to_string(m) + "/" + e_.graph.op(u).name;
+        if (scatters(P.shard[u].output_bytes, e_.graph.op(u).output_bytes)) {
+          auto scattered = scattered_inputs_[m].find({u, s});
+          if (scattered == scattered_inputs_[m].end()) {
+            scattered = scattered_inputs_[m]
+                           .emplace(std::make_pair(u, s),
+                                    scatter_gather(tensor, from, s, P.shard[u].output_bytes * e_.scale,
+                                                   [&](int64_t rank) { return forward_ready_[m][u][rank]; },
+                                                   prefix + "pp-allgather/" + e_.graph.op(u).name + suffix_,
+                                                   e_.graph.op(u).name))
+                           .first;
+          }
+          task.deps.push_back(scattered->second[static_cast<size_t>(r)]);
+          continue;
+        }
+        auto key = std::make_tuple(u, s, r);
+        auto it = received_[m].find(key);
+        if (it == received_[m].end()) {
+          TaskId id = e_.emitter.transfer(tensor + e_.rank_name(r), e_.device(d_, from, r), task.device,
+                                       P.shard[u].output_bytes * e_.scale, {forward_ready_[m][u][r]}, step_, replica_,
+                                       Phase::kTransfer);
+          it = received_[m].emplace(key, id).first;
+        }
+        task.deps.push_back(it->second);
+      }
+      if (P.held_bytes(v) > 0 && e_.previous_update[d_][v][r]) task.deps.push_back(*e_.previous_update[d_][v][r]);
+      for (TaskId end : e_.previous_slot_ends[d_][s][r]) task.deps.push_back(end);
+      if (e_.gathers_parameters && P.held_bytes(v) > 0) {
+        gather_chain[r] = gather(m, s, v, r, /*forward=*/true, &gather_chain[r]);
+        task.deps.push_back(*gather_chain[r]);
+        cells[r].push_back(*gather_chain[r]);
+      }
+      TaskId id = e_.emitter.add(std::move(task));
+      forward_task_[m][v].push_back(id);
+      cells[r].push_back(id);
+    }
+    forward_ready_[m][v] = forward_task_[m][v];
+    if (P.roles[v] == TensorRole::kRow && e_.ranks > 1) {
+      // Megatron's g: the partial sums of a row-parallel output are all-reduced in forward.
+      TaskId reduced = e_.collective(prefix + "tp-allreduce/" + op.name + suffix_, e_.layout.tensor_group(d_, s),
+                                  P.shard[v].output_bytes * e_.scale, forward_task_[m][v], step_, op.name);
+      forward_ready_[m][v].assign(e_.ranks, reduced);
+      for (auto& cell : cells) cell.push_back(reduced);
+    }
+  }
+  return cells;
+}
+
+std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int64_t c) {
+  const Parallel3dPartition& P = e_.partition;
+  const int64_t s = c % e_.stages;
+  const std::string prefix = replica_prefix_ + "mb" + std::to_string(m) + "/";
+  std::vector<std::vector<TaskId>> cells(e_.ranks);
+  std::vector<std::optional<TaskId>> gather_chain(e_.ranks);
+  const auto& order = e_.emitter.order();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    OpId v = *it;
+    if (!e_.emitter.needs_gradient(v) || static_cast<int64_t>(P.chunk_of[v]) != c) continue;
+    const Op& op = e_.graph.op(v);
+    double input_gradient_bytes = 0;  // per rank, before any all-reduce
+    double full_input_gradient_bytes = 0;
+    for (const auto& input : e_.graph.inputs(v)) {
+      if (!e_.emitter.needs_gradient(input.op) || input.edge.control) continue;
+      input_gradient_bytes += tensor_parallel_edge_bytes(input.edge.bytes, P.roles[input.op], e_.ranks) * e_.scale;
+      full_input_gradient_bytes += input.edge.bytes * e_.scale;
+    }
+    for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
+      Task task = op_compute_task(P.shard[v], Phase::kBackward, e_.device(d_, s, r), step_, e_.scale);
+      if (task.kernel) task.kernel_passes = e_.emitter.backward_kernel_passes(v);
+      task.name = prefix + "bwd/" + op.name + e_.rank_name(r) + suffix_;
+      task.replica = replica_;
+      bool waits_for_gradient = false;
+      for (const auto& output : e_.graph.outputs(v)) {
+        OpId consumer = output.op;
+        if (!e_.emitter.selected(consumer) || output.edge.control || backward_ready_[m][consumer].empty()) continue;
+        waits_for_gradient = true;
+        const int64_t from = static_cast<int64_t>(P.stage_of[consumer]);
+        if (from == s) {
+          task.deps.push_back(backward_ready_[m][consumer][r]);
+        } else {
+          const std::string tensor = "mb" + std::to_string(m) + "/grad/" + op.name;
+          const double bytes = tensor_parallel_edge_bytes(output.edge.bytes, P.roles[v], e_.ranks) * e_.scale;
+          if (scatters(bytes, output.edge.bytes * e_.scale)) {
+            auto key = std::make_pair(v, consumer);
+            auto gradient_gather = gathered_gradients_[m].find(key);
+            if (gradient_gather == gathered_gradients_[m].end()) {
+              gradient_gather =
+                  gathered_gradients_[m]
+                      .emplace(key, scatter_gather(
+                                        tensor, from, s, bytes,
+                                        [&](int64_t rank) { return backward_ready_[m][consumer][rank]; },
+                                        prefix + "pp-allgather/grad/" + op.name + "/" + e_.graph.op(consumer).name +
+                                            suffix_,
+                                        op.name))
+                      .first;
+            }
+            task.deps.push_back(gradient_gather->second[static_cast<size_t>(r)]);
+          } else {
+            task.deps.push_back(e_.emitter.transfer(tensor + e_.rank_name(r), e_.device(d_, from, r), task.device, bytes,
+                                                 {backward_ready_[m][consumer][r]}, step_, replica_,
+                                                 Phase::kTransfer));
+          }
+        }
+      }
+      if (!e_.run.recompute || !waits_for_gradient) task.deps.push_back(forward_task_[m][v][r]);
+      if (e_.run.recompute || P.recomputed[v]) {
+        task.flops += P.shard[v].forward_flops * e_.scale;
+        task.memory_bytes += P.shard[v].forward_bytes * e_.scale;
+        task.kernel_passes |= kForwardPass;
+      }
+      task.output_bytes = input_gradient_bytes;
+      for (TaskId end : e_.previous_slot_ends[d_][s][r]) task.deps.push_back(end);
+      if (e_.gathers_parameters && P.held_bytes(v) > 0) {
+        gather_chain[r] = gather(m, s, v, r, /*forward=*/false, &gather_chain[r]);
+        task.deps.push_back(*gather_chain[r]);
+        cells[r].push_back(*gather_chain[r]);
+      }
+      TaskId id = e_.emitter.add(std::move(task));
+      backward_task_[m][v].push_back(id);
+      cells[r].push_back(id);
+      if (!e_.run.recompute || P.holds_checkpoint[v]) e_.emitter.at(forward_task_[m][v][r]).keep_until.push_back(id);
+    }
+    backward_ready_[m][v] = backward_task_[m][v];
+    if (P.roles[v] == TensorRole::kColumn && e_.ranks > 1 && full_input_gradient_bytes > 0) {
+      // Megatron's f: the gradient of a column-parallel op's replicated input is a partial
+      // sum on every rank, all-reduced in backward.
+      TaskId reduced = e_.collective(prefix + "tp-allreduce/grad/" + op.name + suffix_, e_.layout.tensor_group(d_, s),
+                                  full_input_gradient_bytes, backward_task_[m][v], step_, op.name);
+      backward_ready_[m][v].assign(e_.ranks, reduced);
+      for (auto& cell : cells) cell.push_back(reduced);
+    }
+  }
+  return cells;
+}
+
+}  // namespace placesim

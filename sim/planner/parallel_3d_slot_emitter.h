@@ -1,0 +1,70 @@
+// Parallel3dSlotEmitter: writes one replica's pipeline slots of one step in a 3D plan: the
+// forward or backward of one micro-batch through one model chunk on every tensor rank of its
+// stage, with the transfers between stages (or Megatron's scatter/gather), the tensor-parallel
+// all-reduces and ZeRO 3's parameter all-gathers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "sim/planner/parallel_3d_emission.h"
+
+namespace placesim {
+
+/// ZeRO 3: the all-gather of an op's parameters by (shard group, micro-batch, op, rank, forward),
+/// shared by the group's replicas within one step.
+using GatheredParameters = std::map<std::tuple<int64_t, int64_t, OpId, int64_t, bool>, TaskId>;
+
+/// By (micro-batch, op): one task id per tensor rank.
+using RankTasks = std::vector<std::vector<std::vector<TaskId>>>;
+
+class Parallel3dSlotEmitter {
+ public:
+  /// Replica `replica` (an index below emission->simulated_replicas) of step `step`.
+  Parallel3dSlotEmitter(Parallel3dEmission* emission, int64_t step, int64_t replica, GatheredParameters* gathered);
+
+  /// Micro-batch m's forward (backward) through model chunk c, on stage c mod stages. Returns,
+  /// per simulated rank, the tasks of the slot (the caller closes each with a marker).
+  std::vector<std::vector<TaskId>> forward(int64_t m, int64_t c);
+  std::vector<std::vector<TaskId>> backward(int64_t m, int64_t c);
+
+  /// Each op's backward tasks by (micro-batch, op), one per simulated rank.
+  const RankTasks& backward_tasks() const { return backward_task_; }
+  /// "r3/" in a data-parallel plan, "" otherwise.
+  const std::string& replica_prefix() const { return replica_prefix_; }
+  /// The task's replica field: the replica index, or -1 without data parallelism.
+  int64_t replica_field() const { return replica_; }
+
+ private:
+  bool scatters(double bytes_per_rank, double full_bytes) const;
+  std::vector<TaskId> scatter_gather(const std::string& tensor, int64_t from, int64_t to, double bytes,
+                                     const std::function<TaskId(int64_t)>& ready_on_rank,
+                                     const std::string& gather_name, const std::string& op_name);
+  TaskId gather(int64_t m, int64_t s, OpId v, int64_t r, bool forward, std::optional<TaskId>* chain);
+
+  Parallel3dEmission& e_;
+  const int64_t step_;
+  const int64_t d_;
+  GatheredParameters& gathered_;
+  const std::string suffix_;
+  const std::string replica_prefix_;
+  const int64_t replica_;
+  RankTasks forward_task_;
+  RankTasks forward_ready_;
+  RankTasks backward_task_;
+  RankTasks backward_ready_;
+  /// By micro-batch: the transfer bringing (producer, stage, rank)'s output to a stage.
+  std::vector<std::map<std::tuple<OpId, int64_t, int64_t>, TaskId>> received_;
+  /// By micro-batch: what each rank's consumers of (producer, stage) wait for after a scatter/gather.
+  std::vector<std::map<std::pair<OpId, int64_t>, std::vector<TaskId>>> scattered_inputs_;
+  /// By micro-batch: the same for gradients, by (op, consumer).
+  std::vector<std::map<std::pair<OpId, OpId>, std::vector<TaskId>>> gathered_gradients_;
+};
+
+}  // namespace placesim

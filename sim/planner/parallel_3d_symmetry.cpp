@@ -1,0 +1,143 @@
+#include "sim/planner/parallel_3d_symmetry.h"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+#include "sim/core/input_error.h"
+#include "sim/plan/collective_schedule.h"
+#include "sim/plan/plan_symmetry.h"
+#include "sim/planner/parallel_3d_layout.h"
+
+namespace placesim {
+namespace {
+
+/// One hop of the ring the engine builds over `group`: the one leaving `from`.
+std::pair<DeviceId, DeviceId> ring_hop_from(DeviceId from, const std::vector<DeviceId>& group, const Cluster& cluster) {
+  std::vector<DeviceId> ring = topology_ring(group, cluster);
+  for (size_t i = 0; i < ring.size(); ++i) {
+    if (ring[i] == from) return {from, ring[(i + 1) % ring.size()]};
+  }
+  return {from, from};
+}
+
+void add_ring_hops(const std::vector<DeviceId>& group, const Cluster& cluster,
+                   std::vector<std::pair<DeviceId, DeviceId>>* images) {
+  std::vector<DeviceId> ring = topology_ring(group, cluster);
+  for (size_t i = 0; i < ring.size(); ++i) images->emplace_back(ring[i], ring[(i + 1) % ring.size()]);
+}
+
+}  // namespace
+
+SymmetricMode symmetric_mode(bool cells) {
+  if (cells) {
+    return {"/simulation/tier", "the closed-form tier (\"simulation\": {\"tier\": \"closed-form\"})",
+            "use \"tier\": \"analytical\""};
+  }
+  return {"/simulation/symmetry", "symmetry (\"simulation\": {\"symmetry\": \"representatives\"})",
+          "set \"symmetry\": \"off\""};
+}
+
+void require_symmetric_devices(const Cluster& cluster, const RunOptions& run, const ParallelismOptions& options,
+                               const SymmetricMode& mode) {
+  if (run.jitter_sigma > 0) {
+    throw InputError("", mode.path, mode.what + " needs identical replicas, but perturbations.jitter gives each device "
+                                    "its own slowdowns; " + mode.otherwise);
+  }
+  const ClusterDevice& first = cluster.device(options.devices.front());
+  for (DeviceId id : options.devices) {
+    const ClusterDevice& device = cluster.device(id);
+    if (device.spec.id != first.spec.id || device.speed_factor != first.speed_factor || device.shares_compute_with) {
+      throw InputError("", mode.path, mode.what + " needs identical devices, but " + device.name.canonical() + " (" +
+                                          device.spec.id + ", speed x" + std::to_string(device.speed_factor) +
+                                          ") differs from " + first.name.canonical() + "; " + mode.otherwise);
+    }
+  }
+}
+
+void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options,
+                       const std::vector<std::pair<int64_t, int64_t>>& tied_stages, ExecutionPlan* plan,
+                       std::vector<std::string>* notes) {
+  const int64_t replicas = options.data, stages = options.pipeline, ranks = options.tensor;
+  const Parallel3dLayout layout(options);
+  PlanSymmetry& symmetry = plan->symmetry;
+  symmetry.representative_of.resize(cluster.devices().size());
+  for (DeviceId id = 0; id < cluster.devices().size(); ++id) symmetry.representative_of[id] = id;
+  std::map<DeviceId, int64_t> stage_of_device;
+  for (int64_t d = 0; d < replicas; ++d) {
+    for (int64_t s = 0; s < stages; ++s) {
+      for (int64_t r = 0; r < ranks; ++r) {
+        symmetry.representative_of[options.device(d, s, r)] = options.device(0, s, 0);
+        stage_of_device[options.device(d, s, r)] = s;
+      }
+    }
+  }
+  std::vector<MirroredFlow> flows;
+  std::set<std::pair<int64_t, int64_t>> stage_pairs;
+  for (const Task& task : plan->tasks) {
+    if (task.kind == TaskKind::kTransfer && task.source != task.device) {
+      stage_pairs.emplace(stage_of_device.at(task.source), stage_of_device.at(task.device));
+    }
+  }
+  for (auto [from, to] : stage_pairs) {
+    MirroredFlow flow{options.device(0, from, 0), options.device(0, to, 0), {}};
+    for (int64_t d = 0; d < replicas; ++d) {
+      for (int64_t r = 0; r < ranks; ++r) flow.images.emplace_back(options.device(d, from, r), options.device(d, to, r));
+    }
+    flows.push_back(std::move(flow));
+  }
+  // A ring all-reduce's hop leaving the stage's representative, mirrored by every hop of the
+  // groups `group(k)`, k < copies (group(0) is the representative's).
+  auto add_ring_flow = [&](int64_t s, int64_t copies, const std::function<std::vector<DeviceId>(int64_t)>& group) {
+    auto [from, to] = ring_hop_from(options.device(0, s, 0), group(0), cluster);
+    MirroredFlow flow{from, to, {}};
+    for (int64_t k = 0; k < copies; ++k) add_ring_hops(group(k), cluster, &flow.images);
+    flows.push_back(std::move(flow));
+  };
+  for (int64_t s = 0; s < stages; ++s) {
+    if (ranks > 1) {  // tensor all-reduces of replica 0, mirrored by the other replicas'
+      add_ring_flow(s, replicas, [&](int64_t d) { return layout.tensor_group(d, s); });
+    }
+    const int64_t shards = options.zero_shards();
+    if (replicas > 1 && (options.zero_stage == 0 || shards == replicas)) {  // data-parallel collectives of rank 0, mirrored by the other ranks'
+      add_ring_flow(s, ranks, [&](int64_t r) { return layout.data_group(s, r); });
+    } else if (replicas > 1) {  // hybrid sharding: the shard groups' collectives, then the groups across them
+      const int64_t groups = replicas / shards;
+      add_ring_flow(s, ranks * groups, [&](int64_t k) { return layout.shard_group(k / ranks * shards, s, k % ranks); });
+      if (groups > 1) {
+        add_ring_flow(s, ranks * shards, [&](int64_t k) { return layout.cross_group(k / ranks, s, k % ranks); });
+      }
+    }
+  }
+  for (auto [owner, reader] : tied_stages) {  // tied weights' all-reduce between two stages' devices
+    add_ring_flow(owner, replicas * ranks, [&, owner = owner, reader = reader](int64_t k) {
+      return std::vector<DeviceId>{options.device(k / ranks, owner, k % ranks), options.device(k / ranks, reader, k % ranks)};
+    });
+  }
+  // One search per source for all its images' routes.
+  std::map<DeviceId, std::vector<DeviceId>> targets;
+  for (const MirroredFlow& flow : flows) {
+    targets[flow.from].push_back(flow.to);
+    for (auto [from, to] : flow.images) targets[from].push_back(to);
+  }
+  for (const auto& [from, to] : targets) cluster.prepare_routes(from, to);
+  // Mirrors must see the network the representative sees: compute_link_orbits refuses image
+  // routes of another length and orbits that join different links.
+  try {
+    compute_link_orbits(flows, cluster, &symmetry);
+  } catch (const std::invalid_argument& error) {
+    throw InputError("", "/simulation/symmetry",
+                     std::string("symmetry does not hold: ") + error.what() + "; set \"symmetry\": \"off\"");
+  }
+  if (notes) {
+    notes->push_back("symmetry: " + std::to_string(stages) + " of " + std::to_string(options.devices.size()) +
+                     " devices simulated (tensor rank 0 of replica 0 per stage), the others repeat them; " +
+                     (symmetry.approximate_links == 0
+                          ? std::string("the network is exact under the symmetry")
+                          : "approximate on " + std::to_string(symmetry.approximate_links) +
+                                " link orbits where flows of different multiplicity meet"));
+  }
+}
+
+}  // namespace placesim
