@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""Convert the Tesla K80 layer benchmarks of rai-project/dlperf (Benanza, Li et al., IPDPS 2020) to a
+placesim kernel table.
+
+Input : a git mirror (or clone) of github.com/rai-project/dlperf, read with `git show` at a commit:
+          assets/benchinfo/batchsize_{1,2,4,8,16,32}/Tesla_K80/<model>.json
+            google-benchmark records of every layer of 30 ONNX models run alone through cuDNN 7.6.3 /
+            cuBLAS 10.1 (CUDA 10.2) on an AWS host's Tesla K80 (compute capability 3.7, one GK210 die),
+            forward (inference) only; RealTime = ns per call (TimeUnit "ns", manual timing with CUDA
+            events); convolutions with the fastest cuDNN forward algorithm ("benchinfo"; the
+            cuDNN-advised one is in cudnn_advised_benchinfo/, not used).
+          assets/latency/batchsize_{32,64,...,1024}/Tesla_K80/<model>.csv
+            the same runs per layer (ms), without shapes; used only for the fully connected layers
+            (cuBLAS SGEMM) at batch >= 64, whose shape is the batch-32 layer's with m = batch
+            (kept only when the file's "Theoretical Flops" equals 2 m n k, or 2 m n k + m n with the bias).
+Output: hardware_profiles/kernels/dlperf_k80.csv
+
+Usage: python3 scripts/kernel_tables/dlperf_to_csv.py --repo MIRROR --commit <40-hex> [-o OUT]
+
+Rows kept (placesim op):
+  CUDNN_CONV_FWD, groups 1, dilation 1          -> conv_fwd, algorithm = the cuDNN enum without its prefix
+                                                   (grouped and dilated convolutions are left out: none of
+                                                   the models placesim validates on the K80 has them)
+  CUBLAS_GEMM_FWD (C[M,N] = A[M,K] B[N,K]^T)    -> gemm m;n;k;ta;tb as recorded
+  CUDNN_ACTIVATION_FWD (ReLU)                   -> elementwise fn=relu, tensor_inputs=1
+  CUDNN_OP_TENSOR_ADD_FWD / _MUL_FWD            -> elementwise fn=add / mul, tensor_inputs=2
+Elementwise rows come from batches 8, 16 and 32 only (the smaller batches add ~1,000 rows of the
+same launch floor). Left out: batch-norm inference, pooling, bias adds, dropout and GEMV (no op of the table format, or a
+batch-1 inference kernel), and softmax (its records give a [1, 1000] input at every batch size). A benchmark that occurs in several models (same name: same shape and
+algorithm) is one row: the median of its times; its source names the first file it occurs in and the
+benchmark as KIND#hash (the hash in dlperf's benchmark name).
+
+Standard library only.
+"""
+import argparse
+import csv
+import json
+import re
+import statistics
+import subprocess
+import sys
+
+DEVICE_ID = "k80"
+GPU_DIR = "Tesla_K80"
+HEADER = ["device", "op", "shape", "precision", "algorithm", "seconds", "source"]
+BENCH_BATCHES = [1, 2, 4, 8, 16, 32]
+LATENCY_BATCHES = [64, 128, 256, 512, 1024]
+ELEMENTWISE_MIN_BATCH = 8  # smaller batches repeat the same sizes' launch floor; keeps the table small
+
+
+def git_show(repo, commit, path):
+    return subprocess.check_output(["git", "--git-dir", repo, "show", "%s:%s" % (commit, path)]).decode()
+
+
+def git_files(repo, commit, folder):
+    out = subprocess.check_output(["git", "--git-dir", repo, "ls-tree", "-r", "--name-only", commit, folder])
+    return out.decode().split()
+
+
+def fmt_s(seconds):
+    return "%.6g" % seconds
+
+
+def layer_kind(name):
+    match = re.match(r"LAYER_(CUDNN|CUBLAS)_([A-Z_]+?)(?:_\d+)?_FLOAT32", name)
+    return match.group(2) if match else None
+
+
+def algorithm_of(name):
+    match = re.search(r"<CUDNN_CONVOLUTION_FWD_ALGO_([A-Z_]+)>", name)
+    return match.group(1) if match else ""
+
+
+def row_of(b, kind, name):
+    """(op, shape, algorithm) of a benchmark record, or None when the table has no op for it."""
+    if kind == "CONV_FWD":
+        if b.get("group", 1) != 1 or b.get("dilation_height", 1) != 1 or b.get("dilation_width", 1) != 1:
+            return None
+        shape = "n=%d;c=%d;h=%d;w=%d;k=%d;r=%d;s=%d;pad_h=%d;pad_w=%d;stride_h=%d;stride_w=%d" % (
+            b["input[0]"], b["input[1]"], b["input[2]"], b["input[3]"], b["filter_count"], b["filter_height"],
+            b["filter_width"], b["pad_height"], b["pad_width"], b["stride_height"], b["stride_width"])
+        return "conv_fwd", shape, algorithm_of(name)
+    if kind == "GEMM_FWD":
+        shape = "m=%d;n=%d;k=%d;ta=%d;tb=%d" % (b["M"], b["N"], b["K"], b["transA"], b["transB"])
+        return "gemm", shape, "cublas"
+    if kind == "ACTIVATION_FWD":
+        if "<CUDNN_ACTIVATION_RELU>" not in name:
+            return None
+        return "elementwise", "elements=%d;fn=relu;tensor_inputs=1" % b["input_size"], ""
+    if kind in ("OP_TENSOR_ADD_FWD", "OP_TENSOR_MUL_FWD"):
+        fn = "add" if kind == "OP_TENSOR_ADD_FWD" else "mul"
+        return "elementwise", "elements=%d;fn=%s;tensor_inputs=2" % (b["input_size"], fn), ""
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repo", required=True, help="git directory of a rai-project/dlperf mirror or clone")
+    parser.add_argument("--commit", required=True)
+    parser.add_argument("-o", "--output", default="hardware_profiles/kernels/dlperf_k80.csv")
+    args = parser.parse_args()
+    short = args.commit[:8]
+
+    rows = {}  # benchmark name -> [op, shape, algorithm, [seconds], source]
+    gemm_by_hash = {}  # the batch-32 GEMM benchmarks' hash -> record (shapes for the latency files)
+    for batch in BENCH_BATCHES:
+        folder = "assets/benchinfo/batchsize_%d/%s" % (batch, GPU_DIR)
+        for path in sorted(git_files(args.repo, args.commit, folder)):
+            for entry in json.loads(git_show(args.repo, args.commit, path)):
+                b = entry["benchmark"]
+                name = b["Name"]
+                if entry.get("type") != "forward" or b.get("TimeUnit") != "ns":
+                    continue
+                kind = layer_kind(name)
+                if kind == "GEMM_FWD" and batch == 32:
+                    gemm_by_hash[re.search(r"__BatchSize_32__(\d+)", name).group(1)] = b
+                kept = row_of(b, kind, name)
+                if not kept or (kept[0] == "elementwise" and batch < ELEMENTWISE_MIN_BATCH):
+                    continue
+                if name not in rows:
+                    benchmark = "%s#%s" % (kind, re.search(r"__BatchSize_\d+__(\d+)", name).group(1))
+                    rows[name] = list(kept) + [[], "dlperf %s %s @%s" % (path[len("assets/"):], benchmark, short)]
+                rows[name][3].append(b["RealTime"] * 1e-9)
+
+    # Fully connected layers at batch >= 64, from the per-layer latency files.
+    latency_rows = {}
+    for batch in LATENCY_BATCHES:
+        folder = "assets/latency/batchsize_%d/%s" % (batch, GPU_DIR)
+        for path in sorted(git_files(args.repo, args.commit, folder)):
+            model = path.rsplit("/", 1)[1]
+            try:
+                batch32 = git_show(args.repo, args.commit, "assets/latency/batchsize_32/%s/%s" % (GPU_DIR, model))
+            except subprocess.CalledProcessError:
+                continue
+            shape_of_layer = {}
+            for r in csv.DictReader(batch32.splitlines()):
+                match = re.match(r"GEMM_FWD(\d+)$", r["BenchmarkName"])
+                if match and match.group(1) in gemm_by_hash:
+                    shape_of_layer[r["LayerName"]] = gemm_by_hash[match.group(1)]
+            text = git_show(args.repo, args.commit, path)
+            for number, r in enumerate(csv.DictReader(text.splitlines()), start=2):
+                b = shape_of_layer.get(r["LayerName"])
+                if r["LayerType"] != "Gemm" or b is None:
+                    continue
+                n, k = b["N"], b["K"]
+                flops = float(r["Theoretical Flops"])  # 2 m n k, plus m n where it counts the bias add
+                if min(abs(flops - 2.0 * batch * n * k), abs(flops - (2.0 * k + 1) * batch * n)) > 0.5:
+                    continue
+                shape = "m=%d;n=%d;k=%d;ta=%d;tb=%d" % (batch, n, k, b["transA"], b["transB"])
+                source = "dlperf %s line %d (shape of the batch-32 layer with m = %d) @%s" % (path[len("assets/"):], number, batch, short)
+                latency_rows.setdefault(shape, ["gemm", shape, "cublas", [], source])[3].append(float(r["RealTime(ms)"]) * 1e-3)
+
+    out = []
+    for op, shape, algorithm, seconds, source in list(rows.values()) + list(latency_rows.values()):
+        out.append([DEVICE_ID, op, shape, "fp32", algorithm, fmt_s(statistics.median(seconds)), source])
+    order = {"gemm": 0, "conv_fwd": 1, "elementwise": 2}
+    out.sort(key=lambda row: (order[row[1]], row[2], row[4]))
+    with open(args.output, "w", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(HEADER)
+        writer.writerows(out)
+    counts = {}
+    for row in out:
+        counts[row[1]] = counts.get(row[1], 0) + 1
+    print("%s: %d rows %s" % (args.output, len(out), counts), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
