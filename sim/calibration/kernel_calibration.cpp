@@ -94,7 +94,7 @@ MemoryCalibration calibrate_memory_from_kernel_tables(const std::vector<std::fil
   const Json target_option = device_id, source_option = source_id;
   const DeviceSpec& target = catalog.device(device_id, JsonReader(target_option, "--device"));
   const DeviceSpec& source = catalog.device(source_id, JsonReader(source_option, "--memory-kernels-device"));
-  if (target.kernel_model) {
+  if (target.kernel_model && target.kernel_model->fit.scaled_from.empty()) {
     throw InputError("--device", "", "\"" + device_id + "\" has a kernel model: fit its memory-bound kernels with "
                                      "--from-kernels TABLE --memory-kernels TABLE");
   }
@@ -128,6 +128,10 @@ MemoryCalibration calibrate_memory_from_kernel_tables(const std::vector<std::fil
   calibration.profile = parse_json_file(catalog.root() / "devices" / (device_id + ".json"));
   calibration.profile["memory_efficiency"] = calibration.elementwise.efficiency;
   calibration.profile["reduction_memory_efficiency"] = calibration.reduction.efficiency;
+  if (calibration.profile.contains("kernel_model")) {  // a borrowed model prices memory-bound kernels with these
+    calibration.profile["kernel_model"]["memory_efficiency"] = calibration.elementwise.efficiency;
+    calibration.profile["kernel_model"]["reduction_memory_efficiency"] = calibration.reduction.efficiency;
+  }
   const KernelErrorSummary& all = calibration.held_out.back();
   const std::string fit =
       "fitted by `placesim calibrate --memory-kernels` on the memory-bound rows of " + source_id + " in " + table_names +
@@ -160,10 +164,19 @@ Json transfer_kernel_model(const std::string& source_id, const std::string& targ
   model.fit.scaled_from = source_id;
   model.fit.date = date;
   Json profile = parse_json_file(catalog.root() / "devices" / (target_id + ".json"));
+  const bool own_bandwidth_fractions = profile.contains("reduction_memory_efficiency");
+  if (own_bandwidth_fractions) {
+    model.memory_efficiency = target.memory_efficiency;
+    model.reduction_memory_efficiency = target.reduction_memory_efficiency;
+  }
   profile["kernel_model"] = write_kernel_model(model);
-  profile["sources"]["kernel_model"] = "the kernel model of " + source_id + " (fitted on " + source.kernel_model->fit.table +
-                                       "), with this device's SM count, peak and bandwidth: no measured table of its own (" +
-                                       date + ")";
+  profile["sources"]["kernel_model"] =
+      "the kernel model of " + source_id + " (fitted on " + source.kernel_model->fit.table +
+      "), with this device's SM count, peak and bandwidth" +
+      (own_bandwidth_fractions ? std::string(" and its own measured bandwidth fractions (memory_efficiency, "
+                                             "reduction_memory_efficiency)")
+                               : std::string()) +
+      ": no measured table of its own (" + date + ")";
   return profile;
 }
 

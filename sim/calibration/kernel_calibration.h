@@ -39,12 +39,13 @@ struct MemoryCalibration {
   int64_t training_rows = 0;
 };
 
-/// Fits `device_id`'s roofline bandwidth fractions (a profile without a kernel model: its
-/// memory_efficiency and reduction_memory_efficiency) on the memory-bound rows (elementwise,
+/// Fits `device_id`'s bandwidth fractions (a profile without a kernel model of its own: its
+/// memory_efficiency and reduction_memory_efficiency, and a borrowed kernel model's copies of
+/// them, transfer_kernel_model) on the memory-bound rows (elementwise,
 /// softmax, layernorm) that `source_id` measured in `tables`, as fractions of the source's own
 /// bandwidth: the same device, or a board with the same memory technology (e.g. the PCIe card of
 /// an SXM module). One row in five is held out as in the kernel fit. The sources name the tables,
-/// the source device and the fit. InputError when a profile is unknown, the target has a kernel
+/// the source device and the fit. InputError when a profile is unknown, the target has a fitted kernel
 /// model (fit it with --from-kernels and --memory-kernels), or a kernel class has no rows.
 MemoryCalibration calibrate_memory_from_kernel_tables(const std::vector<std::filesystem::path>& tables,
                                                       const std::string& device_id, const std::string& source_id,
@@ -59,8 +60,11 @@ std::string profile_text_in_file_order(const std::filesystem::path& original, co
 
 /// A device with no measured table borrows the kernel model of a measured device of its (or the
 /// nearest) generation: the efficiencies are fractions of peak, so they carry over, while the
-/// SM count, peak and bandwidth stay the target's own datasheet numbers. The fit says
-/// "scaled_from". InputError when either profile lacks what this needs.
+/// SM count, peak and bandwidth stay the target's own datasheet numbers. A target whose profile
+/// already carries measured bandwidth fractions (`reduction_memory_efficiency`, written by
+/// `--memory-kernels` or `--memory-kernels-device`) keeps them: memory-bound kernels come from its
+/// own measurements, GEMMs and convolutions from the borrowed model. The fit says "scaled_from".
+/// InputError when either profile lacks what this needs.
 Json transfer_kernel_model(const std::string& source_id, const std::string& target_id, const HardwareCatalog& catalog,
                            const std::string& date);
 

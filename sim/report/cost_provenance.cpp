@@ -22,6 +22,17 @@ std::string fp8_gemm_efficiency(const DeviceSpec& spec, Precision precision) {
   return "the kernel model's " + to_string(*source) + " GEMM efficiency (no fp8 fit)";
 }
 
+/// The fitted precision that prices `precision`'s GEMMs on a kernel model without a fit of its
+/// own ("" when it has one, shares fp16/bf16's, runs no such GEMMs, or is fp8: fp8_gemm_efficiency).
+std::string gemm_efficiency_stand_in(const DeviceSpec& spec, Precision precision) {
+  if (!spec.kernel_model || precision == Precision::kFp8 || !spec.has_peak(precision)) return "";
+  const std::optional<Precision> source = spec.kernel_model->gemm_efficiency_source(precision);
+  if (!source || *source == precision) return "";
+  const bool sixteen_bit = (precision == Precision::kFp16 || precision == Precision::kBf16) &&
+                           (*source == Precision::kFp16 || *source == Precision::kBf16);
+  return sixteen_bit ? "" : to_string(*source);
+}
+
 }  // namespace
 
 std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision) {
@@ -44,6 +55,8 @@ std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision
       source.kind = "roofline";
     }
     source.fp8_gemm_efficiency = fp8_gemm_efficiency(spec, precision);
+    source.gemm_efficiency_stand_in = gemm_efficiency_stand_in(spec, precision);
+    source.precision = precision;
     source.step_validation = spec.step_validation;
     sources.push_back(std::move(source));
   }
@@ -62,6 +75,11 @@ std::string describe(const CostSource& source) {
   if (!source.fp8_gemm_efficiency.empty()) {
     text += "; fp8 GEMMs: the datasheet's dense FP8 peak x " + source.fp8_gemm_efficiency +
             ", an estimate (no FP8 kernels measured)";
+  }
+  if (!source.gemm_efficiency_stand_in.empty()) {
+    text += "; " + to_string(source.precision) + " GEMMs: the datasheet's " + to_string(source.precision) +
+            " peak x the kernel model's " + source.gemm_efficiency_stand_in + " GEMM efficiency, an estimate (no " +
+            to_string(source.precision) + " kernels measured)";
   }
   if (const auto& v = source.step_validation) {
     char buffer[128];
@@ -83,6 +101,9 @@ Json cost_sources_json(const std::vector<CostSource>& sources) {
   for (const auto& s : sources) {
     Json entry = {{"profile", s.profile}, {"kind", s.kind}};
     if (!s.fp8_gemm_efficiency.empty()) entry["fp8_gemm_efficiency"] = s.fp8_gemm_efficiency;
+    if (!s.gemm_efficiency_stand_in.empty()) {
+      entry["gemm_efficiency_stand_in"] = {{"precision", to_string(s.precision)}, {"fitted_precision", s.gemm_efficiency_stand_in}};
+    }
     if (s.kind != "roofline") {
       entry["table"] = s.table;
       entry["date"] = s.date;

@@ -23,6 +23,13 @@ struct CostSource {
   /// Under fp8, which GEMM efficiency prices its FP8 GEMMs when no fp8 kernels were measured
   /// ("" otherwise): the line says it is an estimate.
   std::string fp8_gemm_efficiency;
+  /// Under another precision the kernel model has no fit of its own for (tf32 on a model fitted on
+  /// fp32 and fp16, fp16 on one fitted on fp32 only), the fitted precision whose efficiency its
+  /// GEMMs take ("" otherwise; fp16 and bf16 standing in for each other is the model's rule, not
+  /// listed).
+  std::string gemm_efficiency_stand_in;
+  Precision precision = Precision::kFp32;  ///< the run's
+
   std::optional<StepValidation> step_validation;  ///< the profile's published cases, if any
 };
 

@@ -12,6 +12,7 @@
 #include "sim/calibration/kernel_calibration.h"
 #include "sim/calibration/kernel_fit.h"
 #include "sim/cluster/hardware_catalog.h"
+#include "sim/cluster/kernel_model_json.h"
 #include "sim/calibration/kernel_table.h"
 #include "sim/cost/conv_model.h"
 #include "sim/cost/cost_model.h"
@@ -396,6 +397,37 @@ TEST(KernelFit, ARooflineProfileTakesItsSiblingsMeasuredBandwidthFractions) {
   EXPECT_THROW(calibrate_memory_from_kernel_tables({table}, "v100-sxm2-16gb", "a100-pcie-80gb", catalog, "today"),
                InputError);
   std::filesystem::remove_all(directory);
+}
+
+// --kernel-model-from: efficiencies carry over as fractions of peak; the SM count is the target's;
+// a target with measured bandwidth fractions of its own (reduction_memory_efficiency in its
+// profile) keeps them, one without takes the lender's.
+TEST(KernelModelTransfer, BorrowsTheModelAndKeepsTheTargetsMeasuredBandwidthFractions) {
+  const HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
+  const JsonReader nowhere(Json::object(), "test");
+  const DeviceSpec& lender = catalog.device("v100-sxm2-16gb", nowhere);
+  ASSERT_TRUE(lender.kernel_model);
+  for (const std::string target_id : {"a100-sxm4-40gb", "k80"}) {
+    SCOPED_TRACE(target_id);
+    const DeviceSpec& target = catalog.device(target_id, nowhere);
+    const Json profile = transfer_kernel_model("v100-sxm2-16gb", target_id, catalog, "2026-12-02");
+    const KernelModel model = read_kernel_model(JsonReader(profile.at("kernel_model"), "test"));
+    EXPECT_EQ(model.sm_count, target.sm_count);
+    EXPECT_EQ(model.fit.scaled_from, "v100-sxm2-16gb");
+    EXPECT_EQ(model.gemm_efficiency, lender.kernel_model->gemm_efficiency);
+    EXPECT_EQ(model.conv_efficiency, lender.kernel_model->conv_efficiency);
+    const std::string source = profile.at("sources").at("kernel_model").get<std::string>();
+    if (target.reduction_memory_efficiency > 0) {  // the A100 SXM4 40GB: fitted on NeuSight's A100 PCIe 40GB
+      EXPECT_EQ(model.memory_efficiency, target.memory_efficiency);
+      EXPECT_EQ(model.reduction_memory_efficiency, target.reduction_memory_efficiency);
+      EXPECT_NE(source.find("its own measured bandwidth fractions"), std::string::npos) << source;
+    } else {
+      EXPECT_EQ(model.memory_efficiency, lender.kernel_model->memory_efficiency);
+      EXPECT_EQ(source.find("its own measured bandwidth fractions"), std::string::npos) << source;
+    }
+  }
+  EXPECT_GT(catalog.device("a100-sxm4-40gb", nowhere).reduction_memory_efficiency, 0);
+  EXPECT_EQ(catalog.device("k80", nowhere).reduction_memory_efficiency, 0);
 }
 
 // Memory-bound rows timed alone (t = bytes / (700 GB/s x e) + floor): elementwise at e = 0.85 with a
