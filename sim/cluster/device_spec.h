@@ -20,7 +20,7 @@ namespace placesim {
 /// How the step times placesim predicts on a device profile compared with published ones: the
 /// profile's rows of the open validation set (`placesim validate scenarios/validation/`), their
 /// mean absolute percentage error and when it was measured. Kept current by a test that
-/// re-validates the set (tests/unit/step_validation_test.cpp).
+/// re-validates the set (tests/data/step_validation_test.cpp).
 struct StepValidation {
   int64_t cases = 0;
   double mape_percent = 0;

@@ -1,5 +1,5 @@
 // The keys each block of a scenario file may hold. The loader refuses any other key with these
-// lists (JsonReader::reject_unknown_keys), and tests/unit/docs_test.cpp checks that the tables of
+// lists (JsonReader::reject_unknown_keys), and tests/docs/docs_test.cpp checks that the tables of
 // docs/scenario-format.md name exactly these keys, so a key the loader accepts cannot go
 // undocumented.
 #pragma once

@@ -1,6 +1,6 @@
 // `placesim calibrate --from-trace TRACE.json --device ID -o TABLE.csv` as a user runs it: the
 // table written, what went into it and what was left out on standard error, and the next command;
-// bad command lines exit 2. The trace reader itself: tests/unit/kineto_trace_test.cpp.
+// bad command lines exit 2. The trace reader itself: tests/sim/calibration/kineto_trace_test.cpp.
 #include <gtest/gtest.h>
 
 #include <filesystem>

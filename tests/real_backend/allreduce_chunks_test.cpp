@@ -12,7 +12,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "../unit/test_support.h"
+#include "tests/support/test_support.h"
 #include "real_backend/runtime/allreduce_chunks.h"
 
 namespace placesim {

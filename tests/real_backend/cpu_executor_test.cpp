@@ -10,7 +10,7 @@
 #include <cmath>
 #include <map>
 
-#include "../unit/test_support.h"
+#include "tests/support/test_support.h"
 #include "real_backend/calibration.h"
 #include "real_backend/runtime/cpu_kernels.h"
 #include "real_backend/cuda/cuda_executor.h"

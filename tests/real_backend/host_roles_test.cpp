@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "../unit/test_support.h"
+#include "tests/support/test_support.h"
 
 namespace placesim::real {
 namespace {

@@ -17,7 +17,7 @@
 #include <iostream>
 
 #include "../cli/run_placesim.h"
-#include "../unit/test_support.h"
+#include "tests/support/test_support.h"
 #include "sim/session/pipeline.h"
 #include "real_backend/cuda/cuda_executor.h"
 #include "real_backend/executor_factory.h"

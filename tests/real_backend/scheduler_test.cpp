@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "../unit/test_support.h"
+#include "tests/support/test_support.h"
 
 namespace placesim::real {
 namespace {

@@ -1,0 +1,164 @@
+// The analytical tier against hand-derived numbers (chain = sum, parallel = max, one device =
+// one task at a time, alpha-beta transfers and ring all-reduce), and against the SimGrid engine
+// on small plans without contention, where the two must agree within 1%.
+#include <gtest/gtest.h>
+
+#include "sim/session/pipeline.h"
+#include "sim/analytical/analytical_engine.h"
+#include "sim/engine/simgrid_engine.h"
+#include "tests/support/scenario_text.h"
+#include "tests/support/test_support.h"
+
+namespace placesim {
+namespace {
+
+using testing::add;
+using testing::compute_task;
+using testing::empty_plan;
+using testing::gpus;
+using testing::round_link;
+using testing::transfer_task;
+
+constexpr double kRelative = 1e-9;
+
+double estimate(const ExecutionPlan& plan, const Cluster& cluster) { return estimate_step(plan, cluster).makespan_seconds; }
+
+TEST(Analytical, ChainTakesTheSumOfItsOps) {
+  Cluster cluster = gpus(1);  // 1e12 FLOP/s
+  ExecutionPlan plan = empty_plan(cluster);
+  TaskId a = add(plan, compute_task(0, 1e12));
+  TaskId b = add(plan, compute_task(0, 2e12), {a});
+  add(plan, compute_task(0, 3e12), {b});
+  EXPECT_NEAR(estimate(plan, cluster), 1.0 + 2.0 + 3.0, kRelative);
+}
+
+TEST(Analytical, IndependentOpsOnTwoDevicesTakeTheLonger) {
+  Cluster cluster = gpus(2);
+  ExecutionPlan plan = empty_plan(cluster);
+  add(plan, compute_task(0, 3e12));
+  add(plan, compute_task(1, 2e12));
+  EXPECT_NEAR(estimate(plan, cluster), std::max(3.0, 2.0), kRelative);
+}
+
+TEST(Analytical, IndependentOpsOnOneDeviceRunOneAtATimeLowestIdFirst) {
+  Cluster cluster = gpus(1);
+  ExecutionPlan plan = empty_plan(cluster);
+  add(plan, compute_task(0, 3e12));
+  add(plan, compute_task(0, 2e12));
+  AnalyticalStepEstimate result = estimate_step(plan, cluster);
+  EXPECT_NEAR(result.makespan_seconds, 3.0 + 2.0, kRelative);
+  EXPECT_NEAR(result.timeline.tasks[0].end_seconds, 3.0, kRelative);
+  EXPECT_NEAR(result.timeline.tasks[1].start_seconds, 3.0, kRelative);
+  EXPECT_EQ(result.timeline.source, "analytical");
+}
+
+TEST(Analytical, DiamondTakesTheLongerBranch) {
+  // a (1 s) -> {b on GPU 0 (2 s), c on GPU 1 (4 s)} -> d (1 s): 1 + max(2, 4) + 1 = 6 s.
+  Cluster cluster = gpus(2);
+  ExecutionPlan plan = empty_plan(cluster);
+  TaskId a = add(plan, compute_task(0, 1e12));
+  TaskId b = add(plan, compute_task(0, 2e12), {a});
+  TaskId c = add(plan, compute_task(1, 4e12), {a});
+  add(plan, compute_task(0, 1e12), {b, c});
+  EXPECT_NEAR(estimate(plan, cluster), 1.0 + std::max(2.0, 4.0) + 1.0, kRelative);
+}
+
+TEST(Analytical, TransferTakesLatencyPlusBytesOverBandwidth) {
+  Cluster cluster = gpus(2);
+  cluster.add_link(0, 1, round_link(/*bandwidth=*/1e9, /*latency=*/1e-5));
+  ExecutionPlan plan = empty_plan(cluster);
+  TaskId a = add(plan, compute_task(0, 1e12));
+  add(plan, transfer_task(0, 1, 5e8), {a});
+  // 1 s of compute, then alpha + S / B = 1e-5 + 5e8 / 1e9.
+  EXPECT_NEAR(estimate(plan, cluster), 1.0 + 1e-5 + 5e8 / 1e9, kRelative);
+}
+
+TEST(Analytical, TwoTransfersOnOneLinkDoNotShareIt) {
+  // No contention by construction: both take alpha + S/B, so the makespan is one transfer's.
+  Cluster cluster = gpus(2);
+  cluster.add_link(0, 1, round_link(1e9, 1e-5));
+  ExecutionPlan plan = empty_plan(cluster);
+  add(plan, transfer_task(0, 1, 5e8));
+  add(plan, transfer_task(0, 1, 5e8));
+  EXPECT_NEAR(estimate(plan, cluster), 1e-5 + 5e8 / 1e9, kRelative);
+}
+
+TEST(Analytical, RingAllReduceIsTwoNMinusOneRoundsOfAlphaPlusSOverNB) {
+  const size_t n = 4;
+  const double bandwidth = 1e10, latency = 5e-6, bytes = 1e8;
+  Cluster cluster = gpus(n);
+  for (size_t i = 0; i < n; ++i) cluster.add_link(i, (i + 1) % n, round_link(bandwidth, latency));
+  ExecutionPlan plan = empty_plan(cluster);
+  Task task;
+  task.kind = TaskKind::kCollective;
+  task.phase = Phase::kCollective;
+  task.group = {0, 1, 2, 3};
+  task.algorithm = CollectiveAlgorithm::kRing;
+  task.bytes = bytes;
+  add(plan, task);
+  // 2(N-1) rounds, each alpha + (S/N)/B: 6 x (5e-6 + 2.5e7 / 1e10) = 15.03 ms.
+  const double expected = 2.0 * (n - 1) * (latency + bytes / n / bandwidth);
+  EXPECT_NEAR(estimate(plan, cluster), expected, expected * kRelative);
+}
+
+TEST(Analytical, ZeroCostTasksTakeNoTimeAndDoNotHoldTheDevice) {
+  Cluster cluster = gpus(1);
+  ExecutionPlan plan = empty_plan(cluster);
+  TaskId a = add(plan, compute_task(0, 0));
+  add(plan, compute_task(0, 1e12), {a});
+  EXPECT_NEAR(estimate(plan, cluster), 1.0, kRelative);
+}
+
+TEST(Analytical, StepIsTheMakespanOverTheSteps) {
+  Cluster cluster = gpus(1);
+  ExecutionPlan plan = empty_plan(cluster);
+  plan.steps = 2;
+  TaskId a = add(plan, compute_task(0, 1e12));
+  add(plan, compute_task(0, 1e12), {a});
+  EXPECT_NEAR(estimate_step(plan, cluster).step_seconds, 2.0 / 2, kRelative);
+}
+
+TEST(Analytical, ACycleIsAnError) {
+  Cluster cluster = gpus(1);
+  ExecutionPlan plan = empty_plan(cluster);
+  add(plan, compute_task(0, 1e12), {1});
+  add(plan, compute_task(0, 1e12), {0});
+  EXPECT_THROW(estimate_step(plan, cluster), std::runtime_error);
+}
+
+// Small plans without contention: the analytical tier and SimGrid within 1%.
+TEST(AnalyticalVersusSimGrid, AChainAcrossTwoDevicesAgrees) {
+  Cluster cluster = gpus(2);
+  cluster.add_link(0, 1, round_link(1e9, 1e-5));
+  ExecutionPlan plan = empty_plan(cluster);
+  TaskId a = add(plan, compute_task(0, 1e12));
+  TaskId t = add(plan, transfer_task(0, 1, 2e8), {a});
+  TaskId b = add(plan, compute_task(1, 5e11), {t});
+  add(plan, compute_task(0, 2e11), {a});
+  TaskId back = add(plan, transfer_task(1, 0, 1e8), {b});
+  add(plan, compute_task(0, 3e11), {back});
+  double simulated = make_simgrid_engine()->simulate(plan, cluster).makespan_seconds();
+  EXPECT_NEAR(estimate(plan, cluster), simulated, simulated * 0.01);
+}
+
+Scenario load(const Json& document) { return testing::scenario_from_json(document); }
+
+TEST(AnalyticalVersusSimGrid, AnMlpOnOneGpuAgrees) {
+  Scenario scenario = load(Json::parse(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"},
+      "run": {"batch_size": 64, "steps": 2}})"));
+  PlannedScenario planned = plan_scenario(scenario);
+  double simulated = simulate_plan(planned.plan, scenario.cluster).metrics.makespan_seconds;
+  EXPECT_NEAR(estimate(planned.plan, scenario.cluster), simulated, simulated * 0.01);
+}
+
+TEST(AnalyticalVersusSimGrid, ARingAllReduceOfTwoReplicasOverNvlinkAgrees) {
+  // Two V100s joined by NVLink: one ring all-reduce per bucket, one flow per link direction.
+  Scenario scenario = load(Json::parse(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"},
+      "strategy": {"data_parallel": {"replicas": 2, "algorithm": "ring"}}, "run": {"batch_size": 64}})"));
+  PlannedScenario planned = plan_scenario(scenario);
+  double simulated = simulate_plan(planned.plan, scenario.cluster).metrics.makespan_seconds;
+  EXPECT_NEAR(estimate(planned.plan, scenario.cluster), simulated, simulated * 0.01);
+}
+
+}  // namespace
+}  // namespace placesim

@@ -1,0 +1,243 @@
+// Data-parallel plans against hand-derived behaviour: the parameter server's link as the
+// bottleneck, stragglers in sync and async training, staleness, gradient bucketing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/session/pipeline.h"
+#include "sim/plan/collective_schedule.h"
+#include "sim/planner/data_parallel_builder.h"
+#include "sim/planner/step_emitter.h"
+#include "sim/report/data_parallel_metrics.h"
+#include "tests/support/test_support.h"
+
+namespace placesim {
+namespace {
+
+constexpr double kGpuPeak = 1e13;          // FLOP/s
+constexpr double kGpuMemory = 1e13;        // bytes/s: optimizer updates are negligible
+constexpr double kFastLink = 1e11;         // bytes/s
+constexpr double kLatency = 1e-6;
+
+/// `workers` GPUs and `servers` CPUs hanging off one switch; GPU links are fast, each CPU's
+/// link has bandwidth `server_bandwidth` (the bottleneck under test).
+Cluster star(size_t workers, size_t servers, double server_bandwidth) {
+  Cluster cluster;
+  cluster.name = "star";
+  DeviceSpec gpu = testing::round_gpu(kGpuPeak, kGpuMemory);
+  DeviceSpec cpu = gpu;
+  cpu.kind = DeviceKind::kCpu;
+  cpu.id = "test-cpu";
+  VertexId hub = 0;
+  std::vector<DeviceId> ids;
+  for (size_t i = 0; i < servers; ++i) {
+    ClusterDevice device;
+    device.name = DeviceName{"localhost", 0, 0, DeviceKind::kCpu, static_cast<int>(i)};
+    device.spec = cpu;
+    ids.push_back(cluster.add_device(device, "CPU:" + std::to_string(i)));
+  }
+  for (size_t i = 0; i < workers; ++i) {
+    ClusterDevice device;
+    device.name = DeviceName{"localhost", 0, 0, DeviceKind::kGpu, static_cast<int>(i)};
+    device.spec = gpu;
+    ids.push_back(cluster.add_device(device, "GPU:" + std::to_string(i)));
+  }
+  hub = cluster.add_switch("switch");
+  for (DeviceId id : ids) {
+    bool server = cluster.device(id).name.kind == DeviceKind::kCpu;
+    cluster.add_link(cluster.device(id).vertex, hub, testing::round_link(server ? server_bandwidth : kFastLink, kLatency));
+  }
+  return cluster;
+}
+
+std::vector<DeviceId> of_kind(const Cluster& cluster, DeviceKind kind) {
+  std::vector<DeviceId> ids;
+  for (DeviceId id = 0; id < cluster.devices().size(); ++id) {
+    if (cluster.device(id).name.kind == kind) ids.push_back(id);
+  }
+  return ids;
+}
+
+/// A chain of `layers` dense layers, each `flops` forward and `parameters` parameters.
+OpGraph chain(size_t layers, double flops, double parameters) {
+  OpGraph graph;
+  for (size_t i = 0; i < layers; ++i) {
+    Op op;
+    op.name = "dense" + std::to_string(i);
+    op.type = "MatMul";
+    op.kind = OpKind::kMatMul;
+    op.forward_flops = flops;
+    op.backward_flops = 2 * flops;
+    op.parameter_count = parameters;
+    op.output_bytes = 1e3;
+    OpId id = graph.add_op(op);
+    if (i > 0) graph.add_edge(id - 1, id);
+  }
+  return graph;
+}
+
+struct Outcome {
+  ExecutionPlan plan;
+  SimulatedRun run;
+  DataParallelMetrics dp;
+};
+
+Outcome simulate(const OpGraph& graph, const Cluster& cluster, const DataParallelOptions& options, int64_t steps = 1,
+                 double jitter = 0) {
+  RunOptions run;
+  run.steps = steps;
+  run.jitter_sigma = jitter;
+  Outcome outcome;
+  outcome.plan = build_data_parallel_plan(graph, cluster, run, options, "dp", nullptr);
+  outcome.run = simulate_plan(outcome.plan, cluster);
+  outcome.dp = compute_data_parallel_metrics(outcome.plan, outcome.run.timeline);
+  return outcome;
+}
+
+DataParallelOptions parameter_server(const Cluster& cluster, size_t workers, size_t servers) {
+  DataParallelOptions options;
+  options.aggregation = Aggregation::kParameterServer;
+  auto gpus = of_kind(cluster, DeviceKind::kGpu);
+  auto cpus = of_kind(cluster, DeviceKind::kCpu);
+  options.replicas.assign(gpus.begin(), gpus.begin() + static_cast<long>(workers));
+  options.parameter_servers.assign(cpus.begin(), cpus.begin() + static_cast<long>(servers));
+  return options;
+}
+
+// One PS, N workers each pulling then pushing P bytes through the PS's link of bandwidth B:
+// the link carries N x P each way, one after the other, so the step grows by 2 x P / B per worker.
+TEST(ParameterServer, CommunicationGrowsAsTwoNPOverBThroughTheServersLink) {
+  const double parameters = 25e6, bytes = 4 * parameters, bandwidth = 1e9;
+  OpGraph graph = chain(1, 1e9, parameters);
+  auto step_time = [&](size_t workers) {
+    Cluster cluster = star(workers, 1, bandwidth);
+    return simulate(graph, cluster, parameter_server(cluster, workers, 1)).run.metrics.step_time_seconds;
+  };
+  const double two = step_time(2), four = step_time(4), eight = step_time(8);
+  const double per_two_workers = 2 * 2 * bytes / bandwidth;  // two more workers: 2 x 2 x P / B
+  EXPECT_NEAR(four - two, per_two_workers, per_two_workers * 0.02);
+  EXPECT_NEAR(eight - four, 2 * per_two_workers, 2 * per_two_workers * 0.02);
+  EXPECT_GT(2 * 8 * bytes / bandwidth / eight, 0.95);  // the PS link dominates the step
+}
+
+// Sharding k equal variables over k servers (each with its own link) divides the traffic k-fold.
+TEST(ParameterServer, KServersShrinkTheCommunicationAboutKFold) {
+  const double parameters = 25e6, bandwidth = 1e9;
+  const size_t workers = 8;
+  OpGraph graph = chain(4, 1e8, parameters / 4);
+  Cluster one = star(workers, 1, bandwidth);
+  Cluster four = star(workers, 4, bandwidth);
+  double single = simulate(graph, one, parameter_server(one, workers, 1)).run.metrics.step_time_seconds;
+  double sharded = simulate(graph, four, parameter_server(four, workers, 4)).run.metrics.step_time_seconds;
+  EXPECT_NEAR(single / sharded, 4.0, 4.0 * 0.15);
+}
+
+TEST(ParameterServer, GreedyShardingBalancesBytesRoundRobinFollowsOrder) {
+  OpGraph graph;
+  for (double parameters : {100.0, 10.0, 10.0, 10.0, 10.0}) {
+    Op op;
+    op.name = "v" + std::to_string(graph.size());
+    op.parameter_count = parameters;
+    graph.add_op(op);
+  }
+  EXPECT_EQ(shard_variables(graph, 2, Sharding::kRoundRobin), (std::vector<size_t>{0, 1, 0, 1, 0}));
+  EXPECT_EQ(shard_variables(graph, 2, Sharding::kGreedy), (std::vector<size_t>{0, 1, 1, 1, 1}));
+}
+
+DataParallelOptions ring_all_reduce(const Cluster& cluster, size_t workers) {
+  DataParallelOptions options;
+  options.aggregation = Aggregation::kAllReduce;
+  options.algorithm = CollectiveAlgorithm::kRing;
+  auto gpus = of_kind(cluster, DeviceKind::kGpu);
+  options.replicas.assign(gpus.begin(), gpus.begin() + static_cast<long>(workers));
+  return options;
+}
+
+// A sync step waits for the slowest replica: one worker at half speed makes the step take its
+// compute time, and the others' wait shows as straggler loss = slowest - mean.
+TEST(SyncDataParallel, OneWorkerSlowedTwofoldSetsTheStepAndShowsAsStragglerLoss) {
+  const size_t workers = 4;
+  OpGraph graph = chain(2, 1e12, 1e3);  // compute-bound: 3 x 2e12 / 1e13 = 0.6 s per step
+  Cluster even = star(workers, 1, kFastLink);
+  Cluster slow = even;
+  auto gpus = of_kind(slow, DeviceKind::kGpu);
+  slow.devices()[gpus[2]].speed_factor = 0.5;
+  Outcome fast = simulate(graph, even, ring_all_reduce(even, workers));
+  Outcome straggled = simulate(graph, slow, ring_all_reduce(slow, workers));
+  const double compute = 3 * 2 * 1e12 / kGpuPeak;
+  EXPECT_NEAR(straggled.run.metrics.step_time_seconds - fast.run.metrics.step_time_seconds, compute, compute * 0.01);
+  // Backward ends: three at ~compute, one at ~2 x compute: max - mean = 2c - 1.25c = 0.75c.
+  EXPECT_NEAR(straggled.dp.straggler_loss_seconds, 0.75 * compute, compute * 0.01);
+  EXPECT_NEAR(fast.dp.straggler_loss_seconds, 0, 1e-9);
+}
+
+// Async workers never wait: with one of N workers at half speed, throughput stays near
+// (N - 0.5) / N of N full-speed workers.
+TEST(AsyncDataParallel, ThroughputWithOneSlowWorkerStaysNearNMinusHalfOverN) {
+  const size_t workers = 4;
+  OpGraph graph = chain(2, 1e11, 1e3);
+  Cluster even = star(workers, 1, kFastLink);
+  Cluster slow = even;
+  slow.devices()[of_kind(slow, DeviceKind::kGpu)[1]].speed_factor = 0.5;
+  DataParallelOptions options = parameter_server(even, workers, 1);
+  options.mode = SyncMode::kAsync;
+  double ideal = simulate(graph, even, options, 20).dp.samples_per_second;
+  double with_straggler = simulate(graph, slow, options, 20).dp.samples_per_second;
+  const double n = static_cast<double>(workers);
+  EXPECT_NEAR(with_straggler / ideal, (n - 0.5) / n, 0.02);
+  // The same straggler costs a synchronous run half its throughput.
+  DataParallelOptions sync = options;
+  sync.mode = SyncMode::kSync;
+  double sync_ratio = simulate(graph, slow, sync, 5).dp.samples_per_second / simulate(graph, even, sync, 5).dp.samples_per_second;
+  EXPECT_LT(sync_ratio, 0.55);
+}
+
+// N identical async workers: between a worker's pull and its own update the N - 1 others each
+// apply one update, so staleness averages N - 1.
+TEST(AsyncDataParallel, StalenessOfIdenticalWorkersAveragesNMinusOne) {
+  for (size_t workers : {2, 4, 8}) {
+    OpGraph graph = chain(2, 1e11, 1e3);
+    Cluster cluster = star(workers, 1, kFastLink);
+    DataParallelOptions options = parameter_server(cluster, workers, 1);
+    options.mode = SyncMode::kAsync;
+    Outcome outcome = simulate(graph, cluster, options, 30, /*jitter=*/0.05);
+    EXPECT_NEAR(outcome.dp.staleness.mean, static_cast<double>(workers - 1), 0.15 * static_cast<double>(workers))
+        << workers << " workers";
+    EXPECT_LE(outcome.dp.staleness.max, 2.0 * static_cast<double>(workers));
+  }
+}
+
+// Bucketed all-reduce overlapping with backward hides communication: the step is shorter than
+// compute + all-reduce; without overlap it is exactly compute + all-reduce.
+TEST(SyncDataParallel, BucketsOverlapAllReduceWithBackwardAndWithoutOverlapItAdds) {
+  const size_t workers = 4, layers = 4;
+  const double flops = 2e11, parameters = 25e6;
+  OpGraph graph = chain(layers, flops, parameters);
+  Cluster cluster = testing::gpus(workers, testing::round_gpu(kGpuPeak, kGpuMemory));
+  for (size_t i = 0; i < workers; ++i) cluster.add_link(i, (i + 1) % workers, testing::round_link(1e10, kLatency));
+  DataParallelOptions options = ring_all_reduce(cluster, workers);
+  options.replicas = {0, 1, 2, 3};
+  options.bucket_bytes = 4 * parameters;  // one layer per bucket
+  const double compute = layers * 3 * flops / kGpuPeak;
+  const double bucket = 4 * parameters;
+  const double all_reduce = layers * allreduce_estimate_seconds(CollectiveAlgorithm::kRing, options.replicas, bucket, cluster);
+  options.overlap = false;
+  double serial = simulate(graph, cluster, options).run.metrics.step_time_seconds;
+  EXPECT_NEAR(serial, compute + all_reduce, (compute + all_reduce) * 0.01);
+  options.overlap = true;
+  double overlapped = simulate(graph, cluster, options).run.metrics.step_time_seconds;
+  EXPECT_LT(overlapped, 0.9 * (compute + all_reduce));
+  EXPECT_GE(overlapped, std::max(compute, all_reduce));
+}
+
+TEST(DataParallel, JitterIsSeededAndHasMeanOne) {
+  EXPECT_EQ(jitter_factor(7, 2, 3, 0.2), jitter_factor(7, 2, 3, 0.2));
+  EXPECT_NE(jitter_factor(7, 2, 3, 0.2), jitter_factor(8, 2, 3, 0.2));
+  EXPECT_EQ(jitter_factor(7, 2, 3, 0.0), 1.0);
+  double sum = 0;
+  for (int64_t step = 0; step < 20000; ++step) sum += jitter_factor(1, 0, step, 0.3);
+  EXPECT_NEAR(sum / 20000, 1.0, 0.01);
+}
+
+}  // namespace
+}  // namespace placesim

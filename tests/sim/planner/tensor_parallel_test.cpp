@@ -1,0 +1,476 @@
+// Tensor parallelism in the Megatron style (Shoeybi et al. 2019) and its 3D composition, against
+// hand-derived numbers: a layer's time is its split compute plus four ring all-reduces of the
+// b x s x h activation (2 forward, 2 backward); activation memory follows Korthikanti et al.
+// 2022; mixed-precision Adam holds 16 bytes per parameter, of which each rank holds its shard.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "sim/session/pipeline.h"
+#include "models/zoo.h"
+#include "sim/core/glob.h"
+#include "sim/core/input_error.h"
+#include "sim/planner/parallel_3d_builder.h"
+#include "sim/planner/tensor_parallel.h"
+#include "tests/support/test_support.h"
+
+namespace placesim {
+namespace {
+
+constexpr double kPeak = 1e12;        // FLOP/s
+constexpr double kBandwidth = 1e10;   // B, bytes/s per link direction
+constexpr double kLatency = 5e-6;     // a, seconds per hop
+constexpr double kGemmFlops = 1e10;   // F: forward FLOPs of each GEMM of the layer (whole batch)
+constexpr double kNormFlops = 1e9;    // forward (= backward) FLOPs of the layer norm
+constexpr double kActivation = 8e6;   // X: bytes of the b x s x h activation
+
+// t GPUs in a ring (i <-> i+1), as collective_test.cpp: a ring all-reduce of S bytes takes
+// 2(t-1)/t S/B + 2(t-1) a.
+Cluster ring_of_gpus(size_t t) {
+  Cluster cluster = testing::gpus(t, testing::round_gpu(kPeak, /*bandwidth=*/1e15));
+  if (t == 2) cluster.add_link(0, 1, testing::round_link(kBandwidth, kLatency));
+  if (t > 2) {
+    for (size_t i = 0; i < t; ++i) cluster.add_link(i, (i + 1) % t, testing::round_link(kBandwidth, kLatency));
+  }
+  return cluster;
+}
+
+// n GPUs on one switch (routes never pass through a GPU).
+Cluster switched_gpus(size_t n) {
+  Cluster cluster = testing::gpus(n, testing::round_gpu(kPeak, /*bandwidth=*/1e15));
+  VertexId hub = cluster.add_switch("switch");
+  for (size_t i = 0; i < n; ++i) cluster.add_link(cluster.device(i).vertex, hub, testing::round_link(kBandwidth, kLatency));
+  return cluster;
+}
+
+OpId add(OpGraph& graph, const std::string& name, const std::string& type, OpKind kind, double flops,
+         double backward_flops, double output_bytes, std::optional<OpId> input) {
+  Op op;
+  op.name = name;
+  op.type = type;
+  op.kind = kind;
+  op.forward_flops = flops;
+  op.backward_flops = backward_flops;
+  op.output_bytes = output_bytes;
+  op.parameter_count = flops > 0 ? 10 : 0;  // few parameters: the updates take picoseconds
+  OpId id = graph.add_op(op);
+  if (input) graph.add_edge(*input, id, graph.op(*input).output_bytes);
+  return id;
+}
+
+/// One transformer-like layer: ln -> attention block (qkv columns, attn_proj rows) -> MLP block
+/// (mlp_fc columns, mlp_proj rows) -> loss. Every GEMM does F forward and 2F backward.
+OpGraph layer_graph() {
+  OpGraph graph;
+  OpId x = add(graph, "input/x", "Placeholder", OpKind::kDataMovement, 0, 0, kActivation, std::nullopt);
+  OpId ln = add(graph, "h.0/ln_1", "LayerNorm", OpKind::kNormalization, kNormFlops, kNormFlops, kActivation, x);
+  OpId qkv = add(graph, "h.0/qkv", "MatMul", OpKind::kMatMul, kGemmFlops, 2 * kGemmFlops, 3 * kActivation, ln);
+  OpId proj = add(graph, "h.0/attn_proj", "MatMul", OpKind::kMatMul, kGemmFlops, 2 * kGemmFlops, kActivation, qkv);
+  OpId fc = add(graph, "h.0/mlp_fc", "MatMul", OpKind::kMatMul, kGemmFlops, 2 * kGemmFlops, 4 * kActivation, proj);
+  OpId out = add(graph, "h.0/mlp_proj", "MatMul", OpKind::kMatMul, kGemmFlops, 2 * kGemmFlops, kActivation, fc);
+  add(graph, "loss/xent", "Loss", OpKind::kReduction, 0, 0, 4, out);
+  return graph;
+}
+
+ParallelismOptions tensor_parallel(size_t t) {
+  ParallelismOptions options;
+  options.tensor = static_cast<int64_t>(t);
+  for (size_t i = 0; i < t; ++i) options.devices.push_back(i);
+  options.column_parallel = default_column_parallel_ops();
+  options.row_parallel = default_row_parallel_ops();
+  options.algorithm = CollectiveAlgorithm::kRing;
+  return options;
+}
+
+/// tensor x pipeline x data on the first tensor * pipeline * data GPUs, `micro_batches` per step.
+ParallelismOptions parallel_3d(int64_t tensor, int64_t pipeline, int64_t data, int64_t micro_batches) {
+  ParallelismOptions options = tensor_parallel(static_cast<size_t>(tensor * pipeline * data));
+  options.tensor = tensor;
+  options.pipeline = pipeline;
+  options.data = data;
+  options.micro_batches = micro_batches;
+  return options;
+}
+
+double layer_step_seconds(size_t t) {
+  Cluster cluster = ring_of_gpus(t);
+  RunOptions run;
+  run.batch_size = 8;
+  ExecutionPlan plan = build_parallel_3d_plan(layer_graph(), cluster, run, tensor_parallel(t), "tp", nullptr);
+  return simulate_plan(plan, cluster).metrics.step_time_seconds;
+}
+
+TEST(TensorParallel, SplitsTheGemmsBetweenAColumnAndARowOpAndReplicatesTheRest) {
+  OpGraph graph = layer_graph();
+  auto roles = tensor_parallel_roles(graph, default_column_parallel_ops(), default_row_parallel_ops());
+  EXPECT_EQ(roles[graph.find("h.0/ln_1")], TensorRole::kReplicated);
+  EXPECT_EQ(roles[graph.find("h.0/qkv")], TensorRole::kColumn);
+  EXPECT_EQ(roles[graph.find("h.0/attn_proj")], TensorRole::kRow);
+  EXPECT_EQ(roles[graph.find("h.0/mlp_fc")], TensorRole::kColumn);
+  EXPECT_EQ(roles[graph.find("h.0/mlp_proj")], TensorRole::kRow);
+  EXPECT_EQ(roles[graph.find("loss/xent")], TensorRole::kReplicated);
+}
+
+// One layer on t ranks (layer norm replicated, four GEMMs split, loss free):
+//   forward  = F_ln + 4 F/t + 2 AR(X)      (all-reduce after attn_proj and after mlp_proj)
+//   backward = 4 x 2F/t + 2 AR(X) + F_ln   (all-reduce of the gradient into mlp_fc and into qkv)
+//   AR(X)    = 2(t-1)/t X/B + 2(t-1) a     (ring)
+// so the step takes 2 F_ln + 12 F/t + 4 AR(X); with t = 1 there is no all-reduce.
+TEST(TensorParallel, LayerTimeIsSplitComputePlusFourRingAllReducesOfTheActivation) {
+  for (size_t t : {1u, 2u, 4u}) {
+    const double td = static_cast<double>(t);
+    const double allreduce = t == 1 ? 0 : 2 * (td - 1) / td * kActivation / kBandwidth + 2 * (td - 1) * kLatency;
+    const double expected = 2 * kNormFlops / kPeak + 12 * kGemmFlops / td / kPeak + 4 * allreduce;
+    EXPECT_NEAR(layer_step_seconds(t), expected, expected * 1e-3) << t << " ranks";
+  }
+}
+
+OpGraph small_gpt(bool dropout, int64_t batch, const std::string& vocabulary = "128") {
+  Json parameters = Json::parse(R"({"layers": 2, "hidden": 64, "heads": 8, "sequence": 32, "vocabulary": )" +
+                                vocabulary + (dropout ? R"(, "dropout": true})" : "}"));
+  return build_zoo_model("gpt", JsonReader(parameters, "test"), batch, /*fp16=*/2);
+}
+
+// Megatron: per transformer layer, forward all-reduces the outputs of attn_proj and mlp_proj,
+// backward the input gradients of qkv and mlp_fc; each is the b x s x h activation (fp16).
+TEST(TensorParallel, EveryGptLayerAllReducesTwiceForwardAndTwiceBackward) {
+  const int64_t b = 2, s = 32, h = 64;
+  OpGraph graph = small_gpt(false, b);
+  Cluster cluster = ring_of_gpus(4);
+  RunOptions run;
+  run.batch_size = b;
+  run.precision = Precision::kFp16;
+  ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, tensor_parallel(4), "gpt", nullptr);
+  std::vector<std::string> layer_collectives;
+  for (const Task& task : plan.tasks) {
+    if (task.kind != TaskKind::kCollective || task.op.rfind("h.1/", 0) != 0) continue;
+    layer_collectives.push_back(task.name);
+    EXPECT_DOUBLE_EQ(task.bytes, static_cast<double>(b * s * h) * 2) << task.name;
+    EXPECT_EQ(task.group.size(), 4u);
+  }
+  std::vector<std::string> expected = {"mb0/tp-allreduce/h.1/attn_proj", "mb0/tp-allreduce/h.1/mlp_proj",
+                                       "mb0/tp-allreduce/grad/h.1/mlp_fc", "mb0/tp-allreduce/grad/h.1/qkv"};
+  EXPECT_EQ(layer_collectives, expected);
+}
+
+// An encoder-decoder's cross-attention splits like self-attention (Megatron's T5: Q and K/V
+// projections by columns, the output projection by rows), and the decoder's lookup in the shared
+// embedding is vocabulary-parallel: each decoder layer all-reduces three activations in forward
+// (after attn_proj, cross_proj and mlp_proj).
+TEST(TensorParallel, EncoderDecoderCrossAttentionSplitsLikeSelfAttention) {
+  const Json parameters = {{"layers", 2}, {"hidden", 64}, {"heads", 8}, {"ffn", 128}, {"vocabulary", 128},
+                           {"source_sequence", 16}, {"target_sequence", 8}};
+  OpGraph graph = build_zoo_model("transformer_base", JsonReader(parameters, "test"), 2, /*fp16=*/2);
+  auto roles = tensor_parallel_roles(graph, default_column_parallel_ops(), default_row_parallel_ops());
+  EXPECT_EQ(roles[graph.find("dec.1/cross_q")], TensorRole::kColumn);
+  EXPECT_EQ(roles[graph.find("dec.1/cross_k")], TensorRole::kColumn);
+  EXPECT_EQ(roles[graph.find("dec.1/cross_v")], TensorRole::kColumn);
+  EXPECT_EQ(roles[graph.find("dec.1/cross_scores")], TensorRole::kSplit);
+  EXPECT_EQ(roles[graph.find("dec.1/cross_context")], TensorRole::kSplit);
+  EXPECT_EQ(roles[graph.find("dec.1/cross_proj")], TensorRole::kRow);
+  EXPECT_EQ(roles[graph.find("dec.1/ln_2")], TensorRole::kReplicated);
+  EXPECT_EQ(roles[graph.find("decoder_embedding/wte")], TensorRole::kRow);
+
+  Cluster cluster = ring_of_gpus(4);
+  RunOptions run;
+  run.batch_size = 2;
+  run.precision = Precision::kFp16;
+  ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, tensor_parallel(4), "transformer", nullptr);
+  std::vector<std::string> forward_allreduces;
+  for (const Task& task : plan.tasks) {
+    if (task.kind == TaskKind::kCollective && task.op.rfind("dec.1/", 0) == 0 &&
+        task.name.find("/grad/") == std::string::npos) {
+      forward_allreduces.push_back(task.name);
+    }
+  }
+  EXPECT_EQ(forward_allreduces, (std::vector<std::string>{"mb0/tp-allreduce/dec.1/attn_proj",
+                                                          "mb0/tp-allreduce/dec.1/cross_proj",
+                                                          "mb0/tp-allreduce/dec.1/mlp_proj"}));
+}
+
+TEST(TensorParallel, RejectsAGroupThatDoesNotDivideTheHeads) {
+  OpGraph graph = small_gpt(false, 2);
+  Cluster cluster = ring_of_gpus(3);
+  RunOptions run;
+  ParallelismOptions options = tensor_parallel(3);
+  options.json_path = "/strategy/parallelism";
+  try {
+    build_parallel_3d_plan(graph, cluster, run, options, "gpt", nullptr);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.json_path(), "/strategy/parallelism/tensor");
+    EXPECT_NE(std::string(error.what()).find("8 attention heads"), std::string::npos) << error.what();
+  }
+}
+
+// Korthikanti et al. 2022, section 4.1 (fp16, with Megatron's dropouts, no sequence parallelism):
+// one transformer layer keeps s b h (34 + 5 a s / h) bytes for its backward on one device and
+// s b h (10 + 24/t + 5 a s / (h t)) on each of t tensor-parallel ranks.
+TEST(TensorParallel, ActivationsSavedPerLayerMatchKorthikanti) {
+  const double b = 2, s = 32, h = 64, a = 8;
+  OpGraph graph = small_gpt(true, 2);
+  for (int64_t t : {1, 2, 4, 8}) {
+    const double td = static_cast<double>(t);
+    auto roles = tensor_parallel_roles(graph, default_column_parallel_ops(), default_row_parallel_ops());
+    double layer_bytes = 0;
+    for (OpId v = 0; v < graph.size(); ++v) {
+      if (graph.op(v).layer == "h.1") layer_bytes += saved_activation_bytes(graph, roles, t, v);
+    }
+    const double expected = t == 1 ? s * b * h * (34 + 5 * a * s / h) : s * b * h * (10 + 24 / td + 5 * a * s / (h * td));
+    EXPECT_DOUBLE_EQ(layer_bytes, expected) << t << " ranks";
+  }
+}
+
+// With sequence parallelism the layer norms, dropouts and residual adds work on 1/t of the
+// sequence too: s b h (34 + 5 a s / h) / t per layer on each rank (Korthikanti et al. 2022,
+// section 4.2.2, equation 4 without recomputation); their parameters stay whole.
+TEST(TensorParallel, SequenceParallelismDividesEveryLayersActivationsByT) {
+  const double b = 2, s = 32, h = 64, a = 8;
+  OpGraph graph = small_gpt(true, 2);
+  for (int64_t t : {2, 4, 8}) {
+    auto roles = tensor_parallel_roles(graph, default_column_parallel_ops(), default_row_parallel_ops());
+    use_sequence_parallelism(&roles);
+    double layer_bytes = 0;
+    for (OpId v = 0; v < graph.size(); ++v) {
+      if (graph.op(v).layer != "h.1") continue;
+      layer_bytes += saved_activation_bytes(graph, roles, t, v);
+      const Op& op = graph.op(v);
+      const Op shard = tensor_parallel_shard(op, roles[v], t);
+      if (op.kind == OpKind::kNormalization) {
+        EXPECT_EQ(shard.parameter_count, op.parameter_count) << op.name << ": layer norm weights stay whole";
+        EXPECT_DOUBLE_EQ(shard.forward_flops, op.forward_flops / static_cast<double>(t)) << op.name;
+      }
+    }
+    EXPECT_DOUBLE_EQ(layer_bytes, s * b * h * (34 + 5 * a * s / h) / static_cast<double>(t)) << t << " ranks";
+  }
+}
+
+// Selective recomputation re-runs the core attention (Q K^T, softmax, its dropout, the product
+// with V) in backward and keeps none of what it makes: the 5 a s / h term goes, leaving
+// s b h (10 + 24/t) per layer, or s b h 34 / t with sequence parallelism (Korthikanti et al.
+// 2022, table 2). The backward of each of those ops carries its forward's FLOPs too.
+TEST(TensorParallel, SelectiveRecomputationDropsTheAttentionTerm) {
+  const double b = 2, s = 32, h = 64;
+  OpGraph graph = small_gpt(true, 2);
+  std::vector<bool> recomputed(graph.size(), false);
+  size_t core = 0;
+  for (OpId v = 0; v < graph.size(); ++v) {
+    for (const auto& pattern : default_selective_recompute_ops()) recomputed[v] = recomputed[v] || glob_match(pattern, graph.op(v).name);
+    core += recomputed[v] && graph.op(v).layer == "h.1";
+  }
+  EXPECT_EQ(core, 4u) << "scores, softmax, attn_dropout, context";
+  for (int64_t t : {1, 2, 4, 8}) {
+    const double td = static_cast<double>(t);
+    for (bool sequence : {false, true}) {
+      auto roles = tensor_parallel_roles(graph, default_column_parallel_ops(), default_row_parallel_ops());
+      if (sequence) use_sequence_parallelism(&roles);
+      double layer_bytes = 0;
+      for (OpId v = 0; v < graph.size(); ++v) {
+        if (graph.op(v).layer == "h.1") layer_bytes += saved_activation_bytes(graph, roles, t, v, &recomputed);
+      }
+      const double expected = sequence ? s * b * h * 34 / td : s * b * h * (10 + 24 / td);
+      EXPECT_DOUBLE_EQ(layer_bytes, expected) << t << " ranks" << (sequence ? ", sequence parallel" : "");
+    }
+  }
+  // In the plan: every backward task of a core op does its forward's FLOPs more.
+  Cluster cluster = ring_of_gpus(2);
+  RunOptions run;
+  run.batch_size = 2;
+  run.precision = Precision::kFp16;
+  ParallelismOptions plain = tensor_parallel(2), selective = tensor_parallel(2);
+  selective.selective_recompute = default_selective_recompute_ops();
+  auto backward_flops = [&](const ExecutionPlan& plan) {
+    double flops = 0;
+    for (const Task& task : plan.tasks) {
+      if (task.kind == TaskKind::kCompute && task.phase == Phase::kBackward && task.device == 0) flops += task.flops;
+    }
+    return flops;
+  };
+  double core_forward_flops = 0;
+  for (OpId v = 0; v < graph.size(); ++v) {
+    if (recomputed[v]) core_forward_flops += graph.op(v).forward_flops / 2;  // all of them split over 2 ranks
+  }
+  const double more = backward_flops(build_parallel_3d_plan(graph, cluster, run, selective, "selective", nullptr)) -
+                      backward_flops(build_parallel_3d_plan(graph, cluster, run, plain, "plain", nullptr));
+  EXPECT_NEAR(more, core_forward_flops, 1e-9 * core_forward_flops);
+  EXPECT_GT(core_forward_flops, 0);
+}
+
+// The plan holds exactly that: rank 0's forward tasks of layer h.1 allocate the layer's saved
+// activations (freed by their backward).
+TEST(TensorParallel, ForwardTasksOfALayerAllocateKorthikantisActivations) {
+  const double b = 2, s = 32, h = 64, a = 8, t = 4;
+  OpGraph graph = small_gpt(true, 2);
+  Cluster cluster = ring_of_gpus(4);
+  RunOptions run;
+  run.batch_size = 2;
+  run.precision = Precision::kFp16;
+  ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, tensor_parallel(4), "gpt", nullptr);
+  double allocated = 0;
+  for (const Task& task : plan.tasks) {
+    if (task.kind == TaskKind::kCompute && task.phase == Phase::kForward && task.device == 0 &&
+        task.op.rfind("h.1/", 0) == 0) {
+      allocated += task.output_bytes;
+    }
+  }
+  EXPECT_DOUBLE_EQ(allocated, s * b * h * (10 + 24 / t + 5 * a * s / (h * t)));
+}
+
+// With recomputation a layer keeps only its checkpoint for the backward: the input of its first
+// op, 2 s b h bytes in fp16 (Korthikanti et al. 2022, section 4.2.2), held by ln_1 from its
+// forward to its backward, for every micro-batch. Every other forward buffer of the layer is
+// freed once its consumers' forwards end (no keep_until).
+TEST(TensorParallel, RecomputationKeepsOneLayerInputPerLayerAndMicroBatch) {
+  const double b = 2, s = 32, h = 64;  // b: samples per micro-batch
+  const int64_t micro_batches = 4;
+  OpGraph graph = small_gpt(true, static_cast<int64_t>(b) * micro_batches);  // the graph's batch: the step's
+  Cluster cluster = ring_of_gpus(2);
+  RunOptions run;
+  run.batch_size = static_cast<int64_t>(b) * micro_batches;
+  run.precision = Precision::kFp16;
+  run.recompute = true;
+  ParallelismOptions options = tensor_parallel(2);
+  options.micro_batches = micro_batches;
+  ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, options, "gpt", nullptr);
+  std::map<std::string, double> kept;  // by layer, on rank 0, over the micro-batches
+  for (const Task& task : plan.tasks) {
+    if (task.kind != TaskKind::kCompute || task.phase != Phase::kForward || task.device != 0) continue;
+    const std::string layer = task.op.substr(0, task.op.find('/'));
+    if (!task.keep_until.empty() && layer.rfind("h.", 0) == 0) kept[layer] += task.output_bytes;
+  }
+  ASSERT_EQ(kept.size(), 2u);
+  for (const auto& [layer, bytes] : kept) EXPECT_DOUBLE_EQ(bytes, micro_batches * 2 * s * b * h) << layer;
+}
+
+// Mixed-precision Adam: fp16 weights 2 + fp16 gradients 2 + fp32 master 4 + momentum 4 +
+// variance 4 = 16 bytes per parameter (ZeRO, Rajbhandari et al. 2020). With t ranks each holds
+// the split weights / t and the replicated ones whole. GPT (L layers, hidden h, vocabulary V,
+// sequence S): per layer 12h^2 + 9h split (QKV, projections, MLP with biases) and 4h replicated
+// (two layer norms); the vocabulary-parallel embedding V h split; positions S h and the final
+// layer norm 2h replicated.
+TEST(TensorParallel, MixedPrecisionAdamHoldsSixteenBytesPerParameterShard) {
+  const double L = 2, h = 64, V = 128, S = 32;
+  OpGraph graph = small_gpt(false, 2);
+  RunOptions run;
+  run.batch_size = 2;
+  run.precision = Precision::kFp16;
+  run.optimizer = Optimizer::kAdam;
+  for (size_t t : {1u, 2u, 4u}) {
+    const double td = static_cast<double>(t);
+    Cluster cluster = ring_of_gpus(t);
+    ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, tensor_parallel(t), "gpt", nullptr);
+    const double parameters = L * ((12 * h * h + 9 * h) / td + 4 * h) + V * h / td + S * h + 2 * h;
+    for (size_t device = 0; device < t; ++device) {
+      const StaticMemory& memory = plan.static_memory[device];
+      EXPECT_DOUBLE_EQ(memory.parameter_bytes, 2 * parameters);
+      EXPECT_DOUBLE_EQ(memory.gradient_bytes, 2 * parameters);
+      EXPECT_DOUBLE_EQ(memory.optimizer_state_bytes, 12 * parameters);
+      EXPECT_DOUBLE_EQ(memory.total(), 16 * parameters) << t << " ranks, device " << device;
+    }
+  }
+}
+
+// Data parallelism on top of tensor parallelism adds one gradient all-reduce per (stage, rank)
+// after the backward: with t = 2 on a switch (every route two hops: 2a + S/B), each rank holds
+// 10 (layer norm) + 4 x 10/2 (GEMM shards) = 30 fp32 parameters = 120 bytes, and a ring of D = 2
+// replicas takes 2(D-1) (2a) + 2(D-1)/D x 120 / B. The replicas' tensor groups use disjoint links,
+// so the rest of the step is unchanged.
+TEST(Parallel3d, DataParallelReplicasAddOneGradientAllReducePerRank) {
+  Cluster cluster = switched_gpus(4);
+  RunOptions run;
+  run.batch_size = 8;
+  auto step_seconds = [&](int64_t data) {
+    ParallelismOptions options = tensor_parallel(4);
+    options.tensor = 2;
+    options.data = data;
+    options.devices.resize(static_cast<size_t>(2 * data));
+    ExecutionPlan plan = build_parallel_3d_plan(layer_graph(), cluster, run, options, "dp", nullptr);
+    return simulate_plan(plan, cluster).metrics.step_time_seconds;
+  };
+  const double gradient_bytes = (10 + 4 * 10 / 2.0) * 4;
+  const double allreduce = 2 * (2 * kLatency) + gradient_bytes / kBandwidth;
+  EXPECT_NEAR(step_seconds(2) - step_seconds(1), allreduce, 1e-7);
+}
+
+// data 2 x pipeline 2 x tensor 2 on 8 GPUs: replica d, stage s, rank r runs on GPU 4d + 2s + r;
+// tensor all-reduces stay inside a (replica, stage) pair, data-parallel ones join the same
+// (stage, rank) of both replicas.
+TEST(Parallel3d, PlacesTensorGroupsInnermostStagesNextReplicasOutermost) {
+  OpGraph graph = small_gpt(false, 4);
+  Cluster cluster = switched_gpus(8);
+  RunOptions run;
+  run.batch_size = 4;
+  ParallelismOptions options = parallel_3d(2, 2, 2, 2);
+  std::vector<std::string> notes;
+  ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, options, "3d", &notes);
+  size_t data_collectives = 0;
+  for (const Task& task : plan.tasks) {
+    if (task.kind != TaskKind::kCollective) continue;
+    if (task.name.find("tp-allreduce") != std::string::npos || task.name.find("pp-allgather") != std::string::npos) {
+      ASSERT_EQ(task.group.size(), 2u);
+      EXPECT_EQ(task.group[0] % 2, 0u) << task.name;
+      EXPECT_EQ(task.group[1], task.group[0] + 1) << task.name;
+    } else {
+      ++data_collectives;
+      ASSERT_EQ(task.group.size(), 2u);
+      EXPECT_EQ(task.group[1], task.group[0] + 4) << task.name;
+    }
+  }
+  EXPECT_GE(data_collectives, 4u);  // at least one bucket per (stage, rank)
+  ASSERT_GE(notes.size(), 4u);
+  EXPECT_NE(notes[1].find("replica 1 stage 0 [GPU:4 GPU:5]"), std::string::npos) << notes[1];
+  EXPECT_NE(notes[3].find("[GPU:2 GPU:6]"), std::string::npos) << notes[3];
+  SimulatedRun simulated = simulate_plan(plan, cluster);
+  EXPECT_GT(simulated.metrics.step_time_seconds, 0);
+  EXPECT_DOUBLE_EQ(simulated.metrics.samples_per_second * simulated.metrics.step_time_seconds, 8);
+}
+
+// Megatron's scatter/gather (Narayanan et al. SC'21, section 4.1) on tensor 2 x pipeline 2: a
+// boundary tensor every rank holds whole (S bytes) leaves stage 0 as S/2 from each rank to its
+// counterpart, and an all-gather over stage 1's pair rebuilds S there (an all-reduce task of
+// S/2: the same bytes on each ring link); with "scatter_gather": false each rank sends all S.
+TEST(Parallel3d, ScatterGatherSendsOneTensorShareAcrossStagesAndAllGathersIt) {
+  OpGraph graph = small_gpt(false, 4);
+  Cluster cluster = switched_gpus(4);
+  RunOptions run;
+  run.batch_size = 1;
+  ParallelismOptions options = parallel_3d(2, 2, 1, 1);
+  auto cross_stage = [](const Task& task) {
+    return task.kind == TaskKind::kTransfer && task.source != task.device && task.source / 2 != task.device / 2;
+  };
+  std::vector<std::string> notes;
+  const ExecutionPlan scattered = build_parallel_3d_plan(graph, cluster, run, options, "3d", &notes);
+  options.scatter_gather = false;
+  const ExecutionPlan whole = build_parallel_3d_plan(graph, cluster, run, options, "3d", &notes);
+  std::map<std::string, double> whole_bytes;  // tensor name (no rank) -> bytes per rank
+  for (const Task& task : whole.tasks) {
+    EXPECT_EQ(task.name.find("pp-allgather"), std::string::npos) << task.name;
+    if (cross_stage(task)) whole_bytes[task.name.substr(0, task.name.rfind("/tp"))] = task.bytes;
+  }
+  ASSERT_FALSE(whole_bytes.empty());
+  size_t pieces = 0, gathers = 0;
+  for (const Task& task : scattered.tasks) {
+    if (cross_stage(task)) {
+      ++pieces;
+      const std::string tensor = task.name.substr(0, task.name.rfind("/tp"));
+      ASSERT_TRUE(whole_bytes.count(tensor)) << task.name;
+      EXPECT_DOUBLE_EQ(task.bytes, whole_bytes[tensor] / 2) << task.name;  // S / t
+      EXPECT_NE(task.name.find("/scatter"), std::string::npos) << task.name;
+    }
+    if (task.name.find("pp-allgather") == std::string::npos) continue;
+    ++gathers;
+    EXPECT_EQ(task.kind, TaskKind::kCollective);
+    EXPECT_EQ(task.collective, CollectiveKind::kAllGather);
+    ASSERT_EQ(task.group.size(), 2u);
+    EXPECT_EQ(task.group[0] / 2, task.group[1] / 2) << task.name;  // one stage's tensor pair
+    ASSERT_EQ(task.deps.size(), 2u);                            // one piece from each rank
+    const double s_bytes = 2 * scattered.tasks[task.deps[0]].bytes;
+    EXPECT_DOUBLE_EQ(task.bytes, s_bytes);  // nccl-tests' size: the whole tensor
+    EXPECT_DOUBLE_EQ(task.output_bytes, s_bytes);
+  }
+  EXPECT_EQ(pieces, 2 * whole_bytes.size());  // both ranks' pieces of every tensor sent whole before
+  EXPECT_EQ(gathers, pieces / 2);
+}
+
+}  // namespace
+}  // namespace placesim

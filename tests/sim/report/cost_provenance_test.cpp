@@ -1,0 +1,54 @@
+// Where a run's compute costs come from (sim/report/cost_provenance.h): a precision the kernel
+// model has no fit for says which fitted precision's efficiency prices its GEMMs, in the text
+// line and the JSON entry; a fitted precision, and fp16/bf16 standing in for each other, say
+// nothing more.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "sim/report/cost_provenance.h"
+#include "tests/support/test_support.h"
+
+namespace placesim {
+namespace {
+
+using testing::gpus;
+using testing::round_gpu;
+
+DeviceSpec fitted_gpu() {
+  DeviceSpec spec = round_gpu();
+  spec.peak_flops_per_second[Precision::kTf32] = 8e12;
+  spec.peak_flops_per_second[Precision::kFp16] = 16e12;
+  spec.peak_flops_per_second[Precision::kBf16] = 16e12;
+  KernelModel model;
+  model.sm_count = 10;
+  model.gemm_efficiency = {{Precision::kFp32, 0.9}, {Precision::kFp16, 0.75}};
+  model.fit.table = "test.csv";
+  spec.kernel_model = std::make_shared<const KernelModel>(model);
+  return spec;
+}
+
+TEST(CostProvenance, APrecisionWithoutItsOwnFitNamesTheEfficiencyItBorrows) {
+  const Cluster cluster = gpus(2, fitted_gpu());
+  const std::vector<CostSource> tf32 = cost_sources(cluster, Precision::kTf32);
+  ASSERT_EQ(tf32.size(), 1u);  // one entry per distinct profile
+  EXPECT_EQ(tf32[0].gemm_efficiency_stand_in, "fp32");
+  EXPECT_NE(describe(tf32[0]).find("; tf32 GEMMs: the datasheet's tf32 peak x the kernel model's fp32 GEMM efficiency, "
+                                   "an estimate (no tf32 kernels measured)"),
+            std::string::npos)
+      << describe(tf32[0]);
+  const Json entry = cost_sources_json(tf32).at(0);
+  EXPECT_EQ(entry.at("gemm_efficiency_stand_in").at("precision"), "tf32");
+  EXPECT_EQ(entry.at("gemm_efficiency_stand_in").at("fitted_precision"), "fp32");
+
+  for (Precision own : {Precision::kFp32, Precision::kFp16, Precision::kBf16}) {
+    SCOPED_TRACE(to_string(own));
+    const CostSource source = cost_sources(cluster, own).at(0);
+    EXPECT_EQ(source.gemm_efficiency_stand_in, "");
+    EXPECT_EQ(describe(source).find("GEMMs: the datasheet"), std::string::npos) << describe(source);
+    EXPECT_FALSE(cost_sources_json({source}).at(0).contains("gemm_efficiency_stand_in"));
+  }
+}
+
+}  // namespace
+}  // namespace placesim
