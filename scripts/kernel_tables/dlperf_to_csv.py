@@ -35,26 +35,20 @@ Standard library only.
 import argparse
 import csv
 import json
+import os
 import re
 import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kernel_table_io import git_files, git_show, write_kernel_table  # noqa: E402
+
 DEVICE_ID = "k80"
 GPU_DIR = "Tesla_K80"
-HEADER = ["device", "op", "shape", "precision", "algorithm", "seconds", "source"]
 BENCH_BATCHES = [1, 2, 4, 8, 16, 32]
 LATENCY_BATCHES = [64, 128, 256, 512, 1024]
 ELEMENTWISE_MIN_BATCH = 8  # smaller batches repeat the same sizes' launch floor; keeps the table small
-
-
-def git_show(repo, commit, path):
-    return subprocess.check_output(["git", "--git-dir", repo, "show", "%s:%s" % (commit, path)]).decode()
-
-
-def git_files(repo, commit, folder):
-    out = subprocess.check_output(["git", "--git-dir", repo, "ls-tree", "-r", "--name-only", commit, folder])
-    return out.decode().split()
 
 
 def fmt_s(seconds):
@@ -155,15 +149,7 @@ def main():
         out.append([DEVICE_ID, op, shape, "fp32", algorithm, fmt_s(statistics.median(seconds)), source])
     order = {"gemm": 0, "conv_fwd": 1, "elementwise": 2}
     out.sort(key=lambda row: (order[row[1]], row[2], row[4]))
-    with open(args.output, "w", newline="") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(HEADER)
-        writer.writerows(out)
-    counts = {}
-    for row in out:
-        counts[row[1]] = counts.get(row[1], 0) + 1
-    print("%s: %d rows %s" % (args.output, len(out), counts), file=sys.stderr)
-
+    write_kernel_table(args.output, out)
 
 if __name__ == "__main__":
     main()

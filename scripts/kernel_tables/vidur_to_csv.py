@@ -31,18 +31,16 @@ Standard library only.
 import argparse
 import csv
 import io
+import os
 import statistics
-import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kernel_table_io import git_files, git_show, write_kernel_table  # noqa: E402
+
 DEVICE_ID = "a100-pcie-80gb"
-HEADER = ["device", "op", "shape", "precision", "algorithm", "seconds", "source"]
 TOKENS = {16, 32, 64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096}
 WITH_BIAS = {"microsoft/phi-2": "all", "Qwen/Qwen-72B": "attn_pre_proj"}
-
-
-def git(repo, *args):
-    return subprocess.check_output(["git", "--git-dir", repo] + list(args)).decode()
 
 
 def gemms(row):
@@ -67,12 +65,11 @@ def main():
     parser.add_argument("-o", "--output", default="hardware_profiles/kernels/vidur_a100-pcie-80gb.csv")
     args = parser.parse_args()
     short = args.commit[:8]
-    files = [f for f in git(args.repo, "ls-tree", "-r", "--name-only", args.commit, "data/profiling/compute/a100").split()
-             if f.endswith("/mlp.csv")]
+    files = [f for f in git_files(args.repo, args.commit, "data/profiling/compute/a100") if f.endswith("/mlp.csv")]
     shapes = {}  # (m, n, k) -> [[seconds], source]
     for path in sorted(files):
         model = path.split("compute/a100/")[1].rsplit("/mlp.csv", 1)[0]
-        text = git(args.repo, "show", "%s:%s" % (args.commit, path))
+        text = git_show(args.repo, args.commit, path)
         for line, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
             if int(row["num_tokens"]) not in TOKENS:
                 continue
@@ -86,12 +83,7 @@ def main():
     for (m, n, k), (seconds, source) in sorted(shapes.items()):
         out.append([DEVICE_ID, "gemm", "m=%d;n=%d;k=%d;ta=0;tb=1" % (m, n, k), "fp16", "cublas",
                     "%.6g" % statistics.median(seconds), source])
-    with open(args.output, "w", newline="") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(HEADER)
-        writer.writerows(out)
-    print("%s: %d rows" % (args.output, len(out)), file=sys.stderr)
-
+    write_kernel_table(args.output, out)
 
 if __name__ == "__main__":
     main()

@@ -1,0 +1,33 @@
+"""What the kernel-table converters share: reading a file of a git mirror at a commit, and writing
+rows in the kernel-table format (hardware_profiles/kernels/README.md) with a count per op.
+
+Standard library only.
+"""
+import csv
+import subprocess
+import sys
+
+KERNEL_HEADER = ["device", "op", "shape", "precision", "algorithm", "seconds", "source"]
+
+
+def git_show(git_dir, commit, path):
+    """The text of `path` at `commit` in the git directory `git_dir` (a bare mirror or a .git)."""
+    return subprocess.check_output(["git", "--git-dir", git_dir, "show", "%s:%s" % (commit, path)]).decode()
+
+
+def git_files(git_dir, commit, folder):
+    """Every file below `folder` at `commit`."""
+    out = subprocess.check_output(["git", "--git-dir", git_dir, "ls-tree", "-r", "--name-only", commit, folder])
+    return out.decode().split()
+
+
+def write_kernel_table(path, rows):
+    """Writes `rows` (lists in KERNEL_HEADER order) to `path` and prints the count per op."""
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(KERNEL_HEADER)
+        writer.writerows(rows)
+    counts = {}
+    for row in rows:
+        counts[row[1]] = counts.get(row[1], 0) + 1
+    print("%s: %d rows %s" % (path, len(rows), counts), file=sys.stderr)
