@@ -20,9 +20,19 @@ std::vector<Transport> make_bundled() {
     // The tensor's bytes are copied into a gRPC ByteBuffer on send and parsed out of it on
     // receive (tensorflow/core/distributed_runtime/rpc/grpc_tensor_coding.cc, described in #5907).
     grpc.host_copies_per_side = 1;
+    // CPU time per message: TensorFlow's own RPC benchmark (core/distributed_runtime/
+    // rpcbench_test.cc, results in tensorflow/tensorflow#7466, Feb 2017, before the gRPC fix, 8-byte
+    // tensors between tasks on localhost): one send took 126 us of step time, and fanning out 15 or
+    // 30 sends at once took 874 and 1,589 us (BM_ShardedProgram/15/1, /30/1), i.e. 53 and 50 us for
+    // each further message when they queue for the servers' CPUs: about 50 us of host work per
+    // message, split evenly between the sender and the receiver (an assumption: the benchmark
+    // times both sides together). A chain of dependent sends costs 83 us per hop (/1/60: 5,010 us
+    // for 60), the rest being latency.
+    grpc.host_seconds_per_message = 25e-6;
     grpc.source =
         "stream rate: tensorflow/tensorflow#6116 and #6256 (520-569 MB/s for 128 MB tensors, TF 0.12, Dec 2016); "
-        "copies: grpc_tensor_coding (#5907)";
+        "copies: grpc_tensor_coding (#5907); 25 us of CPU per message and side: half the ~50 us per concurrent "
+        "8-byte send of TensorFlow's rpcbench_test (#7466, Feb 2017)";
     transports.push_back(grpc);
   }
   {
