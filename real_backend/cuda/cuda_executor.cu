@@ -1,4 +1,5 @@
-// The CUDA executor and CUDA calibration (compiled only when CMake finds nvcc). One compute
+// The CUDA executor (compiled only when CMake finds nvcc; its GPU buffers and kernels are
+// cuda_gpu.h, its calibration cuda_calibration.cu). One compute
 // stream per GPU (cuBLAS sgemm, a triad kernel, a multiply-add kernel), one copy stream per
 // device pair (cudaMemcpyPeerAsync between GPUs, cudaMemcpyAsync from/to pinned host memory),
 // CUDA events around every task, host callbacks (cudaLaunchHostFunc) to tell the dispatch loop a
@@ -25,6 +26,10 @@
 #include <queue>
 #include <set>
 
+#include "real_backend/cuda/cuda_gpu.h"
+#include "real_backend/cuda/cuda_module_functions.h"
+#include "real_backend/cuda/cuda_status.h"
+#include "real_backend/cuda/in_order_release.h"
 #include "real_backend/runtime/cpu_kernels.h"
 #include "real_backend/hosts/host_group.h"
 #include "real_backend/hosts/host_roles.h"
@@ -35,150 +40,7 @@
 namespace placesim::real {
 namespace {
 
-constexpr size_t kGpuRingBytes = 3 * (64u << 20);  // triad ring: 3 arrays of 64 MiB
-constexpr size_t kMessageBytes = 64u << 20;         // largest MPI message of a cross-host transfer
-
-/// Releases jobs in one fixed order: a job marked ready is released once every job before it
-/// in the order has been. Both ends of a cross-host channel, and every rank of a communicator,
-/// release in the plan's topological order, so no rank waits for a message or a collective
-/// call that another makes only later.
-struct InOrderRelease {
-  std::vector<TaskId> order;
-  std::map<TaskId, size_t> index;
-  std::vector<bool> ready;
-  size_t next = 0;
-
-  void add(TaskId id) { order.push_back(id); }
-  /// Sorts the jobs by topological position; call once all are added.
-  void seal(const std::vector<size_t>& position) {
-    std::sort(order.begin(), order.end(), [&](TaskId a, TaskId b) { return position[a] < position[b]; });
-    for (size_t i = 0; i < order.size(); ++i) index[order[i]] = i;
-    reset();
-  }
-  void reset() {
-    ready.assign(order.size(), false);
-    next = 0;
-  }
-  template <typename Release>
-  void mark_ready(TaskId id, Release release) {
-    ready[index.at(id)] = true;
-    while (next < order.size() && ready[next]) release(order[next++]);
-  }
-};
-
-void check(cudaError_t status, const char* what) {
-  if (status == cudaErrorMemoryAllocation) {
-    throw InputError("--backend cuda", "", std::string("CUDA out of memory (") + what + ")");
-  }
-  if (status != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
-}
-
-void check_blas(cublasStatus_t status, const char* what) {
-  if (status != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(status));
-}
-
-__global__ void triad_kernel(float* a, const float* b, const float* c, size_t count, float s) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
-    a[i] = b[i] + s * c[i];
-  }
-}
-
-__global__ void multiply_add_kernel(float* x, size_t count, long long passes) {
-  size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x;
-  if (i >= count) return;
-  float value = x[i];
-  for (long long pass = 0; pass < passes; ++pass) value = value * 0.999f + 0.001f;
-  x[i] = value;
-}
-
-/// One GPU's memory and streams.
-struct Gpu {
-  int ordinal = 0;
-  cudaStream_t compute = nullptr;
-  cublasHandle_t blas = nullptr;
-  float *a = nullptr, *b = nullptr, *c = nullptr;  // GEMM operands
-  size_t gemm_elements = 0;
-  float* ring = nullptr;  // triad ring (3 equal arrays)
-  size_t ring_elements = 0, ring_offset = 0;
-  float* registers = nullptr;  // multiply-add array
-  cudaEvent_t origin = nullptr;
-  double origin_seconds = 0;
-};
-
-size_t sm_threads(int ordinal) {
-  cudaDeviceProp properties{};
-  cudaGetDeviceProperties(&properties, ordinal);
-  return size_t(properties.multiProcessorCount) * properties.maxThreadsPerMultiProcessor;
-}
-
-void gpu_allocate(Gpu& gpu, size_t gemm_elements) {
-  check(cudaSetDevice(gpu.ordinal), "cudaSetDevice");
-  check(cudaStreamCreateWithFlags(&gpu.compute, cudaStreamNonBlocking), "cudaStreamCreate");
-  check_blas(cublasCreate(&gpu.blas), "cublasCreate");
-  check_blas(cublasSetStream(gpu.blas, gpu.compute), "cublasSetStream");
-  gpu.gemm_elements = std::max<size_t>(gemm_elements, 1);
-  for (float** matrix : {&gpu.a, &gpu.b, &gpu.c}) {
-    check(cudaMalloc(matrix, gpu.gemm_elements * sizeof(float)), "GEMM operands");
-    check(cudaMemset(*matrix, 0, gpu.gemm_elements * sizeof(float)), "cudaMemset");
-  }
-  gpu.ring_elements = kGpuRingBytes / (3 * sizeof(float));
-  check(cudaMalloc(&gpu.ring, 3 * gpu.ring_elements * sizeof(float)), "triad ring");
-  check(cudaMemset(gpu.ring, 0, 3 * gpu.ring_elements * sizeof(float)), "cudaMemset");
-  check(cudaMalloc(&gpu.registers, sm_threads(gpu.ordinal) * sizeof(float)), "multiply-add array");
-  check(cudaMemset(gpu.registers, 0, sm_threads(gpu.ordinal) * sizeof(float)), "cudaMemset");
-  check(cudaEventCreate(&gpu.origin), "cudaEventCreate");
-}
-
-void gpu_free(Gpu& gpu) {
-  cudaSetDevice(gpu.ordinal);
-  if (gpu.compute) cudaStreamSynchronize(gpu.compute);
-  for (float* pointer : {gpu.a, gpu.b, gpu.c, gpu.ring, gpu.registers}) {
-    if (pointer) cudaFree(pointer);
-  }
-  if (gpu.blas) cublasDestroy(gpu.blas);
-  if (gpu.origin) cudaEventDestroy(gpu.origin);
-  if (gpu.compute) cudaStreamDestroy(gpu.compute);
-  gpu = Gpu{};
-}
-
-/// Enqueues the work on the GPU's compute stream (current device must be the GPU's).
-void gpu_enqueue(Gpu& gpu, const ComputeWork& work) {
-  switch (work.kind) {
-    case WorkKind::kNone: return;
-    case WorkKind::kGemm: {
-      const int m = int(work.gemm.m), n = int(work.gemm.n), k = int(work.gemm.k);
-      const float one = 1.0f, zero = 0.0f;
-      for (int64_t r = 0; r < work.gemm.repeats; ++r) {
-        check_blas(cublasSgemm(gpu.blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, gpu.a, m, gpu.b, k, &zero, gpu.c, m),
-                   "cublasSgemm");
-      }
-      return;
-    }
-    case WorkKind::kStream: {
-      size_t remaining = size_t(std::llround(work.bytes / 12.0));
-      float* a = gpu.ring;
-      const float* b = gpu.ring + gpu.ring_elements;
-      const float* c = gpu.ring + 2 * gpu.ring_elements;
-      while (remaining > 0) {
-        size_t chunk = std::min(remaining, gpu.ring_elements - gpu.ring_offset);
-        unsigned blocks = unsigned(std::min<size_t>((chunk + 255) / 256, 65535));
-        triad_kernel<<<blocks, 256, 0, gpu.compute>>>(a + gpu.ring_offset, b + gpu.ring_offset, c + gpu.ring_offset,
-                                                      chunk, 0.5f);
-        remaining -= chunk;
-        gpu.ring_offset = (gpu.ring_offset + chunk) % gpu.ring_elements;
-      }
-      check(cudaGetLastError(), "triad kernel launch");
-      return;
-    }
-    case WorkKind::kArithmetic: {
-      size_t threads = sm_threads(gpu.ordinal);
-      long long passes = std::max(1LL, (long long)std::ceil(work.flops / (2.0 * double(threads))));
-      multiply_add_kernel<<<unsigned((threads + 255) / 256), 256, 0, gpu.compute>>>(gpu.registers, threads, passes);
-      check(cudaGetLastError(), "multiply-add kernel launch");
-      return;
-    }
-  }
-}
+constexpr size_t kMessageBytes = 64u << 20;  // largest MPI message of a cross-host transfer
 
 /// A copy channel between two devices of the plan.
 struct Channel {
@@ -971,31 +833,8 @@ class CudaExecutor final : public Executor, private TaskLauncher {
 #endif
 };
 
-/// Seconds per call, timed with events on `stream` (median of `calls`).
-template <typename Call>
-double event_seconds(cudaStream_t stream, int calls, Call call) {
-  cudaEvent_t start, end;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&end), "cudaEventCreate");
-  call();  // warm-up
-  std::vector<double> times;
-  for (int i = 0; i < calls; ++i) {
-    check(cudaEventRecord(start, stream), "cudaEventRecord");
-    call();
-    check(cudaEventRecord(end, stream), "cudaEventRecord");
-    check(cudaEventSynchronize(end), "cudaEventSynchronize");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, end), "cudaEventElapsedTime");
-    times.push_back(ms * 1e-3);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(end);
-  return median(times);
-}
+}  // namespace
 
-// The module's implementations (cuda_module.cpp forwards the public functions to them): their
-// own names, so that a call inside the module never binds to the loader's function of the same
-// name, which the program exports.
 int require_cuda_devices_here() {
   int count = 0;
   cudaError_t status = cudaGetDeviceCount(&count);
@@ -1025,128 +864,6 @@ std::unique_ptr<Executor> make_cuda_executor_here(ExecutionOptions options) {
   int count = require_cuda_devices_here();
   return std::make_unique<CudaExecutor>(std::move(options), count);
 }
-
-CudaMeasurements measure_cuda_here(const std::function<void(const std::string&)>& progress) {
-  auto say = [&](const std::string& line) {
-    if (progress) progress(line);
-  };
-  CudaMeasurements m;
-  m.device_count = require_cuda_devices_here();
-  cudaDeviceProp properties{};
-  check(cudaGetDeviceProperties(&properties, 0), "cudaGetDeviceProperties");
-  m.name = properties.name;
-  m.compute_capability = std::to_string(properties.major) + "." + std::to_string(properties.minor);
-  char bus[32] = {0};
-  cudaDeviceGetPCIBusId(bus, sizeof bus, 0);
-  m.pci_bus_id = bus;
-  m.memory_bytes = double(properties.totalGlobalMem);
-  say("calibrating " + m.name + " (GPU 0 of " + std::to_string(m.device_count) + ")");
-
-  Gpu gpu;
-  gpu.ordinal = 0;
-  const int64_t largest = 8192;
-  gpu_allocate(gpu, size_t(largest * largest));
-  std::vector<double> rates;
-  // Sides 256 * 2^(i/2): powers of two and sizes in between, as the executor's square GEMMs
-  // (side = cbrt(F/2)) are of any size and cuBLAS is slower on unaligned ones.
-  for (int64_t side : {256, 362, 512, 724, 1024, 1448, 2048, 2896, 4096, 5793, 8192}) {
-    ComputeWork work;
-    work.kind = WorkKind::kGemm;
-    work.gemm = {side, side, side, 1};
-    double seconds = event_seconds(gpu.compute, 5, [&] { gpu_enqueue(gpu, work); });
-    rates.push_back(work.gemm.flops() / seconds);
-    m.sgemm_rate_by_flops.emplace_back(work.gemm.flops(), rates.back());
-    say("  sgemm " + std::to_string(side) + "^3: " + std::to_string(rates.back() / 1e12) + " TFLOP/s");
-  }
-  m.sgemm_flops_per_second = *std::max_element(rates.begin(), rates.end());
-  m.sgemm_typical_flops_per_second = median(rates);
-  ComputeWork triad;
-  triad.kind = WorkKind::kStream;
-  triad.bytes = double(kGpuRingBytes) * 4;
-  m.stream_bytes_per_second = triad.bytes / event_seconds(gpu.compute, 5, [&] { gpu_enqueue(gpu, triad); });
-  say("  triad: " + std::to_string(m.stream_bytes_per_second / 1e9) + " GB/s");
-
-  void* host = nullptr;
-  const size_t big = 64u << 20, small = 4096;
-  check(cudaMallocHost(&host, big), "pinned host buffer");
-  double big_seconds = event_seconds(gpu.compute, 5, [&] {
-    check(cudaMemcpyAsync(gpu.ring, host, big, cudaMemcpyHostToDevice, gpu.compute), "cudaMemcpyAsync");
-  });
-  double small_seconds = event_seconds(gpu.compute, 21, [&] {
-    check(cudaMemcpyAsync(gpu.ring, host, small, cudaMemcpyHostToDevice, gpu.compute), "cudaMemcpyAsync");
-  });
-  m.host_to_device_bytes_per_second = double(big) / big_seconds;
-  m.host_to_device_latency_seconds = std::max(0.0, small_seconds - double(small) / m.host_to_device_bytes_per_second);
-  say("  host to device: " + std::to_string(m.host_to_device_bytes_per_second / 1e9) + " GB/s, latency " +
-      std::to_string(m.host_to_device_latency_seconds * 1e6) + " us");
-  cudaFreeHost(host);
-  if (m.device_count > 1) {
-    void* peer = nullptr;
-    check(cudaSetDevice(1), "cudaSetDevice");
-    check(cudaMalloc(&peer, big), "peer buffer");
-    check(cudaSetDevice(0), "cudaSetDevice");
-    int can_access = 0;
-    cudaDeviceCanAccessPeer(&can_access, 0, 1);
-    if (can_access) {
-      cudaDeviceEnablePeerAccess(1, 0);
-      cudaGetLastError();
-    }
-    double peer_big = event_seconds(gpu.compute, 5, [&] {
-      check(cudaMemcpyPeerAsync(peer, 1, gpu.ring, 0, big, gpu.compute), "cudaMemcpyPeerAsync");
-    });
-    double peer_small = event_seconds(gpu.compute, 21, [&] {
-      check(cudaMemcpyPeerAsync(peer, 1, gpu.ring, 0, small, gpu.compute), "cudaMemcpyPeerAsync");
-    });
-    m.peer_bytes_per_second = double(big) / peer_big;
-    m.peer_latency_seconds = std::max(0.0, peer_small - double(small) / m.peer_bytes_per_second);
-    say("  GPU 0 -> GPU 1: " + std::to_string(m.peer_bytes_per_second / 1e9) + " GB/s");
-    cudaSetDevice(1);
-    cudaFree(peer);
-    cudaSetDevice(0);
-  }
-  gpu_free(gpu);
-
-  // Per-task overhead through the executor: a chain of near-empty triads on GPU 0.
-  Cluster cluster;
-  cluster.name = "calibration";
-  ClusterDevice device;
-  device.name = DeviceName{"localhost", 0, 0, DeviceKind::kGpu, 0};
-  device.spec.id = "calibration";
-  device.spec.kind = DeviceKind::kGpu;
-  device.spec.peak_flops_per_second[Precision::kFp32] = m.sgemm_flops_per_second;
-  device.spec.memory_bytes = m.memory_bytes;
-  device.spec.memory_bandwidth_bytes_per_second = m.stream_bytes_per_second;
-  device.spec.default_compute_efficiency = 1.0;
-  device.spec.memory_efficiency = 1.0;
-  cluster.add_device(device, "GPU:0");
-  ExecutionPlan plan;
-  plan.name = "dispatch";
-  plan.static_memory.assign(1, StaticMemory{});
-  for (TaskId id = 0; id < 1000; ++id) {
-    Task task;
-    task.id = id;
-    task.name = "t" + std::to_string(id);
-    task.op_kind = OpKind::kElementwise;
-    task.memory_bytes = 12;
-    if (id > 0) task.deps = {id - 1};
-    plan.tasks.push_back(task);
-  }
-  ExecutionOptions options;
-  options.warmup_runs = 1;
-  options.timed_runs = 5;
-  CudaExecutor executor(options, m.device_count);
-  executor.simulate(plan, cluster);
-  m.launch_overhead_seconds = median(executor.timed_makespans()) / double(plan.tasks.size());
-  say("  launch overhead (enqueued ahead): " + std::to_string(m.launch_overhead_seconds * 1e6) + " us per task");
-  options.dispatch = GpuDispatch::kLoop;  // for comparison only: a host round trip per task
-  CudaExecutor loop_executor(options, m.device_count);
-  loop_executor.simulate(plan, cluster);
-  say("  (dispatch loop, for comparison: " +
-      std::to_string(median(loop_executor.timed_makespans()) / double(plan.tasks.size()) * 1e6) + " us per task)");
-  return m;
-}
-
-}  // namespace
 
 }  // namespace placesim::real
 
