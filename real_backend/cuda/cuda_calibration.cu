@@ -8,8 +8,9 @@
 #include "real_backend/cuda/cuda_gpu.h"
 #include "real_backend/cuda/cuda_module_functions.h"
 #include "real_backend/cuda/cuda_status.h"
-#include "real_backend/runtime/scheduler.h"
 #include "sim/cluster/cluster.h"
+#include "sim/core/quantile.h"
+#include "sim/plan/execution_plan.h"
 
 namespace placesim::real {
 namespace {

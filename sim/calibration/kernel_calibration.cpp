@@ -164,7 +164,7 @@ Json transfer_kernel_model(const std::string& source_id, const std::string& targ
   model.fit.scaled_from = source_id;
   model.fit.date = date;
   Json profile = parse_json_file(catalog.root() / "devices" / (target_id + ".json"));
-  const bool own_bandwidth_fractions = profile.contains("reduction_memory_efficiency");
+  const bool own_bandwidth_fractions = target.reduction_memory_efficiency > 0;  // written only by a memory fit
   if (own_bandwidth_fractions) {
     model.memory_efficiency = target.memory_efficiency;
     model.reduction_memory_efficiency = target.reduction_memory_efficiency;

@@ -19,11 +19,10 @@
 namespace placesim {
 namespace {
 
-/// The marker task closing one slot of a stage on one rank's device.
-std::string slot_marker(const std::string& replica_prefix, int64_t m, bool forward, int64_t s, int64_t r,
-                        int64_t ranks) {
+/// The marker task closing one slot of a stage on one rank's device (`rank`: rank_name).
+std::string slot_marker(const std::string& replica_prefix, int64_t m, bool forward, int64_t s, const std::string& rank) {
   return replica_prefix + "mb" + std::to_string(m) + (forward ? "/fwd-done/" : "/bwd-done/") + "stage" +
-         std::to_string(s) + (ranks > 1 ? "/tp" + std::to_string(r) : "");
+         std::to_string(s) + rank;
 }
 
 /// The tasks of `cell` that no other task of it depends on: the next slot waits for these only,
@@ -136,7 +135,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         for (int64_t r = 0; r < e.simulated_ranks; ++r) {
           if (slot_tasks[r].empty()) continue;
           Task done;
-          done.name = slot_marker(slots.replica_prefix(), m, slot.forward, s, r, e.ranks) +
+          done.name = slot_marker(slots.replica_prefix(), m, slot.forward, s, e.rank_name(r)) +
                       (e.chunks > 1 ? "/chunk" + std::to_string(c) : std::string()) + StepEmitter::suffix(step);
           done.phase = slot.forward ? Phase::kForward : Phase::kBackward;
           done.step = step;

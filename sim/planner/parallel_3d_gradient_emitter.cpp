@@ -44,7 +44,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
           for (OpId v : buckets[b]) bytes += P.held_bytes(v);
           if (e.previous_data_collective[s][r]) gradient_ready.push_back(*e.previous_data_collective[s][r]);
           const std::string where =
-              "stage" + std::to_string(s) + (e.ranks > 1 ? "/tp" + std::to_string(r) : "") + "/bucket" + std::to_string(b) + suffix;
+              "stage" + std::to_string(s) + e.rank_name(r) + "/bucket" + std::to_string(b) + suffix;
           const std::string& op_name = e.graph.op(buckets[b].front()).name;
           if (e.options.zero_stage == 0 || e.shards == e.replicas) {
             // Plain data parallelism and ZeRO 1/2 all-reduce (ZeRO 1/2: a reduce-scatter and, after
@@ -86,7 +86,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
             Op updated = P.holder(v, e.graph);
             if (e.options.zero_stage >= 1) updated.parameter_count /= static_cast<double>(e.shards);
             Task update = optimizer_task(updated, e.run.optimizer, e.device(d, s, r), step, e.replicas > 1 ? d : -1, after);
-            update.name += e.ranks > 1 ? "/tp" + std::to_string(r) : "";
+            update.name += e.rank_name(r);
             e.previous_update[d][v][r] = e.emitter.add(std::move(update));
           }
         }
@@ -105,7 +105,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
           deps.push_back(it != reduced_tied.end() ? it->second : last_backward[d][v][r]);
         }
         const TaskId reduced = e.collective((e.replicas > 1 ? StepEmitter::prefix(d) : std::string()) + "tied-allreduce/" +
-                                              e.graph.op(owner).name + (e.ranks > 1 ? "/tp" + std::to_string(r) : "") + suffix,
+                                              e.graph.op(owner).name + e.rank_name(r) + suffix,
                                           {e.device(d, owner_stage, r), e.device(d, reader_stage, r)}, bytes, deps, step,
                                           e.graph.op(owner).name);
         for (OpId v : {owner, reader}) {
@@ -113,7 +113,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
           if (e.options.zero_stage >= 1) updated.parameter_count /= static_cast<double>(e.shards);
           Task update = optimizer_task(updated, e.run.optimizer, e.device(d, static_cast<int64_t>(P.stage_of[v]), r), step,
                                        e.replicas > 1 ? d : -1, reduced);
-          update.name += e.ranks > 1 ? "/tp" + std::to_string(r) : "";
+          update.name += e.rank_name(r);
           e.previous_update[d][v][r] = e.emitter.add(std::move(update));
         }
       }

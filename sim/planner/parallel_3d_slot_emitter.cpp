@@ -63,6 +63,19 @@ TaskId Parallel3dSlotEmitter::gather(int64_t m, int64_t s, OpId v, int64_t r, bo
   return id;
 }
 
+TaskId Parallel3dSlotEmitter::add_to_slot(Task task, int64_t m, int64_t s, OpId v, int64_t r, bool forward,
+                                          std::optional<TaskId>* gather_chain, std::vector<TaskId>* cell) {
+  for (TaskId end : e_.previous_slot_ends[d_][s][r]) task.deps.push_back(end);
+  if (e_.gathers_parameters && e_.partition.held_bytes(v) > 0) {
+    *gather_chain = gather(m, s, v, r, forward, gather_chain);
+    task.deps.push_back(**gather_chain);
+    cell->push_back(**gather_chain);
+  }
+  const TaskId id = e_.emitter.add(std::move(task));
+  cell->push_back(id);
+  return id;
+}
+
 // Model chunk c of micro-batch m, on stage c mod stages.
 std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64_t c) {
   const Parallel3dPartition& P = e_.partition;
@@ -112,15 +125,7 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
         task.deps.push_back(it->second);
       }
       if (P.held_bytes(v) > 0 && e_.previous_update[d_][v][r]) task.deps.push_back(*e_.previous_update[d_][v][r]);
-      for (TaskId end : e_.previous_slot_ends[d_][s][r]) task.deps.push_back(end);
-      if (e_.gathers_parameters && P.held_bytes(v) > 0) {
-        gather_chain[r] = gather(m, s, v, r, /*forward=*/true, &gather_chain[r]);
-        task.deps.push_back(*gather_chain[r]);
-        cells[r].push_back(*gather_chain[r]);
-      }
-      TaskId id = e_.emitter.add(std::move(task));
-      forward_task_[m][v].push_back(id);
-      cells[r].push_back(id);
+      forward_task_[m][v].push_back(add_to_slot(std::move(task), m, s, v, r, /*forward=*/true, &gather_chain[r], &cells[r]));
     }
     forward_ready_[m][v] = forward_task_[m][v];
     if (P.roles[v] == TensorRole::kRow && e_.ranks > 1) {
@@ -197,15 +202,8 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
         task.kernel_passes |= kForwardPass;
       }
       task.output_bytes = input_gradient_bytes;
-      for (TaskId end : e_.previous_slot_ends[d_][s][r]) task.deps.push_back(end);
-      if (e_.gathers_parameters && P.held_bytes(v) > 0) {
-        gather_chain[r] = gather(m, s, v, r, /*forward=*/false, &gather_chain[r]);
-        task.deps.push_back(*gather_chain[r]);
-        cells[r].push_back(*gather_chain[r]);
-      }
-      TaskId id = e_.emitter.add(std::move(task));
+      const TaskId id = add_to_slot(std::move(task), m, s, v, r, /*forward=*/false, &gather_chain[r], &cells[r]);
       backward_task_[m][v].push_back(id);
-      cells[r].push_back(id);
       if (!e_.run.recompute || P.holds_checkpoint[v]) e_.emitter.at(forward_task_[m][v][r]).keep_until.push_back(id);
     }
     backward_ready_[m][v] = backward_task_[m][v];

@@ -47,6 +47,11 @@ class Parallel3dSlotEmitter {
                                      const std::function<TaskId(int64_t)>& ready_on_rank,
                                      const std::string& gather_name, const std::string& op_name);
   TaskId gather(int64_t m, int64_t s, OpId v, int64_t r, bool forward, std::optional<TaskId>* chain);
+  /// Appends rank r's compute task of op v to the slot: after the stage's previous slot and, under
+  /// ZeRO 3, the gather of v's parameters (chained after the slot's previous gather); both go
+  /// into `cell`. Returns the task's id.
+  TaskId add_to_slot(Task task, int64_t m, int64_t s, OpId v, int64_t r, bool forward,
+                     std::optional<TaskId>* gather_chain, std::vector<TaskId>* cell);
 
   Parallel3dEmission& e_;
   const int64_t step_;
