@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <stdexcept>
 
 #include "sim/core/csv_fields.h"
 #include "sim/core/input_error.h"
@@ -24,17 +25,12 @@ std::string fixed(const char* pattern, double value) {
   return text;
 }
 
-struct ReportTask {
-  std::string name, kind, device;
-  double seconds = 0;
-};
-
-std::vector<ReportTask> read_tasks(const JsonReader& report) {
-  std::vector<ReportTask> tasks;
+std::vector<ComparedTask> read_tasks(const JsonReader& report) {
+  std::vector<ComparedTask> tasks;
   JsonReader list = report.at("tasks");
   for (size_t i = 0; i < list.size(); ++i) {
     JsonReader task = list.at_index(i);
-    ReportTask entry;
+    ComparedTask entry;
     entry.name = task.string_at("name");
     entry.device = task.string_or("device", "");
     entry.kind = task.string_at("kind") == "compute" ? task.string_or("op_kind", "other") : task.string_at("kind");
@@ -65,43 +61,64 @@ std::vector<size_t> Comparison::worst_tasks(size_t count) const {
   return order;
 }
 
+Comparison compare_runs(const ComparedRun& predicted, const ComparedRun& measured) {
+  if (predicted.tasks.size() != measured.tasks.size()) {
+    throw std::invalid_argument("compare_runs: " + std::to_string(predicted.tasks.size()) + " predicted tasks against " +
+                                std::to_string(measured.tasks.size()) + " measured: not runs of the same plan");
+  }
+  Comparison comparison;
+  comparison.plan = predicted.plan;
+  comparison.predicted_source = predicted.source;
+  comparison.measured_source = measured.source;
+  comparison.predicted_step_seconds = predicted.step_seconds;
+  comparison.measured_step_seconds = measured.step_seconds;
+  std::map<std::string, KindComparison> kinds;
+  for (size_t i = 0; i < predicted.tasks.size(); ++i) {
+    const ComparedTask& p = predicted.tasks[i];
+    const ComparedTask& m = measured.tasks[i];
+    if (p.name != m.name) {
+      throw std::invalid_argument("compare_runs: task " + std::to_string(i) + " is \"" + p.name + "\" predicted and \"" +
+                                  m.name + "\" measured: not runs of the same plan");
+    }
+    comparison.tasks.push_back({i, p.name, p.kind, p.device, p.seconds, m.seconds});
+    KindComparison& kind = kinds[p.kind];
+    kind.kind = p.kind;
+    ++kind.tasks;
+    kind.predicted_seconds += p.seconds;
+    kind.measured_seconds += m.seconds;
+  }
+  for (auto& [name, kind] : kinds) comparison.kinds.push_back(kind);
+  return comparison;
+}
+
 Comparison compare_reports(const Json& predicted_json, const std::string& predicted_file, const Json& measured_json,
                            const std::string& measured_file) {
-  JsonReader predicted(predicted_json, predicted_file), measured(measured_json, measured_file);
-  for (const JsonReader* report : {&predicted, &measured}) {
+  JsonReader predicted_report(predicted_json, predicted_file), measured_report(measured_json, measured_file);
+  for (const JsonReader* report : {&predicted_report, &measured_report}) {
     if (report->string_or("kind", "") != "placesim-report") {
       report->fail("not a placesim report (expected \"kind\": \"placesim-report\")");
     }
   }
-  Comparison comparison;
-  comparison.plan = predicted.string_or("plan", "");
-  comparison.predicted_source = predicted.string_or("timeline_source", "");
-  comparison.measured_source = measured.string_or("timeline_source", "");
   // A zero step would make every relative error infinite: a report of a step that took no time is
   // not a measurement.
-  comparison.predicted_step_seconds = predicted.at("step_time_seconds").as_positive_number();
-  comparison.measured_step_seconds = measured.at("step_time_seconds").as_positive_number();
-  std::vector<ReportTask> p = read_tasks(predicted), m = read_tasks(measured);
-  if (p.size() != m.size()) {
-    measured.at("tasks").fail("has " + std::to_string(m.size()) + " tasks but " + predicted_file + " has " +
-                              std::to_string(p.size()) + ": the reports are not of the same plan");
+  auto read_run = [](const JsonReader& report) {
+    return ComparedRun{report.string_or("plan", ""), report.string_or("timeline_source", ""),
+                       report.at("step_time_seconds").as_positive_number(), read_tasks(report)};
+  };
+  ComparedRun predicted = read_run(predicted_report), measured = read_run(measured_report);
+  if (predicted.tasks.size() != measured.tasks.size()) {
+    measured_report.at("tasks").fail("has " + std::to_string(measured.tasks.size()) + " tasks but " + predicted_file +
+                                     " has " + std::to_string(predicted.tasks.size()) +
+                                     ": the reports are not of the same plan");
   }
-  std::map<std::string, KindComparison> kinds;
-  for (size_t i = 0; i < p.size(); ++i) {
-    if (p[i].name != m[i].name) {
-      measured.at("tasks").at_index(i).at("name").fail("task " + std::to_string(i) + " is \"" + m[i].name + "\" but \"" +
-                                                  p[i].name + "\" in " + predicted_file +
-                                                  ": the reports are not of the same plan");
+  for (size_t i = 0; i < predicted.tasks.size(); ++i) {
+    if (predicted.tasks[i].name != measured.tasks[i].name) {
+      measured_report.at("tasks").at_index(i).at("name").fail(
+          "task " + std::to_string(i) + " is \"" + measured.tasks[i].name + "\" but \"" + predicted.tasks[i].name +
+          "\" in " + predicted_file + ": the reports are not of the same plan");
     }
-    comparison.tasks.push_back({i, p[i].name, p[i].kind, p[i].device, p[i].seconds, m[i].seconds});
-    KindComparison& kind = kinds[p[i].kind];
-    kind.kind = p[i].kind;
-    ++kind.tasks;
-    kind.predicted_seconds += p[i].seconds;
-    kind.measured_seconds += m[i].seconds;
   }
-  for (auto& [name, kind] : kinds) comparison.kinds.push_back(kind);
-  return comparison;
+  return compare_runs(predicted, measured);
 }
 
 std::string comparison_text(const Comparison& c, size_t worst) {

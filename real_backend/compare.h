@@ -39,8 +39,27 @@ struct Comparison {
   std::vector<size_t> worst_tasks(size_t count) const;  ///< indices into tasks, largest |error| first
 };
 
-/// InputError (naming `predicted_file` or `measured_file`) when a report is malformed or the two
-/// reports are not of the same plan (task count and names must match).
+/// One run of a plan as a comparison sees it: what a report (docs/report-format.md) says of it.
+struct ComparedTask {
+  std::string name;
+  std::string kind;  ///< op kind for compute tasks, else the task kind ("transfer", "collective")
+  std::string device;
+  double seconds = 0;  ///< end - start
+};
+struct ComparedRun {
+  std::string plan;    ///< the plan's name
+  std::string source;  ///< who made the timeline ("simgrid", "cpu-backend", ...)
+  double step_seconds = 0;
+  std::vector<ComparedTask> tasks;  ///< plan order
+};
+
+/// Two runs of the same plan (same task count and names, in order: std::invalid_argument
+/// otherwise, a caller's mistake, never the user's).
+Comparison compare_runs(const ComparedRun& predicted, const ComparedRun& measured);
+
+/// The same from two JSON reports: InputError (naming `predicted_file` or `measured_file`) when a
+/// report is malformed or the two reports are not of the same plan (task count and names must
+/// match).
 Comparison compare_reports(const Json& predicted, const std::string& predicted_file, const Json& measured,
                            const std::string& measured_file);
 

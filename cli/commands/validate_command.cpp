@@ -63,7 +63,7 @@ Command add_validate_command(CLI::App& app, const GlobalOptions& global) {
                                              measured_run_options(options->backend, loaded.plan.name));
               if (!run.reporting_rank) std::exit(0);  // rank 0 compares and prints
               const SimulatedRun& measured = run.run;
-              real::Comparison comparison = compare_runs(loaded.name, loaded.plan, loaded.cluster, predicted, measured);
+              real::Comparison comparison = compare_runs(loaded.plan, loaded.cluster, predicted, measured);
               std::printf("%-28s %14.3f %14.3f %+8.1f%%\n", loaded.name.c_str(), comparison.predicted_step_seconds * 1e3,
                           comparison.measured_step_seconds * 1e3, comparison.step_relative_error() * 100);
               if (options->details) std::cout << "\n" << real::comparison_text(comparison) << "\n";

@@ -7,7 +7,7 @@
 #include "real_backend/runtime/speed_probe.h"
 #include "sim/core/input_error.h"
 #include "sim/plan/plan_json.h"
-#include "sim/report/json_report.h"
+#include "sim/report/metrics.h"
 #include "sim/scenario/scenario_loader.h"
 
 namespace placesim {
@@ -82,11 +82,20 @@ MeasuredRun execute_plan(const ExecutionPlan& plan, const Cluster& cluster, cons
   return measured;
 }
 
-real::Comparison compare_runs(const std::string& name, const ExecutionPlan& plan, const Cluster& cluster,
-                              const SimulatedRun& predicted, const SimulatedRun& measured) {
-  Json predicted_report = json_report(name, plan, cluster, predicted.timeline, predicted.metrics);
-  Json measured_report = json_report(name, plan, cluster, measured.timeline, measured.metrics);
-  return real::compare_reports(predicted_report, "predicted", measured_report, "measured");
+real::ComparedRun compared_run(const ExecutionPlan& plan, const Cluster& cluster, const SimulatedRun& run) {
+  real::ComparedRun compared{plan.name, run.timeline.source, run.metrics.step_time_seconds, {}};
+  compared.tasks.reserve(plan.tasks.size());
+  for (const Task& task : plan.tasks) {
+    compared.tasks.push_back({task.name,
+                              task.kind == TaskKind::kCompute ? to_string(task.op_kind) : to_string(task.kind),
+                              cluster.device(task.device).name.canonical(), run.timeline.tasks[task.id].duration()});
+  }
+  return compared;
+}
+
+real::Comparison compare_runs(const ExecutionPlan& plan, const Cluster& cluster, const SimulatedRun& predicted,
+                              const SimulatedRun& measured) {
+  return real::compare_runs(compared_run(plan, cluster, predicted), compared_run(plan, cluster, measured));
 }
 
 }  // namespace placesim

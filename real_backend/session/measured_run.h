@@ -46,8 +46,12 @@ struct MeasuredRun {
 /// Executes the plan (InputError when the backend or a device is missing) and derives metrics.
 MeasuredRun execute_plan(const ExecutionPlan& plan, const Cluster& cluster, const MeasuredRunOptions& options);
 
-/// Compares a prediction with a measurement of the same plan, through their JSON reports.
-real::Comparison compare_runs(const std::string& name, const ExecutionPlan& plan, const Cluster& cluster,
-                              const SimulatedRun& predicted, const SimulatedRun& measured);
+/// A run of `plan` as a comparison sees it: the figures its JSON report gives (task kinds, device
+/// names, durations).
+real::ComparedRun compared_run(const ExecutionPlan& plan, const Cluster& cluster, const SimulatedRun& run);
+
+/// Compares a prediction with a measurement of the same plan.
+real::Comparison compare_runs(const ExecutionPlan& plan, const Cluster& cluster, const SimulatedRun& predicted,
+                              const SimulatedRun& measured);
 
 }  // namespace placesim

@@ -114,5 +114,39 @@ TEST(Compare, ReportsOfDifferentPlansAreRejected) {
   }
 }
 
+// The typed comparison (what `execute` and `validate --backend` use, no report in between) gives
+// what the JSON reports of the same runs give.
+TEST(Compare, TypedRunsCompareAsTheirReports) {
+  const std::string cpu = "/job:localhost/replica:0/task:0/device:CPU:0";
+  real::ComparedRun predicted{"p", "simgrid", 0.010,
+                              {{"a", "matmul", cpu, 0.004}, {"b", "matmul", cpu, 0.002},
+                               {"c", "elementwise", cpu, 0.001}, {"t", "transfer", cpu, 0.003}}};
+  real::ComparedRun measured{"p", "measured/cpu", 0.008,
+                             {{"a", "matmul", cpu, 0.003}, {"b", "matmul", cpu, 0.003},
+                              {"c", "elementwise", cpu, 0.0005}, {"t", "transfer", cpu, 0.0015}}};
+  real::Comparison typed = real::compare_runs(predicted, measured);
+  real::Comparison from_json = real::compare_reports(kPredicted, "p.json", kMeasured, "m.json");
+  EXPECT_NEAR(typed.step_relative_error(), 0.25, 1e-12);  // (10 - 8) / 8
+  EXPECT_EQ(typed.plan, "p");
+  EXPECT_EQ(typed.measured_source, "measured/cpu");
+  ASSERT_EQ(typed.tasks.size(), from_json.tasks.size());
+  for (size_t i = 0; i < typed.tasks.size(); ++i) {
+    EXPECT_EQ(typed.tasks[i].name, from_json.tasks[i].name);
+    EXPECT_EQ(typed.tasks[i].kind, from_json.tasks[i].kind);
+    EXPECT_NEAR(typed.tasks[i].error_seconds(), from_json.tasks[i].error_seconds(), 1e-15);
+  }
+  ASSERT_EQ(typed.kinds.size(), 3u);
+  EXPECT_NEAR(typed.kinds[2].relative_error(), 1.0, 1e-9);  // transfer: 3 ms vs 1.5 ms
+  EXPECT_EQ(real::comparison_csv(typed), real::comparison_csv(from_json));
+}
+
+TEST(Compare, TypedRunsOfDifferentPlansAreACallersMistake) {
+  real::ComparedRun predicted{"p", "simgrid", 0.01, {{"a", "matmul", "", 0.001}}};
+  real::ComparedRun other_name{"p", "measured/cpu", 0.01, {{"b", "matmul", "", 0.001}}};
+  real::ComparedRun longer{"p", "measured/cpu", 0.01, {{"a", "matmul", "", 0.001}, {"b", "matmul", "", 0.001}}};
+  EXPECT_THROW(real::compare_runs(predicted, other_name), std::invalid_argument);
+  EXPECT_THROW(real::compare_runs(predicted, longer), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace placesim
