@@ -80,6 +80,17 @@ void print_fit(const KernelCalibration& calibration, std::ostream& out) {
   for (const auto& [reason, count] : calibration.skipped) out << "  skipped " << count << " rows: " << reason << "\n";
 }
 
+void print_check(const KernelModelCheck& check, std::ostream& out) {
+  out << "Checked on " << check.tables << " (never fitted on):\n";
+  out << "  |predicted / measured - 1|       median     p90\n";
+  for (const KernelErrorSummary& summary : check.errors) {
+    out << "  " << std::left << std::setw(16) << summary.op << std::right << std::setw(5) << summary.rows << " rows "
+        << std::setw(8) << format_percent(summary.median_error) << std::setw(8) << format_percent(summary.p90_error)
+        << "\n";
+  }
+  for (const auto& [reason, count] : check.skipped) out << "  skipped " << count << " rows: " << reason << "\n";
+}
+
 }  // namespace
 
 Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
@@ -94,6 +105,7 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
     std::vector<std::string> precisions;
     std::string kernel_model_from;
     std::string predictions;
+    std::vector<std::string> check_tables;
   };
   auto options = std::make_shared<Options>();
   CLI::App* command = app.add_subcommand(
@@ -123,6 +135,9 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
       ->check(CLI::IsMember(precision_names()));
   command->add_option("--predictions", options->predictions,
                       "With --from-kernels: also write every row's measured and predicted time to this CSV");
+  command->add_option("--check-kernels", options->check_tables,
+                      "With --from-kernels: also check the fitted model on --device's rows of these tables, which the "
+                      "fit never sees (another source's measurements of the same device)");
   command->add_option("--kernel-model-from", options->kernel_model_from,
                       "Instead of measuring: give --device the kernel model of this measured device (same or nearest "
                       "generation) with --device's own SM count, peak and bandwidth, and write its profile to -o");
@@ -166,6 +181,14 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
               KernelCalibration calibration = calibrate_from_kernel_tables(tables, options->device, precisions,
                                                                            global.catalog(), today(), memory_tables);
               print_fit(calibration, std::cout);
+              if (!options->check_tables.empty()) {
+                const DeviceSpec& spec = check_profile(calibration.profile, options->device);
+                std::vector<std::filesystem::path> check_tables(options->check_tables.begin(),
+                                                                options->check_tables.end());
+                print_check(check_kernel_model(*spec.kernel_model, spec, check_tables, precisions, global.catalog(),
+                                               tables, memory_tables),
+                            std::cout);
+              }
               if (!options->predictions.empty()) {
                 write_file_atomically(options->predictions, predictions_csv(calibration.fit.predictions));
               }

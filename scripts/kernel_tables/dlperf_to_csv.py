@@ -1,26 +1,28 @@
 #!/usr/bin/env python3
-"""Convert the Tesla K80 layer benchmarks of rai-project/dlperf (Benanza, Li et al., IPDPS 2020) to a
-placesim kernel table.
+"""Convert one GPU's layer benchmarks of rai-project/dlperf (Benanza, Li et al., IPDPS 2020) to a
+placesim kernel table (shipped: the Tesla K80 and the Tesla V100-SXM2-16GB, both AWS hosts).
 
 Input : a git mirror (or clone) of github.com/rai-project/dlperf, read with `git show` at a commit:
-          assets/benchinfo/batchsize_{1,2,4,8,16,32}/Tesla_K80/<model>.json
+          assets/benchinfo/batchsize_{1,2,4,8,16,32}/<GPU>/<model>.json
             google-benchmark records of every layer of 30 ONNX models run alone through cuDNN 7.6.3 /
-            cuBLAS 10.1 (CUDA 10.2) on an AWS host's Tesla K80 (compute capability 3.7, one GK210 die),
+            cuBLAS 10.1 (CUDA 10.2) on an AWS host's GPU (Tesla_K80: compute capability 3.7, one GK210
+            die; Tesla_V100-SXM2-16GB: 7.0, fp32 records with cuDNN's default math, no tensor cores),
             forward (inference) only; RealTime = ns per call (TimeUnit "ns", manual timing with CUDA
             events); convolutions with the fastest cuDNN forward algorithm ("benchinfo"; the
             cuDNN-advised one is in cudnn_advised_benchinfo/, not used).
-          assets/latency/batchsize_{32,64,...,1024}/Tesla_K80/<model>.csv
+          assets/latency/batchsize_{32,64,...,1024}/<GPU>/<model>.csv
             the same runs per layer (ms), without shapes; used only for the fully connected layers
             (cuBLAS SGEMM) at batch >= 64, whose shape is the batch-32 layer's with m = batch
             (kept only when the file's "Theoretical Flops" equals 2 m n k, or 2 m n k + m n with the bias).
-Output: hardware_profiles/kernels/dlperf_k80.csv
+Output: hardware_profiles/kernels/dlperf_<device>.csv
 
-Usage: python3 scripts/kernel_tables/dlperf_to_csv.py --repo MIRROR --commit <40-hex> [-o OUT]
+Usage: python3 scripts/kernel_tables/dlperf_to_csv.py --repo MIRROR --commit <40-hex> \
+           [--gpu Tesla_K80 --device k80 | --gpu Tesla_V100-SXM2-16GB --device v100-sxm2-16gb] [-o OUT]
 
 Rows kept (placesim op):
   CUDNN_CONV_FWD, groups 1, dilation 1          -> conv_fwd, algorithm = the cuDNN enum without its prefix
                                                    (grouped and dilated convolutions are left out: none of
-                                                   the models placesim validates on the K80 has them)
+                                                   the models placesim validates on these GPUs has them)
   CUBLAS_GEMM_FWD (C[M,N] = A[M,K] B[N,K]^T)    -> gemm m;n;k;ta;tb as recorded
   CUDNN_ACTIVATION_FWD (ReLU)                   -> elementwise fn=relu, tensor_inputs=1
   CUDNN_OP_TENSOR_ADD_FWD / _MUL_FWD            -> elementwise fn=add / mul, tensor_inputs=2
@@ -44,8 +46,6 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kernel_table_io import git_files, git_show, write_kernel_table  # noqa: E402
 
-DEVICE_ID = "k80"
-GPU_DIR = "Tesla_K80"
 BENCH_BATCHES = [1, 2, 4, 8, 16, 32]
 LATENCY_BATCHES = [64, 128, 256, 512, 1024]
 ELEMENTWISE_MIN_BATCH = 8  # smaller batches repeat the same sizes' launch floor; keeps the table small
@@ -91,14 +91,18 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--repo", required=True, help="git directory of a rai-project/dlperf mirror or clone")
     parser.add_argument("--commit", required=True)
-    parser.add_argument("-o", "--output", default="hardware_profiles/kernels/dlperf_k80.csv")
+    parser.add_argument("--gpu", default="Tesla_K80", help="dlperf's folder of the GPU (Tesla_K80, Tesla_V100-SXM2-16GB, ...)")
+    parser.add_argument("--device", default="k80", help="placesim profile id of that GPU")
+    parser.add_argument("-o", "--output", help="default: hardware_profiles/kernels/dlperf_<device>.csv")
     args = parser.parse_args()
+    gpu_dir, device_id = args.gpu, args.device
+    output = args.output or "hardware_profiles/kernels/dlperf_%s.csv" % device_id
     short = args.commit[:8]
 
     rows = {}  # benchmark name -> [op, shape, algorithm, [seconds], source]
     gemm_by_hash = {}  # the batch-32 GEMM benchmarks' hash -> record (shapes for the latency files)
     for batch in BENCH_BATCHES:
-        folder = "assets/benchinfo/batchsize_%d/%s" % (batch, GPU_DIR)
+        folder = "assets/benchinfo/batchsize_%d/%s" % (batch, gpu_dir)
         for path in sorted(git_files(args.repo, args.commit, folder)):
             for entry in json.loads(git_show(args.repo, args.commit, path)):
                 b = entry["benchmark"]
@@ -119,11 +123,11 @@ def main():
     # Fully connected layers at batch >= 64, from the per-layer latency files.
     latency_rows = {}
     for batch in LATENCY_BATCHES:
-        folder = "assets/latency/batchsize_%d/%s" % (batch, GPU_DIR)
+        folder = "assets/latency/batchsize_%d/%s" % (batch, gpu_dir)
         for path in sorted(git_files(args.repo, args.commit, folder)):
             model = path.rsplit("/", 1)[1]
             try:
-                batch32 = git_show(args.repo, args.commit, "assets/latency/batchsize_32/%s/%s" % (GPU_DIR, model))
+                batch32 = git_show(args.repo, args.commit, "assets/latency/batchsize_32/%s/%s" % (gpu_dir, model))
             except subprocess.CalledProcessError:
                 continue
             shape_of_layer = {}
@@ -146,10 +150,10 @@ def main():
 
     out = []
     for op, shape, algorithm, seconds, source in list(rows.values()) + list(latency_rows.values()):
-        out.append([DEVICE_ID, op, shape, "fp32", algorithm, fmt_s(statistics.median(seconds)), source])
+        out.append([device_id, op, shape, "fp32", algorithm, fmt_s(statistics.median(seconds)), source])
     order = {"gemm": 0, "conv_fwd": 1, "elementwise": 2}
     out.sort(key=lambda row: (order[row[1]], row[2], row[4]))
-    write_kernel_table(args.output, out)
+    write_kernel_table(output, out)
 
 if __name__ == "__main__":
     main()

@@ -88,6 +88,45 @@ KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem
   return calibration;
 }
 
+KernelModelCheck check_kernel_model(const KernelModel& model, const DeviceSpec& spec,
+                                    const std::vector<std::filesystem::path>& tables,
+                                    const std::set<Precision>& precisions, const HardwareCatalog& catalog,
+                                    const std::vector<std::filesystem::path>& fitted_tables,
+                                    const std::vector<std::filesystem::path>& fitted_memory_tables) {
+  auto among = [](const std::filesystem::path& path, const std::vector<std::filesystem::path>& list) {
+    std::error_code error;
+    for (const auto& other : list) {
+      if (std::filesystem::equivalent(path, other, error)) return true;
+    }
+    return false;
+  };
+  KernelModelCheck check;
+  for (const auto& path : tables) {
+    KernelTable table = read_kernel_table(path, spec.id);
+    for (const auto& [reason, count] : table.skipped) check.skipped[reason] += count;
+    const bool fitted = among(path, fitted_tables), memory_fitted = among(path, fitted_memory_tables);
+    for (KernelMeasurement& row : table.rows) {
+      if (fitted || (memory_fitted && is_memory_bound(row))) {
+        ++check.skipped[row.op + ": the fit saw these rows of " + path.filename().string()];
+        continue;
+      }
+      if (!precisions.empty() && !precisions.count(row.precision)) {
+        ++check.skipped[std::string(to_string(row.precision)) + " rows: not a precision the model was fitted on"];
+        continue;
+      }
+      const double predicted = predict_kernel_seconds(row, spec, model);
+      check.predictions.push_back({std::move(row), predicted, true, ""});
+    }
+    check.tables += std::string(check.tables.empty() ? "" : " + ") + table_name(path, catalog);
+  }
+  if (check.predictions.empty()) {
+    throw InputError(tables.empty() ? "--check-kernels" : tables.front().string(), "",
+                     "no row for device \"" + spec.id + "\" to check the kernel model on");
+  }
+  check.errors = summarize_errors(check.predictions, true);
+  return check;
+}
+
 MemoryCalibration calibrate_memory_from_kernel_tables(const std::vector<std::filesystem::path>& tables,
                                                       const std::string& device_id, const std::string& source_id,
                                                       const HardwareCatalog& catalog, const std::string& date) {

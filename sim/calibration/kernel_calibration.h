@@ -30,6 +30,24 @@ KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem
                                                const HardwareCatalog& catalog, const std::string& date,
                                                const std::vector<std::filesystem::path>& memory_tables = {});
 
+/// A fitted kernel model's errors on tables it was never fitted on: another lab's measurements of
+/// the same device (an independent check of the model, beside the fit's own held-out rows).
+struct KernelModelCheck {
+  std::string tables;  ///< as the fit names tables ("A.csv + B.csv")
+  std::vector<KernelPrediction> predictions;
+  std::vector<KernelErrorSummary> errors;  ///< per op, then "all"
+  std::map<std::string, int64_t> skipped;  ///< rows of the device the model cannot use, by reason
+};
+
+/// Predicts `spec`'s rows of `tables` (only `precisions`, when not empty) with `model`, leaving
+/// out what the fit saw: every row of a table in `fitted_tables`, the memory-bound rows of one in
+/// `fitted_memory_tables`. InputError when no row of the device is left.
+KernelModelCheck check_kernel_model(const KernelModel& model, const DeviceSpec& spec,
+                                    const std::vector<std::filesystem::path>& tables,
+                                    const std::set<Precision>& precisions, const HardwareCatalog& catalog,
+                                    const std::vector<std::filesystem::path>& fitted_tables = {},
+                                    const std::vector<std::filesystem::path>& fitted_memory_tables = {});
+
 /// A roofline profile's bandwidth fractions fitted on measured memory-bound kernels.
 struct MemoryCalibration {
   Json profile;  ///< the catalog's profile of the device, with memory_efficiency and reduction_memory_efficiency set

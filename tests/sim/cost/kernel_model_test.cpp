@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <random>
 
 #include <unistd.h>
@@ -396,6 +397,55 @@ TEST(KernelFit, ARooflineProfileTakesItsSiblingsMeasuredBandwidthFractions) {
   // A profile with a kernel model is fitted with --from-kernels and --memory-kernels instead.
   EXPECT_THROW(calibrate_memory_from_kernel_tables({table}, "v100-sxm2-16gb", "a100-pcie-80gb", catalog, "today"),
                InputError);
+  std::filesystem::remove_all(directory);
+}
+
+// calibrate --check-kernels: a fitted model's errors on another source's rows of the same device.
+// Three GEMMs measured 1.25x, 1/0.8x and 1/1.1x the model's time (errors 0.2, 0.25 and 0.1: median
+// 0.2) and one elementwise row measured at half the model's time (error 1.0). Rows the fit saw
+// are left out: a table's memory-bound rows when it was a --memory-kernels table, all of it when
+// it was a --from-kernels table.
+TEST(KernelModelCheck, ErrorsAreOnlyOnRowsTheFitNeverSaw) {
+  const HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
+  const JsonReader nowhere(Json::object(), "test");
+  const DeviceSpec& spec = catalog.device("v100-sxm2-16gb", nowhere);
+  ASSERT_TRUE(spec.kernel_model);
+  auto directory = std::filesystem::temp_directory_path() / ("model_check_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+  const auto table = directory / "other_lab.csv";
+  const std::vector<std::string> shapes = {"gemm,m=512;n=512;k=512;ta=0;tb=0", "gemm,m=4096;n=1024;k=2048;ta=0;tb=1",
+                                           "gemm,m=64;n=3072;k=768;ta=0;tb=0",
+                                           "elementwise,elements=1048576;fn=add;tensor_inputs=2"};
+  const std::vector<double> measured_over_predicted = {1.25, 1 / 0.8, 1 / 1.1, 0.5};
+  auto write = [&](const std::vector<double>& seconds) {
+    std::ofstream out(table);
+    out << "device,op,shape,precision,algorithm,seconds,source\n" << std::setprecision(17);
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      out << "v100-sxm2-16gb," << shapes[i] << ",fp32,," << seconds[i] << ",synthetic\n";
+    }
+  };
+  write(std::vector<double>(shapes.size(), 1e-3));
+  std::vector<double> seconds;
+  for (const KernelMeasurement& row : read_kernel_table(table, "v100-sxm2-16gb").rows) {
+    seconds.push_back(predict_kernel_seconds(row, spec, *spec.kernel_model));
+  }
+  ASSERT_EQ(seconds.size(), shapes.size());
+  for (size_t i = 0; i < seconds.size(); ++i) seconds[i] *= measured_over_predicted[i];
+  write(seconds);
+
+  KernelModelCheck check = check_kernel_model(*spec.kernel_model, spec, {table}, {}, catalog);
+  ASSERT_EQ(check.errors.size(), 3u);  // elementwise, gemm, all
+  EXPECT_EQ(check.errors[1].op, "gemm");
+  EXPECT_EQ(check.errors[1].rows, 3);
+  EXPECT_NEAR(check.errors[1].median_error, 0.2, 1e-9);
+  EXPECT_EQ(check.errors[0].op, "elementwise");
+  EXPECT_NEAR(check.errors[0].median_error, 1.0, 1e-9);
+
+  check = check_kernel_model(*spec.kernel_model, spec, {table}, {}, catalog, {}, {table});
+  ASSERT_EQ(check.errors.size(), 2u);  // gemm, all
+  EXPECT_EQ(check.errors[0].rows, 3);
+  EXPECT_EQ(check.skipped.at("elementwise: the fit saw these rows of other_lab.csv"), 1);
+  EXPECT_THROW(check_kernel_model(*spec.kernel_model, spec, {table}, {}, catalog, {table}, {}), InputError);
   std::filesystem::remove_all(directory);
 }
 
