@@ -103,6 +103,7 @@ class CellPlanReader {
   std::pair<double, double> alone(const std::vector<TaskId>& tasks, TaskId marker) const {
     ExecutionPlan alone;
     alone.precision = plan_.precision;
+    alone.memory_format = plan_.memory_format;
     std::map<TaskId, TaskId> renumbered;
     for (TaskId id : tasks) renumbered.emplace(id, renumbered.size());
     for (TaskId id : tasks) {
@@ -204,6 +205,7 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
   const bool updates = cells.first_update_task != PipelineCells::kNone;
   ExecutionPlan slots_plan;
   slots_plan.precision = plan.precision;
+  slots_plan.memory_format = plan.memory_format;
   slots_plan.tasks.assign(plan.tasks.begin(), plan.tasks.begin() + static_cast<std::ptrdiff_t>(
                                                                         updates ? cells.first_update_task : plan.tasks.size()));
   const Timeline slots_timeline = estimate_step(slots_plan, cluster).timeline;

@@ -261,6 +261,11 @@ std::optional<std::string> conv_shape(const CpuOp& op, const ConvSignature& at, 
   return shape;
 }
 
+/// cuDNN's layout conversion around a tensor-core convolution of NCHW tensors.
+bool is_layout_transpose(const std::string& kernel_name) {
+  return kernel_name.find("nchwToNhwc") != std::string::npos || kernel_name.find("nhwcToNchw") != std::string::npos;
+}
+
 /// The pass a backward convolution kernel computes, from cuDNN's kernel names ("dgrad", "wgrad");
 /// empty for kernels that say neither (bias gradients, layout conversions).
 std::string backward_pass_of(const std::string& kernel_name) {
@@ -428,8 +433,22 @@ KinetoTraceTable read_kineto_trace(const std::filesystem::path& path) {
       continue;
     }
     if (op.name != "aten::convolution_backward") {
-      calls.push_back(Call{"conv_fwd", *shape, *precision, conv_algorithm_from_kernels(names), total_us * 1e-6,
-                           op.name, kernel_list(names), count});
+      // cuDNN's NCHW <-> NHWC transposes are not the convolution's: the cost model adds them from
+      // the scenario's memory_format (sim/cost/layout_transposes.h).
+      std::vector<std::string> conv_names;
+      double conv_us = 0;
+      for (size_t k : op.kernels) {
+        if (is_layout_transpose(kernels[k].name)) continue;
+        conv_names.push_back(kernels[k].name);
+        conv_us += kernels[k].duration_us;
+      }
+      if (const int64_t transposes = count - static_cast<int64_t>(conv_names.size()); transposes > 0) {
+        table.skipped[op.name + ": NCHW <-> NHWC layout transposes (the model adds them under memory_format nchw)"] +=
+            transposes;
+      }
+      if (conv_names.empty()) continue;
+      calls.push_back(Call{"conv_fwd", *shape, *precision, conv_algorithm_from_kernels(conv_names), conv_us * 1e-6,
+                           op.name, kernel_list(conv_names), static_cast<int64_t>(conv_names.size())});
       continue;
     }
     // Backward: the data-gradient kernels and the filter-gradient kernels are two rows.

@@ -3,18 +3,21 @@
 #include <algorithm>
 
 #include "sim/cost/kernel_cost.h"
+#include "sim/cost/layout_transposes.h"
 #include "sim/cost/roofline.h"
 
 namespace placesim {
 
-double compute_seconds(const Task& task, Precision precision, const ClusterDevice& device) {
+double compute_seconds(const Task& task, Precision precision, MemoryFormat format, const ClusterDevice& device) {
   const DeviceSpec& spec = device.spec;
+  const double transposes = layout_transpose_seconds(task, precision, format, spec);
   if (spec.kernel_model) {
-    return kernel_model_seconds(task, precision, spec) / device.speed_factor * task.compute_scale + task.fixed_seconds;
+    return (kernel_model_seconds(task, precision, spec) + transposes) / device.speed_factor * task.compute_scale +
+           task.fixed_seconds;
   }
   if (task.flops <= 0 && task.memory_bytes <= 0) return task.fixed_seconds;
   const RooflineTerms terms = roofline_terms(task, precision, spec, spec.memory_efficiency_for(task.op_kind));
-  return std::max(terms.math_seconds, terms.memory_seconds) / device.speed_factor * task.compute_scale +
+  return (std::max(terms.math_seconds, terms.memory_seconds) + transposes) / device.speed_factor * task.compute_scale +
          spec.kernel_launch_overhead_seconds + task.fixed_seconds;
 }
 

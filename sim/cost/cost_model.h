@@ -4,15 +4,17 @@
 #pragma once
 
 #include "sim/cluster/cluster.h"
+#include "sim/core/memory_format.h"
 #include "sim/plan/execution_plan.h"
 
 namespace placesim {
 
 /// max(flops / (peak[precision] x efficiency[kind]), bytes / (memory bandwidth x memory
-/// efficiency)) / speed_factor x compute_scale + launch overhead. Under fp8 the peak and the bytes
+/// efficiency)) / speed_factor x compute_scale + launch overhead; a convolution in an NCHW
+/// framework on tensor cores adds its layout transposes (layout_transposes.h). Under fp8 the peak and the bytes
 /// are those of the task's kernel (kernel_precision.h: FP8 GEMMs with 1-byte operands, bf16 otherwise). A task with no FLOPs and no bytes launches
 /// nothing and costs 0 (a variable, an identity on a reference, a NoOp).
-double compute_seconds(const Task& task, Precision precision, const ClusterDevice& device);
+double compute_seconds(const Task& task, Precision precision, MemoryFormat format, const ClusterDevice& device);
 
 /// Latency of every hop plus bytes over the slowest hop: a transfer alone on its route.
 double uncontended_transfer_seconds(double bytes, DeviceId from, DeviceId to, const Cluster& cluster);

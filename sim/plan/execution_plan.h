@@ -13,6 +13,7 @@
 #include "sim/cluster/cluster.h"
 #include "sim/cluster/collective_profile.h"
 #include "sim/cluster/transport.h"
+#include "sim/core/memory_format.h"
 #include "sim/core/precision.h"
 #include "sim/graph/op.h"
 #include "sim/spec/collective_algorithm.h"
@@ -126,6 +127,8 @@ struct ExecutionPlan {
   int64_t steps = 1;
   int64_t samples_per_step = 1;
   Precision precision = Precision::kFp32;
+  /// The framework's activation layout: NCHW makes tensor-core convolutions pay layout transposes.
+  MemoryFormat memory_format = MemoryFormat::kNchw;
   /// How the SimGrid engine expands ring and hierarchical all-reduces (the real backend always
   /// runs every round).
   CollectiveFidelity collective_fidelity = CollectiveFidelity::kPerPhase;

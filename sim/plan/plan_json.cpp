@@ -148,22 +148,26 @@ Json write_plan_json(const ExecutionPlan& plan, const Cluster& cluster) {
                       {"gradient_bytes", m.gradient_bytes},
                       {"optimizer_state_bytes", m.optimizer_state_bytes}});
   }
-  return {{"schema_version", ExecutionPlan::kSchemaVersion},
-          {"kind", "placesim-plan"},
-          {"name", plan.name},
-          {"steps", plan.steps},
-          {"samples_per_step", plan.samples_per_step},
-          {"precision", to_string(plan.precision)},
-          {"collective_fidelity", to_string(plan.collective_fidelity)},
-          {"cluster", write_cluster_json(cluster)},
-          {"static_memory", memory},
-          {"transports", transports},
-          {"tasks", tasks}};
+  Json document = {{"schema_version", ExecutionPlan::kSchemaVersion},
+                   {"kind", "placesim-plan"},
+                   {"name", plan.name},
+                   {"steps", plan.steps},
+                   {"samples_per_step", plan.samples_per_step},
+                   {"precision", to_string(plan.precision)},
+                   {"collective_fidelity", to_string(plan.collective_fidelity)},
+                   {"cluster", write_cluster_json(cluster)},
+                   {"static_memory", memory},
+                   {"transports", transports},
+                   {"tasks", tasks}};
+  // Written only when it is not the default, so that plans of NCHW frameworks read as before.
+  if (plan.memory_format != MemoryFormat::kNchw) document["memory_format"] = to_string(plan.memory_format);
+  return document;
 }
 
 PlanFile read_plan_json(const JsonReader& document) {
-  document.reject_unknown_keys({"schema_version", "kind", "name", "steps", "samples_per_step", "precision", "cluster",
-                                "collective_fidelity", "static_memory", "transports", "tasks"});
+  document.reject_unknown_keys({"schema_version", "kind", "name", "steps", "samples_per_step", "precision",
+                                "memory_format", "cluster", "collective_fidelity", "static_memory", "transports",
+                                "tasks"});
   int64_t version = document.at("schema_version").as_integer(1);
   if (version != ExecutionPlan::kSchemaVersion && version != 1) {
     document.at("schema_version").fail("unsupported plan schema version " + std::to_string(version) +
@@ -180,6 +184,7 @@ PlanFile read_plan_json(const JsonReader& document) {
   plan.steps = document.integer_or("steps", 1, 1, 1000000);
   plan.samples_per_step = document.integer_or("samples_per_step", 1, 1, 1'000'000'000);
   plan.precision = *parse_precision(document.choice_or("precision", precision_names(), "fp32"));
+  plan.memory_format = *parse_memory_format(document.choice_or("memory_format", memory_format_names(), "nchw"));
   if (const std::string reason = precision_unsupported_reason(cluster, plan.precision); !reason.empty()) {
     document.at("precision").fail(reason);
   }

@@ -69,6 +69,7 @@ ExecutionPlan start_plan(const std::string& name, const RunOptions& run, const C
   plan.steps = run.steps;
   plan.samples_per_step = samples_per_step;
   plan.precision = run.precision;
+  plan.memory_format = run.memory_format;
   plan.collective_fidelity = run.collective_fidelity;
   plan.static_memory.assign(cluster.devices().size(), StaticMemory{});
   return plan;

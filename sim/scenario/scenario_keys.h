@@ -34,7 +34,7 @@ inline const std::vector<std::string> kParallelism = {
 /// `run`.
 inline const std::vector<std::string> kRun = {"mode",      "steps", "batch_size",           "precision",         "seed",
                                               "optimizer", "fetch", "log_device_placement", "tensorflow_version",
-                                              "recompute"};
+                                              "recompute", "memory_format"};
 
 /// `simulation`.
 inline const std::vector<std::string> kSimulation = {"collectives", "symmetry", "tier"};

@@ -77,6 +77,7 @@ RunOptions read_run(const JsonReader& run) {
   options.steps = run.integer_or("steps", 1, 1, kMaxSteps);
   options.batch_size = run.integer_or("batch_size", 1, 1, kMaxBatch);
   options.precision = *parse_precision(run.choice_or("precision", precision_names(), "fp32"));
+  options.memory_format = *parse_memory_format(run.choice_or("memory_format", memory_format_names(), "nchw"));
   options.seed = static_cast<uint64_t>(run.integer_or("seed", 1, 0));
   std::string optimizer = run.choice_or("optimizer", {"sgd", "momentum", "adam"}, "sgd");
   options.optimizer = optimizer == "sgd" ? Optimizer::kSgd : optimizer == "momentum" ? Optimizer::kMomentum : Optimizer::kAdam;

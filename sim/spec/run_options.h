@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/memory_format.h"
 #include "sim/core/precision.h"
 #include "sim/spec/collective_algorithm.h"
 #include "sim/spec/tensorflow_version.h"
@@ -25,6 +26,8 @@ struct RunOptions {
   int64_t steps = 1;
   int64_t batch_size = 1;
   Precision precision = Precision::kFp32;
+  /// Activation layout of the framework (NCHW: PyTorch's and tf_cnn_benchmarks' default on GPUs).
+  MemoryFormat memory_format = MemoryFormat::kNchw;
   uint64_t seed = 1;
   Optimizer optimizer = Optimizer::kSgd;
   std::vector<std::string> fetch;  ///< ops to evaluate; empty = the whole graph

@@ -84,6 +84,34 @@ std::string step_trace() {
   return R"({"schemaVersion": 1, "traceEvents": [)" + events + "]}";
 }
 
+// An NCHW convolution on tensor cores: cuDNN transposes around its NHWC kernel. The row keeps the
+// convolution's own kernel (20 us); the transposes (4 + 6 us) are left out and counted, since the
+// cost model adds them from the scenario's memory_format.
+TEST(KinetoTrace, AConvolutionsLayoutTransposesAreNotItsTime) {
+  std::string events;
+  events += op("aten::cudnn_convolution", 1000, 100,
+               R"("External id": 20, "Input Dims": [[8, 64, 56, 56], [64, 64, 3, 3], [], [], [], [], [], [], []],
+                  "Input type": ["float", "float", "ScalarList", "ScalarList", "ScalarList", "Int", "Scalar", "Scalar", "Scalar"],
+                  "Concrete Inputs": ["", "", "[1, 1]", "[1, 1]", "[1, 1]", "1", "False", "False", "True"])");
+  events += launch(1010, 20) + launch(1020, 21) + launch(1030, 22);
+  events += kernel("void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true>(cudnn::ops::nchw2nhwc_params_t)",
+                   4, R"("correlation": 20)");
+  events += kernel("sm80_xmma_fprop_implicit_gemm_tf32f32_tf32f32_f32_nhwckrsc_nchw", 20, R"("correlation": 21)");
+  events += kernel("void cudnn::ops::nhwcToNchwKernel<float, float, float, true, false>(cudnn::ops::nhwc2nchw_params_t)",
+                   6, R"("correlation": 22)");
+  events.resize(events.size() - 2);
+  const KinetoTraceTable table =
+      read_kineto_trace(write_trace("nchw.json", R"({"schemaVersion": 1, "traceEvents": [)" + events + "]}"));
+  ASSERT_EQ(table.rows.size(), 1u);
+  EXPECT_EQ(table.rows[0].op, "conv_fwd");
+  EXPECT_EQ(table.rows[0].precision, Precision::kTf32);
+  EXPECT_DOUBLE_EQ(table.rows[0].median_seconds, 20e-6);
+  EXPECT_EQ(table.kernels_used, 1);
+  EXPECT_EQ(table.skipped.at(
+                "aten::cudnn_convolution: NCHW <-> NHWC layout transposes (the model adds them under memory_format nchw)"),
+            2);
+}
+
 TEST(KinetoTrace, PairsEachKernelWithItsOperatorAndTakesTheMedianOfACallsKernels) {
   const fs::path path = write_trace("step.json", step_trace());
   const KinetoTraceTable table = read_kineto_trace(path);

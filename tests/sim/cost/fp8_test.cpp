@@ -53,11 +53,11 @@ TEST(Fp8, AGemmOnTheH100RooflineRunsAtTheFp8PeakWithOneByteOperands) {
     const Task task = gemm_task(m, n, k);
     const double bf16 = flops / (bf16_peak * efficiency) + launch;
     const double fp8 = flops / (fp8_peak * efficiency) + launch;
-    EXPECT_NEAR(compute_seconds(task, Precision::kBf16, h100), bf16, bf16 * kRelative);
-    EXPECT_NEAR(compute_seconds(task, Precision::kFp8, h100), fp8, fp8 * kRelative);
+    EXPECT_NEAR(compute_seconds(task, Precision::kBf16, MemoryFormat::kNchw, h100), bf16, bf16 * kRelative);
+    EXPECT_NEAR(compute_seconds(task, Precision::kFp8, MemoryFormat::kNchw, h100), fp8, fp8 * kRelative);
     // Without the launch, the ratio of the peaks: 989.4 / 1979 = 0.49995.
-    EXPECT_NEAR((compute_seconds(task, Precision::kFp8, h100) - launch) /
-                    (compute_seconds(task, Precision::kBf16, h100) - launch),
+    EXPECT_NEAR((compute_seconds(task, Precision::kFp8, MemoryFormat::kNchw, h100) - launch) /
+                    (compute_seconds(task, Precision::kBf16, MemoryFormat::kNchw, h100) - launch),
                 bf16_peak / fp8_peak, 1e-9);
   }
   // Memory-bound: 8192 x 8192 x 16 (intensity 16 FLOP/byte in bf16, far below 989.4e12 x 0.65 /
@@ -68,13 +68,13 @@ TEST(Fp8, AGemmOnTheH100RooflineRunsAtTheFp8PeakWithOneByteOperands) {
     const double bytes = 2 * (m * k + k * n + m * n);
     const double bf16 = bytes / bandwidth + launch;
     const double fp8 = bytes / 2 / bandwidth + launch;
-    EXPECT_NEAR(compute_seconds(task, Precision::kBf16, h100), bf16, bf16 * kRelative);
-    EXPECT_NEAR(compute_seconds(task, Precision::kFp8, h100), fp8, fp8 * kRelative);
+    EXPECT_NEAR(compute_seconds(task, Precision::kBf16, MemoryFormat::kNchw, h100), bf16, bf16 * kRelative);
+    EXPECT_NEAR(compute_seconds(task, Precision::kFp8, MemoryFormat::kNchw, h100), fp8, fp8 * kRelative);
   }
   // Everything else stays in bf16: a softmax (reduction) and a layer norm cost the same.
   for (OpKind kind : {OpKind::kReduction, OpKind::kNormalization, OpKind::kElementwise}) {
     const Task task = testing::compute_task(0, 1e9, 1e9, kind);
-    EXPECT_DOUBLE_EQ(compute_seconds(task, Precision::kFp8, h100), compute_seconds(task, Precision::kBf16, h100));
+    EXPECT_DOUBLE_EQ(compute_seconds(task, Precision::kFp8, MemoryFormat::kNchw, h100), compute_seconds(task, Precision::kBf16, MemoryFormat::kNchw, h100));
   }
 }
 

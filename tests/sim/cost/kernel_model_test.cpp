@@ -258,7 +258,7 @@ TEST(KernelCost, ABackwardTaskRunsTheDataAndFilterKernelsOnItsMicroBatch) {
   ClusterDevice cluster_device;
   cluster_device.spec = spec;
   cluster_device.speed_factor = 2;
-  EXPECT_DOUBLE_EQ(compute_seconds(task, Precision::kFp32, cluster_device), expected / 2);
+  EXPECT_DOUBLE_EQ(compute_seconds(task, Precision::kFp32, MemoryFormat::kNchw, cluster_device), expected / 2);
 }
 
 TEST(KernelCost, AnOpWithoutShapeIsMemoryBoundAtTheFittedBandwidth) {
@@ -360,9 +360,9 @@ TEST(KernelCost, TheRooflineTakesTheReductionBandwidthFractionForNormalisations)
   task.flops = 1e3;
   task.memory_bytes = 12e6;
   task.op_kind = OpKind::kNormalization;
-  EXPECT_NEAR(compute_seconds(task, Precision::kFp32, device), 12e6 / (kBandwidth * 0.7) + 5e-6, 1e-12);
+  EXPECT_NEAR(compute_seconds(task, Precision::kFp32, MemoryFormat::kNchw, device), 12e6 / (kBandwidth * 0.7) + 5e-6, 1e-12);
   task.op_kind = OpKind::kElementwise;
-  EXPECT_NEAR(compute_seconds(task, Precision::kFp32, device), 12e6 / (kBandwidth * 0.8) + 5e-6, 1e-12);
+  EXPECT_NEAR(compute_seconds(task, Precision::kFp32, MemoryFormat::kNchw, device), 12e6 / (kBandwidth * 0.8) + 5e-6, 1e-12);
 }
 
 // A roofline profile fitted on a sibling board's memory-bound rows: NeuSight-style rows of

@@ -11,6 +11,7 @@
 #include "sim/planner/plan_builder.h"
 #include "sim/plan/plan_json.h"
 #include "sim/scenario/scenario_loader.h"
+#include "tests/support/scenario_text.h"
 #include "tests/support/test_support.h"
 
 namespace placesim {
@@ -169,6 +170,31 @@ TEST(Inference, StepsRunOneAfterAnother) {
   // Without a barrier, GPU:0 would start step 2 while GPU:1 still works on step 1.
   const double one_step = 1.0 + (1e-5 + 1e8 / 1e9) + 1.0;
   EXPECT_NEAR(simulate_plan(plan, cluster).metrics.makespan_seconds, 3 * one_step, 3 * one_step * kRelative);
+}
+
+// The run's memory format reaches the plan and its file: "memory_format" is written only when it
+// is not NCHW (plans of NCHW frameworks read as before), and a bad value names its path.
+TEST(PlanFile, KeepsTheMemoryFormat) {
+  Cluster cluster = testing::gpus(2);
+  cluster.add_link(0, 1, testing::round_link(1e9, 1e-5));
+  ExecutionPlan plan = mlp_plan(cluster, {0, 1});
+  EXPECT_FALSE(write_plan_json(plan, cluster).contains("memory_format"));
+  plan.memory_format = MemoryFormat::kNhwc;
+  Json written = write_plan_json(plan, cluster);
+  EXPECT_EQ(written.at("memory_format"), "nhwc");
+  EXPECT_EQ(read_plan_json(JsonReader(written, "plan.json")).plan.memory_format, MemoryFormat::kNhwc);
+  written["memory_format"] = "chwn";
+  try {
+    read_plan_json(JsonReader(written, "plan.json"));
+    FAIL() << "a bad memory format was read";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("/memory_format"), std::string::npos) << error.what();
+  }
+  const Scenario scenario = testing::scenario_from_text(
+      R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"},
+          "run": {"precision": "fp16", "memory_format": "nhwc"}})");
+  EXPECT_EQ(scenario.run.memory_format, MemoryFormat::kNhwc);
+  EXPECT_EQ(plan_scenario(scenario).plan.memory_format, MemoryFormat::kNhwc);
 }
 
 TEST(PlanFile, RoundTripKeepsEveryTaskAndTheSimulatedTimes) {
