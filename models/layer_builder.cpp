@@ -3,14 +3,13 @@
 #include <optional>
 #include <sstream>
 
+#include "sim/graph/layer_costs.h"
+
 namespace placesim {
 namespace {
 
-// FLOPs per element of the ops that are not GEMMs (see the header comment for the breakdown).
-constexpr double kElementwiseFlopsPerElement = 1;
-constexpr double kNormalizationFlopsPerElement = 5;  // mean 1 + variance 2 + scale-and-shift 2
-constexpr double kSoftmaxFlopsPerElement = 5;        // max, subtract, exp, sum, divide
-constexpr double kCrossEntropyFlopsPerLogit = 6;     // softmax 5 + log of the picked class 1
+// FLOPs per element of normalization, softmax, the loss and elementwise ops, the GEMM and backward
+// rules: sim/graph/layer_costs.h, shared with the ONNX importer.
 constexpr double kLabelBytes = 4;                    // int32 class ids and token ids
 constexpr double kAdditiveAttentionFlopsPerUnit = 4;  // add the bias and the pair, tanh, multiply-add with v
 
@@ -163,8 +162,7 @@ Tensor LayerBuilder::conv2d(const std::string& name, const Tensor& x, const Conv
   const double biases = o.bias ? static_cast<double>(o.out_channels) : 0.0;
   // Every output element is a dot product of (Cin / groups) x kh x kw inputs and weights.
   const double macs = product(op.output_shape) * weights / static_cast<double>(o.out_channels);
-  op.forward_flops = 2 * macs;
-  op.backward_flops = 2 * op.forward_flops;
+  op.forward_flops = gemm_forward_flops(macs);
   Conv2dShape conv;
   conv.n = n;
   conv.c = in_channels;
@@ -181,7 +179,7 @@ Tensor LayerBuilder::conv2d(const std::string& name, const Tensor& x, const Conv
   op.kernel = std::make_shared<const KernelShape>(KernelShape::of_conv(conv));
   op.parameter_count = weights + biases;
   op.forward_bytes = bytes(x.elements() + weights + biases) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {x});
 }
 
@@ -189,10 +187,9 @@ Tensor LayerBuilder::normalization(const std::string& name, const Tensor& x, con
                                    double parameters) {
   Op op = make_op(name, type, OpKind::kNormalization, x.shape);
   op.forward_flops = kNormalizationFlopsPerElement * x.elements();
-  op.backward_flops = op.forward_flops;
   op.parameter_count = parameters;
   op.forward_bytes = bytes(x.elements() + parameters) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {x});
 }
 
@@ -219,18 +216,16 @@ Tensor LayerBuilder::swiglu(const std::string& name, const Tensor& gate_and_up) 
   shape.back() /= 2;
   Op op = make_op(name, "SwiGLU", OpKind::kElementwise, shape);
   op.forward_flops = kElementwiseFlopsPerElement * gate_and_up.elements();  // SiLU of the gate, times up
-  op.backward_flops = op.forward_flops;
   op.forward_bytes = bytes(gate_and_up.elements()) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {gate_and_up});
 }
 
 Tensor LayerBuilder::activation(const std::string& name, const Tensor& x, Activation function) {
   Op op = make_op(name, activation_type(function), OpKind::kElementwise, x.shape);
   op.forward_flops = kElementwiseFlopsPerElement * x.elements();
-  op.backward_flops = op.forward_flops;
   op.forward_bytes = bytes(x.elements()) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {x});
 }
 
@@ -244,10 +239,9 @@ Tensor LayerBuilder::pool(const std::string& name, const Tensor& x, const PoolOp
                      " input; the image is too small for this model");
   }
   Op op = make_op(name, type, OpKind::kPooling, {x.shape[0], x.shape[1], out_h, out_w});
-  op.forward_flops = product(op.output_shape) * static_cast<double>(o.kernel * o.kernel);
-  op.backward_flops = op.forward_flops;
+  op.forward_flops = pooling_flops(product(op.output_shape), static_cast<double>(o.kernel * o.kernel));
   op.forward_bytes = bytes(x.elements()) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {x});
 }
 
@@ -262,10 +256,9 @@ Tensor LayerBuilder::avg_pool(const std::string& name, const Tensor& x, const Po
 Tensor LayerBuilder::global_avg_pool(const std::string& name, const Tensor& x) {
   expect_rank(qualified(name), x, 4);
   Op op = make_op(name, "Mean", OpKind::kPooling, {x.shape[0], x.shape[1]});
-  op.forward_flops = x.elements();
-  op.backward_flops = op.forward_flops;
+  op.forward_flops = kReductionFlopsPerInputElement * x.elements();
   op.forward_bytes = bytes(x.elements()) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {x});
 }
 
@@ -279,8 +272,7 @@ Tensor LayerBuilder::dense(const std::string& name, const Tensor& x, int64_t out
   const double rows = product(shape, 0) / static_cast<double>(out_features);
   const double weights = in_features * static_cast<double>(out_features);
   const double biases = bias ? static_cast<double>(out_features) : 0.0;
-  op.forward_flops = 2 * rows * weights;  // rows x in x out MACs
-  op.backward_flops = 2 * op.forward_flops;
+  op.forward_flops = gemm_forward_flops(rows * weights);  // rows x in x out MACs
   GemmShape gemm;
   gemm.m = static_cast<int64_t>(rows);
   gemm.n = out_features;
@@ -288,7 +280,7 @@ Tensor LayerBuilder::dense(const std::string& name, const Tensor& x, int64_t out
   op.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm));
   op.parameter_count = tied ? 0.0 : weights + biases;
   op.forward_bytes = bytes(x.elements() + weights + biases) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {x});
 }
 
@@ -298,9 +290,8 @@ Tensor LayerBuilder::add(const std::string& name, const Tensor& a, const Tensor&
   }
   Op op = make_op(name, "AddV2", OpKind::kElementwise, a.shape);
   op.forward_flops = kElementwiseFlopsPerElement * a.elements();
-  op.backward_flops = op.forward_flops;
   op.forward_bytes = bytes(a.elements() + b.elements()) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {a, b});
 }
 
@@ -324,7 +315,7 @@ Tensor LayerBuilder::concat(const std::string& name, const std::vector<Tensor>& 
   for (const Tensor& input : inputs) shape[axis] += input.shape[axis];
   Op op = make_op(name, "ConcatV2", OpKind::kDataMovement, shape);
   op.forward_bytes = bytes(input_elements) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), inputs);
 }
 
@@ -343,18 +334,16 @@ Tensor LayerBuilder::reshape(const std::string& name, const Tensor& x, const std
 Tensor LayerBuilder::dropout(const std::string& name, const Tensor& x) {
   Op op = make_op(name, "Dropout", OpKind::kElementwise, x.shape);
   op.forward_flops = kElementwiseFlopsPerElement * x.elements();
-  op.backward_flops = op.forward_flops;
   op.forward_bytes = bytes(x.elements()) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {x});
 }
 
 Tensor LayerBuilder::softmax(const std::string& name, const Tensor& x) {
   Op op = make_op(name, "Softmax", OpKind::kReduction, x.shape);
   op.forward_flops = kSoftmaxFlopsPerElement * x.elements();
-  op.backward_flops = op.forward_flops;
   op.forward_bytes = bytes(x.elements()) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {x});
 }
 
@@ -366,9 +355,8 @@ Tensor LayerBuilder::softmax_cross_entropy(const std::string& name, const Tensor
   }
   Op op = make_op(name, "SparseSoftmaxCrossEntropyWithLogits", OpKind::kReduction, loss_shape);
   op.forward_flops = kCrossEntropyFlopsPerLogit * logits.elements();
-  op.backward_flops = op.forward_flops;
   op.forward_bytes = bytes(logits.elements()) + labels.elements() * kLabelBytes + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {logits, labels});
 }
 
@@ -377,11 +365,8 @@ Tensor LayerBuilder::embedding(const std::string& name, const Tensor& ids, int64
   std::vector<int64_t> shape = ids.shape;
   shape.push_back(width);
   Op op = make_op(name, "GatherV2", OpKind::kEmbedding, shape);
-  op.forward_flops = 0;                   // a copy of the selected rows
-  op.backward_flops = product(shape);     // scatter-add of the output gradient into the table gradient
   op.parameter_count = tied ? 0.0 : static_cast<double>(vocabulary) * static_cast<double>(width);
-  op.forward_bytes = ids.elements() * kLabelBytes + 2 * op.output_bytes;  // ids, rows read, rows written
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_embedding_costs(op, ids.elements() * kLabelBytes, product(shape));
   return append(std::move(op), {ids});
 }
 
@@ -394,11 +379,10 @@ Tensor LayerBuilder::attention_scores(const std::string& name, const Tensor& qkv
       static_cast<double>(n) * static_cast<double>(sequence) * static_cast<double>(hidden + key_width);
   // Each score is a dot product over head_dim = hidden / heads.
   const double macs = product(op.output_shape) * static_cast<double>(hidden / heads);
-  op.forward_flops = 2 * macs;
-  op.backward_flops = 2 * op.forward_flops;
+  op.forward_flops = gemm_forward_flops(macs);
   op.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(attention_gemm(n * heads, sequence, sequence, hidden / heads)));
   op.forward_bytes = bytes(query_and_key) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   std::vector<int64_t> shape = op.output_shape;
   OpId id = graph_.add_op(std::move(op));
   graph_.add_edge(qkv.op, id, bytes(query_and_key));
@@ -418,11 +402,10 @@ Tensor LayerBuilder::attention_context(const std::string& name, const Tensor& pr
   const double value = static_cast<double>(n) * static_cast<double>(sequence) * static_cast<double>(value_width);
   // Each context element is a dot product over the sequence.
   const double macs = product(op.output_shape) * static_cast<double>(sequence);
-  op.forward_flops = 2 * macs;
-  op.backward_flops = 2 * op.forward_flops;
+  op.forward_flops = gemm_forward_flops(macs);
   op.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(attention_gemm(n * heads, sequence, hidden / heads, sequence)));
   op.forward_bytes = bytes(probs.elements() + value) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   std::vector<int64_t> shape = op.output_shape;
   OpId id = graph_.add_op(std::move(op));
   graph_.add_edge(probs.op, id);
@@ -442,7 +425,7 @@ Tensor LayerBuilder::slice(const std::string& name, const Tensor& x, int64_t axi
   if (squeeze) shape.erase(shape.begin() + axis);
   Op op = make_op(name, "StridedSlice", OpKind::kDataMovement, shape);
   op.forward_bytes = 2 * op.output_bytes;  // the selected entries read, then written
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   Tensor out{graph_.add_op(std::move(op)), shape};
   graph_.add_edge(x.op, out.op, bytes(out.elements()));
   return out;
@@ -453,10 +436,9 @@ Tensor LayerBuilder::bias_add(const std::string& name, const Tensor& x) {
   Op op = make_op(name, "BiasAdd", OpKind::kElementwise, x.shape);
   const double width = static_cast<double>(x.shape.back());
   op.forward_flops = kElementwiseFlopsPerElement * x.elements();
-  op.backward_flops = op.forward_flops;  // the bias gradient sums the output gradient
   op.parameter_count = width;
   op.forward_bytes = bytes(x.elements() + width) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);  // the bias gradient sums the output gradient
   return append(std::move(op), {x});
 }
 
@@ -471,12 +453,11 @@ Tensor LayerBuilder::cross_attention_scores(const std::string& name, const Tenso
   }
   Op op = make_op(name, "BatchMatMulV2", OpKind::kMatMul, {n, heads, query_length, key_length});
   const double macs = product(op.output_shape) * static_cast<double>(hidden / heads);
-  op.forward_flops = 2 * macs;
-  op.backward_flops = 2 * op.forward_flops;
+  op.forward_flops = gemm_forward_flops(macs);
   op.kernel = std::make_shared<const KernelShape>(
       KernelShape::of_gemm(attention_gemm(n * heads, query_length, key_length, hidden / heads)));
   op.forward_bytes = bytes(query.elements() + key.elements()) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {query, key});
 }
 
@@ -492,12 +473,11 @@ Tensor LayerBuilder::cross_attention_context(const std::string& name, const Tens
   const int64_t query_length = probs.shape[2];
   Op op = make_op(name, "BatchMatMulV2", OpKind::kMatMul, {n, query_length, hidden});
   const double macs = product(op.output_shape) * static_cast<double>(key_length);
-  op.forward_flops = 2 * macs;
-  op.backward_flops = 2 * op.forward_flops;
+  op.forward_flops = gemm_forward_flops(macs);
   op.kernel = std::make_shared<const KernelShape>(
       KernelShape::of_gemm(attention_gemm(n * heads, query_length, hidden / heads, key_length)));
   op.forward_bytes = bytes(probs.elements() + value.elements()) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {probs, value});
 }
 
@@ -508,10 +488,9 @@ Tensor LayerBuilder::relative_position_bias(const std::string& name, const Tenso
   Op op = make_op(name, "RelativePositionBias", OpKind::kElementwise, scores.shape);
   const double table = static_cast<double>(buckets) * static_cast<double>(scores.shape[1]);
   op.forward_flops = kElementwiseFlopsPerElement * scores.elements();
-  op.backward_flops = op.forward_flops;  // the table's gradient: a scatter-add of the scores' gradient
   op.parameter_count = owns_table ? table : 0.0;
   op.forward_bytes = bytes(scores.elements() + table) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);  // the table's gradient: a scatter-add of the scores' gradient
   return append(std::move(op), {scores});
 }
 
@@ -526,10 +505,9 @@ Tensor LayerBuilder::additive_attention_scores(const std::string& name, const Te
   Op op = make_op(name, "AdditiveAttention", OpKind::kElementwise, {n, 1, query_length, key_length});
   const double pairs = product(op.output_shape), width = static_cast<double>(units);
   op.forward_flops = kAdditiveAttentionFlopsPerUnit * pairs * width;
-  op.backward_flops = op.forward_flops;
   op.parameter_count = 2 * width + 1;  // v, its norm's scale, the bias of the sum
   op.forward_bytes = bytes(query.elements() + keys.elements() + op.parameter_count + 2 * pairs * width) + op.output_bytes;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
   return append(std::move(op), {query, keys});
 }
 
@@ -551,8 +529,7 @@ Tensor LayerBuilder::lstm(const std::string& name, const Tensor& x, int64_t hidd
     // The recurrent GEMM of h_{t-1} [N, hidden] x W_hh [hidden, 4 hidden].
     Op recurrent = make_op(name + "/step_" + step, "MatMul", OpKind::kMatMul, {n, gates});
     const double weights = h * static_cast<double>(gates);
-    recurrent.forward_flops = 2 * rows * weights;
-    recurrent.backward_flops = 2 * recurrent.forward_flops;
+    recurrent.forward_flops = gemm_forward_flops(rows * weights);
     GemmShape gemm;
     gemm.m = n;
     gemm.n = gates;
@@ -560,7 +537,7 @@ Tensor LayerBuilder::lstm(const std::string& name, const Tensor& x, int64_t hidd
     recurrent.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm));
     recurrent.parameter_count = previous_cell ? 0.0 : weights;
     recurrent.forward_bytes = bytes(rows * h + weights) + recurrent.output_bytes;
-    recurrent.backward_bytes = 2 * recurrent.forward_bytes;
+    set_backward_costs(recurrent);
     const OpId recurrent_id = graph_.add_op(std::move(recurrent));
     if (previous_cell) {
       graph_.add_edge(previous_cell->op, recurrent_id, bytes(rows * h));  // h_{t-1}
@@ -571,10 +548,9 @@ Tensor LayerBuilder::lstm(const std::string& name, const Tensor& x, int64_t hidd
     // The gates: sigmoid(i, f, o), tanh(g) of the two pre-activations, then c_t and h_t.
     Op cell = make_op(name + "/cell_" + step, "LSTMBlockCell", OpKind::kElementwise, {n, 1, hidden});
     cell.forward_flops = kLstmCellFlopsPerUnit * rows * h;
-    cell.backward_flops = cell.forward_flops;
     // Reads both pre-activations and c_{t-1}; writes c_t and h_t.
     cell.forward_bytes = bytes(2 * rows * static_cast<double>(gates) + rows * h) + 2 * bytes(rows * h);
-    cell.backward_bytes = 2 * cell.forward_bytes;
+    set_backward_costs(cell);
     const OpId cell_id = graph_.add_op(std::move(cell));
     graph_.add_edge(recurrent_id, cell_id);
     graph_.add_edge(projected.op, cell_id, bytes(rows * static_cast<double>(gates)));  // this step's slice

@@ -2,7 +2,8 @@
 // filled in, so that the zoo generators only describe architectures. Not thread-safe; one
 // builder writes one graph.
 //
-// Cost conventions (docs/model-graphs.md explains them with examples):
+// Cost conventions (docs/model-graphs.md explains them with examples; the per-element FLOPs, the
+// GEMM, backward and embedding rules are sim/graph/layer_costs.h, which the ONNX importer applies too):
 //  * Shapes include the batch: every tensor's first dimension is the step's batch size, and every
 //    cost is per training step of `batch_size` samples. Images are NCHW.
 //  * FLOPs count multiplies and adds separately. Conv2D and MatMul: forward_flops = 2 x MACs; the

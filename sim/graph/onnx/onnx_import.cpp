@@ -11,6 +11,7 @@
 
 #include "sim/core/input_error.h"
 #include "sim/core/json_reader.h"
+#include "sim/graph/layer_costs.h"
 #include "sim/graph/onnx/onnx_dims.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/graph/onnx/onnx_node_costs.h"
@@ -528,7 +529,7 @@ OpGraph Importer::build_graph() {
       const std::string& bias = last.input(0) == node.output(0) ? last.input(1) : last.input(0);
       op.parameter_count += claim_parameters(i, bias);
       op.forward_bytes += bytes(tensor(i, bias));
-      op.backward_bytes = 2 * op.forward_bytes;
+      op.backward_bytes = backward_bytes(op.forward_bytes);
     }
     OpId id = graph.add_op(std::move(op));
     std::vector<std::pair<OpId, double>> edges;

@@ -10,6 +10,7 @@
 
 #include "sim/core/json_reader.h"
 #include "sim/graph/kernel_shape.h"
+#include "sim/graph/layer_costs.h"
 #include "sim/graph/onnx/onnx_dims.h"
 #include "sim/graph/onnx/onnx_operators.h"
 #include "sim/graph/onnx/onnx_reader.h"
@@ -18,10 +19,6 @@ namespace placesim {
 namespace {
 
 namespace pb = ::ONNX_NAMESPACE;
-
-constexpr double kNormalizationFlopsPerElement = 5;  // as models/layer_builder.cpp
-constexpr double kSoftmaxFlopsPerElement = 5;
-constexpr double kCrossEntropyFlopsPerLogit = 6;
 
 /// The kernel shape of a 2-D Conv, Gemm or MatMul whose shapes are all known (sim/graph/kernel_shape.h);
 /// null for anything else (other ranks, asymmetric padding, auto_pad that the shapes contradict).
@@ -189,12 +186,12 @@ void cost_onnx_node(const pb::NodeProto& node, const std::vector<std::string>& o
       int64_t inner = a.dims.empty() ? 1 : a.dims.back();
       macs = dims_product(first_output.dims) * static_cast<double>(inner);
     }
-    op.forward_flops = 2 * macs;
+    op.forward_flops = gemm_forward_flops(macs);
     if (present(1)) op.kernel = onnx_kernel_shape(node, type, a.dims, input_info(1).dims, first_output.dims);
   } else if (known->cost == OnnxCost::kPerOutputElement) {
-    op.forward_flops = output_elements;
+    op.forward_flops = kElementwiseFlopsPerElement * output_elements;
   } else if (known->cost == OnnxCost::kPerInputElement) {
-    op.forward_flops = present(0) ? dims_product(input_info(0).dims) : 0;
+    op.forward_flops = present(0) ? kReductionFlopsPerInputElement * dims_product(input_info(0).dims) : 0;
   } else if (known->cost == OnnxCost::kNormalization) {
     op.forward_flops = kNormalizationFlopsPerElement * dims_product(input_info(0).dims);
   } else if (known->cost == OnnxCost::kSoftmax) {
@@ -206,7 +203,7 @@ void cost_onnx_node(const pb::NodeProto& node, const std::vector<std::string>& o
     if (!kernel || kernel->ints_size() == 0) context.fail("pooling needs a kernel_shape attribute");
     double window = 1;
     for (int64_t k : kernel->ints()) window *= static_cast<double>(k);
-    op.forward_flops = dims_product(first_output.dims) * window;
+    op.forward_flops = pooling_flops(dims_product(first_output.dims), window);
   } else if (known->cost == OnnxCost::kMetadata) {
     op.forward_bytes = 0;
   }
@@ -218,16 +215,11 @@ void cost_onnx_node(const pb::NodeProto& node, const std::vector<std::string>& o
       is_float_type(context.find_tensor(inputs[0])->element_type)) {
     // An embedding lookup reads the ids and the selected rows and writes the rows (the zoo's GatherV2).
     op.kind = OpKind::kEmbedding;
-    op.forward_bytes = (present(1) ? tensor_bytes(input_info(1), context.float_bytes()) : 0) + 2 * output_bytes;
-    op.forward_flops = 0;
-    op.backward_flops = output_elements;  // scatter-add into the table's gradient
-    op.backward_bytes = 2 * op.forward_bytes;
+    set_embedding_costs(op, present(1) ? tensor_bytes(input_info(1), context.float_bytes()) : 0, output_elements);
     return;
   }
   if (!float_output) return;  // shape and index computations have no gradient
-  const bool gemm = is_gemm_kind(op.kind);
-  op.backward_flops = gemm ? 2 * op.forward_flops : op.forward_flops;
-  op.backward_bytes = 2 * op.forward_bytes;
+  set_backward_costs(op);
 }
 
 void cost_placesim_node(const pb::NodeProto& node, const PlacesimNodeScale& scale, NodeCostContext& context, Op& op) {

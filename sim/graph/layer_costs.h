@@ -1,0 +1,39 @@
+// The cost conventions of one op that the zoo's layer builder (models/) and the ONNX importer
+// (sim/graph/onnx) share, so a layer costs the same whichever way it arrives (docs/model-graphs.md).
+#pragma once
+
+#include "sim/graph/op.h"
+
+namespace placesim {
+
+/// FLOPs per element of the ops that are not GEMMs; multiplies and adds count separately.
+inline constexpr double kElementwiseFlopsPerElement = 1;        // activations, arithmetic, dropout
+inline constexpr double kReductionFlopsPerInputElement = 1;     // reductions, global average pooling
+inline constexpr double kNormalizationFlopsPerElement = 5;      // mean 1 + variance 2 + scale-and-shift 2
+inline constexpr double kSoftmaxFlopsPerElement = 5;            // max, subtract, exp, sum, divide
+inline constexpr double kCrossEntropyFlopsPerLogit = 6;         // softmax 5 + log of the picked class 1
+
+/// Forward FLOPs of a convolution or matrix multiply of `macs` multiply-adds: 2 each (the bias add
+/// is fused into the GEMM and not counted, so forward FLOPs / 2 are the published MACs).
+double gemm_forward_flops(double macs);
+
+/// Forward FLOPs of max or average pooling: 1 per window element per output element.
+double pooling_flops(double output_elements, double window_elements);
+
+/// Backward FLOPs of an op of `kind`: 2 x forward for GEMM kinds (input gradient + weight
+/// gradient, charged for the first layer too), = forward for every other op.
+double backward_flops(OpKind kind, double forward_flops);
+
+/// Backward bytes of an op that moves data: 2 x forward (the backward kernels read the output
+/// gradient and the saved inputs and write the input and weight gradients).
+double backward_bytes(double forward_bytes);
+
+/// Sets `op`'s backward FLOPs and bytes from its kind and forward costs, as the two above.
+void set_backward_costs(Op& op);
+
+/// Costs of an embedding lookup (`op.output_bytes` set) reading `id_bytes` of ids: forward a copy
+/// (0 FLOPs; the ids and the selected rows read, the rows written), backward a scatter-add of
+/// 1 FLOP per output element into the table's gradient.
+void set_embedding_costs(Op& op, double id_bytes, double output_elements);
+
+}  // namespace placesim
