@@ -12,6 +12,7 @@
 #include "sim/core/input_error.h"
 #include "sim/core/json_reader.h"
 #include "sim/graph/layer_costs.h"
+#include "sim/graph/onnx/onnx_attributes.h"
 #include "sim/graph/onnx/onnx_dims.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/graph/onnx/onnx_node_costs.h"

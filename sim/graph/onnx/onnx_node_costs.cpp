@@ -11,9 +11,9 @@
 #include "sim/core/json_reader.h"
 #include "sim/graph/kernel_shape.h"
 #include "sim/graph/layer_costs.h"
+#include "sim/graph/onnx/onnx_attributes.h"
 #include "sim/graph/onnx/onnx_dims.h"
 #include "sim/graph/onnx/onnx_operators.h"
-#include "sim/graph/onnx/onnx_reader.h"
 
 namespace placesim {
 namespace {

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 
@@ -62,29 +63,6 @@ OnnxModelProto parse_onnx_model(const std::string& bytes, const std::string& fil
   if (model.graph().node_size() == 0) fail("/graph/node", "the graph has no nodes");
   for (const auto& property : model.metadata_props()) parsed.metadata[property.key()] = property.value();
   return parsed;
-}
-
-const pb::AttributeProto* find_attribute(const pb::NodeProto& node, const std::string& name) {
-  for (const auto& attribute : node.attribute()) {
-    if (attribute.name() == name) return &attribute;
-  }
-  return nullptr;
-}
-
-std::string string_attribute(const pb::NodeProto& node, const std::string& name, const std::string& fallback) {
-  const pb::AttributeProto* attribute = find_attribute(node, name);
-  return attribute ? attribute->s() : fallback;
-}
-
-int64_t int_attribute(const pb::NodeProto& node, const std::string& name, int64_t fallback) {
-  const pb::AttributeProto* attribute = find_attribute(node, name);
-  return attribute ? attribute->i() : fallback;
-}
-
-std::vector<int64_t> ints_attribute(const pb::NodeProto& node, const std::string& name, std::vector<int64_t> fallback) {
-  const pb::AttributeProto* attribute = find_attribute(node, name);
-  if (!attribute || attribute->ints_size() == 0) return fallback;
-  return std::vector<int64_t>(attribute->ints().begin(), attribute->ints().end());
 }
 
 // ONNX 1.12's inference functions trust the ranks of their inputs, and a malformed model made them

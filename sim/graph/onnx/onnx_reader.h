@@ -1,14 +1,12 @@
 // Reading an ONNX model: a file's bytes within protobuf's limit, the parsed ModelProto with its
-// opsets and metadata, node attributes, and ONNX shape inference in a child process. Internal to placesim_onnx.
+// opsets and metadata, and ONNX shape inference in a child process. Internal to placesim_onnx.
 #pragma once
 
 #include <onnx/onnx_pb.h>
 
-#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
-#include <vector>
 
 namespace placesim {
 
@@ -29,14 +27,6 @@ struct OnnxModelProto {
 /// Parses `bytes` as an ONNX model with a graph of at least one node and an opset of the default
 /// domain. Throws InputError naming `file` and the protobuf path ("/", "/opset_import", "/graph/node").
 OnnxModelProto parse_onnx_model(const std::string& bytes, const std::string& file);
-
-/// The attribute `name` of `node`, or nullptr.
-const ::ONNX_NAMESPACE::AttributeProto* find_attribute(const ::ONNX_NAMESPACE::NodeProto& node, const std::string& name);
-/// A string, integer or integer-list attribute, or `fallback` when absent (or an empty list).
-std::string string_attribute(const ::ONNX_NAMESPACE::NodeProto& node, const std::string& name, const std::string& fallback);
-int64_t int_attribute(const ::ONNX_NAMESPACE::NodeProto& node, const std::string& name, int64_t fallback);
-std::vector<int64_t> ints_attribute(const ::ONNX_NAMESPACE::NodeProto& node, const std::string& name,
-                                    std::vector<int64_t> fallback);
 
 /// ONNX shape inference (opset of the file, data propagation on; error_mode 1: the first error
 /// stops it) on `model`, in a child process, so that a crash of ONNX 1.12 on a malformed model

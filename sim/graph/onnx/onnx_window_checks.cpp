@@ -10,6 +10,9 @@
 #include <set>
 #include <sstream>
 
+#include "sim/graph/onnx/onnx_attributes.h"
+#include "sim/graph/onnx/onnx_shapes.h"
+
 namespace placesim {
 namespace {
 
@@ -23,24 +26,10 @@ bool is_conv(const std::string& type) {
   return type == "Conv" || type == "ConvInteger" || type == "QLinearConv" || type == "ConvTranspose";
 }
 
-const pb::AttributeProto* find(const pb::NodeProto& node, const std::string& name) {
-  for (const auto& attribute : node.attribute()) {
-    if (attribute.name() == name) return &attribute;
-  }
-  return nullptr;
-}
-
 std::optional<std::vector<int64_t>> ints(const pb::NodeProto& node, const std::string& name) {
-  const pb::AttributeProto* attribute = find(node, name);
+  const pb::AttributeProto* attribute = find_attribute(node, name);
   if (!attribute) return std::nullopt;
   return std::vector<int64_t>(attribute->ints().begin(), attribute->ints().end());
-}
-
-std::string list_text(const std::vector<int64_t>& values) {
-  std::ostringstream text;
-  text << "[";
-  for (size_t i = 0; i < values.size(); ++i) text << (i ? ", " : "") << values[i];
-  return text.str() + "]";
 }
 
 // The spelling of an attribute type in messages ("a float", "a list of integers").
@@ -58,7 +47,7 @@ std::string type_text(int type) {
 
 // `name` must have ONNX type `wanted` when present (UNDEFINED: files older than IR 3 leave it out).
 std::string type_problem(const pb::NodeProto& node, const std::string& name, int wanted) {
-  const pb::AttributeProto* attribute = find(node, name);
+  const pb::AttributeProto* attribute = find_attribute(node, name);
   if (!attribute || attribute->type() == wanted || attribute->type() == pb::AttributeProto::UNDEFINED) return "";
   return "attribute " + name + " must be " + type_text(wanted) + ", got " + type_text(attribute->type());
 }
@@ -155,13 +144,13 @@ std::string window_attribute_problem(const pb::NodeProto& node) {
   }
   if (is_conv(type)) {
     if (std::string problem = type_problem(node, "group", pb::AttributeProto::INT); !problem.empty()) return problem;
-    if (const pb::AttributeProto* group = find(node, "group")) {
+    if (const pb::AttributeProto* group = find_attribute(node, "group")) {
       if (group->i() < 1) return "group is " + std::to_string(group->i()) + "; it must be at least 1";
       if (group->i() > kMaxWindowValue) return "group is " + std::to_string(group->i()) + "; above 2^31 - 1 it is implausible";
     }
   }
   if (std::string problem = type_problem(node, "auto_pad", pb::AttributeProto::STRING); !problem.empty()) return problem;
-  if (const pb::AttributeProto* auto_pad = find(node, "auto_pad")) {
+  if (const pb::AttributeProto* auto_pad = find_attribute(node, "auto_pad")) {
     const std::string& value = auto_pad->s();
     if (value != "NOTSET" && value != "SAME_UPPER" && value != "SAME_LOWER" && value != "VALID") {
       return "auto_pad is \"" + value.substr(0, 40) + "\"; expected NOTSET, SAME_UPPER, SAME_LOWER or VALID";
@@ -177,44 +166,44 @@ std::string window_shape_problem(const pb::NodeProto& node, const std::vector<in
                                  const std::vector<int64_t>* w) {
   const std::string& type = node.op_type();
   if (x.size() < 3) {
-    return "expects an input of rank 3 or more ([batch, channels, spatial...]), got " + list_text(x);
+    return "expects an input of rank 3 or more ([batch, channels, spatial...]), got " + shape_text(x);
   }
   const size_t spatial = x.size() - 2;
   auto kernel = ints(node, "kernel_shape");
   for (const char* name : {"kernel_shape", "strides", "dilations", "output_padding"}) {
     auto values = ints(node, name);
     if (values && values->size() != spatial) {
-      return std::string(name) + " " + list_text(*values) + " has " + std::to_string(values->size()) +
-             " values for the input's " + std::to_string(spatial) + " spatial dimensions (input " + list_text(x) + ")";
+      return std::string(name) + " " + shape_text(*values) + " has " + std::to_string(values->size()) +
+             " values for the input's " + std::to_string(spatial) + " spatial dimensions (input " + shape_text(x) + ")";
     }
   }
   auto pads = ints(node, "pads");
   if (pads && pads->size() != 2 * spatial) {
-    return "pads " + list_text(*pads) + " has " + std::to_string(pads->size()) + " values; the input's " +
+    return "pads " + shape_text(*pads) + " has " + std::to_string(pads->size()) + " values; the input's " +
            std::to_string(spatial) + " spatial dimensions need " + std::to_string(2 * spatial) + " (begins, then ends)";
   }
 
-  const int64_t group = find(node, "group") ? find(node, "group")->i() : 1;
+  const int64_t group = find_attribute(node, "group") ? find_attribute(node, "group")->i() : 1;
   std::vector<int64_t> window(spatial, 1);
   if (kernel) window = *kernel;
   if (w) {
     if (w->size() != x.size()) {
-      return "the weight " + list_text(*w) + " has rank " + std::to_string(w->size()) + " but the input " + list_text(x) +
+      return "the weight " + shape_text(*w) + " has rank " + std::to_string(w->size()) + " but the input " + shape_text(x) +
              " has rank " + std::to_string(x.size()) + "; the weight must be [out, in / group, kernel...] of the input's rank";
     }
     std::vector<int64_t> weight_kernel(w->begin() + 2, w->end());
     for (int64_t k : weight_kernel) {
-      if (k < 1) return "the weight " + list_text(*w) + " has a kernel dimension of " + std::to_string(k);
+      if (k < 1) return "the weight " + shape_text(*w) + " has a kernel dimension of " + std::to_string(k);
     }
     if (kernel && *kernel != weight_kernel) {
-      return "kernel_shape " + list_text(*kernel) + " does not match the weight's kernel " + list_text(weight_kernel) +
-             " (weight " + list_text(*w) + ")";
+      return "kernel_shape " + shape_text(*kernel) + " does not match the weight's kernel " + shape_text(weight_kernel) +
+             " (weight " + shape_text(*w) + ")";
     }
     window = weight_kernel;
     const int64_t channels = x[1];
     if (type == "ConvTranspose") {  // W: [C, M / group, k...]
       if ((*w)[0] != channels) {
-        return "the input has " + std::to_string(channels) + " channels but the weight " + list_text(*w) + " expects " +
+        return "the input has " + std::to_string(channels) + " channels but the weight " + shape_text(*w) + " expects " +
                std::to_string((*w)[0]) + " (its first dimension)";
       }
       if (channels % group != 0) {
@@ -225,7 +214,7 @@ std::string window_shape_problem(const pb::NodeProto& node, const std::vector<in
         return std::to_string(channels) + " input channels are not divisible by group " + std::to_string(group);
       }
       if ((*w)[1] * group != channels) {
-        return "the input has " + std::to_string(channels) + " channels but the weight " + list_text(*w) +
+        return "the input has " + std::to_string(channels) + " channels but the weight " + shape_text(*w) +
                " with group " + std::to_string(group) + " expects " + std::to_string((*w)[1] * group) +
                " (weight dimension 1 x group)";
       }
@@ -239,13 +228,13 @@ std::string window_shape_problem(const pb::NodeProto& node, const std::vector<in
   // Spatial output sizes, as ONNX's convPoolShapeInference and convTransposeShapeInference
   // compute them; an explicit output_shape (ConvTranspose) or size input (MaxUnpool) replaces them.
   if (ints(node, "output_shape") || (type == "MaxUnpool" && node.input_size() >= 3 && !node.input(2).empty())) return "";
-  const std::string auto_pad = find(node, "auto_pad") ? find(node, "auto_pad")->s() : "NOTSET";
+  const std::string auto_pad = find_attribute(node, "auto_pad") ? find_attribute(node, "auto_pad")->s() : "NOTSET";
   const bool same = !pads && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER");
   if (same) return "";  // ceil(input / stride) or input x stride: at least 1
   auto strides = ints(node, "strides");
   auto dilations = uses_dilation(type) ? ints(node, "dilations") : std::nullopt;
   auto output_padding = ints(node, "output_padding");
-  const bool ceil_mode = find(node, "ceil_mode") && find(node, "ceil_mode")->i() == 1;
+  const bool ceil_mode = find_attribute(node, "ceil_mode") && find_attribute(node, "ceil_mode")->i() == 1;
   for (size_t i = 0; i < spatial; ++i) {
     const double input = static_cast<double>(x[2 + i]);
     if (input < 1) continue;  // an empty or unknown input: ONNX and the cost model see it
@@ -265,7 +254,7 @@ std::string window_shape_problem(const pb::NodeProto& node, const std::vector<in
       std::ostringstream text;
       text << "the output would have " << static_cast<int64_t>(output) << " elements along spatial axis " << i
            << " (input " << x[2 + i] << ", pads " << padding << ", kernel " << window[i] << ", dilation " << dilation
-           << ", stride " << stride << "; input " << list_text(x) << ")";
+           << ", stride " << stride << "; input " << shape_text(x) << ")";
       return text.str();
     }
   }
