@@ -195,7 +195,9 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
           if (evaluated[i].pipeline) std::cout << pipeline_text(*evaluated[i].pipeline, scenario.cluster_for(strategies[i]));
           std::cout << collective_bandwidth_text(evaluated[i].run.metrics.collective_bandwidth);
         }
-        std::cout << "\n" << cost_sources_text(cost_sources(scenario.cluster_for(strategies.front()), scenario.run.precision));
+        std::cout << "\n"
+                  << cost_sources_text(cost_sources(scenario.cluster_for(strategies.front()), scenario.run.precision,
+                                                    has_nchw_convolutions(evaluated.front().planned.plan)));
       }
     }
   }
@@ -207,7 +209,9 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
     std::vector<StrategyResult> results;
     for (const auto& e : evaluated) results.push_back(e.result);
     Json comparison = comparison_json(scenario.name, results);
-    comparison["compute_costs"] = cost_sources_json(cost_sources(scenario.cluster_for(strategies.front()), scenario.run.precision));
+    comparison["compute_costs"] =
+        cost_sources_json(cost_sources(scenario.cluster_for(strategies.front()), scenario.run.precision,
+                                       has_nchw_convolutions(evaluated.front().planned.plan)));
     for (size_t i = 0; i < evaluated.size(); ++i) {
       if (evaluated[i].pipeline && strategies[i].parallelism) {
         comparison["strategies"][i]["pipeline"] = pipeline_json(*evaluated[i].pipeline, scenario.cluster_for(strategies[i]));

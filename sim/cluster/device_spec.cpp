@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace placesim {
 
@@ -30,6 +31,22 @@ double DeviceSpec::peak_for(Precision precision) const {
 bool DeviceSpec::has_peak(Precision precision) const {
   auto it = peak_flops_per_second.find(precision);
   return it != peak_flops_per_second.end() && it->second > 0;
+}
+
+bool DeviceSpec::runs_convolutions_on_tensor_cores(Precision precision) const {
+  if (kind != DeviceKind::kGpu || compute_capability.empty()) return false;
+  const double capability = std::strtod(compute_capability.c_str(), nullptr);  // "7.0"; 0 if unreadable
+  switch (precision) {
+    case Precision::kFp16:
+    case Precision::kBf16:
+      return capability >= 7.0;
+    case Precision::kTf32:
+      return capability >= 8.0;
+    case Precision::kFp8:
+      return capability >= 8.9;
+    default:
+      return false;
+  }
 }
 
 double DeviceSpec::efficiency_for(OpKind op_kind, double flops) const {

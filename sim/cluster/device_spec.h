@@ -54,6 +54,10 @@ struct DeviceSpec {
   double peak_for(Precision precision) const;
   /// Whether the profile lists a peak for exactly this precision.
   bool has_peak(Precision precision) const;
+  /// Whether cuDNN runs convolutions of `precision` on tensor cores here: a GPU of compute
+  /// capability 7.0 or later (Volta) in fp16 or bf16, 8.0 or later (Ampere) in tf32, 8.9 or later
+  /// in fp8.
+  bool runs_convolutions_on_tensor_cores(Precision precision) const;
   double efficiency_for(OpKind op_kind) const;
   /// Optional calibrated GEMM efficiency by task size: (FLOPs, fraction of peak) points with
   /// increasing FLOPs. When present, matmul and conv tasks use it instead of compute_efficiency.

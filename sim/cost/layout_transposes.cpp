@@ -1,7 +1,5 @@
 #include "sim/cost/layout_transposes.h"
 
-#include <cstdlib>
-
 namespace placesim {
 namespace {
 
@@ -14,25 +12,9 @@ constexpr double kTransposeRelativeEfficiency = 1000.8 / (1555.0 * 0.901);
 
 }  // namespace
 
-bool runs_convolutions_on_tensor_cores(const DeviceSpec& spec, Precision precision) {
-  if (spec.kind != DeviceKind::kGpu || spec.compute_capability.empty()) return false;
-  const double capability = std::strtod(spec.compute_capability.c_str(), nullptr);  // "7.0"; 0 if unreadable
-  switch (precision) {
-    case Precision::kFp16:
-    case Precision::kBf16:
-      return capability >= 7.0;
-    case Precision::kTf32:
-      return capability >= 8.0;
-    case Precision::kFp8:
-      return capability >= 8.9;
-    default:
-      return false;
-  }
-}
-
 double layout_transpose_bytes(const Task& task, Precision precision, MemoryFormat format, const DeviceSpec& spec) {
   if (format != MemoryFormat::kNchw || !task.kernel || task.kernel->kind != KernelKind::kConv2d ||
-      task.kernel_passes == 0 || !runs_convolutions_on_tensor_cores(spec, precision)) {
+      task.kernel_passes == 0 || !spec.runs_convolutions_on_tensor_cores(precision)) {
     return 0;
   }
   const Conv2dShape c = task.kernel->with_samples(task.kernel_samples).conv;

@@ -10,16 +10,12 @@
 
 namespace placesim {
 
-/// Whether `spec` runs convolutions of `precision` on tensor cores: a GPU of compute capability
-/// 7.0 or later (Volta) in fp16 or bf16, 8.0 or later (Ampere) in tf32, 8.9 or later in fp8.
-bool runs_convolutions_on_tensor_cores(const DeviceSpec& spec, Precision precision);
-
 /// Bytes the transposes read and write for `task` (a convolution with a kernel shape; 0 for
-/// anything else, under NHWC, off tensor cores, and for a 1x1 stride-1 convolution, which cuDNN
-/// runs as a GEMM on the NCHW tensors). Each transposed tensor is read once and written once:
-/// forward: the input and the filter; backward data: the output gradient, the filter and the
-/// input gradient; backward filter: the input, the filter gradient and, without a data pass, the
-/// output gradient.
+/// anything else, under NHWC, off tensor cores (DeviceSpec::runs_convolutions_on_tensor_cores),
+/// and for a 1x1 stride-1 convolution, which cuDNN runs as a GEMM on the NCHW tensors). Each
+/// transposed tensor is read once and written once: forward, the input and the filter; backward
+/// data, the output gradient, the filter and the input gradient; backward filter, the input, the
+/// filter gradient and, without a data pass, the output gradient.
 double layout_transpose_bytes(const Task& task, Precision precision, MemoryFormat format, const DeviceSpec& spec);
 
 /// Their time: the bytes at 0.714 of the bandwidth the device's elementwise kernels reach (the

@@ -35,7 +35,15 @@ std::string gemm_efficiency_stand_in(const DeviceSpec& spec, Precision precision
 
 }  // namespace
 
-std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision) {
+bool has_nchw_convolutions(const ExecutionPlan& plan) {
+  if (plan.memory_format != MemoryFormat::kNchw) return false;
+  for (const Task& task : plan.tasks) {
+    if (task.kernel && task.kernel->kind == KernelKind::kConv2d) return true;
+  }
+  return false;
+}
+
+std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision, bool nchw_convolutions) {
   std::vector<CostSource> sources;
   std::set<std::string> seen;
   for (const auto& device : cluster.devices()) {
@@ -57,6 +65,7 @@ std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision
     source.fp8_gemm_efficiency = fp8_gemm_efficiency(spec, precision);
     source.gemm_efficiency_stand_in = gemm_efficiency_stand_in(spec, precision);
     source.precision = precision;
+    source.layout_transposes = nchw_convolutions && spec.runs_convolutions_on_tensor_cores(precision);
     source.step_validation = spec.step_validation;
     sources.push_back(std::move(source));
   }
@@ -81,6 +90,10 @@ std::string describe(const CostSource& source) {
             " peak x the kernel model's " + source.gemm_efficiency_stand_in + " GEMM efficiency, an estimate (no " +
             to_string(source.precision) + " kernels measured)";
   }
+  if (source.layout_transposes) {
+    text += "; its tensor-core convolutions pay cuDNN's NCHW <-> NHWC transposes (run.memory_format \"nchw\"; "
+            "\"nhwc\" has none)";
+  }
   if (const auto& v = source.step_validation) {
     char buffer[128];
     std::snprintf(buffer, sizeof(buffer), "; published steps %.1f%% MAPE over %lld case%s (%s)", v->mape_percent,
@@ -101,6 +114,7 @@ Json cost_sources_json(const std::vector<CostSource>& sources) {
   for (const auto& s : sources) {
     Json entry = {{"profile", s.profile}, {"kind", s.kind}};
     if (!s.fp8_gemm_efficiency.empty()) entry["fp8_gemm_efficiency"] = s.fp8_gemm_efficiency;
+    if (s.layout_transposes) entry["layout_transposes"] = true;
     if (!s.gemm_efficiency_stand_in.empty()) {
       entry["gemm_efficiency_stand_in"] = {{"precision", to_string(s.precision)}, {"fitted_precision", s.gemm_efficiency_stand_in}};
     }

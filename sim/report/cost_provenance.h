@@ -9,6 +9,7 @@
 
 #include "sim/cluster/cluster.h"
 #include "sim/core/json_reader.h"
+#include "sim/plan/execution_plan.h"
 
 namespace placesim {
 
@@ -29,13 +30,20 @@ struct CostSource {
   /// listed).
   std::string gemm_efficiency_stand_in;
   Precision precision = Precision::kFp32;  ///< the run's
+  /// The run's convolutions run on this device's tensor cores in an NCHW framework, so each pays
+  /// cuDNN's layout transposes (sim/cost/layout_transposes.h): the line says so.
+  bool layout_transposes = false;
 
   std::optional<StepValidation> step_validation;  ///< the profile's published cases, if any
 };
 
 /// One entry per distinct profile among the cluster's accelerators and CPUs, in device order,
-/// for a run at `precision`.
-std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision = Precision::kFp32);
+/// for a run at `precision`; `nchw_convolutions`: the run has convolutions and keeps NCHW tensors
+/// (has_nchw_convolutions).
+std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision = Precision::kFp32,
+                                     bool nchw_convolutions = false);
+/// Whether `plan` keeps NCHW tensors and has a convolution task.
+bool has_nchw_convolutions(const ExecutionPlan& plan);
 /// "p100-sxm2-16gb: kernel model of p100-pcie-16gb (deepbench_p100-pcie-16gb.csv, 2026-12-01): held-out kernels 15.7% median,
 /// 80.2% p90 error over 82 rows[; fp8 GEMMs: ...]; published steps 18.1% MAPE over 20 cases (2026-12-01)"; a profile without
 /// published cases says so.

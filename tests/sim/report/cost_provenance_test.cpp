@@ -50,5 +50,37 @@ TEST(CostProvenance, APrecisionWithoutItsOwnFitNamesTheEfficiencyItBorrows) {
   }
 }
 
+// A run whose convolutions keep NCHW tensors says, per device whose tensor cores run them, that
+// they pay cuDNN's layout transposes; off tensor cores (fp32, or a pre-Volta GPU) and under NHWC
+// it says nothing.
+TEST(CostProvenance, NchwConvolutionsOnTensorCoresSayTheyPayLayoutTransposes) {
+  DeviceSpec ampere = fitted_gpu();
+  ampere.compute_capability = "8.0";
+  const Cluster cluster = gpus(1, ampere);
+  const CostSource tf32 = cost_sources(cluster, Precision::kTf32, true).at(0);
+  EXPECT_TRUE(tf32.layout_transposes);
+  EXPECT_NE(describe(tf32).find("its tensor-core convolutions pay cuDNN's NCHW <-> NHWC transposes"), std::string::npos)
+      << describe(tf32);
+  EXPECT_TRUE(cost_sources_json({tf32}).at(0).at("layout_transposes").get<bool>());
+  EXPECT_FALSE(cost_sources(cluster, Precision::kFp32, true).at(0).layout_transposes);
+  EXPECT_FALSE(cost_sources(cluster, Precision::kTf32, false).at(0).layout_transposes);
+  DeviceSpec pascal = ampere;
+  pascal.compute_capability = "6.0";
+  EXPECT_FALSE(cost_sources(gpus(1, pascal), Precision::kFp16, true).at(0).layout_transposes);
+
+  ExecutionPlan plan;
+  Task conv = testing::compute_task(0, 1e9, 0, OpKind::kConv);
+  KernelShape shape;
+  shape.kind = KernelKind::kConv2d;
+  conv.kernel = std::make_shared<const KernelShape>(shape);
+  plan.tasks.push_back(conv);
+  EXPECT_TRUE(has_nchw_convolutions(plan));
+  plan.memory_format = MemoryFormat::kNhwc;
+  EXPECT_FALSE(has_nchw_convolutions(plan));
+  plan.memory_format = MemoryFormat::kNchw;
+  plan.tasks[0].kernel = nullptr;
+  EXPECT_FALSE(has_nchw_convolutions(plan));
+}
+
 }  // namespace
 }  // namespace placesim
