@@ -91,6 +91,29 @@ void print_check(const KernelModelCheck& check, std::ostream& out) {
   for (const auto& [reason, count] : check.skipped) out << "  skipped " << count << " rows: " << reason << "\n";
 }
 
+/// calibrate --check-kernels TABLE... --device ID: the catalog's kernel model of ID on its rows.
+int check_shipped_kernel_model(const std::vector<std::string>& tables, const std::string& device,
+                               const std::vector<std::string>& precision_names, const HardwareCatalog& catalog) {
+  if (device.empty()) throw InputError("--device", "", "--check-kernels needs --device ID");
+  const Json option = device;
+  const DeviceSpec& spec = catalog.device(device, JsonReader(option, "--device"));
+  if (!spec.kernel_model) {
+    throw InputError("--device", "", "\"" + device + "\" has no kernel model to check (its costs are the datasheet "
+                                     "roofline): fit one with --from-kernels");
+  }
+  std::set<Precision> precisions;
+  for (const auto& name : precision_names) precisions.insert(*parse_precision(name));
+  const std::vector<std::filesystem::path> paths(tables.begin(), tables.end());
+  const KernelModelFit& fit = spec.kernel_model->fit;
+  const FittedTables fitted = fitted_tables_of(fit.table, catalog);
+  const KernelModelCheck check =
+      check_kernel_model(*spec.kernel_model, spec, paths, precisions, catalog, fitted.whole, fitted.memory_rows);
+  std::cout << device << "'s kernel model (" << (fit.scaled_from.empty() ? "" : "of " + fit.scaled_from + ", ")
+            << "fitted on " << fit.table << ")\n";
+  print_check(check, std::cout);
+  return 0;
+}
+
 }  // namespace
 
 Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
@@ -116,8 +139,7 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
   command
       ->add_option("-o,--output", options->output,
                    "DIR/NAME.json: the cluster file to write; DIR becomes a profile directory (devices/NAME.json, "
-                   "clusters/NAME.json, links.json) for --profiles DIR")
-      ->required();
+                   "clusters/NAME.json, links.json) for --profiles DIR (every mode but --check-kernels alone)");
   command->add_flag("--quick", options->quick, "Fewer sizes and repetitions (~3 s on the CPU; less precise)");
   command->add_option("--from-kernels", options->kernel_tables,
                       "Instead of measuring: fit --device's kernel model to measured kernel tables (CSV, "
@@ -136,14 +158,20 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--predictions", options->predictions,
                       "With --from-kernels: also write every row's measured and predicted time to this CSV");
   command->add_option("--check-kernels", options->check_tables,
-                      "With --from-kernels: also check the fitted model on --device's rows of these tables, which the "
-                      "fit never sees (another source's measurements of the same device)");
+                      "Check --device's kernel model on its rows of these tables (another source's measurements, or "
+                      "your own: calibrate --from-trace): the shipped model, or with --from-kernels the fitted one, "
+                      "leaving out the rows the fit took; writes nothing");
   command->add_option("--kernel-model-from", options->kernel_model_from,
                       "Instead of measuring: give --device the kernel model of this measured device (same or nearest "
                       "generation) with --device's own SM count, peak and bandwidth, and write its profile to -o");
   auto nccl_tests = add_nccl_tests_options(command);
   auto trace = add_trace_options(command);
   return {command, [options, nccl_tests, trace, &global] {
+            if (!options->check_tables.empty() && options->kernel_tables.empty()) {
+              return check_shipped_kernel_model(options->check_tables, options->device, options->precisions,
+                                                global.catalog());
+            }
+            if (options->output.empty()) throw InputError("--output", "", "-o FILE is required (what to write)");
             if (!nccl_tests->log.empty()) return import_nccl_tests(*nccl_tests, options->output);
             if (!trace->trace.empty()) return import_trace(*trace, options->device, options->output);
             if (!options->kernel_model_from.empty()) {

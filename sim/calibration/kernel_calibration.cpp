@@ -88,6 +88,24 @@ KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem
   return calibration;
 }
 
+FittedTables fitted_tables_of(const std::string& fit_table, const HardwareCatalog& catalog) {
+  FittedTables tables;
+  const std::string bundled = "hardware_profiles/kernels/";
+  size_t start = 0;
+  while (start <= fit_table.size()) {
+    const size_t plus = fit_table.find(" + ", start);
+    std::string name = fit_table.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
+    const bool memory_rows = name.rfind(kMemoryRowsOf, 0) == 0;
+    if (memory_rows) name = name.substr(std::string(kMemoryRowsOf).size());
+    const std::filesystem::path path =
+        name.rfind(bundled, 0) == 0 ? catalog.root() / "kernels" / name.substr(bundled.size()) : std::filesystem::path(name);
+    (memory_rows ? tables.memory_rows : tables.whole).push_back(path);
+    if (plus == std::string::npos) break;
+    start = plus + 3;
+  }
+  return tables;
+}
+
 KernelModelCheck check_kernel_model(const KernelModel& model, const DeviceSpec& spec,
                                     const std::vector<std::filesystem::path>& tables,
                                     const std::set<Precision>& precisions, const HardwareCatalog& catalog,

@@ -48,6 +48,15 @@ KernelModelCheck check_kernel_model(const KernelModel& model, const DeviceSpec& 
                                     const std::vector<std::filesystem::path>& fitted_tables = {},
                                     const std::vector<std::filesystem::path>& fitted_memory_tables = {});
 
+/// The tables a fit names ("A.csv + memory-bound rows of B.csv", as KernelModelFit::table says),
+/// as (tables fitted whole, tables whose memory-bound rows were fitted); a bundled table's
+/// "hardware_profiles/kernels/..." resolves under the catalog's root.
+struct FittedTables {
+  std::vector<std::filesystem::path> whole;
+  std::vector<std::filesystem::path> memory_rows;
+};
+FittedTables fitted_tables_of(const std::string& fit_table, const HardwareCatalog& catalog);
+
 /// A roofline profile's bandwidth fractions fitted on measured memory-bound kernels.
 struct MemoryCalibration {
   Json profile;  ///< the catalog's profile of the device, with memory_efficiency and reduction_memory_efficiency set

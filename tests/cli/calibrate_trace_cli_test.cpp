@@ -58,5 +58,37 @@ TEST(CalibrateTraceCli, WritesTheTableAndSaysWhatWentInAndWhatWasLeftOut) {
   fs::remove_all(directory);
 }
 
+// The next step a user takes with their own table: how well the shipped kernel model predicts
+// it (`--check-kernels` alone writes nothing, so needs no -o).
+TEST(CalibrateTraceCli, ChecksTheShippedKernelModelOnTheUsersOwnTable) {
+  const fs::path directory = make_temp_directory();
+  const fs::path trace = directory / "step.json";
+  std::ofstream(trace) << kTrace;
+  const fs::path table = directory / "t.csv";
+  ASSERT_EQ(run_placesim({"calibrate", "--from-trace", trace.string(), "--device", "p100-pcie-16gb", "-o",
+                          table.string()})
+                .exit_status,
+            0);
+  const CommandResult check =
+      run_placesim({"calibrate", "--check-kernels", table.string(), "--device", "p100-pcie-16gb"});
+  EXPECT_EQ(check.exit_status, 0) << check.output;
+  EXPECT_NE(check.output.find("p100-pcie-16gb's kernel model (fitted on hardware_profiles/kernels/"), std::string::npos)
+      << check.output;
+  EXPECT_NE(check.output.find("(never fitted on):"), std::string::npos) << check.output;
+  EXPECT_NE(check.output.find("  gemm                1 rows"), std::string::npos) << check.output;
+
+  const CommandResult other_device = run_placesim({"calibrate", "--check-kernels", table.string(), "--device", "k80"});
+  EXPECT_EQ(other_device.exit_status, 2);
+  EXPECT_NE(other_device.output.find("no row for device \"k80\""), std::string::npos) << other_device.output;
+  const CommandResult roofline =
+      run_placesim({"calibrate", "--check-kernels", table.string(), "--device", "a100-pcie-40gb"});
+  EXPECT_EQ(roofline.exit_status, 2);
+  EXPECT_NE(roofline.output.find("has no kernel model to check"), std::string::npos) << roofline.output;
+  const CommandResult no_output = run_placesim({"calibrate", "--from-trace", trace.string(), "--device", "p100-pcie-16gb"});
+  EXPECT_EQ(no_output.exit_status, 2);
+  EXPECT_NE(no_output.output.find("-o FILE is required"), std::string::npos) << no_output.output;
+  fs::remove_all(directory);
+}
+
 }  // namespace
 }  // namespace placesim

@@ -15,26 +15,6 @@
 namespace placesim {
 namespace {
 
-/// The fit's table list ("A.csv + B.csv + memory-bound rows of C.csv") as (tables, memory-only tables).
-std::pair<std::vector<std::filesystem::path>, std::vector<std::filesystem::path>> tables_named(
-    const std::string& names, const std::filesystem::path& source_dir) {
-  std::pair<std::vector<std::filesystem::path>, std::vector<std::filesystem::path>> tables;
-  const std::string memory_prefix = kMemoryRowsOf;
-  size_t start = 0;
-  while (start <= names.size()) {
-    const size_t plus = names.find(" + ", start);
-    std::string name = names.substr(start, plus == std::string::npos ? std::string::npos : plus - start);
-    if (name.rfind(memory_prefix, 0) == 0) {
-      tables.second.push_back(source_dir / name.substr(memory_prefix.size()));
-    } else {
-      tables.first.push_back(source_dir / name);
-    }
-    if (plus == std::string::npos) break;
-    start = plus + 3;
-  }
-  return tables;
-}
-
 TEST(ShippedKernelModels, EachProfilesModelIsTheFitOfTheTablesItNames) {
   const std::filesystem::path source_dir(PLACESIM_SOURCE_DIR);
   const HardwareCatalog catalog(source_dir / "hardware_profiles");
@@ -49,8 +29,9 @@ TEST(ShippedKernelModels, EachProfilesModelIsTheFitOfTheTablesItNames) {
     // DeepBench "pseudo fp16" rows are fp32 math and were left out (hardware_profiles/kernels/README.md).
     std::set<Precision> precisions;
     for (const auto& entry : shipped.gemm_efficiency) precisions.insert(entry.first);
-    const auto [tables, memory_tables] = tables_named(shipped.fit.table, source_dir);
-    KernelCalibration today = calibrate_from_kernel_tables(tables, id, precisions, catalog, "today", memory_tables);
+    const FittedTables tables = fitted_tables_of(shipped.fit.table, catalog);
+    KernelCalibration today =
+        calibrate_from_kernel_tables(tables.whole, id, precisions, catalog, "today", tables.memory_rows);
     const KernelModel& fitted = today.fit.model;
     ASSERT_EQ(fitted.gemm_efficiency.size(), shipped.gemm_efficiency.size());
     for (const auto& [precision, efficiency] : shipped.gemm_efficiency) {
