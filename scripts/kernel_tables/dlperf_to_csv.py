@@ -34,7 +34,6 @@ benchmark as KIND#hash (the hash in dlperf's benchmark name).
 
 Standard library only.
 """
-import argparse
 import csv
 import json
 import os
@@ -44,7 +43,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kernel_table_io import git_files, git_show, write_kernel_table  # noqa: E402
+from kernel_table_io import git_files, git_show, mirror_arguments, write_kernel_table  # noqa: E402
 
 BENCH_BATCHES = [1, 2, 4, 8, 16, 32]
 LATENCY_BATCHES = [64, 128, 256, 512, 1024]
@@ -88,12 +87,9 @@ def row_of(b, kind, name):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repo", required=True, help="git directory of a rai-project/dlperf mirror or clone")
-    parser.add_argument("--commit", required=True)
+    parser = mirror_arguments("rai-project/dlperf", None)
     parser.add_argument("--gpu", default="Tesla_K80", help="dlperf's folder of the GPU (Tesla_K80, Tesla_V100-SXM2-16GB, ...)")
     parser.add_argument("--device", default="k80", help="placesim profile id of that GPU")
-    parser.add_argument("-o", "--output", help="default: hardware_profiles/kernels/dlperf_<device>.csv")
     args = parser.parse_args()
     gpu_dir, device_id = args.gpu, args.device
     output = args.output or "hardware_profiles/kernels/dlperf_%s.csv" % device_id

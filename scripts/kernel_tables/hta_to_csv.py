@@ -23,7 +23,6 @@ the trace does not say which of their kernels compute the data gradient and whic
 
 Standard library only.
 """
-import argparse
 import gzip
 import json
 import os
@@ -32,7 +31,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kernel_table_io import write_kernel_table  # noqa: E402
+from kernel_table_io import mirror_arguments, write_kernel_table  # noqa: E402
 
 TRACE = "tests/data/nccl_parser_config/nccl_data.json.gz"
 DEVICE_ID = "a100-sxm4-40gb"
@@ -58,11 +57,8 @@ def resnet50_convolutions(n):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repo", required=True, help="git directory of a HolisticTraceAnalysis mirror or clone")
-    parser.add_argument("--commit", required=True)
-    parser.add_argument("-o", "--output", default="hardware_profiles/kernels/hta_a100-sxm4-40gb.csv")
-    args = parser.parse_args()
+    args = mirror_arguments("facebookresearch/HolisticTraceAnalysis",
+                            "hardware_profiles/kernels/hta_a100-sxm4-40gb.csv").parse_args()
     raw = subprocess.check_output(["git", "--git-dir", args.repo, "show", "%s:%s" % (args.commit, TRACE)])
     trace = json.loads(gzip.decompress(raw))
     events = trace["traceEvents"]

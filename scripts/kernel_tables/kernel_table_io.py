@@ -3,11 +3,22 @@ rows in the kernel-table format (hardware_profiles/kernels/README.md) with a cou
 
 Standard library only.
 """
+import argparse
 import csv
 import subprocess
 import sys
 
 KERNEL_HEADER = ["device", "op", "shape", "precision", "algorithm", "seconds", "source"]
+
+
+def mirror_arguments(repository, default_output):
+    """An argument parser with what every converter of a mirrored repository takes: --repo (its git
+    directory), --commit and -o (default `default_output`; None: the converter derives it)."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repo", required=True, help="git directory of a %s mirror or clone" % repository)
+    parser.add_argument("--commit", required=True)
+    parser.add_argument("-o", "--output", default=default_output)
+    return parser
 
 
 def git_show(git_dir, commit, path):

@@ -28,7 +28,6 @@ row: the median of the medians; its source names the first file and line.
 
 Standard library only.
 """
-import argparse
 import csv
 import io
 import os
@@ -36,7 +35,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from kernel_table_io import git_files, git_show, write_kernel_table  # noqa: E402
+from kernel_table_io import git_files, git_show, mirror_arguments, write_kernel_table  # noqa: E402
 
 DEVICE_ID = "a100-pcie-80gb"
 TOKENS = {16, 32, 64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096}
@@ -59,11 +58,7 @@ def gemms(row):
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--repo", required=True, help="git directory of a microsoft/vidur mirror or clone")
-    parser.add_argument("--commit", required=True)
-    parser.add_argument("-o", "--output", default="hardware_profiles/kernels/vidur_a100-pcie-80gb.csv")
-    args = parser.parse_args()
+    args = mirror_arguments("microsoft/vidur", "hardware_profiles/kernels/vidur_a100-pcie-80gb.csv").parse_args()
     short = args.commit[:8]
     files = [f for f in git_files(args.repo, args.commit, "data/profiling/compute/a100") if f.endswith("/mlp.csv")]
     shapes = {}  # (m, n, k) -> [[seconds], source]
