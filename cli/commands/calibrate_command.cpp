@@ -91,6 +91,13 @@ void print_check(const KernelModelCheck& check, std::ostream& out) {
   for (const auto& [reason, count] : check.skipped) out << "  skipped " << count << " rows: " << reason << "\n";
 }
 
+/// --precision's values (CLI11 has checked each is a precision's name).
+std::set<Precision> precision_set(const std::vector<std::string>& names) {
+  std::set<Precision> precisions;
+  for (const auto& name : names) precisions.insert(*parse_precision(name));
+  return precisions;
+}
+
 /// calibrate --check-kernels TABLE... --device ID: the catalog's kernel model of ID on its rows.
 int check_shipped_kernel_model(const std::vector<std::string>& tables, const std::string& device,
                                const std::vector<std::string>& precision_names, const HardwareCatalog& catalog) {
@@ -101,8 +108,7 @@ int check_shipped_kernel_model(const std::vector<std::string>& tables, const std
     throw InputError("--device", "", "\"" + device + "\" has no kernel model to check (its costs are the datasheet "
                                      "roofline): fit one with --from-kernels");
   }
-  std::set<Precision> precisions;
-  for (const auto& name : precision_names) precisions.insert(*parse_precision(name));
+  const std::set<Precision> precisions = precision_set(precision_names);
   const std::vector<std::filesystem::path> paths(tables.begin(), tables.end());
   const KernelModelFit& fit = spec.kernel_model->fit;
   const FittedTables fitted = fitted_tables_of(fit.table, catalog);
@@ -201,8 +207,7 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
             }
             if (!options->kernel_tables.empty()) {
               if (options->device.empty()) throw InputError("--device", "", "--from-kernels needs --device ID");
-              std::set<Precision> precisions;
-              for (const auto& name : options->precisions) precisions.insert(*parse_precision(name));
+              const std::set<Precision> precisions = precision_set(options->precisions);
               std::vector<std::filesystem::path> tables(options->kernel_tables.begin(), options->kernel_tables.end());
               std::vector<std::filesystem::path> memory_tables(options->memory_tables.begin(),
                                                                options->memory_tables.end());
