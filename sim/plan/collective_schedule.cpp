@@ -457,6 +457,13 @@ CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::
   return fastest(kind, {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kHierarchical}, group, bytes, cluster, reason);
 }
 
+CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
+                                          const Cluster& cluster, std::string* reason) {
+  if (kind != CollectiveKind::kAllReduce) return choose_collective_algorithm(kind, group, bytes, cluster, reason);
+  return fastest(kind, {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDoubleBinaryTree, CollectiveAlgorithm::kHierarchical},
+                 group, bytes, cluster, reason);
+}
+
 CollectiveAlgorithm choose_allreduce(const std::vector<DeviceId>& group, double bytes, const Cluster& cluster,
                                      std::string* reason) {
   return fastest(CollectiveKind::kAllReduce,

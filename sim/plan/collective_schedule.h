@@ -112,4 +112,10 @@ CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::
 CollectiveAlgorithm choose_allreduce(const std::vector<DeviceId>& group, double bytes, const Cluster& cluster,
                                      std::string* reason);
 
+/// choose_collective_algorithm among the algorithms NCCL has (NCCL's docs, NCCL_ALGO: Ring, Tree;
+/// its rings use one channel per NIC across machines, which `hierarchical` models): no halving-
+/// doubling, which is MPI's and Gloo's (Rabenseifner). For the GPU frameworks of 3D parallelism.
+CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
+                                          const Cluster& cluster, std::string* reason);
+
 }  // namespace placesim

@@ -42,8 +42,9 @@ struct PipelineCells {
 /// A cell plan, for the closed-form tier (sim/analytical/pipeline_closed_form.h): the plan of one
 /// micro-batch (costs still 1/M of the batch) of one step through every stage, one tensor rank of
 /// one replica per stage as under symmetry, with the data-parallel all-reduces and updates after
-/// it. Needs what symmetry needs (identical devices, no jitter, ring all-reduces) and throws
-/// InputError at /simulation/symmetry or options.json_path otherwise.
+/// it. Needs identical devices and no jitter, as symmetry does, and throws InputError at
+/// /simulation/symmetry otherwise; only the analytical engine times it, so its collectives take
+/// any algorithm (the strategy's, else the fastest estimate), not rings only as symmetry's.
 ExecutionPlan build_parallel_3d_cell_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
                                           const ParallelismOptions& options, PipelineCells* cells);
 

@@ -10,7 +10,7 @@ namespace placesim {
 Parallel3dEmission::Parallel3dEmission(const OpGraph& the_graph, const Cluster& the_cluster, const RunOptions& the_run,
                                        const ParallelismOptions& the_options, StepEmitter& the_emitter,
                                        const Parallel3dLayout& the_layout, const Parallel3dPartition& the_partition,
-                                       bool cells)
+                                       bool cell_plan)
     : graph(the_graph),
       cluster(the_cluster),
       run(the_run),
@@ -23,12 +23,13 @@ Parallel3dEmission::Parallel3dEmission(const OpGraph& the_graph, const Cluster& 
       ranks(the_options.tensor),
       chunks(the_options.virtual_stages),
       model_chunks(the_options.pipeline * the_options.virtual_stages),
-      micro_batches(cells ? 1 : the_options.micro_batches),
+      micro_batches(cell_plan ? 1 : the_options.micro_batches),
       scale(1.0 / static_cast<double>(the_options.micro_batches)),
-      symmetric(the_run.symmetry || cells),
+      symmetric(the_run.symmetry || cell_plan),
+      cells(cell_plan),
       simulated_replicas(symmetric ? 1 : replicas),
       simulated_ranks(symmetric ? 1 : ranks),
-      mode(symmetric_mode(cells)),
+      mode(symmetric_mode(cell_plan)),
       shards(the_options.zero_shards()),
       gathers_parameters(the_options.zero_stage >= 3 && the_options.zero_shards() > 1),
       previous_update(replicas, std::vector<std::vector<std::optional<TaskId>>>(
@@ -44,7 +45,7 @@ CollectiveAlgorithm Parallel3dEmission::algorithm_for(CollectiveKind kind, const
   if (it != picked_.end()) return it->second;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
   std::string why;
-  if (symmetric) {  // the engine simulates one hop of each ring per phase
+  if (symmetric && !cells) {  // SimGrid simulates one hop of each ring per phase
     if (options.algorithm && *options.algorithm != CollectiveAlgorithm::kRing) {
       throw InputError("", options.json_path + "/algorithm",
                        mode.what + " needs ring all-reduces, got \"" + to_string(*options.algorithm) + "\"");
@@ -55,7 +56,7 @@ CollectiveAlgorithm Parallel3dEmission::algorithm_for(CollectiveKind kind, const
     }
     algorithm = *options.algorithm;
   } else {
-    algorithm = choose_collective_algorithm(kind, group, bytes, cluster, &why);
+    algorithm = choose_nccl_algorithm(kind, group, bytes, cluster, &why);
   }
   picked_.emplace(key, algorithm);
   return algorithm;

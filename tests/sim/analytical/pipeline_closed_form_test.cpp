@@ -132,6 +132,38 @@ TEST(PipelineClosedForm, GivesTheAnalyticalTiersStepWithoutThePlan) {
   }
 }
 
+// Data parallelism over two DGX A100 (8 GPUs each, one HDR port per GPU) with gradient
+// accumulation (4 micro-batches, one bucket after the last). The whole plan's all-reduce takes the
+// faster estimate, hierarchical (NCCL's channels: one inter-machine ring per local rank, each
+// through its own NIC), not a flat ring through one NIC; the closed form's cell plan, timed by
+// the same analytical engine, takes the same and gives the same step.
+TEST(PipelineClosedForm, DataParallelAcrossMachinesTakesTheAnalyticalTiersAllReduce) {
+  auto scenario_text = [](const std::string& algorithm) {
+    return R"({"model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 1024, "heads": 16, "sequence": 512,
+               "vocabulary": 32000}},
+      "cluster": {"template": "dgx_a100", "nodes": 2, "fabric": {"link": "ib_hdr"}},
+      "strategy": {"parallelism": {"data": 16, "micro_batches": 4, "bucket_bytes": 1e12)" +
+           algorithm + R"(}},
+      "run": {"batch_size": 16, "precision": "fp16", "optimizer": "adam"}})";
+  };
+  const Scenario scenario = load(scenario_text(""));
+  const PlannedScenario planned = plan_scenario(scenario);
+  size_t all_reduces = 0;
+  for (const Task& task : planned.plan.tasks) {
+    if (task.kind != TaskKind::kCollective) continue;
+    ++all_reduces;
+    EXPECT_EQ(task.group.size(), 16u);
+    EXPECT_EQ(task.algorithm, CollectiveAlgorithm::kHierarchical) << task.name;
+  }
+  EXPECT_EQ(all_reduces, 1u);  // one bucket, one collective task for its group
+  const Cluster& cluster = scenario.cluster_for(scenario.strategies.front());
+  const double analytical = estimate_step(planned.plan, cluster).step_seconds;
+  const double estimate = closed_form(scenario).step_seconds;
+  EXPECT_NEAR(estimate, analytical, 1e-12 * analytical);
+  // A flat ring (the scenario's choice) crosses one 25 GB/s NIC: slower.
+  EXPECT_GT(closed_form(load(scenario_text(R"(, "algorithm": "ring")"))).step_seconds, estimate);
+}
+
 TEST(PipelineClosedForm, IsRefusedWhereReplicasDiffer) {
   Config c;
   c.data = 2;

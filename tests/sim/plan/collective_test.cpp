@@ -308,6 +308,23 @@ TEST(AutoAllReduce, PicksALogarithmicAlgorithmForSmallMessagesAndTheRingForLarge
   EXPECT_NE(reason.find("ring"), std::string::npos);
 }
 
+// On 8 equal links halving-doubling moves the ring's bytes, 2 (7/8) S / B, with 2 log2 8 = 6
+// latencies instead of 2 x 7 = 14: it wins every size. NCCL has no halving-doubling, so the
+// choice for GPU frameworks (3D parallelism) falls to the ring at large sizes, the tree at small.
+TEST(AutoAllReduce, NcclsChoiceLeavesOutHalvingDoubling) {
+  Cluster cluster = full_mesh(8);
+  std::string reason;
+  EXPECT_EQ(choose_allreduce(all(8), 1e9, cluster, &reason), CollectiveAlgorithm::kHalvingDoubling) << reason;
+  EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllReduce, all(8), 1e9, cluster, &reason), CollectiveAlgorithm::kRing)
+      << reason;
+  EXPECT_EQ(reason.find("halving_doubling"), std::string::npos) << reason;
+  EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllReduce, all(8), 1e3, cluster, &reason),
+            CollectiveAlgorithm::kDoubleBinaryTree)
+      << reason;
+  EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllGather, all(8), 1e9, cluster, &reason), CollectiveAlgorithm::kRing)
+      << reason;
+}
+
 TEST(CollectiveSchedule, EveryAlgorithmMovesEachDevicesShareAndStaysAcyclic) {
   Cluster cluster = full_mesh(8);
   for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDoubleBinaryTree,
