@@ -206,6 +206,29 @@ TEST(ZooTest, BertLayerForwardFlopsByHand) {
   EXPECT_DOUBLE_EQ(graph.op(graph.find("lm_head/MatMul")).forward_flops, 2.0 * 8 * 8 * 10);
   EXPECT_DOUBLE_EQ(graph.op(graph.find("lm_head/MatMul")).parameter_count, 0);
   EXPECT_DOUBLE_EQ(graph.op(graph.find("lm_head/bias")).parameter_count, 10);
+
+  // NVIDIA's gathered head: P = 3 of the S = 4 positions (R = 6 rows) through the transform
+  // (2 R h^2 = 768) and the decoder (2 R h V = 960); the gather reads and writes R h = 48 values.
+  Json gathered = tiny;
+  gathered["masked_positions"] = 3;
+  OpGraph masked = build("bert_base", gathered, 2);
+  EXPECT_DOUBLE_EQ(masked.op(masked.find("lm_head/MatMul")).forward_flops, 2.0 * 6 * 8 * 10);
+  EXPECT_DOUBLE_EQ(masked.op(masked.find("mlm/transform")).forward_flops, 2.0 * 6 * 8 * 8);
+  EXPECT_DOUBLE_EQ(masked.op(masked.find("mlm/masked")).forward_bytes, 2.0 * 6 * 8 * 4);
+  EXPECT_DOUBLE_EQ(masked.totals().parameter_count, graph.totals().parameter_count);
+  Json too_many = tiny;
+  too_many["masked_positions"] = 5;
+  EXPECT_THROW(build("bert_base", too_many, 2), InputError);
+
+  // Training's dropouts: on the probabilities (B a S^2 = 64 elements) and on the two block
+  // outputs (R h = 64 each), one FLOP per element; plus one after the embeddings.
+  Json with_dropout = tiny;
+  with_dropout["dropout"] = true;
+  OpGraph dropped = build("bert_base", with_dropout, 2);
+  EXPECT_EQ(dropped.size(), graph.size() + 4);
+  EXPECT_DOUBLE_EQ(dropped.op(dropped.find("layer.0/attn_dropout")).forward_flops, 64);
+  EXPECT_DOUBLE_EQ(dropped.op(dropped.find("layer.0/mlp_dropout")).forward_flops, 64);
+  EXPECT_DOUBLE_EQ(dropped.totals().parameter_count, graph.totals().parameter_count);
 }
 
 // Vaswani et al. 2017 (models/transformer.cpp), L layers per stack, d_model h, FFN f, vocabulary V,
