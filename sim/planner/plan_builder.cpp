@@ -13,6 +13,17 @@ OptimizerCost optimizer_cost(Optimizer optimizer, double dtype_bytes) {
       return {4, 5 * dtype_bytes, 1};
     case Optimizer::kAdam:  // m, v moments, bias correction, sqrt, divide: read w, g, m, v; write w, m, v
       return {12, 7 * dtype_bytes, 2};
+    case Optimizer::kLamb:
+      // LAMB (You et al. 2020, algorithm 2) as NVIDIA's fused kernels run it (DeepLearningExamples
+      // BERT, lamb_amp_opt/csrc/multi_tensor_lamb.cu, 21.11): a global gradient norm, then per
+      // tensor the weights' norm, stage 1 (read g, w, m, v; write m, v and the update u), the
+      // update's norm and stage 2 (read u, w; write w): 13 passes of a parameter-sized buffer in
+      // fp32. In fp16 the weights, m and v are fp32 copies (master weights) and g, u are fp16, with
+      // GradScaler's inf check (read and write g) first and the fp16 weights written last:
+      // 8 fp16 passes + 8 fp32 ones = 48 bytes per parameter. FLOPs: Adam's 12 + 3 norms (2 each)
+      // + the trust-ratio scaling (2).
+      if (dtype_bytes >= 4) return {20, 13 * dtype_bytes, 2};
+      return {20, 8 * dtype_bytes + 8 * 4, 2};
   }
   return {2, 3 * dtype_bytes, 0};
 }

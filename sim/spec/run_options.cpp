@@ -7,6 +7,7 @@ std::string to_string(Optimizer optimizer) {
     case Optimizer::kSgd: return "sgd";
     case Optimizer::kMomentum: return "momentum";
     case Optimizer::kAdam: return "adam";
+    case Optimizer::kLamb: return "lamb";
   }
   return "sgd";
 }

@@ -18,7 +18,7 @@ namespace placesim {
 
 enum class StepKind { kTraining, kInference };
 
-enum class Optimizer { kSgd, kMomentum, kAdam };
+enum class Optimizer { kSgd, kMomentum, kAdam, kLamb };
 std::string to_string(Optimizer optimizer);
 
 struct RunOptions {

@@ -59,6 +59,25 @@ TEST(MemoryModel, MixedPrecisionAdamHolds16BytesPerParameter) {
   EXPECT_DOUBLE_EQ(op_static_memory(matmul_op("dense", 1e9, parameters, 0, 4), run).total(), 4 * parameters);
 }
 
+// LAMB as NVIDIA's fused kernels run it, counted pass by pass over parameter-sized buffers.
+// fp32: global gradient norm (g), weight norm (w), stage 1 (read g w m v, write m v u), update
+// norm (u), stage 2 (read u w, write w) = 13 x 4 = 52 bytes. fp16 with fp32 masters: the inf check
+// (read and write g), global norm, stage 1's g and u, the update norm, stage 2's u and the fp16
+// weights written = 8 x 2 bytes; the weight norm, stage 1's w m v read and m v written, stage 2's
+// w read and written = 8 x 4 bytes: 48. State: m and v, as Adam (so 16 bytes held in fp16).
+TEST(MemoryModel, LambMovesItsFusedPassesAndHoldsAdamsState) {
+  const double parameters = 1e6;
+  const Task fp32 = optimizer_task(matmul_op("dense", 1e9, parameters, 0, 4), Optimizer::kLamb, 0, 0, -1, 0);
+  EXPECT_DOUBLE_EQ(fp32.memory_bytes, 52 * parameters);
+  EXPECT_DOUBLE_EQ(fp32.flops, 20 * parameters);
+  const Task fp16 = optimizer_task(matmul_op("dense", 1e9, parameters, 0, 2), Optimizer::kLamb, 0, 0, -1, 0);
+  EXPECT_DOUBLE_EQ(fp16.memory_bytes, 48 * parameters);
+  RunOptions run;
+  run.precision = Precision::kFp16;
+  run.optimizer = Optimizer::kLamb;
+  EXPECT_DOUBLE_EQ(op_static_memory(matmul_op("dense", 1e9, parameters, 0, 2), run).total(), 16 * parameters);
+}
+
 TEST(MemoryModel, GptInFp16WithAdamHolds16BytesPerParameterOnItsDevice) {
   Json name = "gpt";
   Json parameters = Json::parse(R"({"layers": 2, "hidden": 64, "heads": 4, "sequence": 32, "vocabulary": 100})");
