@@ -69,6 +69,9 @@ std::vector<PublishedCase> validate_published(const std::vector<std::string>& pa
       c.metric = strategy.published->metric;
       c.published = strategy.published->value;
       if (strategy.data_parallel) c.replicas = static_cast<int64_t>(strategy.data_parallel->replicas.size());
+      if (strategy.parallelism) {  // its accelerators, for the scaling table
+        c.replicas = strategy.parallelism->tensor * strategy.parallelism->pipeline * strategy.parallelism->data;
+      }
       double step = 0, samples_per_second = 0;
       if (scenario.run.tier == Tier::kClosedForm) {
         // No plan of the step: the 3D closed form (thousands of GPUs in milliseconds).

@@ -17,7 +17,7 @@ struct PublishedCase {
   std::string metric;  ///< "samples_per_second", "step_time_seconds" or "model_tflops_per_gpu"
   double published = 0;
   double predicted = 0;
-  int64_t replicas = 0;  ///< data-parallel replicas (workers); 0 when the strategy is not data parallel
+  int64_t replicas = 0;  ///< data-parallel replicas (workers), or a 3D strategy's accelerators (t x p x d); else 0
   /// The profile of the strategy's cluster's first accelerator (its first device when it has
   /// none), and where that profile's compute costs come from (report/cost_provenance.h).
   std::string device_profile;
