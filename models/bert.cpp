@@ -62,12 +62,8 @@ OpGraph build_bert(const BertDefaults& defaults, const JsonReader& parameters, i
     parameters.at("sequence").fail(std::to_string(sequence) + " tokens do not fit the " + std::to_string(positions) +
                                    " position embeddings (\"positions\")");
   }
-  const int64_t masked = parameters.integer_or("masked_positions", sequence, 1, kMaxTransformerHidden);
+  const int64_t masked = parameters.integer_or("masked_positions", sequence, 1, sequence);
   const bool dropout = parameters.bool_or("dropout", false);
-  if (masked > sequence) {
-    parameters.at("masked_positions").fail(std::to_string(masked) + " masked positions do not fit a sequence of " +
-                                           std::to_string(sequence) + " tokens");
-  }
 
   OpGraph graph("bert");
   LayerBuilder b(graph, batch_size, dtype_bytes);

@@ -26,7 +26,7 @@ Parallel3dEmission::Parallel3dEmission(const OpGraph& the_graph, const Cluster& 
       micro_batches(cell_plan ? 1 : the_options.micro_batches),
       scale(1.0 / static_cast<double>(the_options.micro_batches)),
       symmetric(the_run.symmetry || cell_plan),
-      cells(cell_plan),
+      rings_only(the_run.symmetry && !cell_plan),
       simulated_replicas(symmetric ? 1 : replicas),
       simulated_ranks(symmetric ? 1 : ranks),
       mode(symmetric_mode(cell_plan)),
@@ -45,7 +45,7 @@ CollectiveAlgorithm Parallel3dEmission::algorithm_for(CollectiveKind kind, const
   if (it != picked_.end()) return it->second;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
   std::string why;
-  if (symmetric && !cells) {  // SimGrid simulates one hop of each ring per phase
+  if (rings_only) {
     if (options.algorithm && *options.algorithm != CollectiveAlgorithm::kRing) {
       throw InputError("", options.json_path + "/algorithm",
                        mode.what + " needs ring all-reduces, got \"" + to_string(*options.algorithm) + "\"");

@@ -46,9 +46,10 @@ struct Parallel3dEmission {
   const double scale;
   /// One data replica and one tensor rank per stage are simulated for all (symmetry or cells).
   const bool symmetric;
-  /// A cell plan (parallel_3d_builder.h): only the analytical engine times it, so its collectives
-  /// may take any algorithm; a symmetric plan for SimGrid needs rings.
-  const bool cells;
+  /// A symmetric plan for SimGrid, which simulates one hop of each ring per phase: its
+  /// collectives must be rings. A cell plan (parallel_3d_builder.h) is symmetric too but only the
+  /// analytical engine times it, so its collectives take any algorithm.
+  const bool rings_only;
   const int64_t simulated_replicas;
   const int64_t simulated_ranks;
   const SymmetricMode mode;

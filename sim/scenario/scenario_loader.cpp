@@ -79,11 +79,7 @@ RunOptions read_run(const JsonReader& run) {
   options.precision = *parse_precision(run.choice_or("precision", precision_names(), "fp32"));
   options.memory_format = *parse_memory_format(run.choice_or("memory_format", memory_format_names(), "nchw"));
   options.seed = static_cast<uint64_t>(run.integer_or("seed", 1, 0));
-  std::string optimizer = run.choice_or("optimizer", {"sgd", "momentum", "adam", "lamb"}, "sgd");
-  options.optimizer = optimizer == "sgd"        ? Optimizer::kSgd
-                      : optimizer == "momentum" ? Optimizer::kMomentum
-                      : optimizer == "adam"     ? Optimizer::kAdam
-                                                : Optimizer::kLamb;
+  options.optimizer = *parse_optimizer(run.choice_or("optimizer", optimizer_names(), "sgd"));
   if (auto fetch = run.find("fetch")) {
     for (const auto& name : fetch->elements()) options.fetch.push_back(name.as_string());
   }

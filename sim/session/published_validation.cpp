@@ -68,10 +68,8 @@ std::vector<PublishedCase> validate_published(const std::vector<std::string>& pa
       c.strategy = strategy.name;
       c.metric = strategy.published->metric;
       c.published = strategy.published->value;
-      if (strategy.data_parallel) c.replicas = static_cast<int64_t>(strategy.data_parallel->replicas.size());
-      if (strategy.parallelism) {  // its accelerators, for the scaling table
-        c.replicas = strategy.parallelism->tensor * strategy.parallelism->pipeline * strategy.parallelism->data;
-      }
+      if (strategy.data_parallel) c.accelerators = static_cast<int64_t>(strategy.data_parallel->replicas.size());
+      if (strategy.parallelism) c.accelerators = static_cast<int64_t>(strategy.parallelism->devices.size());
       double step = 0, samples_per_second = 0;
       if (scenario.run.tier == Tier::kClosedForm) {
         // No plan of the step: the 3D closed form (thousands of GPUs in milliseconds).
@@ -144,15 +142,15 @@ std::string scaling_table(const std::vector<PublishedCase>& cases) {
   double sum = 0, largest = 0;
   size_t rows = 0;
   for (const PublishedCase& reference : cases) {
-    if (reference.replicas != 1 || reference.metric != "samples_per_second") continue;
+    if (reference.accelerators != 1 || reference.metric != "samples_per_second") continue;
     for (const PublishedCase& c : cases) {
-      if (c.scenario != reference.scenario || c.replicas < 2 || c.metric != "samples_per_second") continue;
-      const double n = static_cast<double>(c.replicas);
+      if (c.scenario != reference.scenario || c.accelerators < 2 || c.metric != "samples_per_second") continue;
+      const double n = static_cast<double>(c.accelerators);
       const double published = c.published / (n * reference.published);
       const double predicted = c.predicted / (n * reference.predicted);
       const double points = 100 * (predicted - published);
       std::snprintf(line, sizeof(line), "%-42s %8lld %17.1f%% %17.1f%% %+10.1f\n", c.scenario.c_str(),
-                    static_cast<long long>(c.replicas), 100 * published, 100 * predicted, points);
+                    static_cast<long long>(c.accelerators), 100 * published, 100 * predicted, points);
       out += line;
       sum += std::fabs(points);
       largest = std::max(largest, std::fabs(points));

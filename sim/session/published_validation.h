@@ -17,7 +17,9 @@ struct PublishedCase {
   std::string metric;  ///< "samples_per_second", "step_time_seconds" or "model_tflops_per_gpu"
   double published = 0;
   double predicted = 0;
-  int64_t replicas = 0;  ///< data-parallel replicas (workers), or a 3D strategy's accelerators (t x p x d); else 0
+  /// The accelerators it runs on, for the scaling table: a data-parallel strategy's replicas
+  /// (workers), a 3D strategy's devices (tensor x pipeline x data); 0 for other strategies.
+  int64_t accelerators = 0;
   /// The profile of the strategy's cluster's first accelerator (its first device when it has
   /// none), and where that profile's compute costs come from (report/cost_provenance.h).
   std::string device_profile;

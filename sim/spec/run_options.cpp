@@ -12,4 +12,13 @@ std::string to_string(Optimizer optimizer) {
   return "sgd";
 }
 
+std::optional<Optimizer> parse_optimizer(const std::string& text) {
+  for (Optimizer optimizer : {Optimizer::kSgd, Optimizer::kMomentum, Optimizer::kAdam, Optimizer::kLamb}) {
+    if (to_string(optimizer) == text) return optimizer;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> optimizer_names() { return {"sgd", "momentum", "adam", "lamb"}; }
+
 }  // namespace placesim

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,9 @@ namespace placesim {
 enum class StepKind { kTraining, kInference };
 
 enum class Optimizer { kSgd, kMomentum, kAdam, kLamb };
-std::string to_string(Optimizer optimizer);
+std::string to_string(Optimizer optimizer);  ///< "sgd", "momentum", "adam", "lamb"
+std::optional<Optimizer> parse_optimizer(const std::string& text);
+std::vector<std::string> optimizer_names();
 
 struct RunOptions {
   StepKind kind = StepKind::kTraining;

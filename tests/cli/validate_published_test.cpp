@@ -62,6 +62,31 @@ TEST(ValidatePublished, ClosedFormScenariosArePredictedWithoutAPlanOfTheStep) {
   EXPECT_NEAR(std::stod(row[2]), 100 * (predicted - 60.1) / 60.1, 0.1);
 }
 
+// `validate --scaling` on a 3D scenario (BERT-Large, data 1 and 8, closed-form tier): the 8-GPU
+// row's scaling is its samples/s over 8 times the 1-GPU row's, published and predicted, each
+// from the figures `validate` prints, and the difference is theirs in points.
+TEST(ValidatePublished, ScalingCountsA3dStrategysAccelerators) {
+  const std::string file = "scenarios/validation/nvidia_dle_bert_large_dgx_a100_80gb_fp16_1_node.json";
+  CommandResult result = run_placesim({"validate", "-q", "--scaling", file}, PLACESIM_SOURCE_DIR);
+  ASSERT_EQ(result.exit_status, 0) << result.output;
+  std::map<std::string, std::pair<double, double>> rows;  // strategy: published, predicted
+  std::regex case_row(R"(/ (\d+ GPUs?)\s+samples_per_second\s+(\S+)\s+(\S+)\s)");
+  for (std::sregex_iterator it(result.output.begin(), result.output.end(), case_row), end; it != end; ++it) {
+    rows[(*it)[1]] = {std::stod((*it)[2]), std::stod((*it)[3])};
+  }
+  ASSERT_EQ(rows.size(), 2u) << result.output;
+  const auto [published_1, predicted_1] = rows.at("1 GPU");
+  const auto [published_8, predicted_8] = rows.at("8 GPUs");
+  std::smatch scaling;
+  ASSERT_TRUE(std::regex_search(result.output, scaling,
+                                std::regex(R"(_fp16_1_node\s+8\s+([0-9.]+)%\s+([0-9.]+)%\s+([+-][0-9.]+)\n)")))
+      << result.output;
+  EXPECT_NEAR(std::stod(scaling[1]), 100 * published_8 / (8 * published_1), 0.1);
+  EXPECT_NEAR(std::stod(scaling[2]), 100 * predicted_8 / (8 * predicted_1), 0.2);  // validate prints 4 digits
+  EXPECT_NEAR(std::stod(scaling[3]), std::stod(scaling[2]) - std::stod(scaling[1]), 0.11);
+  EXPECT_NE(result.output.find("over 1 rows"), std::string::npos) << result.output;
+}
+
 // A published model TFLOP/s per GPU (Llama 3's table 4) is compared with the model FLOP/s per
 // device that `run` prints for the same file (PaLM's formula, docs/llm-planning.md).
 TEST(ValidatePublished, ModelTflopsPerGpuIsTheModelFlopRateRunPrints) {
