@@ -99,8 +99,10 @@ std::set<Precision> precision_set(const std::vector<std::string>& names) {
 }
 
 /// calibrate --check-kernels TABLE... --device ID: the catalog's kernel model of ID on its rows.
+/// With --predictions, also writes each checked row's measured and predicted time.
 int check_shipped_kernel_model(const std::vector<std::string>& tables, const std::string& device,
-                               const std::vector<std::string>& precision_names, const HardwareCatalog& catalog) {
+                               const std::vector<std::string>& precision_names, const HardwareCatalog& catalog,
+                               const std::string& predictions) {
   if (device.empty()) throw InputError("--device", "", "--check-kernels needs --device ID");
   const Json option = device;
   const DeviceSpec& spec = catalog.device(device, JsonReader(option, "--device"));
@@ -117,6 +119,7 @@ int check_shipped_kernel_model(const std::vector<std::string>& tables, const std
   std::cout << device << "'s kernel model (" << (fit.scaled_from.empty() ? "" : "of " + fit.scaled_from + ", ")
             << "fitted on " << fit.table << ")\n";
   print_check(check, std::cout);
+  if (!predictions.empty()) write_file_atomically(predictions, predictions_csv(check.predictions));
   return 0;
 }
 
@@ -135,6 +138,7 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
     std::string kernel_model_from;
     std::string predictions;
     std::vector<std::string> check_tables;
+    std::vector<std::string> sibling_devices;
   };
   auto options = std::make_shared<Options>();
   CLI::App* command = app.add_subcommand(
@@ -161,8 +165,12 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
                       "With --from-kernels: the device profile id to fit; with --from-trace: the device the trace ran on");
   command->add_option("--precision", options->precisions, "With --from-kernels: use rows of this precision only")
       ->check(CLI::IsMember(precision_names()));
+  command->add_option("--sibling-devices", options->sibling_devices,
+                      "With --from-kernels: also fit on these boards' GEMM and convolution rows (the same chip: SM "
+                      "count and compute capability), each against its own datasheet peak");
   command->add_option("--predictions", options->predictions,
-                      "With --from-kernels: also write every row's measured and predicted time to this CSV");
+                      "With --from-kernels or --check-kernels: also write every row's measured and predicted time to "
+                      "this CSV");
   command->add_option("--check-kernels", options->check_tables,
                       "Check --device's kernel model on its rows of these tables (another source's measurements, or "
                       "your own: calibrate --from-trace): the shipped model, or with --from-kernels the fitted one, "
@@ -175,7 +183,7 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
   return {command, [options, nccl_tests, trace, &global] {
             if (!options->check_tables.empty() && options->kernel_tables.empty()) {
               return check_shipped_kernel_model(options->check_tables, options->device, options->precisions,
-                                                global.catalog());
+                                                global.catalog(), options->predictions);
             }
             if (options->output.empty()) throw InputError("--output", "", "-o FILE is required (what to write)");
             if (!nccl_tests->log.empty()) return import_nccl_tests(*nccl_tests, options->output);
@@ -211,8 +219,9 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
               std::vector<std::filesystem::path> tables(options->kernel_tables.begin(), options->kernel_tables.end());
               std::vector<std::filesystem::path> memory_tables(options->memory_tables.begin(),
                                                                options->memory_tables.end());
-              KernelCalibration calibration = calibrate_from_kernel_tables(tables, options->device, precisions,
-                                                                           global.catalog(), today(), memory_tables);
+              KernelCalibration calibration =
+                  calibrate_from_kernel_tables(tables, options->device, precisions, global.catalog(), today(),
+                                               memory_tables, options->sibling_devices);
               print_fit(calibration, std::cout);
               if (!options->check_tables.empty()) {
                 const DeviceSpec& spec = check_profile(calibration.profile, options->device);

@@ -1,5 +1,6 @@
 #include "sim/calibration/kernel_calibration.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "sim/cluster/kernel_model_json.h"
@@ -46,12 +47,27 @@ std::string table_name(const std::filesystem::path& path, const HardwareCatalog&
 KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem::path>& tables,
                                                const std::string& device_id, const std::set<Precision>& precisions,
                                                const HardwareCatalog& catalog, const std::string& date,
-                                               const std::vector<std::filesystem::path>& memory_tables) {
+                                               const std::vector<std::filesystem::path>& memory_tables,
+                                               const std::vector<std::string>& sibling_ids) {
   const Json option = device_id;
   const DeviceSpec& spec = catalog.device(device_id, JsonReader(option, "--device"));
   if (spec.sm_count <= 0) {
     throw InputError("--device", "", "the profile of \"" + device_id +
                                          "\" has no sm_count (the datasheet's SM count): add it with its source");
+  }
+  std::vector<const DeviceSpec*> siblings;
+  for (const std::string& sibling_id : sibling_ids) {
+    const Json sibling_option = sibling_id;
+    const DeviceSpec& sibling = catalog.device(sibling_id, JsonReader(sibling_option, "--sibling-devices"));
+    if (sibling.id == spec.id || sibling.sm_count != spec.sm_count ||
+        sibling.compute_capability != spec.compute_capability) {
+      throw InputError("--sibling-devices", "",
+                       "\"" + sibling_id + "\" (" + std::to_string(sibling.sm_count) + " SMs, compute capability \"" +
+                           sibling.compute_capability + "\") is not another board of " + device_id + "'s chip (" +
+                           std::to_string(spec.sm_count) + " SMs, compute capability \"" + spec.compute_capability +
+                           "\")");
+    }
+    siblings.push_back(&sibling);
   }
   std::vector<KernelMeasurement> rows;
   KernelCalibration calibration;
@@ -60,11 +76,19 @@ KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem
   for (const auto& path : tables) sources.push_back({path, false});
   for (const auto& path : memory_tables) sources.push_back({path, true});
   for (const auto& [path, memory_only] : sources) {
-    KernelTable table = read_kernel_table(path, device_id);
+    KernelTable table = read_kernel_table(path);
     for (const auto& [reason, count] : table.skipped) calibration.skipped[reason] += count;
     for (KernelMeasurement& row : table.rows) {
+      const bool own = row.device == device_id;
+      const bool sibling = std::any_of(siblings.begin(), siblings.end(),
+                                       [&](const DeviceSpec* board) { return board->id == row.device; });
+      if (!own && !sibling) continue;
       if (memory_only && !is_memory_bound(row)) {
         ++calibration.skipped[row.op + ": only memory-bound rows are taken from " + path.filename().string()];
+        continue;
+      }
+      if (sibling && is_memory_bound(row)) {
+        ++calibration.skipped[row.op + " of " + row.device + ": a sibling board's memory is its own"];
         continue;
       }
       rows.push_back(std::move(row));
@@ -80,11 +104,16 @@ KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem
   options.date = date;
   options.table = table_names;
   options.precisions = precisions;
+  options.siblings = siblings;
   calibration.fit = fit_kernel_model(rows, spec, spec.sm_count, options);
   calibration.profile = parse_json_file(catalog.root() / "devices" / (device_id + ".json"));
   calibration.profile["kernel_model"] = write_kernel_model(calibration.fit.model);
+  std::string sibling_rows;
+  for (const std::string& sibling_id : sibling_ids) sibling_rows += (sibling_rows.empty() ? "" : ", ") + sibling_id;
   calibration.profile["sources"]["kernel_model"] =
-      "fitted by `placesim calibrate --from-kernels` on " + options.table + " (" + date + "); see kernel_model.fit";
+      "fitted by `placesim calibrate --from-kernels` on " + options.table +
+      (sibling_rows.empty() ? "" : " (with the GEMM and convolution rows of " + sibling_rows + ", the same chip)") +
+      " (" + date + "); see kernel_model.fit";
   return calibration;
 }
 

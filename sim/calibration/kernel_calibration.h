@@ -23,12 +23,15 @@ struct KernelCalibration {
 /// Fits `device_id`'s kernel model on its rows of `tables` (only `precisions`, when not empty),
 /// plus the memory-bound rows (elementwise, softmax, layernorm) of `memory_tables` and only those
 /// (a table whose GEMMs were timed another way, e.g. with a framework's dispatch inside). The fit
-/// names them "TABLE + memory-bound rows of TABLE". InputError when the device is unknown, its
-/// profile has no sm_count, or no row fits.
+/// names them "TABLE + memory-bound rows of TABLE". The GEMM and convolution rows of
+/// `sibling_ids` (boards of the same chip: same SM count and compute capability) count too, each
+/// against its own board's datasheet (KernelFitOptions::siblings). InputError when a device is
+/// unknown, its profile has no sm_count, a sibling is not of the same chip, or no row fits.
 KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem::path>& tables,
                                                const std::string& device_id, const std::set<Precision>& precisions,
                                                const HardwareCatalog& catalog, const std::string& date,
-                                               const std::vector<std::filesystem::path>& memory_tables = {});
+                                               const std::vector<std::filesystem::path>& memory_tables = {},
+                                               const std::vector<std::string>& sibling_ids = {});
 
 /// A fitted kernel model's errors on tables it was never fitted on: another lab's measurements of
 /// the same device (an independent check of the model, beside the fit's own held-out rows).

@@ -120,12 +120,22 @@ std::vector<KernelErrorSummary> summarize_errors(const std::vector<KernelPredict
 
 KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const DeviceSpec& spec, int64_t sm_count,
                            const KernelFitOptions& options) {
+  // The board each row ran on: the fitted device, a sibling (its compute-bound rows only), or
+  // none (the row is not the fit's).
+  auto board_of = [&](const KernelMeasurement& row) -> const DeviceSpec* {
+    if (row.device == spec.id) return &spec;
+    if (is_memory_bound(row)) return nullptr;
+    for (const DeviceSpec* sibling : options.siblings) {
+      if (row.device == sibling->id) return sibling;
+    }
+    return nullptr;
+  };
   std::vector<const KernelMeasurement*> gemm_rows, conv_rows, elementwise_rows, reduction_rows;
   std::set<Precision> gemm_precisions;
   std::map<ConvAlgorithm, int64_t> family_rows;
   int64_t training_rows = 0, held_out_rows = 0;
   for (const auto& row : rows) {
-    if (row.device != spec.id) continue;
+    if (!board_of(row)) continue;
     if (!options.precisions.empty() && !options.precisions.count(row.precision)) continue;
     if (is_held_out(row, options.held_out_modulus)) {
       ++held_out_rows;
@@ -175,7 +185,9 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
     KernelModel trial = model;
     apply_gemm(x, &trial);
     double sum = 0;
-    for (const KernelMeasurement* row : gemm_rows) sum += absolute_log_ratio(predict_kernel_seconds(*row, spec, trial), row->seconds);
+    for (const KernelMeasurement* row : gemm_rows) {
+      sum += absolute_log_ratio(predict_kernel_seconds(*row, *board_of(*row), trial), row->seconds);
+    }
     return sum / static_cast<double>(gemm_rows.size());
   };
   NelderMeadResult gemm_fit = nelder_mead(gemm_loss, start, 0.5, 3000);
@@ -199,7 +211,9 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
       KernelModel trial = model;
       apply_conv(x, &trial);
       double sum = 0;
-      for (const KernelMeasurement* row : conv_rows) sum += absolute_log_ratio(conv_row_seconds(*row, spec, trial), row->seconds);
+      for (const KernelMeasurement* row : conv_rows) {
+        sum += absolute_log_ratio(conv_row_seconds(*row, *board_of(*row), trial), row->seconds);
+      }
       return sum / static_cast<double>(conv_rows.size());
     };
     std::vector<double> conv_start(fitted.size(), logit(1.0 / kMaxConvEfficiency));
@@ -227,12 +241,13 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
 
   KernelFit fit;
   for (const auto& row : rows) {
-    if (row.device != spec.id) continue;
+    const DeviceSpec* board = board_of(row);
+    if (!board) continue;
     if (!options.precisions.empty() && !options.precisions.count(row.precision)) continue;
-    KernelPrediction prediction{row, predict_kernel_seconds(row, spec, model), is_held_out(row, options.held_out_modulus), ""};
+    KernelPrediction prediction{row, predict_kernel_seconds(row, *board, model), is_held_out(row, options.held_out_modulus), ""};
     if (!is_gemm(row) && !is_memory_bound(row)) {
       prediction.predicted_algorithm = to_string(estimate_conv(row.shape.conv, row.pass, gemm_operand_bytes(row.precision),
-                                                               row.precision, device_for(spec, model, row.precision))
+                                                               row.precision, device_for(*board, model, row.precision))
                                                      .algorithm);
     }
     fit.predictions.push_back(std::move(prediction));
@@ -243,6 +258,7 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
   model.fit.date = options.date;
   model.fit.method = "Nelder-Mead on the mean absolute log ratio of predicted to measured time; rows whose kernel "
                      "hashes to 0 mod " + std::to_string(options.held_out_modulus) + " held out";
+  for (const DeviceSpec* sibling : options.siblings) model.fit.sibling_devices.push_back(sibling->id);
   model.fit.training_rows = training_rows;
   model.fit.held_out_rows = held_out_rows;
   model.fit.held_out_median_error = fit.held_out.back().median_error;

@@ -18,6 +18,11 @@ struct KernelFitOptions {
   std::string table;               ///< the table(s), as recorded in the fit
   std::set<Precision> precisions;  ///< rows of these precisions only; empty = all
   int held_out_modulus = 5;        ///< a row is held out when its kernel's hash % this == 0
+  /// Boards of the fitted device's chip (same SM count and compute capability) whose GEMM and
+  /// convolution rows the fit takes too, each timed against its own board's datasheet peak and
+  /// bandwidth: efficiencies are fractions of peak, so one chip's measurements pin them down
+  /// whichever board ran them. Their memory-bound rows stay out (a board's memory is its own).
+  std::vector<const DeviceSpec*> siblings;
 };
 
 /// Whether a row belongs to the held-out part (fixed: a hash of op, shape and precision).

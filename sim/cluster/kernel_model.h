@@ -32,6 +32,9 @@ struct KernelModelFit {
   std::string method;         ///< e.g. "Nelder-Mead on squared log error, rows with hash % 5 != 0"
   std::string date;           ///< YYYY-MM-DD
   std::string scaled_from;    ///< a device id when transferred from another device's fit ("" = own fit)
+  /// Boards of the same chip whose GEMM and convolution rows in `table` the fit took as well,
+  /// each against its own datasheet (calibrate --sibling-devices).
+  std::vector<std::string> sibling_devices;
   int64_t training_rows = 0;
   int64_t held_out_rows = 0;
   double held_out_median_error = 0;  ///< |predicted / measured - 1| over held-out rows

@@ -29,7 +29,7 @@ std::vector<std::string> algorithm_names() {
 }
 
 KernelModelFit read_fit(const JsonReader& fit) {
-  fit.reject_unknown_keys({"table", "method", "date", "scaled_from", "training_rows", "held_out_rows",
+  fit.reject_unknown_keys({"table", "method", "date", "scaled_from", "sibling_devices", "training_rows", "held_out_rows",
                            "held_out_median_error", "held_out_p90_error"});
   KernelModelFit result;
   result.table = fit.string_at("table");
@@ -37,6 +37,9 @@ KernelModelFit read_fit(const JsonReader& fit) {
   result.method = fit.string_or("method", "");
   result.date = fit.string_or("date", "");
   result.scaled_from = fit.string_or("scaled_from", "");
+  if (auto siblings = fit.find("sibling_devices")) {
+    for (const JsonReader& sibling : siblings->elements()) result.sibling_devices.push_back(sibling.as_string());
+  }
   result.training_rows = fit.integer_or("training_rows", 0, 0, 100'000'000);
   result.held_out_rows = fit.integer_or("held_out_rows", 0, 0, 100'000'000);
   result.held_out_median_error = bounded_non_negative(fit, "held_out_median_error", 100);
@@ -99,6 +102,7 @@ Json write_kernel_model(const KernelModel& model) {
               {"held_out_median_error", f.held_out_median_error},
               {"held_out_p90_error", f.held_out_p90_error}};
   if (!f.scaled_from.empty()) fit["scaled_from"] = f.scaled_from;
+  if (!f.sibling_devices.empty()) fit["sibling_devices"] = f.sibling_devices;
   Json json{{"sm_count", model.sm_count},
               {"gemm_efficiency", gemm},
               {"tile_overhead_k", model.tile_overhead_k},

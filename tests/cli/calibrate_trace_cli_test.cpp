@@ -76,6 +76,26 @@ TEST(CalibrateTraceCli, ChecksTheShippedKernelModelOnTheUsersOwnTable) {
       << check.output;
   EXPECT_NE(check.output.find("(never fitted on):"), std::string::npos) << check.output;
   EXPECT_NE(check.output.find("  gemm                1 rows"), std::string::npos) << check.output;
+  // --predictions writes the checked row beside the model's time (held out: the fit never saw it).
+  const fs::path predictions = directory / "predictions.csv";
+  ASSERT_EQ(run_placesim({"calibrate", "--check-kernels", table.string(), "--device", "p100-pcie-16gb",
+                          "--predictions", predictions.string()})
+                .exit_status,
+            0);
+  std::ifstream written(predictions);
+  std::string header, row, extra;
+  std::getline(written, header);
+  std::getline(written, row);
+  EXPECT_EQ(header.rfind("device,op,shape,precision,measured_seconds,predicted_seconds,ratio,held_out", 0), 0u) << header;
+  EXPECT_EQ(row.rfind("p100-pcie-16gb,gemm,", 0), 0u) << row;
+  EXPECT_FALSE(std::getline(written, extra)) << extra;
+  // Rows of another chip are not a sibling's: exit 2, naming both chips.
+  const CommandResult not_sibling =
+      run_placesim({"calibrate", "--from-kernels", table.string(), "--device", "p100-pcie-16gb", "--sibling-devices",
+                    "v100-sxm2-16gb", "-o", (directory / "p.json").string()});
+  EXPECT_EQ(not_sibling.exit_status, 2);
+  EXPECT_NE(not_sibling.output.find("is not another board of p100-pcie-16gb's chip"), std::string::npos)
+      << not_sibling.output;
 
   const CommandResult other_device = run_placesim({"calibrate", "--check-kernels", table.string(), "--device", "k80"});
   EXPECT_EQ(other_device.exit_status, 2);

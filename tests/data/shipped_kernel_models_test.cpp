@@ -31,7 +31,8 @@ TEST(ShippedKernelModels, EachProfilesModelIsTheFitOfTheTablesItNames) {
     for (const auto& entry : shipped.gemm_efficiency) precisions.insert(entry.first);
     const FittedTables tables = fitted_tables_of(shipped.fit.table, catalog);
     KernelCalibration today =
-        calibrate_from_kernel_tables(tables.whole, id, precisions, catalog, "today", tables.memory_rows);
+        calibrate_from_kernel_tables(tables.whole, id, precisions, catalog, "today", tables.memory_rows,
+                                     shipped.fit.sibling_devices);
     const KernelModel& fitted = today.fit.model;
     ASSERT_EQ(fitted.gemm_efficiency.size(), shipped.gemm_efficiency.size());
     for (const auto& [precision, efficiency] : shipped.gemm_efficiency) {

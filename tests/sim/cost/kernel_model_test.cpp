@@ -345,6 +345,42 @@ TEST(KernelFit, RecoversTheParametersOfASyntheticTable) {
   EXPECT_EQ(fit.model.fit.held_out_rows + fit.model.fit.training_rows, static_cast<int64_t>(rows.size()));
 }
 
+// A sibling board (the same chip) with half the peak ran the GEMMs: timed against its own peak
+// they pin the efficiency down at the truth's 0.8, while against the fitted board's peak they
+// would read as 0.4. Its memory-bound rows stay out (a board's memory is its own): a sibling
+// elementwise row at a tenth of the model's time would otherwise pull the bandwidth fraction up.
+TEST(KernelFit, ASiblingBoardsRowsCountAgainstItsOwnPeak) {
+  const KernelModel truth = test_model();
+  const DeviceSpec spec = test_spec(truth);
+  DeviceSpec sibling = spec;
+  sibling.id = "sibling";
+  sibling.peak_flops_per_second[Precision::kFp32] = kPeak / 2;
+  std::vector<KernelMeasurement> rows = synthetic_rows(sibling, truth);
+  for (KernelMeasurement& row : rows) row.device = "sibling";
+  KernelMeasurement memory;
+  memory.device = "sibling";
+  memory.op = "elementwise";
+  memory.memory_bytes = 1e9;
+  memory.seconds = 0.1 * 1e9 / (kBandwidth * truth.memory_efficiency);
+  rows.push_back(memory);
+  KernelFitOptions options;
+  options.table = "synthetic";
+  EXPECT_THROW(fit_kernel_model(rows, spec, truth.sm_count, options), InputError);  // no row of its own
+  options.siblings = {&sibling};
+  KernelFit fit = fit_kernel_model(rows, spec, truth.sm_count, options);
+  EXPECT_NEAR(fit.model.gemm_efficiency_for(Precision::kFp32), 0.8, 0.8 * 0.02);
+  EXPECT_NEAR(fit.model.memory_efficiency, spec.memory_efficiency, 1e-12);
+  EXPECT_EQ(fit.model.fit.training_rows + fit.model.fit.held_out_rows, static_cast<int64_t>(rows.size()) - 1);
+  ASSERT_EQ(fit.model.fit.sibling_devices.size(), 1u);
+  EXPECT_EQ(fit.model.fit.sibling_devices[0], "sibling");
+  // calibrate --sibling-devices takes only boards of the same chip (SM count, compute capability).
+  const HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
+  EXPECT_THROW(calibrate_from_kernel_tables({std::filesystem::path(PLACESIM_SOURCE_DIR) /
+                                             "hardware_profiles/kernels/vidur_a100-pcie-80gb.csv"},
+                                            "a100-pcie-80gb", {}, catalog, "today", {}, {"v100-sxm2-16gb"}),
+               InputError);
+}
+
 // The roofline (no kernel model) prices a normalisation at its own bandwidth fraction too:
 // 12 MB at 0.7 x 700 GB/s = 24.49 us, against 21.43 us at 0.8 for an elementwise op, + 5 us launch.
 TEST(KernelCost, TheRooflineTakesTheReductionBandwidthFractionForNormalisations) {
