@@ -155,6 +155,16 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
   if (gemm_rows.empty()) {
     throw InputError(options.table, "", "no GEMM rows for device \"" + spec.id + "\" to fit a kernel model on");
   }
+  if (!gemm_precisions.count(Precision::kFp32)) {
+    // fp32's efficiency is the stand-in for every precision without its own (kernel_model.h), so
+    // a profile without it would not load.
+    std::string fitted;
+    for (Precision precision : gemm_precisions) fitted += (fitted.empty() ? "" : ", ") + to_string(precision);
+    throw InputError(options.table, "",
+                     "no fp32 GEMM rows for device \"" + spec.id + "\" (only " + fitted +
+                         "): a kernel model needs fp32's efficiency, the stand-in for every precision without its "
+                         "own; add fp32 to --precision or a table with fp32 GEMMs of this device");
+  }
 
   KernelModel model;
   model.sm_count = sm_count;

@@ -373,6 +373,17 @@ TEST(KernelFit, ASiblingBoardsRowsCountAgainstItsOwnPeak) {
   EXPECT_EQ(fit.model.fit.training_rows + fit.model.fit.held_out_rows, static_cast<int64_t>(rows.size()) - 1);
   ASSERT_EQ(fit.model.fit.sibling_devices.size(), 1u);
   EXPECT_EQ(fit.model.fit.sibling_devices[0], "sibling");
+  // fp32's efficiency is every other precision's stand-in: a fit without fp32 GEMMs is refused
+  // before it writes a profile that would not load.
+  for (KernelMeasurement& row : rows) row.precision = Precision::kTf32;
+  try {
+    fit_kernel_model(rows, spec, truth.sm_count, options);
+    ADD_FAILURE() << "a fit on tf32 rows alone was accepted";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("no fp32 GEMM rows for device \"" + spec.id + "\" (only tf32)"),
+              std::string::npos)
+        << error.what();
+  }
   // calibrate --sibling-devices takes only boards of the same chip (SM count, compute capability).
   const HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
   EXPECT_THROW(calibrate_from_kernel_tables({std::filesystem::path(PLACESIM_SOURCE_DIR) /
