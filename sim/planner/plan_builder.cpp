@@ -6,13 +6,19 @@
 namespace placesim {
 
 OptimizerCost optimizer_cost(Optimizer optimizer, double dtype_bytes) {
+  // In mixed precision (elements under 4 bytes) the update works on fp32 master weights and
+  // moments (Micikevicius et al. 2018): it reads the low-precision gradient, reads and writes the
+  // fp32 master and moments, and writes the model's low-precision copy of the weights; PyTorch AMP,
+  // whose parameters and gradients stay fp32, moves the same bytes for SGD, momentum and Adam.
+  const bool mixed = dtype_bytes < 4;
+  const double master_bytes = 4;
   switch (optimizer) {
     case Optimizer::kSgd:  // w -= lr*g: read w, g; write w
-      return {2, 3 * dtype_bytes, 0};
+      return {2, mixed ? 2 * master_bytes + 2 * dtype_bytes : 3 * dtype_bytes, 0};
     case Optimizer::kMomentum:  // v = m*v + g; w -= lr*v: read w, g, v; write w, v
-      return {4, 5 * dtype_bytes, 1};
+      return {4, mixed ? 4 * master_bytes + 2 * dtype_bytes : 5 * dtype_bytes, 1};
     case Optimizer::kAdam:  // m, v moments, bias correction, sqrt, divide: read w, g, m, v; write w, m, v
-      return {12, 7 * dtype_bytes, 2};
+      return {12, mixed ? 6 * master_bytes + 2 * dtype_bytes : 7 * dtype_bytes, 2};
     case Optimizer::kLamb:
       // LAMB (You et al. 2020, algorithm 2) as NVIDIA's fused kernels run it (DeepLearningExamples
       // BERT, lamb_amp_opt/csrc/multi_tensor_lamb.cu, 21.11): a global gradient norm, then per

@@ -269,7 +269,7 @@ TEST(CliTest, SeveralStrategiesStillNameWhereTheCostsComeFrom) {
                                     "(hardware_profiles/kernels/deepbench_v100-sxm2-16gb.csv"))
       << text.output;
   // The V100's step-level error on the open set (hardware_profiles/devices/v100-sxm2-16gb.json).
-  EXPECT_TRUE(mentions(text.output, "; published steps 7.5% MAPE over 4 cases (2026-12-02)\n")) << text.output;
+  EXPECT_TRUE(mentions(text.output, "; published steps 7.4% MAPE over 4 cases (2026-12-02)\n")) << text.output;
   auto json = run_placesim_split({"run", "scenarios/pipeline_gpt_dgx1.json", "--report", "-"});
   ASSERT_EQ(json.exit_status, 0) << json.errors;
   nlohmann::json report;

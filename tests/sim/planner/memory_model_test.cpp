@@ -78,6 +78,26 @@ TEST(MemoryModel, LambMovesItsFusedPassesAndHoldsAdamsState) {
   EXPECT_DOUBLE_EQ(op_static_memory(matmul_op("dense", 1e9, parameters, 0, 2), run).total(), 16 * parameters);
 }
 
+// SGD, momentum and Adam in mixed precision update fp32 masters: read the fp16 gradient (2), read
+// and write the fp32 weights (8) and moments (0 / 8 / 16), write the fp16 weights (2): 12 / 20 / 28
+// bytes per parameter, where fp16 everywhere would be 3 / 5 / 7 x 2 = 6 / 10 / 14; in fp32
+// 3 / 5 / 7 x 4 = 12 / 20 / 28 (the same bytes: PyTorch AMP keeps fp32 parameters and gradients).
+TEST(MemoryModel, MixedPrecisionUpdatesReadAndWriteTheFp32Masters) {
+  const double parameters = 1e6;
+  const std::vector<std::pair<Optimizer, double>> expected = {
+      {Optimizer::kSgd, 12}, {Optimizer::kMomentum, 20}, {Optimizer::kAdam, 28}};
+  for (const auto& [optimizer, bytes] : expected) {
+    SCOPED_TRACE(to_string(optimizer));
+    EXPECT_DOUBLE_EQ(optimizer_task(matmul_op("dense", 1e9, parameters, 0, 2), optimizer, 0, 0, -1, 0).memory_bytes,
+                     bytes * parameters);
+    EXPECT_DOUBLE_EQ(optimizer_task(matmul_op("dense", 1e9, parameters, 0, 4), optimizer, 0, 0, -1, 0).memory_bytes,
+                     bytes * parameters);
+  }
+  // fp8 weights: 1-byte gradient read and weights written beside the same fp32 master and moments.
+  EXPECT_DOUBLE_EQ(optimizer_task(matmul_op("dense", 1e9, parameters, 0, 1), Optimizer::kAdam, 0, 0, -1, 0).memory_bytes,
+                   26 * parameters);
+}
+
 TEST(MemoryModel, GptInFp16WithAdamHolds16BytesPerParameterOnItsDevice) {
   Json name = "gpt";
   Json parameters = Json::parse(R"({"layers": 2, "hidden": 64, "heads": 4, "sequence": 32, "vocabulary": 100})");
