@@ -130,10 +130,19 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
 
   std::vector<Bucket> buckets = use_ps ? std::vector<Bucket>{} : make_buckets(graph, emitter, options.bucket_bytes);
   std::vector<CollectiveAlgorithm> bucket_algorithm(buckets.size());
+  // `auto` picks as the library that runs the all-reduce would: NCCL (every framework's
+  // collective transport but gRPC and a user's TCP/verbs override) has ring and tree, and its
+  // rings take one channel per NIC (hierarchical), never halving-doubling, which is MPI's and
+  // Gloo's; "links" weighs them all.
+  const std::optional<Transport> all_reduce_transport =
+      use_ps ? std::nullopt : collective_transport(options.communication, cluster, options.replicas);
+  const bool nccl = all_reduce_transport && all_reduce_transport->id.rfind("nccl", 0) == 0;
   for (size_t b = 0; b < buckets.size(); ++b) {
     std::string reason;
-    bucket_algorithm[b] = options.algorithm ? *options.algorithm
-                                            : choose_allreduce(options.replicas, buckets[b].bytes, cluster, &reason);
+    bucket_algorithm[b] =
+        options.algorithm ? *options.algorithm
+        : nccl ? choose_nccl_algorithm(CollectiveKind::kAllReduce, options.replicas, buckets[b].bytes, cluster, &reason)
+               : choose_allreduce(options.replicas, buckets[b].bytes, cluster, &reason);
     if (notes && replicas > 1 && !options.algorithm && (b == 0 || bucket_algorithm[b] != bucket_algorithm[b - 1])) {
       notes->push_back("all-reduce of bucket " + std::to_string(b) + " (" + megabytes(buckets[b].bytes) + "): auto picked " +
                        to_string(bucket_algorithm[b]) + " (" + reason + ")");

@@ -34,7 +34,7 @@ Timeline simulate(const ExecutionPlan& plan, const Cluster& cluster) {
 /// every device hangs off one switch by its own link. The server's link has `server_bandwidth`,
 /// the others 1e12 B/s; latencies 0. CPUs copy memory at `cpu_memory_bandwidth`.
 Cluster machines(size_t workers, double server_bandwidth, double cpu_memory_bandwidth = 1e13,
-                 const std::string& link_type = "eth_test") {
+                 const std::string& link_type = "eth_test", double link_latency_seconds = 0) {
   Cluster cluster;
   cluster.name = "machines";
   DeviceSpec cpu = round_gpu(1e13, cpu_memory_bandwidth);
@@ -47,7 +47,7 @@ Cluster machines(size_t workers, double server_bandwidth, double cpu_memory_band
     device.node = node;
     device.spec = spec;
     DeviceId id = cluster.add_device(device, "task:" + std::to_string(node) + "/" + to_string(kind) + ":0");
-    cluster.add_link(cluster.device(id).vertex, hub, round_link(bandwidth, 0, link_type));
+    cluster.add_link(cluster.device(id).vertex, hub, round_link(bandwidth, link_latency_seconds, link_type));
     return id;
   };
   add_device(DeviceKind::kCpu, 0, cpu, server_bandwidth);
@@ -210,6 +210,31 @@ TEST(Transport, FrameworksPickTheirTransports) {
   EXPECT_EQ(collective_transport(tf1, ethernet, across)->id, "grpc_tcp");
   CommunicationOptions forced{Framework::kHorovod, find_transport("tcp")};
   EXPECT_EQ(collective_transport(forced, infiniband, across)->id, "tcp");
+}
+
+// Eight machines, one GPU each, on equal InfiniBand links with latency: halving-doubling moves
+// the ring's bytes in 2 log2 8 = 6 latencies instead of 14, so `auto` takes it when it weighs
+// every algorithm ("links", or a framework forced onto TCP, as MPI/Gloo would run it). Under an
+// NCCL transport it weighs NCCL's algorithms only, and a 400 MB bucket goes to the ring.
+TEST(Transport, AnNcclAllReducesAutoAlgorithmIsOneNcclHas) {
+  Cluster cluster = machines(8, 1e10, 1e13, "ib_edr", 5e-6);
+  DataParallelOptions options;
+  for (size_t machine = 1; machine <= 8; ++machine) options.replicas.push_back(gpu_of_machine(machine));
+  RunOptions run;
+  auto picked = [&](const CommunicationOptions& communication) {
+    options.communication = communication;
+    std::vector<std::string> notes;
+    build_data_parallel_plan(one_dense_layer(1e8), cluster, run, options, "dp", &notes);
+    for (const std::string& note : notes) {
+      const size_t at = note.find("auto picked ");
+      if (at != std::string::npos) return note.substr(at + 12, note.find(' ', at + 12) - at - 12);
+    }
+    return std::string("none");
+  };
+  EXPECT_EQ(picked({Framework::kLinksOnly, std::nullopt}), "halving_doubling");
+  EXPECT_EQ(picked({Framework::kPyTorchDdp, std::nullopt}), "ring");
+  EXPECT_EQ(picked({Framework::kHorovod, std::nullopt}), "ring");
+  EXPECT_EQ(picked({Framework::kHorovod, find_transport("tcp")}), "halving_doubling");
 }
 
 TEST(Transport, PlanFilesKeepTransportsAndHostCosts) {
