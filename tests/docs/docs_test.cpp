@@ -300,6 +300,50 @@ TEST(DocsTranscripts, RunTranscriptsShowLinesRunPrints) {
   EXPECT_GE(checked, 1u);
 }
 
+/// `number` with a comma between each group of three digits (31604 -> "31,604"), as the docs write it.
+std::string with_thousands(const std::string& number) {
+  std::string grouped;
+  for (size_t i = 0; i < number.size(); ++i) {
+    if (i > 0 && (number.size() - i) % 3 == 0) grouped += ',';
+    grouped += number[i];
+  }
+  return grouped;
+}
+
+// Prose numbers next to a command cannot drift either: docs/capacity-planning.md's account of
+// the bundled sweep (its recommendation's configuration, samples/s and cost to train, and the
+// analytical vs simulated step of each re-checked configuration) is what `placesim sweep` writes
+// today in summary.md. (It had drifted for two days before this test.)
+TEST(DocsProse, TheBundledSweepsRecommendationIsWhatSweepWrites) {
+  const fs::path output = fs::temp_directory_path() / ("placesim_sweep_doc_" + std::to_string(::getpid()));
+  const std::string command = "cd '" + kRoot.string() + "' && '" + PLACESIM_BINARY +
+                              "' sweep scenarios/sweep_resnet50_capacity.json -j 1 -o '" + output.string() +
+                              "' >/dev/null 2>&1 </dev/null";
+  const int status = std::system(command.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  const std::string summary = read_text(output / "summary.md");
+  fs::remove_all(output);
+  const std::string document = read_text(kRoot / "docs/capacity-planning.md");
+  std::smatch match;
+  const std::regex recommendation(R"(\nconfiguration (\d+) \(.*? for \$([0-9.]+) \((\d+) samples/s at \$([0-9.]+)/h)");
+  ASSERT_TRUE(std::regex_search(summary, match, recommendation)) << summary;
+  EXPECT_NE(document.find("configuration " + match[1].str() + ","), std::string::npos) << match[1];
+  EXPECT_NE(document.find(with_thousands(match[3].str()) + " samples/s (simulated)"), std::string::npos) << match[3];
+  EXPECT_NE(document.find("for $" + match[2].str() + " at $" + match[4].str() + "/h"), std::string::npos)
+      << match[2] << " " << match[4];
+  const size_t table = summary.find("## Analytical tier vs simulation");
+  ASSERT_NE(table, std::string::npos) << summary;
+  const std::string rows = summary.substr(table);
+  const std::regex steps(R"(\| ([0-9.]+ ms) \| ([0-9.]+ ms) \|)");
+  size_t checked = 0;
+  for (std::sregex_iterator it(rows.begin(), rows.end(), steps), end; it != end; ++it) {
+    const std::string pair = "| " + (*it)[1].str() + " | " + (*it)[2].str() + " |";
+    EXPECT_NE(document.find(pair), std::string::npos) << "not in docs/capacity-planning.md: " << pair;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4u) << rows;  // fidelity analytical+recheck 4
+}
+
 /// The keys in the first column of the first table after the heading `heading` of `document`.
 std::vector<std::string> table_keys(const std::string& document, const std::string& heading) {
   size_t at = document.find("\n" + heading + "\n");
