@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <fstream>
 #include <map>
+#include <regex>
+#include <sstream>
 
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/session/published_validation.h"
@@ -35,6 +39,47 @@ TEST(StepValidation, EveryProfileStatesItsErrorOnTheOpenValidationSet) {
     }
     EXPECT_EQ(spec.step_validation->cases, static_cast<int64_t>(found->second.size()));
     EXPECT_NEAR(spec.step_validation->mape_percent, mape, 0.05) << "today: " << mape;
+  }
+}
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string one_decimal(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f", value);
+  return text;
+}
+
+// The figures README.md and docs/validation.md quote for the open set are today's: the MAPE on
+// README's first screen and in validation.md's "Current result" and `validate` transcript, and
+// each device profile's line of that transcript (its error and case count). A model change that
+// moves them fails here until the docs say the new figures.
+TEST(StepValidation, TheDocsQuoteTodaysErrors) {
+  const std::filesystem::path root(PLACESIM_SOURCE_DIR);
+  const HardwareCatalog catalog(root / "hardware_profiles");
+  const std::vector<PublishedCase> cases = validate_published({(root / "scenarios/validation").string()}, catalog, false);
+  ASSERT_FALSE(cases.empty());
+  const std::string overall = one_decimal(mean_absolute_percentage_error(cases)) + "% over " +
+                              std::to_string(cases.size()) + " cases";
+  const std::string readme = read_text(root / "README.md");
+  const std::string validation = read_text(root / "docs/validation.md");
+  EXPECT_NE(readme.find("**" + overall + "**"), std::string::npos) << "README.md should say **" << overall << "**";
+  EXPECT_NE(validation.find("MAPE " + overall + "**"), std::string::npos) << "docs/validation.md: MAPE " << overall;
+  EXPECT_NE(validation.find("    MAPE: " + overall + "\n"), std::string::npos) << "docs/validation.md: MAPE: " << overall;
+  std::map<std::string, std::vector<PublishedCase>> by_profile;
+  for (const PublishedCase& c : cases) by_profile[c.device_profile].push_back(c);
+  for (const auto& [profile, its_cases] : by_profile) {
+    const std::regex line("\\n +" + profile + " +" + std::regex_replace(one_decimal(mean_absolute_percentage_error(its_cases)),
+                                                                       std::regex("\\."), "\\.") +
+                          "% over +" + std::to_string(its_cases.size()) + " cases ");
+    EXPECT_TRUE(std::regex_search(validation, line))
+        << "docs/validation.md's validate transcript: " << profile << " "
+        << one_decimal(mean_absolute_percentage_error(its_cases)) << "% over " << its_cases.size() << " cases";
   }
 }
 
