@@ -3,6 +3,7 @@
 // that moves a device's error fails here until the profile says the new figure.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -56,8 +57,9 @@ std::string one_decimal(double value) {
 }
 
 // The figures README.md and docs/validation.md quote for the open set are today's: the MAPE on
-// README's first screen and in validation.md's "Current result" and `validate` transcript, and
-// each device profile's line of that transcript (its error and case count). A model change that
+// README's first screen and in validation.md's "Current result" and `validate` transcript, each
+// device profile's line of that transcript (its error and case count), and the scaling table's
+// mean and largest difference. A model change that
 // moves them fails here until the docs say the new figures.
 TEST(StepValidation, TheDocsQuoteTodaysErrors) {
   const std::filesystem::path root(PLACESIM_SOURCE_DIR);
@@ -71,6 +73,23 @@ TEST(StepValidation, TheDocsQuoteTodaysErrors) {
   EXPECT_NE(readme.find("**" + overall + "**"), std::string::npos) << "README.md should say **" << overall << "**";
   EXPECT_NE(validation.find("MAPE " + overall + "**"), std::string::npos) << "docs/validation.md: MAPE " << overall;
   EXPECT_NE(validation.find("    MAPE: " + overall + "\n"), std::string::npos) << "docs/validation.md: MAPE: " << overall;
+  // The scaling table's mean and largest difference, as README and validation.md word them
+  // (compared with line breaks read as spaces).
+  std::smatch scaling;
+  const std::string table = scaling_table(cases);
+  ASSERT_TRUE(std::regex_search(table, scaling,
+                                std::regex(R"(mean \|difference\| ([0-9.]+) points over (\d+) rows \(largest ([0-9.]+)\))")))
+      << table;
+  auto one_line = [](std::string text) {
+    std::replace(text.begin(), text.end(), '\n', ' ');
+    return text;
+  };
+  const std::string points = scaling[1].str(), rows = scaling[2].str(), largest = scaling[3].str();
+  EXPECT_NE(one_line(readme).find("off by " + points + " points on average, " + largest + " at worst"), std::string::npos)
+      << "README.md: off by " << points << " points on average, " << largest << " at worst";
+  EXPECT_NE(one_line(validation).find("|difference| " + points + " points over " + rows + " rows, largest " + largest),
+            std::string::npos)
+      << "docs/validation.md: |difference| " << points << " points over " << rows << " rows, largest " << largest;
   std::map<std::string, std::vector<PublishedCase>> by_profile;
   for (const PublishedCase& c : cases) by_profile[c.device_profile].push_back(c);
   for (const auto& [profile, its_cases] : by_profile) {
