@@ -130,12 +130,19 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
     }
     return nullptr;
   };
-  std::vector<const KernelMeasurement*> gemm_rows, conv_rows, elementwise_rows, reduction_rows;
+  // A compute-bound training row with its board, looked up once for the fits' many evaluations.
+  struct BoardRow {
+    const KernelMeasurement* row;
+    const DeviceSpec* board;
+  };
+  std::vector<BoardRow> gemm_rows, conv_rows;
+  std::vector<const KernelMeasurement*> elementwise_rows, reduction_rows;
   std::set<Precision> gemm_precisions;
   std::map<ConvAlgorithm, int64_t> family_rows;
   int64_t training_rows = 0, held_out_rows = 0;
   for (const auto& row : rows) {
-    if (!board_of(row)) continue;
+    const DeviceSpec* board = board_of(row);
+    if (!board) continue;
     if (!options.precisions.empty() && !options.precisions.count(row.precision)) continue;
     if (is_held_out(row, options.held_out_modulus)) {
       ++held_out_rows;
@@ -145,10 +152,10 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
     if (is_memory_bound(row)) {
       (is_reduction_row(row) ? reduction_rows : elementwise_rows).push_back(&row);
     } else if (is_gemm(row)) {
-      gemm_rows.push_back(&row);
+      gemm_rows.push_back({&row, board});
       gemm_precisions.insert(row.precision);
     } else {
-      conv_rows.push_back(&row);
+      conv_rows.push_back({&row, board});
       if (row.algorithm) ++family_rows[*row.algorithm];
     }
   }
@@ -195,8 +202,8 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
     KernelModel trial = model;
     apply_gemm(x, &trial);
     double sum = 0;
-    for (const KernelMeasurement* row : gemm_rows) {
-      sum += absolute_log_ratio(predict_kernel_seconds(*row, *board_of(*row), trial), row->seconds);
+    for (const BoardRow& r : gemm_rows) {
+      sum += absolute_log_ratio(predict_kernel_seconds(*r.row, *r.board, trial), r.row->seconds);
     }
     return sum / static_cast<double>(gemm_rows.size());
   };
@@ -221,8 +228,8 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
       KernelModel trial = model;
       apply_conv(x, &trial);
       double sum = 0;
-      for (const KernelMeasurement* row : conv_rows) {
-        sum += absolute_log_ratio(conv_row_seconds(*row, *board_of(*row), trial), row->seconds);
+      for (const BoardRow& r : conv_rows) {
+        sum += absolute_log_ratio(conv_row_seconds(*r.row, *r.board, trial), r.row->seconds);
       }
       return sum / static_cast<double>(conv_rows.size());
     };

@@ -99,6 +99,10 @@ std::optional<Transport> find_transport(const std::string& id) {
   return std::nullopt;
 }
 
+bool is_nccl_transport(const Transport& transport) {
+  return transport.id == "nccl" || transport.id == "nccl_ib" || transport.id == "nccl_socket";
+}
+
 std::vector<std::string> transport_ids() {
   std::vector<std::string> ids;
   for (const Transport& transport : bundled_transports()) ids.push_back(transport.id);

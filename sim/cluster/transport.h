@@ -35,5 +35,9 @@ const std::vector<Transport>& bundled_transports();
 std::optional<Transport> find_transport(const std::string& id);
 /// Ids of the bundled transports, for error messages.
 std::vector<std::string> transport_ids();
+/// Whether collectives over `transport` run in NCCL: one of NCCL's bundled transports (nccl,
+/// nccl_ib, nccl_socket), or a scenario's transport object given one of their ids. NCCL has ring
+/// and tree all-reduces (and one ring per NIC between machines), not halving-doubling.
+bool is_nccl_transport(const Transport& transport);
 
 }  // namespace placesim

@@ -130,13 +130,12 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
 
   std::vector<Bucket> buckets = use_ps ? std::vector<Bucket>{} : make_buckets(graph, emitter, options.bucket_bytes);
   std::vector<CollectiveAlgorithm> bucket_algorithm(buckets.size());
-  // `auto` picks as the library that runs the all-reduce would: NCCL (every framework's
-  // collective transport but gRPC and a user's TCP/verbs override) has ring and tree, and its
-  // rings take one channel per NIC (hierarchical), never halving-doubling, which is MPI's and
-  // Gloo's; "links" weighs them all.
+  // `auto` picks as the library that runs the all-reduce would: among NCCL's algorithms on an
+  // NCCL transport (every framework's but TensorFlow 1.x's gRPC between machines and a TCP/verbs
+  // override), among all of them otherwise ("links" included).
   const std::optional<Transport> all_reduce_transport =
       use_ps ? std::nullopt : collective_transport(options.communication, cluster, options.replicas);
-  const bool nccl = all_reduce_transport && all_reduce_transport->id.rfind("nccl", 0) == 0;
+  const bool nccl = all_reduce_transport && is_nccl_transport(*all_reduce_transport);
   for (size_t b = 0; b < buckets.size(); ++b) {
     std::string reason;
     bucket_algorithm[b] =

@@ -6,12 +6,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <regex>
-#include <sstream>
 
 #include "sim/cluster/hardware_catalog.h"
+#include "sim/core/json_reader.h"
 #include "sim/session/published_validation.h"
 
 namespace placesim {
@@ -43,13 +42,6 @@ TEST(StepValidation, EveryProfileStatesItsErrorOnTheOpenValidationSet) {
   }
 }
 
-std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 std::string one_decimal(double value) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f", value);
@@ -68,8 +60,8 @@ TEST(StepValidation, TheDocsQuoteTodaysErrors) {
   ASSERT_FALSE(cases.empty());
   const std::string overall = one_decimal(mean_absolute_percentage_error(cases)) + "% over " +
                               std::to_string(cases.size()) + " cases";
-  const std::string readme = read_text(root / "README.md");
-  const std::string validation = read_text(root / "docs/validation.md");
+  const std::string readme = read_input_file(root / "README.md");
+  const std::string validation = read_input_file(root / "docs/validation.md");
   EXPECT_NE(readme.find("**" + overall + "**"), std::string::npos) << "README.md should say **" << overall << "**";
   EXPECT_NE(validation.find("MAPE " + overall + "**"), std::string::npos) << "docs/validation.md: MAPE " << overall;
   EXPECT_NE(validation.find("    MAPE: " + overall + "\n"), std::string::npos) << "docs/validation.md: MAPE: " << overall;

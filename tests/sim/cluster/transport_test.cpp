@@ -210,6 +210,10 @@ TEST(Transport, FrameworksPickTheirTransports) {
   EXPECT_EQ(collective_transport(tf1, ethernet, across)->id, "grpc_tcp");
   CommunicationOptions forced{Framework::kHorovod, find_transport("tcp")};
   EXPECT_EQ(collective_transport(forced, infiniband, across)->id, "tcp");
+  for (const Transport& transport : bundled_transports()) {  // the collectives NCCL runs
+    EXPECT_EQ(is_nccl_transport(transport), transport.id.rfind("nccl", 0) == 0) << transport.id;
+  }
+  EXPECT_FALSE(is_nccl_transport(*find_transport("tcp")));
 }
 
 // Eight machines, one GPU each, on equal InfiniBand links with latency: halving-doubling moves
