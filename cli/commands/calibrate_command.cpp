@@ -19,7 +19,9 @@
 #include "real_backend/calibration.h"
 #include "real_backend/runtime/machine_load.h"
 #include "real_backend/runtime/speed_probe.h"
+#include "sim/calibration/board_gemm_calibration.h"
 #include "sim/calibration/kernel_calibration.h"
+#include "sim/cluster/kernel_model_json.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
 #include "sim/core/units_format.h"
@@ -91,6 +93,29 @@ void print_check(const KernelModelCheck& check, std::ostream& out) {
   for (const auto& [reason, count] : check.skipped) out << "  skipped " << count << " rows: " << reason << "\n";
 }
 
+void print_board_gemm(const BoardGemmCalibration& calibration, const std::string& device, std::ostream& out) {
+  const KernelModel model = read_kernel_model(JsonReader(calibration.profile.at("kernel_model"), "kernel_model"));
+  out << "GEMM efficiency of " << device << " on its own rows (the rest of its kernel model stays "
+      << model.fit.scaled_from << "'s):\n";
+  for (const BoardGemmRefit& refit : calibration.refits) {
+    std::string precisions;
+    for (Precision precision : refit.precisions) precisions += (precisions.empty() ? "" : "/") + to_string(precision);
+    out << "  " << precisions << " " << format_number(model.gemm_efficiency_for(refit.precisions.front()), "%.4f")
+        << " (borrowed " << format_number(refit.borrowed_efficiency, "%.4f") << "), " << refit.training_rows
+        << " rows fitted; a call timed alone adds " << format_number(refit.isolated_floor_seconds * 1e6, "%.1f")
+        << " us (not charged in a step)\n";
+  }
+  out << "  |predicted / measured - 1| on held-out rows   borrowed (median, p90)   refitted (median, p90)\n";
+  for (size_t i = 0; i < calibration.held_out_after.size(); ++i) {
+    const KernelErrorSummary& after = calibration.held_out_after[i];
+    const KernelErrorSummary& before = calibration.held_out_before[i];
+    out << "  " << std::left << std::setw(16) << after.op << std::right << std::setw(5) << after.rows << " rows "
+        << std::setw(14) << format_percent(before.median_error) << std::setw(8) << format_percent(before.p90_error)
+        << std::setw(16) << format_percent(after.median_error) << std::setw(8) << format_percent(after.p90_error)
+        << "\n";
+  }
+}
+
 /// --precision's values (CLI11 has checked each is a precision's name).
 std::set<Precision> precision_set(const std::vector<std::string>& names) {
   std::set<Precision> precisions;
@@ -139,6 +164,7 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
     std::string predictions;
     std::vector<std::string> check_tables;
     std::vector<std::string> sibling_devices;
+    std::vector<std::string> board_gemm_tables;
   };
   auto options = std::make_shared<Options>();
   CLI::App* command = app.add_subcommand(
@@ -178,6 +204,10 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--kernel-model-from", options->kernel_model_from,
                       "Instead of measuring: give --device the kernel model of this measured device (same or nearest "
                       "generation) with --device's own SM count, peak and bandwidth, and write its profile to -o");
+  command->add_option("--board-gemm-kernels", options->board_gemm_tables,
+                      "Refit the GEMM efficiency of --device (a borrowed kernel model: --kernel-model-from) on its "
+                      "own GEMM rows of these tables, per precision, keeping the borrowed shape parameters; "
+                      "writes its profile to -o");
   auto nccl_tests = add_nccl_tests_options(command);
   auto trace = add_trace_options(command);
   return {command, [options, nccl_tests, trace, &global] {
@@ -193,6 +223,18 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
               Json profile =
                   transfer_kernel_model(options->kernel_model_from, options->device, global.catalog(), today());
               return write_device_profile(options->output, profile, options->device, global.catalog());
+            }
+            if (!options->board_gemm_tables.empty()) {
+              if (options->device.empty()) throw InputError("--device", "", "--board-gemm-kernels needs --device ID");
+              std::vector<std::filesystem::path> tables(options->board_gemm_tables.begin(),
+                                                        options->board_gemm_tables.end());
+              BoardGemmCalibration calibration =
+                  calibrate_board_gemm_from_kernel_tables(tables, options->device, global.catalog(), today());
+              print_board_gemm(calibration, options->device, std::cout);
+              if (!options->predictions.empty()) {
+                write_file_atomically(options->predictions, predictions_csv(calibration.predictions));
+              }
+              return write_device_profile(options->output, calibration.profile, options->device, global.catalog());
             }
             if (options->kernel_tables.empty() && !options->memory_tables.empty()) {
               if (options->device.empty()) throw InputError("--device", "", "--memory-kernels needs --device ID");

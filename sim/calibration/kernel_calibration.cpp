@@ -31,18 +31,12 @@ std::string profile_text_in_file_order(const std::filesystem::path& original, co
 
 const char* const kMemoryRowsOf = "memory-bound rows of ";
 
-namespace {
-
-/// How a fit names a table: a bundled one by its place in the repository, a user's own
-/// (calibrate --from-trace) as given.
-std::string table_name(const std::filesystem::path& path, const HardwareCatalog& catalog) {
+std::string fitted_table_name(const std::filesystem::path& path, const HardwareCatalog& catalog) {
   std::error_code error;
   const bool bundled = std::filesystem::equivalent(path.parent_path().empty() ? "." : path.parent_path(),
                                                    catalog.root() / "kernels", error);
   return bundled ? "hardware_profiles/kernels/" + path.filename().string() : path.string();
 }
-
-}  // namespace
 
 KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem::path>& tables,
                                                const std::string& device_id, const std::set<Precision>& precisions,
@@ -94,7 +88,7 @@ KernelCalibration calibrate_from_kernel_tables(const std::vector<std::filesystem
       rows.push_back(std::move(row));
     }
     table_names += std::string(table_names.empty() ? "" : " + ") + (memory_only ? kMemoryRowsOf : "") +
-                   table_name(path, catalog);
+                   fitted_table_name(path, catalog);
   }
   if (rows.empty()) {
     throw InputError(tables.empty() ? "--from-kernels" : tables.front().string(), "",
@@ -164,7 +158,7 @@ KernelModelCheck check_kernel_model(const KernelModel& model, const DeviceSpec& 
       const double predicted = predict_kernel_seconds(row, spec, model);
       check.predictions.push_back({std::move(row), predicted, true, ""});
     }
-    check.tables += std::string(check.tables.empty() ? "" : " + ") + table_name(path, catalog);
+    check.tables += std::string(check.tables.empty() ? "" : " + ") + fitted_table_name(path, catalog);
   }
   if (check.predictions.empty()) {
     throw InputError(tables.empty() ? "--check-kernels" : tables.front().string(), "",
@@ -190,7 +184,7 @@ MemoryCalibration calibrate_memory_from_kernel_tables(const std::vector<std::fil
     for (KernelMeasurement& row : read_kernel_table(path, source_id).rows) {
       if (is_memory_bound(row)) rows.push_back(std::move(row));
     }
-    table_names += std::string(table_names.empty() ? "" : " + ") + table_name(path, catalog);
+    table_names += std::string(table_names.empty() ? "" : " + ") + fitted_table_name(path, catalog);
   }
   MemoryCalibration calibration;
   std::vector<const KernelMeasurement*> elementwise, reduction;
@@ -255,6 +249,39 @@ Json transfer_kernel_model(const std::string& source_id, const std::string& targ
     model.memory_efficiency = target.memory_efficiency;
     model.reduction_memory_efficiency = target.reduction_memory_efficiency;
   }
+  // GEMM efficiencies refitted on the target's own rows (--board-gemm-kernels) stay; refits of
+  // another board come along with the model they belong to.
+  std::vector<BoardGemmRefit> own_refits;
+  if (target.kernel_model) {
+    for (const BoardGemmRefit& refit : target.kernel_model->fit.board_gemm) {
+      if (refit.device == target_id) own_refits.push_back(refit);
+    }
+  }
+  if (!own_refits.empty()) {
+    std::vector<BoardGemmRefit> refits = own_refits;
+    for (const BoardGemmRefit& refit : model.fit.board_gemm) {
+      const bool covered = std::any_of(own_refits.begin(), own_refits.end(), [&](const BoardGemmRefit& own) {
+        return std::any_of(refit.precisions.begin(), refit.precisions.end(), [&](Precision precision) {
+          return std::find(own.precisions.begin(), own.precisions.end(), precision) != own.precisions.end();
+        });
+      });
+      if (!covered) refits.push_back(refit);
+    }
+    for (const BoardGemmRefit& own : own_refits) {
+      for (Precision precision : own.precisions) {
+        model.gemm_efficiency[precision] = target.kernel_model->gemm_efficiency_for(precision);
+      }
+    }
+    model.fit.board_gemm = refits;
+  }
+  std::string board_refits;
+  for (const BoardGemmRefit& refit : model.fit.board_gemm) {
+    std::string precisions;
+    for (Precision precision : refit.precisions) precisions += (precisions.empty() ? "" : "/") + to_string(precision);
+    board_refits += "; its " + precisions + " GEMM efficiency refitted on " +
+                    (refit.device == target_id ? std::string("this board's") : refit.device + "'s") +
+                    " own GEMM rows (" + refit.table + ", kernel_model.fit.board_gemm)";
+  }
   profile["kernel_model"] = write_kernel_model(model);
   profile["sources"]["kernel_model"] =
       "the kernel model of " + source_id + " (fitted on " + source.kernel_model->fit.table +
@@ -262,7 +289,7 @@ Json transfer_kernel_model(const std::string& source_id, const std::string& targ
       (own_bandwidth_fractions ? std::string(" and its own measured bandwidth fractions (memory_efficiency, "
                                              "reduction_memory_efficiency)")
                                : std::string()) +
-      ": no measured table of its own (" + date + ")";
+      (board_refits.empty() ? std::string(": no measured table of its own") : board_refits) + " (" + date + ")";
   return profile;
 }
 

@@ -81,6 +81,10 @@ MemoryCalibration calibrate_memory_from_kernel_tables(const std::vector<std::fil
                                                       const std::string& device_id, const std::string& source_id,
                                                       const HardwareCatalog& catalog, const std::string& date);
 
+/// How a fit names a table: a bundled one by its place in the repository
+/// ("hardware_profiles/kernels/NAME.csv"), a user's own (calibrate --from-trace) as given.
+std::string fitted_table_name(const std::filesystem::path& path, const HardwareCatalog& catalog);
+
 /// The prefix naming a memory-bound-rows-only table in a fit's table list.
 extern const char* const kMemoryRowsOf;
 

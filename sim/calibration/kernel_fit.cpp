@@ -12,8 +12,6 @@
 namespace placesim {
 namespace {
 
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-double logit(double p) { return std::log(p / (1.0 - p)); }
 
 constexpr double kMaxSmallTileExponent = 3.0;
 constexpr double kMaxConvEfficiency = 4.0;
@@ -46,14 +44,14 @@ MemoryFit fit_memory_rows(const std::vector<const KernelMeasurement*>& rows, dou
   auto loss = [&](const std::vector<double>& x) {
     double sum = 0;
     for (const KernelMeasurement* row : rows) {
-      const MemoryFit trial{sigmoid(x[0]), std::exp(x[1]) * 1e-6};
+      const MemoryFit trial{from_logit(x[0]), std::exp(x[1]) * 1e-6};
       sum += absolute_log_ratio(isolated_memory_seconds(row->memory_bytes, bandwidth_bytes_per_second, trial), row->seconds);
     }
     return sum / static_cast<double>(rows.size());
   };
-  NelderMeadResult result = nelder_mead(loss, {logit(0.7), std::log(10.0)}, 0.5, 2000);
+  NelderMeadResult result = nelder_mead(loss, {to_logit(0.7), std::log(10.0)}, 0.5, 2000);
   result = nelder_mead(loss, result.x, 0.1, 2000);
-  return {sigmoid(result.x[0]), std::exp(result.x[1]) * 1e-6};
+  return {from_logit(result.x[0]), std::exp(result.x[1]) * 1e-6};
 }
 
 bool is_held_out(const KernelMeasurement& row, int modulus) {
@@ -182,7 +180,7 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
   // (microseconds). The shared tile overhead is fp32's, else the first precision's.
   const size_t p = precisions.size();
   auto apply_gemm = [&](const std::vector<double>& x, KernelModel* m) {
-    for (size_t i = 0; i < p; ++i) m->gemm_efficiency[precisions[i]] = sigmoid(x[i]);
+    for (size_t i = 0; i < p; ++i) m->gemm_efficiency[precisions[i]] = from_logit(x[i]);
     m->tile_overhead_k_by_precision.clear();
     if (p > 1) {
       for (size_t i = 0; i < p; ++i) m->tile_overhead_k_by_precision[precisions[i]] = std::exp(x[p + i]);
@@ -191,12 +189,12 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
                              ? m->tile_overhead_k_by_precision.at(Precision::kFp32)
                              : std::exp(x[p]);
     const size_t base = p > 1 ? 2 * p - 1 : p;
-    m->small_tile_exponent = kMaxSmallTileExponent * sigmoid(x[base + 1]);
+    m->small_tile_exponent = kMaxSmallTileExponent * from_logit(x[base + 1]);
     m->kernel_overhead_seconds = std::exp(x[base + 2]) * 1e-6;
   };
-  std::vector<double> start(p, logit(0.8));
+  std::vector<double> start(p, to_logit(0.8));
   for (size_t i = 0; i < (p > 1 ? p : 1); ++i) start.push_back(std::log(16.0));
-  start.push_back(logit(0.5 / kMaxSmallTileExponent));
+  start.push_back(to_logit(0.5 / kMaxSmallTileExponent));
   start.push_back(std::log(5.0));
   auto gemm_loss = [&](const std::vector<double>& x) {
     KernelModel trial = model;
@@ -219,9 +217,9 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
       if (algorithm != ConvAlgorithm::kImplicitGemm && count >= kMinRowsPerAlgorithm) fitted.push_back(algorithm);
     }
     auto apply_conv = [&](const std::vector<double>& x, KernelModel* m) {
-      for (size_t i = 0; i < fitted.size(); ++i) m->conv_efficiency[fitted[i]] = kMaxConvEfficiency * sigmoid(x[i]);
+      for (size_t i = 0; i < fitted.size(); ++i) m->conv_efficiency[fitted[i]] = kMaxConvEfficiency * from_logit(x[i]);
       m->conv_overhead_seconds = std::exp(x[fitted.size()]) * 1e-6;
-      m->conv_small_tile_exponent = kMaxSmallTileExponent * sigmoid(x[fitted.size() + 1]);
+      m->conv_small_tile_exponent = kMaxSmallTileExponent * from_logit(x[fitted.size() + 1]);
       m->conv_fill_waves = std::exp(x[fitted.size() + 2]);
     };
     auto conv_loss = [&](const std::vector<double>& x) {
@@ -233,9 +231,9 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
       }
       return sum / static_cast<double>(conv_rows.size());
     };
-    std::vector<double> conv_start(fitted.size(), logit(1.0 / kMaxConvEfficiency));
+    std::vector<double> conv_start(fitted.size(), to_logit(1.0 / kMaxConvEfficiency));
     conv_start.push_back(std::log(5.0));
-    conv_start.push_back(logit(0.5 / kMaxSmallTileExponent));
+    conv_start.push_back(to_logit(0.5 / kMaxSmallTileExponent));
     conv_start.push_back(std::log(0.3));
     NelderMeadResult conv_fit = nelder_mead(conv_loss, conv_start, 0.5, 3000);
     conv_fit = nelder_mead(conv_loss, conv_fit.x, 0.1, 2000);

@@ -3,6 +3,7 @@
 // parameters without derivatives, deterministically.
 #pragma once
 
+#include <cmath>
 #include <functional>
 #include <vector>
 
@@ -18,5 +19,9 @@ struct NelderMeadResult {
 /// `max_iterations` or when the simplex's values differ by less than `tolerance`.
 NelderMeadResult nelder_mead(const std::function<double(const std::vector<double>&)>& f, std::vector<double> start,
                              double step, int max_iterations = 2000, double tolerance = 1e-10);
+
+/// A fraction in (0, 1) as an unconstrained coordinate, and back: the fits search logit(p).
+inline double from_logit(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+inline double to_logit(double p) { return std::log(p / (1.0 - p)); }
 
 }  // namespace placesim

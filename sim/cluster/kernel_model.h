@@ -26,6 +26,24 @@ std::string to_string(ConvAlgorithm algorithm);
 /// All algorithms, in the order above.
 const std::vector<ConvAlgorithm>& conv_algorithms();
 
+/// A borrowed kernel model's GEMM efficiency refitted on the board's own measured GEMMs
+/// (calibrate --board-gemm-kernels): boards of one chip differ in the clock they sustain under
+/// load (power limit, cooling), which the borrowed fit cannot know; every shape parameter stays
+/// the borrowed model's.
+struct BoardGemmRefit {
+  std::string device;                 ///< the board whose rows were fitted
+  std::string table;                  ///< measured kernel table(s)
+  std::vector<Precision> precisions;  ///< the efficiencies set (a 16-bit row sets fp16 and bf16)
+  double borrowed_efficiency = 0;     ///< what the borrowed model had for them
+  /// Fixed time of one GEMM call timed alone (host dispatch in a wall-clock timing); fitted beside
+  /// the efficiency and not charged in a step.
+  double isolated_floor_seconds = 0;
+  int64_t training_rows = 0;
+  int64_t held_out_rows = 0;
+  double held_out_median_error = 0;   ///< |predicted / measured - 1| on held-out rows, refitted
+  double held_out_p90_error = 0;
+};
+
 /// Where a kernel model came from and how well it predicts the kernels it was not fitted on.
 struct KernelModelFit {
   std::string table;          ///< measured kernel table(s) it was fitted on
@@ -39,6 +57,7 @@ struct KernelModelFit {
   int64_t held_out_rows = 0;
   double held_out_median_error = 0;  ///< |predicted / measured - 1| over held-out rows
   double held_out_p90_error = 0;
+  std::vector<BoardGemmRefit> board_gemm;  ///< one per precision group, set by calibrate --board-gemm-kernels
 };
 
 struct KernelModel {

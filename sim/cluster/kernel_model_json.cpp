@@ -28,9 +28,44 @@ std::vector<std::string> algorithm_names() {
   return names;
 }
 
+BoardGemmRefit read_board_gemm(const JsonReader& entry) {
+  entry.reject_unknown_keys({"device", "table", "precisions", "borrowed_efficiency", "isolated_floor_seconds",
+                             "training_rows", "held_out_rows", "held_out_median_error", "held_out_p90_error"});
+  BoardGemmRefit refit;
+  refit.device = entry.string_at("device");
+  refit.table = entry.string_at("table");
+  for (const JsonReader& name : entry.at("precisions").elements()) {
+    const std::optional<Precision> precision = parse_precision(name.as_string());
+    if (!precision) name.fail("expected a precision name, got " + brief(name.value()));
+    refit.precisions.push_back(*precision);
+  }
+  if (refit.precisions.empty()) entry.at("precisions").fail("a refit names the precisions it set");
+  refit.borrowed_efficiency = fraction_in(entry.at("borrowed_efficiency"), 1.0);
+  refit.isolated_floor_seconds = bounded_non_negative(entry, "isolated_floor_seconds", 1.0);
+  refit.training_rows = entry.integer_or("training_rows", 0, 0, 100'000'000);
+  refit.held_out_rows = entry.integer_or("held_out_rows", 0, 0, 100'000'000);
+  refit.held_out_median_error = bounded_non_negative(entry, "held_out_median_error", 100);
+  refit.held_out_p90_error = bounded_non_negative(entry, "held_out_p90_error", 100);
+  return refit;
+}
+
+Json write_board_gemm(const BoardGemmRefit& refit) {
+  Json precisions = Json::array();
+  for (Precision precision : refit.precisions) precisions.push_back(to_string(precision));
+  return {{"device", refit.device},
+          {"table", refit.table},
+          {"precisions", precisions},
+          {"borrowed_efficiency", refit.borrowed_efficiency},
+          {"isolated_floor_seconds", refit.isolated_floor_seconds},
+          {"training_rows", refit.training_rows},
+          {"held_out_rows", refit.held_out_rows},
+          {"held_out_median_error", refit.held_out_median_error},
+          {"held_out_p90_error", refit.held_out_p90_error}};
+}
+
 KernelModelFit read_fit(const JsonReader& fit) {
   fit.reject_unknown_keys({"table", "method", "date", "scaled_from", "sibling_devices", "training_rows", "held_out_rows",
-                           "held_out_median_error", "held_out_p90_error"});
+                           "held_out_median_error", "held_out_p90_error", "board_gemm"});
   KernelModelFit result;
   result.table = fit.string_at("table");
   if (result.table.empty()) fit.at("table").fail("a kernel model names the measured table it was fitted on");
@@ -44,6 +79,9 @@ KernelModelFit read_fit(const JsonReader& fit) {
   result.held_out_rows = fit.integer_or("held_out_rows", 0, 0, 100'000'000);
   result.held_out_median_error = bounded_non_negative(fit, "held_out_median_error", 100);
   result.held_out_p90_error = bounded_non_negative(fit, "held_out_p90_error", 100);
+  if (auto board_gemm = fit.find("board_gemm")) {
+    for (const JsonReader& refit : board_gemm->elements()) result.board_gemm.push_back(read_board_gemm(refit));
+  }
   return result;
 }
 
@@ -103,6 +141,11 @@ Json write_kernel_model(const KernelModel& model) {
               {"held_out_p90_error", f.held_out_p90_error}};
   if (!f.scaled_from.empty()) fit["scaled_from"] = f.scaled_from;
   if (!f.sibling_devices.empty()) fit["sibling_devices"] = f.sibling_devices;
+  if (!f.board_gemm.empty()) {
+    Json refits = Json::array();
+    for (const BoardGemmRefit& refit : f.board_gemm) refits.push_back(write_board_gemm(refit));
+    fit["board_gemm"] = refits;
+  }
   Json json{{"sm_count", model.sm_count},
               {"gemm_efficiency", gemm},
               {"tile_overhead_k", model.tile_overhead_k},

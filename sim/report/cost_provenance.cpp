@@ -1,5 +1,6 @@
 #include "sim/report/cost_provenance.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
@@ -59,6 +60,11 @@ std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision
       source.held_out_median_error = fit.held_out_median_error;
       source.held_out_p90_error = fit.held_out_p90_error;
       source.held_out_rows = fit.held_out_rows;
+      for (const BoardGemmRefit& refit : fit.board_gemm) {
+        if (std::find(refit.precisions.begin(), refit.precisions.end(), precision) != refit.precisions.end()) {
+          source.board_gemm = refit;
+        }
+      }
     } else {
       source.kind = "roofline";
     }
@@ -80,6 +86,12 @@ std::string describe(const CostSource& source) {
     text = source.profile + ": " + source.kind + " (" + source.table + (source.date.empty() ? "" : ", " + source.date) +
            "): held-out kernels " + format_percent(source.held_out_median_error) + " median, " +
            format_percent(source.held_out_p90_error) + " p90 error over " + std::to_string(source.held_out_rows) + " rows";
+  }
+  if (const auto& refit = source.board_gemm) {
+    text += "; " + to_string(source.precision) + " GEMMs: efficiency refitted on " + refit->device +
+            "'s own GEMM rows (" + refit->table + "): held-out " +
+            format_percent(refit->held_out_median_error) + " median over " + std::to_string(refit->held_out_rows) +
+            " rows";
   }
   if (!source.fp8_gemm_efficiency.empty()) {
     text += "; fp8 GEMMs: the datasheet's dense FP8 peak x " + source.fp8_gemm_efficiency +
@@ -124,6 +136,13 @@ Json cost_sources_json(const std::vector<CostSource>& sources) {
       entry["held_out_rows"] = s.held_out_rows;
       entry["held_out_median_error"] = s.held_out_median_error;
       entry["held_out_p90_error"] = s.held_out_p90_error;
+    }
+    if (s.board_gemm) {
+      entry["board_gemm"] = {{"device", s.board_gemm->device},
+                             {"table", s.board_gemm->table},
+                             {"held_out_rows", s.board_gemm->held_out_rows},
+                             {"held_out_median_error", s.board_gemm->held_out_median_error},
+                             {"held_out_p90_error", s.board_gemm->held_out_p90_error}};
     }
     if (s.step_validation) {
       entry["step_validation"] = {{"cases", s.step_validation->cases},

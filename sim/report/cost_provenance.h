@@ -34,6 +34,10 @@ struct CostSource {
   /// cuDNN's layout transposes (sim/cost/layout_transposes.h): the line says so.
   bool layout_transposes = false;
 
+  /// A borrowed model whose efficiency for the run's precision was refitted on a board's own
+  /// GEMM rows (calibrate --board-gemm-kernels): the line names the board, the table and its error.
+  std::optional<BoardGemmRefit> board_gemm;
+
   std::optional<StepValidation> step_validation;  ///< the profile's published cases, if any
 };
 

@@ -8,9 +8,11 @@
 #include <set>
 #include <string>
 
+#include "sim/calibration/board_gemm_calibration.h"
 #include "sim/calibration/kernel_calibration.h"
 #include "sim/calibration/kernel_table.h"
 #include "sim/cluster/hardware_catalog.h"
+#include "sim/cluster/kernel_model_json.h"
 
 namespace placesim {
 namespace {
@@ -76,6 +78,40 @@ TEST(ShippedKernelModels, TheA100BandwidthFractionsAreTheFitOfTheirMeasuredKerne
     // Normalisations reach less of the bandwidth than elementwise kernels in the same byte count.
     EXPECT_LT(spec.reduction_memory_efficiency, spec.memory_efficiency);
   }
+}
+
+// A borrowed model's GEMM efficiency refitted on the board's own rows (`calibrate
+// --board-gemm-kernels`) is today's fit of the tables it names: the A100 SXM4 80 GB module's
+// 16-bit efficiency from LLMCompass's BF16 GEMMs measured on it, above the PCIe card's it
+// borrowed (a 400 W module against a 300 W card); the SXM4 40 GB module borrows the 80 GB's model
+// and with it this efficiency.
+TEST(ShippedKernelModels, TheA100SxmGemmEfficiencyIsTheFitOfItsOwnRows) {
+  const HardwareCatalog catalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles");
+  const JsonReader nowhere(Json::object(), "test");
+  const DeviceSpec& module = catalog.device("a100-sxm4-80gb", nowhere);
+  ASSERT_TRUE(module.kernel_model);
+  ASSERT_EQ(module.kernel_model->fit.board_gemm.size(), 1u);
+  const BoardGemmRefit& shipped = module.kernel_model->fit.board_gemm.front();
+  EXPECT_EQ(shipped.device, "a100-sxm4-80gb");
+  EXPECT_EQ(shipped.precisions, (std::vector<Precision>{Precision::kFp16, Precision::kBf16}));
+  const FittedTables tables = fitted_tables_of(shipped.table, catalog);
+  BoardGemmCalibration today =
+      calibrate_board_gemm_from_kernel_tables(tables.whole, "a100-sxm4-80gb", catalog, "today");
+  const KernelModel refitted = read_kernel_model(JsonReader(today.profile.at("kernel_model"), "test"));
+  for (Precision precision : shipped.precisions) {
+    EXPECT_NEAR(module.kernel_model->gemm_efficiency.at(precision), refitted.gemm_efficiency.at(precision), 1e-6);
+  }
+  ASSERT_EQ(today.refits.size(), 1u);
+  EXPECT_NEAR(shipped.isolated_floor_seconds, today.refits.front().isolated_floor_seconds, 1e-9);
+  EXPECT_EQ(shipped.held_out_rows, today.refits.front().held_out_rows);
+  const DeviceSpec& card = catalog.device(module.kernel_model->fit.scaled_from, nowhere);
+  EXPECT_GT(module.kernel_model->gemm_efficiency_for(Precision::kBf16),
+            card.kernel_model->gemm_efficiency_for(Precision::kBf16));
+
+  const DeviceSpec& module_40gb = catalog.device("a100-sxm4-40gb", nowhere);
+  ASSERT_TRUE(module_40gb.kernel_model);
+  EXPECT_EQ(module_40gb.kernel_model->fit.scaled_from, "a100-sxm4-80gb");
+  EXPECT_EQ(module_40gb.kernel_model->gemm_efficiency, module.kernel_model->gemm_efficiency);
 }
 
 // OpenXLA's sm_90 entry b=1, m=n=k=4096 says bf16xbf16->bf16 value 780193877565849 FLOP/s

@@ -341,7 +341,7 @@ TEST(DocsProse, TheBundledSweepsRecommendationIsWhatSweepWrites) {
     EXPECT_NE(document.find(pair), std::string::npos) << "not in docs/capacity-planning.md: " << pair;
     ++checked;
   }
-  EXPECT_EQ(checked, 4u) << rows;  // fidelity analytical+recheck 4
+  EXPECT_GE(checked, 4u) << rows;  // fidelity analytical+recheck 4: the best four, re-checked again when they reorder
 }
 
 /// The keys in the first column of the first table after the heading `heading` of `document`.

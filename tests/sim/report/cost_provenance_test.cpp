@@ -84,3 +84,42 @@ TEST(CostProvenance, NchwConvolutionsOnTensorCoresSayTheyPayLayoutTransposes) {
 
 }  // namespace
 }  // namespace placesim
+
+namespace placesim {
+namespace {
+
+// A borrowed model whose 16-bit efficiency a board refitted on its own GEMMs (calibrate
+// --board-gemm-kernels) says so under fp16 and bf16, naming the board, its table and the held-out
+// error, in the line and the JSON entry; under fp32, which the refit did not touch, it says nothing.
+TEST(CostProvenance, ABoardsOwnGemmRefitIsNamedUnderThePrecisionsItSet) {
+  DeviceSpec spec = fitted_gpu();
+  KernelModel model = *spec.kernel_model;
+  model.fit.scaled_from = "lender";
+  BoardGemmRefit refit;
+  refit.device = "module";
+  refit.table = "own.csv";
+  refit.precisions = {Precision::kFp16, Precision::kBf16};
+  refit.held_out_rows = 5;
+  refit.held_out_median_error = 0.029;
+  model.fit.board_gemm = {refit};
+  spec.kernel_model = std::make_shared<const KernelModel>(model);
+  const Cluster cluster = gpus(2, spec);
+  for (Precision set : {Precision::kFp16, Precision::kBf16}) {
+    SCOPED_TRACE(to_string(set));
+    const CostSource source = cost_sources(cluster, set).at(0);
+    ASSERT_TRUE(source.board_gemm);
+    EXPECT_NE(describe(source).find("; " + to_string(set) +
+                                    " GEMMs: efficiency refitted on module's own GEMM rows (own.csv): held-out 2.9% "
+                                    "median over 5 rows"),
+              std::string::npos)
+        << describe(source);
+    EXPECT_EQ(cost_sources_json({source}).at(0).at("board_gemm").at("device"), "module");
+  }
+  const CostSource fp32 = cost_sources(cluster, Precision::kFp32).at(0);
+  EXPECT_FALSE(fp32.board_gemm);
+  EXPECT_EQ(describe(fp32).find("refitted"), std::string::npos) << describe(fp32);
+  EXPECT_FALSE(cost_sources_json({fp32}).at(0).contains("board_gemm"));
+}
+
+}  // namespace
+}  // namespace placesim
