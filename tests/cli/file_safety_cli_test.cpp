@@ -18,6 +18,7 @@
 #include "run_placesim.h"
 
 namespace placesim {
+namespace file_safety_cli_test {  // a unity batch holds several test files
 namespace {
 
 namespace fs = std::filesystem;
@@ -294,4 +295,5 @@ TEST_F(FileSafetyCli, SweepOutputsNeutraliseFormulasAndHtmlAndDropStaleTemporari
 }
 
 }  // namespace
+}  // namespace file_safety_cli_test
 }  // namespace placesim

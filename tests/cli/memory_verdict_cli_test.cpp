@@ -9,6 +9,7 @@
 #include "run_placesim.h"
 
 namespace placesim {
+namespace memory_verdict_cli_test {  // a unity batch holds several test files
 namespace {
 
 using placesim::testing::make_temp_directory;
@@ -92,4 +93,5 @@ TEST(MemoryVerdictCli, AnErrorNamesTheWorstThreeDevicesAndCountsTheRest) {
 }
 
 }  // namespace
+}  // namespace memory_verdict_cli_test
 }  // namespace placesim

@@ -8,6 +8,7 @@
 #include <vector>
 
 namespace placesim {
+namespace zoo_test {  // a unity batch holds several test files
 namespace {
 
 constexpr double kFloat32Bytes = 4;
@@ -478,4 +479,5 @@ TEST(ZooTest, UnknownModelNameListsTheZoo) {
 }
 
 }  // namespace
+}  // namespace zoo_test
 }  // namespace placesim

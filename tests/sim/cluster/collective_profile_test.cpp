@@ -23,6 +23,7 @@
 #include "tests/support/test_support.h"
 
 namespace placesim {
+namespace collective_profile_test {  // a unity batch holds several test files
 namespace {
 
 namespace fs = std::filesystem;
@@ -389,4 +390,5 @@ TEST(NcclTestsLog, RejectsLogsWithoutRanksOrRows) {
 }
 
 }  // namespace
+}  // namespace collective_profile_test
 }  // namespace placesim

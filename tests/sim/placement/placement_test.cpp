@@ -11,6 +11,7 @@
 #include "sim/scenario/scenario_loader.h"
 
 namespace placesim {
+namespace placement_test {  // a unity batch holds several test files
 namespace {
 
 HardwareCatalog catalog() { return HardwareCatalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles"); }
@@ -228,4 +229,5 @@ TEST(PlacementLog, EachGpuOfAMachineHasItsOwnPciBusId) {
 }
 
 }  // namespace
+}  // namespace placement_test
 }  // namespace placesim

@@ -12,6 +12,7 @@
 #include "tests/support/test_support.h"
 
 namespace placesim {
+namespace data_parallel_test {  // a unity batch holds several test files
 namespace {
 
 constexpr double kGpuPeak = 1e13;          // FLOP/s
@@ -240,4 +241,5 @@ TEST(DataParallel, JitterIsSeededAndHasMeanOne) {
 }
 
 }  // namespace
+}  // namespace data_parallel_test
 }  // namespace placesim

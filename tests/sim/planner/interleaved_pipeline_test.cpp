@@ -21,6 +21,7 @@
 #include "tests/support/test_support.h"
 
 namespace placesim {
+namespace interleaved_pipeline_test {  // a unity batch holds several test files
 namespace {
 
 constexpr double kPeak = 1e12;        // FLOP/s
@@ -424,4 +425,5 @@ TEST(InterleavedPipeline, BadValuesNameTheirJsonPathAndValue) {
 }
 
 }  // namespace
+}  // namespace interleaved_pipeline_test
 }  // namespace placesim

@@ -15,6 +15,7 @@
 #include "tests/support/test_support.h"
 
 namespace placesim {
+namespace memory_model_test {  // a unity batch holds several test files
 namespace {
 
 using testing::matmul_op;
@@ -241,9 +242,11 @@ TEST(MemoryModel, VerdictsComeWorstFirstAndAnErrorShowsThreeAndCountsTheRest) {
 }
 
 }  // namespace
+}  // namespace memory_model_test
 }  // namespace placesim
 
 namespace placesim {
+namespace memory_model_test {  // a unity batch holds several test files
 namespace {
 
 Op activation_op(const std::string& name, const std::string& type, OpKind kind) {
@@ -307,4 +310,5 @@ TEST(MemoryModel, BackwardKeepsOnlyTheActivationsItsGradientReads) {
 }
 
 }  // namespace
+}  // namespace memory_model_test
 }  // namespace placesim

@@ -13,6 +13,7 @@
 #include "tests/support/test_support.h"
 
 namespace placesim {
+namespace pipeline_test {  // a unity batch holds several test files
 namespace {
 
 constexpr double kPeak = 1e12;  // FLOP/s
@@ -229,4 +230,5 @@ TEST(PipelineStages, AStageReadingFromALaterStageIsAnInputError) {
 }
 
 }  // namespace
+}  // namespace pipeline_test
 }  // namespace placesim

@@ -15,6 +15,7 @@
 #include "tests/support/test_support.h"
 
 namespace placesim {
+namespace plan_test {  // a unity batch holds several test files
 namespace {
 
 using testing::matmul_op;
@@ -279,4 +280,5 @@ TEST(PlanFile, AllGathersCarryTheirNcclTestsSizeAndVersionOneIsConverted) {
 }
 
 }  // namespace
+}  // namespace plan_test
 }  // namespace placesim

@@ -15,6 +15,7 @@
 #include "tests/support/test_support.h"
 
 namespace placesim {
+namespace tensor_parallel_test {  // a unity batch holds several test files
 namespace {
 
 constexpr double kPeak = 1e12;        // FLOP/s
@@ -473,4 +474,5 @@ TEST(Parallel3d, ScatterGatherSendsOneTensorShareAcrossStagesAndAllGathersIt) {
 }
 
 }  // namespace
+}  // namespace tensor_parallel_test
 }  // namespace placesim

@@ -13,6 +13,7 @@
 #include "tests/support/scenario_text.h"
 
 namespace placesim {
+namespace tied_embeddings_test {  // a unity batch holds several test files
 namespace {
 
 // A small GPT (L = 2, h = 64, 8 heads, T = 32, V = 128) in fp16 with Adam on one DGX A100.
@@ -108,4 +109,5 @@ TEST(TiedEmbeddings, ClosedFormTierGivesTheAnalyticalStep) {
 }
 
 }  // namespace
+}  // namespace tied_embeddings_test
 }  // namespace placesim

@@ -11,6 +11,7 @@
 #include "tests/support/scenario_text.h"
 
 namespace placesim {
+namespace zero_test {  // a unity batch holds several test files
 namespace {
 
 // A small GPT (L = 2, h = 64, 8 heads, T = 32, V = 128) in fp16 with Adam on `nodes` DGX A100s.
@@ -140,4 +141,5 @@ TEST(Zero, BadOptionsNameTheirJsonPath) {
 }
 
 }  // namespace
+}  // namespace zero_test
 }  // namespace placesim
