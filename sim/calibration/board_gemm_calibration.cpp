@@ -12,7 +12,6 @@
 namespace placesim {
 namespace {
 
-
 bool is_16_bit(Precision precision) { return precision == Precision::kFp16 || precision == Precision::kBf16; }
 
 /// The precisions whose efficiency a row of `precision` sets: itself, and the other 16-bit
@@ -65,8 +64,10 @@ BoardGemmCalibration calibrate_board_gemm_from_kernel_tables(const std::vector<s
                      "no GEMM rows of device \"" + device_id + "\" to fit its efficiency on");
   }
   BoardGemmCalibration calibration;
-  KernelModel model = borrowed;
-  // Refits of precisions this run does not cover stay; those it covers are replaced.
+  // Refits of precisions this run does not cover stay; those it covers are replaced, and their
+  // precisions go back to the efficiency first borrowed: refitting a refitted profile compares
+  // with, and records, the lender's efficiency, not the earlier refit's.
+  KernelModel lent = borrowed;
   std::vector<BoardGemmRefit> kept;
   for (const BoardGemmRefit& earlier : borrowed.fit.board_gemm) {
     const bool replaced = std::any_of(groups.begin(), groups.end(), [&](const auto& group) {
@@ -74,8 +75,13 @@ BoardGemmCalibration calibrate_board_gemm_from_kernel_tables(const std::vector<s
         return std::find(earlier.precisions.begin(), earlier.precisions.end(), precision) != earlier.precisions.end();
       });
     });
-    if (!replaced) kept.push_back(earlier);
+    if (replaced) {
+      lent = with_efficiency(lent, earlier.precisions, earlier.borrowed_efficiency);
+    } else {
+      kept.push_back(earlier);
+    }
   }
+  KernelModel model = lent;
   std::vector<KernelPrediction> before;
   for (const auto& [precisions, rows] : groups) {
     std::vector<const KernelMeasurement*> training;
@@ -86,7 +92,7 @@ BoardGemmCalibration calibrate_board_gemm_from_kernel_tables(const std::vector<s
       throw InputError(table_names, "", "every " + names_of(precisions) + " GEMM row of \"" + device_id +
                                             "\" is held out: nothing to fit on");
     }
-    const double borrowed_efficiency = borrowed.gemm_efficiency_for(precisions.front());
+    const double borrowed_efficiency = lent.gemm_efficiency_for(precisions.front());
     auto loss = [&](const std::vector<double>& x) {
       const KernelModel trial = with_efficiency(model, precisions, from_logit(x[0]));
       const double floor_seconds = std::exp(x[1]) * 1e-6;
@@ -112,7 +118,7 @@ BoardGemmCalibration calibrate_board_gemm_from_kernel_tables(const std::vector<s
     for (const KernelMeasurement& row : rows) {
       const bool held_out = is_held_out(row, 5);
       const double floor_seconds = refit.isolated_floor_seconds;
-      before.push_back({row, predict_kernel_seconds(row, spec, borrowed) + floor_seconds, held_out, ""});
+      before.push_back({row, predict_kernel_seconds(row, spec, lent) + floor_seconds, held_out, ""});
       group_predictions.push_back({row, predict_kernel_seconds(row, spec, model) + floor_seconds, held_out, ""});
     }
     const KernelErrorSummary held_out = summarize_errors(group_predictions, true).back();

@@ -90,7 +90,12 @@ TEST_F(BoardGemmCalibrationTest, RecoversTheBoardsEfficiencyAndKeepsTheBorrowedS
   EXPECT_EQ(refit.device, "a100-sxm4-80gb");
   EXPECT_EQ(refit.table, "hardware_profiles/kernels/own.csv");
   EXPECT_NEAR(refit.isolated_floor_seconds, 25e-6, 25e-6 * 0.02);
-  EXPECT_NEAR(refit.borrowed_efficiency, spec.kernel_model->gemm_efficiency_for(Precision::kBf16), 1e-12);
+  // The shipped profile is refitted already: what it borrowed is its lender's efficiency.
+  ASSERT_EQ(spec.kernel_model->fit.board_gemm.size(), 1u);
+  EXPECT_NEAR(refit.borrowed_efficiency, spec.kernel_model->fit.board_gemm.front().borrowed_efficiency, 1e-12);
+  EXPECT_NEAR(refit.borrowed_efficiency,
+              catalog.device("a100-pcie-80gb", JsonReader(Json::object(), "test")).kernel_model->gemm_efficiency_for(Precision::kBf16),
+              1e-12);
   EXPECT_EQ(refit.training_rows + refit.held_out_rows, 27);
   EXPECT_GT(refit.held_out_rows, 0);
   EXPECT_LT(refit.held_out_p90_error, 0.005);
@@ -108,7 +113,7 @@ TEST_F(BoardGemmCalibrationTest, RecoversTheBoardsEfficiencyAndKeepsTheBorrowedS
   EXPECT_EQ(model.fit.scaled_from, borrowed.fit.scaled_from);
   ASSERT_EQ(model.fit.board_gemm.size(), 1u);
   EXPECT_EQ(model.fit.board_gemm.front().training_rows, refit.training_rows);
-  // The borrowed model is 1/0.75 too fast on every compute-bound row; the refit is not.
+  // The lender's model is about a tenth too fast on every compute-bound row; the refit is not.
   ASSERT_FALSE(calibration.held_out_before.empty());
   EXPECT_GT(calibration.held_out_before.back().median_error, 0.05);
   EXPECT_LT(calibration.held_out_after.back().median_error, 0.002);
@@ -154,6 +159,32 @@ TEST_F(BoardGemmCalibrationTest, ABoardsOwnEfficiencySurvivesBorrowingAgainAndTr
   EXPECT_EQ(third_model.fit.board_gemm.front().device, "a100-sxm4-80gb");
   EXPECT_NE(third.at("sources").at("kernel_model").get<std::string>().find("refitted on a100-sxm4-80gb's own GEMM rows"),
             std::string::npos);
+}
+
+// Refitting a refitted profile on the same rows gives its efficiency back, and still records and
+// compares with what the board first borrowed (it once recorded the earlier refit as "borrowed").
+TEST_F(BoardGemmCalibrationTest, RefittingARefittedProfileKeepsWhatItBorrowed) {
+  const auto table = synthetic_table("a100-sxm4-80gb", 0.6, 10e-6);
+  double lender = 0;
+  BoardGemmCalibration first;
+  {
+    const HardwareCatalog catalog(directory_);
+    lender = catalog.device("a100-pcie-80gb", JsonReader(Json::object(), "test")).kernel_model->gemm_efficiency_for(Precision::kBf16);
+    first = calibrate_board_gemm_from_kernel_tables({table}, "a100-sxm4-80gb", catalog, "2026-12-03");
+    std::ofstream(directory_ / "devices" / "a100-sxm4-80gb.json") << first.profile.dump(2);
+  }
+  const HardwareCatalog catalog(directory_);
+  const BoardGemmCalibration second = calibrate_board_gemm_from_kernel_tables({table}, "a100-sxm4-80gb", catalog, "2026-12-03");
+  ASSERT_EQ(second.refits.size(), 1u);
+  EXPECT_NEAR(second.refits.front().borrowed_efficiency, lender, 1e-12);
+  const KernelModel once = read_kernel_model(JsonReader(first.profile.at("kernel_model"), "test"));
+  const KernelModel twice = read_kernel_model(JsonReader(second.profile.at("kernel_model"), "test"));
+  EXPECT_NEAR(twice.gemm_efficiency.at(Precision::kBf16), once.gemm_efficiency.at(Precision::kBf16), 1e-6);
+  ASSERT_EQ(twice.fit.board_gemm.size(), 1u);
+  EXPECT_NEAR(twice.fit.board_gemm.front().borrowed_efficiency, lender, 1e-12);
+  ASSERT_FALSE(second.held_out_before.empty());
+  EXPECT_NEAR(second.held_out_before.back().median_error, first.held_out_before.back().median_error, 1e-9);
+  EXPECT_GT(second.held_out_before.back().median_error, 0.05);  // the lender's 0.75 against the board's 0.6
 }
 
 // What cannot be refitted is refused with the reason: a model fitted on the device's own tables
