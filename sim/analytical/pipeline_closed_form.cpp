@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <optional>
+#include <stdexcept>
 #include <utility>
 
 #include "sim/analytical/analytical_engine.h"
@@ -104,20 +106,26 @@ class CellPlanReader {
     ExecutionPlan alone;
     alone.precision = plan_.precision;
     alone.memory_format = plan_.memory_format;
-    std::map<TaskId, TaskId> renumbered;
-    for (TaskId id : tasks) renumbered.emplace(id, renumbered.size());
+    alone.tasks.reserve(tasks.size());
+    // `tasks` ascend: a task's new id is its position among them.
+    if (!std::is_sorted(tasks.begin(), tasks.end())) throw std::logic_error("closed form: a slot's tasks out of order");
+    auto renumbered = [&](TaskId id) -> std::optional<TaskId> {
+      const auto it = std::lower_bound(tasks.begin(), tasks.end(), id);
+      if (it == tasks.end() || *it != id) return std::nullopt;
+      return static_cast<TaskId>(it - tasks.begin());
+    };
     for (TaskId id : tasks) {
-      Task task = plan_.tasks[id];
-      task.id = renumbered.at(id);
-      std::vector<TaskId> deps;
-      for (TaskId dep : task.deps) {
-        if (auto it = renumbered.find(dep); it != renumbered.end()) deps.push_back(it->second);
+      const Task& original = plan_.tasks[id];
+      Task task = original;
+      task.id = alone.tasks.size();
+      task.deps.clear();
+      for (TaskId dep : original.deps) {
+        if (const auto position = renumbered(dep)) task.deps.push_back(*position);
       }
-      task.deps = std::move(deps);
       alone.tasks.push_back(std::move(task));
     }
     const Timeline timeline = estimate_step(alone, cluster_).timeline;
-    return {timeline.tasks[renumbered.at(marker)].end_seconds, timeline.makespan_seconds()};
+    return {timeline.tasks[*renumbered(marker)].end_seconds, timeline.makespan_seconds()};
   }
 
  private:

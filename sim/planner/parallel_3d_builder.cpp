@@ -123,7 +123,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   const int64_t steps = cells ? 1 : run.steps;
   for (int64_t step = 0; step < steps; ++step) {
     // last_backward[d][v][r]: the last micro-batch's backward (the gradient is complete).
-    LastBackward last_backward(e.replicas, std::vector<std::vector<TaskId>>(graph.size()));
+    LastBackward last_backward(e.simulated_replicas, std::vector<std::vector<TaskId>>(graph.size()));
     GatheredParameters gathered;
     for (int64_t d = 0; d < e.simulated_replicas; ++d) {
       Parallel3dSlotEmitter slots(&e, step, d, &gathered);

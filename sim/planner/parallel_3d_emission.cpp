@@ -32,11 +32,11 @@ Parallel3dEmission::Parallel3dEmission(const OpGraph& the_graph, const Cluster& 
       mode(symmetric_mode(cell_plan)),
       shards(the_options.zero_shards()),
       gathers_parameters(the_options.zero_stage >= 3 && the_options.zero_shards() > 1),
-      previous_update(replicas, std::vector<std::vector<std::optional<TaskId>>>(
-                                    the_graph.size(), std::vector<std::optional<TaskId>>(ranks))),
-      previous_slot_ends(replicas, std::vector<std::vector<std::vector<TaskId>>>(
-                                       stages, std::vector<std::vector<TaskId>>(ranks))),
-      previous_data_collective(stages, std::vector<std::optional<TaskId>>(ranks)) {}
+      previous_update(simulated_replicas, std::vector<std::vector<std::optional<TaskId>>>(
+                                              the_graph.size(), std::vector<std::optional<TaskId>>(simulated_ranks))),
+      previous_slot_ends(simulated_replicas, std::vector<std::vector<std::vector<TaskId>>>(
+                                                 stages, std::vector<std::vector<TaskId>>(simulated_ranks))),
+      previous_data_collective(stages, std::vector<std::optional<TaskId>>(simulated_ranks)) {}
 
 CollectiveAlgorithm Parallel3dEmission::algorithm_for(CollectiveKind kind, const std::vector<DeviceId>& group,
                                                       double bytes) {

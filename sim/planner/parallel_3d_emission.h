@@ -57,6 +57,9 @@ struct Parallel3dEmission {
   const int64_t shards;
   const bool gathers_parameters;
 
+  /// What carries over, for the simulated replicas and ranks only (d < simulated_replicas,
+  /// r < simulated_ranks): a symmetric plan of 16 replicas x 8 ranks would otherwise allocate
+  /// 128 entries per op that it never reads.
   /// previous_update[d][v][r]: the last update of replica d's rank r of op v.
   std::vector<std::vector<std::vector<std::optional<TaskId>>>> previous_update;
   /// previous_slot_ends[d][s][r]: the marker closing the stage's last slot on that device.

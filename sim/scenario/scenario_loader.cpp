@@ -254,10 +254,19 @@ void require_precision_supported(const JsonReader& document, const Scenario& sce
   }
 }
 
+/// `build()` once per `key` in `cache`, a copy each time after.
+template <typename Value, typename Build>
+Value reused(std::map<std::string, Value>* cache, const std::string& key, Build build) {
+  if (!cache) return build();
+  if (auto it = cache->find(key); it != cache->end()) return it->second;
+  if (cache->size() >= ScenarioReuse::kMaxEntries) cache->clear();
+  return cache->emplace(key, build()).first->second;
+}
+
 }  // namespace
 
 Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalog,
-                       const std::filesystem::path& base_directory) {
+                       const std::filesystem::path& base_directory, ScenarioReuse* reuse) {
   document.reject_unknown_keys(scenario_keys::kTopLevel);
   Scenario scenario;
   scenario.file = document.file();
@@ -266,14 +275,18 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
   static const Json kEmptyObject = Json::object();
   scenario.run = read_run(document.has("run") ? document.at("run") : JsonReader(kEmptyObject, document.file(), "/run"));
   if (auto simulation = document.find("simulation")) read_simulation(*simulation, &scenario.run);
-  scenario.graph = read_model(document.at("model"), scenario.run, base_directory);
+  scenario.graph = reused(reuse ? &reuse->graphs : nullptr,
+                          document.at("model").value().dump() + "|" + std::to_string(scenario.run.batch_size) + "|" +
+                              to_string(scenario.run.precision),
+                          [&] { return read_model(document.at("model"), scenario.run, base_directory); });
   for (size_t i = 0; i < scenario.run.fetch.size(); ++i) {
     if (!scenario.graph.contains(scenario.run.fetch[i])) {
       document.at("run").at("fetch").at_index(i).fail("fetch names unknown op \"" + scenario.run.fetch[i] + "\"");
     }
   }
   require_replicas_fit_before_cluster(document, scenario);
-  scenario.cluster = build_cluster(document.at("cluster"), catalog, base_directory);
+  scenario.cluster = reused(reuse ? &reuse->clusters : nullptr, document.at("cluster").value().dump(),
+                            [&] { return build_cluster(document.at("cluster"), catalog, base_directory); });
   std::optional<JsonReader> perturbations = document.find("perturbations");
   if (perturbations) apply_perturbations(*perturbations, &scenario.cluster, &scenario.run);
   auto read_cluster = [&](const JsonReader& description) {

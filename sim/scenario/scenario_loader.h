@@ -3,16 +3,31 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <string>
 
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/scenario/scenario.h"
 
 namespace placesim {
 
+/// What reading many variations of one document (a sweep's configurations, in one process,
+/// with one catalog and base directory) may build once: the model graph per (model section,
+/// batch, precision) and the cluster per cluster section, before perturbations. A reused entry
+/// is a copy of what reading it again would build. Not thread-safe; each cache keeps at most
+/// kMaxEntries (then starts over).
+struct ScenarioReuse {
+  static constexpr size_t kMaxEntries = 64;
+  std::map<std::string, OpGraph> graphs;
+  std::map<std::string, Cluster> clusters;
+};
+
 /// Throws InputError naming the file and JSON path of the first problem found.
 Scenario load_scenario(const std::filesystem::path& path, const HardwareCatalog& catalog);
+/// `reuse` (may be null): graphs and clusters built by earlier calls on variations of the
+/// same document.
 Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalog,
-                       const std::filesystem::path& base_directory);
+                       const std::filesystem::path& base_directory, ScenarioReuse* reuse = nullptr);
 
 /// Where a scenario's `outputs` entry (`value`, at `json_path`) writes: relative to the scenario
 /// file's directory. Unless `allow_outside`, a path that leaves that directory (absolute, with

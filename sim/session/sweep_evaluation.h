@@ -5,10 +5,12 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/core/json_reader.h"
+#include "sim/scenario/scenario_loader.h"
 #include "sim/sweep/sweep_row.h"
 #include "sim/sweep/sweep_spec.h"
 
@@ -19,6 +21,9 @@ struct SweepContext {
   std::string file;  ///< the scenario's path (relative model/cluster files resolve against its directory)
   const HardwareCatalog* catalog = nullptr;
   SweepSpec spec;
+  /// Graphs and clusters the configurations share, built once per process (a forked worker
+  /// starts with the parent's and fills its own).
+  std::shared_ptr<ScenarioReuse> reuse = std::make_shared<ScenarioReuse>();
 };
 
 /// Never throws for a configuration that cannot be built or does not fit: those come back as
