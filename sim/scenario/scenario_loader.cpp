@@ -254,13 +254,22 @@ void require_precision_supported(const JsonReader& document, const Scenario& sce
   }
 }
 
-/// `build()` once per `key` in `cache`, a copy each time after.
-template <typename Value, typename Build>
-Value reused(std::map<std::string, Value>* cache, const std::string& key, Build build) {
+/// `build()` once per `key` in `cache`, a copy each time after. `held` counts the sizes
+/// (`size_of`) of the entries, at most `budget` in all (and kMaxEntries entries).
+template <typename Value, typename Build, typename SizeOf>
+Value reused(std::map<std::string, Value>* cache, size_t* held, size_t budget, const std::string& key, Build build,
+             SizeOf size_of) {
   if (!cache) return build();
   if (auto it = cache->find(key); it != cache->end()) return it->second;
-  if (cache->size() >= ScenarioReuse::kMaxEntries) cache->clear();
-  return cache->emplace(key, build()).first->second;
+  Value value = build();
+  const size_t size = size_of(value);
+  if (size > budget) return value;
+  if (cache->size() >= ScenarioReuse::kMaxEntries || *held + size > budget) {
+    cache->clear();
+    *held = 0;
+  }
+  *held += size;
+  return cache->emplace(key, std::move(value)).first->second;
 }
 
 }  // namespace
@@ -275,18 +284,22 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
   static const Json kEmptyObject = Json::object();
   scenario.run = read_run(document.has("run") ? document.at("run") : JsonReader(kEmptyObject, document.file(), "/run"));
   if (auto simulation = document.find("simulation")) read_simulation(*simulation, &scenario.run);
-  scenario.graph = reused(reuse ? &reuse->graphs : nullptr,
-                          document.at("model").value().dump() + "|" + std::to_string(scenario.run.batch_size) + "|" +
-                              to_string(scenario.run.precision),
-                          [&] { return read_model(document.at("model"), scenario.run, base_directory); });
+  scenario.graph = reused(
+      reuse ? &reuse->graphs : nullptr, reuse ? &reuse->graph_ops : nullptr, reuse ? reuse->max_graph_ops : 0,
+      document.at("model").value().dump() + "|" + std::to_string(scenario.run.batch_size) + "|" +
+          to_string(scenario.run.precision),
+      [&] { return read_model(document.at("model"), scenario.run, base_directory); },
+      [](const OpGraph& graph) { return graph.size(); });
   for (size_t i = 0; i < scenario.run.fetch.size(); ++i) {
     if (!scenario.graph.contains(scenario.run.fetch[i])) {
       document.at("run").at("fetch").at_index(i).fail("fetch names unknown op \"" + scenario.run.fetch[i] + "\"");
     }
   }
   require_replicas_fit_before_cluster(document, scenario);
-  scenario.cluster = reused(reuse ? &reuse->clusters : nullptr, document.at("cluster").value().dump(),
-                            [&] { return build_cluster(document.at("cluster"), catalog, base_directory); });
+  scenario.cluster = reused(
+      reuse ? &reuse->clusters : nullptr, reuse ? &reuse->cluster_devices : nullptr, reuse ? reuse->max_cluster_devices : 0,
+      document.at("cluster").value().dump(), [&] { return build_cluster(document.at("cluster"), catalog, base_directory); },
+      [](const Cluster& cluster) { return cluster.devices().size(); });
   std::optional<JsonReader> perturbations = document.find("perturbations");
   if (perturbations) apply_perturbations(*perturbations, &scenario.cluster, &scenario.run);
   auto read_cluster = [&](const JsonReader& description) {

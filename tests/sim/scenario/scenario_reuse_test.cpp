@@ -107,5 +107,25 @@ TEST(ScenarioReuse, EachCacheStartsOverWhenFull) {
   EXPECT_EQ(reuse.clusters.size(), 1u);
 }
 
+// Clusters are kept up to a device budget: one that would go over starts the cache over, one
+// larger than the budget alone is built for its configuration and not kept.
+TEST(ScenarioReuse, ClustersAreKeptWithinADeviceBudget) {
+  const HardwareCatalog catalog(kRoot / "hardware_profiles");
+  ScenarioReuse reuse;
+  const size_t two_nodes = read(gpt_on_dgx(8, 2), catalog, nullptr).cluster.devices().size();
+  reuse.max_cluster_devices = 3 * two_nodes;  // room for 2 + 4 nodes, not for 2 + 4 + 4 more
+  read(gpt_on_dgx(8, 2), catalog, &reuse);
+  read(gpt_on_dgx(8, 4), catalog, &reuse);
+  EXPECT_EQ(reuse.clusters.size(), 2u);
+  EXPECT_EQ(reuse.cluster_devices, 3 * two_nodes);
+  read(gpt_on_dgx(8, 3), catalog, &reuse);  // 1.5 x two_nodes more: over, so it starts over
+  EXPECT_EQ(reuse.clusters.size(), 1u);
+  EXPECT_EQ(reuse.cluster_devices, 3 * two_nodes / 2);
+  const Scenario huge = read(gpt_on_dgx(8, 8), catalog, &reuse);  // 4 x two_nodes alone: not kept
+  EXPECT_EQ(huge.cluster.devices().size(), 4 * two_nodes);
+  EXPECT_EQ(reuse.clusters.size(), 1u);
+  EXPECT_EQ(reuse.clusters.count(gpt_on_dgx(8, 8).at("cluster").dump()), 0u);
+}
+
 }  // namespace
 }  // namespace placesim
