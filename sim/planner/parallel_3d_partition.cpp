@@ -1,5 +1,7 @@
 #include "sim/planner/parallel_3d_partition.h"
 
+#include <algorithm>
+
 #include "sim/core/glob.h"
 #include "sim/core/input_error.h"
 #include "sim/planner/memory_model.h"
@@ -17,6 +19,31 @@ Op Parallel3dPartition::holder(OpId v, const OpGraph& graph) const {
 double Parallel3dPartition::held_bytes(OpId v) const {
   return copy_of[v] ? shard[*copy_of[v]].parameter_bytes() : shard[v].parameter_bytes();
 }
+
+namespace {
+
+/// The layers named `<prefix>.<index>` (the zoo's transformer blocks `h.0`, `h.1`, ...) of the
+/// emitter's selected ops, in the order the graph reaches them; empty when there are none or
+/// they do not share one prefix.
+std::vector<std::string> numbered_blocks(const OpGraph& graph, const StepEmitter& emitter) {
+  std::vector<std::string> blocks;
+  std::string prefix;
+  for (OpId v : emitter.order()) {
+    if (!emitter.selected(v)) continue;
+    const std::string& layer = graph.op(v).layer;
+    const size_t dot = layer.rfind('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == layer.size() ||
+        layer.find_first_not_of("0123456789", dot + 1) != std::string::npos) {
+      continue;
+    }
+    if (prefix.empty()) prefix = layer.substr(0, dot);
+    if (layer.substr(0, dot) != prefix) return {};
+    if (std::find(blocks.begin(), blocks.end(), layer) == blocks.end()) blocks.push_back(layer);
+  }
+  return blocks;
+}
+
+}  // namespace
 
 Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions& run, const ParallelismOptions& options,
                                           const StepEmitter& emitter, const Parallel3dLayout& layout,
@@ -91,6 +118,28 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
     if (compute_ops < model_chunks) {
       throw InputError("", split_path, interleaving + ", but the graph has only " + std::to_string(compute_ops) +
                                            " ops with FLOPs to split: use fewer virtual stages");
+    }
+  }
+  if (options.whole_layer_stages) {
+    const std::vector<std::string> blocks = numbered_blocks(graph, emitter);
+    const int64_t count = static_cast<int64_t>(blocks.size());
+    const std::string path = options.json_path + "/stage_split";
+    if (count == 0) {
+      throw InputError("", path, "\"layers\" needs numbered layers (ops of layers named like \"h.0\", \"h.1\"); this graph has none");
+    }
+    if (count % model_chunks != 0) {
+      const std::string into = chunks > 1 ? std::to_string(model_chunks) + " model chunks (pipeline " +
+                                                std::to_string(stages) + " x virtual_stages " + std::to_string(chunks) + ")"
+                                          : std::to_string(stages) + " pipeline stages";
+      throw InputError("", path, "the model's " + std::to_string(count) + " layers do not split evenly into " + into +
+                                     ": \"layers\" gives each the same number of whole layers (or use \"compute\")");
+    }
+    const int64_t per_chunk = count / model_chunks;
+    for (int64_t c = 0; c < model_chunks; ++c) {
+      stage_options.stages.push_back({{}, stage_options.devices[static_cast<size_t>(c)]});
+      for (int64_t k = c * per_chunk; k < (c + 1) * per_chunk; ++k) {
+        stage_options.stages.back().ops.push_back(blocks[static_cast<size_t>(k)] + "/*");
+      }
     }
   }
   try {

@@ -148,6 +148,7 @@ ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& clu
                                                                                        : PipelineSchedule::kOneFOneB;
   read_virtual_stages(reader, &options);
   options.sequence_parallel = reader.bool_or("sequence_parallel", false);
+  options.whole_layer_stages = reader.choice_or("stage_split", {"compute", "layers"}, "compute") == "layers";
   options.scatter_gather = reader.bool_or("scatter_gather", true);
   if (reader.bool_or("selective_recompute", false)) {
     options.selective_recompute = patterns_or(reader, "selective_recompute_ops", default_selective_recompute_ops());

@@ -29,7 +29,7 @@ inline const std::vector<std::string> kDataParallel = {"replicas",     "mode",  
 inline const std::vector<std::string> kParallelism = {
     "tensor", "pipeline", "data", "devices", "micro_batches", "schedule", "virtual_stages",
     "column_parallel", "row_parallel", "algorithm", "bucket_bytes", "sequence_parallel", "scatter_gather",
-    "selective_recompute", "selective_recompute_ops", "zero", "fsdp", "tied_embeddings"};
+    "selective_recompute", "selective_recompute_ops", "zero", "fsdp", "tied_embeddings", "stage_split"};
 
 /// `run`.
 inline const std::vector<std::string> kRun = {"mode",      "steps", "batch_size",           "precision",         "seed",

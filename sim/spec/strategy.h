@@ -100,6 +100,12 @@ struct ParallelismOptions {
   /// into pipeline x virtual_stages chunks, chunk c on stage c mod pipeline. 1 = plain 1F1B/GPipe.
   int64_t virtual_stages = 1;
   bool sequence_parallel = false;  ///< replicated ops on 1/t of the sequence (tensor_parallel.h)
+  /// How the model is cut into pipeline stages (model chunks with interleaving): false = balanced
+  /// by compute, op by op (a cut may fall inside a layer); true = whole layers, as Megatron-LM
+  /// and DeepSpeed's `type:transformer` partition assign them: the numbered blocks (`h.0`,
+  /// `h.1`, ...) split evenly over the chunks, what comes before the first block (inputs,
+  /// embedding) on the first, what follows the last (final norm, head, loss) on the last.
+  bool whole_layer_stages = false;
   /// Megatron's scatter/gather between pipeline stages (Narayanan et al. SC'21, section 4.1): a
   /// tensor every rank holds whole is sent as 1/t per rank and all-gathered over the receiving
   /// stage's tensor group. On by default, as in Megatron-LM and DeepSpeed's pipeline engine.

@@ -103,7 +103,7 @@ const std::vector<std::string> kPipelineSwept = {"micro_batches", "schedule"};
 const std::vector<std::string> kParallelismSwept = {"tensor", "pipeline", "micro_batches", "micro_batch_size", "schedule",
                                                     "virtual_stages", "algorithm", "sequence_parallel",
                                                     "selective_recompute", "zero", "fsdp", "scatter_gather",
-                                                    "bucket_bytes"};
+                                                    "bucket_bytes", "stage_split"};
 
 std::string value_label(const Json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
