@@ -167,6 +167,18 @@ TEST(SweepSpec, ZeroStagesAndFsdpAreSwept) {
   EXPECT_EQ(hybrid["strategy"]["parallelism"]["fsdp"], "hybrid");
 }
 
+// Whole-layer or compute-balanced stages are swept like the other layout choices.
+TEST(SweepSpec, StageSplitsAreSwept) {
+  const std::string text = R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
+    "sweep": {"nodes": [1], "batch_size": [8],
+              "strategies": [{"parallelism": {"pipeline": 2, "stage_split": ["compute", "layers"]}}]}})";
+  SweepSpec spec = read(text);
+  ASSERT_EQ(spec.strategies.size(), 2u);
+  EXPECT_EQ(spec.strategies[1].label, "3D stage_split=layers");
+  const Json layers = configuration_scenario(Json::parse(text), spec, spec.configurations[1]);
+  EXPECT_EQ(layers["strategy"]["parallelism"]["stage_split"], "layers");
+}
+
 TEST(SweepSpec, BadValuesNameTheirJsonPath) {
   const std::string head = R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"}, "sweep": )";
   EXPECT_NE(error_of(head + R"({"precision": ["fp33"]}})").find("/sweep/precision/0: unknown precision \"fp33\""),
