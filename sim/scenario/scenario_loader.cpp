@@ -254,12 +254,14 @@ void require_precision_supported(const JsonReader& document, const Scenario& sce
   }
 }
 
-/// `build()` once per `key` in `cache`, a copy each time after. `held` counts the sizes
-/// (`size_of`) of the entries, at most `budget` in all (and kMaxEntries entries).
-template <typename Value, typename Build, typename SizeOf>
-Value reused(std::map<std::string, Value>* cache, size_t* held, size_t budget, const std::string& key, Build build,
+/// `build()` once per `key()` in `cache`, a copy each time after; without a cache, `build()`
+/// (and no key: dumping a large inline graph costs). `held` counts the sizes (`size_of`) of the
+/// entries, at most `budget` in all (and kMaxEntries entries).
+template <typename Value, typename Key, typename Build, typename SizeOf>
+Value reused(std::map<std::string, Value>* cache, size_t* held, size_t budget, Key key_of, Build build,
              SizeOf size_of) {
   if (!cache) return build();
+  const std::string key = key_of();
   if (auto it = cache->find(key); it != cache->end()) return it->second;
   Value value = build();
   const size_t size = size_of(value);
@@ -286,8 +288,10 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
   if (auto simulation = document.find("simulation")) read_simulation(*simulation, &scenario.run);
   scenario.graph = reused(
       reuse ? &reuse->graphs : nullptr, reuse ? &reuse->graph_ops : nullptr, reuse ? reuse->max_graph_ops : 0,
-      document.at("model").value().dump() + "|" + std::to_string(scenario.run.batch_size) + "|" +
-          to_string(scenario.run.precision),
+      [&] {
+        return document.at("model").value().dump() + "|" + std::to_string(scenario.run.batch_size) + "|" +
+               to_string(scenario.run.precision);
+      },
       [&] { return read_model(document.at("model"), scenario.run, base_directory); },
       [](const OpGraph& graph) { return graph.size(); });
   for (size_t i = 0; i < scenario.run.fetch.size(); ++i) {
@@ -298,7 +302,8 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
   require_replicas_fit_before_cluster(document, scenario);
   scenario.cluster = reused(
       reuse ? &reuse->clusters : nullptr, reuse ? &reuse->cluster_devices : nullptr, reuse ? reuse->max_cluster_devices : 0,
-      document.at("cluster").value().dump(), [&] { return build_cluster(document.at("cluster"), catalog, base_directory); },
+      [&] { return document.at("cluster").value().dump(); },
+      [&] { return build_cluster(document.at("cluster"), catalog, base_directory); },
       [](const Cluster& cluster) { return cluster.devices().size(); });
   std::optional<JsonReader> perturbations = document.find("perturbations");
   if (perturbations) apply_perturbations(*perturbations, &scenario.cluster, &scenario.run);
