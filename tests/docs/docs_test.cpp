@@ -5,7 +5,9 @@
 // - every placesim command of their shell blocks runs and exits 0 (a few slow ones left out);
 // - every output block that follows a shell block of one `placesim run` shows lines run prints;
 // - the key tables of docs/scenario-format.md list exactly the keys the loader accepts, read from
-//   the loader's own lists (sim/scenario/scenario_keys.h), not from a copy.
+//   the loader's own lists (sim/scenario/scenario_keys.h), not from a copy;
+// - a measured number in prose next to a placesim command is checked (the bundled sweep's
+//   account) or says when it was measured.
 #include <sys/wait.h>
 
 #include <gtest/gtest.h>
@@ -342,6 +344,86 @@ TEST(DocsProse, TheBundledSweepsRecommendationIsWhatSweepWrites) {
     ++checked;
   }
   EXPECT_GE(checked, 4u) << rows;  // fidelity analytical+recheck 4: the best four, re-checked again when they reorder
+}
+
+/// A paragraph of prose (outside code blocks and tables) with the line it starts on and whether
+/// its nearest heading carries a date.
+struct ProseParagraph {
+  size_t line = 0;
+  std::string text;
+  bool dated_heading = false;
+};
+
+std::vector<ProseParagraph> prose_paragraphs(const std::string& document) {
+  static const std::regex kDate(R"(20\d\d-\d\d-\d\d)");
+  std::vector<ProseParagraph> paragraphs;
+  ProseParagraph current;
+  bool in_code = false, heading_dated = false;
+  auto close = [&] {
+    if (!current.text.empty() && current.text[0] != '|') paragraphs.push_back(current);
+    current = ProseParagraph{};
+  };
+  std::istringstream lines(document);
+  std::string line;
+  for (size_t number = 1; std::getline(lines, line); ++number) {
+    if (line.rfind("```", 0) == 0) {
+      close();
+      in_code = !in_code;
+      continue;
+    }
+    if (in_code) continue;
+    if (line.rfind("#", 0) == 0) {
+      close();
+      heading_dated = std::regex_search(line, kDate);
+      continue;
+    }
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      close();
+      continue;
+    }
+    if (current.text.empty()) {
+      current.line = number;
+      current.dated_heading = heading_dated;
+    } else {
+      current.text += ' ';
+    }
+    current.text += line;
+  }
+  close();
+  return paragraphs;
+}
+
+// The other way prose numbers cannot drift (issue 24): a time, a percentage or a throughput
+// quoted in a paragraph that names a placesim command is either checked by a test (the
+// transcripts, the bundled sweep above, StepValidation's figures) or says when it was measured:
+// a date in the paragraph or in its section's heading. Not a measurement, and so exempt: the
+// zoo's test tolerances, the loader's limits, and the tail of a dated paragraph that a table cut.
+TEST(DocsProse, MeasuredNumbersNextToACommandSayWhenTheyWereMeasured) {
+  static const std::regex kDate(R"(20\d\d-\d\d-\d\d)");
+  static const std::regex kMeasured(R"(\b\d[\d,.]*\s?(ms|us|µs|s\b|%|samples/s|TFLOP/s))");
+  const std::vector<std::pair<std::string, std::string>> exempt = {
+      {"model-graphs.md", "\"GMACs\" counts the multiply-accumulates"},
+      {"reliability.md", "- The scenario loader estimates each strategy's plan"},
+      {"reliability.md", "(`cluster_builder.cpp`: 27.3 s at `-O1`"}};
+  size_t paragraphs = 0;
+  for (const fs::path& document : documents()) {
+    for (const ProseParagraph& paragraph : prose_paragraphs(read_text(document))) {
+      if (paragraph.text.find("placesim") == std::string::npos) continue;
+      if (!std::regex_search(paragraph.text, kMeasured)) continue;
+      ++paragraphs;
+      if (paragraph.dated_heading || std::regex_search(paragraph.text, kDate)) continue;
+      const bool exempted = std::any_of(exempt.begin(), exempt.end(), [&](const auto& entry) {
+        return document.filename() == entry.first && paragraph.text.rfind(entry.second, 0) == 0;
+      });
+      if (!exempted) {
+        ADD_FAILURE() << document.filename().string() << ":" << paragraph.line
+                      << ": a measured number next to a placesim command, with no date in the paragraph or its "
+                         "heading: "
+                      << paragraph.text.substr(0, 160);
+      }
+    }
+  }
+  EXPECT_GT(paragraphs, 40u);  // the check sees the docs' measurements (57 on 2026-12-03), not an empty set
 }
 
 /// The keys in the first column of the first table after the heading `heading` of `document`.
