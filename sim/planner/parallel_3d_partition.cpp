@@ -1,6 +1,6 @@
 #include "sim/planner/parallel_3d_partition.h"
 
-#include <algorithm>
+#include <map>
 
 #include "sim/core/glob.h"
 #include "sim/core/input_error.h"
@@ -22,11 +22,11 @@ double Parallel3dPartition::held_bytes(OpId v) const {
 
 namespace {
 
-/// The layers named `<prefix>.<index>` (the zoo's transformer blocks `h.0`, `h.1`, ...) of the
-/// emitter's selected ops, in the order the graph reaches them; empty when there are none or
-/// they do not share one prefix.
-std::vector<std::string> numbered_blocks(const OpGraph& graph, const StepEmitter& emitter) {
-  std::vector<std::string> blocks;
+/// The layers named `<prefix>.<index>` (the zoo's transformer blocks `h.0`, `h.1`, ...; an op's
+/// `layer` field) of the emitter's selected ops, each with its position in the order the graph
+/// reaches them; empty when there are none or they do not share one prefix.
+std::map<std::string, size_t> numbered_blocks(const OpGraph& graph, const StepEmitter& emitter) {
+  std::map<std::string, size_t> blocks;
   std::string prefix;
   for (OpId v : emitter.order()) {
     if (!emitter.selected(v)) continue;
@@ -38,9 +38,37 @@ std::vector<std::string> numbered_blocks(const OpGraph& graph, const StepEmitter
     }
     if (prefix.empty()) prefix = layer.substr(0, dot);
     if (layer.substr(0, dot) != prefix) return {};
-    if (std::find(blocks.begin(), blocks.end(), layer) == blocks.end()) blocks.push_back(layer);
+    blocks.emplace(layer, blocks.size());
   }
   return blocks;
+}
+
+/// "stage_split": "layers": numbered layer k (of n) on model chunk k / (n / chunks), every other
+/// op unassigned (complete_pipeline_stages then puts inputs and embedding with their consumers
+/// on the first chunk, the final norm, logits and loss with their predecessors on the last).
+std::vector<size_t> whole_layer_seeds(const OpGraph& graph, const StepEmitter& emitter,
+                                       const ParallelismOptions& options, int64_t model_chunks) {
+  const std::map<std::string, size_t> blocks = numbered_blocks(graph, emitter);
+  const int64_t count = static_cast<int64_t>(blocks.size());
+  const std::string path = options.json_path + "/stage_split";
+  if (count == 0) {
+    throw InputError("", path, "\"layers\" needs numbered layers (ops of layers named like \"h.0\", \"h.1\"); this graph has none");
+  }
+  if (count % model_chunks != 0) {
+    const std::string into = options.virtual_stages > 1
+                                 ? std::to_string(model_chunks) + " model chunks (pipeline " +
+                                       std::to_string(options.pipeline) + " x virtual_stages " +
+                                       std::to_string(options.virtual_stages) + ")"
+                                 : std::to_string(options.pipeline) + " pipeline stages";
+    throw InputError("", path, "the model's " + std::to_string(count) + " layers do not split evenly into " + into +
+                                   ": \"layers\" gives each the same number of whole layers (or use \"compute\")");
+  }
+  const size_t per_chunk = static_cast<size_t>(count / model_chunks);
+  std::vector<size_t> chunk_of(graph.size(), kUnassignedStage);
+  for (OpId v = 0; v < graph.size(); ++v) {
+    if (auto it = blocks.find(graph.op(v).layer); it != blocks.end()) chunk_of[v] = it->second / per_chunk;
+  }
+  return chunk_of;
 }
 
 }  // namespace
@@ -120,30 +148,12 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
                                            " ops with FLOPs to split: use fewer virtual stages");
     }
   }
-  if (options.whole_layer_stages) {
-    const std::vector<std::string> blocks = numbered_blocks(graph, emitter);
-    const int64_t count = static_cast<int64_t>(blocks.size());
-    const std::string path = options.json_path + "/stage_split";
-    if (count == 0) {
-      throw InputError("", path, "\"layers\" needs numbered layers (ops of layers named like \"h.0\", \"h.1\"); this graph has none");
-    }
-    if (count % model_chunks != 0) {
-      const std::string into = chunks > 1 ? std::to_string(model_chunks) + " model chunks (pipeline " +
-                                                std::to_string(stages) + " x virtual_stages " + std::to_string(chunks) + ")"
-                                          : std::to_string(stages) + " pipeline stages";
-      throw InputError("", path, "the model's " + std::to_string(count) + " layers do not split evenly into " + into +
-                                     ": \"layers\" gives each the same number of whole layers (or use \"compute\")");
-    }
-    const int64_t per_chunk = count / model_chunks;
-    for (int64_t c = 0; c < model_chunks; ++c) {
-      stage_options.stages.push_back({{}, stage_options.devices[static_cast<size_t>(c)]});
-      for (int64_t k = c * per_chunk; k < (c + 1) * per_chunk; ++k) {
-        stage_options.stages.back().ops.push_back(blocks[static_cast<size_t>(k)] + "/*");
-      }
-    }
-  }
+  std::vector<size_t> seeds;
+  if (options.whole_layer_stages) seeds = whole_layer_seeds(graph, emitter, options, model_chunks);
   try {
-    p.chunk_of = assign_pipeline_stages(graph, stage_options);
+    p.chunk_of = options.whole_layer_stages
+                     ? complete_pipeline_stages(graph, std::move(seeds), static_cast<size_t>(model_chunks), options.json_path)
+                     : assign_pipeline_stages(graph, stage_options);
   } catch (const InputError& error) {
     throw InputError("", split_path, (chunks > 1 ? interleaving + ": " : std::string()) + error.message());
   }

@@ -15,7 +15,7 @@
 namespace placesim {
 namespace {
 
-constexpr size_t kUnassigned = static_cast<size_t>(-1);
+constexpr size_t kUnassigned = kUnassignedStage;
 
 double op_compute(const Op& op) { return op.forward_flops + op.backward_flops; }
 
@@ -34,6 +34,33 @@ void assign_followers(const OpGraph& graph, const std::vector<OpId>& order, std:
     if (stage[v] == kUnassigned) stage[v] = previous;
     previous = stage[v];
   }
+}
+
+/// assign_followers, then the checks: no edge back to an earlier stage, no stage without an op.
+std::vector<size_t> complete_stages(const OpGraph& graph, const std::vector<OpId>& order, std::vector<size_t> stage_of,
+                                    size_t stages, const std::string& json_path) {
+  assign_followers(graph, order, &stage_of);
+
+  std::vector<size_t> ops_per_stage(stages, 0);
+  for (OpId v : order) {
+    ++ops_per_stage[stage_of[v]];
+    for (const auto& input : graph.inputs(v)) {
+      if (stage_of[input.op] > stage_of[v]) {
+        throw InputError("", json_path + "/stages",
+                         "op \"" + graph.op(v).name + "\" (stage " + std::to_string(stage_of[v]) + ") reads \"" +
+                             graph.op(input.op).name + "\" from the later stage " +
+                             std::to_string(stage_of[input.op]) + ": stages must follow the graph's order");
+      }
+    }
+  }
+  for (size_t s = 0; s < stages; ++s) {
+    if (ops_per_stage[s] == 0) {
+      throw InputError("", json_path + "/stages",
+                       "stage " + std::to_string(s) + " gets no op (the graph has " + std::to_string(graph.size()) +
+                           " ops): use fewer stages");
+    }
+  }
+  return stage_of;
 }
 
 std::string samples(double count) {
@@ -157,28 +184,14 @@ std::vector<size_t> assign_pipeline_stages(const OpGraph& graph, const PipelineO
       before += weight;
     }
   }
-  assign_followers(graph, order, &stage_of);
+  return complete_stages(graph, order, std::move(stage_of), stages, options.json_path);
+}
 
-  std::vector<size_t> ops_per_stage(stages, 0);
-  for (OpId v : order) {
-    ++ops_per_stage[stage_of[v]];
-    for (const auto& input : graph.inputs(v)) {
-      if (stage_of[input.op] > stage_of[v]) {
-        throw InputError("", options.json_path + "/stages",
-                         "op \"" + graph.op(v).name + "\" (stage " + std::to_string(stage_of[v]) + ") reads \"" +
-                             graph.op(input.op).name + "\" from the later stage " +
-                             std::to_string(stage_of[input.op]) + ": stages must follow the graph's order");
-      }
-    }
-  }
-  for (size_t s = 0; s < stages; ++s) {
-    if (ops_per_stage[s] == 0) {
-      throw InputError("", options.json_path + "/stages",
-                       "stage " + std::to_string(s) + " gets no op (the graph has " + std::to_string(graph.size()) +
-                           " ops): use fewer stages");
-    }
-  }
-  return stage_of;
+std::vector<size_t> complete_pipeline_stages(const OpGraph& graph, std::vector<size_t> stage_of, size_t stages,
+                                             const std::string& json_path) {
+  std::vector<OpId> order;
+  graph.topological_order(&order, nullptr);
+  return complete_stages(graph, order, std::move(stage_of), stages, json_path);
 }
 
 ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,

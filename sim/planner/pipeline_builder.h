@@ -69,6 +69,15 @@ std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot
 /// edge would go from a later stage back to an earlier one, or a stage gets no op.
 std::vector<size_t> assign_pipeline_stages(const OpGraph& graph, const PipelineOptions& options);
 
+/// An op no rule has put on a stage yet.
+constexpr size_t kUnassignedStage = static_cast<size_t>(-1);
+
+/// The rest of assign_pipeline_stages for a partial split (`stage_of` by OpId, kUnassignedStage
+/// where none): the unassigned ops join their first consumer's stage (or their predecessor's),
+/// with the same checks of `stages` stages, reported at `json_path`/stages.
+std::vector<size_t> complete_pipeline_stages(const OpGraph& graph, std::vector<size_t> stage_of, size_t stages,
+                                             const std::string& json_path);
+
 /// `notes` receives the stage split (ops and FLOPs per stage).
 ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
                                   const PipelineOptions& options, const std::string& name,

@@ -91,6 +91,35 @@ TEST(WholeLayerStages, TheComputeSplitMayCutALayerTheLayerSplitNever) {
   for (int k = 0; k < 6; ++k) EXPECT_EQ(stages_of_layer(layers, k).size(), 1u) << "h." << k;
 }
 
+// The split follows each op's `layer` field, not its name: a model-graph file may name ops freely
+// (here `fc1`, `act1`, ... in layers `block.0` to `block.3`, after an input and before a loss).
+// Four layers on two stages: blocks 0-1 on stage 0 with the input, blocks 2-3 on stage 1 with
+// the loss. (Matching names against "block.N/*" put every op on stage 0.)
+TEST(WholeLayerStages, LayersComeFromTheOpsLayerFieldNotTheirNames) {
+  std::string ops = R"({"name": "x", "type": "Placeholder", "kind": "data_movement", "output_bytes": 4096})";
+  std::string previous = "x";
+  for (int k = 0; k < 4; ++k) {
+    const std::string fc = "fc" + std::to_string(k), act = "act" + std::to_string(k);
+    const std::string layer = "block." + std::to_string(k);
+    ops += R"(, {"name": ")" + fc + R"(", "type": "MatMul", "kind": "matmul", "inputs": [")" + previous +
+           R"("], "forward_flops": 1e9, "backward_flops": 2e9, "parameters": 1e6, "output_bytes": 4096, "layer": ")" +
+           layer + R"("})";
+    ops += R"(, {"name": ")" + act + R"(", "type": "Relu", "kind": "elementwise", "inputs": [")" + fc +
+           R"("], "forward_flops": 1e3, "backward_flops": 1e3, "output_bytes": 4096, "layer": ")" + layer + R"("})";
+    previous = act;
+  }
+  ops += R"(, {"name": "loss", "type": "Loss", "kind": "reduction", "inputs": [")" + previous +
+         R"("], "forward_flops": 1e3, "backward_flops": 1e3, "output_bytes": 4})";
+  const std::string text = R"({"model": {"graph": {"ops": [)" + ops + R"(]}},
+    "cluster": {"template": "dgx_a100"},
+    "strategy": {"parallelism": {"pipeline": 2, "stage_split": "layers"}},
+    "run": {"batch_size": 8, "precision": "fp16", "optimizer": "adam", "steps": 1}})";
+  const auto stages = stage_of_ops(text);
+  const std::map<std::string, int64_t> expected = {{"fc0", 0}, {"act0", 0}, {"fc1", 0}, {"act1", 0},
+                                                   {"fc2", 1}, {"act2", 1}, {"fc3", 1}, {"act3", 1}, {"loss", 1}};
+  for (const auto& [op, stage] : expected) EXPECT_EQ(stages.at(op), stage) << op;
+}
+
 // Layers that do not divide among the stages (or chunks) are refused at the key's path, with
 // the counts.
 TEST(WholeLayerStages, LayersThatDoNotDivideAreRefused) {
