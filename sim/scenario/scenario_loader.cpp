@@ -254,24 +254,23 @@ void require_precision_supported(const JsonReader& document, const Scenario& sce
   }
 }
 
-/// `build()` once per `key()` in `cache`, a copy each time after; without a cache, `build()`
-/// (and no key: dumping a large inline graph costs). `held` counts the sizes (`size_of`) of the
-/// entries, at most `budget` in all (and kMaxEntries entries).
+/// `build()` once per `key_of()` in `cache`, a copy each time after; without a cache, `build()`
+/// (and no key: dumping a large inline graph costs). The entries' sizes (`size_of`) stay within
+/// the cache's budget, and at most kMaxEntries of them.
 template <typename Value, typename Key, typename Build, typename SizeOf>
-Value reused(std::map<std::string, Value>* cache, size_t* held, size_t budget, Key key_of, Build build,
-             SizeOf size_of) {
+Value reused(ReuseCache<Value>* cache, Key key_of, Build build, SizeOf size_of) {
   if (!cache) return build();
   const std::string key = key_of();
-  if (auto it = cache->find(key); it != cache->end()) return it->second;
+  if (auto it = cache->entries.find(key); it != cache->entries.end()) return it->second;
   Value value = build();
   const size_t size = size_of(value);
-  if (size > budget) return value;
-  if (cache->size() >= ScenarioReuse::kMaxEntries || *held + size > budget) {
-    cache->clear();
-    *held = 0;
+  if (size > cache->budget) return value;
+  if (cache->entries.size() >= ScenarioReuse::kMaxEntries || cache->held + size > cache->budget) {
+    cache->entries.clear();
+    cache->held = 0;
   }
-  *held += size;
-  return cache->emplace(key, std::move(value)).first->second;
+  cache->held += size;
+  return cache->entries.emplace(key, std::move(value)).first->second;
 }
 
 }  // namespace
@@ -287,7 +286,7 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
   scenario.run = read_run(document.has("run") ? document.at("run") : JsonReader(kEmptyObject, document.file(), "/run"));
   if (auto simulation = document.find("simulation")) read_simulation(*simulation, &scenario.run);
   scenario.graph = reused(
-      reuse ? &reuse->graphs : nullptr, reuse ? &reuse->graph_ops : nullptr, reuse ? reuse->max_graph_ops : 0,
+      reuse ? &reuse->graphs : nullptr,
       [&] {
         return document.at("model").value().dump() + "|" + std::to_string(scenario.run.batch_size) + "|" +
                to_string(scenario.run.precision);
@@ -301,7 +300,7 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
   }
   require_replicas_fit_before_cluster(document, scenario);
   scenario.cluster = reused(
-      reuse ? &reuse->clusters : nullptr, reuse ? &reuse->cluster_devices : nullptr, reuse ? reuse->max_cluster_devices : 0,
+      reuse ? &reuse->clusters : nullptr,
       [&] { return document.at("cluster").value().dump(); },
       [&] { return build_cluster(document.at("cluster"), catalog, base_directory); },
       [](const Cluster& cluster) { return cluster.devices().size(); });

@@ -15,17 +15,20 @@ namespace placesim {
 /// with one catalog and base directory) may build once: the model graph per (model section,
 /// batch, precision) and the cluster per cluster section, before perturbations. A reused entry
 /// is a copy of what reading it again would build. Not thread-safe. Each cache keeps at most
-/// kMaxEntries entries and max_graph_ops ops (graphs) or max_cluster_devices devices (clusters)
+/// kMaxEntries entries and its budget of ops (graphs: 1,000,000) or devices (clusters: 65,536)
 /// in all: one that would go over starts over, and an entry larger than that alone is not kept
 /// (a sweep over 64 sizes of a 100,000-node cluster must not hold them all).
+template <typename Value>
+struct ReuseCache {
+  std::map<std::string, Value> entries;
+  size_t held = 0;    ///< ops (graphs) or devices (clusters) in `entries`
+  size_t budget = 0;  ///< at most this many in all
+};
+
 struct ScenarioReuse {
   static constexpr size_t kMaxEntries = 64;
-  size_t max_graph_ops = 1000000;
-  size_t max_cluster_devices = 65536;
-  std::map<std::string, OpGraph> graphs;
-  std::map<std::string, Cluster> clusters;
-  size_t graph_ops = 0;         ///< in `graphs`
-  size_t cluster_devices = 0;   ///< in `clusters`
+  ReuseCache<OpGraph> graphs{{}, 0, 1000000};
+  ReuseCache<Cluster> clusters{{}, 0, 65536};
 };
 
 /// Throws InputError naming the file and JSON path of the first problem found.

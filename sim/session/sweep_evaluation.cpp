@@ -96,7 +96,7 @@ SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier 
   try {
     Json document = configuration_scenario(context.document, context.spec, configuration);
     Scenario scenario = read_scenario(JsonReader(document, context.file), *context.catalog,
-                                      std::filesystem::path(context.file).parent_path(), context.reuse.get());
+                                      std::filesystem::path(context.file).parent_path(), &context.reuse);
     const Strategy& strategy = scenario.strategies.front();
     const Cluster& cluster = scenario.cluster_for(strategy);
     const TrainingEfficiency efficiency = training_efficiency(scenario, strategy, 0.0);

@@ -5,7 +5,6 @@
 #pragma once
 
 #include <filesystem>
-#include <memory>
 #include <string>
 
 #include "sim/cluster/hardware_catalog.h"
@@ -22,8 +21,8 @@ struct SweepContext {
   const HardwareCatalog* catalog = nullptr;
   SweepSpec spec;
   /// Graphs and clusters the configurations share, built once per process (a forked worker
-  /// starts with the parent's and fills its own).
-  std::shared_ptr<ScenarioReuse> reuse = std::make_shared<ScenarioReuse>();
+  /// starts with the parent's and fills its own); a cache, so it fills under a const context.
+  mutable ScenarioReuse reuse;
 };
 
 /// Never throws for a configuration that cannot be built or does not fit: those come back as

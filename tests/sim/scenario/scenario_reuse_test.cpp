@@ -47,8 +47,8 @@ TEST(ScenarioReuse, AReusedGraphAndClusterAreWhatReadingAgainBuilds) {
   other_strategy["strategy"]["parallelism"]["tensor"] = 4;
   other_strategy["strategy"]["parallelism"]["pipeline"] = 1;
   const Scenario second = read(other_strategy, catalog, &reuse);
-  EXPECT_EQ(reuse.graphs.size(), 1u);
-  EXPECT_EQ(reuse.clusters.size(), 1u);
+  EXPECT_EQ(reuse.graphs.entries.size(), 1u);
+  EXPECT_EQ(reuse.clusters.entries.size(), 1u);
 
   const Scenario fresh = read(other_strategy, catalog, nullptr);
   ASSERT_EQ(second.graph.size(), fresh.graph.size());
@@ -71,8 +71,8 @@ TEST(ScenarioReuse, ADifferentBatchOrClusterBuildsItsOwn) {
   const Scenario small = read(gpt_on_dgx(8, 2), catalog, &reuse);
   const Scenario large = read(gpt_on_dgx(16, 2), catalog, &reuse);
   const Scenario wider = read(gpt_on_dgx(16, 4), catalog, &reuse);
-  EXPECT_EQ(reuse.graphs.size(), 2u);
-  EXPECT_EQ(reuse.clusters.size(), 2u);
+  EXPECT_EQ(reuse.graphs.entries.size(), 2u);
+  EXPECT_EQ(reuse.clusters.entries.size(), 2u);
   // Every op of the GPT scales with the batch: twice the samples, twice the FLOPs.
   EXPECT_DOUBLE_EQ(total_forward_flops(large.graph), 2 * total_forward_flops(small.graph));
   EXPECT_EQ(wider.cluster.devices().size(), 2 * large.cluster.devices().size());
@@ -87,7 +87,7 @@ TEST(ScenarioReuse, OneDocumentsPerturbationDoesNotReachTheNext) {
   const Scenario perturbed = read(slowed, catalog, &reuse);
   const Scenario plain = read(gpt_on_dgx(8, 2), catalog, &reuse);
   const Scenario fresh = read(gpt_on_dgx(8, 2), catalog, nullptr);
-  ASSERT_EQ(reuse.clusters.size(), 1u);
+  ASSERT_EQ(reuse.clusters.entries.size(), 1u);
   const DeviceId gpu0 = first_gpu_of_node(perturbed.cluster, 0), remote = first_gpu_of_node(perturbed.cluster, 1);
   EXPECT_EQ(perturbed.cluster.device(gpu0).speed_factor, 0.5);
   EXPECT_EQ(plain.cluster.device(gpu0).speed_factor, 1.0);
@@ -103,8 +103,8 @@ TEST(ScenarioReuse, EachCacheStartsOverWhenFull) {
   for (size_t batch = 1; batch <= ScenarioReuse::kMaxEntries + 1; ++batch) {
     read(gpt_on_dgx(static_cast<int64_t>(batch), 2), catalog, &reuse);
   }
-  EXPECT_EQ(reuse.graphs.size(), 1u);  // the 65th batch found 64 and started over
-  EXPECT_EQ(reuse.clusters.size(), 1u);
+  EXPECT_EQ(reuse.graphs.entries.size(), 1u);  // the 65th batch found 64 and started over
+  EXPECT_EQ(reuse.clusters.entries.size(), 1u);
 }
 
 // Clusters are kept up to a device budget: one that would go over starts the cache over, one
@@ -113,18 +113,18 @@ TEST(ScenarioReuse, ClustersAreKeptWithinADeviceBudget) {
   const HardwareCatalog catalog(kRoot / "hardware_profiles");
   ScenarioReuse reuse;
   const size_t two_nodes = read(gpt_on_dgx(8, 2), catalog, nullptr).cluster.devices().size();
-  reuse.max_cluster_devices = 3 * two_nodes;  // room for 2 + 4 nodes, not for 2 + 4 + 4 more
+  reuse.clusters.budget = 3 * two_nodes;  // room for 2 + 4 nodes, not for 2 + 4 + 4 more
   read(gpt_on_dgx(8, 2), catalog, &reuse);
   read(gpt_on_dgx(8, 4), catalog, &reuse);
-  EXPECT_EQ(reuse.clusters.size(), 2u);
-  EXPECT_EQ(reuse.cluster_devices, 3 * two_nodes);
+  EXPECT_EQ(reuse.clusters.entries.size(), 2u);
+  EXPECT_EQ(reuse.clusters.held, 3 * two_nodes);
   read(gpt_on_dgx(8, 3), catalog, &reuse);  // 1.5 x two_nodes more: over, so it starts over
-  EXPECT_EQ(reuse.clusters.size(), 1u);
-  EXPECT_EQ(reuse.cluster_devices, 3 * two_nodes / 2);
+  EXPECT_EQ(reuse.clusters.entries.size(), 1u);
+  EXPECT_EQ(reuse.clusters.held, 3 * two_nodes / 2);
   const Scenario huge = read(gpt_on_dgx(8, 8), catalog, &reuse);  // 4 x two_nodes alone: not kept
   EXPECT_EQ(huge.cluster.devices().size(), 4 * two_nodes);
-  EXPECT_EQ(reuse.clusters.size(), 1u);
-  EXPECT_EQ(reuse.clusters.count(gpt_on_dgx(8, 8).at("cluster").dump()), 0u);
+  EXPECT_EQ(reuse.clusters.entries.size(), 1u);
+  EXPECT_EQ(reuse.clusters.entries.count(gpt_on_dgx(8, 8).at("cluster").dump()), 0u);
 }
 
 }  // namespace
