@@ -347,11 +347,11 @@ TEST(DocsProse, TheBundledSweepsRecommendationIsWhatSweepWrites) {
 }
 
 /// A paragraph of prose (outside code blocks and tables) with the line it starts on and whether
-/// its nearest heading carries a date.
+/// it or its nearest heading carries a date.
 struct ProseParagraph {
   size_t line = 0;
   std::string text;
-  bool dated_heading = false;
+  bool dated = false;
 };
 
 std::vector<ProseParagraph> prose_paragraphs(const std::string& document) {
@@ -360,6 +360,7 @@ std::vector<ProseParagraph> prose_paragraphs(const std::string& document) {
   ProseParagraph current;
   bool in_code = false, heading_dated = false;
   auto close = [&] {
+    current.dated = current.dated || std::regex_search(current.text, kDate);
     if (!current.text.empty() && current.text[0] != '|') paragraphs.push_back(current);
     current = ProseParagraph{};
   };
@@ -383,7 +384,7 @@ std::vector<ProseParagraph> prose_paragraphs(const std::string& document) {
     }
     if (current.text.empty()) {
       current.line = number;
-      current.dated_heading = heading_dated;
+      current.dated = heading_dated;
     } else {
       current.text += ' ';
     }
@@ -399,7 +400,6 @@ std::vector<ProseParagraph> prose_paragraphs(const std::string& document) {
 // a date in the paragraph or in its section's heading. Not a measurement, and so exempt: the
 // zoo's test tolerances, the loader's limits, and the tail of a dated paragraph that a table cut.
 TEST(DocsProse, MeasuredNumbersNextToACommandSayWhenTheyWereMeasured) {
-  static const std::regex kDate(R"(20\d\d-\d\d-\d\d)");
   static const std::regex kMeasured(R"(\b\d[\d,.]*\s?(ms|us|µs|s\b|%|samples/s|TFLOP/s))");
   const std::vector<std::pair<std::string, std::string>> exempt = {
       {"model-graphs.md", "\"GMACs\" counts the multiply-accumulates"},
@@ -411,7 +411,7 @@ TEST(DocsProse, MeasuredNumbersNextToACommandSayWhenTheyWereMeasured) {
       if (paragraph.text.find("placesim") == std::string::npos) continue;
       if (!std::regex_search(paragraph.text, kMeasured)) continue;
       ++paragraphs;
-      if (paragraph.dated_heading || std::regex_search(paragraph.text, kDate)) continue;
+      if (paragraph.dated) continue;
       const bool exempted = std::any_of(exempt.begin(), exempt.end(), [&](const auto& entry) {
         return document.filename() == entry.first && paragraph.text.rfind(entry.second, 0) == 0;
       });
