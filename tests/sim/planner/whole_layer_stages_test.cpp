@@ -94,7 +94,8 @@ TEST(WholeLayerStages, TheComputeSplitMayCutALayerTheLayerSplitNever) {
 // The split follows each op's `layer` field, not its name: a model-graph file may name ops freely
 // (here `fc1`, `act1`, ... in layers `block.0` to `block.3`, after an input and before a loss).
 // Four layers on two stages: blocks 0-1 on stage 0 with the input, blocks 2-3 on stage 1 with
-// the loss. (Matching names against "block.N/*" put every op on stage 0.)
+// the loss. (Matching names against "block.N/*" matched nothing: every op fell to stage 0 and
+// the plan was refused with "stage 1 gets no op".)
 TEST(WholeLayerStages, LayersComeFromTheOpsLayerFieldNotTheirNames) {
   std::string ops = R"({"name": "x", "type": "Placeholder", "kind": "data_movement", "output_bytes": 4096})";
   std::string previous = "x";
