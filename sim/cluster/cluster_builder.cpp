@@ -162,13 +162,25 @@ void require_connected(const Cluster& cluster, const JsonReader& where) {
   }
 }
 
-void add_fabric(Cluster& cluster, const JsonReader& fabric, const HardwareCatalog& catalog,
-                const std::vector<std::vector<VertexId>>& nics_per_node) {
+/// The network between machines: one link type, one switch or a two-level fat tree.
+struct FabricSpec {
+  LinkSpec link;
+  int64_t nodes_per_leaf = kMaxNodes;  ///< kMaxNodes: a single switch
+};
+
+FabricSpec read_fabric(const JsonReader& fabric, const HardwareCatalog& catalog) {
   fabric.reject_unknown_keys({"link", "topology", "nodes_per_leaf"});
-  LinkSpec link = catalog.link(fabric.string_at("link"), fabric.at("link"));
+  FabricSpec spec;
+  spec.link = catalog.link(fabric.string_at("link"), fabric.at("link"));
   std::string topology = fabric.choice_or("topology", {"single_switch", "fat_tree"}, "single_switch");
-  int64_t nodes_per_leaf = fabric.integer_or("nodes_per_leaf", 16, 1, kMaxNodes);
-  if (topology == "single_switch") nodes_per_leaf = kMaxNodes;
+  spec.nodes_per_leaf = fabric.integer_or("nodes_per_leaf", 16, 1, kMaxNodes);
+  if (topology == "single_switch") spec.nodes_per_leaf = kMaxNodes;
+  return spec;
+}
+
+void add_fabric(Cluster& cluster, const FabricSpec& fabric, const std::vector<std::vector<VertexId>>& nics_per_node) {
+  const LinkSpec& link = fabric.link;
+  const int64_t nodes_per_leaf = fabric.nodes_per_leaf;
   const int64_t nodes = static_cast<int64_t>(nics_per_node.size());
   const int64_t leaves = (nodes + nodes_per_leaf - 1) / nodes_per_leaf;
   std::vector<VertexId> leaf_switches;
@@ -200,20 +212,28 @@ void add_fabric(Cluster& cluster, const JsonReader& fabric, const HardwareCatalo
   }
 }
 
-Cluster build_from_template(const JsonReader& description, const JsonReader& base, const HardwareCatalog& catalog) {
+/// What a description changes of its template: the machines, their job name, the fabric.
+struct TemplateOverrides {
+  std::optional<int64_t> nodes;
+  std::optional<std::string> job;
+  std::optional<FabricSpec> fabric;
+  std::optional<JsonReader> fabric_description;  ///< read only when there are several machines
+};
+
+Cluster build_from_template(const JsonReader& description, const JsonReader& base, const TemplateOverrides& overrides,
+                            const HardwareCatalog& catalog) {
   Cluster cluster;
   cluster.name = base.string_or("id", "cluster");
   cluster.description = base.string_or("description", "");
   NodeTemplate node = read_node(base.at("node"), catalog);
-  int64_t nodes = base.integer_or("nodes", 1, 1, kMaxNodes);
-  if (description.has("nodes")) nodes = description.integer_or("nodes", 1, 1, kMaxNodes);
+  const int64_t nodes = overrides.nodes ? *overrides.nodes : base.integer_or("nodes", 1, 1, kMaxNodes);
   JsonReader nodes_at = description.has("nodes") ? description.at("nodes") : description;
   if (static_cast<double>(nodes) * static_cast<double>(node.devices.size()) > static_cast<double>(kMaxClusterDevices)) {
     nodes_at.fail("a cluster of " + std::to_string(nodes) + " nodes x " + std::to_string(node.devices.size()) +
                   " devices exceeds the limit of 1,000,000 devices");
   }
   std::string default_job = nodes == 1 ? "localhost" : "worker";
-  std::string job = description.has("job") ? description.string_at("job") : base.string_or("job", default_job);
+  std::string job = overrides.job ? *overrides.job : base.string_or("job", default_job);
   std::vector<std::vector<VertexId>> nics_per_node;
   for (int64_t task = 0; task < nodes; ++task) {
     std::map<std::string, VertexId> vertex_of;
@@ -242,13 +262,23 @@ Cluster build_from_template(const JsonReader& description, const JsonReader& bas
     nics_per_node.push_back(std::move(nics));
   }
   if (nodes > 1) {
-    auto fabric = description.find("fabric");
-    if (!fabric) fabric = base.find("fabric");
+    std::optional<FabricSpec> fabric = overrides.fabric;
+    if (!fabric && overrides.fabric_description) fabric = read_fabric(*overrides.fabric_description, catalog);
+    if (!fabric && base.has("fabric")) fabric = read_fabric(base.at("fabric"), catalog);
     if (!fabric) nodes_at.fail("a cluster of several nodes needs a \"fabric\" (e.g. {\"link\": \"ib_edr\"})");
-    add_fabric(cluster, *fabric, catalog, nics_per_node);
+    add_fabric(cluster, *fabric, nics_per_node);
   }
   require_connected(cluster, base.has("node") ? base.at("node") : description);
   return cluster;
+}
+
+/// The overrides a description gives ("nodes", "job", "fabric"); a template's own file gives none.
+TemplateOverrides read_overrides(const JsonReader& description) {
+  TemplateOverrides overrides;
+  if (description.has("nodes")) overrides.nodes = description.integer_or("nodes", 1, 1, kMaxNodes);
+  if (description.has("job")) overrides.job = description.string_at("job");
+  if (description.has("fabric")) overrides.fabric_description = description.at("fabric");
+  return overrides;
 }
 
 const std::vector<std::string> kTemplateKeys = {"id",  "description", "node",   "nodes",
@@ -299,7 +329,7 @@ Cluster build_cluster(const JsonReader& description, const HardwareCatalog& cata
                 (description.has("node") ? 1 : 0);
   if (sources != 1) description.fail("give exactly one of \"template\", \"file\" or \"node\"");
   if (description.has("node")) {
-    Cluster cluster = build_from_template(description, description, catalog);
+    Cluster cluster = build_from_template(description, description, read_overrides(description), catalog);
     attach_collective_profile(cluster, description, description, catalog, base_directory, base_directory);
     return cluster;
   }
@@ -315,8 +345,26 @@ Cluster build_cluster(const JsonReader& description, const HardwareCatalog& cata
   Json document = parse_json_file(path);
   JsonReader base(document, path.string());
   base.reject_unknown_keys(kTemplateKeys);
-  Cluster cluster = build_from_template(description, base, catalog);
+  Cluster cluster = build_from_template(description, base, read_overrides(description), catalog);
   attach_collective_profile(cluster, description, base, catalog, base_directory, path.parent_path());
+  return cluster;
+}
+
+Cluster build_template_cluster(const std::string& template_id, int64_t nodes, const std::string& fabric_link,
+                               const HardwareCatalog& catalog) {
+  const Json id = template_id;
+  const std::filesystem::path path = catalog.cluster_template(template_id, JsonReader(id, "", "/cluster/template"));
+  Json document = parse_json_file(path);
+  JsonReader base(document, path.string());
+  base.reject_unknown_keys(kTemplateKeys);
+  TemplateOverrides overrides;
+  overrides.nodes = nodes;
+  if (!fabric_link.empty()) {
+    const Json link = fabric_link;
+    overrides.fabric = FabricSpec{catalog.link(fabric_link, JsonReader(link, "", "/cluster/fabric/link")), kMaxNodes};
+  }
+  Cluster cluster = build_from_template(base, base, overrides, catalog);
+  attach_collective_profile(cluster, base, base, catalog, path.parent_path(), path.parent_path());
   return cluster;
 }
 
@@ -324,7 +372,7 @@ Cluster load_cluster_file(const std::filesystem::path& path, const HardwareCatal
   Json document = parse_json_file(path);
   JsonReader base(document, path.string());
   base.reject_unknown_keys(kTemplateKeys);
-  Cluster cluster = build_from_template(base, base, catalog);
+  Cluster cluster = build_from_template(base, base, read_overrides(base), catalog);
   attach_collective_profile(cluster, base, base, catalog, path.parent_path(), path.parent_path());
   return cluster;
 }

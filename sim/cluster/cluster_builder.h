@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 
 #include "sim/cluster/cluster.h"
 #include "sim/cluster/hardware_catalog.h"
@@ -21,6 +22,11 @@ inline constexpr int64_t kMaxClusterNodes = 100000;
 /// against `base_directory`. Throws InputError with the JSON path of any problem.
 Cluster build_cluster(const JsonReader& description, const HardwareCatalog& catalog,
                       const std::filesystem::path& base_directory);
+
+/// What {"template": template_id, "nodes": nodes, "fabric": {"link": fabric_link}} builds ("" =
+/// the template's fabric): a sweep configuration's cluster, without a description to read.
+Cluster build_template_cluster(const std::string& template_id, int64_t nodes, const std::string& fabric_link,
+                               const HardwareCatalog& catalog);
 
 /// Loads and builds a standalone cluster file (the template format).
 Cluster load_cluster_file(const std::filesystem::path& path, const HardwareCatalog& catalog);
