@@ -10,8 +10,10 @@
 #include "sim/graph/model_json.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/core/atomic_file.h"
-#include "sim/plan/plan_size.h"
 #include "sim/scenario/convergence_reader.h"
+#include "sim/scenario/perturbations.h"
+#include "sim/scenario/plan_fit.h"
+#include "sim/scenario/scenario_parts.h"
 #include "sim/scenario/scenario_keys.h"
 #include "sim/scenario/strategy_reader.h"
 
@@ -103,6 +105,8 @@ void read_simulation(const JsonReader& simulation, RunOptions* run) {
   }
 }
 
+}  // namespace
+
 // Errors about an op's own "device" point into the inline graph or the model file.
 void locate_graph_ops(const JsonReader& model, const std::filesystem::path& base_directory, PlacementOptions* options) {
   if (model.has("graph")) {
@@ -114,89 +118,55 @@ void locate_graph_ops(const JsonReader& model, const std::filesystem::path& base
   }
 }
 
-// What a strategy's plan multiplies the model by (plan_size.h): step copies ("replicas": data-parallel
-// replicas, micro-batches, or 3D replicas x tensor ranks x micro-batches) and all-reduce transfers.
-struct PlanFactors {
-  double replicas = 1;
-  double allreduce = 0;   ///< transfers per step
-  const char* key = "";   ///< the strategy's key that sets the replicas: data_parallel, pipeline, parallelism
-};
-
-double gradient_bytes_of(const OpGraph& graph) {
-  double bytes = 0;
-  for (OpId v = 0; v < graph.size(); ++v) bytes += graph.op(v).parameter_bytes();
-  return bytes;
+RunOptions read_run_options(const JsonReader& document) {
+  static const Json kEmptyObject = Json::object();
+  RunOptions run = read_run(document.has("run") ? document.at("run") : JsonReader(kEmptyObject, document.file(), "/run"));
+  if (auto simulation = document.find("simulation")) read_simulation(*simulation, &run);
+  return run;
 }
 
-// Refuses the plan of strategy `i` if it would not fit in this machine, naming its largest factor:
-// the steps, else the replicas, else the model.
-void require_plan_fits(const JsonReader& document, const Scenario& scenario, size_t i, const PlanFactors& factors) {
-  const double steps = static_cast<double>(scenario.run.steps);
-  const double memory_bytes = physical_memory_bytes();
-  const double tasks = estimate_plan_tasks(static_cast<double>(scenario.graph.size()), factors.replicas, steps,
-                                           factors.allreduce);
-  const double bytes = tasks * kHostBytesPerTask;
-  if (tasks <= kMaxPlanTasks && (memory_bytes == 0 || bytes <= memory_bytes)) return;
-  const std::string key = factors.key;
-  auto gigabytes = [](double b) { return std::to_string(static_cast<long long>(std::ceil(b / 1e9))) + " GB"; };
-  std::string message = "the plan would need about " + gigabytes(bytes) + " / " +
-                        std::to_string(static_cast<long long>(tasks)) + " tasks (" +
-                        std::to_string(scenario.graph.size()) + " ops x " +
-                        std::to_string(static_cast<long long>(factors.replicas)) +
-                        (key == "pipeline" ? " micro-batches x " : " replicas x ") + std::to_string(scenario.run.steps) +
-                        " steps x ~3" + (factors.allreduce > 0 ? ", plus all-reduce transfers" : "") +
-                        "); the limit is " + std::to_string(static_cast<long long>(kMaxPlanTasks)) + " tasks" +
-                        (memory_bytes > 0 ? " and this machine's " + gigabytes(memory_bytes) + " of memory" : "");
-  if (steps > 1 && steps >= factors.replicas) document.at("run").at("steps").fail(message);
-  if (factors.replicas > 1) {
-    JsonReader entry = document.has("strategies") ? document.at("strategies").at_index(i) : document.at("strategy");
-    if (key == "pipeline") entry.at("pipeline").at("micro_batches").fail(message);
-    if (key == "parallelism") entry.at("parallelism").fail(message);
-    entry.at("data_parallel").at("replicas").fail(message);
+OpGraph build_model_graph(const JsonReader& model, const RunOptions& run, const std::filesystem::path& base_directory,
+                          ScenarioReuse* reuse) {
+  return reused(
+      reuse ? &reuse->graphs : nullptr,
+      [&] { return model.value().dump() + "|" + std::to_string(run.batch_size) + "|" + to_string(run.precision); },
+      [&] { return read_model(model, run, base_directory); }, [](const OpGraph& graph) { return graph.size(); });
+}
+
+void require_fetched_ops_exist(const JsonReader& document, const Scenario& scenario) {
+  for (size_t i = 0; i < scenario.run.fetch.size(); ++i) {
+    if (!scenario.graph.contains(scenario.run.fetch[i])) {
+      document.at("run").at("fetch").at_index(i).fail("fetch names unknown op \"" + scenario.run.fetch[i] + "\"");
+    }
   }
-  document.at("model").fail(message);
+}
+
+namespace {
+
+// Maps a plan-size refusal to strategy `i` of the document: the steps, else the replicas' key,
+// else the model.
+void fail_plan_too_large(const JsonReader& document, size_t i, const std::optional<PlanTooLarge>& refusal) {
+  if (!refusal) return;
+  if (refusal->blame == PlanTooLarge::kSteps) document.at("run").at("steps").fail(refusal->message);
+  if (refusal->blame == PlanTooLarge::kReplicas) {
+    JsonReader entry = document.has("strategies") ? document.at("strategies").at_index(i) : document.at("strategy");
+    if (refusal->key == "pipeline") entry.at("pipeline").at("micro_batches").fail(refusal->message);
+    if (refusal->key == "parallelism") entry.at("parallelism").fail(refusal->message);
+    entry.at("data_parallel").at("replicas").fail(refusal->message);
+  }
+  document.at("model").fail(refusal->message);
 }
 
 // Refuses a strategy whose plan would not fit in this machine (plan_size.h) before any plan is
 // built.
 void require_plans_fit(const JsonReader& document, const Scenario& scenario) {
-  const double gradient_bytes = gradient_bytes_of(scenario.graph);
   for (size_t i = 0; i < scenario.strategies.size(); ++i) {
-    const Strategy& strategy = scenario.strategies[i];
-    const Cluster& cluster = scenario.cluster_for(strategy);
-    PlanFactors factors;
-    if (const auto& dp = strategy.data_parallel) {
-      factors.key = "data_parallel";
-      factors.replicas = static_cast<double>(dp->replicas.size());
-      if (dp->aggregation == Aggregation::kAllReduce && dp->replicas.size() > 1) {
-        const int node = cluster.device(dp->replicas.front()).node;
-        double per_node = 0;
-        for (DeviceId id : dp->replicas) per_node += cluster.device(id).node == node ? 1 : 0;
-        double buckets = std::max(1.0, std::ceil(gradient_bytes / dp->bucket_bytes));
-        factors.allreduce =
-            buckets * allreduce_transfers(dp->algorithm, factors.replicas, per_node, scenario.run.collective_fidelity);
-      }
-    }
-    if (const auto& pp = strategy.pipeline) {  // a step copy per micro-batch
-      factors.key = "pipeline";
-      factors.replicas = static_cast<double>(pp->micro_batches);
-    }
-    if (const auto& p = strategy.parallelism) {  // a step copy per replica, tensor rank and micro-batch
-      factors.key = "parallelism";
-      factors.replicas = static_cast<double>((scenario.run.symmetry ? 1 : p->data * p->tensor) * p->micro_batches);
-      // The closed-form tier plans one micro-batch of representatives, once.
-      if (scenario.run.tier == Tier::kClosedForm) factors.replicas = 1;
-    }
-    require_plan_fits(document, scenario, i, factors);
+    fail_plan_too_large(document, i, plan_too_large(scenario, scenario.strategies[i]));
   }
 }
 
 // The same refusal for data-parallel strategies from the scenario's text alone, before any cluster
-// is built: 800,000 replicas on 100,000 DGX H100 were refused only after building the 1,000,000-
-// device cluster (1.8 GB, 7.5 s). Without the cluster, how many replicas share a machine is
-// unknown; machines of sqrt(N) replicas minimise the hierarchical all-reduce (2N(L - 1) +
-// 2N(N/L - 1) >= 2N(2 sqrt(N) - 2)), so this estimate is a lower bound of require_plans_fit's
-// and refuses nothing that it would accept. Values of the wrong type are left to the strategy
+// is built (plan_too_large_before_cluster). Values of the wrong type are left to the strategy
 // reader's errors.
 void require_replicas_fit_before_cluster(const JsonReader& document, const Scenario& scenario) {
   std::vector<JsonReader> entries;
@@ -205,41 +175,32 @@ void require_replicas_fit_before_cluster(const JsonReader& document, const Scena
   } else if (auto single = document.find("strategy")) {
     entries.push_back(*single);
   }
-  const double gradient_bytes = gradient_bytes_of(scenario.graph);
   for (size_t i = 0; i < entries.size(); ++i) {
     const Json& entry = entries[i].value();
     if (!entry.is_object() || !entry.contains("data_parallel") || !entry["data_parallel"].is_object()) continue;
     const Json& dp = entry["data_parallel"];
     if (!dp.contains("replicas")) continue;
     const Json& replicas_value = dp["replicas"];
-    PlanFactors factors;
-    factors.key = "data_parallel";
+    double replicas = 0;
     if (replicas_value.is_array()) {
-      factors.replicas = static_cast<double>(replicas_value.size());
+      replicas = static_cast<double>(replicas_value.size());
     } else if (replicas_value.is_number_unsigned()) {
-      factors.replicas = static_cast<double>(replicas_value.get<uint64_t>());
+      replicas = static_cast<double>(replicas_value.get<uint64_t>());
     } else {
       continue;
     }
-    // Beyond the replica limit, the cluster's size limit (checked before it is built) or the
-    // strategy reader's own refusal names the problem.
-    if (factors.replicas > static_cast<double>(kMaxClusterDevices)) continue;
     const bool asynchronous = dp.contains("mode") && dp["mode"] == "async";
     const bool all_reduce = dp.contains("aggregation") ? dp["aggregation"] == "allreduce" : !asynchronous;
-    if (all_reduce && factors.replicas > 1) {
-      std::optional<CollectiveAlgorithm> algorithm;
-      if (dp.contains("algorithm") && dp["algorithm"].is_string()) {
-        algorithm = parse_collective_algorithm(dp["algorithm"].get<std::string>());
-      }
-      double bucket_bytes = DataParallelOptions{}.bucket_bytes;
-      if (dp.contains("bucket_bytes") && dp["bucket_bytes"].is_number() && dp["bucket_bytes"].get<double>() >= 1) {
-        bucket_bytes = dp["bucket_bytes"].get<double>();
-      }
-      const double buckets = std::max(1.0, std::ceil(gradient_bytes / bucket_bytes));
-      factors.allreduce = buckets * allreduce_transfers(algorithm, factors.replicas, std::sqrt(factors.replicas),
-                                                        scenario.run.collective_fidelity);
+    std::optional<CollectiveAlgorithm> algorithm;
+    if (dp.contains("algorithm") && dp["algorithm"].is_string()) {
+      algorithm = parse_collective_algorithm(dp["algorithm"].get<std::string>());
     }
-    require_plan_fits(document, scenario, i, factors);
+    double bucket_bytes = DataParallelOptions{}.bucket_bytes;
+    if (dp.contains("bucket_bytes") && dp["bucket_bytes"].is_number() && dp["bucket_bytes"].get<double>() >= 1) {
+      bucket_bytes = dp["bucket_bytes"].get<double>();
+    }
+    fail_plan_too_large(document, i,
+                        plan_too_large_before_cluster(scenario.graph, scenario.run, replicas, all_reduce, algorithm, bucket_bytes));
   }
 }
 
@@ -254,25 +215,6 @@ void require_precision_supported(const JsonReader& document, const Scenario& sce
   }
 }
 
-/// `build()` once per `key_of()` in `cache`, a copy each time after; without a cache, `build()`
-/// (and no key: dumping a large inline graph costs). The entries' sizes (`size_of`) stay within
-/// the cache's budget, and at most kMaxEntries of them.
-template <typename Value, typename Key, typename Build, typename SizeOf>
-Value reused(ReuseCache<Value>* cache, Key key_of, Build build, SizeOf size_of) {
-  if (!cache) return build();
-  const std::string key = key_of();
-  if (auto it = cache->entries.find(key); it != cache->entries.end()) return it->second;
-  Value value = build();
-  const size_t size = size_of(value);
-  if (size > cache->budget) return value;
-  if (cache->entries.size() >= ScenarioReuse::kMaxEntries || cache->held + size > cache->budget) {
-    cache->entries.clear();
-    cache->held = 0;
-  }
-  cache->held += size;
-  return cache->entries.emplace(key, std::move(value)).first->second;
-}
-
 }  // namespace
 
 Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalog,
@@ -282,29 +224,17 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
   scenario.file = document.file();
   scenario.name = document.string_or("name", std::filesystem::path(document.file()).stem().string());
   scenario.description = document.string_or("description", "");
-  static const Json kEmptyObject = Json::object();
-  scenario.run = read_run(document.has("run") ? document.at("run") : JsonReader(kEmptyObject, document.file(), "/run"));
-  if (auto simulation = document.find("simulation")) read_simulation(*simulation, &scenario.run);
-  scenario.graph = reused(
-      reuse ? &reuse->graphs : nullptr,
-      [&] {
-        return document.at("model").value().dump() + "|" + std::to_string(scenario.run.batch_size) + "|" +
-               to_string(scenario.run.precision);
-      },
-      [&] { return read_model(document.at("model"), scenario.run, base_directory); },
-      [](const OpGraph& graph) { return graph.size(); });
-  for (size_t i = 0; i < scenario.run.fetch.size(); ++i) {
-    if (!scenario.graph.contains(scenario.run.fetch[i])) {
-      document.at("run").at("fetch").at_index(i).fail("fetch names unknown op \"" + scenario.run.fetch[i] + "\"");
-    }
-  }
+  scenario.run = read_run_options(document);
+  scenario.graph = build_model_graph(document.at("model"), scenario.run, base_directory, reuse);
+  require_fetched_ops_exist(document, scenario);
   require_replicas_fit_before_cluster(document, scenario);
   scenario.cluster = reused(
       reuse ? &reuse->clusters : nullptr,
       [&] { return document.at("cluster").value().dump(); },
       [&] { return build_cluster(document.at("cluster"), catalog, base_directory); },
       [](const Cluster& cluster) { return cluster.devices().size(); });
-  std::optional<JsonReader> perturbations = document.find("perturbations");
+  std::optional<Perturbations> perturbations;
+  if (auto given = document.find("perturbations")) perturbations = read_perturbations(*given);
   if (perturbations) apply_perturbations(*perturbations, &scenario.cluster, &scenario.run);
   auto read_cluster = [&](const JsonReader& description) {
     Cluster cluster = build_cluster(description, catalog, base_directory);

@@ -4,9 +4,9 @@
 #include <set>
 
 #include "sim/cluster/transport_json.h"
-#include "sim/core/glob.h"
 #include "sim/plan/collective_schedule.h"
 #include "sim/scenario/parallelism_reader.h"
+#include "sim/scenario/strategy_devices.h"
 #include "sim/scenario/scenario_keys.h"
 
 namespace placesim {
@@ -120,14 +120,6 @@ DeviceId resolve_device(const JsonReader& where, const Cluster& cluster) {
   return matches.front();
 }
 
-std::vector<DeviceId> devices_of_kind(const Cluster& cluster, DeviceKind kind) {
-  std::vector<DeviceId> found;
-  for (DeviceId id = 0; id < cluster.devices().size(); ++id) {
-    if (cluster.device(id).name.kind == kind) found.push_back(id);
-  }
-  return found;
-}
-
 /// "transport": a bundled id, or an object (sim/cluster/transport_json.h).
 Transport read_transport(const JsonReader& parent) {
   if (parent.at("transport").value().is_string()) return *find_transport(parent.choice_at("transport", transport_ids()));
@@ -146,32 +138,16 @@ CommunicationOptions read_communication(const JsonReader& reader, Aggregation ag
   return options;
 }
 
-DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& cluster) {
+/// A "data_parallel" block's options without its devices.
+struct DataParallelFields {
+  DataParallelOptions options;     ///< no replicas, no parameter servers
+  int64_t parameter_servers = 1;   ///< "num_ps" without "ps_devices": servers on the CPUs
+};
+
+DataParallelFields read_data_parallel_fields(const JsonReader& reader) {
   reader.reject_unknown_keys(scenario_keys::kDataParallel);
-  DataParallelOptions options;
-  JsonReader replicas = reader.at("replicas");
-  if (replicas.value().is_array()) {
-    std::vector<bool> listed(cluster.devices().size(), false);
-    for (const auto& entry : replicas.elements()) {
-      DeviceId device = resolve_device(entry, cluster);
-      if (listed[device]) entry.fail("device " + cluster.device(device).name.canonical() + " is listed twice");
-      listed[device] = true;
-      options.replicas.push_back(device);
-    }
-    if (options.replicas.empty()) replicas.fail("expected at least one replica device");
-  } else {
-    int64_t count = replicas.as_integer(1, 1000000);
-    // Accelerators first, as TensorFlow's benchmarks put one worker per GPU.
-    std::vector<DeviceId> candidates = devices_of_kind(cluster, DeviceKind::kGpu);
-    if (candidates.empty()) candidates = devices_of_kind(cluster, DeviceKind::kTpu);
-    if (candidates.empty()) candidates = devices_of_kind(cluster, DeviceKind::kCpu);
-    if (static_cast<size_t>(count) > candidates.size()) {
-      replicas.fail("asks for " + std::to_string(count) + " replicas, but the cluster has " +
-                    std::to_string(candidates.size()) + " " +
-                    to_string(*cluster.device(candidates.front()).name.kind) + "s");
-    }
-    options.replicas.assign(candidates.begin(), candidates.begin() + count);
-  }
+  DataParallelFields fields;
+  DataParallelOptions& options = fields.options;
   options.mode = reader.choice_or("mode", {"sync", "async"}, "sync") == "sync" ? SyncMode::kSync : SyncMode::kAsync;
   std::string aggregation = reader.choice_or("aggregation", {"allreduce", "parameter_server"},
                                              options.mode == SyncMode::kAsync ? "parameter_server" : "allreduce");
@@ -180,22 +156,7 @@ DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& 
     reader.at("aggregation").fail("asynchronous training needs \"parameter_server\" (all-reduce is synchronous)");
   }
   if (options.aggregation == Aggregation::kParameterServer) {
-    if (auto ps = reader.find("ps_devices")) {
-      for (const auto& entry : ps->elements()) options.parameter_servers.push_back(resolve_device(entry, cluster));
-      if (options.parameter_servers.empty()) ps->fail("expected at least one parameter server device");
-      if (reader.has("num_ps") &&
-          reader.at("num_ps").as_integer(1) != static_cast<int64_t>(options.parameter_servers.size())) {
-        reader.at("num_ps").fail("num_ps disagrees with the " + std::to_string(options.parameter_servers.size()) +
-                                 " ps_devices given");
-      }
-    } else {
-      // Default: parameter server i on the CPU of machine i mod nodes (TensorFlow's PS tasks
-      // co-located with the workers, as in its distributed benchmarks).
-      int64_t num_ps = reader.integer_or("num_ps", 1, 1, 100000);
-      std::vector<DeviceId> cpus = devices_of_kind(cluster, DeviceKind::kCpu);
-      if (cpus.empty()) reader.fail("parameter servers default to CPUs, and the cluster has none: give \"ps_devices\"");
-      for (int64_t i = 0; i < num_ps; ++i) options.parameter_servers.push_back(cpus[static_cast<size_t>(i) % cpus.size()]);
-    }
+    if (!reader.has("ps_devices")) fields.parameter_servers = reader.integer_or("num_ps", 1, 1, 100000);
     options.sharding =
         reader.choice_or("sharding", {"round_robin", "greedy"}, "round_robin") == "round_robin" ? Sharding::kRoundRobin
                                                                                                : Sharding::kGreedy;
@@ -210,22 +171,80 @@ DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& 
     std::vector<std::string> names = collective_algorithm_names();
     names.insert(names.begin(), "auto");
     std::string algorithm = reader.choice_or("algorithm", names, "auto");
-    if (algorithm != "auto") {
-      options.algorithm = parse_collective_algorithm(algorithm);
-      std::string why;
-      if (!applicable(*options.algorithm, options.replicas, cluster, &why)) reader.at("algorithm").fail(why);
-    }
+    if (algorithm != "auto") options.algorithm = parse_collective_algorithm(algorithm);
     options.bucket_bytes = bucket_bytes_or(reader, options.bucket_bytes);
     options.overlap = reader.bool_or("overlap", true);
   }
   options.communication = read_communication(reader, options.aggregation);
+  return fields;
+}
+
+/// With the replicas set: the parameter servers (the given count on the CPUs), then what depends
+/// on the devices.
+MaybeProblem place_data_parallel(const DataParallelFields& fields, DataParallelOptions* options, const Cluster& cluster) {
+  if (options->aggregation == Aggregation::kParameterServer && options->parameter_servers.empty()) {
+    if (MaybeProblem problem = default_parameter_servers(fields.parameter_servers, cluster, &options->parameter_servers)) {
+      return problem;
+    }
+  }
+  return data_parallel_devices_problem(*options, cluster);
+}
+
+DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& cluster) {
+  reader.reject_unknown_keys(scenario_keys::kDataParallel);
+  std::vector<DeviceId> replica_devices;
+  JsonReader replicas = reader.at("replicas");
+  if (replicas.value().is_array()) {
+    std::vector<bool> listed(cluster.devices().size(), false);
+    for (const auto& entry : replicas.elements()) {
+      DeviceId device = resolve_device(entry, cluster);
+      if (listed[device]) entry.fail("device " + cluster.device(device).name.canonical() + " is listed twice");
+      listed[device] = true;
+      replica_devices.push_back(device);
+    }
+    if (replica_devices.empty()) replicas.fail("expected at least one replica device");
+  } else {
+    int64_t count = replicas.as_integer(1, 1000000);
+    // Accelerators first, as TensorFlow's benchmarks put one worker per GPU.
+    std::vector<DeviceId> candidates = devices_of_kind(cluster, DeviceKind::kGpu);
+    if (candidates.empty()) candidates = devices_of_kind(cluster, DeviceKind::kTpu);
+    if (candidates.empty()) candidates = devices_of_kind(cluster, DeviceKind::kCpu);
+    if (static_cast<size_t>(count) > candidates.size()) {
+      replicas.fail("asks for " + std::to_string(count) + " replicas, but the cluster has " +
+                    std::to_string(candidates.size()) + " " +
+                    to_string(*cluster.device(candidates.front()).name.kind) + "s");
+    }
+    replica_devices.assign(candidates.begin(), candidates.begin() + count);
+  }
+  DataParallelFields fields = read_data_parallel_fields(reader);
+  DataParallelOptions options = fields.options;
+  options.replicas = std::move(replica_devices);
+  if (auto ps = reader.find("ps_devices"); ps && options.aggregation == Aggregation::kParameterServer) {
+    for (const auto& entry : ps->elements()) options.parameter_servers.push_back(resolve_device(entry, cluster));
+    if (options.parameter_servers.empty()) ps->fail("expected at least one parameter server device");
+    if (reader.has("num_ps") &&
+        reader.at("num_ps").as_integer(1) != static_cast<int64_t>(options.parameter_servers.size())) {
+      reader.at("num_ps").fail("num_ps disagrees with the " + std::to_string(options.parameter_servers.size()) +
+                               " ps_devices given");
+    }
+  }
+  fail_on_problem(reader, place_data_parallel(fields, &options, cluster));
+  return options;
+}
+
+/// A "pipeline" block's options without its devices: the micro-batches and the schedule.
+PipelineOptions read_pipeline_fields(const JsonReader& reader) {
+  reader.reject_unknown_keys({"stages", "devices", "micro_batches", "schedule"});
+  PipelineOptions options;
+  options.json_path = reader.path();
+  options.micro_batches = reader.integer_or("micro_batches", 1, 1, 65536);
+  options.schedule = reader.choice_or("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe
+                                                                                       : PipelineSchedule::kOneFOneB;
   return options;
 }
 
 PipelineOptions read_pipeline(const JsonReader& reader, const Cluster& cluster) {
-  reader.reject_unknown_keys({"stages", "devices", "micro_batches", "schedule"});
-  PipelineOptions options;
-  options.json_path = reader.path();
+  PipelineOptions options = read_pipeline_fields(reader);
   JsonReader stages = reader.at("stages");
   if (stages.value().is_array()) {
     if (reader.has("devices")) reader.at("devices").fail("give the devices in \"stages\" (each stage has its \"device\")");
@@ -245,7 +264,7 @@ PipelineOptions read_pipeline(const JsonReader& reader, const Cluster& cluster) 
     }
     if (options.stages.empty()) stages.fail("expected at least one stage");
   } else {
-    int64_t count = stages.as_integer(1, 4096);
+    int64_t count = stages.as_integer(1, kMaxPipelineStages);
     if (auto devices = reader.find("devices")) {
       for (const auto& entry : devices->elements()) options.devices.push_back(resolve_device(entry, cluster));
       if (static_cast<int64_t>(options.devices.size()) != count) {
@@ -264,17 +283,7 @@ PipelineOptions read_pipeline(const JsonReader& reader, const Cluster& cluster) 
       options.devices.assign(candidates.begin(), candidates.begin() + count);
     }
   }
-  for (size_t i = 0; i < options.devices.size(); ++i) {
-    for (size_t j = 0; j < i; ++j) {
-      if (options.devices[i] == options.devices[j]) {
-        reader.fail("stages " + std::to_string(j) + " and " + std::to_string(i) + " are both on " +
-                    cluster.device(options.devices[i]).name.canonical() + ": give each stage its own device");
-      }
-    }
-  }
-  options.micro_batches = reader.integer_or("micro_batches", 1, 1, 65536);
-  options.schedule = reader.choice_or("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe
-                                                                                       : PipelineSchedule::kOneFOneB;
+  fail_on_problem(reader, pipeline_devices_problem(options, cluster));
   return options;
 }
 
@@ -346,52 +355,80 @@ std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster&
   return strategies;
 }
 
+void fail_on_problem(const JsonReader& object, const MaybeProblem& problem) {
+  if (!problem) return;
+  (problem->field.empty() || !object.has(problem->field) ? object : object.at(problem->field)).fail(problem->message);
+}
+
+UnplacedStrategy read_unplaced_strategy(const std::string& name, const std::string& kind, const JsonReader& body) {
+  UnplacedStrategy unplaced;
+  unplaced.strategy.name = name;
+  unplaced.file = body.file();
+  unplaced.json_path = body.path();
+  body.expect_object();
+  for (const char* devices : {"replicas", "ps_devices", "stages", "devices", "data"}) {
+    if (body.has(devices)) body.at(devices).fail(std::string("\"") + devices + "\" is set where the strategy is placed");
+  }
+  if (kind == "data_parallel") {
+    DataParallelFields fields = read_data_parallel_fields(body);
+    unplaced.strategy.data_parallel = fields.options;
+    unplaced.parameter_servers = fields.parameter_servers;
+  } else if (kind == "pipeline") {
+    unplaced.strategy.pipeline = read_pipeline_fields(body);
+  } else if (kind == "parallelism") {
+    ParallelismFields fields = read_parallelism_fields(body);
+    unplaced.strategy.parallelism = fields.options;
+    unplaced.hybrid_sharding = fields.hybrid_sharding;
+  } else {
+    throw std::invalid_argument("read_unplaced_strategy: unknown kind \"" + kind + "\"");
+  }
+  return unplaced;
+}
+
+Strategy place_strategy(const UnplacedStrategy& unplaced, const std::vector<DeviceId>& devices, const Cluster& cluster) {
+  Strategy strategy = unplaced.strategy;
+  auto fail = [&](const OptionProblem& problem) {
+    auto given = unplaced.option_paths.find(problem.field);
+    const std::string path = given != unplaced.option_paths.end() ? given->second
+                             : problem.field.empty()               ? unplaced.json_path
+                                                                   : unplaced.json_path + "/" + problem.field;
+    throw InputError(unplaced.file, path, problem.message);
+  };
+  MaybeProblem problem;
+  if (strategy.data_parallel) {
+    DataParallelFields fields{*strategy.data_parallel, unplaced.parameter_servers};
+    strategy.data_parallel->replicas = devices;
+    problem = place_data_parallel(fields, &*strategy.data_parallel, cluster);
+  } else if (strategy.pipeline) {
+    if (static_cast<int64_t>(devices.size()) > kMaxPipelineStages) {
+      fail({"", std::to_string(devices.size()) + " pipeline stages, above the limit of " +
+                    std::to_string(kMaxPipelineStages)});
+    }
+    strategy.pipeline->devices = devices;
+    problem = pipeline_devices_problem(*strategy.pipeline, cluster);
+  } else if (strategy.parallelism) {
+    ParallelismFields fields{*strategy.parallelism, unplaced.hybrid_sharding};
+    ParallelismOptions& options = fields.options;
+    for (auto [size, what] : {std::pair<int64_t, const char*>{options.data, "data"}, {options.micro_batches, "micro_batches"}}) {
+      if (size > kMaxParallelismSize) {
+        fail({what, std::string(what) + " " + std::to_string(size) + " is above the limit of " +
+                        std::to_string(kMaxParallelismSize)});
+      }
+    }
+    options.devices = devices;
+    problem = check_parallelism_devices(&fields, cluster, false);
+    strategy.parallelism = options;
+  }
+  if (problem) fail(*problem);
+  return strategy;
+}
+
 double bucket_bytes_or(const JsonReader& reader, double fallback) {
   auto value = reader.find("bucket_bytes");
   if (!value) return fallback;
   const double bytes = value->at_most(value->as_positive_number(), kMaxPlausibleBytes);
   if (bytes < 1) value->fail("a gradient bucket holds at least one byte, got " + brief(value->value()));
   return bytes;
-}
-
-void apply_perturbations(const JsonReader& perturbations, Cluster* cluster, RunOptions* run) {
-  perturbations.reject_unknown_keys({"device_speed", "jitter", "links"});
-  if (auto speeds = perturbations.find("device_speed")) {
-    for (const auto& entry : speeds->elements()) {
-      entry.reject_unknown_keys({"device", "factor"});
-      double factor = entry.positive_at("factor");
-      if (factor > 1000) entry.at("factor").fail("implausible speed factor " + brief(entry.at("factor").value()));
-      std::string text = entry.string_at("device");
-      std::string error;
-      auto spec = DeviceName::parse(text, &error);
-      if (!spec) entry.at("device").fail("bad device name \"" + text + "\": " + error);
-      auto matches = cluster->match(*spec);
-      if (matches.empty()) entry.at("device").fail("no device of the cluster matches \"" + text + "\"");
-      for (DeviceId id : matches) cluster->devices()[id].speed_factor = factor;  // a partial spec slows all it matches
-    }
-  }
-  if (auto jitter = perturbations.find("jitter")) {
-    jitter->reject_unknown_keys({"sigma", "distribution"});
-    jitter->choice_or("distribution", {"lognormal"}, "lognormal");
-    run->jitter_sigma = jitter->at("sigma").as_non_negative_number();
-    if (run->jitter_sigma > 5) jitter->at("sigma").fail("a log-normal sigma above 5 is not plausible");
-  }
-  if (auto links = perturbations.find("links")) {
-    for (const auto& entry : links->elements()) {
-      entry.reject_unknown_keys({"match", "bandwidth_factor"});
-      std::string pattern = entry.string_at("match");
-      double factor = entry.positive_at("bandwidth_factor");
-      if (factor > 1000) entry.at("bandwidth_factor").fail("implausible factor " + brief(entry.at("bandwidth_factor").value()));
-      size_t matched = 0;
-      for (LinkId l = 0; l < cluster->links().size(); ++l) {
-        if (glob_match(pattern, cluster->links()[l].name) || glob_match(pattern, cluster->links()[l].spec.type)) {
-          cluster->scale_link_bandwidth(l, factor);
-          ++matched;
-        }
-      }
-      if (matched == 0) entry.at("match").fail("matches no link (links are named like \"task:0/GPU:0<->PCIe:0\")");
-    }
-  }
 }
 
 }  // namespace placesim

@@ -1,13 +1,17 @@
-// Reads a scenario's "strategy" / "strategies" (placement rules, data parallelism) and
-// "perturbations" (slow devices, jitter, degraded links), resolving device names against the
-// cluster. Part of the scenario loader: the only code that reads scenario JSON.
+// Reads a scenario's "strategy" / "strategies" (placement rules, data, pipeline and 3D
+// parallelism), resolving device names against the cluster; and a strategy without its devices
+// (a sweep's variant), placed on devices later. Part of the scenario loader: the only code that reads scenario JSON.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "sim/core/json_reader.h"
 #include "sim/scenario/scenario.h"
+#include "sim/scenario/strategy_devices.h"
 
 namespace placesim {
 
@@ -19,9 +23,33 @@ using ClusterReader = std::function<Cluster(const JsonReader&)>;
 std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster& cluster,
                                       const ClusterReader& read_cluster);
 
-/// Applies "perturbations" to the cluster (device speed factors, link bandwidth factors) and
-/// the run options (jitter).
-void apply_perturbations(const JsonReader& perturbations, Cluster* cluster, RunOptions* run);
+/// A pipeline has at most this many stages.
+inline constexpr int64_t kMaxPipelineStages = 4096;
+
+/// A strategy read without its devices: a sweep's variant, whose devices each configuration
+/// sets (sim/scenario/scenario_variations.h). Its options are read and checked once; what
+/// depends on the devices is checked by place_strategy.
+struct UnplacedStrategy {
+  Strategy strategy;              ///< one of data_parallel, pipeline, parallelism; no devices
+  int64_t parameter_servers = 1;  ///< data parallel with parameter servers: how many, on the CPUs
+  bool hybrid_sharding = false;   ///< parallelism with "fsdp": "hybrid"
+  std::string file;
+  std::string json_path;  ///< of the "data_parallel", "pipeline" or "parallelism" object
+  /// An option's JSON path where it is not json_path + "/" + option (a value from a list).
+  std::map<std::string, std::string> option_paths;
+};
+
+/// `body`: the "data_parallel", "pipeline" or "parallelism" object (`kind`), without the keys
+/// that name devices ("replicas", "ps_devices", "stages", "devices") or the data size.
+UnplacedStrategy read_unplaced_strategy(const std::string& name, const std::string& kind, const JsonReader& body);
+
+/// The strategy on `devices` (the replicas; the stages in order; the 3D layout's devices, whose
+/// sizes the caller has set), checked as the loader checks devices named in a file: an
+/// InputError names the option's JSON path.
+Strategy place_strategy(const UnplacedStrategy& unplaced, const std::vector<DeviceId>& devices, const Cluster& cluster);
+
+/// Fails at `object`'s key the problem names (at `object` itself when it has no such key).
+void fail_on_problem(const JsonReader& object, const MaybeProblem& problem);
 
 /// A gradient bucket's size, `reader`'s "bucket_bytes" else `fallback`: at least one byte (a
 /// smaller bucket would be a bucket per fraction of a byte) and at most kMaxPlausibleBytes.
