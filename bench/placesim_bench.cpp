@@ -76,11 +76,7 @@ const char* kSweep100000NodesScenario = R"({
 
 void run_sweep_case(const std::string& name, const char* scenario) {
   HardwareCatalog catalog(HardwareCatalog::default_root());
-  SweepContext context;
-  context.document = Json::parse(scenario);
-  context.file = "bench_sweep.json";
-  context.catalog = &catalog;
-  context.spec = read_sweep_spec(JsonReader(context.document, context.file), catalog);
+  const SweepContext context = make_sweep_context(Json::parse(scenario), "bench_sweep.json", catalog);
   std::vector<size_t> items(context.spec.configurations.size());
   for (size_t i = 0; i < items.size(); ++i) items[i] = i;
   int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));

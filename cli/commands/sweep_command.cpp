@@ -79,18 +79,15 @@ std::vector<size_t> missing(const std::vector<size_t>& indices, Tier tier, const
 int run(const SweepCommandOptions& options, const GlobalOptions& global) {
   auto start = std::chrono::steady_clock::now();
   HardwareCatalog catalog = global.catalog();
-  SweepContext context;
-  context.file = options.scenario;
-  context.catalog = &catalog;
-  context.document = parse_json_file(options.scenario);
-  JsonReader document(context.document, options.scenario);
+  const Json text = parse_json_file(options.scenario);
+  JsonReader document(text, options.scenario);
   document.expect_object();
   if (!document.has("sweep")) {
     document.fail("the scenario has no \"sweep\" (see docs/capacity-planning.md)");
   }
   // The scenario without its sweep must be valid on its own (errors name their paths there).
   Scenario base = read_scenario(document, catalog, std::filesystem::path(options.scenario).parent_path());
-  context.spec = read_sweep_spec(document, catalog);
+  const SweepContext context = make_sweep_context(text, options.scenario, catalog);
   const SweepSpec& spec = context.spec;
   real::HostGroup* ranks = sweep_ranks();
   if (ranks && ranks->rank() != 0) {

@@ -12,6 +12,7 @@
 #include "sim/core/units_format.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/sweep/price_list.h"
+#include "sim/session/sweep_evaluation.h"
 #include "sim/sweep/sweep_spec.h"
 
 namespace placesim {
@@ -63,7 +64,8 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
     // The sweep block as `placesim sweep` reads it: what sweep would refuse, check refuses.
     std::string sweep_summary;
     if (document.contains("sweep")) {
-      const SweepSpec spec = read_sweep_spec(reader, catalog);
+      const SweepContext context = make_sweep_context(document, path.string(), catalog);
+      const SweepSpec& spec = context.spec;
       sweep_summary = "; sweep of " + plural(spec.configurations.size(), "configuration") + " (" + fidelity_name(spec) + ")";
     }
     // Where `run` would write (refused here as there when outside the scenario's directory).

@@ -88,15 +88,49 @@ void evaluate_closed_form(const Scenario& scenario, const Strategy& strategy, co
 
 }  // namespace
 
+SweepContext make_sweep_context(Json document, const std::string& file, const HardwareCatalog& catalog) {
+  SweepContext context;
+  context.document = std::move(document);
+  context.file = file;
+  context.catalog = &catalog;
+  context.spec = read_sweep_spec(JsonReader(context.document, file), catalog);
+  std::vector<StrategyVariantText> variants;
+  for (const StrategyVariant& variant : context.spec.strategies) {
+    variants.push_back({variant.label, variant.kind, &variant.strategy.at(variant.kind), variant.json_path,
+                        variant.option_paths});
+  }
+  context.variations = std::make_shared<const ScenarioVariations>(context.document, file, catalog, variants);
+  return context;
+}
+
+Scenario configuration_scenario(const SweepContext& context, size_t index) {
+  const SweepConfiguration& configuration = context.spec.configurations.at(index);
+  const StrategyVariant& variant = context.spec.strategies.at(configuration.strategy);
+  ScenarioVariation variation;
+  const NodeType& type = context.spec.node_types.at(configuration.node_type);
+  variation.cluster_template = type.template_id;
+  variation.nodes = configuration.nodes;
+  variation.fabric_link = configuration.nodes > 1 ? configuration.fabric : "";
+  variation.strategy = configuration.strategy;
+  variation.devices = configuration_devices(context.spec, configuration);
+  variation.batch_size = configuration.batch_size;
+  variation.precision = *parse_precision(configuration.precision);
+  ScenarioVariations::Sizing sizing;
+  if (variant.kind == "parallelism") {
+    const bool sets_simulation = context.variations->sets_simulation();
+    sizing = [&](Strategy* strategy, RunOptions* run) {
+      size_parallelism(variant, configuration, sets_simulation, &*strategy->parallelism, run);
+    };
+  }
+  return context.variations->scenario(variation, sizing, &context.reuse);
+}
+
 SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier tier) {
   SweepRow row;
   row.index = index;
   row.tier = tier;
-  const SweepConfiguration& configuration = context.spec.configurations.at(index);
   try {
-    Json document = configuration_scenario(context.document, context.spec, configuration);
-    Scenario scenario = read_scenario(JsonReader(document, context.file), *context.catalog,
-                                      std::filesystem::path(context.file).parent_path(), &context.reuse);
+    Scenario scenario = configuration_scenario(context, index);
     const Strategy& strategy = scenario.strategies.front();
     const Cluster& cluster = scenario.cluster_for(strategy);
     const TrainingEfficiency efficiency = training_efficiency(scenario, strategy, 0.0);

@@ -1,15 +1,17 @@
-// Evaluating one configuration of a sweep: its scenario document loaded like any scenario,
-// planned, and run on one tier (the analytical estimate or the SimGrid engine) into a SweepRow.
+// Evaluating one configuration of a sweep: its typed scenario (the document read once, varied per
+// configuration: sim/scenario/scenario_variations.h), planned, and run on one tier (the analytical estimate or the SimGrid engine) into a SweepRow.
 // A pure function of (sweep, index, tier), so any process — or, later, any MPI rank — can
 // evaluate any configuration and the results do not depend on who did.
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/core/json_reader.h"
 #include "sim/scenario/scenario_loader.h"
+#include "sim/scenario/scenario_variations.h"
 #include "sim/sweep/sweep_row.h"
 #include "sim/sweep/sweep_spec.h"
 
@@ -20,10 +22,19 @@ struct SweepContext {
   std::string file;  ///< the scenario's path (relative model/cluster files resolve against its directory)
   const HardwareCatalog* catalog = nullptr;
   SweepSpec spec;
+  /// The document read once; each configuration a variation of it.
+  std::shared_ptr<const ScenarioVariations> variations;
   /// Graphs and clusters the configurations share, built once per process (a forked worker
   /// starts with the parent's and fills its own); a cache, so it fills under a const context.
   mutable ScenarioReuse reuse;
 };
+
+/// Reads the sweep of `document` (the scenario file `file`) and what its configurations share.
+/// Throws InputError at the first problem of the sweep or of a strategy variant.
+SweepContext make_sweep_context(Json document, const std::string& file, const HardwareCatalog& catalog);
+
+/// The typed scenario of configuration `index` (InputError: why it cannot be built).
+Scenario configuration_scenario(const SweepContext& context, size_t index);
 
 /// Never throws for a configuration that cannot be built or does not fit: those come back as
 /// rows with status not_applicable or out_of_memory and the reason.

@@ -137,36 +137,47 @@ void read_strategy_variants(const JsonReader& entry, std::vector<StrategyVariant
   std::string name = entry.string_or("name", kind == "data_parallel" ? "data parallel"
                                              : kind == "pipeline"    ? "pipeline"
                                                                      : "3D");
-  // Cartesian product of the swept keys' lists, first key slowest.
-  std::vector<Json> partial = {Json::object()};
-  std::vector<std::string> labels = {name};
+  // Cartesian product of the swept keys' lists, first key slowest; each variant remembers where
+  // its listed values are.
+  struct Partial {
+    Json body = Json::object();
+    std::string label;
+    std::map<std::string, std::string> option_paths;
+  };
+  std::vector<Partial> partial = {Partial{Json::object(), name, {}}};
   for (const std::string& key : body.keys()) {
     JsonReader value = body.at(key);
     bool listed = value.value().is_array() && std::find(swept.begin(), swept.end(), key) != swept.end();
-    std::vector<Json> values;
-    if (listed) {
-      for (const auto& item : as_list(value)) values.push_back(item.value());
-    } else {
-      values.push_back(value.value());
-    }
-    std::vector<Json> next;
-    std::vector<std::string> next_labels;
-    for (size_t p = 0; p < partial.size(); ++p) {
-      for (const Json& v : values) {
-        Json copy = partial[p];
-        copy[key] = v;
-        next.push_back(copy);
-        next_labels.push_back(listed ? labels[p] + " " + key + "=" + value_label(v) : labels[p]);
+    std::vector<JsonReader> values = listed ? as_list(value) : std::vector<JsonReader>{value};
+    std::vector<Partial> next;
+    for (const Partial& p : partial) {
+      for (const JsonReader& v : values) {
+        Partial copy = p;
+        copy.body[key] = v.value();
+        if (listed) {
+          copy.label += " " + key + "=" + value_label(v.value());
+          copy.option_paths[key] = v.path();
+        }
+        next.push_back(std::move(copy));
       }
     }
     partial = std::move(next);
-    labels = std::move(next_labels);
   }
-  for (size_t i = 0; i < partial.size(); ++i) {
+  for (Partial& p : partial) {
     for (const StrategyVariant& existing : *variants) {
-      if (existing.label == labels[i]) entry.fail("two strategies are both called \"" + labels[i] + "\": give each a \"name\"");
+      if (existing.label == p.label) entry.fail("two strategies are both called \"" + p.label + "\": give each a \"name\"");
     }
-    variants->push_back({labels[i], kind, Json{{kind, partial[i]}}});
+    StrategyVariant variant;
+    variant.label = p.label;
+    variant.kind = kind;
+    variant.json_path = body.path();
+    variant.option_paths = std::move(p.option_paths);
+    if (p.body.contains("micro_batch_size")) {
+      variant.micro_batch_size = p.body["micro_batch_size"].get<int64_t>();
+      p.body.erase("micro_batch_size");
+    }
+    variant.strategy = Json{{kind, std::move(p.body)}};
+    variants->push_back(std::move(variant));
   }
 }
 
@@ -245,7 +256,12 @@ SweepSpec read_sweep_spec(const JsonReader& document, const HardwareCatalog& cat
   if (auto strategies = sweep.find("strategies")) {
     for (const auto& entry : as_list(*strategies)) read_strategy_variants(entry, &spec.strategies);
   } else {
-    spec.strategies.push_back({"all-reduce", "data_parallel", Json{{"data_parallel", Json::object()}}});
+    StrategyVariant all_reduce;
+    all_reduce.label = "all-reduce";
+    all_reduce.kind = "data_parallel";
+    all_reduce.strategy = Json{{"data_parallel", Json::object()}};
+    all_reduce.json_path = "/sweep";
+    spec.strategies.push_back(std::move(all_reduce));
   }
 
   static const Json kEmptyObject = Json::object();
@@ -384,15 +400,23 @@ SweepSpec read_sweep_spec(const JsonReader& document, const HardwareCatalog& cat
   return spec;
 }
 
-namespace {
+std::vector<std::string> configuration_devices(const SweepSpec& spec, const SweepConfiguration& configuration) {
+  const NodeType& type = spec.node_types[configuration.node_type];
+  std::vector<std::string> devices;
+  devices.reserve(static_cast<size_t>(configuration.devices()));
+  for (int64_t node = 0; node < configuration.nodes; ++node) {
+    for (int64_t d = 0; d < configuration.devices_per_node; ++d) {
+      devices.push_back("/task:" + std::to_string(node) + "/device:" + type.accelerators[static_cast<size_t>(d)]);
+    }
+  }
+  return devices;
+}
 
-/// A 3D variant on a configuration's devices: data = devices / (tensor x pipeline); the sweep's
-/// batch is the step's (global) batch, so each replica takes batch / data, in micro-batches of
-/// micro_batch_size samples (default 1) unless micro_batches is given; the all-reduces default
-/// to the ring (the closed-form tier needs it); large plans are simulated on representatives.
-void set_parallelism_sizes(Json* parallelism, Json* scenario, const SweepConfiguration& configuration, const Json& devices) {
-  const int64_t tensor = parallelism->value("tensor", int64_t{1});
-  const int64_t pipeline = parallelism->value("pipeline", int64_t{1});
+void size_parallelism(const StrategyVariant& variant, const SweepConfiguration& configuration,
+                      bool scenario_sets_simulation, ParallelismOptions* options, RunOptions* run) {
+  const Json& given = variant.strategy.at("parallelism");
+  const int64_t tensor = options->tensor;
+  const int64_t pipeline = options->pipeline;
   const int64_t count = configuration.devices();
   const std::string sizes = "tensor " + std::to_string(tensor) + " x pipeline " + std::to_string(pipeline);
   if (count % (tensor * pipeline) != 0) {
@@ -407,57 +431,20 @@ void set_parallelism_sizes(Json* parallelism, Json* scenario, const SweepConfigu
                          std::to_string(data) + " (" + std::to_string(count) + " devices / " + sizes + ")");
   }
   const int64_t per_replica = configuration.batch_size / data;
-  if (!parallelism->contains("micro_batches")) {
-    const int64_t size = parallelism->value("micro_batch_size", int64_t{1});
+  if (!given.contains("micro_batches")) {
+    const int64_t size = variant.micro_batch_size;
     if (size < 1 || per_replica % size != 0) {
       throw InputError("", "/sweep/strategies",
                        "a replica's batch of " + std::to_string(per_replica) + " (" + std::to_string(configuration.batch_size) +
                            " / data " + std::to_string(data) + ") is not a multiple of micro_batch_size " +
                            std::to_string(size));
     }
-    (*parallelism)["micro_batches"] = per_replica / size;
+    options->micro_batches = per_replica / size;
   }
-  parallelism->erase("micro_batch_size");
-  if (!parallelism->contains("algorithm")) (*parallelism)["algorithm"] = "ring";
-  (*parallelism)["data"] = data;
-  (*parallelism)["devices"] = devices;
-  (*scenario)["run"]["batch_size"] = per_replica;
-  if (!scenario->contains("simulation")) (*scenario)["simulation"] = {{"symmetry", "representatives"}};
-}
-
-}  // namespace
-
-Json configuration_scenario(const Json& document, const SweepSpec& spec, const SweepConfiguration& configuration) {
-  Json scenario = document;
-  for (const char* key : {"sweep", "strategies", "strategy", "outputs", "published"}) scenario.erase(key);
-  // The sweep's fidelity chooses the tier.
-  if (scenario.contains("simulation") && scenario["simulation"].is_object()) scenario["simulation"].erase("tier");
-  const NodeType& type = spec.node_types[configuration.node_type];
-  Json cluster = {{"template", type.template_id}, {"nodes", configuration.nodes}};
-  if (configuration.nodes > 1 && !configuration.fabric.empty()) cluster["fabric"] = {{"link", configuration.fabric}};
-  scenario["cluster"] = cluster;
-  Json devices = Json::array();
-  for (int64_t node = 0; node < configuration.nodes; ++node) {
-    for (int64_t d = 0; d < configuration.devices_per_node; ++d) {
-      devices.push_back("/task:" + std::to_string(node) + "/device:" + type.accelerators[static_cast<size_t>(d)]);
-    }
-  }
-  const StrategyVariant& variant = spec.strategies[configuration.strategy];
-  Json strategy = variant.strategy;
-  strategy["name"] = variant.label;
-  if (!scenario.contains("run") || !scenario["run"].is_object()) scenario["run"] = Json::object();
-  scenario["run"]["batch_size"] = configuration.batch_size;
-  if (variant.kind == "data_parallel") {
-    strategy["data_parallel"]["replicas"] = devices;
-  } else if (variant.kind == "pipeline") {
-    strategy["pipeline"]["stages"] = devices.size();
-    strategy["pipeline"]["devices"] = devices;
-  } else {
-    set_parallelism_sizes(&strategy["parallelism"], &scenario, configuration, devices);
-  }
-  scenario["strategy"] = strategy;
-  scenario["run"]["precision"] = configuration.precision;
-  return scenario;
+  if (!given.contains("algorithm")) options->algorithm = CollectiveAlgorithm::kRing;
+  options->data = data;
+  run->batch_size = per_replica;
+  if (!scenario_sets_simulation) run->symmetry = true;
 }
 
 std::string describe(const SweepSpec& spec, const SweepConfiguration& configuration) {

@@ -1,17 +1,21 @@
 // A scenario's `sweep` section (docs/capacity-planning.md): the dimensions to vary (node type,
 // devices per node, nodes, fabric, strategy variants, per-device batch, precision), the
 // constraints (target, budget), prices and fidelity; and its expansion into an ordered list of
-// configurations, each of which becomes an ordinary scenario document. Pure: the same file
+// configurations, each of which the scenario loader turns into a typed scenario
+// (sim/scenario/scenario_variations.h). Pure: the same file
 // always gives the same configurations in the same order (index i is stable).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/core/json_reader.h"
+#include "sim/spec/run_options.h"
+#include "sim/spec/strategy.h"
 #include "sim/spec/tier.h"
 #include "sim/sweep/price_list.h"
 
@@ -24,6 +28,12 @@ struct StrategyVariant {
   std::string label;  ///< "all-reduce algorithm=ring", unique in the sweep
   std::string kind;   ///< "data_parallel" | "pipeline" | "parallelism" (3D: tensor x pipeline x data)
   Json strategy;      ///< {"data_parallel": {...}}, {"pipeline": {...}} or {"parallelism": {...}}
+  std::string json_path;  ///< of the kind's object in the scenario file ("/sweep/strategies/0/parallelism")
+  /// The JSON path of each option whose value came from a list ("/sweep/strategies/0/parallelism/tensor/1").
+  std::map<std::string, std::string> option_paths;
+  /// A 3D variant's "micro_batch_size" (samples per micro-batch; not a scenario option, so not
+  /// in `strategy`): micro-batches = per-replica batch / this, unless "micro_batches" is given.
+  int64_t micro_batch_size = 1;
 };
 
 /// A node type: a cluster template and the accelerators of one of its nodes.
@@ -76,9 +86,19 @@ struct SweepSpec {
 /// with the JSON path of the first problem.
 SweepSpec read_sweep_spec(const JsonReader& document, const HardwareCatalog& catalog);
 
-/// The scenario document of one configuration: `document` without "sweep", "strategies",
-/// "outputs" and "published", with its cluster, strategy, batch size and precision set.
-Json configuration_scenario(const Json& document, const SweepSpec& spec, const SweepConfiguration& configuration);
+/// The devices of a configuration's strategy, by name, in its order: the first devices_per_node
+/// accelerators of each node, node by node ("/task:1/device:GPU:0").
+std::vector<std::string> configuration_devices(const SweepSpec& spec, const SweepConfiguration& configuration);
+
+/// What a configuration decides of a 3D variant (`options` read from its "parallelism", `run` the
+/// scenario's with the configuration's batch): data = devices / (tensor x pipeline); the sweep's
+/// batch is the step's (global) batch, so each replica takes batch / data, in micro-batches of
+/// micro_batch_size samples (default 1) unless micro_batches is given; the all-reduces default to
+/// the ring (the closed-form tier needs it); unless the scenario says how to simulate
+/// (`scenario_sets_simulation`), large plans are simulated on representatives. InputError at
+/// /sweep/strategies or /sweep/batch_size when the configuration cannot hold the layout.
+void size_parallelism(const StrategyVariant& variant, const SweepConfiguration& configuration,
+                      bool scenario_sets_simulation, ParallelismOptions* options, RunOptions* run);
 
 /// "8 x V100-SXM2-16GB (dgx1_v100, 1 node x 8), all-reduce, batch 64, fp16"
 std::string describe(const SweepSpec& spec, const SweepConfiguration& configuration);

@@ -29,6 +29,14 @@ SweepSpec read(const std::string& text) {
   return read_sweep_spec(JsonReader(document, "sweep.json"), hardware);
 }
 
+StrategyVariant variant_of(const std::string& label, const std::string& kind, Json strategy) {
+  StrategyVariant variant;
+  variant.label = label;
+  variant.kind = kind;
+  variant.strategy = std::move(strategy);
+  return variant;
+}
+
 std::string error_of(const std::string& text) {
   try {
     read(text);
@@ -75,108 +83,44 @@ TEST(SweepSpec, RangesAreArithmeticOrGeometric) {
   EXPECT_EQ(spec.configurations.back().devices(), 64);
 }
 
-TEST(SweepSpec, ConfigurationScenarioListsTheDevicesOfEveryNode) {
+TEST(SweepSpec, ConfigurationDevicesAreEachNodesFirstAccelerators) {
   SweepSpec spec = read(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"},
     "sweep": {"devices_per_node": [2], "nodes": [2], "fabric": ["ib_edr"], "batch_size": [8], "precision": ["fp16"]}})");
-  Json base = Json::parse(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"}, "sweep": {},
-                              "strategies": [], "run": {"steps": 2}})");
-  Json scenario = configuration_scenario(base, spec, spec.configurations[0]);
-  EXPECT_FALSE(scenario.contains("sweep"));
-  EXPECT_FALSE(scenario.contains("strategies"));
-  EXPECT_EQ(scenario["cluster"], Json::parse(R"({"template": "dgx1_v100", "nodes": 2, "fabric": {"link": "ib_edr"}})"));
-  EXPECT_EQ(scenario["strategy"]["data_parallel"]["replicas"],
-            Json::parse(R"(["/task:0/device:GPU:0", "/task:0/device:GPU:1", "/task:1/device:GPU:0", "/task:1/device:GPU:1"])"));
-  EXPECT_EQ(scenario["run"], Json::parse(R"({"steps": 2, "batch_size": 8, "precision": "fp16"})"));
+  EXPECT_EQ(configuration_devices(spec, spec.configurations[0]),
+            (std::vector<std::string>{"/task:0/device:GPU:0", "/task:0/device:GPU:1", "/task:1/device:GPU:0",
+                                      "/task:1/device:GPU:1"}));
 }
 
-// A 3D strategy: data = devices / (tensor x pipeline), the sweep's batch is the step's (global)
-// batch, each replica takes batch / data in micro-batches of micro_batch_size; ring all-reduces
-// and representatives by default. 4 nodes x 8 GPUs = 32: tensor 8 x pipeline 2 -> data 2,
-// batch 64 -> 32 per replica -> 16 micro-batches of 2.
-TEST(SweepSpec, ParallelismVariantsFillTheDataDegreeAndTheMicroBatches) {
-  const std::string text = R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
-    "sweep": {"nodes": [4], "fabric": ["ib_hdr"], "batch_size": [64],
-              "strategies": [{"parallelism": {"tensor": [8, 4], "pipeline": [2, 3], "micro_batch_size": 2}}]}})";
-  SweepSpec spec = read(text);
-  ASSERT_EQ(spec.configurations.size(), 4u);
-  EXPECT_EQ(spec.strategies[0].kind, "parallelism");
-  EXPECT_EQ(spec.strategies[0].label, "3D pipeline=2 tensor=8");  // keys in JSON order, the first slowest
-  Json base = Json::parse(text);
-  Json scenario = configuration_scenario(base, spec, spec.configurations[0]);
-  const Json& p = scenario["strategy"]["parallelism"];
-  EXPECT_EQ(p["tensor"], 8);
-  EXPECT_EQ(p["pipeline"], 2);
-  EXPECT_EQ(p["data"], 2);
-  EXPECT_EQ(p["micro_batches"], 16);
-  EXPECT_FALSE(p.contains("micro_batch_size"));
-  EXPECT_EQ(p["algorithm"], "ring");
-  EXPECT_EQ(p["devices"].size(), 32u);
-  EXPECT_EQ(scenario["run"]["batch_size"], 32);
-  EXPECT_EQ(scenario["simulation"]["symmetry"], "representatives");
-  EXPECT_EQ(describe(spec, spec.configurations[0]),
-            "32 x a100-sxm4-40gb (dgx_a100, 4 nodes x 8, ib_hdr), 3D pipeline=2 tensor=8 data=2, global batch 64, fp32");
-  // tensor 8 x pipeline 3 = 24 does not divide 32 devices: not a configuration, with the reason.
-  try {
-    configuration_scenario(base, spec, spec.configurations[2]);
-    FAIL() << "expected an InputError";
-  } catch (const InputError& error) {
-    EXPECT_EQ(error.message(), "32 devices are not a multiple of tensor 8 x pipeline 3 = 24");
-  }
+// A variant remembers where each listed value came from (for the errors of the configurations
+// that use it), and a 3D variant's micro_batch_size, which is the sweep's, not a scenario option.
+TEST(SweepSpec, VariantsKnowTheJsonPathOfEveryListedValue) {
+  SweepSpec spec = read(R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
+    "sweep": {"strategies": [{"data_parallel": {}}, {"parallelism": {"tensor": [8, 4], "pipeline": 2, "micro_batch_size": [1, 3]}}]}})");
+  ASSERT_EQ(spec.strategies.size(), 5u);
+  EXPECT_EQ(spec.strategies[0].json_path, "/sweep/strategies/0/data_parallel");
+  EXPECT_TRUE(spec.strategies[0].option_paths.empty());
+  const StrategyVariant& four_by_three = spec.strategies[4];
+  EXPECT_EQ(four_by_three.label, "3D micro_batch_size=3 tensor=4");  // keys in order, the first slowest
+  EXPECT_EQ(four_by_three.json_path, "/sweep/strategies/1/parallelism");
+  EXPECT_EQ(four_by_three.option_paths.at("tensor"), "/sweep/strategies/1/parallelism/tensor/1");
+  EXPECT_EQ(four_by_three.option_paths.at("micro_batch_size"), "/sweep/strategies/1/parallelism/micro_batch_size/1");
+  EXPECT_EQ(four_by_three.option_paths.count("pipeline"), 0u);
+  EXPECT_EQ(four_by_three.micro_batch_size, 3);
+  EXPECT_FALSE(four_by_three.strategy["parallelism"].contains("micro_batch_size"));
+  EXPECT_EQ(four_by_three.strategy["parallelism"]["tensor"], 4);
+}
+
+TEST(SweepSpec, BadSizesNameTheirJsonPath) {
   EXPECT_NE(error_of(R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
     "sweep": {"strategies": [{"parallelism": {"data": 2}}]}})").find("/sweep/strategies/0/parallelism/data: the sweep sets"),
             std::string::npos);
   EXPECT_NE(error_of(R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
     "sweep": {"strategies": [{"parallelism": {"tensor": [8, "4"]}}]}})").find("/sweep/strategies/0/parallelism/tensor/1"),
             std::string::npos);
-}
-
-// Interleaved 1F1B's model chunks per stage are swept like the other sizes; a configuration
-// whose micro-batches are not a multiple of the pipeline is left to the loader (not applicable).
-TEST(SweepSpec, VirtualStagesAreSweptLikeTheOtherSizes) {
-  const std::string text = R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
-    "sweep": {"nodes": [1], "batch_size": [8],
-              "strategies": [{"parallelism": {"tensor": 2, "pipeline": 4, "virtual_stages": [1, 2, 4]}}]}})";
-  SweepSpec spec = read(text);
-  ASSERT_EQ(spec.strategies.size(), 3u);
-  EXPECT_EQ(spec.strategies[1].label, "3D virtual_stages=2");
-  Json scenario = configuration_scenario(Json::parse(text), spec, spec.configurations[1]);
-  const Json& p = scenario["strategy"]["parallelism"];
-  EXPECT_EQ(p["virtual_stages"], 2);
-  EXPECT_EQ(p["data"], 1);  // 8 GPUs / (tensor 2 x pipeline 4)
-  EXPECT_EQ(p["micro_batches"], 8);
   EXPECT_NE(error_of(R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
     "sweep": {"strategies": [{"parallelism": {"pipeline": 2, "virtual_stages": [2, 0]}}]}})")
                 .find("/sweep/strategies/0/parallelism/virtual_stages/1"),
             std::string::npos);
-}
-
-// ZeRO stages and FSDP modes are swept like the sizes (issue 21: sweeps over every layout
-// dimension); each value reaches the configuration's parallelism, and the loader judges it.
-TEST(SweepSpec, ZeroStagesAndFsdpAreSwept) {
-  const std::string text = R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
-    "sweep": {"nodes": [1], "batch_size": [8],
-              "strategies": [{"parallelism": {"zero": [0, 1, 2, 3]}}, {"name": "fsdp", "parallelism": {"fsdp": ["full", "hybrid"]}}]}})";
-  SweepSpec spec = read(text);
-  ASSERT_EQ(spec.strategies.size(), 6u);
-  EXPECT_EQ(spec.strategies[3].label, "3D zero=3");
-  EXPECT_EQ(spec.strategies[5].label, "fsdp fsdp=hybrid");
-  const Json zero3 = configuration_scenario(Json::parse(text), spec, spec.configurations[3]);
-  EXPECT_EQ(zero3["strategy"]["parallelism"]["zero"], 3);
-  EXPECT_EQ(zero3["strategy"]["parallelism"]["data"], 8);  // 8 GPUs, tensor and pipeline 1
-  const Json hybrid = configuration_scenario(Json::parse(text), spec, spec.configurations[5]);
-  EXPECT_EQ(hybrid["strategy"]["parallelism"]["fsdp"], "hybrid");
-}
-
-// Whole-layer or compute-balanced stages are swept like the other layout choices.
-TEST(SweepSpec, StageSplitsAreSwept) {
-  const std::string text = R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
-    "sweep": {"nodes": [1], "batch_size": [8],
-              "strategies": [{"parallelism": {"pipeline": 2, "stage_split": ["compute", "layers"]}}]}})";
-  SweepSpec spec = read(text);
-  ASSERT_EQ(spec.strategies.size(), 2u);
-  EXPECT_EQ(spec.strategies[1].label, "3D stage_split=layers");
-  const Json layers = configuration_scenario(Json::parse(text), spec, spec.configurations[1]);
-  EXPECT_EQ(layers["strategy"]["parallelism"]["stage_split"], "layers");
 }
 
 TEST(SweepSpec, BadValuesNameTheirJsonPath) {
@@ -225,7 +169,7 @@ TEST(SweepSpec, TokensPerSampleComeFromTheGptSequence) {
 SweepSpec hand_spec(size_t count) {
   SweepSpec spec;
   spec.node_types.push_back({"box", "gpu", {"GPU:0", "GPU:1", "GPU:2", "GPU:3", "GPU:4", "GPU:5", "GPU:6", "GPU:7"}, true});
-  spec.strategies.push_back({"all-reduce", "data_parallel", Json::object()});
+  spec.strategies.push_back(variant_of("all-reduce", "data_parallel", Json::object()));
   spec.prices.usd_per_device_hour["gpu"] = 2.0;
   spec.train_samples = 3.6e6;
   for (size_t i = 0; i < count; ++i) {
@@ -441,8 +385,8 @@ std::string svg_of(const std::string& html, const std::string& id) {
 SweepReport mixed_report(SweepSpec* spec) {
   spec->node_types.push_back({"box_a", "gpuA", {"GPU:0", "GPU:1", "GPU:2", "GPU:3", "GPU:4", "GPU:5", "GPU:6", "GPU:7"}, true, 8});
   spec->node_types.push_back({"box_b", "gpuB", {"GPU:0", "GPU:1", "GPU:2", "GPU:3", "GPU:4", "GPU:5", "GPU:6", "GPU:7"}, true, 8});
-  spec->strategies.push_back({"all-reduce", "data_parallel", Json::object()});
-  spec->strategies.push_back({"3D", "parallelism", Json{{"parallelism", {{"tensor", 2}, {"pipeline", 2}}}}});
+  spec->strategies.push_back(variant_of("all-reduce", "data_parallel", Json::object()));
+  spec->strategies.push_back(variant_of("3D", "parallelism", Json{{"parallelism", {{"tensor", 2}, {"pipeline", 2}}}}));
   spec->prices.usd_per_device_hour["gpuA"] = 2.0;
   spec->prices.usd_per_device_hour["gpuB"] = 3.0;
   spec->train_samples = 3.6e6;

@@ -1,0 +1,92 @@
+#include "sim/scenario/scenario_variations.h"
+
+#include <stdexcept>
+
+#include "sim/cluster/cluster_builder.h"
+#include "sim/cluster/precision_support.h"
+#include "sim/core/input_error.h"
+#include "sim/scenario/plan_fit.h"
+#include "sim/scenario/scenario_parts.h"
+
+namespace placesim {
+
+ScenarioVariations::ScenarioVariations(const Json& document, const std::string& file, const HardwareCatalog& catalog,
+                                       const std::vector<StrategyVariantText>& variants)
+    : document_(document), file_(file), base_directory_(std::filesystem::path(file).parent_path()), catalog_(&catalog) {
+  // The caller picks the tier; the rest of "simulation" stays.
+  if (document_.contains("simulation") && document_["simulation"].is_object()) document_["simulation"].erase("tier");
+  JsonReader reader(document_, file_);
+  reader.expect_object();
+  name_ = reader.string_or("name", std::filesystem::path(file_).stem().string());
+  description_ = reader.string_or("description", "");
+  run_ = read_run_options(reader);
+  sets_simulation_ = reader.has("simulation");
+  if (auto given = reader.find("perturbations")) perturbations_ = read_perturbations(*given);
+  for (const StrategyVariantText& variant : variants) {
+    UnplacedStrategy unplaced =
+        read_unplaced_strategy(variant.name, variant.kind, JsonReader(*variant.body, file_, variant.json_path));
+    unplaced.option_paths = variant.option_paths;
+    strategies_.push_back(std::move(unplaced));
+  }
+}
+
+Scenario ScenarioVariations::scenario(const ScenarioVariation& variation, const Sizing& sizing, ScenarioReuse* reuse) const {
+  Scenario scenario;
+  scenario.file = file_;
+  scenario.name = name_;
+  scenario.description = description_;
+  scenario.run = run_;
+  scenario.run.batch_size = variation.batch_size;
+  scenario.run.precision = variation.precision;
+  UnplacedStrategy unplaced = strategies_.at(variation.strategy);
+  if (sizing) sizing(&unplaced.strategy, &scenario.run);
+
+  const JsonReader document(document_, file_);
+  scenario.graph = build_model_graph(document.at("model"), scenario.run, base_directory_, reuse);
+  require_fetched_ops_exist(document, scenario);
+  auto option_path = [&](const std::string& option) {
+    auto given = unplaced.option_paths.find(option);
+    return given != unplaced.option_paths.end() ? given->second : unplaced.json_path + "/" + option;
+  };
+  auto fail_if_too_large = [&](const std::optional<PlanTooLarge>& refusal) {
+    if (!refusal) return;
+    const std::string path = refusal->blame == PlanTooLarge::kSteps ? "/run/steps"
+                             : refusal->blame == PlanTooLarge::kModel ? "/model"
+                             : refusal->key == "pipeline"             ? option_path("micro_batches")
+                                                                      : unplaced.json_path;
+    throw InputError(file_, path, refusal->message);
+  };
+  if (const auto& dp = unplaced.strategy.data_parallel) {
+    fail_if_too_large(plan_too_large_before_cluster(scenario.graph, scenario.run,
+                                                    static_cast<double>(variation.devices.size()),
+                                                    dp->aggregation == Aggregation::kAllReduce, dp->algorithm,
+                                                    dp->bucket_bytes));
+  }
+
+  scenario.cluster = reused(
+      reuse ? &reuse->clusters : nullptr,
+      [&] { return variation.cluster_template + "|" + std::to_string(variation.nodes) + "|" + variation.fabric_link; },
+      [&] { return build_template_cluster(variation.cluster_template, variation.nodes, variation.fabric_link, *catalog_); },
+      [](const Cluster& cluster) { return cluster.devices().size(); });
+  if (perturbations_) apply_perturbations(*perturbations_, &scenario.cluster, &scenario.run);
+
+  std::vector<DeviceId> devices;
+  devices.reserve(variation.devices.size());
+  for (const std::string& name : variation.devices) {
+    std::string error;
+    const std::optional<DeviceName> spec = DeviceName::parse(name, &error);
+    const std::vector<DeviceId> matches = spec ? scenario.cluster.match(*spec) : std::vector<DeviceId>{};
+    if (matches.empty()) throw std::logic_error("a variation's device \"" + name + "\" is not in its cluster");
+    devices.push_back(matches.front());
+  }
+  Strategy strategy = place_strategy(unplaced, devices, scenario.cluster);
+  locate_graph_ops(document.at("model"), base_directory_, &strategy.placement);
+  scenario.strategies.push_back(std::move(strategy));
+
+  const std::string unsupported = precision_unsupported_reason(scenario.cluster, scenario.run.precision);
+  if (!unsupported.empty()) throw InputError(file_, "/run/precision", unsupported);
+  fail_if_too_large(plan_too_large(scenario, scenario.strategies.front()));
+  return scenario;
+}
+
+}  // namespace placesim

@@ -1,0 +1,76 @@
+// One scenario document varied many times without writing or reading JSON again: a sweep's
+// configurations. What no variation changes (the model section, the run and simulation options,
+// the perturbations) is read once, and each strategy variant's options once (UnplacedStrategy);
+// a variation names a cluster template and size, a variant and its devices, the batch and the
+// precision, and gets the Scenario its own document would give, after the same checks. An
+// InputError names the JSON path in the scenario file of the option at fault.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/cluster/hardware_catalog.h"
+#include "sim/core/json_reader.h"
+#include "sim/scenario/perturbations.h"
+#include "sim/scenario/scenario.h"
+#include "sim/scenario/scenario_loader.h"
+#include "sim/scenario/strategy_reader.h"
+
+namespace placesim {
+
+/// A strategy variant as the scenario file gives it.
+struct StrategyVariantText {
+  std::string name;
+  std::string kind;        ///< "data_parallel" | "pipeline" | "parallelism"
+  const Json* body = nullptr;  ///< the kind's object (no device keys)
+  std::string json_path;   ///< of `body` in the scenario file
+  /// An option's JSON path where it is not json_path + "/" + option (a value from a list).
+  std::map<std::string, std::string> option_paths;
+};
+
+struct ScenarioVariation {
+  std::string cluster_template;
+  int64_t nodes = 1;
+  std::string fabric_link;  ///< "" = the template's
+  size_t strategy = 0;      ///< into the variants
+  std::vector<std::string> devices;  ///< the strategy's devices by name, in its order
+  int64_t batch_size = 1;
+  Precision precision = Precision::kFp32;
+};
+
+class ScenarioVariations {
+ public:
+  /// Reads what no variation changes from `document` (its "run" with the simulation tier left to
+  /// the caller) and each variant's options. Throws InputError at the first problem.
+  ScenarioVariations(const Json& document, const std::string& file, const HardwareCatalog& catalog,
+                     const std::vector<StrategyVariantText>& variants);
+
+  /// Whether the document says how to simulate ("simulation").
+  bool sets_simulation() const { return sets_simulation_; }
+
+  /// What a variation decides of its strategy's options and run options before the graph is
+  /// built (a sweep's 3D layout: data, micro-batches, the per-replica batch); may throw InputError.
+  using Sizing = std::function<void(Strategy* strategy, RunOptions* run)>;
+
+  /// `sizing` may be empty; `reuse` (may be null): graphs and clusters earlier variations built.
+  Scenario scenario(const ScenarioVariation& variation, const Sizing& sizing, ScenarioReuse* reuse) const;
+
+ private:
+  Json document_;
+  std::string file_;
+  std::filesystem::path base_directory_;
+  const HardwareCatalog* catalog_;
+  std::string name_;
+  std::string description_;
+  RunOptions run_;
+  bool sets_simulation_ = false;
+  std::optional<Perturbations> perturbations_;
+  std::vector<UnplacedStrategy> strategies_;
+};
+
+}  // namespace placesim
