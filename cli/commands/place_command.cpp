@@ -80,7 +80,6 @@ int place(PlaceOptions options, const GlobalOptions& global) {
   }
   const Cluster& cluster = scenario.cluster_for(*strategy);
   AutoPlacementOptions automatic;
-  automatic.json_path = "/strategy/placement";
   if (strategy->placement.automatic) automatic = *strategy->placement.automatic;
 
   std::vector<PlacementAlgorithm> algorithms = all_placement_algorithms();

@@ -41,7 +41,7 @@ struct ClosedFormStepEstimate {
 
 /// One step of `options` (tensor x pipeline x data, its schedule and micro-batches) on `cluster`.
 /// Needs what the cell plan needs (identical devices, no jitter): throws
-/// InputError otherwise, like build_parallel_3d_cell_plan.
+/// SpecError otherwise, like build_parallel_3d_cell_plan.
 ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const Cluster& cluster,
                                                     const RunOptions& run, const ParallelismOptions& options);
 

@@ -17,8 +17,8 @@ std::vector<PlacementAlgorithm> all_placement_algorithms() {
 }
 
 AutoPlacement auto_place(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
-                         const AutoPlacementOptions& options, const std::string& scenario_file) {
-  PlacementProblem problem = make_placement_problem(graph, cluster, run, options, scenario_file);
+                         const AutoPlacementOptions& options) {
+  PlacementProblem problem = make_placement_problem(graph, cluster, run, options);
   AutoPlacement result;
   switch (options.algorithm) {
     case PlacementAlgorithm::kExpert: result = place_expert(problem); break;

@@ -27,11 +27,11 @@ struct AutoPlacement {
   double estimated_seconds = 0;
 };
 
-/// Places every op of `graph` with `options.algorithm`. Throws InputError (naming
-/// `scenario_file`, the "auto" object's JSON path, the op and the memory it needs) when the
+/// Places every op of `graph` with `options.algorithm`. Throws SpecError (at the strategy's
+/// "placement/auto", naming the op and the memory it needs) when the
 /// algorithm finds no device with room for an op; never returns an over-memory placement.
 AutoPlacement auto_place(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
-                         const AutoPlacementOptions& options, const std::string& scenario_file);
+                         const AutoPlacementOptions& options);
 
 // The algorithms, on a prepared problem (each in its own file).
 AutoPlacement place_expert(const PlacementProblem& problem);  ///< expert_split.cpp

@@ -38,7 +38,7 @@ class MemoryLedger {
   /// What `v` needs on its own device wherever its inputs are (for messages and m-TOPO's shares):
   /// static memory + outputs + workspace + room for its outputs' gradients, without received copies.
   double own_bytes(OpId v) const;
-  /// Throws the placer's InputError: no allowed device has room for `v`.
+  /// Throws the placer's SpecError: no allowed device has room for `v`.
   [[noreturn]] void fail_no_room(OpId v, const std::string& algorithm) const;
 
  private:

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "sim/core/input_error.h"
+#include "sim/spec/spec_error.h"
 #include "sim/cost/cost_model.h"
 #include "sim/planner/step_emitter.h"
 
@@ -56,16 +56,14 @@ std::vector<DeviceId> PlacementProblem::accelerators_or_cpus() const {
   return accelerators.empty() ? cpus : accelerators;
 }
 
-void PlacementProblem::fail(const std::string& message) const { throw InputError(file, json_path, message); }
+void PlacementProblem::fail(const std::string& message) const { throw SpecError::strategy("placement/auto", message); }
 
 PlacementProblem make_placement_problem(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
-                                        const AutoPlacementOptions& options, const std::string& scenario_file) {
+                                        const AutoPlacementOptions& options) {
   PlacementProblem problem;
   problem.graph = &graph;
   problem.cluster = &cluster;
   problem.run = run;
-  problem.file = scenario_file;
-  problem.json_path = options.json_path;
   const size_t n = graph.size();
   const size_t device_count = cluster.devices().size();
   std::vector<std::string> cycle;

@@ -29,8 +29,6 @@ struct PlacementProblem {
   std::vector<double> capacity_bytes;  ///< by DeviceId: memory_bytes x memory_fraction; 0 when not usable
   std::vector<std::vector<double>> compute_seconds;  ///< [op][device]: forward (+ backward) time
   std::vector<double> bottom_level_seconds;  ///< by OpId: longest path to a sink, mean compute, no communication
-  std::string file;       ///< for errors: the scenario file
-  std::string json_path;  ///< for errors: the "auto" object
 
   /// Can op `v` run on device `d`: `d` is usable and, for a CPU-only group, a CPU.
   bool allowed(OpId v, DeviceId d) const;
@@ -41,16 +39,16 @@ struct PlacementProblem {
   double edge_seconds(OpId u, OpId v, double edge_bytes, DeviceId from, DeviceId to) const;
   /// The usable accelerators (GPUs, TPUs) in cluster order, else the usable CPUs.
   std::vector<DeviceId> accelerators_or_cpus() const;
-  /// Throws InputError at the "auto" object with `message`.
+  /// Throws SpecError at the strategy's "placement/auto" with `message`.
   [[noreturn]] void fail(const std::string& message) const;
 
   std::vector<double> route_latency_seconds;     ///< [from * n + to]
   std::vector<double> route_seconds_per_byte;    ///< [from * n + to]
 };
 
-/// Builds the problem. Throws InputError when the graph has a cycle or a CPU-only group has no
+/// Builds the problem. Throws SpecError ("placement/auto") when the graph has a cycle or a CPU-only group has no
 /// usable CPU.
 PlacementProblem make_placement_problem(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
-                                        const AutoPlacementOptions& options, const std::string& scenario_file);
+                                        const AutoPlacementOptions& options);
 
 }  // namespace placesim

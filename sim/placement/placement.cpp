@@ -3,15 +3,15 @@
 #include <numeric>
 #include <optional>
 
-#include "sim/core/input_error.h"
+#include "sim/spec/spec_error.h"
 
 namespace placesim {
 namespace {
 
 struct Request {
   std::string device;
-  std::string json_path;  ///< rule path, or the op's path in the graph
-  std::string file;       ///< file holding json_path ("" = the scenario file)
+  std::optional<size_t> rule;  ///< the strategy's rule that asked; none: the op's own device
+  OpId op = 0;                 ///< the op that asked
 };
 
 std::string available_devices(const Cluster& cluster) {
@@ -58,21 +58,19 @@ class ColocationGroups {
 
 }  // namespace
 
-Placement place_ops(const OpGraph& graph, const Cluster& cluster, const PlacementOptions& options,
-                    const std::string& scenario_file) {
+Placement place_ops(const OpGraph& graph, const Cluster& cluster, const PlacementOptions& options) {
   const size_t n = graph.size();
   std::vector<std::optional<Request>> requests(n);
   for (OpId id = 0; id < n; ++id) {
     const Op& op = graph.op(id);
     for (const auto& rule : options.rules) {
       if (glob_match(rule.ops, op.name)) {
-        requests[id] = Request{rule.device, rule.json_path, ""};
+        requests[id] = Request{rule.device, rule.index, id};
         break;
       }
     }
     if (!requests[id] && !op.requested_device.empty()) {
-      requests[id] = Request{op.requested_device, options.graph_ops_path + "/" + std::to_string(id) + "/device",
-                             options.graph_file};
+      requests[id] = Request{op.requested_device, std::nullopt, id};
     }
   }
 
@@ -85,7 +83,8 @@ Placement place_ops(const OpGraph& graph, const Cluster& cluster, const Placemen
   Placement placement;
   placement.device_of_op.assign(n, 0);
   auto fail = [&](const Request& request, const std::string& message) {
-    throw InputError(request.file.empty() ? scenario_file : request.file, request.json_path, message);
+    if (request.rule) throw SpecError::strategy("placement/rules/" + std::to_string(*request.rule) + "/device", message);
+    throw SpecError::op_device(request.op, message);
   };
 
   // Resolve each group once: the first explicit request (in op order) decides.

@@ -22,11 +22,10 @@ struct Placement {
 ///  2. without a request, ops go to /gpu:0 when the cluster has a GPU, else /cpu:0;
 ///  3. CPU-only ops stay on a CPU; 4. colocated ops (a variable with its read/Assign) share one
 ///  device, the first explicit request in the group winning.
-/// A request naming no device, or a CPU-only op pinned to an accelerator, is an InputError
-/// (naming `scenario_file` and the rule's JSON path) unless allow_soft_placement is on, in
+/// A request naming no device, or a CPU-only op pinned to an accelerator, is a SpecError
+/// (naming the rule, "placement/rules/R/device", or the op's own device) unless allow_soft_placement is on, in
 /// which case the op falls back to the default device and a note records it.
-Placement place_ops(const OpGraph& graph, const Cluster& cluster, const PlacementOptions& options,
-                    const std::string& scenario_file);
+Placement place_ops(const OpGraph& graph, const Cluster& cluster, const PlacementOptions& options);
 
 
 }  // namespace placesim

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <set>
 
-#include "sim/core/input_error.h"
+#include "sim/spec/spec_error.h"
 #include "sim/core/units_format.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/parallel_3d_emission.h"
@@ -95,7 +95,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
                          const ParallelismOptions& options, const std::string& name, std::vector<std::string>* notes,
                          PipelineCells* cell_index) {
   if (options.micro_batches > run.batch_size) {
-    throw InputError("", options.json_path + "/micro_batches",
+    throw SpecError::strategy("parallelism/micro_batches",
                      "a batch of " + std::to_string(run.batch_size) + " samples cannot be split into " +
                          std::to_string(options.micro_batches) + " micro-batches (at most run.batch_size)");
   }

@@ -21,7 +21,7 @@
 namespace placesim {
 
 /// `notes` receives the split and which devices form which tensor, pipeline and data-parallel
-/// group. Throws InputError (at options.json_path) when the tensor size does not divide an
+/// group. Throws SpecError (naming the "parallelism" option) when the tensor size does not divide an
 /// attention op's heads, a stage (interleaved: a model chunk) gets no op, or a given algorithm
 /// cannot run on a group.
 ExecutionPlan build_parallel_3d_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
@@ -42,8 +42,8 @@ struct PipelineCells {
 /// A cell plan, for the closed-form tier (sim/analytical/pipeline_closed_form.h): the plan of one
 /// micro-batch (costs still 1/M of the batch) of one step through every stage, one tensor rank of
 /// one replica per stage as under symmetry, with the data-parallel all-reduces and updates after
-/// it. Needs identical devices and no jitter, as symmetry does, and throws InputError at
-/// /simulation/symmetry otherwise; only the analytical engine times it, so its collectives take
+/// it. Needs identical devices and no jitter, as symmetry does, and throws SpecError at the
+/// run option "simulation/tier" otherwise; only the analytical engine times it, so its collectives take
 /// any algorithm (the strategy's, else the fastest estimate), not rings only as symmetry's.
 ExecutionPlan build_parallel_3d_cell_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
                                           const ParallelismOptions& options, PipelineCells* cells);

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "sim/core/input_error.h"
+#include "sim/spec/spec_error.h"
 #include "sim/plan/collective_schedule.h"
 
 namespace placesim {
@@ -47,12 +47,12 @@ CollectiveAlgorithm Parallel3dEmission::algorithm_for(CollectiveKind kind, const
   std::string why;
   if (rings_only) {
     if (options.algorithm && *options.algorithm != CollectiveAlgorithm::kRing) {
-      throw InputError("", options.json_path + "/algorithm",
+      throw SpecError::strategy("parallelism/algorithm",
                        mode.what + " needs ring all-reduces, got \"" + to_string(*options.algorithm) + "\"");
     }
   } else if (options.algorithm && collective_supported(kind, *options.algorithm, nullptr)) {
     if (!applicable(*options.algorithm, group, cluster, &why)) {
-      throw InputError("", options.json_path + "/algorithm", why);
+      throw SpecError::strategy("parallelism/algorithm", why);
     }
     algorithm = *options.algorithm;
   } else {

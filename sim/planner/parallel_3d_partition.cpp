@@ -3,7 +3,7 @@
 #include <map>
 
 #include "sim/core/glob.h"
-#include "sim/core/input_error.h"
+#include "sim/spec/spec_error.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/pipeline_builder.h"
 
@@ -50,9 +50,9 @@ std::vector<size_t> whole_layer_seeds(const OpGraph& graph, const StepEmitter& e
                                        const ParallelismOptions& options, int64_t model_chunks) {
   const std::map<std::string, size_t> blocks = numbered_blocks(graph, emitter);
   const int64_t count = static_cast<int64_t>(blocks.size());
-  const std::string path = options.json_path + "/stage_split";
+  const std::string path = "parallelism/stage_split";
   if (count == 0) {
-    throw InputError("", path, "\"layers\" needs numbered layers (ops of layers named like \"h.0\", \"h.1\"); this graph has none");
+    throw SpecError::strategy(path, "\"layers\" needs numbered layers (ops of layers named like \"h.0\", \"h.1\"); this graph has none");
   }
   if (count % model_chunks != 0) {
     const std::string into = options.virtual_stages > 1
@@ -60,7 +60,7 @@ std::vector<size_t> whole_layer_seeds(const OpGraph& graph, const StepEmitter& e
                                        std::to_string(options.pipeline) + " x virtual_stages " +
                                        std::to_string(options.virtual_stages) + ")"
                                  : std::to_string(options.pipeline) + " pipeline stages";
-    throw InputError("", path, "the model's " + std::to_string(count) + " layers do not split evenly into " + into +
+    throw SpecError::strategy(path, "the model's " + std::to_string(count) + " layers do not split evenly into " + into +
                                    ": \"layers\" gives each the same number of whole layers (or use \"compute\")");
   }
   const size_t per_chunk = static_cast<size_t>(count / model_chunks);
@@ -92,7 +92,7 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
   p.recomputed.assign(graph.size(), false);
   if (!options.selective_recompute.empty()) {
     if (run.recompute) {
-      throw InputError("", options.json_path + "/selective_recompute",
+      throw SpecError::strategy("parallelism/selective_recompute",
                        "selective recomputation and run.recompute (full) both asked for: choose one");
     }
     for (OpId v = 0; v < graph.size(); ++v) {
@@ -106,7 +106,7 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
     const int64_t heads = attention_heads(op);
     const bool splits_heads = p.roles[v] != TensorRole::kReplicated && p.roles[v] != TensorRole::kSequence;
     if (ranks > 1 && heads > 0 && splits_heads && heads % ranks != 0) {
-      throw InputError("", options.json_path + "/tensor",
+      throw SpecError::strategy("parallelism/tensor",
                        "a tensor-parallel group of " + std::to_string(ranks) + " does not divide the " +
                            std::to_string(heads) + " attention heads of \"" + op.name +
                            "\": each rank must hold whole heads");
@@ -133,8 +133,7 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
   // pipeline stage that runs it.
   PipelineOptions stage_options;
   for (int64_t c = 0; c < model_chunks; ++c) stage_options.devices.push_back(layout.device(0, c % stages, 0));
-  stage_options.json_path = options.json_path;
-  const std::string split_path = options.json_path + (chunks > 1 ? "/virtual_stages" : "/pipeline");
+  const std::string split_path = chunks > 1 ? "parallelism/virtual_stages" : "parallelism/pipeline";
   const std::string interleaving =
       chunks > 1 ? "virtual_stages " + std::to_string(chunks) + " splits the model into pipeline " +
                        std::to_string(stages) + " x " + std::to_string(chunks) + " = " + std::to_string(model_chunks) +
@@ -144,7 +143,7 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
     int64_t compute_ops = 0;
     for (OpId v = 0; v < graph.size(); ++v) compute_ops += graph.op(v).forward_flops + graph.op(v).backward_flops > 0;
     if (compute_ops < model_chunks) {
-      throw InputError("", split_path, interleaving + ", but the graph has only " + std::to_string(compute_ops) +
+      throw SpecError::strategy(split_path, interleaving + ", but the graph has only " + std::to_string(compute_ops) +
                                            " ops with FLOPs to split: use fewer virtual stages");
     }
   }
@@ -152,10 +151,10 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
   if (options.whole_layer_stages) seeds = whole_layer_seeds(graph, emitter, options, model_chunks);
   try {
     p.chunk_of = options.whole_layer_stages
-                     ? complete_pipeline_stages(graph, std::move(seeds), static_cast<size_t>(model_chunks), options.json_path)
+                     ? complete_pipeline_stages(graph, std::move(seeds), static_cast<size_t>(model_chunks))
                      : assign_pipeline_stages(graph, stage_options);
-  } catch (const InputError& error) {
-    throw InputError("", split_path, (chunks > 1 ? interleaving + ": " : std::string()) + error.message());
+  } catch (const SpecError& error) {
+    throw SpecError::strategy(split_path, (chunks > 1 ? interleaving + ": " : std::string()) + error.message());
   }
   p.stage_of.resize(p.chunk_of.size());
   for (OpId v = 0; v < graph.size(); ++v) p.stage_of[v] = p.chunk_of[v] % static_cast<size_t>(stages);

@@ -39,8 +39,8 @@ struct Parallel3dPartition {
   double held_bytes(OpId v) const;
 };
 
-/// Splits `graph` for `options` over the emitter's selected ops. Throws InputError (at
-/// options.json_path) when the tensor size does not divide an attention op's heads, selective and
+/// Splits `graph` for `options` over the emitter's selected ops. Throws SpecError (naming
+/// the "parallelism" option) when the tensor size does not divide an attention op's heads, selective and
 /// full recomputation are both asked for, or a stage (interleaved: a model chunk) gets no op.
 /// `notes` (may be null) receives one line per tied weight.
 Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions& run, const ParallelismOptions& options,

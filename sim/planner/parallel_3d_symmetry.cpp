@@ -5,7 +5,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "sim/core/input_error.h"
+#include "sim/spec/spec_error.h"
 #include "sim/plan/collective_schedule.h"
 #include "sim/plan/plan_symmetry.h"
 #include "sim/planner/parallel_3d_layout.h"
@@ -32,24 +32,24 @@ void add_ring_hops(const std::vector<DeviceId>& group, const Cluster& cluster,
 
 SymmetricMode symmetric_mode(bool cells) {
   if (cells) {
-    return {"/simulation/tier", "the closed-form tier (\"simulation\": {\"tier\": \"closed-form\"})",
+    return {"simulation/tier", "the closed-form tier (\"simulation\": {\"tier\": \"closed-form\"})",
             "use \"tier\": \"analytical\""};
   }
-  return {"/simulation/symmetry", "symmetry (\"simulation\": {\"symmetry\": \"representatives\"})",
+  return {"simulation/symmetry", "symmetry (\"simulation\": {\"symmetry\": \"representatives\"})",
           "set \"symmetry\": \"off\""};
 }
 
 void require_symmetric_devices(const Cluster& cluster, const RunOptions& run, const ParallelismOptions& options,
                                const SymmetricMode& mode) {
   if (run.jitter_sigma > 0) {
-    throw InputError("", mode.path, mode.what + " needs identical replicas, but perturbations.jitter gives each device "
+    throw SpecError::run(mode.option, mode.what + " needs identical replicas, but perturbations.jitter gives each device "
                                     "its own slowdowns; " + mode.otherwise);
   }
   const ClusterDevice& first = cluster.device(options.devices.front());
   for (DeviceId id : options.devices) {
     const ClusterDevice& device = cluster.device(id);
     if (device.spec.id != first.spec.id || device.speed_factor != first.speed_factor || device.shares_compute_with) {
-      throw InputError("", mode.path, mode.what + " needs identical devices, but " + device.name.canonical() + " (" +
+      throw SpecError::run(mode.option, mode.what + " needs identical devices, but " + device.name.canonical() + " (" +
                                           device.spec.id + ", speed x" + std::to_string(device.speed_factor) +
                                           ") differs from " + first.name.canonical() + "; " + mode.otherwise);
     }
@@ -127,7 +127,7 @@ void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options
   try {
     compute_link_orbits(flows, cluster, &symmetry);
   } catch (const std::invalid_argument& error) {
-    throw InputError("", "/simulation/symmetry",
+    throw SpecError::run("simulation/symmetry",
                      std::string("symmetry does not hold: ") + error.what() + "; set \"symmetry\": \"off\"");
   }
   if (notes) {

@@ -16,7 +16,7 @@ namespace placesim {
 
 /// What needs identical replicas: symmetry, or the closed-form tier's cell plan (`cells`).
 struct SymmetricMode {
-  std::string path;       ///< the JSON path of the choice
+  std::string option;     ///< the run option that chose it ("simulation/symmetry")
   std::string what;       ///< for messages: "symmetry"
   std::string otherwise;  ///< what to set instead
 };
@@ -24,7 +24,7 @@ struct SymmetricMode {
 SymmetricMode symmetric_mode(bool cells);
 
 /// Symmetry holds only between devices of one kind at one speed, without per-device jitter;
-/// throws InputError at mode.path otherwise.
+/// throws SpecError at mode.option otherwise.
 void require_symmetric_devices(const Cluster& cluster, const RunOptions& run, const ParallelismOptions& options,
                                const SymmetricMode& mode);
 

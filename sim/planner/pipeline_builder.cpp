@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "sim/core/glob.h"
-#include "sim/core/input_error.h"
+#include "sim/spec/spec_error.h"
 #include "sim/core/units_format.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/plan_builder.h"
@@ -38,7 +38,7 @@ void assign_followers(const OpGraph& graph, const std::vector<OpId>& order, std:
 
 /// assign_followers, then the checks: no edge back to an earlier stage, no stage without an op.
 std::vector<size_t> complete_stages(const OpGraph& graph, const std::vector<OpId>& order, std::vector<size_t> stage_of,
-                                    size_t stages, const std::string& json_path) {
+                                    size_t stages) {
   assign_followers(graph, order, &stage_of);
 
   std::vector<size_t> ops_per_stage(stages, 0);
@@ -46,7 +46,7 @@ std::vector<size_t> complete_stages(const OpGraph& graph, const std::vector<OpId
     ++ops_per_stage[stage_of[v]];
     for (const auto& input : graph.inputs(v)) {
       if (stage_of[input.op] > stage_of[v]) {
-        throw InputError("", json_path + "/stages",
+        throw SpecError::strategy("pipeline/stages",
                          "op \"" + graph.op(v).name + "\" (stage " + std::to_string(stage_of[v]) + ") reads \"" +
                              graph.op(input.op).name + "\" from the later stage " +
                              std::to_string(stage_of[input.op]) + ": stages must follow the graph's order");
@@ -55,7 +55,7 @@ std::vector<size_t> complete_stages(const OpGraph& graph, const std::vector<OpId
   }
   for (size_t s = 0; s < stages; ++s) {
     if (ops_per_stage[s] == 0) {
-      throw InputError("", json_path + "/stages",
+      throw SpecError::strategy("pipeline/stages",
                        "stage " + std::to_string(s) + " gets no op (the graph has " + std::to_string(graph.size()) +
                            " ops): use fewer stages");
     }
@@ -184,14 +184,13 @@ std::vector<size_t> assign_pipeline_stages(const OpGraph& graph, const PipelineO
       before += weight;
     }
   }
-  return complete_stages(graph, order, std::move(stage_of), stages, options.json_path);
+  return complete_stages(graph, order, std::move(stage_of), stages);
 }
 
-std::vector<size_t> complete_pipeline_stages(const OpGraph& graph, std::vector<size_t> stage_of, size_t stages,
-                                             const std::string& json_path) {
+std::vector<size_t> complete_pipeline_stages(const OpGraph& graph, std::vector<size_t> stage_of, size_t stages) {
   std::vector<OpId> order;
   graph.topological_order(&order, nullptr);
-  return complete_stages(graph, order, std::move(stage_of), stages, json_path);
+  return complete_stages(graph, order, std::move(stage_of), stages);
 }
 
 ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
@@ -200,7 +199,7 @@ ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, 
   const size_t stages = options.devices.size();
   const int64_t micro_batches = options.micro_batches;
   if (micro_batches > run.batch_size) {
-    throw InputError("", options.json_path + "/micro_batches",
+    throw SpecError::strategy("pipeline/micro_batches",
                      "a batch of " + std::to_string(run.batch_size) + " samples cannot be split into " +
                          std::to_string(micro_batches) + " micro-batches (at most run.batch_size)");
   }

@@ -65,7 +65,7 @@ std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot
 /// its first consumer's stage, or its predecessor's in topological order when it has no
 /// consumer); else balanced by compute: each op goes to the stage in which the midpoint of its
 /// forward + backward FLOPs falls along the cumulative sum in topological order, and ops without
-/// FLOPs (inputs, variables) join their first consumer's stage. Throws InputError when a data
+/// FLOPs (inputs, variables) join their first consumer's stage. Throws SpecError ("pipeline/stages") when a data
 /// edge would go from a later stage back to an earlier one, or a stage gets no op.
 std::vector<size_t> assign_pipeline_stages(const OpGraph& graph, const PipelineOptions& options);
 
@@ -74,9 +74,8 @@ constexpr size_t kUnassignedStage = static_cast<size_t>(-1);
 
 /// The rest of assign_pipeline_stages for a partial split (`stage_of` by OpId, kUnassignedStage
 /// where none): the unassigned ops join their first consumer's stage (or their predecessor's),
-/// with the same checks of `stages` stages, reported at `json_path`/stages.
-std::vector<size_t> complete_pipeline_stages(const OpGraph& graph, std::vector<size_t> stage_of, size_t stages,
-                                             const std::string& json_path);
+/// with the same checks of `stages` stages (SpecError at "pipeline/stages").
+std::vector<size_t> complete_pipeline_stages(const OpGraph& graph, std::vector<size_t> stage_of, size_t stages);
 
 /// `notes` receives the stage split (ops and FLOPs per stage).
 ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,

@@ -41,7 +41,6 @@ ParallelismFields read_parallelism_fields(const JsonReader& reader) {
   reader.reject_unknown_keys(scenario_keys::kParallelism);
   ParallelismFields fields;
   ParallelismOptions& options = fields.options;
-  options.json_path = reader.path();
   options.tensor = reader.integer_or("tensor", 1, 1, kMaxParallelismSize);
   options.pipeline = reader.integer_or("pipeline", 1, 1, kMaxParallelismSize);
   options.data = reader.integer_or("data", 1, 1, kMaxParallelismSize);

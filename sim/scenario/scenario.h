@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -16,6 +17,14 @@
 
 namespace placesim {
 
+/// Where a strategy was written, for the errors found while planning it (SpecError).
+struct StrategySource {
+  std::string json_path;  ///< of the strategy's object ("/strategy", "/strategies/1", "/sweep/strategies/0")
+  /// An option's JSON path where it is not json_path + "/" + option ("parallelism/tensor" ->
+  /// "/sweep/strategies/0/parallelism/tensor/1": a sweep's value from a list).
+  std::map<std::string, std::string> option_paths;
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -24,6 +33,11 @@ struct Scenario {
   Cluster cluster;
   RunOptions run;
   std::vector<Strategy> strategies;  ///< at least one
+  std::map<std::string, StrategySource> strategy_sources;  ///< by strategy name
+  /// Where the graph's ops array is, for errors about an op's own "device": the model file
+  /// ("" = the scenario file) and the JSON pointer of the array in it.
+  std::string graph_file;
+  std::string graph_ops_path = "/model/ops";
 
   /// The cluster a strategy runs on: its own, else the scenario's.
   const Cluster& cluster_for(const Strategy& strategy) const { return strategy.cluster ? *strategy.cluster : cluster; }

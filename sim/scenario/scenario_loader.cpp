@@ -108,13 +108,13 @@ void read_simulation(const JsonReader& simulation, RunOptions* run) {
 }  // namespace
 
 // Errors about an op's own "device" point into the inline graph or the model file.
-void locate_graph_ops(const JsonReader& model, const std::filesystem::path& base_directory, PlacementOptions* options) {
+void locate_graph_ops(const JsonReader& model, const std::filesystem::path& base_directory, Scenario* scenario) {
   if (model.has("graph")) {
-    options->graph_ops_path = model.path() + "/graph/ops";
+    scenario->graph_ops_path = model.path() + "/graph/ops";
   } else if (model.has("file")) {
     std::filesystem::path path = model.string_at("file");
-    options->graph_file = (path.is_relative() ? base_directory / path : path).string();
-    options->graph_ops_path = "/ops";
+    scenario->graph_file = (path.is_relative() ? base_directory / path : path).string();
+    scenario->graph_ops_path = "/ops";
   }
 }
 
@@ -242,8 +242,8 @@ Scenario read_scenario(const JsonReader& document, const HardwareCatalog& catalo
     if (perturbations) apply_perturbations(*perturbations, &cluster, &ignored);
     return cluster;
   };
-  scenario.strategies = read_strategies(document, scenario.cluster, read_cluster);
-  for (Strategy& strategy : scenario.strategies) locate_graph_ops(document.at("model"), base_directory, &strategy.placement);
+  scenario.strategies = read_strategies(document, scenario.cluster, read_cluster, &scenario.strategy_sources);
+  locate_graph_ops(document.at("model"), base_directory, &scenario);
   require_precision_supported(document, scenario);
   require_plans_fit(document, scenario);
   if (auto outputs = document.find("outputs")) {

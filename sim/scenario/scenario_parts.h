@@ -23,7 +23,7 @@ OpGraph build_model_graph(const JsonReader& model, const RunOptions& run, const 
 void require_fetched_ops_exist(const JsonReader& document, const Scenario& scenario);
 
 /// Errors about an op's own "device" point into the inline graph or the model file.
-void locate_graph_ops(const JsonReader& model, const std::filesystem::path& base_directory, PlacementOptions* options);
+void locate_graph_ops(const JsonReader& model, const std::filesystem::path& base_directory, Scenario* scenario);
 
 /// `build()` once per `key_of()` in `cache`, a copy each time after; without a cache, `build()`
 /// (and no key: dumping a large inline graph costs). The entries' sizes (`size_of`) stay within

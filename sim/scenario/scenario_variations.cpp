@@ -80,7 +80,14 @@ Scenario ScenarioVariations::scenario(const ScenarioVariation& variation, const 
     devices.push_back(matches.front());
   }
   Strategy strategy = place_strategy(unplaced, devices, scenario.cluster);
-  locate_graph_ops(document.at("model"), base_directory_, &strategy.placement);
+  locate_graph_ops(document.at("model"), base_directory_, &scenario);
+  // The strategy's options are where the variant was written: its kind's object, or the value
+  // in a list.
+  StrategySource& source = scenario.strategy_sources[strategy.name];
+  const std::string kind_path = unplaced.json_path;
+  source.json_path = kind_path.substr(0, kind_path.rfind('/'));
+  const std::string kind = kind_path.substr(kind_path.rfind('/') + 1);
+  for (const auto& [option, path] : unplaced.option_paths) source.option_paths[kind + "/" + option] = path;
   scenario.strategies.push_back(std::move(strategy));
 
   const std::string unsupported = precision_unsupported_reason(scenario.cluster, scenario.run.precision);

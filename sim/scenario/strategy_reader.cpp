@@ -17,7 +17,6 @@ DeviceId resolve_device(const JsonReader& where, const Cluster& cluster);
 AutoPlacementOptions read_auto_placement(const JsonReader& reader, const Cluster& cluster) {
   reader.reject_unknown_keys({"algorithm", "memory_fraction", "devices"});
   AutoPlacementOptions options;
-  options.json_path = reader.path();
   static const std::vector<std::pair<std::string, PlacementAlgorithm>> kAlgorithms = {
       {"expert", PlacementAlgorithm::kExpert},
       {"m-topo", PlacementAlgorithm::kMTopo},
@@ -58,6 +57,7 @@ PlacementOptions read_placement(const JsonReader& placement, const Cluster& clus
   }
   options.allow_soft_placement = placement.bool_or("allow_soft_placement", false);
   if (auto rules = placement.find("rules")) {
+    size_t index = 0;
     for (const auto& rule : rules->elements()) {
       rule.reject_unknown_keys({"ops", "device"});
       std::string device = rule.string_at("device");
@@ -69,8 +69,9 @@ PlacementOptions read_placement(const JsonReader& placement, const Cluster& clus
       for (const auto& pattern : patterns) {
         std::string text = pattern.as_string();
         if (text.empty()) pattern.fail("the op pattern must not be empty");
-        options.rules.push_back({text, device, rule.at("device").path()});
+        options.rules.push_back({text, device, index});
       }
+      ++index;
     }
   }
   return options;
@@ -103,7 +104,6 @@ PublishedFigure read_published(const JsonReader& published) {
     published.fail("give exactly one of \"step_time_seconds\", \"samples_per_second\" or \"model_tflops_per_gpu\"");
   }
   figure.source = published.string_at("source");
-  figure.json_path = published.path();
   if (published.has("confidence")) published.choice_at("confidence", scenario_keys::kConfidence);
   if (published.has("note")) published.at("note").as_string();
   return figure;
@@ -236,7 +236,6 @@ DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& 
 PipelineOptions read_pipeline_fields(const JsonReader& reader) {
   reader.reject_unknown_keys({"stages", "devices", "micro_batches", "schedule"});
   PipelineOptions options;
-  options.json_path = reader.path();
   options.micro_batches = reader.integer_or("micro_batches", 1, 1, 65536);
   options.schedule = reader.choice_or("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe
                                                                                        : PipelineSchedule::kOneFOneB;
@@ -325,7 +324,7 @@ Strategy read_strategy(const JsonReader& reader, const Cluster& scenario_cluster
 }  // namespace
 
 std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster& cluster,
-                                      const ClusterReader& read_cluster) {
+                                      const ClusterReader& read_cluster, std::map<std::string, StrategySource>* sources) {
   if (document.has("strategy") && document.has("strategies")) {
     document.at("strategies").fail("give either \"strategy\" or \"strategies\", not both");
   }
@@ -339,6 +338,7 @@ std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster&
       if (!names.insert(strategies.back().name).second) {
         entry.at("name").fail("duplicate strategy name \"" + strategies.back().name + "\"");
       }
+      (*sources)[strategies.back().name].json_path = entry.path();
     }
     if (strategies.empty()) list->fail("expected at least one strategy");
     if (document.has("published")) {
@@ -350,6 +350,7 @@ std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster&
                                                  : JsonReader(kEmptyObject, document.file(), "/strategy");
     if (single.has("published")) single.at("published").fail("put \"published\" at the top level of the scenario");
     strategies.push_back(read_strategy(single, cluster, "default", nullptr));
+    (*sources)[strategies.back().name].json_path = single.path();
     if (auto published = document.find("published")) strategies.back().published = read_published(*published);
   }
   return strategies;

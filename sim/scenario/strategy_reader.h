@@ -18,10 +18,11 @@ namespace placesim {
 /// Builds a cluster from a "cluster" object (the scenario loader's cluster builder).
 using ClusterReader = std::function<Cluster(const JsonReader&)>;
 
-/// The strategies of a scenario document (at least one). A top-level "published" block belongs
-/// to the single "strategy" form; a strategy may bring its own "cluster" (read with `read_cluster`).
+/// The strategies of a scenario document (at least one), and where each was written (by name).
+/// A top-level "published" block belongs to the single "strategy" form; a strategy may bring its
+/// own "cluster" (read with `read_cluster`).
 std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster& cluster,
-                                      const ClusterReader& read_cluster);
+                                      const ClusterReader& read_cluster, std::map<std::string, StrategySource>* sources);
 
 /// A pipeline has at most this many stages.
 inline constexpr int64_t kMaxPipelineStages = 4096;

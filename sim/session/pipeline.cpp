@@ -18,6 +18,7 @@
 #include "sim/report/data_parallel_metrics.h"
 #include "sim/report/json_report.h"
 #include "sim/report/memory_verdict.h"
+#include "sim/scenario/spec_error_location.h"
 #include "sim/timeline/chrome_trace.h"
 
 namespace placesim {
@@ -56,7 +57,9 @@ Strategy single_replica_strategy(const Strategy& strategy) {
   return single;
 }
 
-PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy) {
+namespace {
+
+PlannedScenario plan_strategy_unlocated(const Scenario& scenario, const Strategy& strategy) {
   if (scenario.run.tier == Tier::kClosedForm) {  // its plan may be far too large to build
     throw InputError(scenario.file.string(), "/simulation/tier",
                      "the closed-form tier builds no plan of the step, only `placesim run`, `check` and "
@@ -65,26 +68,16 @@ PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy
   PlannedScenario planned;
   const Cluster& cluster = scenario.cluster_for(strategy);
   if (strategy.placement.automatic) {
-    planned.placement = auto_place(scenario.graph, cluster, scenario.run, *strategy.placement.automatic,
-                                   scenario.file.string())
-                            .placement;
+    planned.placement = auto_place(scenario.graph, cluster, scenario.run, *strategy.placement.automatic).placement;
   } else {
-    planned.placement = place_ops(scenario.graph, cluster, strategy.placement, scenario.file.string());
+    planned.placement = place_ops(scenario.graph, cluster, strategy.placement);
   }
   std::string name = scenario.strategies.size() > 1 ? scenario.name + "/" + strategy.name : scenario.name;
   if (strategy.parallelism) {
-    try {
-      planned.plan =
-          build_parallel_3d_plan(scenario.graph, cluster, scenario.run, *strategy.parallelism, name, &planned.notes);
-    } catch (const InputError& error) {
-      throw InputError(scenario.file.string(), error.json_path(), error.message());
-    }
+    planned.plan =
+        build_parallel_3d_plan(scenario.graph, cluster, scenario.run, *strategy.parallelism, name, &planned.notes);
   } else if (strategy.pipeline) {
-    try {
-      planned.plan = build_pipeline_plan(scenario.graph, cluster, scenario.run, *strategy.pipeline, name, &planned.notes);
-    } catch (const InputError& error) {
-      throw InputError(scenario.file.string(), error.json_path(), error.message());
-    }
+    planned.plan = build_pipeline_plan(scenario.graph, cluster, scenario.run, *strategy.pipeline, name, &planned.notes);
   } else if (strategy.data_parallel) {
     planned.plan =
         build_data_parallel_plan(scenario.graph, cluster, scenario.run, *strategy.data_parallel, name, &planned.notes);
@@ -99,6 +92,16 @@ PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy
     planned.notes.push_back(fidelity);
   }
   return planned;
+}
+
+}  // namespace
+
+PlannedScenario plan_strategy(const Scenario& scenario, const Strategy& strategy) {
+  try {
+    return plan_strategy_unlocated(scenario, strategy);
+  } catch (const SpecError& error) {
+    throw locate_spec_error(scenario, strategy, error);
+  }
 }
 
 PlannedScenario plan_scenario(const Scenario& scenario) { return plan_strategy(scenario, scenario.strategies.front()); }
@@ -133,8 +136,8 @@ ClosedFormStepEstimate estimate_closed_form(const Scenario& scenario, const Stra
   try {
     return estimate_3d_step_closed_form(scenario.graph, scenario.cluster_for(strategy), scenario.run,
                                         *strategy.parallelism);
-  } catch (const InputError& error) {
-    throw InputError(scenario.file.string(), error.json_path(), error.message());
+  } catch (const SpecError& error) {
+    throw locate_spec_error(scenario, strategy, error);
   }
 }
 

@@ -6,20 +6,21 @@
 #include "sim/auto_placement/auto_placer.h"
 #include "sim/planner/plan_builder.h"
 #include "sim/report/memory_verdict.h"
+#include "sim/scenario/spec_error_location.h"
 #include "sim/session/pipeline.h"
 
 namespace placesim {
 namespace {
 
-PlacementRow evaluate(const Scenario& scenario, const Cluster& cluster, const std::string& algorithm,
-                      const std::function<Placement()>& place) {
+PlacementRow evaluate(const Scenario& scenario, const Strategy& strategy, const Cluster& cluster,
+                      const std::string& algorithm, const std::function<Placement()>& place) {
   PlacementRow row;
   row.algorithm = algorithm;
   auto start = std::chrono::steady_clock::now();
   try {
     row.placement = place();
-  } catch (const InputError& error) {
-    row.failure = error;
+  } catch (const SpecError& error) {
+    row.failure = locate_spec_error(scenario, strategy, error);
     return row;
   }
   row.placing_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -35,14 +36,14 @@ std::vector<PlacementRow> compare_placements(const Scenario& scenario, const Str
                                              const std::vector<PlacementAlgorithm>& algorithms) {
   std::vector<PlacementRow> rows;
   if (!strategy.placement.automatic) {
-    rows.push_back(evaluate(scenario, cluster, "rules (TF placer)",
-                            [&] { return place_ops(scenario.graph, cluster, strategy.placement, scenario.file.string()); }));
+    rows.push_back(evaluate(scenario, strategy, cluster, "rules (TF placer)",
+                            [&] { return place_ops(scenario.graph, cluster, strategy.placement); }));
   }
   for (PlacementAlgorithm algorithm : algorithms) {
     AutoPlacementOptions run_options = automatic;
     run_options.algorithm = algorithm;
-    rows.push_back(evaluate(scenario, cluster, to_string(algorithm), [&] {
-      return auto_place(scenario.graph, cluster, scenario.run, run_options, scenario.file.string()).placement;
+    rows.push_back(evaluate(scenario, strategy, cluster, to_string(algorithm), [&] {
+      return auto_place(scenario.graph, cluster, scenario.run, run_options).placement;
     }));
   }
   return rows;

@@ -12,6 +12,7 @@
 #include "sim/report/memory_verdict.h"
 #include "sim/report/metrics.h"
 #include "sim/scenario/scenario_loader.h"
+#include "sim/scenario/spec_error_location.h"
 
 namespace placesim {
 namespace {
@@ -86,6 +87,68 @@ void evaluate_closed_form(const Scenario& scenario, const Strategy& strategy, co
   }
 }
 
+/// Plans and runs `scenario`'s one strategy on `tier` into `row` (SpecError: a strategy the
+/// planners refuse).
+void evaluate_scenario(const Scenario& scenario, Tier tier, SweepRow* result) {
+  SweepRow& row = *result;
+  const Strategy& strategy = scenario.strategies.front();
+  const Cluster& cluster = scenario.cluster_for(strategy);
+  const TrainingEfficiency efficiency = training_efficiency(scenario, strategy, 0.0);
+  row.model_flops_per_sample = efficiency.model_flops_per_sample;
+  row.hardware_flops_per_sample = efficiency.hardware_flops_per_sample;
+  row.tokens_per_sample = efficiency.tokens_per_sample;
+  row.peak_flops_per_second = efficiency.peak_flops_per_second;
+  if (strategy.parallelism) row.replicas = strategy.parallelism->data;
+  if (strategy.parallelism && tier == Tier::kAnalytical) {
+    evaluate_closed_form(scenario, strategy, cluster, &row);
+    if (row.status == RowStatus::kOk) {
+      row.single_replica_samples_per_second = strategy.parallelism->data == 1
+                                                  ? row.samples_per_second
+                                                  : single_replica_samples_per_second(scenario, strategy, tier);
+    }
+    return;
+  }
+  PlannedScenario planned = plan_strategy(scenario, strategy);
+  const ExecutionPlan& plan = planned.plan;
+  Timeline timeline = run_tier(plan, cluster, tier);
+  RunMetrics metrics = compute_metrics(plan, cluster, timeline);
+  DataParallelMetrics dp;
+  auto [throughput, step] = throughput_and_step(plan, timeline, metrics, strategy.data_parallel.has_value(), &dp);
+  row.samples_per_second = throughput;
+  row.step_seconds = step;
+  row.tasks = plan.tasks.size();
+
+  const std::vector<DeviceId>& devices = strategy.data_parallel ? strategy.data_parallel->replicas
+                                         : strategy.pipeline    ? strategy.pipeline->devices
+                                                                : strategy.parallelism->devices;
+  const double steps = static_cast<double>(std::max<int64_t>(plan.steps, 1));
+  double busy = 0;
+  for (DeviceId id : devices) busy += metrics.devices[id].busy_seconds;
+  double compute = busy / static_cast<double>(devices.size()) / steps;
+  double idle = std::max(0.0, step - compute);
+  split_step_time(step, compute, metrics.exposed_transfer_seconds / steps, dp.straggler_loss_seconds,
+                  strategy.data_parallel ? 0.0 : idle, &row);
+
+  for (const DeviceMetrics& device : metrics.devices) {
+    if (device.peak_memory_bytes > row.peak_memory_bytes) {
+      row.peak_memory_bytes = device.peak_memory_bytes;
+      row.memory_capacity_bytes = device.memory_capacity_bytes;
+    }
+  }
+  std::vector<std::string> verdicts = out_of_memory_verdicts(metrics, cluster);
+  if (!verdicts.empty()) {
+    row.status = RowStatus::kOutOfMemory;
+    row.reason = verdicts.front();
+    if (verdicts.size() > 1) row.reason += " (and " + std::to_string(verdicts.size() - 1) + " more devices)";
+    return;
+  }
+  // A 3D layout of data 1 is its own baseline; a pipeline's is its model on its first device.
+  if (strategy.data_parallel) row.replicas = static_cast<int64_t>(strategy.data_parallel->replicas.size());
+  row.single_replica_samples_per_second = strategy.parallelism && strategy.parallelism->data == 1
+                                              ? row.samples_per_second
+                                              : single_replica_samples_per_second(scenario, strategy, tier);
+}
+
 }  // namespace
 
 SweepContext make_sweep_context(Json document, const std::string& file, const HardwareCatalog& catalog) {
@@ -130,63 +193,12 @@ SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier 
   row.index = index;
   row.tier = tier;
   try {
-    Scenario scenario = configuration_scenario(context, index);
-    const Strategy& strategy = scenario.strategies.front();
-    const Cluster& cluster = scenario.cluster_for(strategy);
-    const TrainingEfficiency efficiency = training_efficiency(scenario, strategy, 0.0);
-    row.model_flops_per_sample = efficiency.model_flops_per_sample;
-    row.hardware_flops_per_sample = efficiency.hardware_flops_per_sample;
-    row.tokens_per_sample = efficiency.tokens_per_sample;
-    row.peak_flops_per_second = efficiency.peak_flops_per_second;
-    if (strategy.parallelism) row.replicas = strategy.parallelism->data;
-    if (strategy.parallelism && tier == Tier::kAnalytical) {
-      evaluate_closed_form(scenario, strategy, cluster, &row);
-      if (row.status == RowStatus::kOk) {
-        row.single_replica_samples_per_second = strategy.parallelism->data == 1
-                                                    ? row.samples_per_second
-                                                    : single_replica_samples_per_second(scenario, strategy, tier);
-      }
-      return row;
+    const Scenario scenario = configuration_scenario(context, index);
+    try {
+      evaluate_scenario(scenario, tier, &row);
+    } catch (const SpecError& error) {
+      throw locate_spec_error(scenario, scenario.strategies.front(), error);
     }
-    PlannedScenario planned = plan_strategy(scenario, strategy);
-    const ExecutionPlan& plan = planned.plan;
-    Timeline timeline = run_tier(plan, cluster, tier);
-    RunMetrics metrics = compute_metrics(plan, cluster, timeline);
-    DataParallelMetrics dp;
-    auto [throughput, step] = throughput_and_step(plan, timeline, metrics, strategy.data_parallel.has_value(), &dp);
-    row.samples_per_second = throughput;
-    row.step_seconds = step;
-    row.tasks = plan.tasks.size();
-
-    const std::vector<DeviceId>& devices = strategy.data_parallel ? strategy.data_parallel->replicas
-                                           : strategy.pipeline    ? strategy.pipeline->devices
-                                                                  : strategy.parallelism->devices;
-    const double steps = static_cast<double>(std::max<int64_t>(plan.steps, 1));
-    double busy = 0;
-    for (DeviceId id : devices) busy += metrics.devices[id].busy_seconds;
-    double compute = busy / static_cast<double>(devices.size()) / steps;
-    double idle = std::max(0.0, step - compute);
-    split_step_time(step, compute, metrics.exposed_transfer_seconds / steps, dp.straggler_loss_seconds,
-                    strategy.data_parallel ? 0.0 : idle, &row);
-
-    for (const DeviceMetrics& device : metrics.devices) {
-      if (device.peak_memory_bytes > row.peak_memory_bytes) {
-        row.peak_memory_bytes = device.peak_memory_bytes;
-        row.memory_capacity_bytes = device.memory_capacity_bytes;
-      }
-    }
-    std::vector<std::string> verdicts = out_of_memory_verdicts(metrics, cluster);
-    if (!verdicts.empty()) {
-      row.status = RowStatus::kOutOfMemory;
-      row.reason = verdicts.front();
-      if (verdicts.size() > 1) row.reason += " (and " + std::to_string(verdicts.size() - 1) + " more devices)";
-      return row;
-    }
-    // A 3D layout of data 1 is its own baseline; a pipeline's is its model on its first device.
-    if (strategy.data_parallel) row.replicas = static_cast<int64_t>(strategy.data_parallel->replicas.size());
-    row.single_replica_samples_per_second = strategy.parallelism && strategy.parallelism->data == 1
-                                                ? row.samples_per_second
-                                                : single_replica_samples_per_second(scenario, strategy, tier);
   } catch (const InputError& error) {
     row = SweepRow{};
     row.index = index;

@@ -18,7 +18,7 @@ namespace placesim {
 struct PlacementRule {
   std::string ops;
   std::string device;
-  std::string json_path;  ///< where the rule came from, for error messages
+  size_t index = 0;  ///< the rule's place in the strategy's "rules" (one rule may give several op patterns)
 };
 
 /// Automatic placement algorithms (docs/placement.md): Baechi's memory-constrained m-TOPO,
@@ -31,17 +31,12 @@ struct AutoPlacementOptions {
   /// Share of each device's memory the placer may fill (Baechi's experiments cap it too).
   double memory_fraction = 1.0;
   std::vector<DeviceId> devices;  ///< devices the placer may use; empty = all
-  std::string json_path;          ///< of the "auto" object, for errors found while placing
 };
 
 struct PlacementOptions {
   std::optional<AutoPlacementOptions> automatic;  ///< set: rules are not used
   std::vector<PlacementRule> rules;  ///< first matching rule wins
   bool allow_soft_placement = false;
-  /// Where the graph's ops array is, for errors about an op's own "device": the model file
-  /// ("" = the scenario file) and the JSON pointer of the array in it.
-  std::string graph_file;
-  std::string graph_ops_path = "/model/ops";
 };
 
 enum class SyncMode { kSync, kAsync };
@@ -82,7 +77,6 @@ struct PipelineOptions {
   std::vector<DeviceId> devices;      ///< one per stage, in stage order
   int64_t micro_batches = 1;
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
-  std::string json_path;  ///< for errors found while building the plan
 };
 
 /// Data x tensor x pipeline parallelism (docs/tensor-parallel.md): `data` replicas of a pipeline
@@ -128,7 +122,6 @@ struct ParallelismOptions {
   /// gradients are all-reduced between the two stages before the update. Pairs of exact op names
   /// (reader, owner); empty = none.
   std::vector<std::pair<std::string, std::string>> tied_weights;
-  std::string json_path;  ///< for errors found while building the plan
 
   /// The replicas a ZeRO shard is divided over (1 without ZeRO).
   int64_t zero_shards() const { return zero_stage == 0 ? 1 : shard_group > 0 && shard_group < data ? shard_group : data; }
@@ -143,7 +136,6 @@ struct PublishedFigure {
   std::string metric;  ///< "step_time_seconds" | "samples_per_second" | "model_tflops_per_gpu"
   double value = 0;
   std::string source;
-  std::string json_path;
 };
 
 struct Strategy {

@@ -260,7 +260,7 @@ SweepSpec read_sweep_spec(const JsonReader& document, const HardwareCatalog& cat
     all_reduce.label = "all-reduce";
     all_reduce.kind = "data_parallel";
     all_reduce.strategy = Json{{"data_parallel", Json::object()}};
-    all_reduce.json_path = "/sweep";
+    all_reduce.json_path = "/sweep/data_parallel";  // implied: the sweep lists no strategies
     spec.strategies.push_back(std::move(all_reduce));
   }
 

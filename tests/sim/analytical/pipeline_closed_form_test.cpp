@@ -9,7 +9,7 @@
 #include "sim/session/pipeline.h"
 #include "sim/analytical/analytical_engine.h"
 #include "sim/analytical/pipeline_closed_form.h"
-#include "sim/core/input_error.h"
+#include "sim/spec/spec_error.h"
 #include "sim/report/metrics.h"
 #include "tests/support/scenario_text.h"
 
@@ -172,9 +172,10 @@ TEST(PipelineClosedForm, IsRefusedWhereReplicasDiffer) {
   EXPECT_GT(scenario.run.jitter_sigma, 0);
   try {
     closed_form(scenario);
-    FAIL() << "expected an InputError";
-  } catch (const InputError& error) {
-    EXPECT_EQ(error.json_path(), "/simulation/tier");
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& error) {
+    EXPECT_EQ(error.scope(), SpecError::Scope::kRun);
+    EXPECT_EQ(error.option(), "simulation/tier");
     EXPECT_NE(error.message().find("jitter"), std::string::npos) << error.what();
   }
 }

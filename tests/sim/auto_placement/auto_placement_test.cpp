@@ -6,6 +6,7 @@
 
 #include "sim/session/pipeline.h"
 #include "sim/core/input_error.h"
+#include "sim/spec/spec_error.h"
 #include "sim/auto_placement/auto_placer.h"
 #include "sim/planner/plan_builder.h"
 #include "tests/support/test_support.h"
@@ -58,8 +59,7 @@ RunOptions inference() {
 AutoPlacement place(PlacementAlgorithm algorithm, const OpGraph& graph, const Cluster& cluster, const RunOptions& run) {
   AutoPlacementOptions options;
   options.algorithm = algorithm;
-  options.json_path = "/strategy/placement/auto";
-  return auto_place(graph, cluster, run, options, "s.json");
+  return auto_place(graph, cluster, run, options);
 }
 
 std::string device_of(const AutoPlacement& placed, const OpGraph& graph, const Cluster& cluster, const std::string& op) {
@@ -105,7 +105,7 @@ TEST(AutoPlacement, MSctKeepsAFavouriteChildOnItsParentsDevice) {
   graph.add_edge(a, d);
   Cluster cluster = cluster_of(2);
 
-  PlacementProblem problem = make_placement_problem(graph, cluster, inference(), {}, "s.json");
+  PlacementProblem problem = make_placement_problem(graph, cluster, inference(), {});
   std::vector<std::optional<OpId>> parents = favourite_parents(problem);
   EXPECT_EQ(parents[c], std::optional<OpId>(a));
   EXPECT_EQ(parents[d], std::nullopt);
@@ -131,7 +131,7 @@ TEST(AutoPlacement, FavouritePairsTakeTheHeaviestEdgesFirst) {
        d = graph.add_op(matmul_op("d", 1e9, 10));
   graph.add_edge(b, d);
   graph.add_edge(c, d);
-  PlacementProblem problem = make_placement_problem(graph, cluster_of(2), RunOptions{}, {}, "s.json");
+  PlacementProblem problem = make_placement_problem(graph, cluster_of(2), RunOptions{}, {});
   // Volumes: b -> d = 1e6 + 1e6 (gradient), c -> d = 3e6 + 3e6: c -> d is taken, then b -> d
   // is refused (d already has a favourite parent).
   std::vector<std::optional<OpId>> parents = favourite_parents(problem);
@@ -169,7 +169,7 @@ TEST(AutoPlacement, NoAlgorithmPlacesOverMemoryWhenAFeasiblePlacementExists) {
   }
   AutoPlacement roomy = place(PlacementAlgorithm::kMEtf, graph, cluster_of(2, 16e9), run);
   EXPECT_EQ(roomy.placement.device_of_op, (std::vector<DeviceId>{0, 0, 0, 0}));
-  Placement all_on_gpu0 = place_ops(graph, tight, {}, "s.json");
+  Placement all_on_gpu0 = place_ops(graph, tight, {});
   RunMetrics metrics = simulate_plan(build_plan(graph, all_on_gpu0, tight, run, "default"), tight).metrics;
   EXPECT_TRUE(metrics.devices[0].out_of_memory);
 }
@@ -187,10 +187,11 @@ TEST(AutoPlacement, AnInfeasibleGraphIsAVerdictNamingTheOpAndItsMemory) {
     SCOPED_TRACE(to_string(algorithm));
     try {
       place(algorithm, graph, tight, RunOptions{});
-      ADD_FAILURE() << "expected an InputError";
-    } catch (const InputError& error) {
+      ADD_FAILURE() << "expected a SpecError";
+    } catch (const SpecError& error) {
       std::string message = error.what();
-      EXPECT_EQ(error.json_path(), "/strategy/placement/auto");
+      EXPECT_EQ(error.scope(), SpecError::Scope::kStrategy);
+      EXPECT_EQ(error.option(), "placement/auto");
       EXPECT_NE(message.find("no device with room for op \"layer4\""), std::string::npos) << message;
       EXPECT_NE(message.find("parameters, gradients and optimizer state 762.9 MiB"), std::string::npos) << message;
       EXPECT_NE(message.find("GPU:0 has"), std::string::npos) << message;

@@ -26,8 +26,7 @@ Scenario seed() { return load_scenario(kSource / "scenarios/seed_device_placemen
 
 std::string seed_log(TensorFlowVersion version) {
   Scenario scenario = seed();
-  Placement placement = place_ops(scenario.graph, scenario.cluster, scenario.strategies.front().placement,
-                                  scenario.file.string());
+  Placement placement = place_ops(scenario.graph, scenario.cluster, scenario.strategies.front().placement);
   return placement_log(scenario.graph, scenario.cluster, placement, version);
 }
 

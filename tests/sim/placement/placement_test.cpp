@@ -9,6 +9,7 @@
 #include "sim/placement/placement.h"
 #include "sim/placement/placement_log.h"
 #include "sim/scenario/scenario_loader.h"
+#include "sim/spec/spec_error.h"
 
 namespace placesim {
 namespace placement_test {  // a unity batch holds several test files
@@ -53,7 +54,7 @@ std::string device_of(const OpGraph& graph, const Cluster& cluster, const Placem
 TEST(Placement, DefaultPlacerPutsOpsOnGpu0AndCpuOnlyOpsOnCpu0) {
   Cluster cluster = laptop();
   OpGraph graph = three_ops();
-  Placement placement = place_ops(graph, cluster, {}, "s.json");
+  Placement placement = place_ops(graph, cluster, {});
   EXPECT_EQ(device_of(graph, cluster, placement, "a"), "GPU:0");
   EXPECT_EQ(device_of(graph, cluster, placement, "a/read"), "GPU:0");
   EXPECT_EQ(device_of(graph, cluster, placement, "dense/MatMul"), "GPU:0");
@@ -63,7 +64,7 @@ TEST(Placement, DefaultPlacerPutsOpsOnGpu0AndCpuOnlyOpsOnCpu0) {
 TEST(Placement, WithoutAGpuEverythingGoesToCpu0) {
   Cluster cluster = cluster_from(R"({"node": {"devices": [{"name": "CPU:0", "profile": "x86-server-cpu"}]}})");
   OpGraph graph = three_ops();
-  Placement placement = place_ops(graph, cluster, {}, "s.json");
+  Placement placement = place_ops(graph, cluster, {});
   for (OpId id = 0; id < graph.size(); ++id) EXPECT_EQ(cluster.device(placement.device_of_op[id]).name.local(), "CPU:0");
 }
 
@@ -71,9 +72,9 @@ TEST(Placement, FirstMatchingRuleWinsAndGlobsMatchScopes) {
   Cluster cluster = laptop();
   OpGraph graph = three_ops();
   PlacementOptions options;
-  options.rules = {{"dense/*", "/cpu:0", "/strategy/placement/rules/0/device"},
-                   {"a*", "/device:GPU:0", "/strategy/placement/rules/1/device"}};
-  Placement placement = place_ops(graph, cluster, options, "s.json");
+  options.rules = {{"dense/*", "/cpu:0", 0},
+                   {"a*", "/device:GPU:0", 1}};
+  Placement placement = place_ops(graph, cluster, options);
   EXPECT_EQ(device_of(graph, cluster, placement, "dense/MatMul"), "CPU:0");
   EXPECT_EQ(device_of(graph, cluster, placement, "a"), "GPU:0");
 }
@@ -82,8 +83,8 @@ TEST(Placement, ColocatedOpsFollowTheFirstExplicitRequestInTheirGroup) {
   Cluster cluster = laptop();
   OpGraph graph = three_ops();
   PlacementOptions options;
-  options.rules = {{"a", "/cpu:0", "/rules/0/device"}};  // only the variable is pinned
-  Placement placement = place_ops(graph, cluster, options, "s.json");
+  options.rules = {{"a", "/cpu:0", 0}};  // only the variable is pinned
+  Placement placement = place_ops(graph, cluster, options);
   EXPECT_EQ(device_of(graph, cluster, placement, "a"), "CPU:0");
   EXPECT_EQ(device_of(graph, cluster, placement, "a/read"), "CPU:0");  // colocated with a
 }
@@ -92,12 +93,12 @@ TEST(Placement, ConflictingRequestsInAColocationGroupAreAnError) {
   Cluster cluster = laptop();
   OpGraph graph = three_ops();
   PlacementOptions options;
-  options.rules = {{"a", "/cpu:0", "/rules/0/device"}, {"a/read", "/gpu:0", "/rules/1/device"}};
+  options.rules = {{"a", "/cpu:0", 0}, {"a/read", "/gpu:0", 1}};
   try {
-    place_ops(graph, cluster, options, "s.json");
-    FAIL() << "expected an InputError";
-  } catch (const InputError& error) {
-    EXPECT_EQ(error.json_path(), "/rules/1/device");
+    place_ops(graph, cluster, options);
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& error) {
+    EXPECT_EQ(error.option(), "placement/rules/1/device");
     EXPECT_NE(std::string(error.what()).find("colocated"), std::string::npos) << error.what();
   }
 }
@@ -106,13 +107,13 @@ TEST(Placement, MissingDeviceIsAnErrorNamingTheRule) {
   Cluster cluster = laptop();
   OpGraph graph = three_ops();
   PlacementOptions options;
-  options.rules = {{"dense/*", "/gpu:3", "/strategy/placement/rules/0/device"}};
+  options.rules = {{"dense/*", "/gpu:3", 0}};
   try {
-    place_ops(graph, cluster, options, "s.json");
-    FAIL() << "expected an InputError";
-  } catch (const InputError& error) {
-    EXPECT_EQ(error.file(), "s.json");
-    EXPECT_EQ(error.json_path(), "/strategy/placement/rules/0/device");
+    place_ops(graph, cluster, options);
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& error) {
+    EXPECT_EQ(error.scope(), SpecError::Scope::kStrategy);
+    EXPECT_EQ(error.option(), "placement/rules/0/device");
     EXPECT_NE(std::string(error.what()).find("/gpu:3"), std::string::npos);
     EXPECT_NE(std::string(error.what()).find("allow_soft_placement"), std::string::npos);
   }
@@ -123,8 +124,8 @@ TEST(Placement, SoftPlacementFallsBackToTheDefaultDeviceWithANote) {
   OpGraph graph = three_ops();
   PlacementOptions options;
   options.allow_soft_placement = true;
-  options.rules = {{"dense/*", "/gpu:3", "/rules/0/device"}, {"save", "/gpu:0", "/rules/1/device"}};
-  Placement placement = place_ops(graph, cluster, options, "s.json");
+  options.rules = {{"dense/*", "/gpu:3", 0}, {"save", "/gpu:0", 1}};
+  Placement placement = place_ops(graph, cluster, options);
   EXPECT_EQ(device_of(graph, cluster, placement, "dense/MatMul"), "GPU:0");
   EXPECT_EQ(device_of(graph, cluster, placement, "save"), "CPU:0");  // CPU-only, moved off the GPU
   EXPECT_EQ(placement.notes.size(), 2u);
@@ -134,8 +135,8 @@ TEST(Placement, CpuOnlyOpPinnedToAGpuIsAnErrorWithoutSoftPlacement) {
   Cluster cluster = laptop();
   OpGraph graph = three_ops();
   PlacementOptions options;
-  options.rules = {{"save", "/gpu:0", "/rules/0/device"}};
-  EXPECT_THROW(place_ops(graph, cluster, options, "s.json"), InputError);
+  options.rules = {{"save", "/gpu:0", 0}};
+  EXPECT_THROW(place_ops(graph, cluster, options), SpecError);
 }
 
 TEST(Placement, ShorthandsAndFullNamesResolveToTheSameDevice) {
@@ -143,15 +144,15 @@ TEST(Placement, ShorthandsAndFullNamesResolveToTheSameDevice) {
   OpGraph graph = three_ops();
   for (const char* name : {"/job:worker/replica:0/task:1/device:GPU:3", "/job:worker/task:1/gpu:3"}) {
     PlacementOptions options;
-    options.rules = {{"dense/*", name, "/rules/0/device"}};
-    Placement placement = place_ops(graph, cluster, options, "s.json");
+    options.rules = {{"dense/*", name, 0}};
+    Placement placement = place_ops(graph, cluster, options);
     EXPECT_EQ(cluster.device(placement.device_of_op[graph.find("dense/MatMul")]).name.canonical(),
               "/job:worker/replica:0/task:1/device:GPU:3");
   }
   // "/gpu:0" matches GPU:0 of every task; like TensorFlow we take the first (task 0).
   PlacementOptions options;
-  options.rules = {{"dense/*", "/gpu:0", "/rules/0/device"}};
-  Placement placement = place_ops(graph, cluster, options, "s.json");
+  options.rules = {{"dense/*", "/gpu:0", 0}};
+  Placement placement = place_ops(graph, cluster, options);
   EXPECT_EQ(cluster.device(placement.device_of_op[graph.find("dense/MatMul")]).name.canonical(),
             "/job:worker/replica:0/task:0/device:GPU:0");
 }
@@ -171,7 +172,7 @@ TEST(Placement, GlobMatching) {
 TEST(PlacementLog, SeedScenarioMatchesTheGoldenTensorFlowLog) {
   Scenario scenario = load_scenario(std::filesystem::path(PLACESIM_SOURCE_DIR) / "scenarios/seed_device_placement.json",
                                     catalog());
-  Placement placement = place_ops(scenario.graph, scenario.cluster, scenario.strategies.front().placement, scenario.file.string());
+  Placement placement = place_ops(scenario.graph, scenario.cluster, scenario.strategies.front().placement);
   std::ifstream golden(std::filesystem::path(PLACESIM_SOURCE_DIR) / "tests/golden/seed_device_placement.log");
   std::stringstream expected;
   expected << golden.rdbuf();
@@ -181,7 +182,7 @@ TEST(PlacementLog, SeedScenarioMatchesTheGoldenTensorFlowLog) {
 TEST(PlacementLog, LinesHaveTensorFlowsShape) {
   Scenario scenario = load_scenario(std::filesystem::path(PLACESIM_SOURCE_DIR) / "scenarios/seed_device_placement.json",
                                     catalog());
-  Placement placement = place_ops(scenario.graph, scenario.cluster, scenario.strategies.front().placement, scenario.file.string());
+  Placement placement = place_ops(scenario.graph, scenario.cluster, scenario.strategies.front().placement);
   std::string log = placement_log(scenario.graph, scenario.cluster, placement);
   EXPECT_EQ(log.rfind("Device mapping:\n/job:localhost/replica:0/task:0/device:GPU:0 -> device: 0, name: GeForce GTX "
                       "850M, pci bus id: 0000:01:00.0, compute capability: 5.0\n",

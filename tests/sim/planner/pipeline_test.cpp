@@ -7,6 +7,7 @@
 
 #include "sim/session/pipeline.h"
 #include "sim/core/input_error.h"
+#include "sim/spec/spec_error.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/planner/pipeline_builder.h"
 #include "sim/report/pipeline_metrics.h"
@@ -213,16 +214,16 @@ TEST(Pipeline, BundledGptScenarioBalancesStagesAndOneFOneBSavesMemory) {
 }
 
 // A hand-made split must follow the graph: a stage may not read from a later one.
-TEST(PipelineStages, AStageReadingFromALaterStageIsAnInputError) {
+TEST(PipelineStages, AStageReadingFromALaterStageIsRefusedNamingTheStages) {
   OpGraph graph = chain(4);
   PipelineOptions options = pipeline(2, 1, PipelineSchedule::kGpipe);
-  options.json_path = "/strategy/pipeline";
   options.stages = {{{"dense2", "dense3"}, 0}, {{"*"}, 1}};
   try {
     assign_pipeline_stages(graph, options);
-    FAIL() << "expected an InputError";
-  } catch (const InputError& error) {
-    EXPECT_EQ(error.json_path(), "/strategy/pipeline/stages");
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& error) {
+    EXPECT_EQ(error.scope(), SpecError::Scope::kStrategy);
+    EXPECT_EQ(error.option(), "pipeline/stages");
     EXPECT_NE(std::string(error.what()).find("op \"dense2\" (stage 0) reads \"dense1\" from the later stage 1"),
               std::string::npos)
         << error.what();

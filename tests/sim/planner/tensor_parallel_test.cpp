@@ -10,6 +10,7 @@
 #include "models/zoo.h"
 #include "sim/core/glob.h"
 #include "sim/core/input_error.h"
+#include "sim/spec/spec_error.h"
 #include "sim/planner/parallel_3d_builder.h"
 #include "sim/planner/tensor_parallel.h"
 #include "tests/support/test_support.h"
@@ -194,12 +195,11 @@ TEST(TensorParallel, RejectsAGroupThatDoesNotDivideTheHeads) {
   Cluster cluster = ring_of_gpus(3);
   RunOptions run;
   ParallelismOptions options = tensor_parallel(3);
-  options.json_path = "/strategy/parallelism";
   try {
     build_parallel_3d_plan(graph, cluster, run, options, "gpt", nullptr);
-    FAIL() << "expected an InputError";
-  } catch (const InputError& error) {
-    EXPECT_EQ(error.json_path(), "/strategy/parallelism/tensor");
+    FAIL() << "expected a SpecError";
+  } catch (const SpecError& error) {
+    EXPECT_EQ(error.option(), "parallelism/tensor");
     EXPECT_NE(std::string(error.what()).find("8 attention heads"), std::string::npos) << error.what();
   }
 }
