@@ -6,6 +6,7 @@
 #include "cli/command.h"
 #include "sim/session/closed_form_report.h"
 #include "sim/session/pipeline.h"
+#include "sim/session/tier_step.h"
 #include "sim/core/atomic_file.h"
 #include "sim/placement/placement_log.h"
 #include "sim/report/cost_provenance.h"
@@ -44,25 +45,23 @@ void print_header(const Scenario& scenario, size_t tasks) {
 // is sim/session/closed_form_report.h's.
 int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, const std::vector<Strategy>& strategies,
                     const std::string& trace, const std::string& report) {
-  std::vector<ClosedFormStepEstimate> estimates;
-  for (const Strategy& strategy : strategies) estimates.push_back(estimate_closed_form(scenario, strategy));
+  std::vector<TierStep> steps;
+  for (const Strategy& strategy : strategies) steps.push_back(evaluate_on_tier(scenario, strategy, false));
   if (!trace.empty()) {
     throw InputError("--trace", "", "the closed-form tier (\"simulation\": {\"tier\": \"closed-form\"}) computes no "
                                     "timeline; use \"analytical\" or \"simulated\" for a trace");
   }
-  std::vector<std::vector<std::string>> verdicts;
   for (size_t i = 0; i < strategies.size(); ++i) {
-    verdicts.push_back(out_of_memory_verdicts(estimates[i], scenario.cluster_for(strategies[i]), *strategies[i].parallelism));
-    if (verdicts.back().empty() || options.allow_oom) continue;
+    if (steps[i].out_of_memory.empty() || options.allow_oom) continue;
     // A configuration that does not fit is an input error, not a prediction, as on the other tiers.
-    throw out_of_memory_error(options.scenario, strategies.size() > 1 ? strategies[i].name : "", verdicts.back());
+    throw out_of_memory_error(options.scenario, strategies.size() > 1 ? strategies[i].name : "", steps[i].out_of_memory);
   }
   Json rows = Json::array();
   for (size_t i = 0; i < strategies.size(); ++i) {
     const Strategy& strategy = strategies[i];
     const ParallelismOptions& p = *strategy.parallelism;
     const Cluster& cluster = scenario.cluster_for(strategy);
-    const ClosedFormStepEstimate& estimate = estimates[i];
+    const ClosedFormStepEstimate& estimate = *steps[i].closed_form;
     const double samples = static_cast<double>(scenario.run.batch_size * p.data);
     const TrainingEfficiency efficiency = training_efficiency(scenario, strategy, samples / estimate.step_seconds);
     rows.push_back(closed_form_strategy_json(strategy, cluster, estimate, samples, &efficiency));
@@ -93,7 +92,7 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
                 << pad(std::to_string(estimate.stage_micro_batches_in_flight[s]), 9) << "  " << format_bytes(peak) << " / "
                 << format_bytes(capacity) << (peak > capacity ? "  OUT OF MEMORY" : "") << "\n";
     }
-    for (const std::string& verdict : verdicts[i]) std::cout << "OUT OF MEMORY: " << verdict << "\n";
+    for (const std::string& verdict : steps[i].out_of_memory) std::cout << "OUT OF MEMORY: " << verdict << "\n";
     std::cout << "\n";
   }
   if (!report.empty()) {
@@ -153,7 +152,7 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
                 << "\n";
     }
     bool baseline = has_scaling_baseline(strategies[i]);
-    evaluated.push_back(evaluate_strategy(scenario, strategies[i], baseline));
+    evaluated.push_back(std::move(*evaluate_on_tier(scenario, strategies[i], baseline).planned));
   }
   if (!options.allow_oom) {
     // A placement that does not fit is an input error, not a prediction (issue 5).

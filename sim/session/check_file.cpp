@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "sim/session/pipeline.h"
+#include "sim/session/tier_step.h"
 #include "sim/cluster/cluster_builder.h"
 #include "sim/graph/model_json.h"
 #include "sim/graph/onnx/onnx_model.h"
@@ -83,31 +84,16 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
     size_t tasks = 0;
     std::string base_does_not_fit;
     for (const Strategy& strategy : scenario.strategies) {
-      const Cluster& cluster = scenario.cluster_for(strategy);
       const std::string prefix = several ? "strategy \"" + strategy.name + "\" " : "";
-      std::vector<std::string> verdicts;
-      if (scenario.run.tier == Tier::kClosedForm) {  // no plan of the step: one micro-batch's
-        ClosedFormStepEstimate estimate = estimate_closed_form(scenario, strategy);
-        tasks = std::max(tasks, estimate.cell_plan_tasks);
-        verdicts = out_of_memory_verdicts(estimate, cluster, *strategy.parallelism);
-        for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
-          const double peak = estimate.stage_peak_memory[s].total(), capacity = estimate.stage_memory_capacity_bytes[s];
-          if (peak / capacity <= fullest_share) continue;
-          fullest_share = peak / capacity;
-          fullest = prefix + "stage " + std::to_string(s) + ": " + format_bytes(peak) + " of " + format_bytes(capacity);
-        }
-      } else {
-        PlannedScenario planned = plan_strategy(scenario, strategy);
-        tasks = std::max(tasks, planned.plan.tasks.size());
-        SimulatedRun run = run_plan(planned.plan, cluster, scenario.run.tier);
-        verdicts = out_of_memory_verdicts(run.metrics, cluster);
-        for (const DeviceMetrics& device : run.metrics.devices) {
-          if (device.memory_capacity_bytes <= 0 || device.peak_memory_bytes / device.memory_capacity_bytes <= fullest_share) continue;
-          fullest_share = device.peak_memory_bytes / device.memory_capacity_bytes;
-          fullest = prefix + cluster.device(device.device).name.local() + ": " + format_bytes(device.peak_memory_bytes) +
-                    " of " + format_bytes(device.memory_capacity_bytes);
-        }
+      // On the scenario's tier (the closed form: one micro-batch's cells, no plan of the step).
+      const TierStep step = evaluate_on_tier(scenario, strategy, false);
+      tasks = std::max(tasks, step.tasks);
+      if (step.fullest_share() > fullest_share) {
+        fullest_share = step.fullest_share();
+        fullest = prefix + step.fullest + ": " + format_bytes(step.fullest_peak_bytes) + " of " +
+                  format_bytes(step.fullest_capacity_bytes);
       }
+      const std::vector<std::string>& verdicts = step.out_of_memory;
       if (verdicts.empty()) continue;
       if (document.contains("sweep")) {
         // A sweep's base scenario is a template: `placesim sweep` judges each configuration's memory.

@@ -9,6 +9,7 @@
 
 #include "sim/report/cost_provenance.h"
 #include "sim/session/pipeline.h"
+#include "sim/session/tier_step.h"
 #include "sim/scenario/scenario_loader.h"
 
 namespace placesim {
@@ -70,16 +71,10 @@ std::vector<PublishedCase> validate_published(const std::vector<std::string>& pa
       c.published = strategy.published->value;
       if (strategy.data_parallel) c.accelerators = static_cast<int64_t>(strategy.data_parallel->replicas.size());
       if (strategy.parallelism) c.accelerators = static_cast<int64_t>(strategy.parallelism->devices.size());
-      double step = 0, samples_per_second = 0;
-      if (scenario.run.tier == Tier::kClosedForm) {
-        // No plan of the step: the 3D closed form (thousands of GPUs in milliseconds).
-        step = estimate_closed_form(scenario, strategy).step_seconds;
-        samples_per_second = static_cast<double>(scenario.run.batch_size * strategy.parallelism->data) / step;
-      } else {
-        const StrategyResult result = evaluate_strategy(scenario, strategy, false).result;
-        step = result.step_time_seconds();
-        samples_per_second = result.samples_per_second();
-      }
+      // On the scenario's tier: a plan run on its engine, or the 3D closed form (thousands of
+      // GPUs in milliseconds).
+      const TierStep tier_step = evaluate_on_tier(scenario, strategy, false);
+      const double step = tier_step.step_seconds, samples_per_second = tier_step.samples_per_second;
       if (c.metric == "samples_per_second") {
         c.predicted = samples_per_second;
       } else if (c.metric == "model_tflops_per_gpu") {
