@@ -13,6 +13,7 @@
 #include "sim/report/metrics.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/scenario/spec_error_location.h"
+#include "sim/scenario/sweep_reader.h"
 
 namespace placesim {
 namespace {

@@ -1,9 +1,9 @@
-// A scenario's `sweep` section (docs/capacity-planning.md): the dimensions to vary (node type,
-// devices per node, nodes, fabric, strategy variants, per-device batch, precision), the
-// constraints (target, budget), prices and fidelity; and its expansion into an ordered list of
-// configurations, each of which the scenario loader turns into a typed scenario
-// (sim/scenario/scenario_variations.h). Pure: the same file
-// always gives the same configurations in the same order (index i is stable).
+// A scenario's `sweep` section as typed data (docs/capacity-planning.md; read by the scenario
+// loader, sim/scenario/sweep_reader.h): the dimensions to vary (node type, devices per node,
+// nodes, fabric, strategy variants, per-device batch, precision), the constraints (target,
+// budget), prices and fidelity; and its expansion into an ordered list of configurations, each of
+// which the loader turns into a typed scenario (sim/scenario/scenario_variations.h). Pure: the
+// same file always gives the same configurations in the same order (index i is stable).
 #pragma once
 
 #include <cstdint>
@@ -81,10 +81,23 @@ struct SweepSpec {
   Json fingerprint_source;  ///< what the evaluations depend on (for the resume file)
 };
 
-/// Reads `document`'s "sweep" (the whole scenario document is needed for its defaults: the
-/// cluster template, run.batch_size, run.precision, the gpt zoo's sequence). Throws InputError
-/// with the JSON path of the first problem.
-SweepSpec read_sweep_spec(const JsonReader& document, const HardwareCatalog& catalog);
+/// What a sweep multiplies out besides node types and strategies: every value of each
+/// dimension, in the file's order (empty devices_per_node: each node type's accelerators).
+struct SweepDimensions {
+  std::vector<int64_t> devices_per_node;
+  std::vector<int64_t> node_counts;
+  std::vector<std::string> fabrics;  ///< "" = the template's
+  std::vector<int64_t> batches;
+  std::vector<std::string> precisions;
+};
+
+/// How many configurations expand_configurations gives, without building them.
+size_t configuration_count(const SweepSpec& spec, const SweepDimensions& dimensions);
+
+/// The configurations in a fixed order, node type slowest ... precision fastest. A single node
+/// has no fabric, so it is listed once whatever the fabrics; devices per node above what a node
+/// has are left out.
+std::vector<SweepConfiguration> expand_configurations(const SweepSpec& spec, const SweepDimensions& dimensions);
 
 /// The devices of a configuration's strategy, by name, in its order: the first devices_per_node
 /// accelerators of each node, node by node ("/task:1/device:GPU:0").

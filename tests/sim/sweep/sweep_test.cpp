@@ -15,6 +15,7 @@
 #include "sim/sweep/recommendation.h"
 #include "sim/sweep/report/sweep_report.h"
 #include "sim/sweep/result_store.h"
+#include "sim/scenario/sweep_reader.h"
 #include "sim/sweep/sweep_spec.h"
 
 namespace placesim {
