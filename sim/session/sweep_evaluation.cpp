@@ -181,8 +181,10 @@ Scenario configuration_scenario(const SweepContext& context, size_t index) {
   variation.precision = *parse_precision(configuration.precision);
   ScenarioVariations::Sizing sizing;
   if (variant.kind == "parallelism") {
+    // Called inside scenario() below, after this block: capture what it reads by value or from
+    // the context, which outlives the call.
     const bool sets_simulation = context.variations->sets_simulation();
-    sizing = [&](Strategy* strategy, RunOptions* run) {
+    sizing = [&variant, &configuration, sets_simulation](Strategy* strategy, RunOptions* run) {
       size_parallelism(variant, configuration, sets_simulation, &*strategy->parallelism, run);
     };
   }
