@@ -1,5 +1,5 @@
 // The CUDA executor (compiled only when CMake finds nvcc; its GPU buffers and kernels are
-// cuda_gpu.h, its calibration cuda_calibration.cu). One compute
+// cuda_gpu.h, its calibration cuda_calibration.cu, its NCCL groups cuda_nccl_group.h). One compute
 // stream per GPU (cuBLAS sgemm, a triad kernel, a multiply-add kernel), one copy stream per
 // device pair (cudaMemcpyPeerAsync between GPUs, cudaMemcpyAsync from/to pinned host memory),
 // CUDA events around every task, host callbacks (cudaLaunchHostFunc) to tell the dispatch loop a
@@ -15,9 +15,6 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
-#ifdef PLACESIM_WITH_NCCL
-#include <nccl.h>
-#endif
 
 #include <algorithm>
 #include <cmath>
@@ -28,6 +25,7 @@
 
 #include "real_backend/cuda/cuda_gpu.h"
 #include "real_backend/cuda/cuda_module_functions.h"
+#include "real_backend/cuda/cuda_nccl_group.h"
 #include "real_backend/cuda/cuda_status.h"
 #include "real_backend/cuda/in_order_release.h"
 #include "real_backend/runtime/cpu_kernels.h"
@@ -72,25 +70,6 @@ struct RemoteChannel {
   std::map<int, Staging> staging;  // per local GPU ordinal that sends or receives
   std::unique_ptr<WorkerThread> thread;
 };
-
-#ifdef PLACESIM_WITH_NCCL
-void check_nccl(ncclResult_t status, const char* what) {
-  if (status != ncclSuccess) throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(status));
-}
-
-/// One all-reduce group of the plan: a NCCL communicator, a stream and a buffer per member GPU.
-/// A collective is timed on member 0's stream, which waits for the other members' ends.
-struct NcclGroup {
-  std::vector<int> ordinals;
-  std::vector<ncclComm_t> comms;
-  std::vector<cudaStream_t> streams;
-  std::vector<float*> buffers;
-  std::vector<cudaEvent_t> member_done;
-  size_t elements = 0;
-  bool spans_hosts = false;  ///< members on several hosts: communicators from ncclCommInitRank
-  int id_tag = -1;           ///< ... and the MPI tag its unique id travels with
-};
-#endif
 
 struct TaskEvents {
   cudaEvent_t start = nullptr, end = nullptr;
@@ -337,7 +316,7 @@ class CudaExecutor final : public Executor, private TaskLauncher {
     }
     channels_.clear();
 #ifdef PLACESIM_WITH_NCCL
-    for (auto& [members, group] : nccl_groups_) close_nccl_group(group);
+    for (auto& [members, group] : nccl_groups_) close_nccl_group(&group);
     nccl_groups_.clear();
 #endif
     for (auto& [id, gpu] : gpus_) gpu_free(gpu);
@@ -374,108 +353,25 @@ class CudaExecutor final : public Executor, private TaskLauncher {
   }
 
 #ifdef PLACESIM_WITH_NCCL
-  /// One communicator per member GPU (ncclCommInitAll), a stream, a buffer of the group's
-  /// largest all-reduce and an event per member.
+  /// The group's members on this host (cuda_nccl_group.h), then its communicators and buffers.
   void open_nccl_group(const std::vector<DeviceId>& members, NcclGroup& group) {
-    std::vector<int> ranks;  // in the communicator: the member's index in the group
+    NcclMembers where;
+    where.group_size = int(members.size());
+    where.root_host = cluster_->device(members.front()).node;
+    where.this_host = rank_;
     for (size_t i = 0; i < members.size(); ++i) {
       const ClusterDevice& device = cluster_->device(members[i]);
+      where.hosts.insert(device.node);
       if (device.node != rank_) continue;
-      group.ordinals.push_back(ordinal(device));
-      ranks.push_back(int(i));
+      where.ordinals.push_back(ordinal(device));
+      where.ranks.push_back(int(i));  // in the communicator: the member's index in the group
     }
-    const size_t n = group.ordinals.size();  // this host's members
-    group.comms.assign(n, nullptr);
-    if (!group.spans_hosts) {
-      check_nccl(ncclCommInitAll(group.comms.data(), int(n), group.ordinals.data()), "ncclCommInitAll");
-    } else {
-      // The host of member 0 makes the unique id and sends it to the group's other hosts.
-      ncclUniqueId id;
-      const int root = cluster_->device(members.front()).node;
-      std::set<int> hosts;
-      for (DeviceId member : members) hosts.insert(cluster_->device(member).node);
-      if (rank_ == root) {
-        check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
-        for (int host : hosts) {
-          if (host != root) group_->send(host, group.id_tag, &id, sizeof id);
-        }
-      } else {
-        group_->receive(root, group.id_tag, &id, sizeof id);
-      }
-      // Several communicator ranks in one thread: one NCCL group call around their inits.
-      check_nccl(ncclGroupStart(), "ncclGroupStart");
-      for (size_t k = 0; k < n; ++k) {
-        check(cudaSetDevice(group.ordinals[k]), "cudaSetDevice");
-        check_nccl(ncclCommInitRank(&group.comms[k], int(members.size()), id, ranks[k]), "ncclCommInitRank");
-      }
-      check_nccl(ncclGroupEnd(), "ncclGroupEnd");
-    }
-    group.streams.assign(n, nullptr);
-    group.buffers.assign(n, nullptr);
-    group.member_done.assign(n, nullptr);
-    for (size_t i = 0; i < n; ++i) {
-      check(cudaSetDevice(group.ordinals[i]), "cudaSetDevice");
-      check(cudaStreamCreateWithFlags(&group.streams[i], cudaStreamNonBlocking), "cudaStreamCreate");
-      check(cudaMalloc(&group.buffers[i], group.elements * sizeof(float)), "all-reduce buffer");
-      check(cudaMemset(group.buffers[i], 0, group.elements * sizeof(float)), "cudaMemset");
-      check(cudaEventCreateWithFlags(&group.member_done[i], cudaEventDisableTiming), "cudaEventCreate");
-    }
+    placesim::real::open_nccl_group(where, group_, &group);
   }
 
-  static void close_nccl_group(NcclGroup& group) {
-    for (size_t i = 0; i < group.ordinals.size(); ++i) {
-      cudaSetDevice(group.ordinals[i]);
-      if (group.streams[i]) cudaStreamSynchronize(group.streams[i]);
-      if (group.comms[i]) ncclCommDestroy(group.comms[i]);
-      if (group.buffers[i]) cudaFree(group.buffers[i]);
-      if (group.member_done[i]) cudaEventDestroy(group.member_done[i]);
-      if (group.streams[i]) cudaStreamDestroy(group.streams[i]);
-    }
-    group = NcclGroup{};
-  }
-
-  /// Records the task's start on member 0's stream, runs the task's collective on every member
-  /// (one NCCL group call: ncclAllReduce of `bytes`; ncclAllGather / ncclReduceScatter of
-  /// `bytes` in total, bytes / N per rank, in place), and makes member 0's stream wait for every
-  /// member's end.
   void enqueue_collective(const Task& task) {
-    NcclGroup& group = nccl_groups_.at(task.group);
-    const size_t count = std::max<size_t>(group.spans_hosts ? 1 : 0,
-                                          std::min(group.elements, size_t(std::ceil(task.bytes / sizeof(float)))));
-    const size_t ranks = task.group.size();
-    // Gathers and scatters move count / N elements per rank (at least one where anything moves).
-    const size_t per_rank = count == 0 ? 0 : std::max<size_t>(1, count / ranks);
-    check(cudaSetDevice(group.ordinals.front()), "cudaSetDevice");
-    check(cudaEventRecord(events_[task.id].start, group.streams.front()), "cudaEventRecord");
-    check_nccl(ncclGroupStart(), "ncclGroupStart");
-    for (size_t i = 0; i < group.ordinals.size(); ++i) {
-      check(cudaSetDevice(group.ordinals[i]), "cudaSetDevice");
-      int rank = 0;
-      check_nccl(ncclCommUserRank(group.comms[i], &rank), "ncclCommUserRank");
-      float* own_part = group.buffers[i] + size_t(rank) * per_rank;
-      switch (task.collective) {
-        case CollectiveKind::kAllGather:
-          check_nccl(ncclAllGather(own_part, group.buffers[i], per_rank, ncclFloat, group.comms[i], group.streams[i]),
-                     "ncclAllGather");
-          break;
-        case CollectiveKind::kReduceScatter:
-          check_nccl(ncclReduceScatter(group.buffers[i], own_part, per_rank, ncclFloat, ncclSum, group.comms[i],
-                                       group.streams[i]),
-                     "ncclReduceScatter");
-          break;
-        default:
-          check_nccl(ncclAllReduce(group.buffers[i], group.buffers[i], count, ncclFloat, ncclSum, group.comms[i],
-                                   group.streams[i]),
-                     "ncclAllReduce");
-      }
-    }
-    check_nccl(ncclGroupEnd(), "ncclGroupEnd");
-    for (size_t i = 1; i < group.ordinals.size(); ++i) {
-      check(cudaSetDevice(group.ordinals[i]), "cudaSetDevice");
-      check(cudaEventRecord(group.member_done[i], group.streams[i]), "cudaEventRecord");
-      check(cudaSetDevice(group.ordinals.front()), "cudaSetDevice");
-      check(cudaStreamWaitEvent(group.streams.front(), group.member_done[i], 0), "cudaStreamWaitEvent");
-    }
+    enqueue_nccl_collective(nccl_groups_.at(task.group), task.collective, task.bytes, task.group.size(),
+                            events_[task.id].start);
   }
 #endif
 
