@@ -58,6 +58,10 @@ TEST(SweepSpec, ExpandsEveryDimensionNodeTypeSlowestPrecisionFastest) {
   // 16 > 8 GPUs per DGX-1 is left out: 3 device counts; 1 node (no fabric) + 2 nodes x 2 fabrics
   // = 3 layouts; strategies: ar + ps num_ps=1 + ps num_ps=2 = 3; 2 precisions: 3 x 3 x 3 x 2 = 54.
   ASSERT_EQ(spec.configurations.size(), 3u * 3u * 3u * 2u);
+  // The count the 1,000,000-configuration limit is checked on, before anything is built.
+  const SweepDimensions dimensions{{1, 2, 8, 16}, {1, 2}, {"ib_edr", "eth_100g"}, {32}, {"fp32", "fp16"}};
+  EXPECT_EQ(configuration_count(spec, dimensions), 54u);
+  EXPECT_EQ(expand_configurations(spec, dimensions).size(), 54u);
   ASSERT_EQ(spec.strategies.size(), 3u);
   EXPECT_EQ(spec.strategies[1].label, "ps num_ps=1");
   EXPECT_EQ(spec.strategies[2].label, "ps num_ps=2");
@@ -121,6 +125,16 @@ TEST(SweepSpec, BadSizesNameTheirJsonPath) {
   EXPECT_NE(error_of(R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
     "sweep": {"strategies": [{"parallelism": {"pipeline": 2, "virtual_stages": [2, 0]}}]}})")
                 .find("/sweep/strategies/0/parallelism/virtual_stages/1"),
+            std::string::npos);
+}
+
+// 8 GPU counts x 1,000 node counts (999 of them on the fabric) x 200 batches = 1,600,000 > the
+// 1,000,000 configurations a sweep may have: refused from the count, before any is built.
+TEST(SweepSpec, MoreThanAMillionConfigurationsAreRefusedBeforeTheyAreBuilt) {
+  EXPECT_NE(error_of(R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100"},
+    "sweep": {"devices_per_node": {"from": 1, "to": 8, "step": 1}, "nodes": {"from": 1, "to": 1000, "step": 1},
+              "fabric": ["ib_edr"], "batch_size": {"from": 1, "to": 200, "step": 1}}})")
+                .find("/sweep: more than 1000000 configurations"),
             std::string::npos);
 }
 
