@@ -10,7 +10,6 @@
 #include "sim/core/atomic_file.h"
 #include "sim/placement/placement_log.h"
 #include "sim/report/cost_provenance.h"
-#include "sim/report/memory_verdict.h"
 #include "sim/report/text_report.h"
 #include "sim/core/units_format.h"
 #include "sim/scenario/scenario_loader.h"
@@ -40,6 +39,17 @@ void print_header(const Scenario& scenario, size_t tasks) {
             << scenario.cluster.devices().size() << " devices); plan: " << tasks << " tasks\n\n";
 }
 
+// A strategy that does not fit in memory is an input error, not a prediction (issue 5), on every
+// tier, unless --allow-oom.
+void refuse_out_of_memory(const RunCommandOptions& options, const std::vector<Strategy>& strategies,
+                          const std::vector<TierStep>& steps) {
+  if (options.allow_oom) return;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].out_of_memory.empty()) continue;
+    throw out_of_memory_error(options.scenario, strategies.size() > 1 ? strategies[i].name : "", steps[i].out_of_memory);
+  }
+}
+
 // The closed-form tier (sim/analytical/pipeline_closed_form.h): each 3D strategy's step from one
 // micro-batch's cells, no plan of the step, so no timeline, devices table or trace; the report
 // is sim/session/closed_form_report.h's.
@@ -51,11 +61,7 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
     throw InputError("--trace", "", "the closed-form tier (\"simulation\": {\"tier\": \"closed-form\"}) computes no "
                                     "timeline; use \"analytical\" or \"simulated\" for a trace");
   }
-  for (size_t i = 0; i < strategies.size(); ++i) {
-    if (steps[i].out_of_memory.empty() || options.allow_oom) continue;
-    // A configuration that does not fit is an input error, not a prediction, as on the other tiers.
-    throw out_of_memory_error(options.scenario, strategies.size() > 1 ? strategies[i].name : "", steps[i].out_of_memory);
-  }
+  refuse_out_of_memory(options, strategies, steps);
   Json rows = Json::array();
   for (size_t i = 0; i < strategies.size(); ++i) {
     const Strategy& strategy = strategies[i];
@@ -145,23 +151,17 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
 
   if (scenario.run.tier == Tier::kClosedForm) return run_closed_form(options, scenario, strategies, trace, report);
 
-  std::vector<EvaluatedStrategy> evaluated;
+  std::vector<TierStep> steps;
   for (size_t i = 0; i < strategies.size(); ++i) {
     if (strategies.size() > 1 && !options.quiet) {
       std::cerr << "placesim: simulating strategy " << (i + 1) << "/" << strategies.size() << ": " << strategies[i].name
                 << "\n";
     }
-    bool baseline = has_scaling_baseline(strategies[i]);
-    evaluated.push_back(std::move(*evaluate_on_tier(scenario, strategies[i], baseline).planned));
+    steps.push_back(evaluate_on_tier(scenario, strategies[i], has_scaling_baseline(strategies[i])));
   }
-  if (!options.allow_oom) {
-    // A placement that does not fit is an input error, not a prediction (issue 5).
-    for (size_t i = 0; i < evaluated.size(); ++i) {
-      auto verdicts = out_of_memory_verdicts(evaluated[i].run.metrics, scenario.cluster_for(strategies[i]));
-      if (verdicts.empty()) continue;
-      throw out_of_memory_error(options.scenario, strategies.size() > 1 ? strategies[i].name : "", verdicts);
-    }
-  }
+  refuse_out_of_memory(options, strategies, steps);
+  std::vector<EvaluatedStrategy> evaluated;
+  for (TierStep& step : steps) evaluated.push_back(std::move(*step.planned));
   const EvaluatedStrategy& first = evaluated.front();
   if (!options.quiet) print_header(scenario, first.planned.plan.tasks.size());
   for (const auto& note : first.planned.placement.notes) std::cerr << "placesim: " << note << "\n";

@@ -23,6 +23,12 @@ struct StrategySource {
   /// An option's JSON path where it is not json_path + "/" + option ("parallelism/tensor" ->
   /// "/sweep/strategies/0/parallelism/tensor/1": a sweep's value from a list).
   std::map<std::string, std::string> option_paths;
+
+  /// The JSON path of `option` ("parallelism/tensor"; "" = the strategy's object).
+  std::string path_of(const std::string& option) const {
+    if (auto given = option_paths.find(option); given != option_paths.end()) return given->second;
+    return option.empty() ? json_path : json_path + "/" + option;
+  }
 };
 
 struct Scenario {

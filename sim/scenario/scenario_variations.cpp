@@ -10,9 +10,9 @@
 
 namespace placesim {
 
-ScenarioVariations::ScenarioVariations(const Json& document, const std::string& file, const HardwareCatalog& catalog,
-                                       const std::vector<StrategyVariantText>& variants)
-    : document_(document), file_(file), base_directory_(std::filesystem::path(file).parent_path()), catalog_(&catalog) {
+ScenarioVariations::ScenarioVariations(Json document, const std::string& file, const HardwareCatalog& catalog,
+                                       const std::vector<StrategyVariant>& variants)
+    : document_(std::move(document)), file_(file), base_directory_(std::filesystem::path(file).parent_path()), catalog_(&catalog) {
   // The caller picks the tier; the rest of "simulation" stays.
   if (document_.contains("simulation") && document_["simulation"].is_object()) document_["simulation"].erase("tier");
   JsonReader reader(document_, file_);
@@ -22,10 +22,14 @@ ScenarioVariations::ScenarioVariations(const Json& document, const std::string& 
   run_ = read_run_options(reader);
   sets_simulation_ = reader.has("simulation");
   if (auto given = reader.find("perturbations")) perturbations_ = read_perturbations(*given);
-  for (const StrategyVariantText& variant : variants) {
+  for (const StrategyVariant& variant : variants) {
+    // The variant's options are where it was written: its kind's object, or a value in a list.
+    const std::string strategy_path = variant.json_path.substr(0, variant.json_path.rfind('/'));
     UnplacedStrategy unplaced =
-        read_unplaced_strategy(variant.name, variant.kind, JsonReader(*variant.body, file_, variant.json_path));
-    unplaced.option_paths = variant.option_paths;
+        read_unplaced_strategy(variant.label, variant.kind, JsonReader(variant.strategy.at(variant.kind), file_,
+                                                                       variant.json_path),
+                               strategy_path);
+    for (const auto& [option, path] : variant.option_paths) unplaced.source.option_paths[variant.kind + "/" + option] = path;
     strategies_.push_back(std::move(unplaced));
   }
 }
@@ -44,16 +48,12 @@ Scenario ScenarioVariations::scenario(const ScenarioVariation& variation, const 
   const JsonReader document(document_, file_);
   scenario.graph = build_model_graph(document.at("model"), scenario.run, base_directory_, reuse);
   require_fetched_ops_exist(document, scenario);
-  auto option_path = [&](const std::string& option) {
-    auto given = unplaced.option_paths.find(option);
-    return given != unplaced.option_paths.end() ? given->second : unplaced.json_path + "/" + option;
-  };
   auto fail_if_too_large = [&](const std::optional<PlanTooLarge>& refusal) {
     if (!refusal) return;
     const std::string path = refusal->blame == PlanTooLarge::kSteps ? "/run/steps"
                              : refusal->blame == PlanTooLarge::kModel ? "/model"
-                             : refusal->key == "pipeline"             ? option_path("micro_batches")
-                                                                      : unplaced.json_path;
+                             : refusal->key == "pipeline"             ? unplaced.source.path_of("pipeline/micro_batches")
+                                                                      : unplaced.source.path_of(unplaced.kind);
     throw InputError(file_, path, refusal->message);
   };
   if (const auto& dp = unplaced.strategy.data_parallel) {
@@ -81,13 +81,7 @@ Scenario ScenarioVariations::scenario(const ScenarioVariation& variation, const 
   }
   Strategy strategy = place_strategy(unplaced, devices, scenario.cluster);
   locate_graph_ops(document.at("model"), base_directory_, &scenario);
-  // The strategy's options are where the variant was written: its kind's object, or the value
-  // in a list.
-  StrategySource& source = scenario.strategy_sources[strategy.name];
-  const std::string kind_path = unplaced.json_path;
-  source.json_path = kind_path.substr(0, kind_path.rfind('/'));
-  const std::string kind = kind_path.substr(kind_path.rfind('/') + 1);
-  for (const auto& [option, path] : unplaced.option_paths) source.option_paths[kind + "/" + option] = path;
+  scenario.strategy_sources[strategy.name] = unplaced.source;
   scenario.strategies.push_back(std::move(strategy));
 
   const std::string unsupported = precision_unsupported_reason(scenario.cluster, scenario.run.precision);

@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,18 +19,9 @@
 #include "sim/scenario/scenario.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/scenario/strategy_reader.h"
+#include "sim/sweep/sweep_spec.h"
 
 namespace placesim {
-
-/// A strategy variant as the scenario file gives it.
-struct StrategyVariantText {
-  std::string name;
-  std::string kind;        ///< "data_parallel" | "pipeline" | "parallelism"
-  const Json* body = nullptr;  ///< the kind's object (no device keys)
-  std::string json_path;   ///< of `body` in the scenario file
-  /// An option's JSON path where it is not json_path + "/" + option (a value from a list).
-  std::map<std::string, std::string> option_paths;
-};
 
 struct ScenarioVariation {
   std::string cluster_template;
@@ -47,8 +37,8 @@ class ScenarioVariations {
  public:
   /// Reads what no variation changes from `document` (its "run" with the simulation tier left to
   /// the caller) and each variant's options. Throws InputError at the first problem.
-  ScenarioVariations(const Json& document, const std::string& file, const HardwareCatalog& catalog,
-                     const std::vector<StrategyVariantText>& variants);
+  ScenarioVariations(Json document, const std::string& file, const HardwareCatalog& catalog,
+                     const std::vector<StrategyVariant>& variants);
 
   /// Whether the document says how to simulate ("simulation").
   bool sets_simulation() const { return sets_simulation_; }

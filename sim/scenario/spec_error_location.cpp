@@ -15,14 +15,10 @@ InputError locate_spec_error(const Scenario& scenario, const Strategy& strategy,
     case SpecError::Scope::kStrategy:
       break;
   }
-  auto source = scenario.strategy_sources.find(strategy.name);
-  if (source == scenario.strategy_sources.end()) {
-    return InputError(file, "/strategy" + (error.option().empty() ? std::string() : "/" + error.option()), error.message());
-  }
-  auto given = source->second.option_paths.find(error.option());
-  if (given != source->second.option_paths.end()) return InputError(file, given->second, error.message());
-  return InputError(file, source->second.json_path + (error.option().empty() ? std::string() : "/" + error.option()),
-                    error.message());
+  static const StrategySource kSingleStrategy{"/strategy", {}};  // one made by a command, not read
+  const auto found = scenario.strategy_sources.find(strategy.name);
+  const StrategySource& source = found == scenario.strategy_sources.end() ? kSingleStrategy : found->second;
+  return InputError(file, source.path_of(error.option()), error.message());
 }
 
 }  // namespace placesim

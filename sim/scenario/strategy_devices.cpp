@@ -33,6 +33,11 @@ std::vector<DeviceId> cluster_accelerators(const Cluster& cluster) {
   return {};
 }
 
+std::vector<DeviceId> accelerators_else_cpus(const Cluster& cluster) {
+  std::vector<DeviceId> found = cluster_accelerators(cluster);
+  return found.empty() ? devices_of_kind(cluster, DeviceKind::kCpu) : found;
+}
+
 MaybeProblem default_parameter_servers(int64_t count, const Cluster& cluster, std::vector<DeviceId>* servers) {
   const std::vector<DeviceId> cpus = devices_of_kind(cluster, DeviceKind::kCpu);
   if (cpus.empty()) return OptionProblem{"", "parameter servers default to CPUs, and the cluster has none: give \"ps_devices\""};

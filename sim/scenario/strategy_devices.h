@@ -28,6 +28,10 @@ std::vector<DeviceId> devices_of_kind(const Cluster& cluster, DeviceKind kind);
 /// The cluster's accelerators in device order: its GPUs, else its TPUs (none: empty).
 std::vector<DeviceId> cluster_accelerators(const Cluster& cluster);
 
+/// Where replicas and stages go by default: the accelerators, else the CPUs (TensorFlow's
+/// benchmarks put one worker per GPU).
+std::vector<DeviceId> accelerators_else_cpus(const Cluster& cluster);
+
 /// `count` parameter servers on the cluster's CPUs, server i on CPU i mod CPUs (TensorFlow's PS
 /// tasks co-located with the workers, as in its distributed benchmarks).
 MaybeProblem default_parameter_servers(int64_t count, const Cluster& cluster, std::vector<DeviceId>* servers);

@@ -205,10 +205,7 @@ DataParallelOptions read_data_parallel(const JsonReader& reader, const Cluster& 
     if (replica_devices.empty()) replicas.fail("expected at least one replica device");
   } else {
     int64_t count = replicas.as_integer(1, 1000000);
-    // Accelerators first, as TensorFlow's benchmarks put one worker per GPU.
-    std::vector<DeviceId> candidates = devices_of_kind(cluster, DeviceKind::kGpu);
-    if (candidates.empty()) candidates = devices_of_kind(cluster, DeviceKind::kTpu);
-    if (candidates.empty()) candidates = devices_of_kind(cluster, DeviceKind::kCpu);
+    std::vector<DeviceId> candidates = accelerators_else_cpus(cluster);
     if (static_cast<size_t>(count) > candidates.size()) {
       replicas.fail("asks for " + std::to_string(count) + " replicas, but the cluster has " +
                     std::to_string(candidates.size()) + " " +
@@ -271,9 +268,7 @@ PipelineOptions read_pipeline(const JsonReader& reader, const Cluster& cluster) 
                       " stages");
       }
     } else {
-      std::vector<DeviceId> candidates = devices_of_kind(cluster, DeviceKind::kGpu);
-      if (candidates.empty()) candidates = devices_of_kind(cluster, DeviceKind::kTpu);
-      if (candidates.empty()) candidates = devices_of_kind(cluster, DeviceKind::kCpu);
+      std::vector<DeviceId> candidates = accelerators_else_cpus(cluster);
       if (static_cast<size_t>(count) > candidates.size()) {
         stages.fail("asks for " + std::to_string(count) + " stages, but the cluster has " +
                     std::to_string(candidates.size()) + " " + to_string(*cluster.device(candidates.front()).name.kind) +
@@ -361,11 +356,13 @@ void fail_on_problem(const JsonReader& object, const MaybeProblem& problem) {
   (problem->field.empty() || !object.has(problem->field) ? object : object.at(problem->field)).fail(problem->message);
 }
 
-UnplacedStrategy read_unplaced_strategy(const std::string& name, const std::string& kind, const JsonReader& body) {
+UnplacedStrategy read_unplaced_strategy(const std::string& name, const std::string& kind, const JsonReader& body,
+                                        const std::string& strategy_path) {
   UnplacedStrategy unplaced;
   unplaced.strategy.name = name;
+  unplaced.kind = kind;
   unplaced.file = body.file();
-  unplaced.json_path = body.path();
+  unplaced.source.json_path = strategy_path;
   body.expect_object();
   for (const char* devices : {"replicas", "ps_devices", "stages", "devices", "data"}) {
     if (body.has(devices)) body.at(devices).fail(std::string("\"") + devices + "\" is set where the strategy is placed");
@@ -389,11 +386,8 @@ UnplacedStrategy read_unplaced_strategy(const std::string& name, const std::stri
 Strategy place_strategy(const UnplacedStrategy& unplaced, const std::vector<DeviceId>& devices, const Cluster& cluster) {
   Strategy strategy = unplaced.strategy;
   auto fail = [&](const OptionProblem& problem) {
-    auto given = unplaced.option_paths.find(problem.field);
-    const std::string path = given != unplaced.option_paths.end() ? given->second
-                             : problem.field.empty()               ? unplaced.json_path
-                                                                   : unplaced.json_path + "/" + problem.field;
-    throw InputError(unplaced.file, path, problem.message);
+    const std::string option = problem.field.empty() ? unplaced.kind : unplaced.kind + "/" + problem.field;
+    throw InputError(unplaced.file, unplaced.source.path_of(option), problem.message);
   };
   MaybeProblem problem;
   if (strategy.data_parallel) {

@@ -34,15 +34,16 @@ struct UnplacedStrategy {
   Strategy strategy;              ///< one of data_parallel, pipeline, parallelism; no devices
   int64_t parameter_servers = 1;  ///< data parallel with parameter servers: how many, on the CPUs
   bool hybrid_sharding = false;   ///< parallelism with "fsdp": "hybrid"
+  std::string kind;  ///< "data_parallel", "pipeline" or "parallelism": its options' key in the strategy
   std::string file;
-  std::string json_path;  ///< of the "data_parallel", "pipeline" or "parallelism" object
-  /// An option's JSON path where it is not json_path + "/" + option (a value from a list).
-  std::map<std::string, std::string> option_paths;
+  StrategySource source;  ///< where the strategy was written (its object, the values from lists)
 };
 
-/// `body`: the "data_parallel", "pipeline" or "parallelism" object (`kind`), without the keys
-/// that name devices ("replicas", "ps_devices", "stages", "devices") or the data size.
-UnplacedStrategy read_unplaced_strategy(const std::string& name, const std::string& kind, const JsonReader& body);
+/// `body`: the "data_parallel", "pipeline" or "parallelism" object (`kind`) of the strategy
+/// object at `strategy_path`, without the keys that name devices ("replicas", "ps_devices",
+/// "stages", "devices") or the data size.
+UnplacedStrategy read_unplaced_strategy(const std::string& name, const std::string& kind, const JsonReader& body,
+                                        const std::string& strategy_path);
 
 /// The strategy on `devices` (the replicas; the stages in order; the 3D layout's devices, whose
 /// sizes the caller has set), checked as the loader checks devices named in a file: an

@@ -66,14 +66,13 @@ std::vector<JsonReader> as_list(const JsonReader& reader) {
   return entries;
 }
 
-NodeType read_node_type(const JsonReader& where, const HardwareCatalog& catalog, const std::filesystem::path& directory) {
+NodeType read_node_type(const JsonReader& where, const HardwareCatalog& catalog) {
   NodeType type;
   type.template_id = where.as_string();
   std::filesystem::path path = catalog.cluster_template(type.template_id, where);
   Json template_document = parse_json_file(path);
   type.has_fabric = template_document.is_object() && template_document.contains("fabric");
-  Json description = {{"template", type.template_id}, {"nodes", 1}};
-  Cluster cluster = build_cluster(JsonReader(description, where.file(), where.path()), catalog, directory);
+  const Cluster cluster = build_template_cluster(type.template_id, 1, "", catalog);
   type.node_devices = static_cast<int64_t>(cluster.devices().size());
   for (DeviceKind kind : {DeviceKind::kGpu, DeviceKind::kTpu, DeviceKind::kCpu}) {
     for (const ClusterDevice& device : cluster.devices()) {
@@ -171,6 +170,8 @@ void read_strategy_variants(const JsonReader& entry, std::vector<StrategyVariant
     variant.kind = kind;
     variant.json_path = body.path();
     variant.option_paths = std::move(p.option_paths);
+    variant.sets_micro_batches = p.body.contains("micro_batches");
+    variant.sets_algorithm = p.body.contains("algorithm");
     if (p.body.contains("micro_batch_size")) {
       variant.micro_batch_size = p.body["micro_batch_size"].get<int64_t>();
       p.body.erase("micro_batch_size");
@@ -187,20 +188,19 @@ SweepSpec read_sweep_spec(const JsonReader& document, const HardwareCatalog& cat
   sweep.expect_object();
   sweep.reject_unknown_keys({"node", "devices_per_node", "nodes", "fabric", "strategies", "batch_size", "precision",
                              "target", "budget", "train", "tokens_per_sample", "prices", "fidelity"});
-  const std::filesystem::path directory = std::filesystem::path(document.file()).parent_path();
   SweepSpec spec;
 
   // Node types: the sweep's list, else the scenario's cluster template.
   if (auto nodes = sweep.find("node")) {
     std::set<std::string> seen;
     for (const auto& entry : as_list(*nodes)) {
-      spec.node_types.push_back(read_node_type(entry, catalog, directory));
+      spec.node_types.push_back(read_node_type(entry, catalog));
       if (!seen.insert(spec.node_types.back().template_id).second) entry.fail("\"" + entry.as_string() + "\" is listed twice");
     }
   } else {
     JsonReader cluster = document.at("cluster");
     if (!cluster.has("template")) sweep.fail("give \"node\" (cluster templates): the scenario's cluster is not a template");
-    spec.node_types.push_back(read_node_type(cluster.at("template"), catalog, directory));
+    spec.node_types.push_back(read_node_type(cluster.at("template"), catalog));
   }
 
   std::vector<int64_t> devices_per_node;

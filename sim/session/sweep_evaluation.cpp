@@ -154,16 +154,8 @@ void evaluate_scenario(const Scenario& scenario, Tier tier, SweepRow* result) {
 
 SweepContext make_sweep_context(Json document, const std::string& file, const HardwareCatalog& catalog) {
   SweepContext context;
-  context.document = std::move(document);
-  context.file = file;
-  context.catalog = &catalog;
-  context.spec = read_sweep_spec(JsonReader(context.document, file), catalog);
-  std::vector<StrategyVariantText> variants;
-  for (const StrategyVariant& variant : context.spec.strategies) {
-    variants.push_back({variant.label, variant.kind, &variant.strategy.at(variant.kind), variant.json_path,
-                        variant.option_paths});
-  }
-  context.variations = std::make_shared<const ScenarioVariations>(context.document, file, catalog, variants);
+  context.spec = read_sweep_spec(JsonReader(document, file), catalog);
+  context.variations = std::make_shared<const ScenarioVariations>(std::move(document), file, catalog, context.spec.strategies);
   return context;
 }
 

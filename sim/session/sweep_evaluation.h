@@ -1,5 +1,6 @@
 // Evaluating one configuration of a sweep: its typed scenario (the document read once, varied per
-// configuration: sim/scenario/scenario_variations.h), planned, and run on one tier (the analytical estimate or the SimGrid engine) into a SweepRow.
+// configuration: sim/scenario/scenario_variations.h), planned, and run on one tier (the
+// analytical estimate or the SimGrid engine) into a SweepRow.
 // A pure function of (sweep, index, tier), so any process — or, later, any MPI rank — can
 // evaluate any configuration and the results do not depend on who did.
 #pragma once
@@ -18,9 +19,6 @@
 namespace placesim {
 
 struct SweepContext {
-  Json document;     ///< the whole scenario file, with its "sweep"
-  std::string file;  ///< the scenario's path (relative model/cluster files resolve against its directory)
-  const HardwareCatalog* catalog = nullptr;
   SweepSpec spec;
   /// The document read once; each configuration a variation of it.
   std::shared_ptr<const ScenarioVariations> variations;
@@ -29,7 +27,9 @@ struct SweepContext {
   mutable ScenarioReuse reuse;
 };
 
-/// Reads the sweep of `document` (the scenario file `file`) and what its configurations share.
+/// Reads the sweep of `document` (the scenario file `file`: relative model and cluster files
+/// resolve against its directory) and what its configurations share; `catalog` must outlive the
+/// context.
 /// Throws InputError at the first problem of the sweep or of a strategy variant.
 SweepContext make_sweep_context(Json document, const std::string& file, const HardwareCatalog& catalog);
 

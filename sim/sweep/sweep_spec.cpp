@@ -85,7 +85,6 @@ std::vector<std::string> configuration_devices(const SweepSpec& spec, const Swee
 
 void size_parallelism(const StrategyVariant& variant, const SweepConfiguration& configuration,
                       bool scenario_sets_simulation, ParallelismOptions* options, RunOptions* run) {
-  const Json& given = variant.strategy.at("parallelism");
   const int64_t tensor = options->tensor;
   const int64_t pipeline = options->pipeline;
   const int64_t count = configuration.devices();
@@ -102,7 +101,7 @@ void size_parallelism(const StrategyVariant& variant, const SweepConfiguration& 
                          std::to_string(data) + " (" + std::to_string(count) + " devices / " + sizes + ")");
   }
   const int64_t per_replica = configuration.batch_size / data;
-  if (!given.contains("micro_batches")) {
+  if (!variant.sets_micro_batches) {
     const int64_t size = variant.micro_batch_size;
     if (size < 1 || per_replica % size != 0) {
       throw InputError("", "/sweep/strategies",
@@ -112,7 +111,7 @@ void size_parallelism(const StrategyVariant& variant, const SweepConfiguration& 
     }
     options->micro_batches = per_replica / size;
   }
-  if (!given.contains("algorithm")) options->algorithm = CollectiveAlgorithm::kRing;
+  if (!variant.sets_algorithm) options->algorithm = CollectiveAlgorithm::kRing;
   options->data = data;
   run->batch_size = per_replica;
   if (!scenario_sets_simulation) run->symmetry = true;

@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "sim/cluster/hardware_catalog.h"
 #include "sim/core/json_reader.h"
 #include "sim/spec/run_options.h"
 #include "sim/spec/strategy.h"
@@ -34,6 +33,8 @@ struct StrategyVariant {
   /// A 3D variant's "micro_batch_size" (samples per micro-batch; not a scenario option, so not
   /// in `strategy`): micro-batches = per-replica batch / this, unless "micro_batches" is given.
   int64_t micro_batch_size = 1;
+  bool sets_micro_batches = false;  ///< a 3D variant gives "micro_batches" (else: from micro_batch_size)
+  bool sets_algorithm = false;      ///< a 3D variant gives "algorithm" (else: the ring)
 };
 
 /// A node type: a cluster template and the accelerators of one of its nodes.

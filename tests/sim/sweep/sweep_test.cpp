@@ -111,6 +111,8 @@ TEST(SweepSpec, VariantsKnowTheJsonPathOfEveryListedValue) {
   EXPECT_EQ(four_by_three.option_paths.at("micro_batch_size"), "/sweep/strategies/1/parallelism/micro_batch_size/1");
   EXPECT_EQ(four_by_three.option_paths.count("pipeline"), 0u);
   EXPECT_EQ(four_by_three.micro_batch_size, 3);
+  EXPECT_FALSE(four_by_three.sets_micro_batches);  // micro-batches come from micro_batch_size
+  EXPECT_FALSE(four_by_three.sets_algorithm);      // the ring by default
   EXPECT_FALSE(four_by_three.strategy["parallelism"].contains("micro_batch_size"));
   EXPECT_EQ(four_by_three.strategy["parallelism"]["tensor"], 4);
 }
