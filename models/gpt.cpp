@@ -13,6 +13,9 @@
 // forward third of Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
 // Clusters Using Megatron-LM" (SC'21), 72 B S L h^2 (1 + S/(6h) + V/(12 h L)) without recompute.
 // The scores and context are counted in full (no causal-mask saving), as that formula does.
+// `attention: "fused"` runs each core attention as one FlashAttention kernel with a causal mask
+// (LayerBuilder::fused_attention) instead of the scores, softmax (dropout) and context ops that
+// write the [S, S] scores to memory ("unfused", the default, as Megatron-LM ran before 2022).
 // `dropout: true` adds Megatron's dropouts (Shoeybi et al. 2019): on the embeddings' sum, on the
 // attention probabilities, and after each block's attention and MLP output projections; off by
 // default (GPT-2 small's published counts have none).
@@ -25,11 +28,12 @@
 namespace placesim {
 
 OpGraph build_gpt(const JsonReader& parameters, int64_t batch_size, double dtype_bytes) {
-  parameters.reject_unknown_keys({"layers", "hidden", "heads", "sequence", "vocabulary", "dropout"});
+  parameters.reject_unknown_keys({"layers", "hidden", "heads", "sequence", "vocabulary", "dropout", "attention"});
   // GPT-2 small.
   const auto [layers, hidden, heads, sequence, vocabulary] =
       read_transformer_shape(parameters, {.layers = 12, .hidden = 768, .heads = 12, .sequence = 1024, .vocabulary = 50257});
   const bool dropout = parameters.bool_or("dropout", false);
+  const bool fused = read_fused_attention(parameters);
 
   OpGraph graph("gpt");
   LayerBuilder b(graph, batch_size, dtype_bytes);
@@ -47,9 +51,14 @@ OpGraph build_gpt(const JsonReader& parameters, int64_t batch_size, double dtype
   for (int64_t layer = 0; layer < layers; ++layer) {
     b.set_layer("h." + std::to_string(layer));
     Tensor qkv = b.dense("qkv", b.layer_norm("ln_1", x), 3 * hidden);
-    Tensor probs = b.softmax("softmax", b.attention_scores("scores", qkv, heads));
-    if (dropout) probs = b.dropout("attn_dropout", probs);
-    Tensor context = b.attention_context("context", probs, qkv, heads);
+    Tensor context;
+    if (fused) {
+      context = b.fused_attention("flash_attention", qkv, heads, heads, /*causal=*/true);
+    } else {
+      Tensor probs = b.softmax("softmax", b.attention_scores("scores", qkv, heads));
+      if (dropout) probs = b.dropout("attn_dropout", probs);
+      context = b.attention_context("context", probs, qkv, heads);
+    }
     Tensor attention = b.dense("attn_proj", context, hidden);
     if (dropout) attention = b.dropout("attn_proj_dropout", attention);
     x = b.add("add_1", x, attention);

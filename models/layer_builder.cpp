@@ -389,6 +389,31 @@ Tensor LayerBuilder::attention_scores(const std::string& name, const Tensor& qkv
   return Tensor{id, std::move(shape)};
 }
 
+Tensor LayerBuilder::fused_attention(const std::string& name, const Tensor& qkv, int64_t heads, int64_t kv_heads,
+                                     bool causal) {
+  if (kv_heads == 0) kv_heads = heads;
+  const int64_t hidden = expect_qkv(qualified(name), qkv, heads, kv_heads);
+  const int64_t n = qkv.shape[0], sequence = qkv.shape[1], head_dim = hidden / heads;
+  Op op = make_op(name, "FlashAttention", OpKind::kMatMul, {n, sequence, hidden});
+  AttentionShape shape;
+  shape.batch = n * heads;
+  shape.queries = sequence;
+  shape.keys = sequence;
+  shape.head_dim = head_dim;
+  shape.causal = causal;
+  op.kernel = std::make_shared<const KernelShape>(KernelShape::of_attention(shape));
+  op.forward_flops = shape.forward_flops();
+  op.backward_flops = shape.backward_flops();
+  const double read = static_cast<double>(qkv.elements());  // Q, K and V
+  op.forward_bytes = bytes(read) + op.output_bytes;
+  // Backward reads Q, K, V, the output and its gradient, writes dQ, dK, dV.
+  op.backward_bytes = bytes(2 * read) + 2 * op.output_bytes;
+  std::vector<int64_t> out = op.output_shape;
+  OpId id = graph_.add_op(std::move(op));
+  graph_.add_edge(qkv.op, id, bytes(read));
+  return Tensor{id, std::move(out)};
+}
+
 Tensor LayerBuilder::attention_context(const std::string& name, const Tensor& probs, const Tensor& qkv,
                                        int64_t heads, int64_t kv_heads) {
   if (kv_heads == 0) kv_heads = heads;

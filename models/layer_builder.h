@@ -163,6 +163,13 @@ class LayerBuilder {
   /// MACs = N x heads x S x S x (H / heads).
   Tensor attention_context(const std::string& name, const Tensor& probs, const Tensor& qkv, int64_t heads,
                            int64_t kv_heads = 0);
+  /// The core attention as one fused kernel (FlashAttention: Dao et al. 2022, 2023; Shah et al.
+  /// 2024) on a fused projection `qkv` (as attention_scores): softmax(Q K^T / sqrt(d)) V -> [N, S,
+  /// H], the [S, S] scores never in memory. FLOPs as FlashAttention counts them: forward 4 N
+  /// heads S^2 d (half with `causal`), backward 2.5x (it recomputes the scores); bytes: Q, K, V
+  /// read and the output written, both ways. Its kernel shape (KernelKind::kAttention) carries
+  /// the heads, so it is split like the unfused ops (tensor_parallel.h).
+  Tensor fused_attention(const std::string& name, const Tensor& qkv, int64_t heads, int64_t kv_heads, bool causal);
   /// Cross-attention scores Q K^T of queries [N, Sq, H] on keys [N, Sk, H] from another sequence
   /// (an encoder's output): BatchMatMulV2 to [N, heads, Sq, Sk]; MACs = N x heads x Sq x Sk x (H / heads).
   Tensor cross_attention_scores(const std::string& name, const Tensor& query, const Tensor& key, int64_t heads);

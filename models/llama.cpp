@@ -12,6 +12,7 @@
 //   total = L (2h + 2h^2 + 2hKd + 3hf) + 2 V h + h (final norm)
 //   8B: 32 x 218,112,000 + 2 x 525,336,576 + 4096 = 8,030,261,248
 //   70B: 80 x 855,654,400 + 2 x 1,050,673,152 + 8192 = 70,553,706,496
+// `attention: "fused"` runs each core attention as one causal FlashAttention kernel (as `gpt`).
 // Op names follow the `gpt` zoo's (qkv, attn_proj, mlp_fc, mlp_proj, embedding/wte,
 // lm_head/MatMul), so the default tensor-parallel split applies (docs/tensor-parallel.md).
 #include <string>
@@ -24,7 +25,7 @@ namespace placesim {
 
 OpGraph build_llama3(const Llama3Defaults& defaults, const JsonReader& parameters, int64_t batch_size,
                      double dtype_bytes) {
-  parameters.reject_unknown_keys({"layers", "hidden", "heads", "kv_heads", "ffn", "sequence", "vocabulary"});
+  parameters.reject_unknown_keys({"layers", "hidden", "heads", "kv_heads", "ffn", "sequence", "vocabulary", "attention"});
   const auto [layers, hidden, heads, sequence, vocabulary] =
       read_transformer_shape(parameters, {.layers = defaults.layers, .hidden = defaults.hidden, .heads = defaults.heads,
                                           .sequence = defaults.sequence, .vocabulary = defaults.vocabulary});
@@ -35,6 +36,7 @@ OpGraph build_llama3(const Llama3Defaults& defaults, const JsonReader& parameter
                                    " key/value heads");
   }
   const int64_t head_dim = hidden / heads;
+  const bool fused = read_fused_attention(parameters);
 
   OpGraph graph("llama3");
   LayerBuilder b(graph, batch_size, dtype_bytes);
@@ -46,8 +48,13 @@ OpGraph build_llama3(const Llama3Defaults& defaults, const JsonReader& parameter
   for (int64_t layer = 0; layer < layers; ++layer) {
     b.set_layer("h." + std::to_string(layer));
     Tensor qkv = b.dense("qkv", b.rms_norm("ln_1", x), hidden + 2 * kv_heads * head_dim, /*bias=*/false);
-    Tensor probs = b.softmax("softmax", b.attention_scores("scores", qkv, heads, kv_heads));
-    Tensor context = b.attention_context("context", probs, qkv, heads, kv_heads);
+    Tensor context;
+    if (fused) {
+      context = b.fused_attention("flash_attention", qkv, heads, kv_heads, /*causal=*/true);
+    } else {
+      Tensor probs = b.softmax("softmax", b.attention_scores("scores", qkv, heads, kv_heads));
+      context = b.attention_context("context", probs, qkv, heads, kv_heads);
+    }
     x = b.add("add_1", x, b.dense("attn_proj", context, hidden, /*bias=*/false));
     Tensor gate_and_up = b.dense("mlp_fc", b.rms_norm("ln_2", x), 2 * ffn, /*bias=*/false);
     x = b.add("add_2", x, b.dense("mlp_proj", b.swiglu("swiglu", gate_and_up), hidden, /*bias=*/false));

@@ -29,4 +29,8 @@ TransformerShape read_transformer_shape(const JsonReader& parameters, const Tran
   return shape;
 }
 
+bool read_fused_attention(const JsonReader& parameters) {
+  return parameters.choice_or("attention", {"unfused", "fused"}, "unfused") == "fused";
+}
+
 }  // namespace placesim

@@ -27,6 +27,10 @@ constexpr int64_t kMaxTransformerHidden = 1 << 20;
 /// "heads" is absent and the default heads do not divide the given hidden size).
 TransformerShape read_transformer_shape(const JsonReader& parameters, const TransformerShape& defaults);
 
+/// "attention": "fused" (one FlashAttention kernel per attention) or "unfused" (the default:
+/// scores, softmax and context ops): true for fused.
+bool read_fused_attention(const JsonReader& parameters);
+
 /// Reads a sequence length `key` (tokens per sample; `fallback` when absent) with the limits of "sequence".
 int64_t read_sequence_length(const JsonReader& parameters, const std::string& key, int64_t fallback);
 

@@ -19,6 +19,7 @@
 #include "real_backend/calibration.h"
 #include "real_backend/runtime/machine_load.h"
 #include "real_backend/runtime/speed_probe.h"
+#include "sim/calibration/attention_calibration.h"
 #include "sim/calibration/board_gemm_calibration.h"
 #include "sim/calibration/kernel_calibration.h"
 #include "sim/cluster/kernel_model_json.h"
@@ -93,6 +94,22 @@ void print_check(const KernelModelCheck& check, std::ostream& out) {
   for (const auto& [reason, count] : check.skipped) out << "  skipped " << count << " rows: " << reason << "\n";
 }
 
+void print_attention_fit(const AttentionCalibration& calibration, const std::string& device, std::ostream& out) {
+  const AttentionKernelFit& fit = calibration.fit;
+  out << "Fused attention (" << fit.implementation << ") of " << device << " against its GEMM model, " << fit.rows
+      << " rows: forward " << format_number(fit.forward_efficiency, "%.4f") << ", backward "
+      << format_number(fit.backward_efficiency, "%.4f") << "\n";
+  out << "  op             shape                                    measured    predicted   error\n";
+  for (const AttentionPrediction& p : calibration.predictions) {
+    out << "  " << pad(p.row.op, 14, true) << " " << pad(p.row.shape.describe(), 40, true) << " "
+        << pad(format_seconds(p.row.seconds), 11, false) << " " << pad(format_seconds(p.predicted_seconds), 11, false)
+        << " " << pad(format_percent(p.predicted_seconds / p.row.seconds - 1), 7, false) << "\n";
+  }
+  out << "  |predicted / measured - 1|: median " << format_percent(fit.median_error) << ", p90 "
+      << format_percent(fit.p90_error) << "\n";
+  for (const auto& [reason, count] : calibration.skipped) out << "  skipped " << count << " rows: " << reason << "\n";
+}
+
 void print_board_gemm(const BoardGemmCalibration& calibration, const std::string& device, std::ostream& out) {
   const KernelModel model = read_kernel_model(JsonReader(calibration.profile.at("kernel_model"), "kernel_model"));
   out << "GEMM efficiency of " << device << " on its own rows (the rest of its kernel model stays "
@@ -165,6 +182,8 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
     std::vector<std::string> check_tables;
     std::vector<std::string> sibling_devices;
     std::vector<std::string> board_gemm_tables;
+    std::vector<std::string> attention_tables;
+    std::string attention_implementation = "flash2";
   };
   auto options = std::make_shared<Options>();
   CLI::App* command = app.add_subcommand(
@@ -208,6 +227,12 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
                       "Refit the GEMM efficiency of --device (a borrowed kernel model: --kernel-model-from) on its "
                       "own GEMM rows of these tables, per precision, keeping the borrowed shape parameters; "
                       "writes its profile to -o");
+  command->add_option("--attention-kernels", options->attention_tables,
+                      "Fit --device's fused attention (FlashAttention) against its GEMM model on the attention_fwd "
+                      "and attention_bwd rows of these tables (one efficiency per pass); writes its profile to -o");
+  command->add_option("--attention-implementation", options->attention_implementation,
+                      "With --attention-kernels: the table's kernels to fit (its algorithm column)")
+      ->capture_default_str();
   auto nccl_tests = add_nccl_tests_options(command);
   auto trace = add_trace_options(command);
   return {command, [options, nccl_tests, trace, &global] {
@@ -223,6 +248,14 @@ Command add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
               Json profile =
                   transfer_kernel_model(options->kernel_model_from, options->device, global.catalog(), today());
               return write_device_profile(options->output, profile, options->device, global.catalog());
+            }
+            if (!options->attention_tables.empty()) {
+              if (options->device.empty()) throw InputError("--device", "", "--attention-kernels needs --device ID");
+              std::vector<std::filesystem::path> tables(options->attention_tables.begin(), options->attention_tables.end());
+              AttentionCalibration calibration = calibrate_attention_from_kernel_tables(
+                  tables, options->device, options->attention_implementation, global.catalog(), today());
+              print_attention_fit(calibration, options->device, std::cout);
+              return write_device_profile(options->output, calibration.profile, options->device, global.catalog());
             }
             if (!options->board_gemm_tables.empty()) {
               if (options->device.empty()) throw InputError("--device", "", "--board-gemm-kernels needs --device ID");

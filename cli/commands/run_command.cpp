@@ -75,7 +75,9 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
     size_t width = 34;
     for (int64_t s = 0; s < p.pipeline; ++s) width = std::max(width, cluster.device(p.device(0, s, 0)).name.canonical().size());
     std::cout << (strategies.size() > 1 ? "Strategy " + strategy.name + ": " : std::string("")) << "data " << p.data
-              << " x pipeline " << p.pipeline << " x tensor " << p.tensor << ", " << p.micro_batches
+              << " x pipeline " << p.pipeline
+              << (p.context > 1 ? " x context " + std::to_string(p.context) : std::string()) << " x tensor " << p.tensor
+              << ", " << p.micro_batches
               << " micro-batches"
               << (p.virtual_stages > 1 ? ", interleaved 1F1B with " + std::to_string(p.virtual_stages) + " virtual stages"
                                        : std::string())

@@ -65,7 +65,12 @@ std::optional<ConvAlgorithm> conv_algorithm_family(const std::string& name) {
   return std::nullopt;
 }
 
-KernelTable read_kernel_table(const std::filesystem::path& path, const std::string& device) {
+namespace {
+
+bool is_attention_op(const std::string& op) { return op == "attention_fwd" || op == "attention_bwd"; }
+
+/// `attention`: the fused attention rows only (read_attention_table), else every other row.
+KernelTable read_table(const std::filesystem::path& path, const std::string& device, bool attention) {
   const std::string file = path.string();
   std::stringstream text(read_input_file(path));
   KernelTable table;
@@ -100,7 +105,21 @@ KernelTable read_kernel_table(const std::filesystem::path& path, const std::stri
       row.fail("seconds", "expected a positive time in seconds, got \"" + fields[5] + "\"");
     }
     auto shape = row.shape_fields(fields[2]);
-    if (m.op == "gemm" || m.op == "bmm" || m.op == "linear") {
+    if (is_attention_op(m.op) != attention) {
+      ++table.skipped[m.op + (attention ? ": not a fused attention kernel" : ": a fused attention kernel (calibrate --attention-kernels)")];
+      continue;
+    }
+    if (attention) {
+      AttentionShape a;
+      const int64_t heads = row.dimension(shape, "heads", 0, 1);
+      a.batch = row.dimension(shape, "batch", 1, 1) * heads;
+      a.queries = a.keys = row.dimension(shape, "seq", 0, 1);
+      a.head_dim = row.dimension(shape, "head_dim", 0, 1);
+      a.causal = row.dimension(shape, "causal", 0, 0, 1) != 0;
+      m.shape = KernelShape::of_attention(a);
+      m.pass = m.op == "attention_fwd" ? kForwardPass : kBackwardDataPass;
+      m.implementation = fields[4];
+    } else if (m.op == "gemm" || m.op == "bmm" || m.op == "linear") {
       GemmShape gemm;
       gemm.batch = row.dimension(shape, "batch", 1, 1);
       gemm.m = row.dimension(shape, "m", 0, 1);
@@ -143,6 +162,16 @@ KernelTable read_kernel_table(const std::filesystem::path& path, const std::stri
     table.rows.push_back(std::move(m));
   }
   return table;
+}
+
+}  // namespace
+
+KernelTable read_kernel_table(const std::filesystem::path& path, const std::string& device) {
+  return read_table(path, device, false);
+}
+
+KernelTable read_attention_table(const std::filesystem::path& path, const std::string& device) {
+  return read_table(path, device, true);
 }
 
 }  // namespace placesim

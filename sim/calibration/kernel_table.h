@@ -30,6 +30,8 @@ struct KernelMeasurement {
   Precision precision = Precision::kFp32;
   /// The algorithm the source says ran (cuDNN's choice), when it says.
   std::optional<ConvAlgorithm> algorithm;
+  /// Fused attention rows: the kernels' implementation as the table names it ("flash2", "cudnn").
+  std::string implementation;
   double seconds = 0;
   std::string source;
   std::string file;  ///< table it came from
@@ -53,8 +55,12 @@ inline OpKind memory_op_kind(const std::string& op) {
 inline bool is_reduction_row(const KernelMeasurement& row) { return is_reduction_kind(memory_op_kind(row.op)); }
 
 /// Reads one table; malformed rows are InputErrors naming the file, the line and the column.
-/// Rows of other devices than `device` (when not empty) are skipped silently.
+/// Rows of other devices than `device` (when not empty) are skipped silently; fused attention
+/// rows (attention_fwd, attention_bwd) are skipped with their count.
 KernelTable read_kernel_table(const std::filesystem::path& path, const std::string& device = "");
+/// The fused attention rows of a table only (shape batch;heads;seq;head_dim;causal, the
+/// implementation in the algorithm column), each with an AttentionShape (queries = keys = seq).
+KernelTable read_attention_table(const std::filesystem::path& path, const std::string& device = "");
 
 /// cuDNN's algorithm names (CUDNN_CONVOLUTION_*_ALGO_X without the prefix) in the model's families.
 std::optional<ConvAlgorithm> conv_algorithm_family(const std::string& cudnn_name);

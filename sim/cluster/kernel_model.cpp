@@ -92,6 +92,10 @@ uint64_t KernelModel::fingerprint() const {
   mix(reduction_memory_efficiency);
   mix(isolated_memory_floor_seconds);
   mix(isolated_reduction_floor_seconds);
+  if (attention) {
+    mix(attention->forward_efficiency);
+    mix(attention->backward_efficiency);
+  }
   return hash;
 }
 

@@ -44,6 +44,20 @@ struct BoardGemmRefit {
   double held_out_p90_error = 0;
 };
 
+/// A device's fused attention kernels (FlashAttention) against its GEMM model: the time of the
+/// GEMMs an attention kernel does the work of (kernel_cost.h), divided by these efficiencies,
+/// fitted on a measured attention table (calibrate --attention-kernels).
+struct AttentionKernelFit {
+  double forward_efficiency = 1;
+  double backward_efficiency = 1;
+  std::string implementation;  ///< the table's kernels that were fitted, e.g. "flash2"
+  std::string table;
+  std::string date;
+  int64_t rows = 0;
+  double median_error = 0;  ///< |predicted / measured - 1| over the fitted rows, with the fitted efficiencies
+  double p90_error = 0;
+};
+
 /// Where a kernel model came from and how well it predicts the kernels it was not fitted on.
 struct KernelModelFit {
   std::string table;          ///< measured kernel table(s) it was fitted on
@@ -104,6 +118,8 @@ struct KernelModel {
     return is_reduction_kind(op_kind) && reduction_memory_efficiency > 0 ? reduction_memory_efficiency : memory_efficiency;
   }
   KernelModelFit fit;
+  /// Set: fused attention is costed with this fit; absent: as fast as the GEMMs it replaces.
+  std::optional<AttentionKernelFit> attention;
 
   double gemm_efficiency_for(Precision precision) const;
   /// The fitted precision whose efficiency gemm_efficiency_for(precision) returns (itself, its

@@ -85,13 +85,41 @@ KernelModelFit read_fit(const JsonReader& fit) {
   return result;
 }
 
+AttentionKernelFit read_attention_fit(const JsonReader& entry) {
+  entry.reject_unknown_keys({"forward_efficiency", "backward_efficiency", "implementation", "table", "date", "rows",
+                             "median_error", "p90_error"});
+  AttentionKernelFit fit;
+  // Relative to the GEMM model of the same work: a fused kernel may beat separate GEMMs, up to 2x.
+  fit.forward_efficiency = fraction_in(entry.at("forward_efficiency"), 2.0);
+  fit.backward_efficiency = fraction_in(entry.at("backward_efficiency"), 2.0);
+  fit.implementation = entry.string_at("implementation");
+  fit.table = entry.string_at("table");
+  if (fit.table.empty()) entry.at("table").fail("an attention fit names the measured table it was fitted on");
+  fit.date = entry.string_or("date", "");
+  fit.rows = entry.integer_or("rows", 0, 0, 100'000'000);
+  fit.median_error = bounded_non_negative(entry, "median_error", 100);
+  fit.p90_error = bounded_non_negative(entry, "p90_error", 100);
+  return fit;
+}
+
+Json write_attention_fit(const AttentionKernelFit& fit) {
+  return {{"forward_efficiency", fit.forward_efficiency},
+          {"backward_efficiency", fit.backward_efficiency},
+          {"implementation", fit.implementation},
+          {"table", fit.table},
+          {"date", fit.date},
+          {"rows", fit.rows},
+          {"median_error", fit.median_error},
+          {"p90_error", fit.p90_error}};
+}
+
 }  // namespace
 
 KernelModel read_kernel_model(const JsonReader& entry) {
   entry.reject_unknown_keys({"sm_count", "gemm_efficiency", "tile_overhead_k", "tile_overhead_k_by_precision", "small_tile_exponent",
                              "kernel_overhead_seconds", "conv_efficiency", "conv_overhead_seconds", "conv_small_tile_exponent", "conv_fill_waves", "memory_efficiency",
                              "memory_latency_seconds", "reduction_memory_efficiency", "isolated_memory_floor_seconds",
-                             "isolated_reduction_floor_seconds", "fit"});
+                             "isolated_reduction_floor_seconds", "attention", "fit"});
   KernelModel model;
   model.sm_count = entry.at("sm_count").as_integer(1, 100'000);
   JsonReader gemm = entry.at("gemm_efficiency");
@@ -123,6 +151,7 @@ KernelModel read_kernel_model(const JsonReader& entry) {
   model.isolated_memory_floor_seconds = bounded_non_negative(entry, "isolated_memory_floor_seconds", 1.0);
   model.isolated_reduction_floor_seconds = bounded_non_negative(entry, "isolated_reduction_floor_seconds", 1.0);
   model.fit = read_fit(entry.at("fit"));
+  if (auto attention = entry.find("attention")) model.attention = read_attention_fit(*attention);
   return model;
 }
 
@@ -169,6 +198,7 @@ Json write_kernel_model(const KernelModel& model) {
   if (model.isolated_reduction_floor_seconds > 0) {
     json["isolated_reduction_floor_seconds"] = model.isolated_reduction_floor_seconds;
   }
+  if (model.attention) json["attention"] = write_attention_fit(*model.attention);
   return json;
 }
 

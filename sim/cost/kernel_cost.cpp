@@ -59,6 +59,9 @@ CacheKey key_of(const KernelShape& shape, uint8_t passes, Precision precision, c
   if (shape.kind == KernelKind::kGemm) {
     const GemmShape& g = shape.gemm;
     key.shape = {g.batch, g.m, g.n, g.k, g.transpose_a, g.transpose_b};
+  } else if (shape.kind == KernelKind::kAttention) {
+    const AttentionShape& a = shape.attention;
+    key.shape = {a.batch, a.queries, a.keys, a.head_dim, a.causal};
   } else {
     const Conv2dShape& c = shape.conv;
     key.shape = {c.n,        c.c,        c.h,     c.w,     c.k,          c.r,          c.s,     c.stride_h,
@@ -86,7 +89,46 @@ GemmShape backward_gemm(const GemmShape& forward, KernelPass pass) {
   return gemm;
 }
 
+}  // namespace
+
+double attention_gemm_seconds(const AttentionShape& a, bool forward, Precision precision, const DeviceSpec& spec) {
+  GemmDevice device{spec.peak_for(precision), spec.memory_bandwidth_bytes_per_second, spec.kernel_model.get()};
+  const double bytes = gemm_operand_bytes(precision);
+  // With a causal mask the kernel skips the blocks above the diagonal: half the keys on average.
+  const int64_t keys = a.causal ? std::max<int64_t>(1, a.keys / 2) : a.keys;
+  auto gemm = [&](int64_t m, int64_t n, int64_t k) {
+    GemmShape shape;
+    shape.batch = a.batch;
+    shape.m = m;
+    shape.n = n;
+    shape.k = k;
+    return estimate_gemm(shape, bytes, precision, device).seconds;
+  };
+  const double scores = gemm(a.queries, keys, a.head_dim);   // S = Q K^T (dP = dO V^T likewise)
+  const double context = gemm(a.queries, a.head_dim, keys);  // O = P V (dQ = dS K likewise)
+  if (forward) return scores + context;
+  // Backward: S again, dP, dV = P^T dO, dQ = dS K, dK = dS^T Q.
+  const double keys_side = gemm(keys, a.head_dim, a.queries);
+  return 2 * scores + context + 2 * keys_side;
+}
+
+namespace {
+
+/// A fused attention kernel's passes: its GEMMs' time divided by the device's fitted efficiency.
+double attention_seconds(const AttentionShape& a, uint8_t passes, Precision precision, const DeviceSpec& spec) {
+  const std::optional<AttentionKernelFit>& fit = spec.kernel_model->attention;
+  double seconds = 0;
+  if (passes & kForwardPass) {
+    seconds += attention_gemm_seconds(a, true, precision, spec) / (fit ? fit->forward_efficiency : 1.0);
+  }
+  if (passes & kBackwardPasses) {  // one fused backward kernel computes dQ, dK and dV
+    seconds += attention_gemm_seconds(a, false, precision, spec) / (fit ? fit->backward_efficiency : 1.0);
+  }
+  return seconds;
+}
+
 double shaped_seconds(const KernelShape& shape, uint8_t passes, Precision precision, const DeviceSpec& spec) {
+  if (shape.kind == KernelKind::kAttention) return attention_seconds(shape.attention, passes, precision, spec);
   GemmDevice device{spec.peak_for(precision), spec.memory_bandwidth_bytes_per_second, spec.kernel_model.get()};
   const double bytes = gemm_operand_bytes(precision);  // a shaped kernel is a GEMM or a convolution
   double seconds = 0;

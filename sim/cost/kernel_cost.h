@@ -13,4 +13,9 @@ namespace placesim {
 /// spec.kernel_model.
 double kernel_model_seconds(const Task& task, Precision precision, const DeviceSpec& spec);
 
+/// The GEMM model's time for the work of a fused attention kernel (before its fitted
+/// efficiency): forward Q K^T and P V; backward the scores again, dP, dV, dQ and dK; with a
+/// causal mask each on half the keys. Requires spec.kernel_model.
+double attention_gemm_seconds(const AttentionShape& attention, bool forward, Precision precision, const DeviceSpec& spec);
+
 }  // namespace placesim

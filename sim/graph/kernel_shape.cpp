@@ -22,6 +22,16 @@ bool GemmShape::operator==(const GemmShape& o) const {
          transpose_b == o.transpose_b && samples_in_batch == o.samples_in_batch;
 }
 
+double AttentionShape::forward_flops() const {
+  const double full = 4.0 * static_cast<double>(batch) * static_cast<double>(queries) * static_cast<double>(keys) *
+                      static_cast<double>(head_dim);
+  return causal ? full / 2 : full;
+}
+
+bool AttentionShape::operator==(const AttentionShape& o) const {
+  return batch == o.batch && queries == o.queries && keys == o.keys && head_dim == o.head_dim && causal == o.causal;
+}
+
 int64_t Conv2dShape::p() const { return output_size(h, r, stride_h, pad_h, dilation_h); }
 int64_t Conv2dShape::q() const { return output_size(w, s, stride_w, pad_w, dilation_w); }
 
@@ -51,10 +61,18 @@ KernelShape KernelShape::of_conv(const Conv2dShape& conv) {
   return shape;
 }
 
+KernelShape KernelShape::of_attention(const AttentionShape& attention) {
+  KernelShape shape;
+  shape.kind = KernelKind::kAttention;
+  shape.attention = attention;
+  return shape;
+}
+
 double KernelShape::forward_flops() const {
   switch (kind) {
     case KernelKind::kGemm: return gemm.flops();
     case KernelKind::kConv2d: return conv.direct_flops();
+    case KernelKind::kAttention: return attention.forward_flops();
     case KernelKind::kNone: break;
   }
   return 0;
@@ -68,6 +86,8 @@ KernelShape KernelShape::with_samples(double fraction) const {
     samples = scaled_count(samples, fraction);
   } else if (kind == KernelKind::kConv2d) {
     scaled.conv.n = scaled_count(conv.n, fraction);
+  } else if (kind == KernelKind::kAttention) {
+    scaled.attention.batch = scaled_count(attention.batch, fraction);
   }
   return scaled;
 }
@@ -82,6 +102,10 @@ std::string KernelShape::describe() const {
              std::to_string(conv.w) + " k" + std::to_string(conv.k) + " " + std::to_string(conv.r) + "x" +
              std::to_string(conv.s) + "/" + std::to_string(conv.stride_h) +
              (conv.groups > 1 ? " g" + std::to_string(conv.groups) : "");
+    case KernelKind::kAttention:
+      return "attention " + std::to_string(attention.batch) + "x[" + std::to_string(attention.queries) + "x" +
+             std::to_string(attention.keys) + " d" + std::to_string(attention.head_dim) + "]" +
+             (attention.causal ? " causal" : "");
     case KernelKind::kNone: break;
   }
   return "none";
@@ -91,6 +115,7 @@ bool KernelShape::operator==(const KernelShape& o) const {
   if (kind != o.kind) return false;
   if (kind == KernelKind::kGemm) return gemm == o.gemm;
   if (kind == KernelKind::kConv2d) return conv == o.conv;
+  if (kind == KernelKind::kAttention) return attention == o.attention;
   return true;
 }
 

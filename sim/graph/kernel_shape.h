@@ -43,7 +43,26 @@ struct Conv2dShape {
   bool operator==(const Conv2dShape& other) const;
 };
 
-enum class KernelKind { kNone, kGemm, kConv2d };
+/// A fused attention kernel (FlashAttention: Dao et al. 2022, 2023; Shah et al. 2024): softmax(Q
+/// K^T / sqrt(d)) V for `batch` (samples x query heads) heads of `queries` queries against `keys`
+/// keys of `head_dim` each, the scores never written to memory. With a causal mask the kernel
+/// skips the masked half of the key blocks. Its backward recomputes the scores (five GEMMs' work
+/// to the forward's two).
+struct AttentionShape {
+  int64_t batch = 1;  ///< samples x query heads: the samples scale it
+  int64_t queries = 0;
+  int64_t keys = 0;
+  int64_t head_dim = 0;
+  bool causal = false;
+
+  /// Forward FLOPs as FlashAttention counts them: 4 batch queries keys head_dim, half with a causal mask.
+  double forward_flops() const;
+  /// Backward: 2.5 x the forward (FlashAttention's benchmark convention: five GEMMs to two).
+  double backward_flops() const { return 2.5 * forward_flops(); }
+  bool operator==(const AttentionShape& other) const;
+};
+
+enum class KernelKind { kNone, kGemm, kConv2d, kAttention };
 
 /// Which of an op's kernels a task runs: the forward kernel, and the two backward kernels
 /// (gradient of the input: "data"; of the weights: "filter"). A backward task under
@@ -59,16 +78,19 @@ struct KernelShape {
   KernelKind kind = KernelKind::kNone;
   GemmShape gemm;    ///< when kind == kGemm
   Conv2dShape conv;  ///< when kind == kConv2d
+  AttentionShape attention;  ///< when kind == kAttention
 
   static KernelShape of_gemm(const GemmShape& gemm);
   static KernelShape of_conv(const Conv2dShape& conv);
+  static KernelShape of_attention(const AttentionShape& attention);
 
   /// FLOPs of the forward kernel as the op counts them (2 x MACs).
   double forward_flops() const;
   /// The same kernel on `fraction` of the samples (micro-batches): the sample dimension
   /// rounded up, never below 1.
   KernelShape with_samples(double fraction) const;
-  /// One line for reports: "gemm 512x1024x4096" or "conv n64 c3 224x224 k64 7x7/2".
+  /// One line for reports: "gemm 512x1024x4096", "conv n64 c3 224x224 k64 7x7/2" or
+  /// "attention 64x[2048x2048 d128] causal".
   std::string describe() const;
   bool operator==(const KernelShape& other) const;
 };

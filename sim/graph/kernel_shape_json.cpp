@@ -50,16 +50,31 @@ Conv2dShape read_conv(const JsonReader& entry) {
   return conv;
 }
 
+AttentionShape read_attention(const JsonReader& entry) {
+  entry.reject_unknown_keys({"batch", "queries", "keys", "head_dim", "causal"});
+  AttentionShape attention;
+  attention.batch = entry.integer_or("batch", 1, 1, kMaxDimension);
+  attention.queries = entry.at("queries").as_integer(1, kMaxDimension);
+  attention.keys = entry.at("keys").as_integer(1, kMaxDimension);
+  attention.head_dim = entry.at("head_dim").as_integer(1, kMaxDimension);
+  attention.causal = entry.bool_or("causal", false);
+  return attention;
+}
+
 }  // namespace
 
 KernelShape read_kernel_shape(const JsonReader& kernel) {
-  kernel.reject_unknown_keys({"gemm", "conv2d"});
+  kernel.reject_unknown_keys({"gemm", "conv2d", "attention"});
   auto gemm = kernel.find("gemm");
   auto conv = kernel.find("conv2d");
-  if (gemm && conv) kernel.fail("a kernel is either \"gemm\" or \"conv2d\", not both");
+  auto attention = kernel.find("attention");
+  if (int(gemm.has_value()) + int(conv.has_value()) + int(attention.has_value()) > 1) {
+    kernel.fail("a kernel is one of \"gemm\", \"conv2d\" or \"attention\"");
+  }
   if (gemm) return KernelShape::of_gemm(read_gemm(*gemm));
   if (conv) return KernelShape::of_conv(read_conv(*conv));
-  kernel.fail("expected \"gemm\" or \"conv2d\"");
+  if (attention) return KernelShape::of_attention(read_attention(*attention));
+  kernel.fail("expected \"gemm\", \"conv2d\" or \"attention\"");
 }
 
 Json write_kernel_shape(const KernelShape& kernel) {
@@ -86,6 +101,12 @@ Json write_kernel_shape(const KernelShape& kernel) {
     put("dilation_w", c.dilation_w, 1);
     put("groups", c.groups, 1);
     return Json{{"conv2d", conv}};
+  }
+  if (kernel.kind == KernelKind::kAttention) {
+    const AttentionShape& a = kernel.attention;
+    Json attention = {{"batch", a.batch}, {"queries", a.queries}, {"keys", a.keys}, {"head_dim", a.head_dim}};
+    if (a.causal) attention["causal"] = true;
+    return Json{{"attention", attention}};
   }
   return Json::object();
 }

@@ -16,17 +16,28 @@ std::optional<TransformerShape> transformer_shape(const OpGraph& graph) {
   TransformerShape shape;
   for (OpId id = 0; id < graph.size(); ++id) {
     const Op& op = graph.op(id);
-    if (!is_attention_scores(op)) continue;
-    const double batch = static_cast<double>(op.output_shape[0]), heads = static_cast<double>(op.output_shape[1]),
-                 sequence = static_cast<double>(op.output_shape[2]);
-    // Forward FLOPs of Q K^T: 2 x batch x heads x T x T x Q.
-    const auto head_dim = static_cast<int64_t>(op.forward_flops / (2.0 * batch * heads * sequence * sequence) + 0.5);
-    if (shape.layers > 0 && (shape.heads != op.output_shape[1] || shape.sequence != op.output_shape[2] ||
-                             shape.head_dim != head_dim)) {
+    int64_t heads = 0, sequence = 0, head_dim = 0;
+    if (op.kernel && op.kernel->kind == KernelKind::kAttention && !op.output_shape.empty() && op.output_shape[0] > 0) {
+      // A fused attention kernel: its shape says it (the FLOPs it declares halve with a causal mask).
+      const AttentionShape& a = op.kernel->attention;
+      heads = a.batch / op.output_shape[0];
+      sequence = a.keys;
+      head_dim = a.head_dim;
+    } else if (is_attention_scores(op)) {
+      const double batch = static_cast<double>(op.output_shape[0]), h = static_cast<double>(op.output_shape[1]),
+                   t = static_cast<double>(op.output_shape[2]);
+      // Forward FLOPs of Q K^T: 2 x batch x heads x T x T x Q.
+      head_dim = static_cast<int64_t>(op.forward_flops / (2.0 * batch * h * t * t) + 0.5);
+      heads = op.output_shape[1];
+      sequence = op.output_shape[2];
+    } else {
+      continue;
+    }
+    if (shape.layers > 0 && (shape.heads != heads || shape.sequence != sequence || shape.head_dim != head_dim)) {
       return std::nullopt;  // layers of different shapes: not the formula's model
     }
-    shape.heads = op.output_shape[1];
-    shape.sequence = op.output_shape[2];
+    shape.heads = heads;
+    shape.sequence = sequence;
     shape.head_dim = head_dim;
     ++shape.layers;
   }

@@ -66,10 +66,12 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
     ++stage_ops[s];
   }
   if (!notes) return;
-  char sizes[160];
-  std::snprintf(sizes, sizeof(sizes), "data %lld x pipeline %lld x tensor %lld = %zu devices, %lld micro-batches of %g samples",
-                static_cast<long long>(e.replicas), static_cast<long long>(e.stages), static_cast<long long>(e.ranks),
-                options.devices.size(), static_cast<long long>(e.micro_batches),
+  char sizes[200];
+  const std::string context =
+      options.context > 1 ? " x context " + std::to_string(options.context) : std::string();
+  std::snprintf(sizes, sizeof(sizes), "data %lld x pipeline %lld%s x tensor %lld = %zu devices, %lld micro-batches of %g samples",
+                static_cast<long long>(options.data), static_cast<long long>(e.stages), context.c_str(),
+                static_cast<long long>(e.ranks), options.devices.size(), static_cast<long long>(e.micro_batches),
                 static_cast<double>(e.run.batch_size) * e.scale);
   notes->push_back(std::string(sizes) + "; " + std::to_string(P.split_ops) + " ops split over each tensor group" +
                    (e.chunks > 1 ? "; interleaved 1F1B, " + std::to_string(e.chunks) + " virtual stages per device (" +
@@ -85,6 +87,14 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
   }
   notes->push_back(e.layout.tensor_groups_note(e.cluster));
   notes->push_back(stage_text);
+  if (options.context > 1) {
+    size_t attentions = 0;
+    for (double bytes : P.gathered_key_values) attentions += bytes > 0;
+    notes->push_back("context parallelism: each sequence split over " + std::to_string(options.context) +
+                     " ranks (2 chunks each, causal load balance); K and V all-gathered before each of " +
+                     std::to_string(attentions) + " attentions, their gradients reduce-scattered after");
+    notes->push_back(e.layout.context_groups_note(e.cluster));
+  }
   if (e.replicas > 1) notes->push_back(e.layout.data_groups_note(e.cluster));
 }
 

@@ -18,7 +18,7 @@ Parallel3dEmission::Parallel3dEmission(const OpGraph& the_graph, const Cluster& 
       emitter(the_emitter),
       layout(the_layout),
       partition(the_partition),
-      replicas(the_options.data),
+      replicas(the_options.replicas()),
       stages(the_options.pipeline),
       ranks(the_options.tensor),
       chunks(the_options.virtual_stages),

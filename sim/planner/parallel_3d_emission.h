@@ -66,6 +66,10 @@ struct Parallel3dEmission {
   std::vector<std::vector<std::vector<std::vector<TaskId>>>> previous_slot_ends;
   /// previous_data_collective[s][r]: the last data-parallel collective of (stage, rank).
   std::vector<std::vector<std::optional<TaskId>>> previous_data_collective;
+  /// Context parallelism: the key/value gather (forward) or gradient reduce-scatter (backward)
+  /// of each (step, context group, micro-batch, attention op, tensor rank, forward), emitted by
+  /// the group's first simulated replica; the others add their dependencies to it.
+  std::map<std::tuple<int64_t, int64_t, int64_t, OpId, int64_t, bool>, TaskId> context_collectives;
 
   DeviceId device(int64_t d, int64_t s, int64_t r) const { return layout.device(d, s, r); }
   /// "/tp3" for tensor rank 3 when the group has several ranks, "" otherwise.

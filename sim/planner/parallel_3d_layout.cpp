@@ -27,7 +27,14 @@ std::vector<DeviceId> Parallel3dLayout::tensor_group(int64_t replica, int64_t st
 
 std::vector<DeviceId> Parallel3dLayout::data_group(int64_t stage, int64_t rank) const {
   std::vector<DeviceId> group;
-  for (int64_t d = 0; d < options_.data; ++d) group.push_back(device(d, stage, rank));
+  for (int64_t d = 0; d < options_.replicas(); ++d) group.push_back(device(d, stage, rank));
+  return group;
+}
+
+std::vector<DeviceId> Parallel3dLayout::context_group(int64_t replica, int64_t stage, int64_t rank) const {
+  const int64_t first = replica / options_.context * options_.context;
+  std::vector<DeviceId> group;
+  for (int64_t k = first; k < first + options_.context; ++k) group.push_back(device(k, stage, rank));
   return group;
 }
 
@@ -41,17 +48,28 @@ std::vector<DeviceId> Parallel3dLayout::shard_group(int64_t replica, int64_t sta
 std::vector<DeviceId> Parallel3dLayout::cross_group(int64_t replica, int64_t stage, int64_t rank) const {
   const int64_t shards = options_.zero_shards();
   std::vector<DeviceId> group;
-  for (int64_t k = replica % shards; k < options_.data; k += shards) group.push_back(device(k, stage, rank));
+  for (int64_t k = replica % shards; k < options_.replicas(); k += shards) group.push_back(device(k, stage, rank));
   return group;
 }
 
 std::string Parallel3dLayout::tensor_groups_note(const Cluster& cluster) const {
   const bool several_nodes = cluster.node_count() > 1;
   std::string text = "tensor groups:";
-  for (int64_t d = 0; d < options_.data; ++d) {
+  for (int64_t d = 0; d < options_.replicas(); ++d) {
     for (int64_t s = 0; s < options_.pipeline; ++s) {
       text += " replica " + std::to_string(d) + " stage " + std::to_string(s) + " " +
               group_label(cluster, tensor_group(d, s), several_nodes);
+    }
+  }
+  return text;
+}
+
+std::string Parallel3dLayout::context_groups_note(const Cluster& cluster) const {
+  const bool several_nodes = cluster.node_count() > 1;
+  std::string text = "context groups:";
+  for (int64_t d = 0; d < options_.replicas(); d += options_.context) {
+    for (int64_t s = 0; s < options_.pipeline; ++s) {
+      for (int64_t r = 0; r < options_.tensor; ++r) text += " " + group_label(cluster, context_group(d, s, r), several_nodes);
     }
   }
   return text;

@@ -1,6 +1,7 @@
 // Parallel3dLayout: where replica d's pipeline stage s, tensor rank r runs in a 3D strategy, and
-// the device groups its collectives run over (tensor, data-parallel, ZeRO shard and cross-shard
-// groups); plus the lines of `run`'s notes that list them.
+// the device groups its collectives run over (tensor, context, data-parallel, ZeRO shard and
+// cross-shard groups); plus the lines of `run`'s notes that list them. A replica here is one
+// context rank of one data-parallel replica (ParallelismOptions::replicas()).
 #pragma once
 
 #include <cstdint>
@@ -20,8 +21,12 @@ class Parallel3dLayout {
   DeviceId device(int64_t replica, int64_t stage, int64_t rank) const { return options_.device(replica, stage, rank); }
   /// Replica `replica`'s stage `stage`: its tensor ranks in rank order (Megatron's tensor group).
   std::vector<DeviceId> tensor_group(int64_t replica, int64_t stage) const;
-  /// Stage `stage`'s tensor rank `rank` in every replica, in replica order (the gradient reduction).
+  /// Stage `stage`'s tensor rank `rank` in every replica, in replica order (the gradient
+  /// reduction: data x context replicas).
   std::vector<DeviceId> data_group(int64_t stage, int64_t rank) const;
+  /// The context ranks of `replica`'s data replica, at the same stage and tensor rank: the group
+  /// that all-gathers K and V before each attention (context_parallel.h).
+  std::vector<DeviceId> context_group(int64_t replica, int64_t stage, int64_t rank) const;
   /// ZeRO: the zero_shards() consecutive replicas that `replica` shares its shards with.
   std::vector<DeviceId> shard_group(int64_t replica, int64_t stage, int64_t rank) const;
   /// Hybrid sharding: the replicas holding the same shard as `replica` in every shard group
@@ -30,6 +35,8 @@ class Parallel3dLayout {
 
   /// "tensor groups: replica 0 stage 0 [GPU:0 GPU:1] ..." (machine-qualified names on several machines).
   std::string tensor_groups_note(const Cluster& cluster) const;
+  /// "context groups: [GPU:0 GPU:2] ...".
+  std::string context_groups_note(const Cluster& cluster) const;
   /// "data-parallel groups: [GPU:0 GPU:4] ...".
   std::string data_groups_note(const Cluster& cluster) const;
 

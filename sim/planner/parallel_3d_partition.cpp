@@ -4,6 +4,7 @@
 
 #include "sim/core/glob.h"
 #include "sim/spec/spec_error.h"
+#include "sim/planner/context_parallel.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/pipeline_builder.h"
 
@@ -87,6 +88,8 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
   if (options.sequence_parallel && ranks > 1) use_sequence_parallelism(&p.roles);
   p.shard.resize(graph.size());
   p.saved.resize(graph.size());
+  p.gathered_key_values.assign(graph.size(), 0);
+  const int64_t context = options.context;
   // Selective recomputation (Korthikanti et al. 2022, section 5): the core attention's ops keep
   // nothing made among them and re-run their forward in backward.
   p.recomputed.assign(graph.size(), false);
@@ -114,6 +117,20 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
     p.shard[v] = tensor_parallel_shard(op, p.roles[v], ranks);
     p.saved[v] = saved_activation_bytes(graph, p.roles, ranks, v,
                                         options.selective_recompute.empty() ? nullptr : &p.recomputed);
+    if (context > 1 && heads > 0 && attention_queries(op) % (2 * context) != 0) {
+      throw SpecError::strategy("parallelism/context",
+                                "a context group of " + std::to_string(context) + " splits each sequence into " +
+                                    std::to_string(2 * context) + " chunks (two per rank, balancing the causal mask), but \"" +
+                                    op.name + "\" attends over " + std::to_string(attention_queries(op)) +
+                                    " tokens, not a multiple of " + std::to_string(2 * context));
+    }
+    if (context > 1) {
+      // Each context rank runs 1/c of the tokens and keeps 1/c of the activations; the keys and
+      // values it gathers are the whole sequence's, split over the tensor ranks with the heads.
+      p.shard[v] = context_parallel_shard(p.shard[v], context);
+      p.saved[v] /= static_cast<double>(context);
+      p.gathered_key_values[v] = attention_key_value_bytes(graph, v) / static_cast<double>(splits_heads ? ranks : 1);
+    }
     p.split_ops += p.roles[v] != TensorRole::kReplicated;
   }
   // With recomputation, an op that reads a tensor from another layer (memory_model.h,

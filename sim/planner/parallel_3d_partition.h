@@ -21,8 +21,11 @@ namespace placesim {
 
 struct Parallel3dPartition {
   std::vector<TensorRole> roles;        ///< by OpId
-  std::vector<Op> shard;                ///< by OpId: what one tensor rank runs and holds
+  std::vector<Op> shard;                ///< by OpId: what one tensor (and context) rank runs and holds
   std::vector<double> saved;            ///< by OpId: activation bytes its backward reads (whole batch)
+  /// By OpId, with context parallelism: the keys and values of the whole sequence that a context
+  /// group gathers for this attention, per tensor rank (whole batch); 0 for other ops.
+  std::vector<double> gathered_key_values;
   std::vector<bool> recomputed;         ///< by OpId: selective recomputation re-runs its forward
   std::vector<bool> holds_checkpoint;   ///< by OpId: keeps its saved input even with recomputation
   std::vector<size_t> chunk_of;         ///< by OpId: model chunk (its stage without interleaving)

@@ -22,10 +22,12 @@ Parallel3dSlotEmitter::Parallel3dSlotEmitter(Parallel3dEmission* emission, int64
       gathered_gradients_(emission->micro_batches) {}
 
 // Megatron's scatter/gather (ParallelismOptions::scatter_gather): a tensor that each rank holds
-// whole (`bytes` per rank equal to the full tensor's) crosses between stages as 1/t per rank,
-// then a ring all-gather of the whole tensor over the receiving stage's tensor group rebuilds it.
+// whole (`bytes` per rank equal to the full tensor's, or with context parallelism to the rank's
+// 1/c of it) crosses between stages as 1/t per rank, then a ring all-gather of the whole tensor
+// over the receiving stage's tensor group rebuilds it.
 bool Parallel3dSlotEmitter::scatters(double bytes_per_rank, double full_bytes) const {
-  return e_.options.scatter_gather && e_.ranks > 1 && full_bytes > 0 && bytes_per_rank >= full_bytes;
+  const double whole_on_rank = full_bytes / static_cast<double>(e_.options.context);
+  return e_.options.scatter_gather && e_.ranks > 1 && full_bytes > 0 && bytes_per_rank >= whole_on_rank;
 }
 
 // What each rank's consumers wait for: the all-gather, whose output (the whole tensor) is on
@@ -60,6 +62,27 @@ TaskId Parallel3dSlotEmitter::gather(int64_t m, int64_t s, OpId v, int64_t r, bo
                                e_.layout.shard_group(d_, s, r), P.held_bytes(v), std::move(deps), step_,
                                e_.graph.op(v).name, CollectiveKind::kAllGather);
   gathered_.emplace(key, id);
+  return id;
+}
+
+TaskId Parallel3dSlotEmitter::context_exchange(int64_t m, int64_t s, OpId v, int64_t r, bool forward,
+                                               const std::vector<TaskId>& deps) {
+  const int64_t group = d_ / e_.options.context;
+  auto key = std::make_tuple(step_, group, m, v, r, forward);
+  if (auto it = e_.context_collectives.find(key); it != e_.context_collectives.end()) {
+    Task& shared = e_.emitter.at(it->second);
+    shared.deps.insert(shared.deps.end(), deps.begin(), deps.end());
+    return it->second;
+  }
+  const double bytes = e_.partition.gathered_key_values[v] * e_.scale;
+  const std::string& op_name = e_.graph.op(v).name;
+  const TaskId id = e_.collective(
+      replica_prefix_ + "mb" + std::to_string(m) + (forward ? "/cp-allgather/" : "/cp-reducescatter/grad/") + op_name +
+          e_.rank_name(r) + suffix_,
+      e_.layout.context_group(d_, s, r), bytes, deps, step_, op_name,
+      forward ? CollectiveKind::kAllGather : CollectiveKind::kReduceScatter);
+  if (forward) e_.emitter.at(id).output_bytes = bytes;  // the whole sequence's K and V, on every rank
+  e_.context_collectives.emplace(key, id);
   return id;
 }
 
@@ -125,6 +148,11 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
         task.deps.push_back(it->second);
       }
       if (P.held_bytes(v) > 0 && e_.previous_update[d_][v][r]) task.deps.push_back(*e_.previous_update[d_][v][r]);
+      if (P.gathered_key_values[v] > 0) {  // context parallelism: the whole sequence's K and V first
+        const TaskId gathered = context_exchange(m, s, v, r, /*forward=*/true, task.deps);
+        task.deps.push_back(gathered);
+        cells[r].push_back(gathered);
+      }
       forward_task_[m][v].push_back(add_to_slot(std::move(task), m, s, v, r, /*forward=*/true, &gather_chain[r], &cells[r]));
     }
     forward_ready_[m][v] = forward_task_[m][v];
@@ -150,12 +178,14 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
     OpId v = *it;
     if (!e_.emitter.needs_gradient(v) || static_cast<int64_t>(P.chunk_of[v]) != c) continue;
     const Op& op = e_.graph.op(v);
-    double input_gradient_bytes = 0;  // per rank, before any all-reduce
+    // Per rank, before any all-reduce; a context rank's tensors are 1/c of the sequence.
+    const double tokens = e_.scale / static_cast<double>(e_.options.context);
+    double input_gradient_bytes = 0;
     double full_input_gradient_bytes = 0;
     for (const auto& input : e_.graph.inputs(v)) {
       if (!e_.emitter.needs_gradient(input.op) || input.edge.control) continue;
-      input_gradient_bytes += tensor_parallel_edge_bytes(input.edge.bytes, P.roles[input.op], e_.ranks) * e_.scale;
-      full_input_gradient_bytes += input.edge.bytes * e_.scale;
+      input_gradient_bytes += tensor_parallel_edge_bytes(input.edge.bytes, P.roles[input.op], e_.ranks) * tokens;
+      full_input_gradient_bytes += input.edge.bytes * tokens;
     }
     for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
       Task task = op_compute_task(P.shard[v], Phase::kBackward, e_.device(d_, s, r), step_, e_.scale);
@@ -172,7 +202,7 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
           task.deps.push_back(backward_ready_[m][consumer][r]);
         } else {
           const std::string tensor = "mb" + std::to_string(m) + "/grad/" + op.name;
-          const double bytes = tensor_parallel_edge_bytes(output.edge.bytes, P.roles[v], e_.ranks) * e_.scale;
+          const double bytes = tensor_parallel_edge_bytes(output.edge.bytes, P.roles[v], e_.ranks) * tokens;
           if (scatters(bytes, output.edge.bytes * e_.scale)) {
             auto key = std::make_pair(v, consumer);
             auto gradient_gather = gathered_gradients_[m].find(key);
@@ -207,6 +237,12 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
       if (!e_.run.recompute || P.holds_checkpoint[v]) e_.emitter.at(forward_task_[m][v][r]).keep_until.push_back(id);
     }
     backward_ready_[m][v] = backward_task_[m][v];
+    for (int64_t r = 0; P.gathered_key_values[v] > 0 && r < e_.simulated_ranks; ++r) {
+      // Context parallelism: each rank's K and V gradients cover the whole sequence; the group
+      // reduce-scatters them back to the chunks their projections made.
+      backward_ready_[m][v][r] = context_exchange(m, s, v, r, /*forward=*/false, {backward_task_[m][v][r]});
+      cells[r].push_back(backward_ready_[m][v][r]);
+    }
     if (P.roles[v] == TensorRole::kColumn && e_.ranks > 1 && full_input_gradient_bytes > 0) {
       // Megatron's f: the gradient of a column-parallel op's replicated input is a partial
       // sum on every rank, all-reduced in backward.

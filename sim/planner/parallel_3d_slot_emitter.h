@@ -47,6 +47,10 @@ class Parallel3dSlotEmitter {
                                      const std::function<TaskId(int64_t)>& ready_on_rank,
                                      const std::string& gather_name, const std::string& op_name);
   TaskId gather(int64_t m, int64_t s, OpId v, int64_t r, bool forward, std::optional<TaskId>* chain);
+  /// Context parallelism: the all-gather of attention v's keys and values (forward) or the
+  /// reduce-scatter of their gradients (backward) over rank r's context group, after `deps`.
+  /// One task per group: the group's first replica emits it, the others add their `deps`.
+  TaskId context_exchange(int64_t m, int64_t s, OpId v, int64_t r, bool forward, const std::vector<TaskId>& deps);
   /// Appends rank r's compute task of op v to the slot: after the stage's previous slot and, under
   /// ZeRO 3, the gather of v's parameters (chained after the slot's previous gather); both go
   /// into `cell`. Returns the task's id.

@@ -59,7 +59,7 @@ void require_symmetric_devices(const Cluster& cluster, const RunOptions& run, co
 void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options,
                        const std::vector<std::pair<int64_t, int64_t>>& tied_stages, ExecutionPlan* plan,
                        std::vector<std::string>* notes) {
-  const int64_t replicas = options.data, stages = options.pipeline, ranks = options.tensor;
+  const int64_t replicas = options.replicas(), stages = options.pipeline, ranks = options.tensor;
   const Parallel3dLayout layout(options);
   PlanSymmetry& symmetry = plan->symmetry;
   symmetry.representative_of.resize(cluster.devices().size());
@@ -98,6 +98,11 @@ void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options
   for (int64_t s = 0; s < stages; ++s) {
     if (ranks > 1) {  // tensor all-reduces of replica 0, mirrored by the other replicas'
       add_ring_flow(s, replicas, [&](int64_t d) { return layout.tensor_group(d, s); });
+    }
+    if (options.context > 1) {  // K and V gathers of replica 0's context group, mirrored by the others'
+      add_ring_flow(s, options.data * ranks, [&](int64_t k) {
+        return layout.context_group(k / ranks * options.context, s, k % ranks);
+      });
     }
     const int64_t shards = options.zero_shards();
     if (replicas > 1 && (options.zero_stage == 0 || shards == replicas)) {  // data-parallel collectives of rank 0, mirrored by the other ranks'

@@ -44,6 +44,7 @@ ParallelismFields read_parallelism_fields(const JsonReader& reader) {
   options.tensor = reader.integer_or("tensor", 1, 1, kMaxParallelismSize);
   options.pipeline = reader.integer_or("pipeline", 1, 1, kMaxParallelismSize);
   options.data = reader.integer_or("data", 1, 1, kMaxParallelismSize);
+  options.context = reader.integer_or("context", 1, 1, kMaxParallelismSize);
   options.micro_batches = reader.integer_or("micro_batches", 1, 1, kMaxParallelismSize);
   options.schedule = reader.choice_or("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe
                                                                                        : PipelineSchedule::kOneFOneB;
@@ -81,8 +82,9 @@ MaybeProblem check_parallelism_devices(ParallelismFields* fields, const Cluster&
 ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& cluster) {
   ParallelismFields fields = read_parallelism_fields(reader);
   ParallelismOptions& options = fields.options;
-  const int64_t product = options.tensor * options.pipeline * options.data;
+  const int64_t product = options.tensor * options.context * options.pipeline * options.data;
   const std::string sizes = "data " + std::to_string(options.data) + " x pipeline " + std::to_string(options.pipeline) +
+                            (options.context > 1 ? " x context " + std::to_string(options.context) : std::string()) +
                             " x tensor " + std::to_string(options.tensor) + " = " + std::to_string(product);
   if (auto devices = reader.find("devices")) {
     std::vector<bool> listed(cluster.devices().size(), false);
@@ -101,7 +103,7 @@ ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& clu
     }
     if (static_cast<int64_t>(options.devices.size()) != product) {
       devices->fail("lists " + std::to_string(options.devices.size()) + " devices, but " + sizes +
-                    " devices are needed (one per replica, stage and tensor rank)");
+                    " devices are needed (one per replica, stage, context rank and tensor rank)");
     }
   } else {
     std::vector<DeviceId> candidates = cluster_accelerators(cluster);

@@ -111,13 +111,14 @@ MaybeProblem virtual_stages_problem(const ParallelismOptions& options) {
 }
 
 MaybeProblem set_hybrid_shard_group(ParallelismOptions* options, const Cluster& cluster) {
-  const int64_t data = options->data;
+  const int64_t replicas = options->replicas();  // context ranks count as replicas (strategy.h)
   const auto node = cluster.device(options->device(0, 0, 0)).node;
   int64_t group = 0;
-  while (group < data && cluster.device(options->device(group, 0, 0)).node == node) ++group;
-  if (data % group != 0) {
+  while (group < replicas && cluster.device(options->device(group, 0, 0)).node == node) ++group;
+  if (replicas % group != 0) {
     return OptionProblem{"fsdp", "hybrid sharding groups the " + std::to_string(group) +
-                                     " replicas inside one machine, which does not divide data " + std::to_string(data)};
+                                     " replicas inside one machine, which does not divide " +
+                                     (options->context > 1 ? "data x context " : "data ") + std::to_string(replicas)};
   }
   options->shard_group = group;
   return std::nullopt;

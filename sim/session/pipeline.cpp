@@ -44,7 +44,9 @@ Strategy single_replica_strategy(const Strategy& strategy) {
   Strategy single = strategy;
   if (single.parallelism) {
     single.parallelism->data = 1;
-    single.parallelism->devices.resize(static_cast<size_t>(single.parallelism->pipeline * single.parallelism->tensor));
+    // Data replicas are outermost (strategy.h): the first replica's devices come first.
+    single.parallelism->devices.resize(static_cast<size_t>(single.parallelism->pipeline * single.parallelism->context *
+                                                           single.parallelism->tensor));
   } else if (single.data_parallel) {
     single.data_parallel->replicas.resize(1);
     if (single.data_parallel->algorithm) single.data_parallel->algorithm = CollectiveAlgorithm::kRing;
@@ -172,7 +174,8 @@ std::string describe(const Scenario& scenario, const Strategy& strategy) {
   const Cluster& cluster = scenario.cluster_for(strategy);
   if (strategy.parallelism) {
     const ParallelismOptions& p = *strategy.parallelism;
-    return "data " + std::to_string(p.data) + " x pipeline " + std::to_string(p.pipeline) + " x tensor " +
+    return "data " + std::to_string(p.data) + " x pipeline " + std::to_string(p.pipeline) +
+           (p.context > 1 ? " x context " + std::to_string(p.context) : std::string()) + " x tensor " +
            std::to_string(p.tensor) + " (" +
            (p.schedule == PipelineSchedule::kGpipe ? std::string("GPipe")
             : p.virtual_stages > 1 ? "interleaved 1F1B, " + std::to_string(p.virtual_stages) + " virtual stages"

@@ -79,15 +79,24 @@ struct PipelineOptions {
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
 };
 
-/// Data x tensor x pipeline parallelism (docs/tensor-parallel.md): `data` replicas of a pipeline
-/// of `pipeline` stages, each stage split over a tensor-parallel group of `tensor` devices. The
-/// device of (replica d, stage s, rank r) is devices[(d * pipeline + s) * tensor + r]: tensor
-/// groups are consecutive devices (inside one machine), stages next, replicas outermost.
+/// Data x pipeline x context x tensor parallelism (docs/tensor-parallel.md,
+/// docs/llm-planning.md): `data` replicas of a pipeline of `pipeline` stages, each stage's
+/// sequence split over `context` ranks (context parallelism) and each of those split over a
+/// tensor-parallel group of `tensor` devices. Context ranks hold whole copies of their stage's
+/// weights, as data-parallel replicas do, so the planner numbers them with the replicas:
+/// replica q = d * context + k is context rank k of data replica d. The device of (replica q,
+/// stage s, rank r) is devices[((d * pipeline + s) * context + k) * tensor + r]: tensor groups are
+/// consecutive devices (inside one machine), context groups next, then stages, data replicas
+/// outermost, the order of the Llama 3 paper's figure 5 ([TP, CP, PP, DP]).
 struct ParallelismOptions {
   int64_t tensor = 1;
   int64_t pipeline = 1;
   int64_t data = 1;
-  std::vector<DeviceId> devices;  ///< data * pipeline * tensor, in the order above
+  /// Context parallelism (Llama 3 paper, section 3.3.2): each sequence split into `context`
+  /// load-balanced chunks, one per rank; K and V all-gathered before each attention and their
+  /// gradients reduce-scattered after it (context_parallel.h). 1 = off.
+  int64_t context = 1;
+  std::vector<DeviceId> devices;  ///< data * pipeline * context * tensor, in the order above
   int64_t micro_batches = 1;
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   /// Model chunks per pipeline stage (interleaved 1F1B, pipeline_builder.h): the model is split
@@ -123,11 +132,19 @@ struct ParallelismOptions {
   /// (reader, owner); empty = none.
   std::vector<std::pair<std::string, std::string>> tied_weights;
 
+  /// The replicas that hold whole copies of a stage's weights and reduce their gradients
+  /// together: every context rank of every data replica (Megatron-LM's data-parallel group
+  /// "with CP"). The planner's replica index runs over these.
+  int64_t replicas() const { return data * context; }
   /// The replicas a ZeRO shard is divided over (1 without ZeRO).
-  int64_t zero_shards() const { return zero_stage == 0 ? 1 : shard_group > 0 && shard_group < data ? shard_group : data; }
+  int64_t zero_shards() const {
+    return zero_stage == 0 ? 1 : shard_group > 0 && shard_group < replicas() ? shard_group : replicas();
+  }
 
+  /// Replica `replica` (= d * context + k), stage `stage`, tensor rank `rank`.
   DeviceId device(int64_t replica, int64_t stage, int64_t rank) const {
-    return devices[static_cast<size_t>((replica * pipeline + stage) * tensor + rank)];
+    const int64_t d = replica / context, k = replica % context;
+    return devices[static_cast<size_t>(((d * pipeline + stage) * context + k) * tensor + rank)];
   }
 };
 

@@ -85,16 +85,16 @@ std::vector<std::string> configuration_devices(const SweepSpec& spec, const Swee
 
 void size_parallelism(const StrategyVariant& variant, const SweepConfiguration& configuration,
                       bool scenario_sets_simulation, ParallelismOptions* options, RunOptions* run) {
-  const int64_t tensor = options->tensor;
-  const int64_t pipeline = options->pipeline;
+  const int64_t group = options->tensor * options->context * options->pipeline;
   const int64_t count = configuration.devices();
-  const std::string sizes = "tensor " + std::to_string(tensor) + " x pipeline " + std::to_string(pipeline);
-  if (count % (tensor * pipeline) != 0) {
+  const std::string sizes = "tensor " + std::to_string(options->tensor) +
+                            (options->context > 1 ? " x context " + std::to_string(options->context) : std::string()) +
+                            " x pipeline " + std::to_string(options->pipeline);
+  if (count % group != 0) {
     throw InputError("", "/sweep/strategies",
-                     std::to_string(count) + " devices are not a multiple of " + sizes + " = " +
-                         std::to_string(tensor * pipeline));
+                     std::to_string(count) + " devices are not a multiple of " + sizes + " = " + std::to_string(group));
   }
-  const int64_t data = count / (tensor * pipeline);
+  const int64_t data = count / group;
   if (configuration.batch_size % data != 0) {
     throw InputError("", "/sweep/batch_size",
                      "a batch of " + std::to_string(configuration.batch_size) + " does not divide into data " +
@@ -126,7 +126,7 @@ std::string describe(const SweepSpec& spec, const SweepConfiguration& configurat
   const StrategyVariant& variant = spec.strategies[configuration.strategy];
   if (variant.kind == "parallelism") {
     const Json& p = variant.strategy.at("parallelism");
-    const int64_t group = p.value("tensor", int64_t{1}) * p.value("pipeline", int64_t{1});
+    const int64_t group = p.value("tensor", int64_t{1}) * p.value("context", int64_t{1}) * p.value("pipeline", int64_t{1});
     std::string data = configuration.devices() % group == 0 ? " data=" + std::to_string(configuration.devices() / group) : "";
     return text + "), " + variant.label + data + ", global batch " + std::to_string(configuration.batch_size) + ", " +
            configuration.precision;
