@@ -32,6 +32,9 @@ struct Llama3Defaults {
 OpGraph build_llama3(const Llama3Defaults& defaults, const JsonReader& parameters, int64_t batch_size,
                      double dtype_bytes);
 
+/// Mixtral 8x7B: Llama-style blocks with a sparse mixture of SwiGLU experts (models/mixtral.cpp).
+OpGraph build_mixtral(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
+
 /// The defaults of one BERT size (models/bert.cpp).
 struct BertDefaults {
   int64_t layers, hidden, heads, ffn;

@@ -221,6 +221,32 @@ Tensor LayerBuilder::swiglu(const std::string& name, const Tensor& gate_and_up) 
   return append(std::move(op), {gate_and_up});
 }
 
+Tensor LayerBuilder::moe_dispatch(const std::string& name, const Tensor& x, const Tensor& routing, int64_t rows) {
+  if (x.shape.size() != 3 || rows < 1) throw ShapeError(qualified(name) + ": expected tokens [N, S, H] and rows >= 1");
+  Op op = make_op(name, "MoeDispatch", OpKind::kDataMovement, {x.shape[0], rows, x.shape[2]});
+  op.forward_bytes = 2 * op.output_bytes;  // the routed rows read, then written
+  set_backward_costs(op);
+  std::vector<int64_t> shape = op.output_shape;
+  const double read = op.output_bytes;
+  OpId id = graph_.add_op(std::move(op));
+  graph_.add_edge(x.op, id, read);
+  graph_.add_edge(routing.op, id);
+  return Tensor{id, std::move(shape)};
+}
+
+Tensor LayerBuilder::moe_combine(const std::string& name, const std::vector<Tensor>& experts, const Tensor& routing,
+                                 const std::vector<int64_t>& shape) {
+  Op op = make_op(name, "MoeCombine", OpKind::kElementwise, shape);
+  double expert_elements = 0;
+  for (const Tensor& expert : experts) expert_elements += expert.elements();
+  op.forward_flops = 2 * expert_elements;
+  op.forward_bytes = bytes(expert_elements) + op.output_bytes;
+  set_backward_costs(op);
+  std::vector<Tensor> inputs = experts;
+  inputs.push_back(routing);
+  return append(std::move(op), inputs);
+}
+
 Tensor LayerBuilder::activation(const std::string& name, const Tensor& x, Activation function) {
   Op op = make_op(name, activation_type(function), OpKind::kElementwise, x.shape);
   op.forward_flops = kElementwiseFlopsPerElement * x.elements();

@@ -170,6 +170,15 @@ class LayerBuilder {
   /// read and the output written, both ways. Its kernel shape (KernelKind::kAttention) carries
   /// the heads, so it is split like the unfused ops (tensor_parallel.h).
   Tensor fused_attention(const std::string& name, const Tensor& qkv, int64_t heads, int64_t kv_heads, bool causal);
+  /// Mixture of experts (Shazeer et al. 2017; Fedus et al. 2022): the tokens of `x` [N, S, H] that
+  /// the router `routing` sent to one expert, `rows` per sample: a gather ("MoeDispatch", no FLOPs,
+  /// the rows read and written) to [N, rows, H].
+  Tensor moe_dispatch(const std::string& name, const Tensor& x, const Tensor& routing, int64_t rows);
+  /// The experts' outputs `experts` ([N, rows_e, H] each) weighted by `routing` and summed back
+  /// into the tokens' places, [N, S, H] ("MoeCombine"): 2 FLOPs per expert output element (scale
+  /// and add), every expert output read and the result written.
+  Tensor moe_combine(const std::string& name, const std::vector<Tensor>& experts, const Tensor& routing,
+                     const std::vector<int64_t>& shape);
   /// Cross-attention scores Q K^T of queries [N, Sq, H] on keys [N, Sk, H] from another sequence
   /// (an encoder's output): BatchMatMulV2 to [N, heads, Sq, Sk]; MACs = N x heads x Sq x Sk x (H / heads).
   Tensor cross_attention_scores(const std::string& name, const Tensor& query, const Tensor& key, int64_t heads);

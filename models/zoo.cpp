@@ -33,6 +33,8 @@ const std::vector<std::pair<std::string, Generator>>& registry() {
       {"llama3_405b", [](const JsonReader& p, int64_t b, double d) {
          return build_llama3({126, 16384, 128, 8, 53248, 128256, 8192}, p, b, d);
        }},
+      // Jiang et al. 2024, table 1.
+      {"mixtral_8x7b", build_mixtral},
       // Devlin et al. 2019, section 3; Hugging Face bert-large-uncased / bert-base-uncased.
       {"bert_large", [](const JsonReader& p, int64_t b, double d) { return build_bert({24, 1024, 16, 4096}, p, b, d); }},
       {"bert_base", [](const JsonReader& p, int64_t b, double d) { return build_bert({12, 768, 12, 3072}, p, b, d); }},

@@ -198,7 +198,8 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
         }
         std::cout << "\n"
                   << cost_sources_text(cost_sources(scenario.cluster_for(strategies.front()), scenario.run.precision,
-                                                    has_nchw_convolutions(evaluated.front().planned.plan)));
+                                                    has_nchw_convolutions(evaluated.front().planned.plan),
+                                                    has_fused_attention(evaluated.front().planned.plan)));
       }
     }
   }
@@ -212,7 +213,8 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
     Json comparison = comparison_json(scenario.name, results);
     comparison["compute_costs"] =
         cost_sources_json(cost_sources(scenario.cluster_for(strategies.front()), scenario.run.precision,
-                                       has_nchw_convolutions(evaluated.front().planned.plan)));
+                                       has_nchw_convolutions(evaluated.front().planned.plan),
+                                       has_fused_attention(evaluated.front().planned.plan)));
     for (size_t i = 0; i < evaluated.size(); ++i) {
       if (evaluated[i].pipeline && strategies[i].parallelism) {
         comparison["strategies"][i]["pipeline"] = pipeline_json(*evaluated[i].pipeline, scenario.cluster_for(strategies[i]));

@@ -1,5 +1,8 @@
 #include "sim/graph/model_flops.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace placesim {
 namespace {
 
@@ -11,6 +14,31 @@ bool is_attention_scores(const Op& op) {
 }
 
 }  // namespace
+
+double active_parameters(const OpGraph& graph, int64_t batch_size, int64_t sequence) {
+  // An expert's ops are those between a MoeDispatch and the MoeCombine: each sees the rows its
+  // GEMM takes of the batch's tokens.
+  std::vector<OpId> order;
+  graph.topological_order(&order, nullptr);
+  std::vector<bool> routed(graph.size(), false);
+  const double tokens = static_cast<double>(std::max<int64_t>(1, batch_size)) * static_cast<double>(sequence);
+  for (OpId v : order) {
+    for (const auto& input : graph.inputs(v)) {
+      if (!input.edge.control && (routed[input.op] || graph.op(input.op).type == "MoeDispatch")) routed[v] = true;
+    }
+    if (graph.op(v).type == "MoeCombine") routed[v] = false;
+  }
+  double active = 0;  // summed in op order, as ModelFlops::parameters
+  for (OpId v = 0; v < graph.size(); ++v) {
+    const Op& op = graph.op(v);
+    double share = 1;
+    if (routed[v] && op.kernel && op.kernel->kind == KernelKind::kGemm && !op.kernel->gemm.samples_in_batch) {
+      share = std::min(1.0, static_cast<double>(op.kernel->gemm.m) / tokens);
+    }
+    active += op.parameter_count * share;
+  }
+  return active;
+}
 
 std::optional<TransformerShape> transformer_shape(const OpGraph& graph) {
   TransformerShape shape;
@@ -57,7 +85,8 @@ ModelFlops model_flops(const OpGraph& graph, int64_t batch_size, bool training, 
   flops.transformer = transformer_shape(graph);
   if (flops.transformer) {
     const TransformerShape& t = *flops.transformer;
-    const double n = flops.parameters;
+    flops.active_parameters = active_parameters(graph, batch_size, t.sequence);
+    const double n = flops.active_parameters;
     // Per token and layer, Q K^T and the context each take 2 H Q T multiply-adds' FLOPs forward.
     const double attention_forward = 4.0 * static_cast<double>(t.layers * t.heads * t.head_dim * t.sequence);
     const double forward_per_token = 2.0 * n + attention_forward;

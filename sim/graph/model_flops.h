@@ -25,7 +25,10 @@ struct TransformerShape {
 enum class Recomputation { kNone, kFull, kSelective };
 
 struct ModelFlops {
-  double parameters = 0;  ///< N: every trainable parameter of the graph (embeddings included)
+  double parameters = 0;  ///< every trainable parameter of the graph (embeddings included)
+  /// N of the formula: the parameters a token meets, each mixture-of-experts expert's weighted by
+  /// its share of the tokens (top_k of E experts: k / E each); every parameter for a dense model.
+  double active_parameters = 0;
   std::optional<TransformerShape> transformer;  ///< set: a language model, counted per token
   double tokens_per_sample = 0;                 ///< T for a language model, 0 otherwise
   /// Training, per token: 6N + 12 L H Q T (PaLM; 2N + 4 L H Q T per token for inference). Any
@@ -35,6 +38,11 @@ struct ModelFlops {
   /// forward), selective 4 L H Q T (the attention's two batched GEMMs). Other graphs: + forward.
   double hardware_flops_per_sample = 0;
 };
+
+/// The parameters a token meets (ModelFlops::active_parameters) in a graph built for `batch_size`
+/// samples of `sequence` tokens: an op between a "MoeDispatch" and its "MoeCombine" counts
+/// the share of the tokens its GEMM takes (its rows / (batch x sequence)), every other op whole.
+double active_parameters(const OpGraph& graph, int64_t batch_size, int64_t sequence);
 
 /// The transformer shape of a graph with attention score ops (all of one shape), else nullopt.
 std::optional<TransformerShape> transformer_shape(const OpGraph& graph);

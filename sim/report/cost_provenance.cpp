@@ -44,7 +44,15 @@ bool has_nchw_convolutions(const ExecutionPlan& plan) {
   return false;
 }
 
-std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision, bool nchw_convolutions) {
+bool has_fused_attention(const ExecutionPlan& plan) {
+  for (const Task& task : plan.tasks) {
+    if (task.kernel && task.kernel->kind == KernelKind::kAttention) return true;
+  }
+  return false;
+}
+
+std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision, bool nchw_convolutions,
+                                     bool fused_attention) {
   std::vector<CostSource> sources;
   std::set<std::string> seen;
   for (const auto& device : cluster.devices()) {
@@ -65,6 +73,8 @@ std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision
           source.board_gemm = refit;
         }
       }
+      source.fused_attention = fused_attention;
+      if (fused_attention) source.attention = spec.kernel_model->attention;
     } else {
       source.kind = "roofline";
     }
@@ -92,6 +102,15 @@ std::string describe(const CostSource& source) {
             "'s own GEMM rows (" + refit->table + "): held-out " +
             format_percent(refit->held_out_median_error) + " median over " + std::to_string(refit->held_out_rows) +
             " rows";
+  }
+  if (source.fused_attention) {
+    if (const auto& a = source.attention) {
+      text += "; fused attention: " + a->implementation + " fitted on " + a->table + ": " +
+              format_percent(a->median_error) + " median, " + format_percent(a->p90_error) + " p90 error over " +
+              std::to_string(a->rows) + " rows";
+    } else {
+      text += "; fused attention: as fast as its GEMMs, an estimate (no attention kernels measured)";
+    }
   }
   if (!source.fp8_gemm_efficiency.empty()) {
     text += "; fp8 GEMMs: the datasheet's dense FP8 peak x " + source.fp8_gemm_efficiency +
@@ -127,6 +146,14 @@ Json cost_sources_json(const std::vector<CostSource>& sources) {
     Json entry = {{"profile", s.profile}, {"kind", s.kind}};
     if (!s.fp8_gemm_efficiency.empty()) entry["fp8_gemm_efficiency"] = s.fp8_gemm_efficiency;
     if (s.layout_transposes) entry["layout_transposes"] = true;
+    if (s.fused_attention) {
+      entry["fused_attention"] = s.attention ? Json{{"implementation", s.attention->implementation},
+                                                    {"table", s.attention->table},
+                                                    {"rows", s.attention->rows},
+                                                    {"median_error", s.attention->median_error},
+                                                    {"p90_error", s.attention->p90_error}}
+                                             : Json("unfitted: as fast as its GEMMs");
+    }
     if (!s.gemm_efficiency_stand_in.empty()) {
       entry["gemm_efficiency_stand_in"] = {{"precision", to_string(s.precision)}, {"fitted_precision", s.gemm_efficiency_stand_in}};
     }

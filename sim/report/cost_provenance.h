@@ -37,17 +37,23 @@ struct CostSource {
   /// A borrowed model whose efficiency for the run's precision was refitted on a board's own
   /// GEMM rows (calibrate --board-gemm-kernels): the line names the board, the table and its error.
   std::optional<BoardGemmRefit> board_gemm;
+  /// The run has fused attention kernels on a device with a kernel model: how they are priced (an
+  /// attention fit, or nullopt with `fused_attention` set: as fast as their GEMMs, unfitted).
+  std::optional<AttentionKernelFit> attention;
+  bool fused_attention = false;
 
   std::optional<StepValidation> step_validation;  ///< the profile's published cases, if any
 };
 
 /// One entry per distinct profile among the cluster's accelerators and CPUs, in device order,
 /// for a run at `precision`; `nchw_convolutions`: the run has convolutions and keeps NCHW tensors
-/// (has_nchw_convolutions).
+/// (has_nchw_convolutions); `fused_attention`: the run has fused attention kernels.
 std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision = Precision::kFp32,
-                                     bool nchw_convolutions = false);
+                                     bool nchw_convolutions = false, bool fused_attention = false);
 /// Whether `plan` keeps NCHW tensors and has a convolution task.
 bool has_nchw_convolutions(const ExecutionPlan& plan);
+/// Whether `plan` has a fused attention (FlashAttention) task.
+bool has_fused_attention(const ExecutionPlan& plan);
 /// "p100-sxm2-16gb: kernel model of p100-pcie-16gb (deepbench_p100-pcie-16gb.csv, 2026-12-01): held-out kernels 15.7% median,
 /// 80.2% p90 error over 82 rows[; fp8 GEMMs: ...]; published steps 18.1% MAPE over 20 cases (2026-12-01)"; a profile without
 /// published cases says so.

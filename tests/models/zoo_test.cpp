@@ -2,6 +2,9 @@
 // by op, linear scaling with the batch, and parameter errors that name their JSON path.
 #include "models/zoo.h"
 
+#include "sim/core/input_error.h"
+#include "sim/graph/model_flops.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -151,6 +154,43 @@ TEST(ZooTest, Llama3405bMatchesTheParameterFormula) {
                       {"vocabulary", 1000}, {"sequence", 32}};
   EXPECT_DOUBLE_EQ(build("llama3_405b", small, 1).totals().parameter_count,
                    llama3_parameters(2, 512, 32, 4, 1024, 1000));
+}
+
+// Mixtral 8x7B (Jiang et al. 2024, table 1; Hugging Face Mixtral-8x7B-v0.1: 46,702,792,704
+// parameters). Per block: 2h 8,192 + Q, O 2h^2 33,554,432 + K, V 2hKd 8,388,608 + router hE 32,768
+// + experts 3Ehf 1,409,286,144 = 1,451,270,144; 32 blocks + 2Vh 262,144,000 + h 4,096.
+// Active per token (2 of 8 experts): 32 x (1,451,270,144 - 6 x 176,160,768) + 262,148,096
+// = 12,879,925,248 ("13B active").
+TEST(ZooTest, MixtralMatchesPublishedParameterCounts) {
+  const OpGraph graph = build("mixtral_8x7b", Json::object(), 1);
+  EXPECT_DOUBLE_EQ(graph.totals().parameter_count, 46'702'792'704);
+  // 4096 tokens, top 2 of 8 experts: each expert takes 1,024 rows per sample.
+  const Op& fc = graph.op(graph.find("h.0/expert_3/mlp_fc"));
+  ASSERT_TRUE(fc.kernel);
+  EXPECT_EQ(fc.kernel->gemm.m, 1024);
+  EXPECT_EQ(fc.kernel->gemm.n, 2 * 14336);
+  const ModelFlops flops = model_flops(graph, 1, true, Recomputation::kNone);
+  EXPECT_DOUBLE_EQ(flops.parameters, 46'702'792'704);
+  EXPECT_DOUBLE_EQ(flops.active_parameters, 12'879'925'248);
+  // PaLM: 6 N_active + 12 L H Q T per token = 6 x 12,879,925,248 + 12 x 32 x 32 x 128 x 4096.
+  EXPECT_DOUBLE_EQ(flops.model_flops_per_sample, (6.0 * 12'879'925'248 + 12.0 * 32 * 32 * 128 * 4096) * 4096);
+}
+
+// A capacity factor pads each expert to ceil(cf x k x S / E) rows: 1.25 x 2 x 100 / 8 = 31.25 -> 32;
+// the experts' GEMM work is the rows they take, so it grows with the padding.
+TEST(ZooTest, MixtralCapacityFactorPadsEachExpert) {
+  const Json small = {{"layers", 1}, {"hidden", 64}, {"heads", 4}, {"kv_heads", 2}, {"ffn", 128},
+                      {"vocabulary", 50}, {"sequence", 100}, {"capacity_factor", 1.25}};
+  const OpGraph graph = build("mixtral_8x7b", small, 2);
+  const Op& fc = graph.op(graph.find("h.0/expert_0/mlp_fc"));
+  EXPECT_EQ(fc.output_shape, (std::vector<int64_t>{2, 32, 256}));
+  EXPECT_DOUBLE_EQ(fc.forward_flops, 2.0 * 2 * 32 * 64 * 256);
+  const Json dropless = {{"layers", 1}, {"hidden", 64}, {"heads", 4}, {"kv_heads", 2}, {"ffn", 128},
+                         {"vocabulary", 50}, {"sequence", 100}};
+  const OpGraph balanced = build("mixtral_8x7b", dropless, 2);  // 2 x 100 / 8 = 25 rows
+  EXPECT_EQ(balanced.op(balanced.find("h.0/expert_0/mlp_fc")).output_shape, (std::vector<int64_t>{2, 25, 256}));
+  const Json bad = {{"top_k", 9}};
+  EXPECT_THROW(build("mixtral_8x7b", bad, 1), InputError);
 }
 
 // BERT pre-training as Hugging Face's BertForPreTraining (models/bert.cpp), L layers, hidden h,

@@ -121,5 +121,30 @@ TEST(CostProvenance, ABoardsOwnGemmRefitIsNamedUnderThePrecisionsItSet) {
   EXPECT_FALSE(cost_sources_json({fp32}).at(0).contains("board_gemm"));
 }
 
+// A run with fused attention kernels says how they are priced: the device's attention fit (its
+// table and error), or, without one, that they run as fast as their GEMMs (an estimate).
+TEST(CostProvenance, FusedAttentionNamesItsFitOrSaysItHasNone) {
+  DeviceSpec spec = fitted_gpu();
+  const Cluster unfitted = gpus(1, spec);
+  const CostSource without = cost_sources(unfitted, Precision::kFp16, false, true).at(0);
+  EXPECT_NE(describe(without).find("; fused attention: as fast as its GEMMs, an estimate"), std::string::npos)
+      << describe(without);
+  EXPECT_EQ(describe(cost_sources(unfitted, Precision::kFp16).at(0)).find("fused attention"), std::string::npos);
+  KernelModel model = *spec.kernel_model;
+  AttentionKernelFit fit;
+  fit.implementation = "flash2";
+  fit.table = "attention.csv";
+  fit.rows = 18;
+  fit.median_error = 0.028;
+  fit.p90_error = 0.13;
+  model.attention = fit;
+  spec.kernel_model = std::make_shared<const KernelModel>(model);
+  const CostSource with = cost_sources(gpus(1, spec), Precision::kFp16, false, true).at(0);
+  EXPECT_NE(describe(with).find("; fused attention: flash2 fitted on attention.csv: 2.8% median, 13.0% p90 error over 18 rows"),
+            std::string::npos)
+      << describe(with);
+  EXPECT_EQ(cost_sources_json({with}).at(0).at("fused_attention").at("rows"), 18);
+}
+
 }  // namespace
 }  // namespace placesim

@@ -78,6 +78,29 @@ TEST(SweepConfiguration, A3dVariantGetsItsDataDegreeAndMicroBatchesFromTheConfig
             std::string::npos);
 }
 
+// A swept context degree divides the devices with the tensor and pipeline sizes: 32 GPUs / (tensor
+// 8 x context 2 x pipeline 1) = data 2, so the global batch 64 is 32 sequences per data replica;
+// context 4 leaves data 1 and 64; context 3 does not divide, and says so.
+TEST(SweepConfiguration, ASweptContextDegreeTakesItsShareOfTheDevices) {
+  const SweepContext context = context_of(R"({)" + kSmallGpt + R"(, "cluster": {"template": "dgx_a100"},
+    "sweep": {"nodes": [4], "fabric": ["ib_hdr"], "batch_size": [64],
+              "strategies": [{"parallelism": {"tensor": 8, "context": [2, 4, 3]}}]}})");
+  ASSERT_EQ(context.spec.configurations.size(), 3u);
+  const Scenario two = configuration_scenario(context, 0);
+  const ParallelismOptions& p = *two.strategies.front().parallelism;
+  EXPECT_EQ(p.context, 2);
+  EXPECT_EQ(p.data, 2);
+  EXPECT_EQ(p.replicas(), 4);
+  EXPECT_EQ(two.run.batch_size, 32);
+  EXPECT_EQ(two.cluster.device(p.device(1, 0, 0)).node, 1);  // context rank 1 of replica 0 on the second machine
+  const Scenario four = configuration_scenario(context, 1);
+  EXPECT_EQ(four.strategies.front().parallelism->data, 1);
+  EXPECT_EQ(four.run.batch_size, 64);
+  EXPECT_NE(error_of(context, 2).find("32 devices are not a multiple of tensor 8 x context 3 x pipeline 1 = 24"),
+            std::string::npos)
+      << error_of(context, 2);
+}
+
 TEST(SweepConfiguration, SweptLayoutOptionsReachTheConfiguration) {
   const SweepContext context = context_of(R"({)" + kSmallGpt + R"(, "cluster": {"template": "dgx_a100"},
     "sweep": {"nodes": [1], "batch_size": [8], "strategies": [

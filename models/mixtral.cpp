@@ -1,0 +1,99 @@
+// mixtral_8x7b: Mixtral 8x7B (Jiang et al. 2024, "Mixtral of Experts", table 1; the Hugging Face
+// Mixtral-8x7B config): Llama-style blocks (RMSNorm, grouped-query attention, untied embedding
+// and head, no biases) whose SwiGLU MLP is replaced by a sparse mixture of experts: a router (a
+// linear layer to `experts` logits and a softmax) sends each token to its `top_k` experts, each
+// expert a SwiGLU MLP of width `ffn`, and the experts' outputs are summed with the router's weights.
+//
+//   32 layers, hidden 4096, 32 heads, 8 KV heads, FFN 14336, 8 experts, top 2, vocabulary 32000,
+//   4096 tokens (the model's window is 32768; the training sequence is the scenario's choice)
+//
+// Parameters (L layers, hidden h, head dim d, K KV heads, FFN f, E experts, vocabulary V):
+//   per block: 2 RMSNorms 2h + Q, O 2h^2 + K, V 2 h K d + router h E + experts 3 E h f
+//   total = L (2h + 2h^2 + 2hKd + hE + 3Ehf) + 2 V h + h
+//   8x7B: 32 x 1,451,270,144 + 262,144,000 + 4,096 = 46,702,792,704
+// Active per token (top_k of the E experts): 32 x 394,305,536 + 262,148,096 = 12,879,925,248.
+//
+// Each expert runs on the tokens routed to it: per sample, ceil(capacity_factor x top_k x S / E)
+// rows (a "MoeDispatch" gather, then the expert's GEMMs, then one "MoeCombine" per layer). The
+// default capacity factor 1 is a balanced router without dropped tokens (Mixtral trains dropless);
+// a larger one pads every expert to that capacity, as GShard and Switch do. Expert parallelism
+// (the experts spread over devices, all-to-all dispatch) is not modelled: every device of a
+// data-parallel replica or tensor group holds all experts. Op names: `h.N/expert_E/mlp_fc` and
+// `.../mlp_proj` match the default tensor-parallel globs (each expert split as a dense MLP is).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "models/generators.h"
+#include "models/layer_builder.h"
+#include "models/transformer_parameters.h"
+
+namespace placesim {
+
+OpGraph build_mixtral(const JsonReader& parameters, int64_t batch_size, double dtype_bytes) {
+  parameters.reject_unknown_keys({"layers", "hidden", "heads", "kv_heads", "ffn", "sequence", "vocabulary", "experts",
+                                  "top_k", "capacity_factor", "attention"});
+  const auto [layers, hidden, heads, sequence, vocabulary] = read_transformer_shape(
+      parameters, {.layers = 32, .hidden = 4096, .heads = 32, .sequence = 4096, .vocabulary = 32000});
+  const int64_t kv_heads = parameters.integer_or("kv_heads", 8, 1, kMaxTransformerHidden);
+  const int64_t ffn = parameters.integer_or("ffn", 14336, 1, kMaxTransformerHidden);
+  const int64_t experts = parameters.integer_or("experts", 8, 1, 1024);
+  const int64_t top_k = parameters.integer_or("top_k", 2, 1, 1024);
+  if (top_k > experts) {
+    parameters.at("top_k").fail("each token goes to " + std::to_string(top_k) + " experts, but there are " +
+                                std::to_string(experts));
+  }
+  const double capacity_factor = parameters.number_or("capacity_factor", 1.0);
+  if (!(capacity_factor >= 1.0 && capacity_factor <= 64.0)) {
+    parameters.at("capacity_factor").fail("expected a capacity factor from 1 to 64 (1: no padding, no dropped tokens), got " +
+                                          std::to_string(capacity_factor));
+  }
+  if (heads % kv_heads != 0) {
+    parameters.at("kv_heads").fail(std::to_string(heads) + " heads are not a multiple of " + std::to_string(kv_heads) +
+                                   " key/value heads");
+  }
+  const bool fused = read_fused_attention(parameters);
+  const int64_t head_dim = hidden / heads;
+  // Rows each expert takes per sample: its share of the routed tokens, padded to the capacity.
+  const auto rows = static_cast<int64_t>(
+      std::ceil(capacity_factor * static_cast<double>(top_k * sequence) / static_cast<double>(experts) - 1e-9));
+
+  OpGraph graph("mixtral");
+  LayerBuilder b(graph, batch_size, dtype_bytes);
+  b.set_layer("input");
+  Tensor tokens = b.input("token_ids", {sequence}, 4);
+  Tensor labels = b.input("labels", {sequence}, 4);
+  b.set_layer("embedding");
+  Tensor x = b.embedding("wte", tokens, vocabulary, hidden);
+  for (int64_t layer = 0; layer < layers; ++layer) {
+    b.set_layer("h." + std::to_string(layer));
+    Tensor qkv = b.dense("qkv", b.rms_norm("ln_1", x), hidden + 2 * kv_heads * head_dim, /*bias=*/false);
+    Tensor context;
+    if (fused) {
+      context = b.fused_attention("flash_attention", qkv, heads, kv_heads, /*causal=*/true);
+    } else {
+      Tensor probs = b.softmax("softmax", b.attention_scores("scores", qkv, heads, kv_heads));
+      context = b.attention_context("context", probs, qkv, heads, kv_heads);
+    }
+    x = b.add("add_1", x, b.dense("attn_proj", context, hidden, /*bias=*/false));
+    Tensor normed = b.rms_norm("ln_2", x);
+    Tensor routing = b.softmax("router_softmax", b.dense("router", normed, experts, /*bias=*/false));
+    std::vector<Tensor> outputs;
+    for (int64_t e = 0; e < experts; ++e) {
+      const std::string expert = "expert_" + std::to_string(e) + "/";
+      Tensor routed = b.moe_dispatch(expert + "dispatch", normed, routing, rows);
+      Tensor gate_and_up = b.dense(expert + "mlp_fc", routed, 2 * ffn, /*bias=*/false);
+      outputs.push_back(b.dense(expert + "mlp_proj", b.swiglu(expert + "swiglu", gate_and_up), hidden, /*bias=*/false));
+    }
+    x = b.add("add_2", x, b.moe_combine("moe_combine", outputs, routing, x.shape));
+  }
+  b.set_layer("ln_f");
+  x = b.rms_norm("RMSNorm", x);
+  b.set_layer("lm_head");
+  Tensor logits = b.dense("MatMul", x, vocabulary, /*bias=*/false);
+  b.set_layer("loss");
+  b.softmax_cross_entropy("xent", logits, labels);
+  return graph;
+}
+
+}  // namespace placesim
