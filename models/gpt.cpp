@@ -51,14 +51,7 @@ OpGraph build_gpt(const JsonReader& parameters, int64_t batch_size, double dtype
   for (int64_t layer = 0; layer < layers; ++layer) {
     b.set_layer("h." + std::to_string(layer));
     Tensor qkv = b.dense("qkv", b.layer_norm("ln_1", x), 3 * hidden);
-    Tensor context;
-    if (fused) {
-      context = b.fused_attention("flash_attention", qkv, heads, heads, /*causal=*/true);
-    } else {
-      Tensor probs = b.softmax("softmax", b.attention_scores("scores", qkv, heads));
-      if (dropout) probs = b.dropout("attn_dropout", probs);
-      context = b.attention_context("context", probs, qkv, heads);
-    }
+    Tensor context = b.core_attention(qkv, heads, heads, fused, dropout);
     Tensor attention = b.dense("attn_proj", context, hidden);
     if (dropout) attention = b.dropout("attn_proj_dropout", attention);
     x = b.add("add_1", x, attention);

@@ -440,6 +440,13 @@ Tensor LayerBuilder::fused_attention(const std::string& name, const Tensor& qkv,
   return Tensor{id, std::move(out)};
 }
 
+Tensor LayerBuilder::core_attention(const Tensor& qkv, int64_t heads, int64_t kv_heads, bool fused, bool dropout) {
+  if (fused) return fused_attention("flash_attention", qkv, heads, kv_heads, /*causal=*/true);
+  Tensor probs = softmax("softmax", attention_scores("scores", qkv, heads, kv_heads));
+  if (dropout) probs = this->dropout("attn_dropout", probs);
+  return attention_context("context", probs, qkv, heads, kv_heads);
+}
+
 Tensor LayerBuilder::attention_context(const std::string& name, const Tensor& probs, const Tensor& qkv,
                                        int64_t heads, int64_t kv_heads) {
   if (kv_heads == 0) kv_heads = heads;

@@ -170,6 +170,9 @@ class LayerBuilder {
   /// read and the output written, both ways. Its kernel shape (KernelKind::kAttention) carries
   /// the heads, so it is split like the unfused ops (tensor_parallel.h).
   Tensor fused_attention(const std::string& name, const Tensor& qkv, int64_t heads, int64_t kv_heads, bool causal);
+  /// A decoder's core attention on `qkv`: one causal `flash_attention` op when `fused`, else
+  /// `scores`, `softmax` (then `attn_dropout` when `dropout`) and `context`. Returns the context.
+  Tensor core_attention(const Tensor& qkv, int64_t heads, int64_t kv_heads, bool fused, bool dropout = false);
   /// Mixture of experts (Shazeer et al. 2017; Fedus et al. 2022): the tokens of `x` [N, S, H] that
   /// the router `routing` sent to one expert, `rows` per sample: a gather ("MoeDispatch", no FLOPs,
   /// the rows read and written) to [N, rows, H].

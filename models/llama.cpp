@@ -19,52 +19,30 @@
 
 #include "models/generators.h"
 #include "models/layer_builder.h"
-#include "models/transformer_parameters.h"
+#include "models/llama_layers.h"
 
 namespace placesim {
 
 OpGraph build_llama3(const Llama3Defaults& defaults, const JsonReader& parameters, int64_t batch_size,
                      double dtype_bytes) {
   parameters.reject_unknown_keys({"layers", "hidden", "heads", "kv_heads", "ffn", "sequence", "vocabulary", "attention"});
-  const auto [layers, hidden, heads, sequence, vocabulary] =
-      read_transformer_shape(parameters, {.layers = defaults.layers, .hidden = defaults.hidden, .heads = defaults.heads,
-                                          .sequence = defaults.sequence, .vocabulary = defaults.vocabulary});
-  const int64_t kv_heads = parameters.integer_or("kv_heads", defaults.kv_heads, 1, kMaxTransformerHidden);
-  const int64_t ffn = parameters.integer_or("ffn", defaults.ffn, 1, kMaxTransformerHidden);
-  if (heads % kv_heads != 0) {
-    parameters.at("kv_heads").fail(std::to_string(heads) + " heads are not a multiple of " + std::to_string(kv_heads) +
-                                   " key/value heads");
-  }
-  const int64_t head_dim = hidden / heads;
-  const bool fused = read_fused_attention(parameters);
+  const LlamaShape shape = read_llama_shape(
+      parameters, {.transformer = {.layers = defaults.layers, .hidden = defaults.hidden, .heads = defaults.heads,
+                                   .sequence = defaults.sequence, .vocabulary = defaults.vocabulary},
+                   .kv_heads = defaults.kv_heads,
+                   .ffn = defaults.ffn});
+  const int64_t hidden = shape.transformer.hidden;
 
   OpGraph graph("llama3");
   LayerBuilder b(graph, batch_size, dtype_bytes);
-  b.set_layer("input");
-  Tensor tokens = b.input("token_ids", {sequence}, 4);
-  Tensor labels = b.input("labels", {sequence}, 4);
-  b.set_layer("embedding");
-  Tensor x = b.embedding("wte", tokens, vocabulary, hidden);
-  for (int64_t layer = 0; layer < layers; ++layer) {
+  auto [x, labels] = llama_inputs(b, shape);
+  for (int64_t layer = 0; layer < shape.transformer.layers; ++layer) {
     b.set_layer("h." + std::to_string(layer));
-    Tensor qkv = b.dense("qkv", b.rms_norm("ln_1", x), hidden + 2 * kv_heads * head_dim, /*bias=*/false);
-    Tensor context;
-    if (fused) {
-      context = b.fused_attention("flash_attention", qkv, heads, kv_heads, /*causal=*/true);
-    } else {
-      Tensor probs = b.softmax("softmax", b.attention_scores("scores", qkv, heads, kv_heads));
-      context = b.attention_context("context", probs, qkv, heads, kv_heads);
-    }
-    x = b.add("add_1", x, b.dense("attn_proj", context, hidden, /*bias=*/false));
-    Tensor gate_and_up = b.dense("mlp_fc", b.rms_norm("ln_2", x), 2 * ffn, /*bias=*/false);
+    x = llama_attention(b, x, shape);
+    Tensor gate_and_up = b.dense("mlp_fc", b.rms_norm("ln_2", x), 2 * shape.ffn, /*bias=*/false);
     x = b.add("add_2", x, b.dense("mlp_proj", b.swiglu("swiglu", gate_and_up), hidden, /*bias=*/false));
   }
-  b.set_layer("ln_f");
-  x = b.rms_norm("RMSNorm", x);
-  b.set_layer("lm_head");
-  Tensor logits = b.dense("MatMul", x, vocabulary, /*bias=*/false);
-  b.set_layer("loss");
-  b.softmax_cross_entropy("xent", logits, labels);
+  llama_head(b, x, shape, labels);
   return graph;
 }
 

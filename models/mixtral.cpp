@@ -26,17 +26,18 @@
 
 #include "models/generators.h"
 #include "models/layer_builder.h"
-#include "models/transformer_parameters.h"
+#include "models/llama_layers.h"
 
 namespace placesim {
 
 OpGraph build_mixtral(const JsonReader& parameters, int64_t batch_size, double dtype_bytes) {
   parameters.reject_unknown_keys({"layers", "hidden", "heads", "kv_heads", "ffn", "sequence", "vocabulary", "experts",
                                   "top_k", "capacity_factor", "attention"});
-  const auto [layers, hidden, heads, sequence, vocabulary] = read_transformer_shape(
-      parameters, {.layers = 32, .hidden = 4096, .heads = 32, .sequence = 4096, .vocabulary = 32000});
-  const int64_t kv_heads = parameters.integer_or("kv_heads", 8, 1, kMaxTransformerHidden);
-  const int64_t ffn = parameters.integer_or("ffn", 14336, 1, kMaxTransformerHidden);
+  const LlamaShape shape = read_llama_shape(
+      parameters,
+      {.transformer = {.layers = 32, .hidden = 4096, .heads = 32, .sequence = 4096, .vocabulary = 32000},
+       .kv_heads = 8,
+       .ffn = 14336});
   const int64_t experts = parameters.integer_or("experts", 8, 1, 1024);
   const int64_t top_k = parameters.integer_or("top_k", 2, 1, 1024);
   if (top_k > experts) {
@@ -48,51 +49,29 @@ OpGraph build_mixtral(const JsonReader& parameters, int64_t batch_size, double d
     parameters.at("capacity_factor").fail("expected a capacity factor from 1 to 64 (1: no padding, no dropped tokens), got " +
                                           std::to_string(capacity_factor));
   }
-  if (heads % kv_heads != 0) {
-    parameters.at("kv_heads").fail(std::to_string(heads) + " heads are not a multiple of " + std::to_string(kv_heads) +
-                                   " key/value heads");
-  }
-  const bool fused = read_fused_attention(parameters);
-  const int64_t head_dim = hidden / heads;
+  const int64_t hidden = shape.transformer.hidden;
   // Rows each expert takes per sample: its share of the routed tokens, padded to the capacity.
-  const auto rows = static_cast<int64_t>(
-      std::ceil(capacity_factor * static_cast<double>(top_k * sequence) / static_cast<double>(experts) - 1e-9));
+  const auto rows = static_cast<int64_t>(std::ceil(
+      capacity_factor * static_cast<double>(top_k * shape.transformer.sequence) / static_cast<double>(experts) - 1e-9));
 
   OpGraph graph("mixtral");
   LayerBuilder b(graph, batch_size, dtype_bytes);
-  b.set_layer("input");
-  Tensor tokens = b.input("token_ids", {sequence}, 4);
-  Tensor labels = b.input("labels", {sequence}, 4);
-  b.set_layer("embedding");
-  Tensor x = b.embedding("wte", tokens, vocabulary, hidden);
-  for (int64_t layer = 0; layer < layers; ++layer) {
+  auto [x, labels] = llama_inputs(b, shape);
+  for (int64_t layer = 0; layer < shape.transformer.layers; ++layer) {
     b.set_layer("h." + std::to_string(layer));
-    Tensor qkv = b.dense("qkv", b.rms_norm("ln_1", x), hidden + 2 * kv_heads * head_dim, /*bias=*/false);
-    Tensor context;
-    if (fused) {
-      context = b.fused_attention("flash_attention", qkv, heads, kv_heads, /*causal=*/true);
-    } else {
-      Tensor probs = b.softmax("softmax", b.attention_scores("scores", qkv, heads, kv_heads));
-      context = b.attention_context("context", probs, qkv, heads, kv_heads);
-    }
-    x = b.add("add_1", x, b.dense("attn_proj", context, hidden, /*bias=*/false));
+    x = llama_attention(b, x, shape);
     Tensor normed = b.rms_norm("ln_2", x);
     Tensor routing = b.softmax("router_softmax", b.dense("router", normed, experts, /*bias=*/false));
     std::vector<Tensor> outputs;
     for (int64_t e = 0; e < experts; ++e) {
       const std::string expert = "expert_" + std::to_string(e) + "/";
       Tensor routed = b.moe_dispatch(expert + "dispatch", normed, routing, rows);
-      Tensor gate_and_up = b.dense(expert + "mlp_fc", routed, 2 * ffn, /*bias=*/false);
+      Tensor gate_and_up = b.dense(expert + "mlp_fc", routed, 2 * shape.ffn, /*bias=*/false);
       outputs.push_back(b.dense(expert + "mlp_proj", b.swiglu(expert + "swiglu", gate_and_up), hidden, /*bias=*/false));
     }
     x = b.add("add_2", x, b.moe_combine("moe_combine", outputs, routing, x.shape));
   }
-  b.set_layer("ln_f");
-  x = b.rms_norm("RMSNorm", x);
-  b.set_layer("lm_head");
-  Tensor logits = b.dense("MatMul", x, vocabulary, /*bias=*/false);
-  b.set_layer("loss");
-  b.softmax_cross_entropy("xent", logits, labels);
+  llama_head(b, x, shape, labels);
   return graph;
 }
 

@@ -19,6 +19,7 @@
 #include "models/layer_builder.h"
 #include "models/zoo.h"
 #include "tests/support/scenario_text.h"
+#include "tests/support/test_support.h"
 
 namespace placesim {
 namespace fused_attention_test {  // a unity batch holds several test files
@@ -40,13 +41,10 @@ KernelModel test_model() {
   return model;
 }
 
+/// The round test GPU at 100 TFLOP/s in fp32 and bf16, with `model`.
 DeviceSpec test_spec(const KernelModel& model) {
-  DeviceSpec spec;
-  spec.id = "test-gpu";
-  spec.kind = DeviceKind::kGpu;
-  spec.peak_flops_per_second[Precision::kFp32] = kPeak;
+  DeviceSpec spec = testing::round_gpu(kPeak, kBandwidth);
   spec.peak_flops_per_second[Precision::kBf16] = kPeak;
-  spec.memory_bandwidth_bytes_per_second = kBandwidth;
   spec.sm_count = model.sm_count;
   spec.kernel_model = std::make_shared<const KernelModel>(model);
   return spec;

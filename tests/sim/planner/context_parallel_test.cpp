@@ -14,17 +14,9 @@ namespace placesim {
 namespace context_parallel_test {  // a unity batch holds several test files
 namespace {
 
-// A small GPT (L = 2, h = 64, 8 heads, T = 32 tokens, V = 128) in fp16 with Adam, batch 8 per
-// data-parallel replica, on `nodes` DGX A100s.
+// The small GPT of testing::small_gpt_scenario.
 std::string gpt_scenario(const std::string& parallelism, int nodes = 1, const std::string& simulation = "{}") {
-  return R"({"model": {"zoo": "gpt", "parameters": {"layers": 2, "hidden": 64, "heads": 8, "sequence": 32,
-             "vocabulary": 128}},
-    "cluster": {"template": "dgx_a100", "nodes": )" +
-         std::to_string(nodes) + R"(, "fabric": {"link": "ib_hdr"}},
-    "strategy": {"parallelism": )" +
-         parallelism + R"(},
-    "simulation": )" + simulation + R"(,
-    "run": {"batch_size": 8, "precision": "fp16", "optimizer": "adam", "steps": 1}})";
+  return testing::small_gpt_scenario(parallelism, nodes, simulation);
 }
 
 // Psi = 12 L h^2 + 13 L h + (V + T) h + 2h = 98,304 + 1,664 + 10,240 + 128 = 110,336 parameters.
