@@ -328,6 +328,7 @@ class CpuExecutor final : public Executor {
     if (distinct.size() != task.group.size()) reject("a device appears twice in its group");
     std::string why;
     if (!collective_supported(task.collective, task.algorithm, &why)) reject(why);
+    if (task.collective == CollectiveKind::kAllToAll) reject("an all-to-all, which the cpu backend does not run yet (the simulator's tiers do)");
     if (!applicable(task.algorithm, task.group, cluster, &why)) reject(why);
     return schedule_of(task, cluster);
   }

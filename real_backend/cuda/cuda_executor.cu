@@ -140,6 +140,10 @@ class CudaExecutor final : public Executor, private TaskLauncher {
   /// An all-reduce runs on NCCL: every member a GPU, one GPU per rank; this host checks its own.
   void check_collective(const Task& task, const Cluster& cluster, const std::string& where, const std::string& path,
                         int rank) const {
+    if (task.collective == CollectiveKind::kAllToAll) {
+      throw InputError(where, path, "task \"" + task.name + "\" is an all-to-all, which the cuda backend does not run "
+                                                             "yet (the simulator's tiers do)");
+    }
 #ifndef PLACESIM_WITH_NCCL
     (void)cluster;
     (void)rank;

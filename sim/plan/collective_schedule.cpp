@@ -299,6 +299,15 @@ bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& grou
       }
       return true;
     }
+    case CollectiveAlgorithm::kPairwise:
+      for (DeviceId a : group) {
+        for (DeviceId b : group) {
+          if (a != b && !cluster.reachable(a, b)) {
+            return reject("an all-to-all needs a route between every two devices of its group");
+          }
+        }
+      }
+      return true;
   }
   return false;
 }
@@ -322,14 +331,24 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
     }
     case CollectiveAlgorithm::kHalvingDoubling: halving_doubling_schedule(writer, group, bytes); break;
     case CollectiveAlgorithm::kHierarchical: hierarchical_schedule(writer, by_node(group, cluster), bytes); break;
+    case CollectiveAlgorithm::kPairwise: throw std::invalid_argument("pairwise runs all-to-alls, not all-reduces");
   }
   return writer.take();
 }
 
 bool collective_supported(CollectiveKind kind, CollectiveAlgorithm algorithm, std::string* why) {
+  if (kind == CollectiveKind::kAllToAll || algorithm == CollectiveAlgorithm::kPairwise) {
+    if (kind == CollectiveKind::kAllToAll && algorithm == CollectiveAlgorithm::kPairwise) return true;
+    if (why) {
+      *why = kind == CollectiveKind::kAllToAll
+                 ? "an all-to-all runs as pairwise exchanges (\"algorithm\": \"pairwise\"), not " + to_string(algorithm)
+                 : "pairwise runs all-to-alls, not " + to_string(kind);
+    }
+    return false;
+  }
   if (kind == CollectiveKind::kAllReduce) return true;
   if (kind != CollectiveKind::kAllGather && kind != CollectiveKind::kReduceScatter) {
-    if (why) *why = "collective tasks run all_reduce, all_gather or reduce_scatter, not " + to_string(kind);
+    if (why) *why = "collective tasks run all_reduce, all_gather, reduce_scatter or alltoall, not " + to_string(kind);
     return false;
   }
   if (algorithm != CollectiveAlgorithm::kRing && algorithm != CollectiveAlgorithm::kHierarchical) {
@@ -350,6 +369,16 @@ std::vector<CollectiveStep> collective_schedule(CollectiveKind kind, CollectiveA
   const size_t n = group.size();
   if (n < 2) return {};
   ScheduleWriter writer(fidelity);
+  if (kind == CollectiveKind::kAllToAll) {
+    // Every device sends its 1/n of the buffer to each other device, all at once (NCCL groups
+    // the sends and receives); the network shares the links between them.
+    for (size_t i = 0; i < n; ++i) {
+      for (size_t j = 0; j < n; ++j) {
+        if (i != j) writer.add(group[i], group[j], bytes / static_cast<double>(n), {});
+      }
+    }
+    return writer.take();
+  }
   if (algorithm == CollectiveAlgorithm::kHierarchical) {
     if (kind == CollectiveKind::kReduceScatter) {
       hierarchical_reduce_scatter(writer, by_node(group, cluster), bytes);
@@ -400,6 +429,7 @@ double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vect
       return ring_passes(c.local, c.g, bytes / c.g, 2, adds(bytes / c.g)) +
              ring_passes(c.global, c.m, bytes / (c.g * c.m), 2, adds(bytes / (c.g * c.m)));
     }
+    case CollectiveAlgorithm::kPairwise: throw std::invalid_argument("pairwise runs all-to-alls, not all-reduces");
   }
   return 0;
 }
@@ -410,6 +440,28 @@ double collective_estimate_seconds(CollectiveKind kind, CollectiveAlgorithm algo
   std::string why;
   if (!collective_supported(kind, algorithm, &why)) throw std::invalid_argument(why);
   if (group.size() < 2) return 0;
+  if (kind == CollectiveKind::kAllToAll) {
+    // Every pair's flow at once: the slowest pair's latency plus the time the most loaded link
+    // direction takes for every flow routed through it (the bound max-min sharing meets when one
+    // link is the bottleneck). Devices behind one switch port each: (n - 1)/n x bytes / B, an
+    // all-gather's bandwidth term; a full mesh of direct links: bytes / (n B).
+    const double chunk = bytes / static_cast<double>(group.size());
+    double latency = 0;
+    std::map<std::pair<LinkId, bool>, double> load;
+    for (DeviceId a : group) {
+      for (DeviceId b : group) {
+        if (a == b) continue;
+        if (!cluster.reachable(a, b)) return std::numeric_limits<double>::infinity();
+        latency = std::max(latency, cluster.route_latency_seconds(a, b));
+        for (const RouteHop& hop : cluster.route(a, b)) load[{hop.link, hop.a_to_b}] += chunk;
+      }
+    }
+    double busiest = 0;
+    for (const auto& [link, carried] : load) {
+      busiest = std::max(busiest, carried / cluster.links()[link.first].spec.bandwidth_bytes_per_second);
+    }
+    return latency + busiest;
+  }
   // One pass of the all-reduce's rings (its first half or its second), the reduce-scatter's adding.
   auto adds = [&](double x) { return kind == CollectiveKind::kReduceScatter ? slowest_adds(group, x, cluster) : 0.0; };
   if (algorithm == CollectiveAlgorithm::kHierarchical) {
@@ -454,6 +506,10 @@ CollectiveAlgorithm fastest(CollectiveKind kind, std::initializer_list<Collectiv
 CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
                                                 const Cluster& cluster, std::string* reason) {
   if (kind == CollectiveKind::kAllReduce) return choose_allreduce(group, bytes, cluster, reason);
+  if (kind == CollectiveKind::kAllToAll) {
+    if (reason) *reason = "an all-to-all runs as pairwise exchanges";
+    return CollectiveAlgorithm::kPairwise;
+  }
   return fastest(kind, {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kHierarchical}, group, bytes, cluster, reason);
 }
 

@@ -72,9 +72,11 @@ std::vector<CollectiveStep> collective_schedule(CollectiveKind kind, CollectiveA
                                                 const Cluster& cluster,
                                                 CollectiveFidelity fidelity = CollectiveFidelity::kPerRound);
 
-/// Whether collective tasks of `kind` can be planned and run: all-reduce, all-gather and
-/// reduce-scatter; `algorithm` any applicable for all-reduce, ring or hierarchical for the other
-/// two. `why` says why not.
+/// Whether collective tasks of `kind` can be planned and run: all-reduce, all-gather,
+/// reduce-scatter and all-to-all; `algorithm` any but pairwise for all-reduce, ring or
+/// hierarchical for all-gather and reduce-scatter, pairwise for all-to-all (every device's 1/n
+/// of the buffer to every other at once: the estimate is the slowest pair's latency plus the
+/// busiest sender's sends one after another at each pair's bandwidth). `why` says why not.
 bool collective_supported(CollectiveKind kind, CollectiveAlgorithm algorithm, std::string* why);
 
 /// Whether `algorithm` can run on `group`; `why` says why not.

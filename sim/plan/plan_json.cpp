@@ -256,13 +256,14 @@ PlanFile read_plan_json(const JsonReader& document) {
         task.group.push_back(d);
       }
       if (task.group.empty()) group.fail("a collective needs at least one device");
-      std::string algorithm = entry.string_or("algorithm", "ring");
+      task.collective = *parse_collective_kind(entry.choice_or("collective", collective_kind_names(), "all_reduce"));
+      // An all-to-all runs one way: pairwise exchanges, its default; the rest default to a ring.
+      std::string algorithm = entry.string_or("algorithm", task.collective == CollectiveKind::kAllToAll ? "pairwise" : "ring");
       auto parsed = parse_collective_algorithm(algorithm);
       if (!parsed) {
-        entry.at("algorithm").fail("unknown algorithm \"" + algorithm + "\" (expected ring, tree, halving_doubling or hierarchical)");
+        entry.at("algorithm").fail("unknown algorithm \"" + algorithm + "\" (expected ring, tree, halving_doubling, hierarchical or pairwise)");
       }
       task.algorithm = *parsed;
-      task.collective = *parse_collective_kind(entry.choice_or("collective", collective_kind_names(), "all_reduce"));
       std::string why;
       // Version 1 ran every collective task as an all-reduce, with any all-reduce algorithm; its
       // all-gathers and reduce-scatters now run as rings where that algorithm does not apply to them.
@@ -273,7 +274,9 @@ PlanFile read_plan_json(const JsonReader& document) {
       if (!collective_supported(task.collective, task.algorithm, &why)) {
         (entry.has("collective") ? entry.at("collective") : entry).fail(why);
       }
-      if (!applicable(task.algorithm, task.group, cluster, &why)) entry.at("algorithm").fail(why);
+      if (!applicable(task.algorithm, task.group, cluster, &why)) {
+        (entry.has("algorithm") ? entry.at("algorithm") : entry).fail(why);
+      }
       for (size_t a = 0; a < task.group.size(); ++a) {
         for (size_t b : {(a + 1) % task.group.size()}) {
           if (!cluster.reachable(task.group[a], task.group[b])) group.fail("devices of the group are not connected");

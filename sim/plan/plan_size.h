@@ -41,6 +41,7 @@ inline double allreduce_transfers(std::optional<CollectiveAlgorithm> algorithm, 
     case CollectiveAlgorithm::kDoubleBinaryTree: return tree;
     case CollectiveAlgorithm::kHalvingDoubling: return halving_doubling;
     case CollectiveAlgorithm::kHierarchical: return hierarchical;
+    case CollectiveAlgorithm::kPairwise: break;  // all-to-all only: never an all-reduce's
   }
   return ring;
 }

@@ -5,11 +5,12 @@
 
 namespace placesim {
 namespace {
-constexpr std::array<std::pair<CollectiveAlgorithm, const char*>, 4> kNames{{
+constexpr std::array<std::pair<CollectiveAlgorithm, const char*>, 5> kNames{{
     {CollectiveAlgorithm::kRing, "ring"},
     {CollectiveAlgorithm::kDoubleBinaryTree, "tree"},
     {CollectiveAlgorithm::kHalvingDoubling, "halving_doubling"},
     {CollectiveAlgorithm::kHierarchical, "hierarchical"},
+    {CollectiveAlgorithm::kPairwise, "pairwise"},
 }};
 }  // namespace
 
@@ -29,7 +30,9 @@ std::optional<CollectiveAlgorithm> parse_collective_algorithm(const std::string&
 
 std::vector<std::string> collective_algorithm_names() {
   std::vector<std::string> names;
-  for (const auto& entry : kNames) names.emplace_back(entry.second);
+  for (const auto& entry : kNames) {
+    if (entry.first != CollectiveAlgorithm::kPairwise) names.emplace_back(entry.second);  // all-reduce algorithms
+  }
   return names;
 }
 

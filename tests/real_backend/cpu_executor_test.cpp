@@ -399,6 +399,10 @@ TEST(CpuExecutor, RejectsCollectivesItCannotRun) {
   EXPECT_NE(odd.find("power-of-two"), std::string::npos) << odd;
   std::string twice = rejected(allreduce({0, 1, 1}, CollectiveAlgorithm::kRing, 1e6));
   EXPECT_NE(twice.find("appears twice"), std::string::npos) << twice;
+  Task all_to_all = allreduce({0, 1, 2}, CollectiveAlgorithm::kPairwise, 1e6);
+  all_to_all.collective = CollectiveKind::kAllToAll;
+  std::string exchange = rejected(all_to_all);
+  EXPECT_NE(exchange.find("an all-to-all, which the cpu backend does not run yet"), std::string::npos) << exchange;
   Cluster mixed = cpus(1);
   ClusterDevice gpu;
   gpu.name = DeviceName{"localhost", 0, 0, DeviceKind::kGpu, 0};

@@ -106,7 +106,7 @@ TEST_P(RingGatherScatter, TakeNMinusOneRoundsOfSOverN) {
 INSTANTIATE_TEST_SUITE_P(Sizes, RingGatherScatter,
                          ::testing::Combine(::testing::Values(2, 3, 8), ::testing::Values(1 << 20, 1e8)));
 
-TEST(RingGatherScatter, OnlyRingsAndTheseThreeKindsArePlanned) {
+TEST(RingGatherScatter, OnlyRingsAndTheseKindsArePlanned) {
   std::string why;
   EXPECT_TRUE(collective_supported(CollectiveKind::kAllGather, CollectiveAlgorithm::kRing, &why));
   EXPECT_TRUE(collective_supported(CollectiveKind::kReduceScatter, CollectiveAlgorithm::kHierarchical, &why));
@@ -117,6 +117,53 @@ TEST(RingGatherScatter, OnlyRingsAndTheseThreeKindsArePlanned) {
   EXPECT_THROW(collective_schedule(CollectiveKind::kReduceScatter, CollectiveAlgorithm::kHalvingDoubling, all(4), 1e6,
                                    full_mesh(4)),
                std::invalid_argument);
+}
+
+// An all-to-all of S bytes (nccl-tests' size: each device's whole buffer) sends S/N from every
+// device to every other at once. On a full mesh each flow has its own link direction: a + S/(N B).
+// N GPUs behind one switch (a port each): each device's N - 1 flows share its uplink and its
+// downlink, a + (N - 1)/N S / B on both routes' two hops (2a). Simulated and estimated alike.
+TEST(AllToAll, EveryPairAtOnceSharingTheLinks) {
+  for (size_t n : {2, 4, 8}) {
+    SCOPED_TRACE(n);
+    const double nd = static_cast<double>(n), bytes = 64e6;
+    const Cluster mesh = full_mesh(n);
+    const auto steps = collective_schedule(CollectiveKind::kAllToAll, CollectiveAlgorithm::kPairwise, all(n), bytes, mesh);
+    EXPECT_EQ(steps.size(), n * (n - 1));
+    for (const CollectiveStep& step : steps) EXPECT_DOUBLE_EQ(step.bytes, bytes / nd);
+    const double direct = kLatency + bytes / nd / kBandwidth;
+    EXPECT_NEAR(simulate_allreduce(mesh, CollectiveAlgorithm::kPairwise, bytes, CollectiveFidelity::kPerRound,
+                                   CollectiveKind::kAllToAll),
+                direct, direct * 1e-6);
+    EXPECT_NEAR(collective_estimate_seconds(CollectiveKind::kAllToAll, CollectiveAlgorithm::kPairwise, all(n), bytes, mesh),
+                direct, direct * 1e-9);
+
+    Cluster star = testing::gpus(n);
+    const VertexId hub = star.add_switch("switch");
+    for (size_t i = 0; i < n; ++i) star.add_link(star.device(i).vertex, hub, testing::round_link(kBandwidth, kLatency));
+    const double switched = 2 * kLatency + (nd - 1) / nd * bytes / kBandwidth;
+    EXPECT_NEAR(simulate_allreduce(star, CollectiveAlgorithm::kPairwise, bytes, CollectiveFidelity::kPerRound,
+                                   CollectiveKind::kAllToAll),
+                switched, switched * 1e-3);
+    EXPECT_NEAR(collective_estimate_seconds(CollectiveKind::kAllToAll, CollectiveAlgorithm::kPairwise, all(n), bytes, star),
+                switched, switched * 1e-9);
+  }
+}
+
+// Only pairwise runs an all-to-all, and pairwise runs nothing else; the auto choice is pairwise.
+TEST(AllToAll, RunsAsPairwiseExchangesOnly) {
+  std::string why;
+  EXPECT_TRUE(collective_supported(CollectiveKind::kAllToAll, CollectiveAlgorithm::kPairwise, &why));
+  EXPECT_FALSE(collective_supported(CollectiveKind::kAllToAll, CollectiveAlgorithm::kRing, &why));
+  EXPECT_NE(why.find("pairwise"), std::string::npos) << why;
+  EXPECT_FALSE(collective_supported(CollectiveKind::kAllReduce, CollectiveAlgorithm::kPairwise, &why));
+  EXPECT_FALSE(collective_supported(CollectiveKind::kAllGather, CollectiveAlgorithm::kPairwise, &why));
+  EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllToAll, all(4), 1e6, full_mesh(4), nullptr),
+            CollectiveAlgorithm::kPairwise);
+  // A strategy's all-reduce algorithms do not include it.
+  const std::vector<std::string> names = collective_algorithm_names();
+  EXPECT_EQ(std::find(names.begin(), names.end(), "pairwise"), names.end());
+  EXPECT_EQ(parse_collective_algorithm("pairwise"), CollectiveAlgorithm::kPairwise);
 }
 
 // CPUs add what they reduce after each transfer (3 x bytes of memory traffic at the memory

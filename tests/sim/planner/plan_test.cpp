@@ -7,6 +7,7 @@
 #include "sim/session/pipeline.h"
 #include "models/zoo.h"
 #include "sim/cluster/cluster_builder.h"
+#include "sim/analytical/analytical_engine.h"
 #include "sim/cost/cost_model.h"
 #include "sim/planner/plan_builder.h"
 #include "sim/plan/plan_json.h"
@@ -277,6 +278,48 @@ TEST(PlanFile, AllGathersCarryTheirNcclTestsSizeAndVersionOneIsConverted) {
   Json tree = written;
   tree["tasks"][0]["algorithm"] = "tree";
   EXPECT_THROW(read_plan_json(JsonReader(tree, "plan.json")), InputError);
+}
+
+// A plan file's all-to-all ("collective": "alltoall") runs as pairwise exchanges, its default
+// algorithm; on four GPUs behind a switch it takes 2a + (3/4) S / B on either tier. Where two of
+// its devices have no route (a ring of GPUs: routes never pass through a GPU) it is refused at
+// the task's path.
+TEST(PlanFile, AnAllToAllRunsAsPairwiseExchanges) {
+  auto plan_on = [](const Cluster& cluster) {
+    ExecutionPlan plan = testing::empty_plan(cluster);
+    Task dispatch;
+    dispatch.kind = TaskKind::kCollective;
+    dispatch.phase = Phase::kCollective;
+    dispatch.group = {0, 1, 2, 3};
+    dispatch.collective = CollectiveKind::kAllToAll;
+    dispatch.algorithm = CollectiveAlgorithm::kPairwise;
+    dispatch.bytes = 8e6;
+    testing::add(plan, dispatch);
+    Json written = write_plan_json(plan, cluster);
+    written["tasks"][0].erase("algorithm");  // the default
+    return written;
+  };
+  Cluster star = testing::gpus(4);
+  const VertexId hub = star.add_switch("switch");
+  for (size_t i = 0; i < 4; ++i) star.add_link(star.device(i).vertex, hub, testing::round_link(1e9, 1e-5));
+  const Json written = plan_on(star);
+  EXPECT_EQ(written["tasks"][0]["collective"], "alltoall");
+  const PlanFile read = read_plan_json(JsonReader(written, "plan.json"));
+  ASSERT_EQ(read.plan.tasks.size(), 1u);
+  EXPECT_EQ(read.plan.tasks[0].collective, CollectiveKind::kAllToAll);
+  EXPECT_EQ(read.plan.tasks[0].algorithm, CollectiveAlgorithm::kPairwise);
+  const double expected = 2 * 1e-5 + 0.75 * 8e6 / 1e9;
+  EXPECT_NEAR(estimate_step(read.plan, read.cluster).step_seconds, expected, expected * 1e-9);
+
+  Cluster ring = testing::gpus(4);
+  for (size_t i = 0; i < 4; ++i) ring.add_link(i, (i + 1) % 4, testing::round_link());
+  try {
+    read_plan_json(JsonReader(plan_on(ring), "plan.json"));
+    FAIL() << "an all-to-all without routes accepted";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.json_path(), "/tasks/0");  // its algorithm is the default
+    EXPECT_NE(std::string(error.what()).find("a route between every two devices"), std::string::npos) << error.what();
+  }
 }
 
 }  // namespace
