@@ -219,7 +219,8 @@ std::filesystem::path collective_profile_path(const std::string& value, const st
 std::optional<double> measured_collective_seconds(CollectiveKind kind, const std::vector<DeviceId>& group,
                                                   double bytes, const Cluster& cluster) {
   if (group.size() < 2 || bytes <= 0) return 0.0;
-  if (kind != CollectiveKind::kAllReduce && kind != CollectiveKind::kAllGather && kind != CollectiveKind::kReduceScatter) {
+  if (kind != CollectiveKind::kAllReduce && kind != CollectiveKind::kAllGather && kind != CollectiveKind::kReduceScatter &&
+      kind != CollectiveKind::kAllToAll) {
     return std::nullopt;
   }
   if (!cluster.collective_profile || cluster.links_rescaled()) return std::nullopt;
@@ -231,6 +232,8 @@ std::optional<double> measured_collective_seconds(CollectiveKind kind, const std
   }
   const int gpus = static_cast<int>(group.size());
   if (const CollectiveCurve* own = cluster.collective_profile->find(kind, gpus)) return own->seconds(bytes);
+  // An all-to-all's pairs cross the machine's links otherwise than a ring's: only its own curve.
+  if (kind == CollectiveKind::kAllToAll) return std::nullopt;
   const CollectiveCurve* all_reduce = cluster.collective_profile->find(CollectiveKind::kAllReduce, gpus);
   if (!all_reduce) return std::nullopt;
   return all_reduce->seconds_as(kind, bytes);

@@ -145,6 +145,19 @@ TEST(MeasuredAllGather, ItsOwnCurveWinsOverTheAllReduces) {
               2 * kMiB * 0.75 / 2e10, 1e-12);
 }
 
+// An all-to-all takes its own measured curve (nccl-tests' alltoall_perf: busbw = algbw (n-1)/n),
+// 2 MiB x 0.75 / 8 GB/s, and never the all-reduce's: without its own it has no measured time.
+TEST(MeasuredAllToAll, TakesOnlyItsOwnCurve) {
+  Cluster cluster = measured_mesh();
+  EXPECT_FALSE(measured_collective_seconds(CollectiveKind::kAllToAll, {0, 1, 2, 3}, 2 * kMiB, cluster).has_value());
+  CollectiveProfile profile = *cluster.collective_profile;
+  CollectiveCurve exchange{CollectiveKind::kAllToAll, 4, {{kMiB, 8e9, "hand-made"}, {4 * kMiB, 8e9, "hand-made"}}};
+  profile.curves.emplace(std::make_pair(CollectiveKind::kAllToAll, 4), exchange);
+  cluster.collective_profile = std::make_shared<const CollectiveProfile>(profile);
+  EXPECT_NEAR(*measured_collective_seconds(CollectiveKind::kAllToAll, {0, 1, 2, 3}, 2 * kMiB, cluster),
+              2 * kMiB * 0.75 / 8e9, 1e-12);
+}
+
 TEST(MeasuredAllReduce, TheReportGivesWhatTheCollectiveAchievedAsAlgbwAndBusbw) {
   // The 2 MiB all-reduce timed by the curve at busbw 20 GB/s reports busbw 20 GB/s back, and
   // algbw = busbw / 1.5 (nccl-tests: busbw = algbw x 2(n-1)/n).
