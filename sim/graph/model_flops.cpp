@@ -18,9 +18,11 @@ bool is_attention_scores(const Op& op) {
 double active_parameters(const OpGraph& graph, int64_t batch_size, int64_t sequence) {
   // An expert's ops are those between a MoeDispatch and the MoeCombine: each sees the rows its
   // GEMM takes of the batch's tokens.
-  std::vector<OpId> order;
-  graph.topological_order(&order, nullptr);
   std::vector<bool> routed(graph.size(), false);
+  bool experts = false;
+  for (OpId v = 0; v < graph.size() && !experts; ++v) experts = graph.op(v).type == "MoeDispatch";
+  std::vector<OpId> order;
+  if (experts) graph.topological_order(&order, nullptr);  // a dense model needs no walk
   const double tokens = static_cast<double>(std::max<int64_t>(1, batch_size)) * static_cast<double>(sequence);
   for (OpId v : order) {
     for (const auto& input : graph.inputs(v)) {
