@@ -197,9 +197,8 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
           std::cout << collective_bandwidth_text(evaluated[i].run.metrics.collective_bandwidth);
         }
         std::cout << "\n"
-                  << cost_sources_text(cost_sources(scenario.cluster_for(strategies.front()), scenario.run.precision,
-                                                    has_nchw_convolutions(evaluated.front().planned.plan),
-                                                    has_fused_attention(evaluated.front().planned.plan)));
+                  << cost_sources_text(plan_cost_sources(scenario.cluster_for(strategies.front()),
+                                                         evaluated.front().planned.plan));
       }
     }
   }
@@ -212,9 +211,7 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
     for (const auto& e : evaluated) results.push_back(e.result);
     Json comparison = comparison_json(scenario.name, results);
     comparison["compute_costs"] =
-        cost_sources_json(cost_sources(scenario.cluster_for(strategies.front()), scenario.run.precision,
-                                       has_nchw_convolutions(evaluated.front().planned.plan),
-                                       has_fused_attention(evaluated.front().planned.plan)));
+        cost_sources_json(plan_cost_sources(scenario.cluster_for(strategies.front()), evaluated.front().planned.plan));
     for (size_t i = 0; i < evaluated.size(); ++i) {
       if (evaluated[i].pipeline && strategies[i].parallelism) {
         comparison["strategies"][i]["pipeline"] = pipeline_json(*evaluated[i].pipeline, scenario.cluster_for(strategies[i]));

@@ -49,10 +49,9 @@ std::optional<TransformerShape> transformer_shape(const OpGraph& graph) {
     int64_t heads = 0, sequence = 0, head_dim = 0;
     if (op.kernel && op.kernel->kind == KernelKind::kAttention && !op.output_shape.empty() && op.output_shape[0] > 0) {
       // A fused attention kernel: its shape says it (the FLOPs it declares halve with a causal mask).
-      const AttentionShape& a = op.kernel->attention;
-      heads = a.batch / op.output_shape[0];
-      sequence = a.keys;
-      head_dim = a.head_dim;
+      heads = attention_heads(op);
+      sequence = op.kernel->attention.keys;
+      head_dim = op.kernel->attention.head_dim;
     } else if (is_attention_scores(op)) {
       const double batch = static_cast<double>(op.output_shape[0]), h = static_cast<double>(op.output_shape[1]),
                    t = static_cast<double>(op.output_shape[2]);

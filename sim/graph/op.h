@@ -39,6 +39,15 @@ bool is_gemm_kind(OpKind kind);
 /// make extra passes over their input, with their own bandwidth fraction.
 bool is_reduction_kind(OpKind kind);
 
+struct Op;
+
+/// The attention heads of an attention-scores op (a batched GEMM to [batch, heads, Sq, Sk]) or
+/// of a fused attention kernel (KernelKind::kAttention: its batch is samples x heads); 0 for any
+/// other op.
+int64_t attention_heads(const Op& op);
+/// The queries (tokens) of such an attention op, 0 for any other op.
+int64_t attention_queries(const Op& op);
+
 struct Op {
   std::string name;
   std::string type;  ///< framework op type as TensorFlow names it: "VariableV2", "Conv2D", "MatMul"

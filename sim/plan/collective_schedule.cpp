@@ -337,13 +337,13 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
 }
 
 bool collective_supported(CollectiveKind kind, CollectiveAlgorithm algorithm, std::string* why) {
-  if (kind == CollectiveKind::kAllToAll || algorithm == CollectiveAlgorithm::kPairwise) {
-    if (kind == CollectiveKind::kAllToAll && algorithm == CollectiveAlgorithm::kPairwise) return true;
-    if (why) {
-      *why = kind == CollectiveKind::kAllToAll
-                 ? "an all-to-all runs as pairwise exchanges (\"algorithm\": \"pairwise\"), not " + to_string(algorithm)
-                 : "pairwise runs all-to-alls, not " + to_string(kind);
-    }
+  if (kind == CollectiveKind::kAllToAll && algorithm != CollectiveAlgorithm::kPairwise) {
+    if (why) *why = "an all-to-all runs as pairwise exchanges (\"algorithm\": \"pairwise\"), not " + to_string(algorithm);
+    return false;
+  }
+  if (algorithm == CollectiveAlgorithm::kPairwise) {
+    if (kind == CollectiveKind::kAllToAll) return true;
+    if (why) *why = "pairwise runs all-to-alls, not " + to_string(kind);
     return false;
   }
   if (kind == CollectiveKind::kAllReduce) return true;

@@ -139,18 +139,4 @@ double saved_activation_bytes(const OpGraph& graph, const std::vector<TensorRole
   return bytes;
 }
 
-int64_t attention_heads(const Op& op) {
-  if (op.kernel && op.kernel->kind == KernelKind::kAttention && !op.output_shape.empty() && op.output_shape[0] > 0) {
-    return op.kernel->attention.batch / op.output_shape[0];  // samples x heads
-  }
-  if (op.type != "BatchMatMulV2" || op.output_shape.size() != 4) return 0;
-  return op.output_shape[1];
-}
-
-int64_t attention_queries(const Op& op) {
-  if (attention_heads(op) == 0 || !op.kernel) return 0;
-  if (op.kernel->kind == KernelKind::kAttention) return op.kernel->attention.queries;
-  return op.kernel->kind == KernelKind::kGemm ? op.kernel->gemm.m : 0;
-}
-
 }  // namespace placesim

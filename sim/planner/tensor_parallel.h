@@ -73,10 +73,4 @@ double tensor_parallel_edge_bytes(double edge_bytes, TensorRole producer, int64_
 double saved_activation_bytes(const OpGraph& graph, const std::vector<TensorRole>& roles, int64_t ranks, OpId v,
                               const std::vector<bool>* recomputed = nullptr);
 
-/// The attention heads of a batched-GEMM op ([batch, heads, S, S] scores) or of a fused attention
-/// kernel, 0 for other ops.
-int64_t attention_heads(const Op& op);
-/// The queries of one such attention op (its sequence), 0 for other ops.
-int64_t attention_queries(const Op& op);
-
 }  // namespace placesim

@@ -51,6 +51,10 @@ bool has_fused_attention(const ExecutionPlan& plan) {
   return false;
 }
 
+std::vector<CostSource> plan_cost_sources(const Cluster& cluster, const ExecutionPlan& plan) {
+  return cost_sources(cluster, plan.precision, has_nchw_convolutions(plan), has_fused_attention(plan));
+}
+
 std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision, bool nchw_convolutions,
                                      bool fused_attention) {
   std::vector<CostSource> sources;

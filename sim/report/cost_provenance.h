@@ -50,6 +50,9 @@ struct CostSource {
 /// (has_nchw_convolutions); `fused_attention`: the run has fused attention kernels.
 std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision = Precision::kFp32,
                                      bool nchw_convolutions = false, bool fused_attention = false);
+/// The entries for running `plan` on `cluster`: at its precision, with what its tasks say about
+/// NCHW convolutions and fused attention.
+std::vector<CostSource> plan_cost_sources(const Cluster& cluster, const ExecutionPlan& plan);
 /// Whether `plan` keeps NCHW tensors and has a convolution task.
 bool has_nchw_convolutions(const ExecutionPlan& plan);
 /// Whether `plan` has a fused attention (FlashAttention) task.

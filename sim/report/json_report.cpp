@@ -90,7 +90,7 @@ Json json_report(const std::string& scenario, const ExecutionPlan& plan, const C
           {"critical_path_compute_seconds", metrics.critical_path_compute_seconds},
           {"critical_path_transfer_seconds", metrics.critical_path_transfer_seconds},
           {"devices", devices},
-          {"compute_costs", cost_sources_json(cost_sources(cluster, plan.precision, has_nchw_convolutions(plan), has_fused_attention(plan)))},
+          {"compute_costs", cost_sources_json(plan_cost_sources(cluster, plan))},
           {"critical_path", path},
           {"tasks", tasks}};
 }

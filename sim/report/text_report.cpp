@@ -65,7 +65,7 @@ std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const
            "  " + pad(format_bytes(device.memory_capacity_bytes), 10) +
            (device.out_of_memory ? "  OUT OF MEMORY" : "") + "  " + d.spec.name + "\n";
   }
-  out += "\n" + cost_sources_text(cost_sources(cluster, plan.precision, has_nchw_convolutions(plan), has_fused_attention(plan)));
+  out += "\n" + cost_sources_text(plan_cost_sources(cluster, plan));
   out += "\nMemory at peak:\n";
   for (const DeviceMetrics& device : metrics.devices) {
     if (device.peak_memory_bytes <= 0) continue;

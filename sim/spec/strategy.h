@@ -143,6 +143,9 @@ struct ParallelismOptions {
 
   /// Replica `replica` (= d * context + k), stage `stage`, tensor rank `rank`.
   DeviceId device(int64_t replica, int64_t stage, int64_t rank) const {
+    // Called for every task and every (replica, op) of the memory accounting: no division
+    // without context parallelism.
+    if (context == 1) return devices[static_cast<size_t>((replica * pipeline + stage) * tensor + rank)];
     const int64_t d = replica / context, k = replica % context;
     return devices[static_cast<size_t>(((d * pipeline + stage) * context + k) * tensor + rank)];
   }
