@@ -15,11 +15,14 @@
 //
 // Each expert runs on the tokens routed to it: per sample, ceil(capacity_factor x top_k x S / E)
 // rows (a "MoeDispatch" gather, then the expert's GEMMs, then one "MoeCombine" per layer). The
-// default capacity factor 1 is a balanced router without dropped tokens (Mixtral trains dropless);
-// a larger one pads every expert to that capacity, as GShard and Switch do. Expert parallelism
-// (the experts spread over devices, all-to-all dispatch) is not modelled: every device of a
-// data-parallel replica or tensor group holds all experts. Op names: `h.N/expert_E/mlp_fc` and
+// default capacity factor 1 is a router without dropped tokens (Mixtral trains dropless); a
+// larger one pads every expert to that capacity, as GShard and Switch do. Dropless routing may
+// be unbalanced: with `router_imbalance` f the first expert of each layer takes f x the average
+// rows, ceil(f k S / E), and the others share the rest equally (expert parallelism then puts
+// the busiest expert on the first rank of each expert group, the rank the closed form
+// simulates, docs/llm-planning.md#expert-parallelism). Op names: `h.N/expert_E/mlp_fc` and
 // `.../mlp_proj` match the default tensor-parallel globs (each expert split as a dense MLP is).
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -32,7 +35,7 @@ namespace placesim {
 
 OpGraph build_mixtral(const JsonReader& parameters, int64_t batch_size, double dtype_bytes) {
   parameters.reject_unknown_keys({"layers", "hidden", "heads", "kv_heads", "ffn", "sequence", "vocabulary", "experts",
-                                  "top_k", "capacity_factor", "attention"});
+                                  "top_k", "capacity_factor", "router_imbalance", "attention"});
   const LlamaShape shape = read_llama_shape(
       parameters,
       {.transformer = {.layers = 32, .hidden = 4096, .heads = 32, .sequence = 4096, .vocabulary = 32000},
@@ -49,10 +52,27 @@ OpGraph build_mixtral(const JsonReader& parameters, int64_t batch_size, double d
     parameters.at("capacity_factor").fail("expected a capacity factor from 1 to 64 (1: no padding, no dropped tokens), got " +
                                           std::to_string(capacity_factor));
   }
+  const double imbalance = parameters.number_or("router_imbalance", 1.0);
+  const double most = static_cast<double>(experts) / static_cast<double>(top_k);  // every token to the busiest
+  if (!(imbalance >= 1.0 && imbalance <= most)) {
+    parameters.at("router_imbalance")
+        .fail("expected the busiest expert's tokens over the average, from 1 (balanced) to E / top_k = " +
+              std::to_string(most) + " (every token), got " + std::to_string(imbalance));
+  }
+  if (imbalance > 1.0 && capacity_factor > 1.0) {
+    parameters.at("router_imbalance")
+        .fail("a capacity factor pads every expert to the same rows (tokens above it are dropped); "
+              "router_imbalance models dropless routing: give capacity_factor 1");
+  }
   const int64_t hidden = shape.transformer.hidden;
-  // Rows each expert takes per sample: its share of the routed tokens, padded to the capacity.
-  const auto rows = static_cast<int64_t>(std::ceil(
-      capacity_factor * static_cast<double>(top_k * shape.transformer.sequence) / static_cast<double>(experts) - 1e-9));
+  // Rows each expert takes per sample: its share of the routed tokens, padded to the capacity;
+  // under imbalance the first expert's f x that share, the others what remains.
+  const double routed = static_cast<double>(top_k * shape.transformer.sequence);
+  auto rows_for = [](double share) { return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(share - 1e-9))); };
+  const int64_t rows = rows_for(capacity_factor * routed / static_cast<double>(experts));
+  const int64_t busiest = rows_for(imbalance * routed / static_cast<double>(experts));
+  const int64_t others =
+      experts > 1 ? rows_for((routed - static_cast<double>(busiest)) / static_cast<double>(experts - 1)) : busiest;
 
   OpGraph graph("mixtral");
   LayerBuilder b(graph, batch_size, dtype_bytes);
@@ -65,7 +85,8 @@ OpGraph build_mixtral(const JsonReader& parameters, int64_t batch_size, double d
     std::vector<Tensor> outputs;
     for (int64_t e = 0; e < experts; ++e) {
       const std::string expert = "expert_" + std::to_string(e) + "/";
-      Tensor routed = b.moe_dispatch(expert + "dispatch", normed, routing, rows);
+      const int64_t expert_rows = imbalance > 1.0 ? (e == 0 ? busiest : others) : rows;
+      Tensor routed = b.moe_dispatch(expert + "dispatch", normed, routing, expert_rows);
       Tensor gate_and_up = b.dense(expert + "mlp_fc", routed, 2 * shape.ffn, /*bias=*/false);
       outputs.push_back(b.dense(expert + "mlp_proj", b.swiglu(expert + "swiglu", gate_and_up), hidden, /*bias=*/false));
     }

@@ -77,6 +77,7 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
     std::cout << (strategies.size() > 1 ? "Strategy " + strategy.name + ": " : std::string("")) << "data " << p.data
               << " x pipeline " << p.pipeline
               << (p.context > 1 ? " x context " + std::to_string(p.context) : std::string()) << " x tensor " << p.tensor
+              << (p.expert > 1 ? ", experts over groups of " + std::to_string(p.expert) + " replicas" : std::string())
               << ", " << p.micro_batches
               << " micro-batches"
               << (p.virtual_stages > 1 ? ", interleaved 1F1B with " + std::to_string(p.virtual_stages) + " virtual stages"

@@ -55,11 +55,16 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
     const int64_t s = static_cast<int64_t>(P.stage_of[v]);
     // ZeRO (Rajbhandari et al. 2020, figure 1): stage 1 divides the optimizer state over the
     // shard group, stage 2 also the gradients, stage 3 also the parameters.
+    // An expert's shards divide over the replicas holding it (expert_data_group), 1/expert of them.
+    const double shards = P.expert_op(v) && options.zero_stage >= 1
+                              ? static_cast<double>(e.replicas / P.expert_ranks)
+                              : static_cast<double>(e.shards);
     StaticMemory memory = op_static_memory(P.holder(v, e.graph), e.run);
-    if (options.zero_stage >= 1) memory.optimizer_state_bytes /= static_cast<double>(e.shards);
-    if (options.zero_stage >= 2) memory.gradient_bytes /= static_cast<double>(e.shards);
-    if (options.zero_stage >= 3) memory.parameter_bytes /= static_cast<double>(e.shards);
+    if (options.zero_stage >= 1) memory.optimizer_state_bytes /= shards;
+    if (options.zero_stage >= 2) memory.gradient_bytes /= shards;
+    if (options.zero_stage >= 3) memory.parameter_bytes /= shards;
     for (int64_t d = 0; d < e.replicas; ++d) {
+      if (!P.runs(v, d)) continue;  // another expert rank's expert
       for (int64_t r = 0; r < e.ranks; ++r) add_static_memory(&plan->static_memory[e.device(d, s, r)], memory);
     }
     stage_flops[s] += P.shard[v].forward_flops + P.shard[v].backward_flops;
@@ -95,6 +100,17 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
                      std::to_string(attentions) + " attentions, their gradients reduce-scattered after");
     notes->push_back(e.layout.context_groups_note(e.cluster));
   }
+  if (P.expert_ranks > 1) {
+    const size_t experts = P.experts.layers.front().dispatches.size();
+    notes->push_back("expert parallelism: the experts of each of " + std::to_string(P.experts.layers.size()) +
+                     " mixture-of-experts layers spread over groups of " + std::to_string(P.expert_ranks) +
+                     " data-parallel replicas (" + std::to_string(experts / static_cast<size_t>(P.expert_ranks)) +
+                     " of " + std::to_string(experts) +
+                     " experts each); tokens routed by all-to-all before the experts and back after, "
+                     "each expert's gradients reduced over the " +
+                     std::to_string(e.replicas / P.expert_ranks) + " replicas holding it");
+    notes->push_back(e.layout.expert_groups_note(e.cluster));
+  }
   if (e.replicas > 1) notes->push_back(e.layout.data_groups_note(e.cluster));
 }
 
@@ -110,6 +126,12 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
                          std::to_string(options.micro_batches) + " micro-batches (at most run.batch_size)");
   }
   const bool cells = cell_index != nullptr;
+  if (run.symmetry && !cells && options.expert > 1) {
+    throw SpecError::run("simulation/symmetry",
+                         "symmetry simulates each collective as one hop of a ring, but expert parallelism's "
+                         "all-to-alls send to every rank of the group at once; set \"symmetry\": \"off\" or use "
+                         "the analytical or closed-form tier");
+  }
   if (run.symmetry || cells) require_symmetric_devices(cluster, run, options, symmetric_mode(cells));
   ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size * options.data);
   StepEmitter emitter(graph, cluster, run, &plan);

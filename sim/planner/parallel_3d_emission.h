@@ -70,6 +70,10 @@ struct Parallel3dEmission {
   /// of each (step, context group, micro-batch, attention op, tensor rank, forward), emitted by
   /// the group's first simulated replica; the others add their dependencies to it.
   std::map<std::tuple<int64_t, int64_t, int64_t, OpId, int64_t, bool>, TaskId> context_collectives;
+  /// Expert parallelism: the all-to-all of each (step, expert group, micro-batch, MoE layer,
+  /// tensor rank, exchange), emitted by the first of the group's replicas to need it; every
+  /// replica adds its dependencies to it.
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, ExpertExchange>, TaskId> expert_collectives;
 
   DeviceId device(int64_t d, int64_t s, int64_t r) const { return layout.device(d, s, r); }
   /// "/tp3" for tensor rank 3 when the group has several ranks, "" otherwise.

@@ -1,11 +1,100 @@
 #include "sim/planner/parallel_3d_gradient_emitter.h"
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "sim/planner/plan_builder.h"
 
 namespace placesim {
+
+namespace {
+
+/// The ops with weights for which `reduced_here` holds, in buckets of e.options.bucket_bytes in
+/// the order backward completes them (the reverse of the forward order), as PyTorch DDP fills them.
+std::vector<std::vector<OpId>> gradient_buckets(const Parallel3dEmission& e, const std::function<bool(OpId)>& reduced_here) {
+  std::vector<std::vector<OpId>> buckets;
+  double bucket_bytes = 0;
+  const auto& order = e.emitter.order();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const OpId v = *it;
+    if (e.partition.held_bytes(v) <= 0 || !reduced_here(v)) continue;
+    if (buckets.empty() || bucket_bytes >= e.options.bucket_bytes) {
+      buckets.emplace_back();
+      bucket_bytes = 0;
+    }
+    buckets.back().push_back(v);
+    bucket_bytes += e.partition.held_bytes(v);
+  }
+  return buckets;
+}
+
+/// Expert parallelism: each expert's gradients, accumulated over the micro-batches, all-reduced
+/// over the replicas that hold it (expert_data_group) in buckets in the order backward completes
+/// them, after the stage's dense buckets (ZeRO 3: reduce-scattered); one update per replica,
+/// ZeRO dividing its optimizer state over that group.
+void emit_expert_gradient_updates(Parallel3dEmission* emission, int64_t step, const LastBackward& last_backward) {
+  Parallel3dEmission& e = *emission;
+  const Parallel3dPartition& P = e.partition;
+  const std::string suffix = StepEmitter::suffix(step);
+  // The simulated replicas of each expert rank: the first reduces for all of them.
+  std::map<int64_t, std::vector<int64_t>> replicas_of_rank;
+  for (int64_t d = 0; d < e.simulated_replicas; ++d) replicas_of_rank[P.expert_rank(d)].push_back(d);
+  for (int64_t s = 0; s < e.stages; ++s) {
+    for (int64_t r = 0; r < e.simulated_ranks; ++r) {
+      // Each expert rank's reductions follow the stage's dense ones on its own devices; the
+      // ranks' groups are disjoint, so one rank's do not wait for another's.
+      const std::optional<TaskId> after_dense = e.previous_data_collective[s][r];
+      std::optional<TaskId> last_of_first_rank;
+      for (const auto& [rank, members] : replicas_of_rank) {
+        const int64_t first = members.front();
+        std::optional<TaskId> previous = after_dense;
+        const std::vector<std::vector<OpId>> buckets = gradient_buckets(e, [&](OpId v) {
+          return P.expert_op(v) && static_cast<int64_t>(P.stage_of[v]) == s && P.runs(v, first) &&
+                 !last_backward[first][v].empty();
+        });
+        const std::vector<DeviceId> group = e.layout.expert_data_group(first, s, r);
+        const auto holders = static_cast<double>(group.size());
+        for (size_t b = 0; b < buckets.size(); ++b) {
+          std::vector<TaskId> ready;
+          for (int64_t d : members) {
+            for (OpId v : buckets[b]) ready.push_back(last_backward[d][v][r]);
+          }
+          std::optional<TaskId> reduced;
+          if (group.size() > 1) {
+            double bytes = 0;
+            for (OpId v : buckets[b]) bytes += P.held_bytes(v);
+            if (previous) ready.push_back(*previous);
+            // ZeRO 3 only reduce-scatters (the parameters are gathered again before use).
+            const bool scatters = e.options.zero_stage >= 3;
+            reduced = e.collective((scatters ? "ep-zero3-reduce-scatter/stage" : "ep-dp-allreduce/stage") +
+                                       std::to_string(s) + e.rank_name(r) + "/experts" + std::to_string(rank) +
+                                       "/bucket" + std::to_string(b) + suffix,
+                                   group, bytes, ready, step, e.graph.op(buckets[b].front()).name,
+                                   scatters ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce);
+            previous = reduced;
+          }
+          for (int64_t d : members) {
+            for (OpId v : buckets[b]) {
+              Op updated = P.holder(v, e.graph);
+              if (e.options.zero_stage >= 1) updated.parameter_count /= holders;
+              Task update = optimizer_task(updated, e.run.optimizer, e.device(d, s, r), step, e.replicas > 1 ? d : -1,
+                                           reduced ? *reduced : last_backward[d][v][r]);
+              update.name += e.rank_name(r);
+              e.previous_update[d][v][r] = e.emitter.add(std::move(update));
+            }
+          }
+        }
+        if (!last_of_first_rank) last_of_first_rank = previous;
+      }
+      // The next step's dense reductions follow the representative rank's (replica 0's).
+      e.previous_data_collective[s][r] = last_of_first_rank;
+    }
+  }
+}
+
+}  // namespace
 
 void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const LastBackward& last_backward) {
   Parallel3dEmission& e = *emission;
@@ -16,21 +105,10 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
   std::map<std::tuple<int64_t, OpId, int64_t>, TaskId> reduced_tied;  // by (replica, op, rank)
   for (int64_t s = 0; s < e.stages; ++s) {
     for (int64_t r = 0; r < e.simulated_ranks; ++r) {
-      std::vector<std::vector<OpId>> buckets;
-      double bucket_bytes = 0;
-      const auto& order = e.emitter.order();
-      for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        OpId v = *it;
-        if (static_cast<int64_t>(P.stage_of[v]) != s || P.held_bytes(v) <= 0 || last_backward[0][v].empty()) {
-          continue;
-        }
-        if (buckets.empty() || bucket_bytes >= e.options.bucket_bytes) {
-          buckets.emplace_back();
-          bucket_bytes = 0;
-        }
-        buckets.back().push_back(v);
-        bucket_bytes += P.held_bytes(v);
-      }
+      const std::vector<std::vector<OpId>> buckets = gradient_buckets(e, [&](OpId v) {
+        // Experts: emit_expert_gradient_updates.
+        return static_cast<int64_t>(P.stage_of[v]) == s && !last_backward[0][v].empty() && !P.expert_op(v);
+      });
       for (size_t b = 0; b < buckets.size(); ++b) {
         std::vector<TaskId> gradient_ready;
         for (int64_t d = 0; d < e.simulated_replicas; ++d) {
@@ -93,6 +171,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
       }
     }
   }
+  if (P.expert_ranks > 1) emit_expert_gradient_updates(&e, step, last_backward);
   // Tied weights: the two stages' copies of the gradient summed, then both copies updated.
   for (const auto& [reader, owner] : P.ties) {
     const int64_t owner_stage = static_cast<int64_t>(P.stage_of[owner]), reader_stage = static_cast<int64_t>(P.stage_of[reader]);

@@ -38,6 +38,23 @@ std::vector<DeviceId> Parallel3dLayout::context_group(int64_t replica, int64_t s
   return group;
 }
 
+std::vector<DeviceId> Parallel3dLayout::expert_group(int64_t replica, int64_t stage, int64_t rank) const {
+  const int64_t context = options_.context, size = options_.expert;
+  const int64_t first = replica / context / size * size;
+  std::vector<DeviceId> group;
+  for (int64_t d = first; d < first + size; ++d) group.push_back(device(d * context + replica % context, stage, rank));
+  return group;
+}
+
+std::vector<DeviceId> Parallel3dLayout::expert_data_group(int64_t replica, int64_t stage, int64_t rank) const {
+  const int64_t context = options_.context, size = options_.expert;
+  std::vector<DeviceId> group;
+  for (int64_t d = replica / context % size; d < options_.data; d += size) {
+    for (int64_t k = 0; k < context; ++k) group.push_back(device(d * context + k, stage, rank));
+  }
+  return group;
+}
+
 std::vector<DeviceId> Parallel3dLayout::shard_group(int64_t replica, int64_t stage, int64_t rank) const {
   const int64_t shards = options_.zero_shards();
   std::vector<DeviceId> group;
@@ -70,6 +87,22 @@ std::string Parallel3dLayout::context_groups_note(const Cluster& cluster) const 
   for (int64_t d = 0; d < options_.replicas(); d += options_.context) {
     for (int64_t s = 0; s < options_.pipeline; ++s) {
       for (int64_t r = 0; r < options_.tensor; ++r) text += " " + group_label(cluster, context_group(d, s, r), several_nodes);
+    }
+  }
+  return text;
+}
+
+std::string Parallel3dLayout::expert_groups_note(const Cluster& cluster) const {
+  const bool several_nodes = cluster.node_count() > 1;
+  std::string text = "expert groups:";
+  const int64_t context = options_.context;
+  for (int64_t d = 0; d < options_.data; d += options_.expert) {
+    for (int64_t k = 0; k < context; ++k) {
+      for (int64_t s = 0; s < options_.pipeline; ++s) {
+        for (int64_t r = 0; r < options_.tensor; ++r) {
+          text += " " + group_label(cluster, expert_group(d * context + k, s, r), several_nodes);
+        }
+      }
     }
   }
   return text;

@@ -1,6 +1,6 @@
 // Parallel3dLayout: where replica d's pipeline stage s, tensor rank r runs in a 3D strategy, and
 // the device groups its collectives run over (tensor, context, data-parallel, ZeRO shard and
-// cross-shard groups); plus the lines of `run`'s notes that list them. A replica here is one
+// cross-shard groups, expert groups); plus the lines of `run`'s notes that list them. A replica here is one
 // context rank of one data-parallel replica (ParallelismOptions::replicas()).
 #pragma once
 
@@ -27,6 +27,12 @@ class Parallel3dLayout {
   /// The context ranks of `replica`'s data replica, at the same stage and tensor rank: the group
   /// that all-gathers K and V before each attention (context_parallel.h).
   std::vector<DeviceId> context_group(int64_t replica, int64_t stage, int64_t rank) const;
+  /// Expert parallelism: the `expert` consecutive data replicas of `replica`'s expert group, at
+  /// its context rank, stage and tensor rank: the group whose all-to-alls route the tokens.
+  std::vector<DeviceId> expert_group(int64_t replica, int64_t stage, int64_t rank) const;
+  /// The replicas holding the same experts as `replica` (every data replica of its expert rank,
+  /// every context rank): the group that reduces those experts' gradients.
+  std::vector<DeviceId> expert_data_group(int64_t replica, int64_t stage, int64_t rank) const;
   /// ZeRO: the zero_shards() consecutive replicas that `replica` shares its shards with.
   std::vector<DeviceId> shard_group(int64_t replica, int64_t stage, int64_t rank) const;
   /// Hybrid sharding: the replicas holding the same shard as `replica` in every shard group
@@ -37,6 +43,8 @@ class Parallel3dLayout {
   std::string tensor_groups_note(const Cluster& cluster) const;
   /// "context groups: [GPU:0 GPU:2] ...".
   std::string context_groups_note(const Cluster& cluster) const;
+  /// "expert groups: [GPU:0 GPU:8] ...".
+  std::string expert_groups_note(const Cluster& cluster) const;
   /// "data-parallel groups: [GPU:0 GPU:4] ...".
   std::string data_groups_note(const Cluster& cluster) const;
 

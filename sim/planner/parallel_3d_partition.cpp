@@ -17,6 +17,13 @@ Op Parallel3dPartition::holder(OpId v, const OpGraph& graph) const {
   return copy;
 }
 
+bool Parallel3dPartition::runs(OpId v, int64_t replica) const {
+  if (!expert_op(v)) return true;
+  const auto experts_per_rank =
+      static_cast<int64_t>(experts.layers[static_cast<size_t>(experts.layer_of[v])].dispatches.size()) / expert_ranks;
+  return experts.expert_of[v] / experts_per_rank == expert_rank(replica);
+}
+
 double Parallel3dPartition::held_bytes(OpId v) const {
   return copy_of[v] ? shard[*copy_of[v]].parameter_bytes() : shard[v].parameter_bytes();
 }
@@ -72,6 +79,65 @@ std::vector<size_t> whole_layer_seeds(const OpGraph& graph, const StepEmitter& e
   return chunk_of;
 }
 
+/// Expert parallelism's conditions, the MoE layers and the bytes of their all-to-alls.
+void find_expert_layers(const OpGraph& graph, const ParallelismOptions& options, Parallel3dPartition* p) {
+  const std::string path = "parallelism/expert";
+  const int64_t group = options.expert;
+  if (options.data % group != 0) {
+    throw SpecError::strategy(path, "an expert group of " + std::to_string(group) +
+                                        " data-parallel replicas must divide the data-parallel size " +
+                                        std::to_string(options.data));
+  }
+  if (options.zero_stage >= 1 && options.zero_shards() < options.replicas()) {
+    throw SpecError::strategy(path, "expert parallelism with FSDP's hybrid sharding (shard groups inside a machine, "
+                                    "an expert's shards over its own replicas) is not modelled; use \"fsdp\": "
+                                    "\"full\" or \"zero\": 1 to 3");
+  }
+  p->experts = find_expert_branches(graph);
+  if (p->experts.layers.empty()) {
+    throw SpecError::strategy(path, "expert parallelism needs a mixture-of-experts model (MoeDispatch and MoeCombine "
+                                    "ops, as the zoo's mixtral_8x7b has); \"" + graph.name() + "\" has none");
+  }
+  for (const MoeLayer& layer : p->experts.layers) {
+    const auto experts = static_cast<int64_t>(layer.dispatches.size());
+    if (experts % group != 0) {
+      throw SpecError::strategy(path, "an expert group of " + std::to_string(group) + " ranks does not divide the " +
+                                          std::to_string(experts) + " experts of \"" + graph.op(layer.combine).name +
+                                          "\": each rank must hold the same number of whole experts");
+    }
+    p->expert_exchange.push_back(expert_exchange_bytes(graph, layer, options.tensor, options.context));
+  }
+  p->expert_ranks = group;
+}
+
+/// Expert parallelism: every op of a MoE layer (its dispatches, experts and combine) on its
+/// combine's model chunk, so that the layer's all-to-alls run within one stage. Moving ops to a
+/// later chunk keeps every edge pointing forward: an op's inputs were on its chunk or before,
+/// and the layer's outputs leave from the combine.
+void keep_moe_layers_whole(const OpGraph& graph, const Parallel3dPartition& p, int64_t model_chunks,
+                           std::vector<size_t>* chunk_of) {
+  for (size_t l = 0; l < p.experts.layers.size(); ++l) {
+    const MoeLayer& layer = p.experts.layers[l];
+    const size_t chunk = (*chunk_of)[layer.combine];
+    for (OpId dispatch : layer.dispatches) (*chunk_of)[dispatch] = chunk;
+    for (OpId v = 0; v < graph.size(); ++v) {
+      if (p.experts.layer_of[v] == static_cast<int64_t>(l)) (*chunk_of)[v] = chunk;
+    }
+  }
+  std::vector<size_t> ops(static_cast<size_t>(model_chunks), 0);
+  for (size_t chunk : *chunk_of) {
+    if (chunk < ops.size()) ++ops[chunk];
+  }
+  for (size_t c = 0; c < ops.size(); ++c) {
+    if (ops[c] == 0) {
+      throw SpecError::strategy("parallelism/expert",
+                                "each mixture-of-experts layer runs on one pipeline stage with expert parallelism, "
+                                "which leaves model chunk " + std::to_string(c) +
+                                    " without ops: use fewer stages or \"stage_split\": \"layers\"");
+    }
+  }
+}
+
 }  // namespace
 
 Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions& run, const ParallelismOptions& options,
@@ -90,6 +156,8 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
   p.saved.resize(graph.size());
   p.gathered_key_values.assign(graph.size(), 0);
   const int64_t context = options.context;
+  p.context_ranks = context;
+  if (options.expert > 1) find_expert_layers(graph, options, &p);
   // Selective recomputation (Korthikanti et al. 2022, section 5): the core attention's ops keep
   // nothing made among them and re-run their forward in backward.
   p.recomputed.assign(graph.size(), false);
@@ -130,6 +198,10 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
       p.shard[v] = context_parallel_shard(p.shard[v], context);
       p.saved[v] /= static_cast<double>(context);
       p.gathered_key_values[v] = attention_key_value_bytes(graph, v) / static_cast<double>(splits_heads ? ranks : 1);
+    }
+    if (p.expert_op(v)) {  // the tokens the whole expert group routed to this rank's experts
+      p.shard[v] = expert_parallel_shard(p.shard[v], p.expert_ranks);
+      p.saved[v] *= static_cast<double>(p.expert_ranks);
     }
     p.split_ops += p.roles[v] != TensorRole::kReplicated;
   }
@@ -173,6 +245,7 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
   } catch (const SpecError& error) {
     throw SpecError::strategy(split_path, (chunks > 1 ? interleaving + ": " : std::string()) + error.message());
   }
+  if (p.expert_ranks > 1) keep_moe_layers_whole(graph, p, model_chunks, &p.chunk_of);
   p.stage_of.resize(p.chunk_of.size());
   for (OpId v = 0; v < graph.size(); ++v) p.stage_of[v] = p.chunk_of[v] % static_cast<size_t>(stages);
 

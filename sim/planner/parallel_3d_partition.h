@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/graph/op_graph.h"
+#include "sim/planner/expert_parallel.h"
 #include "sim/planner/parallel_3d_layout.h"
 #include "sim/planner/step_emitter.h"
 #include "sim/planner/tensor_parallel.h"
@@ -35,6 +36,19 @@ struct Parallel3dPartition {
   std::vector<std::pair<OpId, OpId>> ties;                 ///< (reader, owner)
   std::vector<std::pair<int64_t, int64_t>> tied_stages;    ///< (owner's stage, reader's stage)
   size_t split_ops = 0;                 ///< ops a tensor group splits
+  /// Expert parallelism: the mixture-of-experts layers (found only when `expert_ranks` > 1), and
+  /// by layer the bytes each rank sends in one of its all-to-alls, per tensor rank (whole batch).
+  ExpertBranches experts;
+  std::vector<double> expert_exchange;
+  int64_t expert_ranks = 1;  ///< ParallelismOptions::expert
+  int64_t context_ranks = 1;  ///< ParallelismOptions::context
+
+  /// Whether op v is an expert's, spread over an expert group (only with expert_ranks > 1).
+  bool expert_op(OpId v) const { return expert_ranks > 1 && experts.layer_of[v] >= 0; }
+  /// The rank of replica `replica` (data x context index) in its expert group.
+  int64_t expert_rank(int64_t replica) const { return replica / context_ranks % expert_ranks; }
+  /// Whether replica `replica` runs and holds op v: every op but the other expert ranks' experts.
+  bool runs(OpId v, int64_t replica) const;
 
   /// The parameters op v holds: its own shard, or the copy of the weights it reads.
   Op holder(OpId v, const OpGraph& graph) const;
@@ -44,7 +58,9 @@ struct Parallel3dPartition {
 
 /// Splits `graph` for `options` over the emitter's selected ops. Throws SpecError (naming
 /// the "parallelism" option) when the tensor size does not divide an attention op's heads, selective and
-/// full recomputation are both asked for, or a stage (interleaved: a model chunk) gets no op.
+/// full recomputation are both asked for, a stage (interleaved: a model chunk) gets no op, or an
+/// expert group does not divide the data-parallel replicas or a layer's experts. With expert
+/// parallelism each MoE layer (dispatches, experts, combine) runs on one chunk, its combine's.
 /// `notes` (may be null) receives one line per tied weight.
 Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions& run, const ParallelismOptions& options,
                                           const StepEmitter& emitter, const Parallel3dLayout& layout,

@@ -1,5 +1,7 @@
 #include "sim/planner/parallel_3d_slot_emitter.h"
 
+#include <algorithm>
+
 #include "sim/planner/tensor_parallel.h"
 
 namespace placesim {
@@ -52,14 +54,18 @@ std::vector<TaskId> Parallel3dSlotEmitter::scatter_gather(const std::string& ten
 // the start of the slot: a ring all-gather of the op's parameters (docs/llm-planning.md).
 TaskId Parallel3dSlotEmitter::gather(int64_t m, int64_t s, OpId v, int64_t r, bool forward, std::optional<TaskId>* chain) {
   const Parallel3dPartition& P = e_.partition;
-  auto key = std::make_tuple(d_ / e_.shards, m, v, r, forward);
+  // An expert's parameters are sharded over the replicas holding it (its expert rank's), keyed
+  // apart from the dense shard groups.
+  const bool expert = P.expert_op(v);
+  auto key = std::make_tuple(expert ? -1 - P.expert_rank(d_) : d_ / e_.shards, m, v, r, forward);
   if (auto it = gathered_.find(key); it != gathered_.end()) return it->second;
   std::vector<TaskId> deps = e_.previous_slot_ends[d_][s][r];
   if (*chain) deps.push_back(**chain);
   if (e_.previous_update[d_][v][r]) deps.push_back(*e_.previous_update[d_][v][r]);
   const TaskId id = e_.collective(replica_prefix_ + "mb" + std::to_string(m) + (forward ? "/fwd" : "/bwd") +
                                    "/zero3-allgather/" + e_.graph.op(v).name + e_.rank_name(r) + suffix_,
-                               e_.layout.shard_group(d_, s, r), P.held_bytes(v), std::move(deps), step_,
+                               expert ? e_.layout.expert_data_group(d_, s, r) : e_.layout.shard_group(d_, s, r),
+                               P.held_bytes(v), std::move(deps), step_,
                                e_.graph.op(v).name, CollectiveKind::kAllGather);
   gathered_.emplace(key, id);
   return id;
@@ -86,10 +92,53 @@ TaskId Parallel3dSlotEmitter::context_exchange(int64_t m, int64_t s, OpId v, int
   return id;
 }
 
+TaskId Parallel3dSlotEmitter::expert_exchange(int64_t m, int64_t s, int64_t layer, int64_t r, ExpertExchange exchange,
+                                              const std::vector<TaskId>& deps, std::vector<TaskId>* cell) {
+  const int64_t context = e_.options.context;
+  const int64_t group = d_ / context / e_.options.expert * context + d_ % context;
+  auto key = std::make_tuple(step_, group, m, layer, r, exchange);
+  if (auto it = e_.expert_collectives.find(key); it != e_.expert_collectives.end()) {
+    Task& shared = e_.emitter.at(it->second);
+    shared.deps.insert(shared.deps.end(), deps.begin(), deps.end());
+    return it->second;
+  }
+  const Parallel3dPartition& P = e_.partition;
+  const OpId combine = P.experts.layers[static_cast<size_t>(layer)].combine;
+  const std::string& op_name = e_.graph.op(combine).name;
+  static const char* const kNames[] = {"dispatch", "combine", "grad/combine", "grad/dispatch"};
+  const TaskId id = e_.collective(replica_prefix_ + "mb" + std::to_string(m) + "/ep-alltoall/" +
+                                      kNames[static_cast<int>(exchange)] + "/" + op_name + e_.rank_name(r) + suffix_,
+                                  e_.layout.expert_group(d_, s, r), P.expert_exchange[static_cast<size_t>(layer)] * e_.scale,
+                                  deps, step_, op_name, CollectiveKind::kAllToAll);
+  e_.emitter.at(id).output_bytes = P.expert_exchange[static_cast<size_t>(layer)] * e_.scale;  // the routed tokens received
+  e_.expert_collectives.emplace(key, id);
+  cell->push_back(id);
+  return id;
+}
+
+void Parallel3dSlotEmitter::feed_expert_exchange(int64_t m, int64_t s, OpId v, bool forward,
+                                                 const std::vector<TaskId>& ready,
+                                                 std::vector<std::vector<TaskId>>* cells) {
+  const ExpertBranches& X = e_.partition.experts;
+  int64_t layer = forward ? X.dispatch_layer[v] : X.combine_layer[v];
+  ExpertExchange exchange = forward ? ExpertExchange::kDispatch : ExpertExchange::kCombineGradient;
+  if (X.layer_of[v] >= 0) {  // an expert's op: its output goes to the combine, or its input came from a dispatch
+    exchange = forward ? ExpertExchange::kCombine : ExpertExchange::kDispatchGradient;
+    for (const auto& neighbor : forward ? e_.graph.outputs(v) : e_.graph.inputs(v)) {
+      const int64_t end = forward ? X.combine_layer[neighbor.op] : X.dispatch_layer[neighbor.op];
+      if (!neighbor.edge.control && end == X.layer_of[v]) layer = X.layer_of[v];
+    }
+  }
+  for (int64_t r = 0; layer >= 0 && r < e_.simulated_ranks; ++r) {
+    expert_exchange(m, s, layer, r, exchange, {ready[static_cast<size_t>(r)]}, &(*cells)[static_cast<size_t>(r)]);
+  }
+}
+
 TaskId Parallel3dSlotEmitter::add_to_slot(Task task, int64_t m, int64_t s, OpId v, int64_t r, bool forward,
                                           std::optional<TaskId>* gather_chain, std::vector<TaskId>* cell) {
   for (TaskId end : e_.previous_slot_ends[d_][s][r]) task.deps.push_back(end);
-  if (e_.gathers_parameters && e_.partition.held_bytes(v) > 0) {
+  const Parallel3dPartition& P = e_.partition;
+  if (e_.gathers_parameters && P.held_bytes(v) > 0 && (!P.expert_op(v) || e_.replicas > P.expert_ranks)) {
     *gather_chain = gather(m, s, v, r, forward, gather_chain);
     task.deps.push_back(**gather_chain);
     cell->push_back(**gather_chain);
@@ -106,8 +155,10 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
   const std::string prefix = replica_prefix_ + "mb" + std::to_string(m) + "/";
   std::vector<std::vector<TaskId>> cells(e_.ranks);
   std::vector<std::optional<TaskId>> gather_chain(e_.ranks);
+  const ExpertBranches& X = P.experts;
+  const bool experts = P.expert_ranks > 1;
   for (OpId v : e_.emitter.order()) {
-    if (!e_.emitter.selected(v) || static_cast<int64_t>(P.chunk_of[v]) != c) continue;
+    if (!e_.emitter.selected(v) || static_cast<int64_t>(P.chunk_of[v]) != c || !P.runs(v, d_)) continue;
     const Op& op = e_.graph.op(v);
     for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
       Task task = op_compute_task(P.shard[v], Phase::kForward, e_.device(d_, s, r), step_, e_.scale);
@@ -117,6 +168,19 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
       for (const auto& input : e_.graph.inputs(v)) {
         OpId u = input.op;
         if (!e_.emitter.selected(u)) continue;
+        if (experts && !input.edge.control) {
+          // Expert parallelism: an expert reads the tokens the group's dispatch all-to-all
+          // brought; the combine reads the outputs the combine all-to-all brought back.
+          const bool routed_in = X.layer_of[v] >= 0 && X.dispatch_layer[u] == X.layer_of[v];
+          const bool routed_out = X.combine_layer[v] >= 0 && X.layer_of[u] == X.combine_layer[v];
+          if (routed_in || routed_out) {
+            const TaskId exchanged =
+                expert_exchange(m, s, routed_in ? X.layer_of[v] : X.combine_layer[v], r,
+                                routed_in ? ExpertExchange::kDispatch : ExpertExchange::kCombine, {}, &cells[r]);
+            if (std::find(task.deps.begin(), task.deps.end(), exchanged) == task.deps.end()) task.deps.push_back(exchanged);
+            continue;
+          }
+        }
         const int64_t from = static_cast<int64_t>(P.stage_of[u]);
         if (input.edge.control || from == s) {
           task.deps.push_back(forward_ready_[m][u][r]);
@@ -163,6 +227,7 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
       forward_ready_[m][v].assign(e_.ranks, reduced);
       for (auto& cell : cells) cell.push_back(reduced);
     }
+    if (experts) feed_expert_exchange(m, s, v, /*forward=*/true, forward_ready_[m][v], &cells);
   }
   return cells;
 }
@@ -174,9 +239,11 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
   std::vector<std::vector<TaskId>> cells(e_.ranks);
   std::vector<std::optional<TaskId>> gather_chain(e_.ranks);
   const auto& order = e_.emitter.order();
+  const ExpertBranches& X = P.experts;
+  const bool experts = P.expert_ranks > 1;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     OpId v = *it;
-    if (!e_.emitter.needs_gradient(v) || static_cast<int64_t>(P.chunk_of[v]) != c) continue;
+    if (!e_.emitter.needs_gradient(v) || static_cast<int64_t>(P.chunk_of[v]) != c || !P.runs(v, d_)) continue;
     const Op& op = e_.graph.op(v);
     // Per rank, before any all-reduce; a context rank's tensors are 1/c of the sequence.
     const double tokens = e_.scale / static_cast<double>(e_.options.context);
@@ -195,6 +262,20 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
       bool waits_for_gradient = false;
       for (const auto& output : e_.graph.outputs(v)) {
         OpId consumer = output.op;
+        if (experts && e_.emitter.selected(consumer) && !output.edge.control) {
+          // Expert parallelism: an expert's output gradient comes back from the combine's
+          // backward through an all-to-all, a dispatch's through another from the experts'.
+          const bool from_combine = X.layer_of[v] >= 0 && X.combine_layer[consumer] == X.layer_of[v];
+          const bool to_dispatch = X.dispatch_layer[v] >= 0 && X.layer_of[consumer] == X.dispatch_layer[v];
+          if (from_combine || to_dispatch) {
+            const TaskId exchanged = expert_exchange(
+                m, s, from_combine ? X.layer_of[v] : X.dispatch_layer[v], r,
+                from_combine ? ExpertExchange::kCombineGradient : ExpertExchange::kDispatchGradient, {}, &cells[r]);
+            if (std::find(task.deps.begin(), task.deps.end(), exchanged) == task.deps.end()) task.deps.push_back(exchanged);
+            waits_for_gradient = true;
+            continue;
+          }
+        }
         if (!e_.emitter.selected(consumer) || output.edge.control || backward_ready_[m][consumer].empty()) continue;
         waits_for_gradient = true;
         const int64_t from = static_cast<int64_t>(P.stage_of[consumer]);
@@ -251,6 +332,7 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
       backward_ready_[m][v].assign(e_.ranks, reduced);
       for (auto& cell : cells) cell.push_back(reduced);
     }
+    if (experts) feed_expert_exchange(m, s, v, /*forward=*/false, backward_ready_[m][v], &cells);
   }
   return cells;
 }

@@ -51,6 +51,16 @@ class Parallel3dSlotEmitter {
   /// reduce-scatter of their gradients (backward) over rank r's context group, after `deps`.
   /// One task per group: the group's first replica emits it, the others add their `deps`.
   TaskId context_exchange(int64_t m, int64_t s, OpId v, int64_t r, bool forward, const std::vector<TaskId>& deps);
+  /// Expert parallelism: the all-to-all `exchange` of MoE layer `layer` over rank r's expert
+  /// group, with `deps` added to it. One task per group: the first replica to need it emits it
+  /// (and puts it in `cell`), the others add their `deps`.
+  TaskId expert_exchange(int64_t m, int64_t s, int64_t layer, int64_t r, ExpertExchange exchange,
+                         const std::vector<TaskId>& deps, std::vector<TaskId>* cell);
+  /// Expert parallelism: adds op v's `ready` tasks (one per rank) to the all-to-all its result
+  /// feeds, if any: forward, a dispatch's tokens or an expert's output; backward, the combine's
+  /// gradient or an expert's input gradient.
+  void feed_expert_exchange(int64_t m, int64_t s, OpId v, bool forward, const std::vector<TaskId>& ready,
+                            std::vector<std::vector<TaskId>>* cells);
   /// Appends rank r's compute task of op v to the slot: after the stage's previous slot and, under
   /// ZeRO 3, the gather of v's parameters (chained after the slot's previous gather); both go
   /// into `cell`. Returns the task's id.

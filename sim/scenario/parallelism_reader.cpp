@@ -45,6 +45,8 @@ ParallelismFields read_parallelism_fields(const JsonReader& reader) {
   options.pipeline = reader.integer_or("pipeline", 1, 1, kMaxParallelismSize);
   options.data = reader.integer_or("data", 1, 1, kMaxParallelismSize);
   options.context = reader.integer_or("context", 1, 1, kMaxParallelismSize);
+  options.expert = reader.integer_or("expert", 1, 1, kMaxParallelismSize);
+  options.pipeline_outermost = reader.choice_or("device_order", {"tp-cp-pp-dp", "tp-cp-dp-pp"}, "tp-cp-pp-dp") == "tp-cp-dp-pp";
   options.micro_batches = reader.integer_or("micro_batches", 1, 1, kMaxParallelismSize);
   options.schedule = reader.choice_or("schedule", {"gpipe", "1f1b"}, "1f1b") == "gpipe" ? PipelineSchedule::kGpipe
                                                                                        : PipelineSchedule::kOneFOneB;

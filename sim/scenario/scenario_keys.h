@@ -27,7 +27,7 @@ inline const std::vector<std::string> kDataParallel = {"replicas",     "mode",  
 
 /// `parallelism` of a strategy (sim/scenario/parallelism_reader.cpp).
 inline const std::vector<std::string> kParallelism = {
-    "tensor", "pipeline", "data", "context", "devices", "micro_batches", "schedule", "virtual_stages",
+    "tensor", "pipeline", "data", "context", "expert", "devices", "device_order", "micro_batches", "schedule", "virtual_stages",
     "column_parallel", "row_parallel", "algorithm", "bucket_bytes", "sequence_parallel", "scatter_gather",
     "selective_recompute", "selective_recompute_ops", "zero", "fsdp", "tied_embeddings", "stage_split"};
 

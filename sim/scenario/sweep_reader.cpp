@@ -98,7 +98,7 @@ NodeType read_node_type(const JsonReader& where, const HardwareCatalog& catalog)
 const std::vector<std::string> kDataParallelSwept = {"mode", "aggregation", "num_ps", "algorithm", "local_aggregation",
                                                      "overlap", "bucket_bytes", "sharding"};
 const std::vector<std::string> kPipelineSwept = {"micro_batches", "schedule"};
-const std::vector<std::string> kParallelismSwept = {"tensor", "context", "pipeline", "micro_batches", "micro_batch_size", "schedule",
+const std::vector<std::string> kParallelismSwept = {"tensor", "context", "expert", "device_order", "pipeline", "micro_batches", "micro_batch_size", "schedule",
                                                     "virtual_stages", "algorithm", "sequence_parallel",
                                                     "selective_recompute", "zero", "fsdp", "scatter_gather",
                                                     "bucket_bytes", "stage_split"};
@@ -123,7 +123,7 @@ void read_strategy_variants(const JsonReader& entry, std::vector<StrategyVariant
     body.fail("give \"micro_batches\" (per data-parallel replica) or \"micro_batch_size\" (samples per micro-batch), not both");
   }
   // The sweep divides the GPUs and the batch by these before the scenario loader sees them.
-  for (const char* size : {"tensor", "context", "pipeline", "micro_batches", "micro_batch_size", "virtual_stages"}) {
+  for (const char* size : {"tensor", "context", "expert", "pipeline", "micro_batches", "micro_batch_size", "virtual_stages"}) {
     if (kind != "parallelism" || !body.has(size)) continue;
     JsonReader value = body.at(size);
     if (value.value().is_array()) {

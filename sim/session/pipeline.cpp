@@ -43,10 +43,19 @@ std::string fidelity_note(const ExecutionPlan& plan) {
 Strategy single_replica_strategy(const Strategy& strategy) {
   Strategy single = strategy;
   if (single.parallelism) {
-    single.parallelism->data = 1;
-    // Data replicas are outermost (strategy.h): the first replica's devices come first.
-    single.parallelism->devices.resize(static_cast<size_t>(single.parallelism->pipeline * single.parallelism->context *
-                                                           single.parallelism->tensor));
+    // The first data replica's devices (every stage, context and tensor rank), in the default
+    // order; one replica holds every expert.
+    ParallelismOptions& p = *single.parallelism;
+    std::vector<DeviceId> first;
+    for (int64_t s = 0; s < p.pipeline; ++s) {
+      for (int64_t k = 0; k < p.context; ++k) {
+        for (int64_t r = 0; r < p.tensor; ++r) first.push_back(p.device(k, s, r));
+      }
+    }
+    p.devices = std::move(first);
+    p.data = 1;
+    p.expert = 1;
+    p.pipeline_outermost = false;
   } else if (single.data_parallel) {
     single.data_parallel->replicas.resize(1);
     if (single.data_parallel->algorithm) single.data_parallel->algorithm = CollectiveAlgorithm::kRing;
@@ -176,7 +185,8 @@ std::string describe(const Scenario& scenario, const Strategy& strategy) {
     const ParallelismOptions& p = *strategy.parallelism;
     return "data " + std::to_string(p.data) + " x pipeline " + std::to_string(p.pipeline) +
            (p.context > 1 ? " x context " + std::to_string(p.context) : std::string()) + " x tensor " +
-           std::to_string(p.tensor) + " (" +
+           std::to_string(p.tensor) +
+           (p.expert > 1 ? ", experts over groups of " + std::to_string(p.expert) + " replicas" : std::string()) + " (" +
            (p.schedule == PipelineSchedule::kGpipe ? std::string("GPipe")
             : p.virtual_stages > 1 ? "interleaved 1F1B, " + std::to_string(p.virtual_stages) + " virtual stages"
                                    : std::string("1F1B")) +

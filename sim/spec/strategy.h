@@ -96,7 +96,15 @@ struct ParallelismOptions {
   /// load-balanced chunks, one per rank; K and V all-gathered before each attention and their
   /// gradients reduce-scattered after it (context_parallel.h). 1 = off.
   int64_t context = 1;
-  std::vector<DeviceId> devices;  ///< data * pipeline * context * tensor, in the order above
+  /// Expert parallelism (expert_parallel.h): each mixture-of-experts layer's experts spread over
+  /// groups of `expert` data-parallel replicas, all-to-all dispatch and combine between them. It
+  /// divides `data` and takes no devices of its own. 1 = every replica holds every expert.
+  int64_t expert = 1;
+  std::vector<DeviceId> devices;  ///< data * pipeline * context * tensor, in the order device() reads
+  /// How `devices` is read: false = [TP, CP, PP, DP] (the Llama 3 paper's figure 5: data
+  /// replicas outermost); true = [TP, CP, DP, PP] (Megatron-Core's default "tp-cp-ep-dp-pp":
+  /// stages outermost, so that neighbouring replicas, and with them expert groups, share a machine).
+  bool pipeline_outermost = false;
   int64_t micro_batches = 1;
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
   /// Model chunks per pipeline stage (interleaved 1F1B, pipeline_builder.h): the model is split
@@ -145,9 +153,12 @@ struct ParallelismOptions {
   DeviceId device(int64_t replica, int64_t stage, int64_t rank) const {
     // Called for every task and every (replica, op) of the memory accounting: no division
     // without context parallelism.
-    if (context == 1) return devices[static_cast<size_t>((replica * pipeline + stage) * tensor + rank)];
+    if (context == 1 && !pipeline_outermost) {
+      return devices[static_cast<size_t>((replica * pipeline + stage) * tensor + rank)];
+    }
     const int64_t d = replica / context, k = replica % context;
-    return devices[static_cast<size_t>(((d * pipeline + stage) * context + k) * tensor + rank)];
+    const int64_t outer = pipeline_outermost ? stage * data + d : d * pipeline + stage;
+    return devices[static_cast<size_t>((outer * context + k) * tensor + rank)];
   }
 };
 

@@ -193,6 +193,25 @@ TEST(ZooTest, MixtralCapacityFactorPadsEachExpert) {
   EXPECT_THROW(build("mixtral_8x7b", bad, 1), InputError);
 }
 
+// Dropless routing with imbalance f = 2: k S = 2 x 100 = 200 rows routed per sample; expert 0
+// takes ceil(2 x 200 / 8) = 50, the other seven ceil((200 - 50) / 7) = ceil(21.43) = 22 each.
+// f above E / k = 4 (more than every token) and f with a padding capacity factor are refused.
+TEST(ZooTest, MixtralRouterImbalanceLoadsTheFirstExpert) {
+  Json small = {{"layers", 1}, {"hidden", 64}, {"heads", 4}, {"kv_heads", 2}, {"ffn", 128},
+                {"vocabulary", 50}, {"sequence", 100}, {"router_imbalance", 2.0}};
+  const OpGraph graph = build("mixtral_8x7b", small, 2);
+  EXPECT_EQ(graph.op(graph.find("h.0/expert_0/mlp_fc")).output_shape, (std::vector<int64_t>{2, 50, 256}));
+  for (int e = 1; e < 8; ++e) {
+    EXPECT_EQ(graph.op(graph.find("h.0/expert_" + std::to_string(e) + "/mlp_fc")).output_shape,
+              (std::vector<int64_t>{2, 22, 256}));
+  }
+  small["router_imbalance"] = 4.5;
+  EXPECT_THROW(build("mixtral_8x7b", small, 1), InputError);
+  small["router_imbalance"] = 1.5;
+  small["capacity_factor"] = 1.25;
+  EXPECT_THROW(build("mixtral_8x7b", small, 1), InputError);
+}
+
 // BERT pre-training as Hugging Face's BertForPreTraining (models/bert.cpp), L layers, hidden h,
 // FFN f, vocabulary V, P positions, 2 token types:
 //   embeddings (V + P + 2) h + 2h; per block 4h^2 + 2hf + 9h + f; pooler h^2 + h;

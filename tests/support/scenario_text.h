@@ -15,18 +15,25 @@ inline Scenario scenario_from_json(const Json& document) {
 
 inline Scenario scenario_from_text(const std::string& text) { return scenario_from_json(Json::parse(text)); }
 
-/// A small GPT (L = 2, h = 64, 8 heads, T = 32 tokens, V = 128: Psi = 110,336 parameters) in
-/// fp16 with Adam, batch 8 per data-parallel replica, on `nodes` DGX A100s over InfiniBand HDR,
-/// with the `parallelism` block and `simulation` options given (JSON text).
-inline std::string small_gpt_scenario(const std::string& parallelism, int nodes = 1, const std::string& simulation = "{}") {
-  return R"({"model": {"zoo": "gpt", "parameters": {"layers": 2, "hidden": 64, "heads": 8, "sequence": 32,
-             "vocabulary": 128}},
+/// The `model` block (JSON text) in fp16 with Adam, batch 8 per data-parallel replica, on `nodes`
+/// DGX A100s over InfiniBand HDR, with the `parallelism` block and `simulation` options given.
+inline std::string small_parallel_scenario(const std::string& model, const std::string& parallelism, int nodes,
+                                           const std::string& simulation) {
+  return R"({"model": )" + model + R"(,
     "cluster": {"template": "dgx_a100", "nodes": )" +
          std::to_string(nodes) + R"(, "fabric": {"link": "ib_hdr"}},
     "strategy": {"parallelism": )" +
          parallelism + R"(},
     "simulation": )" + simulation + R"(,
     "run": {"batch_size": 8, "precision": "fp16", "optimizer": "adam", "steps": 1}})";
+}
+
+/// A small GPT (L = 2, h = 64, 8 heads, T = 32 tokens, V = 128: Psi = 110,336 parameters), as
+/// small_parallel_scenario runs it.
+inline std::string small_gpt_scenario(const std::string& parallelism, int nodes = 1, const std::string& simulation = "{}") {
+  return small_parallel_scenario(R"({"zoo": "gpt", "parameters": {"layers": 2, "hidden": 64, "heads": 8, "sequence": 32,
+             "vocabulary": 128}})",
+                                 parallelism, nodes, simulation);
 }
 
 }  // namespace placesim::testing

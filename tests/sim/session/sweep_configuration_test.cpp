@@ -101,6 +101,24 @@ TEST(SweepConfiguration, ASweptContextDegreeTakesItsShareOfTheDevices) {
       << error_of(context, 2);
 }
 
+// A swept expert degree takes no devices (its groups are data-parallel replicas): 8 GPUs / (tensor
+// 2 x pipeline 2) = data 2 for both values; the device order reaches the configuration too (stage
+// 1 of replica 0 is the strategy's device 2 x 2 = 4 with stages outermost).
+TEST(SweepConfiguration, ASweptExpertDegreeKeepsTheDataDegree) {
+  const SweepContext context = context_of(R"({)" + kSmallGpt + R"(, "cluster": {"template": "dgx_a100"},
+    "sweep": {"nodes": [1], "batch_size": [8],
+              "strategies": [{"parallelism": {"tensor": 2, "pipeline": 2, "expert": [1, 2],
+                                              "device_order": "tp-cp-dp-pp"}}]}})");
+  ASSERT_EQ(context.spec.configurations.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const ParallelismOptions p = *configuration_scenario(context, i).strategies.front().parallelism;
+    EXPECT_EQ(p.expert, static_cast<int64_t>(i + 1));
+    EXPECT_EQ(p.data, 2);
+    EXPECT_TRUE(p.pipeline_outermost);
+    EXPECT_EQ(p.device(0, 1, 0), p.devices[4]);
+  }
+}
+
 TEST(SweepConfiguration, SweptLayoutOptionsReachTheConfiguration) {
   const SweepContext context = context_of(R"({)" + kSmallGpt + R"(, "cluster": {"template": "dgx_a100"},
     "sweep": {"nodes": [1], "batch_size": [8], "strategies": [

@@ -1,0 +1,296 @@
+// Expert parallelism (docs/llm-planning.md#expert-parallelism, sim/planner/expert_parallel.h):
+// each mixture-of-experts layer's E experts are spread over groups of e data-parallel replicas,
+// E / e each; every replica routes its tokens, an all-to-all brings each expert the tokens the
+// whole group routed to it, another brings the outputs back, and backward runs the two in
+// reverse. Expected numbers are derived by hand from the Mixtral generator's shapes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sim/analytical/analytical_engine.h"
+#include "sim/core/input_error.h"
+#include "sim/session/pipeline.h"
+#include "tests/support/closed_form_steps.h"
+#include "tests/support/scenario_text.h"
+
+namespace placesim {
+namespace expert_parallel_test {  // a unity batch holds several test files
+namespace {
+
+// A small Mixtral: L = 2 layers, h = 64, 4 heads (d = 16), 2 KV heads, FFN f = 128, E = 4
+// experts, top 2, T = 32 tokens, V = 128; fp16 with Adam, batch 8 per data-parallel replica, on
+// one DGX A100 (or `nodes`).
+//   each expert: mlp_fc h x 2f + mlp_proj f x h = 16,384 + 8,192 = 24,576 parameters;
+//   experts: L x E x 24,576 = 196,608;
+//   dense: per block 2h + 2h^2 + 2hKd + hE = 128 + 8,192 + 4,096 + 256 = 12,672, x L = 25,344,
+//          + embedding and head 2Vh = 16,384 + final norm h = 64: 41,792;
+//   total 238,400.
+// Each expert takes ceil(k T / E) = 2 x 32 / 4 = 16 rows per sample: 8 x 16 = 128 per replica.
+std::string mixtral_scenario(const std::string& parallelism, int nodes = 1, const std::string& simulation = "{}") {
+  return testing::small_parallel_scenario(R"({"zoo": "mixtral_8x7b", "parameters": {"layers": 2, "hidden": 64, "heads": 4,
+             "kv_heads": 2, "ffn": 128, "experts": 4, "top_k": 2, "sequence": 32, "vocabulary": 128}})",
+                                          parallelism, nodes, simulation);
+}
+
+constexpr double kExpertParameters = 196608;
+constexpr double kDenseParameters = 41792;
+
+Scenario scenario_of(const std::string& parallelism) { return testing::scenario_from_text(mixtral_scenario(parallelism)); }
+ExecutionPlan plan_of(const std::string& parallelism) { return plan_scenario(scenario_of(parallelism)).plan; }
+DeviceId gpu(const std::string& parallelism, size_t i) {
+  return scenario_of(parallelism).strategies.front().parallelism->devices.at(i);
+}
+
+const Task* find_task(const ExecutionPlan& plan, const std::string& name) {
+  for (const Task& task : plan.tasks) {
+    if (task.name == name) return &task;
+  }
+  return nullptr;
+}
+
+std::vector<const Task*> collectives(const ExecutionPlan& plan, CollectiveKind kind) {
+  std::vector<const Task*> found;
+  for (const Task& task : plan.tasks) {
+    if (task.kind == TaskKind::kCollective && task.collective == kind) found.push_back(&task);
+  }
+  return found;
+}
+
+bool waits_for(const Task& task, TaskId id) { return std::find(task.deps.begin(), task.deps.end(), id) != task.deps.end(); }
+
+TEST(ExpertParallel, TheModelHasTheHandCountedParameters) {
+  EXPECT_DOUBLE_EQ(scenario_of(R"({"data": 1})").graph.totals().parameter_count, kExpertParameters + kDenseParameters);
+}
+
+// With data 4 x expert 2, replicas 0 and 2 (expert rank 0) hold experts 0 and 1, replicas 1 and
+// 3 experts 2 and 3. Each held expert runs on the tokens both replicas of its group routed to it:
+// a GEMM of 2 x 128 = 256 rows, twice the FLOPs; a device's forward FLOPs are unchanged (2
+// experts x 2 x the rows instead of 4 x 1).
+TEST(ExpertParallel, EachRankRunsItsExpertsOnTheGroupsTokens) {
+  const std::string layout = R"({"data": 4, "expert": 2})";
+  const ExecutionPlan plain = plan_of(R"({"data": 4})");
+  const ExecutionPlan split = plan_of(layout);
+  ASSERT_NE(find_task(split, "r0/mb0/fwd/h.0/expert_1/mlp_fc"), nullptr);
+  EXPECT_EQ(find_task(split, "r0/mb0/fwd/h.0/expert_2/mlp_fc"), nullptr);
+  EXPECT_NE(find_task(split, "r1/mb0/fwd/h.0/expert_2/mlp_fc"), nullptr);
+  EXPECT_EQ(find_task(split, "r1/mb0/fwd/h.0/expert_0/mlp_fc"), nullptr);
+  EXPECT_NE(find_task(split, "r2/mb0/fwd/h.1/expert_0/mlp_proj"), nullptr);
+  EXPECT_NE(find_task(split, "r3/mb0/fwd/h.1/expert_3/mlp_proj"), nullptr);
+  // Every replica still routes its own tokens to all four experts.
+  EXPECT_NE(find_task(split, "r0/mb0/fwd/h.0/expert_3/dispatch"), nullptr);
+  const Task& fc = *find_task(split, "r0/mb0/fwd/h.0/expert_1/mlp_fc");
+  const GemmShape gemm = fc.kernel->with_samples(fc.kernel_samples).gemm;
+  EXPECT_EQ(gemm.m, 256);
+  EXPECT_EQ(gemm.n, 256);
+  EXPECT_EQ(gemm.k, 64);
+  EXPECT_DOUBLE_EQ(fc.flops, 2.0 * 256 * 256 * 64);
+  auto forward_flops = [](const ExecutionPlan& plan, DeviceId device) {
+    double flops = 0;
+    for (const Task& task : plan.tasks) {
+      if (task.kind == TaskKind::kCompute && task.phase == Phase::kForward && task.device == device) flops += task.flops;
+    }
+    return flops;
+  };
+  for (size_t i = 0; i < 4; ++i) {
+    ASSERT_GT(forward_flops(plain, gpu(layout, i)), 0);
+    EXPECT_DOUBLE_EQ(forward_flops(split, gpu(layout, i)), forward_flops(plain, gpu(layout, i)));
+  }
+}
+
+// Per layer and micro-batch four all-to-alls over each expert group ({0, 1} and {2, 3}): the
+// dispatch, the combine and their gradients, each moving the rows a replica routes: E x B x 16
+// rows x h x 2 bytes = 4 x 8 x 16 x 64 x 2 = 65,536 bytes. 2 layers x 4 x 2 groups = 16.
+// The held expert waits for the dispatch all-to-all, which waits for both replicas' dispatches;
+// the combine waits for the combine all-to-all; a dispatch's backward (also of an expert held
+// elsewhere) for the gradient all-to-all.
+TEST(ExpertParallel, AllToAllsRouteTheTokensBetweenTheGroup) {
+  const std::string layout = R"({"data": 4, "expert": 2})";
+  const ExecutionPlan plan = plan_of(layout);
+  const auto exchanges = collectives(plan, CollectiveKind::kAllToAll);
+  ASSERT_EQ(exchanges.size(), 16u);
+  for (const Task* task : exchanges) {
+    EXPECT_DOUBLE_EQ(task->bytes, 65536);
+    EXPECT_EQ(task->algorithm, CollectiveAlgorithm::kPairwise);
+    const bool first_group = task->group == std::vector<DeviceId>{gpu(layout, 0), gpu(layout, 1)};
+    const bool second_group = task->group == std::vector<DeviceId>{gpu(layout, 2), gpu(layout, 3)};
+    EXPECT_TRUE(first_group || second_group) << task->name;
+  }
+  const Task& dispatch = *find_task(plan, "r0/mb0/ep-alltoall/dispatch/h.0/moe_combine");
+  for (const char* name : {"r0/mb0/fwd/h.0/expert_0/dispatch", "r0/mb0/fwd/h.0/expert_3/dispatch",
+                           "r1/mb0/fwd/h.0/expert_0/dispatch", "r1/mb0/fwd/h.0/expert_3/dispatch"}) {
+    EXPECT_TRUE(waits_for(dispatch, find_task(plan, name)->id)) << name;
+  }
+  EXPECT_TRUE(waits_for(*find_task(plan, "r1/mb0/fwd/h.0/expert_2/mlp_fc"), dispatch.id));
+  const Task& combine = *find_task(plan, "r0/mb0/ep-alltoall/combine/h.0/moe_combine");
+  EXPECT_TRUE(waits_for(combine, find_task(plan, "r1/mb0/fwd/h.0/expert_3/mlp_proj")->id));
+  EXPECT_TRUE(waits_for(*find_task(plan, "r0/mb0/fwd/h.0/moe_combine"), combine.id));
+  const Task& gradients = *find_task(plan, "r0/mb0/ep-alltoall/grad/dispatch/h.0/moe_combine");
+  EXPECT_TRUE(waits_for(gradients, find_task(plan, "r1/mb0/bwd/h.0/expert_2/mlp_fc")->id));
+  EXPECT_TRUE(waits_for(*find_task(plan, "r0/mb0/bwd/h.0/expert_3/dispatch"), gradients.id));
+}
+
+// Gradients: the dense weights all-reduced over the 4 replicas (2 bytes x 41,792), each expert's
+// over the 2 replicas holding it ({0, 2} for experts 0 and 1, {1, 3} for 2 and 3), half the
+// experts' 196,608 parameters each: 2 x 98,304 bytes per group.
+TEST(ExpertParallel, ExpertGradientsReduceOverTheReplicasHoldingThem) {
+  const std::string layout = R"({"data": 4, "expert": 2, "bucket_bytes": 1e9})";
+  const ExecutionPlan plan = plan_of(layout);
+  double dense = 0;
+  std::map<std::vector<DeviceId>, double> expert_bytes;
+  for (const Task* task : collectives(plan, CollectiveKind::kAllReduce)) {
+    if (task->group.size() == 4) dense += task->bytes;
+    if (task->group.size() == 2) expert_bytes[task->group] += task->bytes;
+  }
+  EXPECT_DOUBLE_EQ(dense, 2 * kDenseParameters);
+  ASSERT_EQ(expert_bytes.size(), 2u);
+  EXPECT_DOUBLE_EQ((expert_bytes[{gpu(layout, 0), gpu(layout, 2)}]), 2 * kExpertParameters / 2);
+  EXPECT_DOUBLE_EQ((expert_bytes[{gpu(layout, 1), gpu(layout, 3)}]), 2 * kExpertParameters / 2);
+}
+
+// Memory: fp16 Adam keeps 2 + 2 + 12 = 16 bytes per parameter; a device holds the dense
+// parameters and half the experts: 16 x (41,792 + 98,304) = 2,241,536 bytes (3,814,400 without
+// expert parallelism). ZeRO 1 divides the dense optimizer state over the 4 replicas and the
+// experts' over the 2 holding them: 4 x 140,096 + 12 x (41,792 / 4 + 98,304 / 2) = 560,384 + 715,200
+// = 1,275,584 bytes.
+TEST(ExpertParallel, EachDeviceHoldsItsExperts) {
+  const Scenario scenario = scenario_of(R"({"data": 4, "expert": 2})");
+  const ExecutionPlan plan = plan_scenario(scenario).plan;
+  const auto& devices = scenario.strategies.front().parallelism->devices;
+  for (DeviceId device : devices) EXPECT_DOUBLE_EQ(plan.static_memory.at(device).total(), 2241536);
+  EXPECT_DOUBLE_EQ(plan_of(R"({"data": 4})").static_memory.at(devices[1]).total(), 3814400);
+  EXPECT_DOUBLE_EQ(plan_of(R"({"data": 4, "expert": 2, "zero": 1})").static_memory.at(devices[3]).total(), 1275584);
+}
+
+// ZeRO 3 (FSDP full sharding): the dense parameters sharded over the 4 replicas, each expert's
+// over the 2 holding it: 16 x 41,792 / 4 + 16 x 98,304 / 2 = 167,168 + 786,432 = 953,600 bytes per
+// device. Before use, an expert's parameters are all-gathered over its 2 holders (h.0's expert 1
+// mlp_fc: 64 x 256 x 2 bytes = 32,768), a dense op's over all 4; after backward the gradients are
+// reduce-scattered over the same groups: 2 x 41,792 bytes over the 4, 2 x 98,304 over each pair.
+TEST(ExpertParallel, ZeroThreeShardsEachExpertOverItsHolders) {
+  const std::string layout = R"({"data": 4, "expert": 2, "zero": 3, "bucket_bytes": 1e9})";
+  const Scenario scenario = scenario_of(layout);
+  const ExecutionPlan plan = plan_scenario(scenario).plan;
+  for (DeviceId device : scenario.strategies.front().parallelism->devices) {
+    EXPECT_DOUBLE_EQ(plan.static_memory.at(device).total(), 953600);
+  }
+  const Task& gathered = *find_task(plan, "r0/mb0/fwd/zero3-allgather/h.0/expert_1/mlp_fc");
+  EXPECT_DOUBLE_EQ(gathered.bytes, 32768);
+  EXPECT_EQ(gathered.group, (std::vector<DeviceId>{gpu(layout, 0), gpu(layout, 2)}));
+  EXPECT_EQ(find_task(plan, "r0/mb0/fwd/zero3-allgather/h.0/qkv")->group.size(), 4u);
+  double dense = 0;
+  std::map<std::vector<DeviceId>, double> expert_bytes;
+  for (const Task* task : collectives(plan, CollectiveKind::kReduceScatter)) {
+    if (task->group.size() == 4) dense += task->bytes;
+    if (task->group.size() == 2) expert_bytes[task->group] += task->bytes;
+  }
+  EXPECT_DOUBLE_EQ(dense, 2 * kDenseParameters);
+  EXPECT_DOUBLE_EQ((expert_bytes[{gpu(layout, 0), gpu(layout, 2)}]), 2 * kExpertParameters / 2);
+  EXPECT_DOUBLE_EQ((expert_bytes[{gpu(layout, 1), gpu(layout, 3)}]), 2 * kExpertParameters / 2);
+  EXPECT_TRUE(collectives(plan, CollectiveKind::kAllReduce).empty());
+}
+
+// With tensor 2, each tensor rank dispatches its sequence-parallel half of the tokens: 32,768
+// bytes per all-to-all; the expert groups are the replicas' same-rank devices.
+TEST(ExpertParallel, TensorRanksEachRouteTheirShare) {
+  const std::string layout = R"({"tensor": 2, "data": 2, "expert": 2, "sequence_parallel": true})";
+  const ExecutionPlan plan = plan_of(layout);
+  const auto exchanges = collectives(plan, CollectiveKind::kAllToAll);
+  ASSERT_EQ(exchanges.size(), 16u);  // 2 layers x 4 exchanges x 2 tensor ranks, one group
+  for (const Task* task : exchanges) {
+    EXPECT_DOUBLE_EQ(task->bytes, 32768);
+    const bool rank0 = task->group == std::vector<DeviceId>{gpu(layout, 0), gpu(layout, 2)};
+    const bool rank1 = task->group == std::vector<DeviceId>{gpu(layout, 1), gpu(layout, 3)};
+    EXPECT_TRUE(rank0 || rank1) << task->name;
+  }
+}
+
+// The closed form (one replica's cells) gives the whole plan's analytical step, with a pipeline
+// and two machines (the all-to-alls cross the network: data replicas are the outer index), and
+// with ZeRO 3 in Megatron-Core's device order.
+TEST(ExpertParallel, ClosedFormGivesTheWholePlansStep) {
+  const Scenario scenario = testing::scenario_from_text(mixtral_scenario(
+      R"({"tensor": 2, "pipeline": 2, "data": 4, "expert": 4, "micro_batches": 4, "stage_split": "layers"})", 2));
+  testing::expect_closed_form_gives_the_analytical_step(scenario);
+  testing::expect_closed_form_gives_the_analytical_step(testing::scenario_from_text(mixtral_scenario(
+      R"({"pipeline": 2, "data": 8, "expert": 2, "zero": 3, "micro_batches": 2, "device_order": "tp-cp-dp-pp"})", 2)));
+}
+
+// Megatron-Core's order [TP, CP, DP, PP] (`"device_order": "tp-cp-dp-pp"`): with pipeline 2 x
+// data 4 on 8 GPUs, replica d's stage s is GPU s x 4 + d, so the expert group of replicas 0 and 1
+// at stage 1 is GPUs 4 and 5 (in the default order, GPUs 1 and 3).
+TEST(ExpertParallel, MegatronOrderPutsNeighbouringReplicasTogether) {
+  const std::string megatron = R"({"pipeline": 2, "data": 4, "expert": 2, "device_order": "tp-cp-dp-pp"})";
+  const std::string llama = R"({"pipeline": 2, "data": 4, "expert": 2})";
+  const ParallelismOptions p = *scenario_of(megatron).strategies.front().parallelism;
+  EXPECT_EQ(p.device(1, 0, 0), p.devices[1]);
+  EXPECT_EQ(p.device(2, 1, 0), p.devices[6]);
+  EXPECT_EQ(p.device(3, 1, 0), p.devices[7]);
+  const ParallelismOptions q = *scenario_of(llama).strategies.front().parallelism;
+  EXPECT_EQ(q.device(1, 0, 0), q.devices[2]);
+  EXPECT_EQ(q.device(2, 1, 0), q.devices[5]);
+  auto stage1_groups = [](const ExecutionPlan& plan, DeviceId a, DeviceId b) {
+    size_t found = 0;
+    for (const Task* task : collectives(plan, CollectiveKind::kAllToAll)) found += task->group == std::vector<DeviceId>{a, b};
+    return found;
+  };
+  EXPECT_EQ(stage1_groups(plan_of(megatron), p.devices[4], p.devices[5]), 4u);  // layer h.1's four exchanges
+  EXPECT_EQ(stage1_groups(plan_of(llama), q.devices[1], q.devices[3]), 4u);
+}
+
+// Router imbalance f = 2 (dropless), on a wider model (h = 256, f = 1024, T = 128) whose expert
+// GEMMs are large enough for work, not launch latency, to set their time: of k T = 256 rows
+// routed per sample, expert 0 takes ceil(2 x 256 / 4) = 128 and the others ceil(128 / 3) = 43.
+// Expert rank 0 of each group holds expert 0, so its experts run 2 x 8 x (128 + 43) = 2,736 rows
+// to rank 1's 2 x 8 x (43 + 43) = 1,376; the all-to-alls make the whole group wait for it, and the
+// closed form (which simulates rank 0) gives the whole plan's step, as it does balanced.
+TEST(ExpertParallel, TheBusiestExpertsRankSetsTheStep) {
+  const std::string model = R"({"zoo": "mixtral_8x7b", "parameters": {"layers": 2, "hidden": 256, "heads": 4,
+      "kv_heads": 2, "ffn": 1024, "experts": 4, "top_k": 2, "sequence": 128, "vocabulary": 128, "router_imbalance": 2}})";
+  auto text = [](const std::string& model_block) {
+    return R"({"model": )" + model_block + R"(, "cluster": {"template": "dgx_a100", "nodes": 1},
+      "strategy": {"parallelism": {"data": 4, "expert": 2}},
+      "run": {"batch_size": 8, "precision": "fp16", "optimizer": "adam", "steps": 1}})";
+  };
+  const Scenario scenario = testing::scenario_from_text(text(model));
+  const ExecutionPlan plan = plan_scenario(scenario).plan;
+  auto rows = [&](const std::string& name) {
+    const Task& task = *find_task(plan, name);
+    return task.kernel->with_samples(task.kernel_samples).gemm.m;
+  };
+  EXPECT_EQ(rows("r0/mb0/fwd/h.0/expert_0/mlp_fc") + rows("r0/mb0/fwd/h.0/expert_1/mlp_fc"), 2736);
+  EXPECT_EQ(rows("r1/mb0/fwd/h.0/expert_2/mlp_fc") + rows("r1/mb0/fwd/h.0/expert_3/mlp_fc"), 1376);
+  testing::expect_closed_form_gives_the_analytical_step(scenario);
+  std::string balanced = model;
+  balanced.replace(balanced.find(", \"router_imbalance\": 2"), 22, "");
+  const Scenario even = testing::scenario_from_text(text(balanced));
+  testing::expect_closed_form_gives_the_analytical_step(even);
+  const Cluster& cluster = scenario.cluster_for(scenario.strategies.front());
+  EXPECT_GT(estimate_step(plan, cluster).step_seconds, estimate_step(plan_scenario(even).plan, cluster).step_seconds);
+}
+
+void expect_refused(const std::string& text, const std::string& path, const std::string& words) {
+  try {
+    plan_scenario(testing::scenario_from_text(text));
+    FAIL() << "accepted: " << text;
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.json_path(), path);
+    EXPECT_NE(std::string(error.what()).find(words), std::string::npos) << error.what();
+  }
+}
+
+TEST(ExpertParallel, RefusesWhatItCannotSplit) {
+  expect_refused(mixtral_scenario(R"({"data": 4, "expert": 3})"), "/strategy/parallelism/expert",
+                 "must divide the data-parallel size 4");
+  expect_refused(mixtral_scenario(R"({"data": 8, "expert": 8})"), "/strategy/parallelism/expert",
+                 "does not divide the 4 experts");
+  expect_refused(mixtral_scenario(R"({"data": 16, "expert": 2, "fsdp": "hybrid"})", 2), "/strategy/parallelism/expert",
+                 "hybrid sharding");
+  expect_refused(testing::small_gpt_scenario(R"({"data": 2, "expert": 2})"), "/strategy/parallelism/expert",
+                 "needs a mixture-of-experts model");
+  expect_refused(mixtral_scenario(R"({"data": 2, "expert": 2})", 1, R"({"symmetry": "representatives"})"),
+                 "/simulation/symmetry", "all-to-alls");
+}
+
+}  // namespace
+}  // namespace expert_parallel_test
+}  // namespace placesim
