@@ -1,6 +1,8 @@
 #include "sim/planner/parallel_3d_builder.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <set>
 
 #include "sim/spec/spec_error.h"
@@ -60,6 +62,9 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
                               ? static_cast<double>(e.replicas / P.expert_ranks)
                               : static_cast<double>(e.shards);
     StaticMemory memory = op_static_memory(P.holder(v, e.graph), e.run);
+    // PipeDream's weight stashing: stage s keeps a version per micro-batch in flight on it,
+    // min(K - s, N) (its 1F1B warm-up depth), the newest being the weights themselves.
+    if (e.asynchronous) memory.parameter_bytes *= static_cast<double>(std::min(e.stages - s, e.micro_batches));
     if (options.zero_stage >= 1) memory.optimizer_state_bytes /= shards;
     if (options.zero_stage >= 2) memory.gradient_bytes /= shards;
     if (options.zero_stage >= 3) memory.parameter_bytes /= shards;
@@ -111,7 +116,71 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
                      std::to_string(e.replicas / P.expert_ranks) + " replicas holding it");
     notes->push_back(e.layout.expert_groups_note(e.cluster));
   }
+  if (e.asynchronous) {
+    std::string staleness, versions;
+    for (int64_t s = 0; s < e.stages; ++s) {
+      staleness += (s ? ", " : "") + std::to_string(std::min(e.stages - s, e.micro_batches) - 1);
+      versions += (s ? ", " : "") + std::to_string(std::min(e.stages - s, e.micro_batches));
+    }
+    notes->push_back("PipeDream: " + std::to_string(e.micro_batches) + " micro-batches (" +
+                     std::to_string(options.micro_batches) + " x " + std::to_string(e.run.steps) +
+                     " steps) in one 1F1B schedule without flushes, each stage updated after every micro-batch; "
+                     "weight versions stashed per stage: " + versions +
+                     "; gradient staleness per stage (updates between a micro-batch's forward and its update): " +
+                     staleness);
+  }
   if (e.replicas > 1) notes->push_back(e.layout.data_groups_note(e.cluster));
+}
+
+/// PipeDream (Narayanan et al. SOSP 2019, section 3): the run's micro-batches as one 1F1B
+/// schedule without flushes, slot by slot across the replicas; after each backward slot the
+/// stage's gradients of that micro-batch are reduced across the replicas and its weights updated,
+/// and the stage's next forwards read the new weights (Parallel3dSlotEmitter waits for the last
+/// update); a backward reads the version its forward stashed, so waits for no update.
+void emit_asynchronous_schedule(
+    Parallel3dEmission* emission, const std::vector<std::vector<PipelineSlot>>& schedule,
+    const std::function<void(Parallel3dSlotEmitter&, int64_t, int64_t, int64_t, int64_t, bool, int64_t,
+                             const std::vector<std::vector<TaskId>>&)>& close_slot) {
+  Parallel3dEmission& e = *emission;
+  GatheredParameters gathered;  // no ZeRO under PipeDream: stays empty
+  std::vector<Parallel3dSlotEmitter> slots;
+  slots.reserve(static_cast<size_t>(e.simulated_replicas));
+  for (int64_t d = 0; d < e.simulated_replicas; ++d) slots.emplace_back(&e, 0, d, &gathered);
+  for (const auto& [stage, slot] : emission_order(schedule, e.micro_batches, 1)) {
+    const int64_t s = static_cast<int64_t>(stage), m = slot.micro_batch;
+    for (int64_t d = 0; d < e.simulated_replicas; ++d) {
+      auto& replica = slots[static_cast<size_t>(d)];
+      close_slot(replica, d, s, s, m, slot.forward, 0, slot.forward ? replica.forward(m, s) : replica.backward(m, s));
+    }
+    if (slot.forward || !e.emitter.training()) continue;
+    LastBackward micro_batch(e.simulated_replicas, std::vector<std::vector<TaskId>>(e.graph.size()));
+    for (int64_t d = 0; d < e.simulated_replicas; ++d) {
+      micro_batch[static_cast<size_t>(d)] = slots[static_cast<size_t>(d)].backward_tasks()[static_cast<size_t>(m)];
+    }
+    emit_gradient_updates(&e, 0, micro_batch, {s, "/mb" + std::to_string(m)});
+  }
+}
+
+/// PipeDream's conditions: a pipeline of stages, no flush to amortise a sharded or interleaved
+/// step over, no tied weights (their all-reduce joins two stages' updates; checked once
+/// `partition` is given), a plan of the whole schedule (not one micro-batch's cells).
+void check_asynchronous(const ParallelismOptions& options, const Parallel3dPartition* partition, bool cells) {
+  if (!options.asynchronous) return;
+  const std::string path = "parallelism/schedule";
+  const std::string what = "PipeDream's schedule (no flush, an update per micro-batch)";
+  if (cells) {
+    throw SpecError::strategy(path, what + " has no step of one micro-batch's cells for the closed-form tier to "
+                                           "repeat: use \"tier\": \"analytical\" or \"simulated\"");
+  }
+  if (options.pipeline < 2) throw SpecError::strategy(path, what + " needs \"pipeline\" >= 2");
+  if (options.virtual_stages > 1) throw SpecError::strategy(path, what + " does not interleave: give \"virtual_stages\": 1");
+  if (options.zero_stage > 0) {
+    throw SpecError::strategy(path, what + " keeps whole weights per stage (and stashes versions of them): no ZeRO or FSDP");
+  }
+  if (partition && !partition->ties.empty()) {
+    throw SpecError::strategy(path, what + " updates each stage on its own; tied weights on two stages are not "
+                                           "modelled with it: leave \"tied_embeddings\" off");
+  }
 }
 
 /// The builder behind both entry points. With `cell_index`, it emits a cell plan
@@ -126,6 +195,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
                          std::to_string(options.micro_batches) + " micro-batches (at most run.batch_size)");
   }
   const bool cells = cell_index != nullptr;
+  check_asynchronous(options, nullptr, cells);  // before the partition's own checks; tied weights after it
   if (run.symmetry && !cells && options.expert > 1) {
     throw SpecError::run("simulation/symmetry",
                          "symmetry simulates each collective as one hop of a ring, but expert parallelism's "
@@ -137,6 +207,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   StepEmitter emitter(graph, cluster, run, &plan);
   const Parallel3dLayout layout(options);
   const Parallel3dPartition partition = partition_parallel_3d(graph, run, options, emitter, layout, notes);
+  check_asynchronous(options, &partition, cells);
   Parallel3dEmission e(graph, cluster, run, options, emitter, layout, partition, cells);
   account_static_memory(e, &plan, notes);
 
@@ -152,6 +223,31 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
     cell_index->backward_done.assign(e.model_chunks, PipelineCells::kNone);
     cell_index->first_update_task = PipelineCells::kNone;
   }
+  // Closes the slot (forward or backward of micro-batch m through model chunk c on stage s) that
+  // replica d's `slots` just emitted: one marker per rank after the slot's sinks.
+  auto close_slot = [&](Parallel3dSlotEmitter& slots, int64_t d, int64_t s, int64_t c, int64_t m, bool forward,
+                        int64_t step, const std::vector<std::vector<TaskId>>& slot_tasks) {
+    for (int64_t r = 0; r < e.simulated_ranks; ++r) {
+      if (slot_tasks[r].empty()) continue;
+      Task done;
+      done.name = slot_marker(slots.replica_prefix(), m, forward, s, e.rank_name(r)) +
+                  (e.chunks > 1 ? "/chunk" + std::to_string(c) : std::string()) + StepEmitter::suffix(step);
+      done.phase = forward ? Phase::kForward : Phase::kBackward;
+      done.step = step;
+      done.device = e.device(d, s, r);
+      done.op_kind = OpKind::kNoOp;
+      done.replica = slots.replica_field();
+      done.deps = cell_sinks(plan, slot_tasks[r]);
+      const TaskId marker = emitter.add(std::move(done));
+      e.previous_slot_ends[d][s][r] = {marker};
+      if (cell_index && r == 0) (forward ? cell_index->forward_done : cell_index->backward_done)[c] = marker;
+    }
+  };
+  if (e.asynchronous) {
+    emit_asynchronous_schedule(&e, schedule, close_slot);
+    if (e.symmetric) describe_symmetry(cluster, options, partition.tied_stages, &plan, notes);
+    return plan;
+  }
   const int64_t steps = cells ? 1 : run.steps;
   for (int64_t step = 0; step < steps; ++step) {
     // last_backward[d][v][r]: the last micro-batch's backward (the gradient is complete).
@@ -163,22 +259,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         const int64_t s = int64_t(stage);
         const int64_t c = slot.chunk * e.stages + s;
         const int64_t m = slot.micro_batch;
-        std::vector<std::vector<TaskId>> slot_tasks = slot.forward ? slots.forward(m, c) : slots.backward(m, c);
-        for (int64_t r = 0; r < e.simulated_ranks; ++r) {
-          if (slot_tasks[r].empty()) continue;
-          Task done;
-          done.name = slot_marker(slots.replica_prefix(), m, slot.forward, s, e.rank_name(r)) +
-                      (e.chunks > 1 ? "/chunk" + std::to_string(c) : std::string()) + StepEmitter::suffix(step);
-          done.phase = slot.forward ? Phase::kForward : Phase::kBackward;
-          done.step = step;
-          done.device = e.device(d, s, r);
-          done.op_kind = OpKind::kNoOp;
-          done.replica = slots.replica_field();
-          done.deps = cell_sinks(plan, slot_tasks[r]);
-          const TaskId marker = emitter.add(std::move(done));
-          e.previous_slot_ends[d][s][r] = {marker};
-          if (cell_index && r == 0) (slot.forward ? cell_index->forward_done : cell_index->backward_done)[c] = marker;
-        }
+        close_slot(slots, d, s, c, m, slot.forward, step, slot.forward ? slots.forward(m, c) : slots.backward(m, c));
       }
       const RankTasks& backward_task = slots.backward_tasks();
       for (OpId v = 0; v < graph.size(); ++v) {

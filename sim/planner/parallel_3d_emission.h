@@ -40,7 +40,10 @@ struct Parallel3dEmission {
   const int64_t ranks;
   const int64_t chunks;        ///< virtual stages per device (1: no interleaving)
   const int64_t model_chunks;  ///< stages x chunks
-  /// Micro-batches emitted per step; a cell plan emits only the first.
+  /// PipeDream's schedule (ParallelismOptions::asynchronous): the run's steps are one schedule.
+  const bool asynchronous;
+  /// Micro-batches emitted per step; a cell plan emits only the first; PipeDream's schedule
+  /// emits every step's as one step's (micro_batches x run.steps).
   const int64_t micro_batches;
   /// Costs are always 1/M of the batch (M = options.micro_batches).
   const double scale;

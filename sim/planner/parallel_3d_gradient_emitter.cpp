@@ -34,14 +34,16 @@ std::vector<std::vector<OpId>> gradient_buckets(const Parallel3dEmission& e, con
 /// over the replicas that hold it (expert_data_group) in buckets in the order backward completes
 /// them, after the stage's dense buckets (ZeRO 3: reduce-scattered); one update per replica,
 /// ZeRO dividing its optimizer state over that group.
-void emit_expert_gradient_updates(Parallel3dEmission* emission, int64_t step, const LastBackward& last_backward) {
+void emit_expert_gradient_updates(Parallel3dEmission* emission, int64_t step, const LastBackward& last_backward,
+                                  const GradientScope& scope) {
   Parallel3dEmission& e = *emission;
   const Parallel3dPartition& P = e.partition;
-  const std::string suffix = StepEmitter::suffix(step);
+  const std::string suffix = StepEmitter::suffix(step) + scope.tag;
   // The simulated replicas of each expert rank: the first reduces for all of them.
   std::map<int64_t, std::vector<int64_t>> replicas_of_rank;
   for (int64_t d = 0; d < e.simulated_replicas; ++d) replicas_of_rank[P.expert_rank(d)].push_back(d);
   for (int64_t s = 0; s < e.stages; ++s) {
+    if (scope.stage >= 0 && s != scope.stage) continue;
     for (int64_t r = 0; r < e.simulated_ranks; ++r) {
       // Each expert rank's reductions follow the stage's dense ones on its own devices; the
       // ranks' groups are disjoint, so one rank's do not wait for another's.
@@ -81,7 +83,7 @@ void emit_expert_gradient_updates(Parallel3dEmission* emission, int64_t step, co
               if (e.options.zero_stage >= 1) updated.parameter_count /= holders;
               Task update = optimizer_task(updated, e.run.optimizer, e.device(d, s, r), step, e.replicas > 1 ? d : -1,
                                            reduced ? *reduced : last_backward[d][v][r]);
-              update.name += e.rank_name(r);
+              update.name += e.rank_name(r) + scope.tag;
               e.previous_update[d][v][r] = e.emitter.add(std::move(update));
             }
           }
@@ -96,14 +98,16 @@ void emit_expert_gradient_updates(Parallel3dEmission* emission, int64_t step, co
 
 }  // namespace
 
-void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const LastBackward& last_backward) {
+void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const LastBackward& last_backward,
+                           const GradientScope& scope) {
   Parallel3dEmission& e = *emission;
   const Parallel3dPartition& P = e.partition;
-  const std::string suffix = StepEmitter::suffix(step);
+  const std::string suffix = StepEmitter::suffix(step) + scope.tag;
   // Gradients: accumulated over the micro-batches, all-reduced across replicas per (stage,
   // rank) in buckets in the order backward completes them, then one update per shard.
   std::map<std::tuple<int64_t, OpId, int64_t>, TaskId> reduced_tied;  // by (replica, op, rank)
   for (int64_t s = 0; s < e.stages; ++s) {
+    if (scope.stage >= 0 && s != scope.stage) continue;
     for (int64_t r = 0; r < e.simulated_ranks; ++r) {
       const std::vector<std::vector<OpId>> buckets = gradient_buckets(e, [&](OpId v) {
         // Experts: emit_expert_gradient_updates.
@@ -164,14 +168,14 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
             Op updated = P.holder(v, e.graph);
             if (e.options.zero_stage >= 1) updated.parameter_count /= static_cast<double>(e.shards);
             Task update = optimizer_task(updated, e.run.optimizer, e.device(d, s, r), step, e.replicas > 1 ? d : -1, after);
-            update.name += e.rank_name(r);
+            update.name += e.rank_name(r) + scope.tag;
             e.previous_update[d][v][r] = e.emitter.add(std::move(update));
           }
         }
       }
     }
   }
-  if (P.expert_ranks > 1) emit_expert_gradient_updates(&e, step, last_backward);
+  if (P.expert_ranks > 1) emit_expert_gradient_updates(&e, step, last_backward, scope);
   // Tied weights: the two stages' copies of the gradient summed, then both copies updated.
   for (const auto& [reader, owner] : P.ties) {
     const int64_t owner_stage = static_cast<int64_t>(P.stage_of[owner]), reader_stage = static_cast<int64_t>(P.stage_of[reader]);

@@ -107,6 +107,11 @@ struct ParallelismOptions {
   bool pipeline_outermost = false;
   int64_t micro_batches = 1;
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  /// PipeDream's asynchronous pipeline (Narayanan et al. SOSP 2019; `"schedule": "pipedream"`):
+  /// 1F1B without flushes, every stage updating its weights after each micro-batch's backward,
+  /// with weight stashing (a micro-batch's forward and backward at a stage use one weight version).
+  /// The steps of a run form one continuous schedule. `schedule` stays kOneFOneB.
+  bool asynchronous = false;
   /// Model chunks per pipeline stage (interleaved 1F1B, pipeline_builder.h): the model is split
   /// into pipeline x virtual_stages chunks, chunk c on stage c mod pipeline. 1 = plain 1F1B/GPipe.
   int64_t virtual_stages = 1;

@@ -1,0 +1,156 @@
+// PipeDream's asynchronous pipeline (docs/pipeline-parallel.md#pipedream, `"schedule":
+// "pipedream"`): the run's micro-batches in one 1F1B schedule without flushes, each stage updating
+// its weights after every micro-batch's backward, weight stashing. Expected counts and dependencies
+// are derived by hand from the 1F1B schedule and the small GPT's shapes.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sim/analytical/analytical_engine.h"
+#include "sim/analytical/pipeline_closed_form.h"
+#include "sim/spec/spec_error.h"
+#include "sim/core/input_error.h"
+#include "sim/session/pipeline.h"
+#include "tests/support/scenario_text.h"
+
+namespace placesim {
+namespace asynchronous_pipeline_test {  // a unity batch holds several test files
+namespace {
+
+// The small GPT of testing::small_gpt_scenario (L = 2 layers: one per stage with whole layers),
+// `steps` steps of 4 micro-batches.
+Scenario scenario_of(const std::string& schedule, int steps, const std::string& extra = "",
+                     const std::string& simulation = R"({"tier": "analytical"})") {
+  std::string text = testing::small_gpt_scenario(R"({"pipeline": 2, "micro_batches": 4, "stage_split": "layers",
+      "schedule": ")" + schedule + "\"" + extra + "}",
+                                                 1, simulation);
+  text.replace(text.find("\"steps\": 1"), 10, "\"steps\": " + std::to_string(steps));
+  return testing::scenario_from_text(text);
+}
+
+const Task* find_task(const ExecutionPlan& plan, const std::string& name) {
+  for (const Task& task : plan.tasks) {
+    if (task.name == name) return &task;
+  }
+  return nullptr;
+}
+
+bool waits_for(const Task& task, const Task* other) {
+  return other && std::find(task.deps.begin(), task.deps.end(), other->id) != task.deps.end();
+}
+
+size_t weighted_ops(const OpGraph& graph) {
+  size_t count = 0;
+  for (OpId v = 0; v < graph.size(); ++v) count += graph.op(v).parameter_count > 0;
+  return count;
+}
+
+// Three steps of 4 micro-batches are one schedule of N = 12, and every op with weights is updated
+// after each of them: 12 x W updates (W ops with weights), where the flushed 1F1B updates each once
+// per step: 3 x W.
+TEST(AsynchronousPipeline, EveryMicroBatchUpdatesItsStages) {
+  const Scenario pipedream = scenario_of("pipedream", 3);
+  const Scenario flushed = scenario_of("1f1b", 3);
+  auto updates = [](const ExecutionPlan& plan) {
+    return static_cast<size_t>(std::count_if(plan.tasks.begin(), plan.tasks.end(),
+                                             [](const Task& task) { return task.phase == Phase::kOptimizer; }));
+  };
+  const size_t w = weighted_ops(pipedream.graph);
+  ASSERT_GT(w, 0u);
+  EXPECT_EQ(updates(plan_scenario(pipedream).plan), 12 * w);
+  EXPECT_EQ(updates(plan_scenario(flushed).plan), 3 * w);
+  EXPECT_NE(find_task(plan_scenario(pipedream).plan, "mb11/fwd/h.1/qkv"), nullptr);
+}
+
+// 1F1B with K = 2: stage 0 runs F0, F1, B0, F2, B1, F3, ...; stage 1 runs F0, B0, F1, B1, ...
+// A forward reads the newest weights: stage 0's forward of micro-batch 2 waits for the update
+// after micro-batch 0's backward (its staleness: 1 update, micro-batch 1's, lands between its
+// forward and its own update), its forward of micro-batch 1 for no update; stage 1's forward of
+// micro-batch 1 waits for micro-batch 0's update (staleness 0). A backward waits for no update:
+// it reads the version its forward stashed.
+TEST(AsynchronousPipeline, ForwardsReadTheNewestWeightsBackwardsTheirStash) {
+  const ExecutionPlan plan = plan_scenario(scenario_of("pipedream", 1)).plan;
+  const Task* update_h0_mb0 = find_task(plan, "opt/h.0/qkv/mb0");
+  const Task* update_h1_mb0 = find_task(plan, "opt/h.1/qkv/mb0");
+  ASSERT_NE(update_h0_mb0, nullptr);
+  ASSERT_NE(update_h1_mb0, nullptr);
+  EXPECT_TRUE(waits_for(*find_task(plan, "mb2/fwd/h.0/qkv"), update_h0_mb0));
+  EXPECT_FALSE(waits_for(*find_task(plan, "mb1/fwd/h.0/qkv"), update_h0_mb0));
+  EXPECT_TRUE(waits_for(*find_task(plan, "mb1/fwd/h.1/qkv"), update_h1_mb0));
+  for (const Task& task : plan.tasks) {
+    if (task.phase != Phase::kBackward) continue;
+    for (TaskId dep : task.deps) EXPECT_NE(plan.tasks[dep].phase, Phase::kOptimizer) << task.name;
+  }
+}
+
+// Weight stashing: stage s keeps min(K - s, N) versions: stage 0 two, stage 1 one. Its gradients
+// and optimizer state are not stashed.
+TEST(AsynchronousPipeline, EarlierStagesStashMoreWeightVersions) {
+  const Scenario pipedream = scenario_of("pipedream", 1);
+  const Scenario flushed = scenario_of("1f1b", 1);
+  const ParallelismOptions& p = *pipedream.strategies.front().parallelism;
+  const ExecutionPlan stashed = plan_scenario(pipedream).plan, plain = plan_scenario(flushed).plan;
+  const StaticMemory first = stashed.static_memory.at(p.devices[0]), last = stashed.static_memory.at(p.devices[1]);
+  ASSERT_GT(plain.static_memory.at(p.devices[0]).parameter_bytes, 0);
+  EXPECT_DOUBLE_EQ(first.parameter_bytes, 2 * plain.static_memory.at(p.devices[0]).parameter_bytes);
+  EXPECT_DOUBLE_EQ(last.parameter_bytes, plain.static_memory.at(p.devices[1]).parameter_bytes);
+  EXPECT_DOUBLE_EQ(first.optimizer_state_bytes, plain.static_memory.at(p.devices[0]).optimizer_state_bytes);
+}
+
+// Without flushes the pipeline fills once per run: in steady state the busiest stage computes
+// without idling, so two more steps (2 x 4 micro-batches) add 8 x its busy time per micro-batch
+// (its forwards, backwards and updates: the device's busy time over the run / N), exactly.
+TEST(AsynchronousPipeline, MoreStepsAddTheBusiestStagesPeriod) {
+  auto run = [](int steps) {
+    const Scenario scenario = scenario_of("pipedream", steps);
+    const Cluster& cluster = scenario.cluster_for(scenario.strategies.front());
+    const ExecutionPlan plan = plan_scenario(scenario).plan;
+    const AnalyticalStepEstimate estimate = estimate_step(plan, cluster);
+    double busiest = 0;
+    for (DeviceId device : scenario.strategies.front().parallelism->devices) {
+      double busy = 0;
+      for (const Task& task : plan.tasks) {
+        if (task.kind == TaskKind::kCompute && task.device == device) busy += estimate.timeline.tasks[task.id].duration();
+      }
+      busiest = std::max(busiest, busy);
+    }
+    return std::make_pair(estimate.makespan_seconds, busiest / (4.0 * steps));
+  };
+  const auto [two, period_two] = run(2);
+  const auto [four, period_four] = run(4);
+  EXPECT_NEAR(period_two, period_four, 1e-12 * period_two);
+  EXPECT_NEAR(four - two, 8 * period_four, 1e-9 * four);
+  // The flushed 1F1B pays its fill and drain every step.
+  const Scenario flushed = scenario_of("1f1b", 4);
+  const double flushed_makespan =
+      estimate_step(plan_scenario(flushed).plan, flushed.cluster_for(flushed.strategies.front())).makespan_seconds;
+  EXPECT_LT(four, flushed_makespan);
+}
+
+void expect_refused(const Scenario& scenario, const std::string& words) {
+  try {
+    plan_scenario(scenario);
+    FAIL() << "accepted";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.json_path(), "/strategy/parallelism/schedule");
+    EXPECT_NE(std::string(error.what()).find(words), std::string::npos) << error.what();
+  }
+}
+
+TEST(AsynchronousPipeline, RefusesWhatItDoesNotModel) {
+  expect_refused(scenario_of("pipedream", 1, R"(, "zero": 1)"), "no ZeRO");
+  expect_refused(scenario_of("pipedream", 1, R"(, "tied_embeddings": true)"), "tied weights");
+  expect_refused(scenario_of("pipedream", 1, R"(, "virtual_stages": 2)"), "does not interleave");
+  const Scenario closed = scenario_of("pipedream", 1, "", R"({"tier": "closed-form"})");
+  try {
+    estimate_3d_step_closed_form(closed.graph, closed.cluster, closed.run, *closed.strategies.front().parallelism);
+    FAIL() << "the closed form took PipeDream";
+  } catch (const SpecError& error) {
+    EXPECT_EQ(error.option(), "parallelism/schedule");
+    EXPECT_NE(error.message().find("closed-form tier"), std::string::npos) << error.message();
+  }
+}
+
+}  // namespace
+}  // namespace asynchronous_pipeline_test
+}  // namespace placesim
