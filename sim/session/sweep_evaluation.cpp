@@ -32,13 +32,13 @@ std::pair<double, double> throughput_and_step(const ExecutionPlan& plan, const T
 }
 
 /// One replica's throughput on the same tier, the scaling baseline. A 3D layout: data 1 on the
-/// first replica's tensor x pipeline devices (they come first), as `run` takes it (the
-/// closed-form tier on the analytical tier). Otherwise the same model, per-device batch and
+/// first replica's tensor x pipeline devices, as `run` takes it (the closed-form tier on the
+/// analytical tier, but for PipeDream's schedule, which has no cells). Otherwise the same model, per-device batch and
 /// precision on the strategy's first device alone.
 double single_replica_samples_per_second(const Scenario& scenario, const Strategy& strategy, Tier tier) {
   const Strategy single = single_replica_strategy(strategy);
   const Cluster& cluster = scenario.cluster_for(single);
-  if (single.parallelism && tier == Tier::kAnalytical) {
+  if (single.parallelism && tier == Tier::kAnalytical && !single.parallelism->asynchronous) {
     const ClosedFormStepEstimate estimate =
         estimate_3d_step_closed_form(scenario.graph, cluster, scenario.run, *single.parallelism);
     return static_cast<double>(scenario.run.batch_size) / estimate.step_seconds;
@@ -100,7 +100,8 @@ void evaluate_scenario(const Scenario& scenario, Tier tier, SweepRow* result) {
   row.tokens_per_sample = efficiency.tokens_per_sample;
   row.peak_flops_per_second = efficiency.peak_flops_per_second;
   if (strategy.parallelism) row.replicas = strategy.parallelism->data;
-  if (strategy.parallelism && tier == Tier::kAnalytical) {
+  // PipeDream's schedule has no one-step cells to repeat: its whole plan on the analytical tier.
+  if (strategy.parallelism && tier == Tier::kAnalytical && !strategy.parallelism->asynchronous) {
     evaluate_closed_form(scenario, strategy, cluster, &row);
     if (row.status == RowStatus::kOk) {
       row.single_replica_samples_per_second = strategy.parallelism->data == 1

@@ -11,6 +11,7 @@
 #include "sim/scenario/scenario_loader.h"
 #include "sim/session/pipeline.h"
 #include "sim/session/sweep_evaluation.h"
+#include "sim/session/tier_step.h"
 
 namespace placesim {
 namespace {
@@ -117,6 +118,26 @@ TEST(SweepConfiguration, ASweptExpertDegreeKeepsTheDataDegree) {
     EXPECT_TRUE(p.pipeline_outermost);
     EXPECT_EQ(p.device(0, 1, 0), p.devices[4]);
   }
+}
+
+// PipeDream's schedule has no one-step cells for the closed form: a sweep on the analytical tier
+// plans and list-schedules it whole, as `run` does on that tier, and the row is the same step.
+TEST(SweepConfiguration, APipeDreamVariantRunsOnTheAnalyticalTier) {
+  const SweepContext context = context_of(R"({)" + kSmallGpt + R"(, "cluster": {"template": "dgx_a100"},
+    "run": {"steps": 2},
+    "sweep": {"nodes": [1], "batch_size": [16],
+              "strategies": [{"parallelism": {"pipeline": 4, "micro_batch_size": 2, "stage_split": "layers",
+                                              "schedule": ["1f1b", "pipedream"]}}]}})");
+  ASSERT_EQ(context.spec.configurations.size(), 2u);
+  const SweepRow flushed = evaluate_configuration(context, 0, Tier::kAnalytical);
+  const SweepRow pipedream = evaluate_configuration(context, 1, Tier::kAnalytical);
+  ASSERT_EQ(flushed.status, RowStatus::kOk) << flushed.reason;
+  ASSERT_EQ(pipedream.status, RowStatus::kOk) << pipedream.reason;
+  Scenario scenario = configuration_scenario(context, 1);
+  scenario.run.tier = Tier::kAnalytical;
+  const double step = evaluate_on_tier(scenario, scenario.strategies.front(), false).step_seconds;
+  EXPECT_NEAR(pipedream.step_seconds, step, 1e-12 * step);
+  EXPECT_NE(pipedream.step_seconds, flushed.step_seconds);
 }
 
 TEST(SweepConfiguration, SweptLayoutOptionsReachTheConfiguration) {
