@@ -1,5 +1,6 @@
 #include "sim/report/pipeline_metrics.h"
 
+#include <algorithm>
 #include <set>
 
 #include "sim/report/memory_verdict.h"
@@ -27,6 +28,11 @@ PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vecto
     stage.bubble_fraction = run.makespan_seconds > 0 ? 1 - d.busy_seconds / run.makespan_seconds : 0;
     stage.peak_memory_bytes = d.peak_memory_bytes;
     stage.peak_memory = d.peak_memory;
+    if (schedule == "pipedream") {  // in flight on stage s: its 1F1B warm-up depth K - s
+      const auto in_flight = std::min<int64_t>(static_cast<int64_t>(metrics.stages - metrics.per_stage.size()), micro_batches);
+      stage.weight_versions = in_flight;
+      stage.staleness = in_flight - 1;
+    }
     metrics.bubble_fraction += stage.bubble_fraction / k;
     metrics.per_stage.push_back(stage);
   }
@@ -62,8 +68,11 @@ std::string pipeline_text(const PipelineMetrics& metrics, const Cluster& cluster
   for (size_t s = 0; s < metrics.per_stage.size(); ++s) {
     const PipelineStageMetrics& stage = metrics.per_stage[s];
     out += "  stage " + std::to_string(s) + " " + cluster.device(stage.device).name.local() + ": busy " +
-           format_seconds(stage.busy_seconds) + ", bubble " + format_percent(stage.bubble_fraction) + ", peak memory " +
-           format_bytes(stage.peak_memory_bytes) + " (" + describe_memory(stage.peak_memory) + ")\n";
+           format_seconds(stage.busy_seconds) + ", bubble " + format_percent(stage.bubble_fraction) +
+           (stage.staleness ? ", staleness " + std::to_string(*stage.staleness) + " (" +
+                                  std::to_string(*stage.weight_versions) + (*stage.weight_versions == 1 ? " weight version)" : " weight versions)")
+                            : std::string()) +
+           ", peak memory " + format_bytes(stage.peak_memory_bytes) + " (" + describe_memory(stage.peak_memory) + ")\n";
   }
   return out;
 }
@@ -76,6 +85,10 @@ Json pipeline_json(const PipelineMetrics& metrics, const Cluster& cluster) {
                       {"bubble_fraction", stage.bubble_fraction},
                       {"peak_memory_bytes", stage.peak_memory_bytes},
                       {"peak_memory", memory_breakdown_json(stage.peak_memory)}});
+    if (stage.staleness) {
+      stages.back()["staleness"] = *stage.staleness;
+      stages.back()["weight_versions"] = *stage.weight_versions;
+    }
   }
   Json json = {{"stages", metrics.stages},
                {"micro_batches", metrics.micro_batches},

@@ -20,6 +20,10 @@ struct PipelineStageMetrics {
   double bubble_fraction = 0;  ///< 1 - busy / makespan
   double peak_memory_bytes = 0;
   MemoryBreakdown peak_memory;
+  /// PipeDream's schedule: the updates of this stage between a micro-batch's forward and its own
+  /// update, min(K - s, N) - 1, and the weight versions it stashes, min(K - s, N).
+  std::optional<int64_t> staleness;
+  std::optional<int64_t> weight_versions;
 };
 
 /// The activations and gradients one pipeline (replica 0, tensor rank 0) sends between its
@@ -42,7 +46,8 @@ struct PipelineMetrics {
   std::optional<StageTraffic> traffic;  ///< counted for 3D strategies (`parallelism`)
 };
 
-/// From a run's device metrics and the stage devices (in stage order).
+/// From a run's device metrics and the stage devices (in stage order). Schedule "pipedream":
+/// `micro_batches` is the run's (every step's), and each stage gets its staleness.
 PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vector<DeviceId>& stage_devices,
                                          int64_t micro_batches, const std::string& schedule,
                                          int64_t virtual_stages = 1);

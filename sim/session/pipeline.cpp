@@ -319,7 +319,13 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
     evaluated.pipeline = compute_pipeline_metrics(
         evaluated.run.metrics, stage_devices, p.micro_batches * (p.asynchronous ? scenario.run.steps : 1),
         p.schedule == PipelineSchedule::kGpipe ? "gpipe" : p.asynchronous ? "pipedream" : "1f1b", p.virtual_stages);
-    if (p.pipeline > 1) evaluated.pipeline->traffic = count_stage_traffic(evaluated.planned.plan, stage_devices);
+    if (p.pipeline > 1) {
+      evaluated.pipeline->traffic = count_stage_traffic(evaluated.planned.plan, stage_devices);
+      if (p.asynchronous) {  // PipeDream's tasks are all in one schedule (step 0): per step, 1/steps of it
+        evaluated.pipeline->traffic->transfers /= scenario.run.steps;
+        evaluated.pipeline->traffic->bytes /= static_cast<double>(scenario.run.steps);
+      }
+    }
   }
   if (strategy.data_parallel) {
     result.data_parallel = compute_data_parallel_metrics(evaluated.planned.plan, evaluated.run.timeline);

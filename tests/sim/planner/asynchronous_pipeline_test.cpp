@@ -127,6 +127,29 @@ TEST(AsynchronousPipeline, MoreStepsAddTheBusiestStagesPeriod) {
   EXPECT_LT(four, flushed_makespan);
 }
 
+// What `run` reports per stage: staleness K - 1 - s and K - s weight versions (1 and 2 on stage
+// 0, 0 and 1 on stage 1 of K = 2), the ideal bubble over the run's N = 3 x 4 micro-batches,
+// (K - 1)/(N + K - 1) = 1/13, and the transfers between stages per step, the flushed 1F1B's
+// (each micro-batch sends one activation forward and one gradient back whichever the schedule).
+TEST(AsynchronousPipeline, RunReportsEachStagesStaleness) {
+  const Scenario pipedream = scenario_of("pipedream", 3);
+  const Scenario flushed = scenario_of("1f1b", 3);
+  const EvaluatedStrategy async = evaluate_strategy(pipedream, pipedream.strategies.front(), false);
+  const EvaluatedStrategy sync = evaluate_strategy(flushed, flushed.strategies.front(), false);
+  ASSERT_TRUE(async.pipeline && sync.pipeline);
+  ASSERT_EQ(async.pipeline->per_stage.size(), 2u);
+  EXPECT_EQ(async.pipeline->per_stage[0].staleness, 1);
+  EXPECT_EQ(async.pipeline->per_stage[0].weight_versions, 2);
+  EXPECT_EQ(async.pipeline->per_stage[1].staleness, 0);
+  EXPECT_EQ(async.pipeline->per_stage[1].weight_versions, 1);
+  EXPECT_FALSE(sync.pipeline->per_stage[0].staleness.has_value());
+  EXPECT_EQ(async.pipeline->micro_batches, 12);
+  EXPECT_DOUBLE_EQ(async.pipeline->ideal_bubble_fraction, 1.0 / 13);
+  ASSERT_TRUE(async.pipeline->traffic && sync.pipeline->traffic);
+  EXPECT_EQ(async.pipeline->traffic->transfers, sync.pipeline->traffic->transfers);
+  EXPECT_DOUBLE_EQ(async.pipeline->traffic->bytes, sync.pipeline->traffic->bytes);
+}
+
 void expect_refused(const Scenario& scenario, const std::string& words) {
   try {
     plan_scenario(scenario);
