@@ -1,4 +1,5 @@
-// `placesim converge SCENARIO`: time-to-accuracy of the scenario's data-parallel strategies.
+// `placesim converge SCENARIO`: time-to-accuracy of the scenario's data-parallel and pipelined
+// strategies.
 // Simulates each strategy, reads its update order from the timeline, replays it (and each
 // staleness remedy) on a small generated training problem, and reports which reaches the target
 // loss first (docs/convergence.md).
@@ -31,16 +32,19 @@ std::vector<Strategy> studied_strategies(const Scenario& scenario, const Converg
   std::string names;
   for (const Strategy& strategy : scenario.strategies) {
     names += (names.empty() ? "" : ", ") + strategy.name;
-    if (!strategy.data_parallel) continue;
+    const bool pipelined = strategy.parallelism && strategy.parallelism->pipeline > 1;
+    if (!strategy.data_parallel && !pipelined) continue;
     if (options.strategy.empty() || strategy.name == options.strategy) strategies.push_back(strategy);
   }
   if (!options.strategy.empty() && strategies.empty()) {
-    throw InputError("--strategy", "", "no data-parallel strategy named \"" + options.strategy +
+    throw InputError("--strategy", "", "no data-parallel or pipelined strategy named \"" + options.strategy +
                                            "\" (the scenario has: " + names + ")");
   }
   const std::string path = scenario.strategies.size() > 1 || names.empty() ? "/strategies" : "/strategy";
   if (strategies.empty()) {
-    throw InputError(options.scenario, path, "converge needs a strategy with \"data_parallel\" (docs/data-parallel.md)");
+    throw InputError(options.scenario, path,
+                     "converge needs a strategy with \"data_parallel\" (docs/data-parallel.md) or a \"parallelism\" "
+                     "block with \"pipeline\" >= 2 (docs/pipeline-parallel.md)");
   }
   if (scenario.run.kind != StepKind::kTraining) {
     throw InputError(options.scenario, "/run/mode", "converge needs \"training\", got \"inference\"");
@@ -72,7 +76,14 @@ int run(const ConvergeCommandOptions& options, const GlobalOptions& global) {
                 << "\n";
     }
     EvaluatedStrategy evaluated = evaluate_strategy(scenario, strategies[i], false);
-    timings.push_back({strategies[i].name, extract_timings(evaluated.planned.plan, evaluated.run.timeline)});
+    const Strategy& strategy = strategies[i];
+    if (strategy.parallelism) {
+      const ParallelismOptions& p = *strategy.parallelism;
+      timings.push_back({strategy.name, extract_pipeline_timings(evaluated.planned.plan, evaluated.run.timeline, p.pipeline,
+                                                                  p.data, p.micro_batches, p.asynchronous)});
+    } else {
+      timings.push_back({strategy.name, extract_timings(evaluated.planned.plan, evaluated.run.timeline)});
+    }
   }
   if (!options.quiet) std::cerr << "placesim: replaying the update orders on the " << (convergence.problem == ProblemKind::kMlp ? "mlp" : "logistic") << " problem\n";
   ConvergenceStudy study = run_convergence_study(timings, convergence);

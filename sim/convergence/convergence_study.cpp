@@ -1,6 +1,7 @@
 #include "sim/convergence/convergence_study.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "sim/convergence/dataset.h"
@@ -43,6 +44,37 @@ std::string plural(int64_t count, const std::string& word) {
   return std::to_string(count) + " " + word + (count == 1 ? "" : "s");
 }
 
+/// A pipeline's run. PipeDream: the problem's layers map onto the stages input side first (the
+/// first layer on stage 0, the last on the last stage, those between spread evenly), and layer l
+/// reads its weights K - 1 - stage(l) updates old, as that stage stashed them. A single-layer
+/// problem has no layers to spread: noted and skipped. No remedies apply (noted when asked).
+void add_pipeline_run(const std::string& strategy, const SimulatedTimings& timings, const Problem& problem,
+                      const ConvergenceOptions& options, ConvergenceStudy* study,
+                      const std::function<void(const std::string&, const UpdateTrace&)>& add) {
+  const PipelineTimings& pipeline = *timings.pipeline;
+  std::vector<int64_t> staleness;
+  if (timings.asynchronous) {
+    const auto layers = static_cast<int64_t>(problem.model->layer_starts().size());
+    if (layers < 2) {
+      study->notes.push_back(strategy + ": PipeDream's stages need a problem with layers (\"problem\": \"mlp\"); skipped");
+      return;
+    }
+    std::string described;
+    for (int64_t l = 0; l < layers; ++l) {
+      const int64_t stage = (l * (pipeline.stages - 1) + (layers - 1) / 2) / (layers - 1);
+      staleness.push_back(pipeline.stages - 1 - stage);
+      described += (l ? ", " : "") + std::string("layer ") + std::to_string(l) + " on stage " + std::to_string(stage) +
+                   " (staleness " + std::to_string(staleness.back()) + ")";
+    }
+    study->notes.push_back(strategy + ": PipeDream over " + std::to_string(pipeline.stages) + " stages: " + described);
+  }
+  const ConvergenceRemedies& remedies = options.remedies;
+  if (remedies.staleness_learning_rate || !remedies.bounded_staleness.empty() || !remedies.backup_workers.empty()) {
+    study->notes.push_back(strategy + ": the remedies apply to data-parallel strategies, not to a pipeline's");
+  }
+  add("as simulated", schedule_pipeline(timings, staleness, options.max_gradients));
+}
+
 }  // namespace
 
 ConvergenceStudy run_convergence_study(const std::vector<StrategyTimings>& strategies,
@@ -82,6 +114,13 @@ ConvergenceStudy run_convergence_study(const std::vector<StrategyTimings>& strat
       study.runs.push_back(replay_run(strategy.strategy, variant, trace, problem, run_options));
       study.runs.back().simulated_steps = timings.simulated_steps;
     };
+    if (timings.pipeline) {
+      add_pipeline_run(strategy.strategy, timings, problem, options, &study, [&](const std::string& variant,
+                                                                                const UpdateTrace& trace) {
+        add(variant, trace, replay_options);
+      });
+      continue;
+    }
     if (timings.asynchronous) {
       add("as simulated", schedule_async(timings, std::nullopt, options.max_gradients), replay_options);
       if (options.remedies.staleness_learning_rate) {

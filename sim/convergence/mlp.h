@@ -16,6 +16,8 @@ class Mlp : public TrainingProblem {
   void add_gradient(const std::vector<double>& parameters, const Dataset& data, const std::vector<size_t>& rows,
                     double weight, std::vector<double>* gradient) const override;
   Evaluation evaluate(const std::vector<double>& parameters, const Dataset& data) const override;
+  /// The hidden layer (weights and biases), then the output layer.
+  std::vector<size_t> layer_starts() const override { return {0, output_weights()}; }
 
  private:
   /// The hidden activations of `x` into `hidden` (units_), returns the logit.

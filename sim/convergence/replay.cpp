@@ -14,8 +14,22 @@ ReplayResult replay(const UpdateTrace& trace, const TrainingProblem& problem, co
   std::vector<double> parameters = problem.initial_parameters(options.seed);
   // Versions some later update still reads, kept until their last reader has been replayed.
   std::map<int64_t, int64_t> readers;
-  for (const TracedUpdate& update : trace.updates) ++readers[update.version_read];
   std::map<int64_t, std::vector<double>> snapshots;
+  const std::vector<size_t> starts = problem.layer_starts();
+  if (!trace.layer_staleness.empty() && trace.layer_staleness.size() != starts.size()) {
+    throw std::invalid_argument("the trace gives the staleness of " + std::to_string(trace.layer_staleness.size()) +
+                                " layers, the problem has " + std::to_string(starts.size()));
+  }
+  for (size_t u = 0; u < trace.updates.size(); ++u) {
+    ++readers[trace.updates[u].version_read];
+    for (int64_t staleness : trace.layer_staleness) {
+      ++readers[std::max<int64_t>(0, static_cast<int64_t>(u) - staleness)];
+    }
+  }
+  auto release = [&](int64_t version) {
+    if (--readers[version] == 0) snapshots.erase(version);
+  };
+  std::vector<double> composite;
 
   int64_t gradients = 0, applied = 0;
   auto record = [&](const CurvePoint& base) {
@@ -40,14 +54,27 @@ ReplayResult replay(const UpdateTrace& trace, const TrainingProblem& problem, co
                                   std::to_string(update.version_read) + ", not yet written");
     }
     if (readers.count(u)) snapshots[u] = parameters;
-    auto read = snapshots.find(update.version_read);
+    const std::vector<double>* read = &snapshots.find(update.version_read)->second;
+    if (!trace.layer_staleness.empty()) {
+      // PipeDream: each layer's weights as its stage stashed them, u - staleness updates old.
+      composite = *read;
+      for (size_t l = 0; l < trace.layer_staleness.size(); ++l) {
+        const int64_t version = std::max<int64_t>(0, u - trace.layer_staleness[l]);
+        const std::vector<double>& layer = snapshots.at(version);
+        const size_t end = l + 1 < starts.size() ? starts[l + 1] : layer.size();
+        std::copy(layer.begin() + static_cast<std::ptrdiff_t>(starts[l]), layer.begin() + static_cast<std::ptrdiff_t>(end),
+                  composite.begin() + static_cast<std::ptrdiff_t>(starts[l]));
+      }
+      read = &composite;
+    }
     std::fill(gradient.begin(), gradient.end(), 0.0);
     for (const GradientSource& source : update.gradients) {
       auto rows = minibatch_rows(options.seed, source.worker, source.iteration, options.batch_per_worker,
                                  training.samples());
-      problem.add_gradient(read->second, training, rows, 1.0, &gradient);
+      problem.add_gradient(*read, training, rows, 1.0, &gradient);
     }
-    if (--readers[update.version_read] == 0) snapshots.erase(read);
+    release(update.version_read);
+    for (size_t l = 0; l < trace.layer_staleness.size(); ++l) release(std::max<int64_t>(0, u - trace.layer_staleness[l]));
 
     const int64_t staleness = u - update.version_read;
     double rate = options.learning_rate * update.gradient_weight;

@@ -92,4 +92,35 @@ SimulatedTimings extract_timings(const ExecutionPlan& plan, const Timeline& time
   return timings;
 }
 
+SimulatedTimings extract_pipeline_timings(const ExecutionPlan& plan, const Timeline& timeline, int64_t stages,
+                                          int64_t replicas, int64_t micro_batches, bool asynchronous) {
+  PipelineTimings pipeline;
+  pipeline.stages = stages;
+  pipeline.replicas = replicas;
+  pipeline.micro_batches = micro_batches;
+  const int64_t updates = asynchronous ? plan.steps * micro_batches : plan.steps;
+  pipeline.update_end_seconds.assign(static_cast<size_t>(updates), -1);
+  for (const Task& task : plan.tasks) {
+    if (task.phase != Phase::kOptimizer) continue;
+    int64_t index = task.step;
+    if (asynchronous) {  // "... /mb7": its micro-batch
+      const size_t at = task.name.rfind("/mb");
+      if (at == std::string::npos) continue;
+      index = std::stoll(task.name.substr(at + 3));
+    }
+    if (index < 0 || index >= updates) continue;
+    double& end = pipeline.update_end_seconds[static_cast<size_t>(index)];
+    end = std::max(end, timeline.tasks[task.id].end_seconds);
+  }
+  for (double end : pipeline.update_end_seconds) {
+    if (end < 0) throw std::invalid_argument("a pipeline update the plan does not have");
+  }
+  SimulatedTimings timings;
+  timings.asynchronous = asynchronous;
+  timings.workers = asynchronous ? replicas : replicas * micro_batches;
+  timings.simulated_steps = plan.steps;
+  timings.pipeline = std::move(pipeline);
+  return timings;
+}
+
 }  // namespace placesim

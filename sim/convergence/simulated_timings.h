@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/plan/execution_plan.h"
@@ -26,12 +27,24 @@ struct SyncStepTiming {
   double tail_seconds = 0;
 };
 
+/// A pipeline's updates (a 3D strategy with stages): PipeDream's after every micro-batch, the
+/// flushed schedules' once per step.
+struct PipelineTimings {
+  int64_t stages = 0;
+  int64_t replicas = 0;       ///< data-parallel replicas, each a gradient of every update
+  int64_t micro_batches = 0;  ///< per step
+  /// When each update had ended on every stage and replica, from the run's start, in order: one
+  /// per micro-batch (PipeDream) or per step.
+  std::vector<double> update_end_seconds;
+};
+
 struct SimulatedTimings {
   bool asynchronous = false;
   int64_t workers = 0;
   int64_t simulated_steps = 0;
   std::vector<std::vector<IterationTiming>> iterations;  ///< async: per worker, per step
   std::vector<SyncStepTiming> steps;                     ///< sync: per step
+  std::optional<PipelineTimings> pipeline;               ///< a pipeline: only this is set
 };
 
 /// The timings of a data-parallel training plan (replica-tagged tasks). Async: the version clock
@@ -39,5 +52,12 @@ struct SimulatedTimings {
 /// variable, its update the server's apply of it. Throws std::invalid_argument for a plan that is
 /// not data-parallel training.
 SimulatedTimings extract_timings(const ExecutionPlan& plan, const Timeline& timeline);
+
+/// The timings of a 3D training plan with `stages` pipeline stages and `replicas` data-parallel
+/// replicas, `micro_batches` per step; `asynchronous`: PipeDream's schedule, whose updates carry
+/// their micro-batch ("/mbN") at the end of their names. Throws std::invalid_argument for a plan
+/// without updates.
+SimulatedTimings extract_pipeline_timings(const ExecutionPlan& plan, const Timeline& timeline, int64_t stages,
+                                          int64_t replicas, int64_t micro_batches, bool asynchronous);
 
 }  // namespace placesim

@@ -30,6 +30,9 @@ class TrainingProblem {
                             double weight, std::vector<double>* gradient) const = 0;
   /// Loss and accuracy over every sample of `data`.
   virtual Evaluation evaluate(const std::vector<double>& parameters, const Dataset& data) const = 0;
+  /// Where each layer's parameters start, input side first (a pipeline's stages split the model
+  /// there): {0} for a single layer.
+  virtual std::vector<size_t> layer_starts() const { return {0}; }
 };
 
 /// Logistic regression on `features` inputs, or an MLP with one tanh layer of `hidden_units`.

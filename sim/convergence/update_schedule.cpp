@@ -131,4 +131,42 @@ UpdateTrace sequential_trace(int64_t workers, int64_t max_gradients) {
   return trace;
 }
 
+UpdateTrace schedule_pipeline(const SimulatedTimings& timings, const std::vector<int64_t>& layer_staleness,
+                              int64_t max_gradients) {
+  const PipelineTimings& pipeline = *timings.pipeline;
+  const std::vector<double>& ends = pipeline.update_end_seconds;
+  const auto simulated = static_cast<int64_t>(ends.size());
+  UpdateTrace trace;
+  trace.workers = timings.workers;
+  trace.asynchronous = timings.asynchronous;
+  const int64_t per_update = timings.workers;  // gradients in one update
+  if (timings.asynchronous) {
+    trace.layer_staleness = layer_staleness;
+    const int64_t oldest = layer_staleness.empty() ? 0 : *std::max_element(layer_staleness.begin(), layer_staleness.end());
+    // Past the simulated run, the last step's spacing (its M updates; the whole run when shorter).
+    const int64_t span = std::min<int64_t>(pipeline.micro_batches, simulated - 1);
+    const double spacing = span > 0 ? (ends.back() - ends[static_cast<size_t>(simulated - 1 - span)]) / static_cast<double>(span)
+                                    : ends.back();
+    for (int64_t u = 0; u * per_update < max_gradients; ++u) {
+      TracedUpdate update;
+      update.apply_seconds = u < simulated ? ends[static_cast<size_t>(u)]
+                                           : ends.back() + static_cast<double>(u - simulated + 1) * spacing;
+      update.version_read = std::max<int64_t>(0, u - oldest);
+      for (int64_t d = 0; d < pipeline.replicas; ++d) update.gradients.push_back({d, u});
+      update.gradients_computed = pipeline.replicas;
+      trace.updates.push_back(std::move(update));
+    }
+    return trace;
+  }
+  for (int64_t k = 0; k * per_update < max_gradients; ++k) {
+    TracedUpdate update;
+    update.apply_seconds = ends[static_cast<size_t>(k % simulated)] + static_cast<double>(k / simulated) * ends.back();
+    update.version_read = k;
+    for (int64_t w = 0; w < per_update; ++w) update.gradients.push_back({w, k});
+    update.gradients_computed = per_update;
+    trace.updates.push_back(std::move(update));
+  }
+  return trace;
+}
+
 }  // namespace placesim

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "sim/convergence/simulated_timings.h"
 #include "sim/convergence/update_trace.h"
@@ -25,6 +26,14 @@ UpdateTrace schedule_async(const SimulatedTimings& timings, std::optional<int64_
 /// ready (ties to the lower worker) and ends the exchange time after the last of those; the
 /// others are dropped (TensorFlow's SyncReplicasOptimizer with replicas_to_aggregate = N - k).
 UpdateTrace schedule_sync(const SimulatedTimings& timings, int64_t backup_workers, int64_t max_gradients);
+
+/// A pipeline's updates until `max_gradients` gradients have been applied. PipeDream: one update
+/// per micro-batch, carrying each replica's gradient of it (worker d, iteration u), its layers read
+/// `layer_staleness` updates old (UpdateTrace::layer_staleness); past the simulated updates the
+/// spacing of the last simulated step's continues. Flushed: one update per step carrying every
+/// replica's micro-batches' gradients (worker d M + j, iteration k), the simulated steps repeated.
+UpdateTrace schedule_pipeline(const SimulatedTimings& timings, const std::vector<int64_t>& layer_staleness,
+                              int64_t max_gradients);
 
 /// The staleness-free reference: every gradient applied to the parameters it was computed on,
 /// one at a time, workers in turn (worker u mod N, its iteration u / N). No clock.

@@ -1,6 +1,7 @@
-// UpdateTrace: the order in which a data-parallel run changes the parameters, as the convergence
-// replay consumes it: for each update, when it was applied (simulated seconds), which parameter
-// version its gradients were computed on, and whose gradients (worker, iteration) it carries.
+// UpdateTrace: the order in which a data-parallel run or a pipeline changes the parameters, as the
+// convergence replay consumes it: for each update, when it was applied (simulated seconds), which
+// parameter version its gradients were computed on (per layer, for PipeDream's stages), and whose
+// gradients (worker, iteration) it carries.
 #pragma once
 
 #include <cstddef>
@@ -32,6 +33,11 @@ struct UpdateTrace {
   bool asynchronous = false;
   bool timed = true;  ///< false for the sequential reference, which has no clock
   std::vector<TracedUpdate> updates;  ///< in apply order
+  /// PipeDream's pipeline: per layer of the problem (input side first), how many updates older
+  /// than the update's own predecessor that layer's weights are when its gradient is computed
+  /// (update u reads layer l at version u - layer_staleness[l]); `version_read` is then the oldest
+  /// layer's. Empty: every layer reads `version_read`.
+  std::vector<int64_t> layer_staleness;
 };
 
 }  // namespace placesim

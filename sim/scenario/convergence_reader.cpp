@@ -64,13 +64,17 @@ ConvergenceOptions read_convergence(const JsonReader& block, const Scenario& sce
   int64_t sync_replicas = 0;
   bool data_parallel = false;
   for (const Strategy& strategy : scenario.strategies) {
+    data_parallel = data_parallel || (strategy.parallelism && strategy.parallelism->pipeline > 1);  // a pipeline
     if (!strategy.data_parallel) continue;
     data_parallel = true;
     if (strategy.data_parallel->mode == SyncMode::kSync) {
       sync_replicas = std::max(sync_replicas, static_cast<int64_t>(strategy.data_parallel->replicas.size()));
     }
   }
-  if (!data_parallel) block.fail("convergence needs at least one strategy with \"data_parallel\"");
+  if (!data_parallel) {
+    block.fail("convergence needs at least one strategy with \"data_parallel\" or a \"parallelism\" block with "
+               "\"pipeline\" >= 2");
+  }
   if (scenario.run.kind != StepKind::kTraining) block.fail("convergence needs run.mode \"training\"");
 
   if (auto remedies = block.find("remedies")) {
