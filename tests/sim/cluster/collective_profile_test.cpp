@@ -304,7 +304,8 @@ TEST(MeasuredCollectives, AListOfProfilesTakesEachCurveFromTheFirstThatMeasuredI
 
   Cluster dgx_h100 = cluster_from(R"({"template": "dgx_h100"})");
   ASSERT_TRUE(dgx_h100.collective_profile);
-  EXPECT_EQ(dgx_h100.collective_profile->system, "nd-h100-v5 + xla-h100-sxm5-nvswitch-8gpu");
+  EXPECT_EQ(dgx_h100.collective_profile->system,
+            "nd-h100-v5 + do-h100-sxm5 + hgx-h100-sxm5 + xla-h100-sxm5-nvswitch-8gpu");
   const CollectiveCurve* azure = dgx_h100.collective_profile->find(CollectiveKind::kAllReduce, 8);
   ASSERT_TRUE(azure);
   EXPECT_NE(azure->points.front().source.find("Azure"), std::string::npos);
@@ -317,7 +318,24 @@ TEST(MeasuredCollectives, AListOfProfilesTakesEachCurveFromTheFirstThatMeasuredI
   EXPECT_EQ(xla_gather->points.back().bytes, 2147483648.0);
   EXPECT_NEAR(xla_gather->seconds(2147483648.0), 2147483648.0 / 401897616481.0, 1e-8);
   EXPECT_NEAR(xla_gather->points.back().busbw_bytes_per_second, 401897616481.0 * 7 / 8, 401897616481.0 * 1e-5);
-  EXPECT_FALSE(dgx_h100.collective_profile->find(CollectiveKind::kAllReduce, 2));  // 2-GPU groups: link rate
+  // Groups of 2 and 4 inside the machine take nccl-tests' curves: the 2-GPU all-reduce of 1 GiB
+  // took 2996.1 us out of place (busbw = algbw for 2 ranks: 2^30 / 2996.1e-6 = 358.4 GB/s), the
+  // 4-GPU all-reduce of 1 GiB 4532.51 us (busbw = algbw x 2 x 3/4 = 355.3 GB/s), the 4-GPU
+  // all-gather of 1 GiB 2459.19 us.
+  const CollectiveCurve* two = dgx_h100.collective_profile->find(CollectiveKind::kAllReduce, 2);
+  ASSERT_TRUE(two);
+  EXPECT_NE(two->points.front().source.find("nccl-digitalocean-guide"), std::string::npos);
+  EXPECT_NEAR(two->seconds(1073741824.0), 2996.1e-6, 1e-12);
+  EXPECT_NEAR(two->points.back().busbw_bytes_per_second, 1073741824.0 / 2996.1e-6, 1e3);
+  const CollectiveCurve* four = dgx_h100.collective_profile->find(CollectiveKind::kAllReduce, 4);
+  ASSERT_TRUE(four);
+  EXPECT_NEAR(four->seconds(1073741824.0), 4532.51e-6, 1e-12);
+  EXPECT_NEAR(four->busbw_bytes_per_second(1073741824.0), 1073741824.0 / 4532.51e-6 * 1.5, 1e4);
+  const CollectiveCurve* four_gather = dgx_h100.collective_profile->find(CollectiveKind::kAllGather, 4);
+  ASSERT_TRUE(four_gather);
+  EXPECT_NEAR(four_gather->seconds(1073741824.0), 2459.19e-6, 1e-12);
+  EXPECT_FALSE(dgx_h100.collective_profile->find(CollectiveKind::kAllGather, 2));  // not measured: link rate
+  EXPECT_FALSE(dgx_h100.collective_profile->find(CollectiveKind::kAllToAll, 4));
 }
 
 TEST(CollectiveProfileErrors, NameTheFileLineColumnAndValue) {
