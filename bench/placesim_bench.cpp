@@ -296,6 +296,8 @@ int run(int argc, char** argv) {
       {"gpt_1t_3072_gpus_3d", "gpt_1t_3072_gpus_3d.json"},
       {"gpt_1t_3072_gpus_3d_analytical", "gpt_1t_3072_gpus_3d.json", Tier::kAnalytical},
       {"gpt_1t_3072_gpus_3d_closed_form", "gpt_1t_3072_gpus_3d.json", Tier::kClosedForm},
+      {"mixtral_8x7b_ep8_64_gpus_closed_form", "mixtral_8x7b_ep8_64_gpus.json", Tier::kClosedForm},
+      {"pipedream_gpt_8_gpus", "pipedream_gpt_8_gpus.json"},
   };
   for (const ScenarioCase& c : scenario_cases) {
     if (only.empty() || only == c.name) run_scenario_case(c, repeat);
