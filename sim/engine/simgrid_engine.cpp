@@ -141,10 +141,12 @@ class Simulation {
     return orbit_links_[orbit];
   }
 
-  // Under symmetry a per-phase ring keeps only the hops leaving simulated devices: the other
-  // hops are their mirrors and end at the same time.
+  // Under symmetry a per-phase ring (or a pairwise all-to-all) keeps only the hops leaving
+  // simulated devices: the other hops are their mirrors and end at the same time.
   void keep_representative_hops(const Task& task, std::vector<CollectiveStep>* steps) const {
-    if (task.algorithm != CollectiveAlgorithm::kRing || plan_.collective_fidelity != CollectiveFidelity::kPerPhase) {
+    const bool all_to_all = task.collective == CollectiveKind::kAllToAll && task.algorithm == CollectiveAlgorithm::kPairwise;
+    if (!all_to_all &&
+        (task.algorithm != CollectiveAlgorithm::kRing || plan_.collective_fidelity != CollectiveFidelity::kPerPhase)) {
       throw std::runtime_error("task \"" + task.name + "\": a symmetric plan needs per-phase ring all-reduces");
     }
     std::vector<CollectiveStep> kept;

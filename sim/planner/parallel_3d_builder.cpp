@@ -196,12 +196,6 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   }
   const bool cells = cell_index != nullptr;
   check_asynchronous(options, nullptr, cells);  // before the partition's own checks; tied weights after it
-  if (run.symmetry && !cells && options.expert > 1) {
-    throw SpecError::run("simulation/symmetry",
-                         "symmetry simulates each collective as one hop of a ring, but expert parallelism's "
-                         "all-to-alls send to every rank of the group at once; set \"symmetry\": \"off\" or use "
-                         "the analytical or closed-form tier");
-  }
   if (run.symmetry || cells) require_symmetric_devices(cluster, run, options, symmetric_mode(cells));
   ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size * options.data);
   StepEmitter emitter(graph, cluster, run, &plan);

@@ -46,7 +46,11 @@ CollectiveAlgorithm Parallel3dEmission::algorithm_for(CollectiveKind kind, const
   if (it != picked_.end()) return it->second;
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::kRing;
   std::string why;
-  if (rings_only) {
+  if (kind == CollectiveKind::kAllToAll) {
+    // Expert parallelism's exchanges: NCCL's grouped sends and receives, under symmetry too (the
+    // representative's flows to each peer, mirrored by every member's: parallel_3d_symmetry.cpp).
+    algorithm = CollectiveAlgorithm::kPairwise;
+  } else if (rings_only) {
     if (options.algorithm && *options.algorithm != CollectiveAlgorithm::kRing) {
       throw SpecError::strategy("parallelism/algorithm",
                        mode.what + " needs ring all-reduces, got \"" + to_string(*options.algorithm) + "\"");

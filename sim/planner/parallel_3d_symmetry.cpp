@@ -104,6 +104,34 @@ void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options
         return layout.context_group(k / ranks * options.context, s, k % ranks);
       });
     }
+    if (options.expert > 1) {
+      // Expert parallelism. The representative's all-to-all sends to each member j of its expert
+      // group: mirrored by every member i's flow to member i + j of the same group, in every
+      // expert group (data blocks x context ranks x tensor ranks).
+      const int64_t size = options.expert, groups = options.data / size * options.context * ranks;
+      auto expert_group = [&](int64_t g) {  // g: (data block, context rank, tensor rank)
+        const int64_t r = g % ranks, k = g / ranks % options.context, block = g / ranks / options.context;
+        return layout.expert_group(block * size * options.context + k, s, r);
+      };
+      for (int64_t j = 1; j < size; ++j) {
+        const std::vector<DeviceId> own = expert_group(0);
+        MirroredFlow flow{own[0], own[static_cast<size_t>(j)], {}};
+        for (int64_t g = 0; g < groups; ++g) {
+          const std::vector<DeviceId> group = expert_group(g);
+          for (int64_t i = 0; i < size; ++i) {
+            flow.images.emplace_back(group[static_cast<size_t>(i)], group[static_cast<size_t>((i + j) % size)]);
+          }
+        }
+        flows.push_back(std::move(flow));
+      }
+      // Each expert rank's gradient rings: the representative's (rank 0's), mirrored by the other
+      // ranks' and tensor ranks'.
+      if (replicas > size) {
+        add_ring_flow(s, size * ranks, [&](int64_t k) {
+          return layout.expert_data_group(k / ranks * options.context, s, k % ranks);
+        });
+      }
+    }
     const int64_t shards = options.zero_shards();
     if (replicas > 1 && (options.zero_stage == 0 || shards == replicas)) {  // data-parallel collectives of rank 0, mirrored by the other ranks'
       add_ring_flow(s, ranks, [&](int64_t r) { return layout.data_group(s, r); });

@@ -10,6 +10,7 @@
 #include "sim/analytical/analytical_engine.h"
 #include "sim/core/input_error.h"
 #include "sim/session/pipeline.h"
+#include "sim/session/tier_step.h"
 #include "tests/support/closed_form_steps.h"
 #include "tests/support/scenario_text.h"
 
@@ -287,8 +288,22 @@ TEST(ExpertParallel, RefusesWhatItCannotSplit) {
                  "hybrid sharding");
   expect_refused(testing::small_gpt_scenario(R"({"data": 2, "expert": 2})"), "/strategy/parallelism/expert",
                  "needs a mixture-of-experts model");
-  expect_refused(mixtral_scenario(R"({"data": 2, "expert": 2})", 1, R"({"symmetry": "representatives"})"),
-                 "/simulation/symmetry", "all-to-alls");
+}
+
+// Under SimGrid's symmetry the representative sends its all-to-all chunks to each peer and every
+// other member's flows mirror them (each member i to member i + j of its group), as its expert
+// gradients' ring mirrors the other expert ranks': inside one machine the mirrored step is the
+// whole plan's.
+TEST(ExpertParallel, SymmetricSimGridGivesTheWholePlansStep) {
+  const std::string layout = R"({"pipeline": 2, "data": 4, "expert": 4, "micro_batches": 2, "algorithm": "ring"})";
+  const Scenario mirrored =
+      testing::scenario_from_text(mixtral_scenario(layout, 1, R"({"tier": "simulated", "symmetry": "representatives"})"));
+  const Scenario whole = testing::scenario_from_text(mixtral_scenario(layout, 1, R"({"tier": "simulated", "symmetry": "off"})"));
+  const double full = evaluate_on_tier(whole, whole.strategies.front(), false).step_seconds;
+  const TierStep symmetric = evaluate_on_tier(mirrored, mirrored.strategies.front(), false);
+  ASSERT_TRUE(symmetric.planned);
+  EXPECT_LT(symmetric.tasks, plan_scenario(whole).plan.tasks.size());  // one replica's tasks
+  EXPECT_NEAR(symmetric.step_seconds, full, 1e-9 * full);
 }
 
 }  // namespace
