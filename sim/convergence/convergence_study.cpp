@@ -6,6 +6,7 @@
 
 #include "sim/convergence/dataset.h"
 #include "sim/convergence/update_schedule.h"
+#include "sim/spec/strategy.h"
 
 namespace placesim {
 namespace {
@@ -46,7 +47,8 @@ std::string plural(int64_t count, const std::string& word) {
 
 /// A pipeline's run. PipeDream: the problem's layers map onto the stages input side first (the
 /// first layer on stage 0, the last on the last stage, those between spread evenly), and layer l
-/// reads its weights K - 1 - stage(l) updates old, as that stage stashed them. A single-layer
+/// reads its weights as that stage stashed them, K - 1 - stage(l) updates old
+/// (pipedream_weight_versions). A single-layer
 /// problem has no layers to spread: noted and skipped. No remedies apply (noted when asked).
 void add_pipeline_run(const std::string& strategy, const SimulatedTimings& timings, const Problem& problem,
                       const ConvergenceOptions& options, ConvergenceStudy* study,
@@ -62,7 +64,8 @@ void add_pipeline_run(const std::string& strategy, const SimulatedTimings& timin
     std::string described;
     for (int64_t l = 0; l < layers; ++l) {
       const int64_t stage = (l * (pipeline.stages - 1) + (layers - 1) / 2) / (layers - 1);
-      staleness.push_back(pipeline.stages - 1 - stage);
+      const auto run_micro_batches = static_cast<int64_t>(pipeline.update_end_seconds.size());
+      staleness.push_back(pipedream_weight_versions(pipeline.stages, stage, run_micro_batches) - 1);
       described += (l ? ", " : "") + std::string("layer ") + std::to_string(l) + " on stage " + std::to_string(stage) +
                    " (staleness " + std::to_string(staleness.back()) + ")";
     }

@@ -1,6 +1,7 @@
 #include "sim/convergence/simulated_timings.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -100,15 +101,13 @@ SimulatedTimings extract_pipeline_timings(const ExecutionPlan& plan, const Timel
   pipeline.micro_batches = micro_batches;
   const int64_t updates = asynchronous ? plan.steps * micro_batches : plan.steps;
   pipeline.update_end_seconds.assign(static_cast<size_t>(updates), -1);
+  // Each op's weights on each device are updated once per update, in update order: its n-th
+  // optimizer task belongs to update n (a micro-batch under PipeDream, a step otherwise).
+  std::map<std::pair<std::string, DeviceId>, int64_t> seen;
   for (const Task& task : plan.tasks) {
     if (task.phase != Phase::kOptimizer) continue;
-    int64_t index = task.step;
-    if (asynchronous) {  // "... /mb7": its micro-batch
-      const size_t at = task.name.rfind("/mb");
-      if (at == std::string::npos) continue;
-      index = std::stoll(task.name.substr(at + 3));
-    }
-    if (index < 0 || index >= updates) continue;
+    const int64_t index = seen[{task.op, task.device}]++;
+    if (index >= updates) continue;
     double& end = pipeline.update_end_seconds[static_cast<size_t>(index)];
     end = std::max(end, timeline.tasks[task.id].end_seconds);
   }

@@ -54,9 +54,9 @@ struct SimulatedTimings {
 SimulatedTimings extract_timings(const ExecutionPlan& plan, const Timeline& timeline);
 
 /// The timings of a 3D training plan with `stages` pipeline stages and `replicas` data-parallel
-/// replicas, `micro_batches` per step; `asynchronous`: PipeDream's schedule, whose updates carry
-/// their micro-batch ("/mbN") at the end of their names. Throws std::invalid_argument for a plan
-/// without updates.
+/// replicas, `micro_batches` per step; `asynchronous`: PipeDream's schedule, an update per
+/// micro-batch (an op's n-th optimizer task on a device is update n's). Throws
+/// std::invalid_argument for a plan without those updates.
 SimulatedTimings extract_pipeline_timings(const ExecutionPlan& plan, const Timeline& timeline, int64_t stages,
                                           int64_t replicas, int64_t micro_batches, bool asynchronous);
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/graph/op_graph.h"
@@ -22,6 +23,21 @@ struct MoeLayer {
   std::vector<OpId> dispatches;
 };
 
+/// The four all-to-alls of a MoE layer under expert parallelism, in the order a step runs them.
+enum class ExpertExchange { kDispatch, kCombine, kCombineGradient, kDispatchGradient };
+
+/// An edge of the graph that an expert group's all-to-all carries: a dispatch's tokens into its
+/// expert (the dispatch side) or an expert's output into the combine (the combine side).
+struct ExpertCrossing {
+  int64_t layer = 0;
+  bool dispatch_side = true;
+  /// The all-to-all carrying the edge's tensor (forward) or its gradient (backward).
+  ExpertExchange exchange(bool forward) const {
+    if (forward) return dispatch_side ? ExpertExchange::kDispatch : ExpertExchange::kCombine;
+    return dispatch_side ? ExpertExchange::kDispatchGradient : ExpertExchange::kCombineGradient;
+  }
+};
+
 /// The experts of a graph: each MoE layer, and for every op of an expert's branch (after its
 /// dispatch, before the combine) the layer and the expert it belongs to.
 struct ExpertBranches {
@@ -30,10 +46,14 @@ struct ExpertBranches {
   std::vector<int64_t> expert_of;  ///< by OpId: the expert's index in its layer, -1 outside
   std::vector<int64_t> dispatch_layer;  ///< by OpId: for a layer's dispatch, the layer; else -1
   std::vector<int64_t> combine_layer;   ///< by OpId: for a layer's combine, the layer; else -1
-};
 
-/// The four all-to-alls of a MoE layer under expert parallelism, in the order a step runs them.
-enum class ExpertExchange { kDispatch, kCombine, kCombineGradient, kDispatchGradient };
+  /// The all-to-all side the data edge `from` -> `to` crosses, if any.
+  std::optional<ExpertCrossing> crossing(OpId from, OpId to) const {
+    if (layer_of[to] >= 0 && dispatch_layer[from] == layer_of[to]) return ExpertCrossing{layer_of[to], true};
+    if (combine_layer[to] >= 0 && layer_of[from] == combine_layer[to]) return ExpertCrossing{combine_layer[to], false};
+    return std::nullopt;
+  }
+};
 
 /// Finds the MoE layers: an op belongs to a branch when one of its inputs is a dispatch or an op
 /// of that branch; a combine closes the branches that feed it. Ops of two branches, or branches

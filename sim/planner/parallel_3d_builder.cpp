@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <functional>
 #include <set>
 
 #include "sim/spec/spec_error.h"
@@ -62,9 +61,9 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
                               ? static_cast<double>(e.replicas / P.expert_ranks)
                               : static_cast<double>(e.shards);
     StaticMemory memory = op_static_memory(P.holder(v, e.graph), e.run);
-    // PipeDream's weight stashing: stage s keeps a version per micro-batch in flight on it,
-    // min(K - s, N) (its 1F1B warm-up depth), the newest being the weights themselves.
-    if (e.asynchronous) memory.parameter_bytes *= static_cast<double>(std::min(e.stages - s, e.micro_batches));
+    // PipeDream's weight stashing: stage s keeps a version per micro-batch in flight on it, the
+    // newest being the weights themselves.
+    if (e.asynchronous) memory.parameter_bytes *= static_cast<double>(pipedream_weight_versions(e.stages, s, e.micro_batches));
     if (options.zero_stage >= 1) memory.optimizer_state_bytes /= shards;
     if (options.zero_stage >= 2) memory.gradient_bytes /= shards;
     if (options.zero_stage >= 3) memory.parameter_bytes /= shards;
@@ -119,8 +118,9 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
   if (e.asynchronous) {
     std::string staleness, versions;
     for (int64_t s = 0; s < e.stages; ++s) {
-      staleness += (s ? ", " : "") + std::to_string(std::min(e.stages - s, e.micro_batches) - 1);
-      versions += (s ? ", " : "") + std::to_string(std::min(e.stages - s, e.micro_batches));
+      const int64_t in_flight = pipedream_weight_versions(e.stages, s, e.micro_batches);
+      staleness += (s ? ", " : "") + std::to_string(in_flight - 1);
+      versions += (s ? ", " : "") + std::to_string(in_flight);
     }
     notes->push_back("PipeDream: " + std::to_string(e.micro_batches) + " micro-batches (" +
                      std::to_string(options.micro_batches) + " x " + std::to_string(e.run.steps) +
@@ -132,15 +132,43 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
   if (e.replicas > 1) notes->push_back(e.layout.data_groups_note(e.cluster));
 }
 
+/// Where a slot runs: replica d's forward (or backward) of micro-batch m through model chunk c
+/// on stage s, in step `step`.
+struct SlotPlace {
+  int64_t d = 0, s = 0, c = 0, m = 0;
+  bool forward = true;
+  int64_t step = 0;
+};
+
+/// Closes the slot that replica d's `slots` just emitted: one marker per rank after the slot's
+/// sinks, the stage's next slot waiting for it; a cell plan records rank 0's.
+void close_slot(Parallel3dEmission* emission, const ExecutionPlan* plan, PipelineCells* cell_index,
+                const Parallel3dSlotEmitter& slots, const SlotPlace& at, const std::vector<std::vector<TaskId>>& slot_tasks) {
+  Parallel3dEmission& e = *emission;
+  for (int64_t r = 0; r < e.simulated_ranks; ++r) {
+    if (slot_tasks[r].empty()) continue;
+    Task done;
+    done.name = slot_marker(slots.replica_prefix(), at.m, at.forward, at.s, e.rank_name(r)) +
+                (e.chunks > 1 ? "/chunk" + std::to_string(at.c) : std::string()) + StepEmitter::suffix(at.step);
+    done.phase = at.forward ? Phase::kForward : Phase::kBackward;
+    done.step = at.step;
+    done.device = e.device(at.d, at.s, r);
+    done.op_kind = OpKind::kNoOp;
+    done.replica = slots.replica_field();
+    done.deps = cell_sinks(*plan, slot_tasks[r]);
+    const TaskId marker = e.emitter.add(std::move(done));
+    e.previous_slot_ends[at.d][at.s][r] = {marker};
+    if (cell_index && r == 0) (at.forward ? cell_index->forward_done : cell_index->backward_done)[at.c] = marker;
+  }
+}
+
 /// PipeDream (Narayanan et al. SOSP 2019, section 3): the run's micro-batches as one 1F1B
 /// schedule without flushes, slot by slot across the replicas; after each backward slot the
 /// stage's gradients of that micro-batch are reduced across the replicas and its weights updated,
 /// and the stage's next forwards read the new weights (Parallel3dSlotEmitter waits for the last
 /// update); a backward reads the version its forward stashed, so waits for no update.
-void emit_asynchronous_schedule(
-    Parallel3dEmission* emission, const std::vector<std::vector<PipelineSlot>>& schedule,
-    const std::function<void(Parallel3dSlotEmitter&, int64_t, int64_t, int64_t, int64_t, bool, int64_t,
-                             const std::vector<std::vector<TaskId>>&)>& close_slot) {
+void emit_asynchronous_schedule(Parallel3dEmission* emission, const ExecutionPlan* plan,
+                                const std::vector<std::vector<PipelineSlot>>& schedule) {
   Parallel3dEmission& e = *emission;
   GatheredParameters gathered;  // no ZeRO under PipeDream: stays empty
   std::vector<Parallel3dSlotEmitter> slots;
@@ -150,7 +178,8 @@ void emit_asynchronous_schedule(
     const int64_t s = static_cast<int64_t>(stage), m = slot.micro_batch;
     for (int64_t d = 0; d < e.simulated_replicas; ++d) {
       auto& replica = slots[static_cast<size_t>(d)];
-      close_slot(replica, d, s, s, m, slot.forward, 0, slot.forward ? replica.forward(m, s) : replica.backward(m, s));
+      close_slot(&e, plan, nullptr, replica, {d, s, s, m, slot.forward, 0},
+                 slot.forward ? replica.forward(m, s) : replica.backward(m, s));
     }
     if (slot.forward || !e.emitter.training()) continue;
     LastBackward micro_batch(e.simulated_replicas, std::vector<std::vector<TaskId>>(e.graph.size()));
@@ -217,28 +246,8 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
     cell_index->backward_done.assign(e.model_chunks, PipelineCells::kNone);
     cell_index->first_update_task = PipelineCells::kNone;
   }
-  // Closes the slot (forward or backward of micro-batch m through model chunk c on stage s) that
-  // replica d's `slots` just emitted: one marker per rank after the slot's sinks.
-  auto close_slot = [&](Parallel3dSlotEmitter& slots, int64_t d, int64_t s, int64_t c, int64_t m, bool forward,
-                        int64_t step, const std::vector<std::vector<TaskId>>& slot_tasks) {
-    for (int64_t r = 0; r < e.simulated_ranks; ++r) {
-      if (slot_tasks[r].empty()) continue;
-      Task done;
-      done.name = slot_marker(slots.replica_prefix(), m, forward, s, e.rank_name(r)) +
-                  (e.chunks > 1 ? "/chunk" + std::to_string(c) : std::string()) + StepEmitter::suffix(step);
-      done.phase = forward ? Phase::kForward : Phase::kBackward;
-      done.step = step;
-      done.device = e.device(d, s, r);
-      done.op_kind = OpKind::kNoOp;
-      done.replica = slots.replica_field();
-      done.deps = cell_sinks(plan, slot_tasks[r]);
-      const TaskId marker = emitter.add(std::move(done));
-      e.previous_slot_ends[d][s][r] = {marker};
-      if (cell_index && r == 0) (forward ? cell_index->forward_done : cell_index->backward_done)[c] = marker;
-    }
-  };
   if (e.asynchronous) {
-    emit_asynchronous_schedule(&e, schedule, close_slot);
+    emit_asynchronous_schedule(&e, &plan, schedule);
     if (e.symmetric) describe_symmetry(cluster, options, partition.tied_stages, &plan, notes);
     return plan;
   }
@@ -253,7 +262,8 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
         const int64_t s = int64_t(stage);
         const int64_t c = slot.chunk * e.stages + s;
         const int64_t m = slot.micro_batch;
-        close_slot(slots, d, s, c, m, slot.forward, step, slot.forward ? slots.forward(m, c) : slots.backward(m, c));
+        close_slot(&e, &plan, cell_index, slots, {d, s, c, m, slot.forward, step},
+                   slot.forward ? slots.forward(m, c) : slots.backward(m, c));
       }
       const RankTasks& backward_task = slots.backward_tasks();
       for (OpId v = 0; v < graph.size(); ++v) {

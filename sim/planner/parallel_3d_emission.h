@@ -50,8 +50,9 @@ struct Parallel3dEmission {
   /// One data replica and one tensor rank per stage are simulated for all (symmetry or cells).
   const bool symmetric;
   /// A symmetric plan for SimGrid, which simulates one hop of each ring per phase: its
-  /// collectives must be rings (all-to-alls excepted: the representative's flows to each peer). A cell plan (parallel_3d_builder.h) is symmetric too but only the
-  /// analytical engine times it, so its collectives take any algorithm.
+  /// collectives must be rings (all-to-alls excepted: the representative's flows to each peer).
+  /// A cell plan (parallel_3d_builder.h) is symmetric too but only the analytical engine times
+  /// it, so its collectives take any algorithm.
   const bool rings_only;
   const int64_t simulated_replicas;
   const int64_t simulated_ranks;

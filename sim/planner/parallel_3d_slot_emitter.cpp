@@ -119,18 +119,17 @@ TaskId Parallel3dSlotEmitter::expert_exchange(int64_t m, int64_t s, int64_t laye
 void Parallel3dSlotEmitter::feed_expert_exchange(int64_t m, int64_t s, OpId v, bool forward,
                                                  const std::vector<TaskId>& ready,
                                                  std::vector<std::vector<TaskId>>* cells) {
+  // Forward, v's result leaves by its output edges; backward, its input gradients by its input
+  // edges. A dispatch feeds every expert of its layer: one all-to-all however many edges cross.
   const ExpertBranches& X = e_.partition.experts;
-  int64_t layer = forward ? X.dispatch_layer[v] : X.combine_layer[v];
-  ExpertExchange exchange = forward ? ExpertExchange::kDispatch : ExpertExchange::kCombineGradient;
-  if (X.layer_of[v] >= 0) {  // an expert's op: its output goes to the combine, or its input came from a dispatch
-    exchange = forward ? ExpertExchange::kCombine : ExpertExchange::kDispatchGradient;
-    for (const auto& neighbor : forward ? e_.graph.outputs(v) : e_.graph.inputs(v)) {
-      const int64_t end = forward ? X.combine_layer[neighbor.op] : X.dispatch_layer[neighbor.op];
-      if (!neighbor.edge.control && end == X.layer_of[v]) layer = X.layer_of[v];
-    }
+  std::optional<ExpertCrossing> crossed;
+  for (const auto& neighbor : forward ? e_.graph.outputs(v) : e_.graph.inputs(v)) {
+    if (neighbor.edge.control || crossed) continue;
+    crossed = forward ? X.crossing(v, neighbor.op) : X.crossing(neighbor.op, v);
   }
-  for (int64_t r = 0; layer >= 0 && r < e_.simulated_ranks; ++r) {
-    expert_exchange(m, s, layer, r, exchange, {ready[static_cast<size_t>(r)]}, &(*cells)[static_cast<size_t>(r)]);
+  for (int64_t r = 0; crossed && r < e_.simulated_ranks; ++r) {
+    expert_exchange(m, s, crossed->layer, r, crossed->exchange(forward), {ready[static_cast<size_t>(r)]},
+                    &(*cells)[static_cast<size_t>(r)]);
   }
 }
 
@@ -171,12 +170,8 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
         if (experts && !input.edge.control) {
           // Expert parallelism: an expert reads the tokens the group's dispatch all-to-all
           // brought; the combine reads the outputs the combine all-to-all brought back.
-          const bool routed_in = X.layer_of[v] >= 0 && X.dispatch_layer[u] == X.layer_of[v];
-          const bool routed_out = X.combine_layer[v] >= 0 && X.layer_of[u] == X.combine_layer[v];
-          if (routed_in || routed_out) {
-            const TaskId exchanged =
-                expert_exchange(m, s, routed_in ? X.layer_of[v] : X.combine_layer[v], r,
-                                routed_in ? ExpertExchange::kDispatch : ExpertExchange::kCombine, {}, &cells[r]);
+          if (const auto crossed = X.crossing(u, v)) {
+            const TaskId exchanged = expert_exchange(m, s, crossed->layer, r, crossed->exchange(true), {}, &cells[r]);
             if (std::find(task.deps.begin(), task.deps.end(), exchanged) == task.deps.end()) task.deps.push_back(exchanged);
             continue;
           }
@@ -265,12 +260,8 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
         if (experts && e_.emitter.selected(consumer) && !output.edge.control) {
           // Expert parallelism: an expert's output gradient comes back from the combine's
           // backward through an all-to-all, a dispatch's through another from the experts'.
-          const bool from_combine = X.layer_of[v] >= 0 && X.combine_layer[consumer] == X.layer_of[v];
-          const bool to_dispatch = X.dispatch_layer[v] >= 0 && X.layer_of[consumer] == X.dispatch_layer[v];
-          if (from_combine || to_dispatch) {
-            const TaskId exchanged = expert_exchange(
-                m, s, from_combine ? X.layer_of[v] : X.dispatch_layer[v], r,
-                from_combine ? ExpertExchange::kCombineGradient : ExpertExchange::kDispatchGradient, {}, &cells[r]);
+          if (const auto crossed = X.crossing(v, consumer)) {
+            const TaskId exchanged = expert_exchange(m, s, crossed->layer, r, crossed->exchange(false), {}, &cells[r]);
             if (std::find(task.deps.begin(), task.deps.end(), exchanged) == task.deps.end()) task.deps.push_back(exchanged);
             waits_for_gradient = true;
             continue;

@@ -1,10 +1,10 @@
 #include "sim/report/pipeline_metrics.h"
 
-#include <algorithm>
 #include <set>
 
 #include "sim/report/memory_verdict.h"
 #include "sim/core/units_format.h"
+#include "sim/spec/strategy.h"
 
 namespace placesim {
 
@@ -28,8 +28,9 @@ PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vecto
     stage.bubble_fraction = run.makespan_seconds > 0 ? 1 - d.busy_seconds / run.makespan_seconds : 0;
     stage.peak_memory_bytes = d.peak_memory_bytes;
     stage.peak_memory = d.peak_memory;
-    if (schedule == "pipedream") {  // in flight on stage s: its 1F1B warm-up depth K - s
-      const auto in_flight = std::min<int64_t>(static_cast<int64_t>(metrics.stages - metrics.per_stage.size()), micro_batches);
+    if (schedule == "pipedream") {
+      const int64_t in_flight = pipedream_weight_versions(static_cast<int64_t>(metrics.stages),
+                                                          static_cast<int64_t>(metrics.per_stage.size()), micro_batches);
       stage.weight_versions = in_flight;
       stage.staleness = in_flight - 1;
     }

@@ -167,6 +167,14 @@ struct ParallelismOptions {
   }
 };
 
+/// PipeDream's schedule: the micro-batches in flight on stage `stage` of `stages` (its 1F1B
+/// warm-up depth, K - s, at most the run's `micro_batches`): the weight versions the stage
+/// stashes; one fewer is its gradients' staleness (updates between a micro-batch's forward and
+/// its own update).
+inline int64_t pipedream_weight_versions(int64_t stages, int64_t stage, int64_t micro_batches) {
+  return std::min(stages - stage, micro_batches);
+}
+
 /// A figure measured elsewhere that a strategy's prediction is checked against.
 struct PublishedFigure {
   std::string metric;  ///< "step_time_seconds" | "samples_per_second" | "model_tflops_per_gpu"

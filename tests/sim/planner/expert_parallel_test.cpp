@@ -130,15 +130,13 @@ TEST(ExpertParallel, AllToAllsRouteTheTokensBetweenTheGroup) {
   EXPECT_TRUE(waits_for(*find_task(plan, "r0/mb0/bwd/h.0/expert_3/dispatch"), gradients.id));
 }
 
-// Gradients: the dense weights all-reduced over the 4 replicas (2 bytes x 41,792), each expert's
-// over the 2 replicas holding it ({0, 2} for experts 0 and 1, {1, 3} for 2 and 3), half the
-// experts' 196,608 parameters each: 2 x 98,304 bytes per group.
-TEST(ExpertParallel, ExpertGradientsReduceOverTheReplicasHoldingThem) {
-  const std::string layout = R"({"data": 4, "expert": 2, "bucket_bytes": 1e9})";
-  const ExecutionPlan plan = plan_of(layout);
+// With data 4 x expert 2 (`layout`): the `kind` collectives of the gradients carry the dense
+// weights' 2 x 41,792 bytes over all 4 replicas and, over each pair of replicas holding the same
+// experts ({0, 2} and {1, 3}), half the experts' parameters: 2 x 98,304 bytes.
+void expect_gradients_over_holders(const ExecutionPlan& plan, const std::string& layout, CollectiveKind kind) {
   double dense = 0;
   std::map<std::vector<DeviceId>, double> expert_bytes;
-  for (const Task* task : collectives(plan, CollectiveKind::kAllReduce)) {
+  for (const Task* task : collectives(plan, kind)) {
     if (task->group.size() == 4) dense += task->bytes;
     if (task->group.size() == 2) expert_bytes[task->group] += task->bytes;
   }
@@ -146,6 +144,15 @@ TEST(ExpertParallel, ExpertGradientsReduceOverTheReplicasHoldingThem) {
   ASSERT_EQ(expert_bytes.size(), 2u);
   EXPECT_DOUBLE_EQ((expert_bytes[{gpu(layout, 0), gpu(layout, 2)}]), 2 * kExpertParameters / 2);
   EXPECT_DOUBLE_EQ((expert_bytes[{gpu(layout, 1), gpu(layout, 3)}]), 2 * kExpertParameters / 2);
+}
+
+// Gradients: the dense weights all-reduced over the 4 replicas (2 bytes x 41,792), each expert's
+// over the 2 replicas holding it ({0, 2} for experts 0 and 1, {1, 3} for 2 and 3), half the
+// experts' 196,608 parameters each: 2 x 98,304 bytes per group.
+TEST(ExpertParallel, ExpertGradientsReduceOverTheReplicasHoldingThem) {
+  const std::string layout = R"({"data": 4, "expert": 2, "bucket_bytes": 1e9})";
+  const ExecutionPlan plan = plan_of(layout);
+  expect_gradients_over_holders(plan, layout, CollectiveKind::kAllReduce);
 }
 
 // Memory: fp16 Adam keeps 2 + 2 + 12 = 16 bytes per parameter; a device holds the dense
@@ -178,15 +185,7 @@ TEST(ExpertParallel, ZeroThreeShardsEachExpertOverItsHolders) {
   EXPECT_DOUBLE_EQ(gathered.bytes, 32768);
   EXPECT_EQ(gathered.group, (std::vector<DeviceId>{gpu(layout, 0), gpu(layout, 2)}));
   EXPECT_EQ(find_task(plan, "r0/mb0/fwd/zero3-allgather/h.0/qkv")->group.size(), 4u);
-  double dense = 0;
-  std::map<std::vector<DeviceId>, double> expert_bytes;
-  for (const Task* task : collectives(plan, CollectiveKind::kReduceScatter)) {
-    if (task->group.size() == 4) dense += task->bytes;
-    if (task->group.size() == 2) expert_bytes[task->group] += task->bytes;
-  }
-  EXPECT_DOUBLE_EQ(dense, 2 * kDenseParameters);
-  EXPECT_DOUBLE_EQ((expert_bytes[{gpu(layout, 0), gpu(layout, 2)}]), 2 * kExpertParameters / 2);
-  EXPECT_DOUBLE_EQ((expert_bytes[{gpu(layout, 1), gpu(layout, 3)}]), 2 * kExpertParameters / 2);
+  expect_gradients_over_holders(plan, layout, CollectiveKind::kReduceScatter);
   EXPECT_TRUE(collectives(plan, CollectiveKind::kAllReduce).empty());
 }
 
