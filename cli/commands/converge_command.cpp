@@ -80,7 +80,8 @@ int run(const ConvergeCommandOptions& options, const GlobalOptions& global) {
     if (strategy.parallelism) {
       const ParallelismOptions& p = *strategy.parallelism;
       timings.push_back({strategy.name, extract_pipeline_timings(evaluated.planned.plan, evaluated.run.timeline, p.pipeline,
-                                                                  p.data, p.micro_batches, p.asynchronous)});
+                                                                  p.data, p.micro_batches, p.asynchronous,
+                                                                  p.double_buffered)});
     } else {
       timings.push_back({strategy.name, extract_timings(evaluated.planned.plan, evaluated.run.timeline)});
     }

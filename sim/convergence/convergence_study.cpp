@@ -47,8 +47,9 @@ std::string plural(int64_t count, const std::string& word) {
 
 /// A pipeline's run. PipeDream: the problem's layers map onto the stages input side first (the
 /// first layer on stage 0, the last on the last stage, those between spread evenly), and layer l
-/// reads its weights as that stage stashed them, K - 1 - stage(l) updates old
-/// (pipedream_weight_versions). A single-layer
+/// reads its weights as that stage stashed them, K - 1 - stage(l) updates old; PipeDream-2BW's
+/// at most 1 (pipedream_weight_versions; every gradient of an update counted as stale as the
+/// stage's stalest, an upper bound: only its first K - 1 - s micro-batches are). A single-layer
 /// problem has no layers to spread: noted and skipped. No remedies apply (noted when asked).
 void add_pipeline_run(const std::string& strategy, const SimulatedTimings& timings, const Problem& problem,
                       const ConvergenceOptions& options, ConvergenceStudy* study,
@@ -62,14 +63,16 @@ void add_pipeline_run(const std::string& strategy, const SimulatedTimings& timin
       return;
     }
     std::string described;
+    const int64_t run_micro_batches = pipeline.micro_batches * timings.simulated_steps;
     for (int64_t l = 0; l < layers; ++l) {
       const int64_t stage = (l * (pipeline.stages - 1) + (layers - 1) / 2) / (layers - 1);
-      const auto run_micro_batches = static_cast<int64_t>(pipeline.update_end_seconds.size());
-      staleness.push_back(pipedream_weight_versions(pipeline.stages, stage, run_micro_batches) - 1);
+      staleness.push_back(
+          pipedream_weight_versions(pipeline.stages, stage, run_micro_batches, pipeline.double_buffered) - 1);
       described += (l ? ", " : "") + std::string("layer ") + std::to_string(l) + " on stage " + std::to_string(stage) +
                    " (staleness " + std::to_string(staleness.back()) + ")";
     }
-    study->notes.push_back(strategy + ": PipeDream over " + std::to_string(pipeline.stages) + " stages: " + described);
+    study->notes.push_back(strategy + (pipeline.double_buffered ? ": PipeDream-2BW over " : ": PipeDream over ") +
+                           std::to_string(pipeline.stages) + " stages: " + described);
   }
   const ConvergenceRemedies& remedies = options.remedies;
   if (remedies.staleness_learning_rate || !remedies.bounded_staleness.empty() || !remedies.backup_workers.empty()) {

@@ -94,12 +94,15 @@ SimulatedTimings extract_timings(const ExecutionPlan& plan, const Timeline& time
 }
 
 SimulatedTimings extract_pipeline_timings(const ExecutionPlan& plan, const Timeline& timeline, int64_t stages,
-                                          int64_t replicas, int64_t micro_batches, bool asynchronous) {
+                                          int64_t replicas, int64_t micro_batches, bool asynchronous,
+                                          bool double_buffered) {
   PipelineTimings pipeline;
   pipeline.stages = stages;
   pipeline.replicas = replicas;
   pipeline.micro_batches = micro_batches;
-  const int64_t updates = asynchronous ? plan.steps * micro_batches : plan.steps;
+  pipeline.double_buffered = asynchronous && double_buffered;
+  pipeline.updates_per_step = asynchronous && !double_buffered ? micro_batches : 1;
+  const int64_t updates = plan.steps * pipeline.updates_per_step;
   pipeline.update_end_seconds.assign(static_cast<size_t>(updates), -1);
   // Each op's weights on each device are updated once per update, in update order: its n-th
   // optimizer task belongs to update n (a micro-batch under PipeDream, a step otherwise).
@@ -116,7 +119,7 @@ SimulatedTimings extract_pipeline_timings(const ExecutionPlan& plan, const Timel
   }
   SimulatedTimings timings;
   timings.asynchronous = asynchronous;
-  timings.workers = asynchronous ? replicas : replicas * micro_batches;
+  timings.workers = replicas * (micro_batches / pipeline.updates_per_step);  // gradients per update
   timings.simulated_steps = plan.steps;
   timings.pipeline = std::move(pipeline);
   return timings;

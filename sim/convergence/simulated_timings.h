@@ -28,11 +28,13 @@ struct SyncStepTiming {
 };
 
 /// A pipeline's updates (a 3D strategy with stages): PipeDream's after every micro-batch, the
-/// flushed schedules' once per step.
+/// flushed schedules' and PipeDream-2BW's once per step.
 struct PipelineTimings {
   int64_t stages = 0;
   int64_t replicas = 0;       ///< data-parallel replicas, each a gradient of every update
   int64_t micro_batches = 0;  ///< per step
+  int64_t updates_per_step = 1;  ///< PipeDream: micro_batches; otherwise 1
+  bool double_buffered = false;  ///< PipeDream-2BW (pipedream_weight_versions)
   /// When each update had ended on every stage and replica, from the run's start, in order: one
   /// per micro-batch (PipeDream) or per step.
   std::vector<double> update_end_seconds;
@@ -55,9 +57,11 @@ SimulatedTimings extract_timings(const ExecutionPlan& plan, const Timeline& time
 
 /// The timings of a 3D training plan with `stages` pipeline stages and `replicas` data-parallel
 /// replicas, `micro_batches` per step; `asynchronous`: PipeDream's schedule, an update per
-/// micro-batch (an op's n-th optimizer task on a device is update n's). Throws
-/// std::invalid_argument for a plan without those updates.
+/// micro-batch (an op's n-th optimizer task on a device is update n's), or with
+/// `double_buffered` PipeDream-2BW's, an update per step. Throws std::invalid_argument for a
+/// plan without those updates.
 SimulatedTimings extract_pipeline_timings(const ExecutionPlan& plan, const Timeline& timeline, int64_t stages,
-                                          int64_t replicas, int64_t micro_batches, bool asynchronous);
+                                          int64_t replicas, int64_t micro_batches, bool asynchronous,
+                                          bool double_buffered);
 
 }  // namespace placesim

@@ -143,8 +143,8 @@ UpdateTrace schedule_pipeline(const SimulatedTimings& timings, const std::vector
   if (timings.asynchronous) {
     trace.layer_staleness = layer_staleness;
     const int64_t oldest = layer_staleness.empty() ? 0 : *std::max_element(layer_staleness.begin(), layer_staleness.end());
-    // Past the simulated run, the last step's spacing (its M updates; the whole run when shorter).
-    const int64_t span = std::min<int64_t>(pipeline.micro_batches, simulated - 1);
+    // Past the simulated run, the last step's spacing (its updates; the whole run when shorter).
+    const int64_t span = std::min<int64_t>(pipeline.updates_per_step, simulated - 1);
     const double spacing = span > 0 ? (ends.back() - ends[static_cast<size_t>(simulated - 1 - span)]) / static_cast<double>(span)
                                     : ends.back();
     for (int64_t u = 0; u * per_update < max_gradients; ++u) {
@@ -152,8 +152,8 @@ UpdateTrace schedule_pipeline(const SimulatedTimings& timings, const std::vector
       update.apply_seconds = u < simulated ? ends[static_cast<size_t>(u)]
                                            : ends.back() + static_cast<double>(u - simulated + 1) * spacing;
       update.version_read = std::max<int64_t>(0, u - oldest);
-      for (int64_t d = 0; d < pipeline.replicas; ++d) update.gradients.push_back({d, u});
-      update.gradients_computed = pipeline.replicas;
+      for (int64_t w = 0; w < per_update; ++w) update.gradients.push_back({w, u});
+      update.gradients_computed = per_update;
       trace.updates.push_back(std::move(update));
     }
     return trace;

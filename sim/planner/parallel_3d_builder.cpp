@@ -63,7 +63,10 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
     StaticMemory memory = op_static_memory(P.holder(v, e.graph), e.run);
     // PipeDream's weight stashing: stage s keeps a version per micro-batch in flight on it, the
     // newest being the weights themselves.
-    if (e.asynchronous) memory.parameter_bytes *= static_cast<double>(pipedream_weight_versions(e.stages, s, e.micro_batches));
+    if (e.asynchronous) {
+      memory.parameter_bytes *=
+          static_cast<double>(pipedream_weight_versions(e.stages, s, e.micro_batches, options.double_buffered));
+    }
     if (options.zero_stage >= 1) memory.optimizer_state_bytes /= shards;
     if (options.zero_stage >= 2) memory.gradient_bytes /= shards;
     if (options.zero_stage >= 3) memory.parameter_bytes /= shards;
@@ -118,14 +121,19 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
   if (e.asynchronous) {
     std::string staleness, versions;
     for (int64_t s = 0; s < e.stages; ++s) {
-      const int64_t in_flight = pipedream_weight_versions(e.stages, s, e.micro_batches);
+      const int64_t in_flight = pipedream_weight_versions(e.stages, s, e.micro_batches, options.double_buffered);
       staleness += (s ? ", " : "") + std::to_string(in_flight - 1);
       versions += (s ? ", " : "") + std::to_string(in_flight);
     }
-    notes->push_back("PipeDream: " + std::to_string(e.micro_batches) + " micro-batches (" +
-                     std::to_string(options.micro_batches) + " x " + std::to_string(e.run.steps) +
-                     " steps) in one 1F1B schedule without flushes, each stage updated after every micro-batch; "
-                     "weight versions stashed per stage: " + versions +
+    const std::string updates =
+        options.double_buffered
+            ? "each stage's gradients accumulated over a step's " + std::to_string(options.micro_batches) +
+                  " micro-batches, then reduced and its weights updated once (PipeDream-2BW, double-buffered weights)"
+            : std::string("each stage updated after every micro-batch");
+    notes->push_back((options.double_buffered ? "PipeDream-2BW: " : "PipeDream: ") + std::to_string(e.micro_batches) +
+                     " micro-batches (" + std::to_string(options.micro_batches) + " x " + std::to_string(e.run.steps) +
+                     " steps) in one 1F1B schedule without flushes, " + updates +
+                     "; weight versions stashed per stage: " + versions +
                      "; gradient staleness per stage (updates between a micro-batch's forward and its update): " +
                      staleness);
   }
@@ -167,6 +175,9 @@ void close_slot(Parallel3dEmission* emission, const ExecutionPlan* plan, Pipelin
 /// stage's gradients of that micro-batch are reduced across the replicas and its weights updated,
 /// and the stage's next forwards read the new weights (Parallel3dSlotEmitter waits for the last
 /// update); a backward reads the version its forward stashed, so waits for no update.
+/// PipeDream-2BW (Narayanan et al. ICML 2021, section 3.1): the same schedule, but a stage
+/// reduces and updates only after the backward of each step's last micro-batch, its gradients
+/// accumulated over the step's micro-batches.
 void emit_asynchronous_schedule(Parallel3dEmission* emission, const ExecutionPlan* plan,
                                 const std::vector<std::vector<PipelineSlot>>& schedule) {
   Parallel3dEmission& e = *emission;
@@ -182,11 +193,14 @@ void emit_asynchronous_schedule(Parallel3dEmission* emission, const ExecutionPla
                  slot.forward ? replica.forward(m, s) : replica.backward(m, s));
     }
     if (slot.forward || !e.emitter.training()) continue;
+    const int64_t accumulated = e.options.double_buffered ? e.options.micro_batches : 1;
+    if ((m + 1) % accumulated != 0) continue;
     LastBackward micro_batch(e.simulated_replicas, std::vector<std::vector<TaskId>>(e.graph.size()));
     for (int64_t d = 0; d < e.simulated_replicas; ++d) {
       micro_batch[static_cast<size_t>(d)] = slots[static_cast<size_t>(d)].backward_tasks()[static_cast<size_t>(m)];
     }
-    emit_gradient_updates(&e, 0, micro_batch, {s, "/mb" + std::to_string(m)});
+    emit_gradient_updates(&e, 0, micro_batch,
+                          {s, accumulated > 1 ? "/step" + std::to_string(m / accumulated) : "/mb" + std::to_string(m)});
   }
 }
 
@@ -196,12 +210,18 @@ void emit_asynchronous_schedule(Parallel3dEmission* emission, const ExecutionPla
 void check_asynchronous(const ParallelismOptions& options, const Parallel3dPartition* partition, bool cells) {
   if (!options.asynchronous) return;
   const std::string path = "parallelism/schedule";
-  const std::string what = "PipeDream's schedule (no flush, an update per micro-batch)";
+  const std::string what = options.double_buffered ? "PipeDream-2BW's schedule (no flush, an update per step)"
+                                                    : "PipeDream's schedule (no flush, an update per micro-batch)";
   if (cells) {
     throw SpecError::strategy(path, what + " has no step of one micro-batch's cells for the closed-form tier to "
                                            "repeat: use \"tier\": \"analytical\" or \"simulated\"");
   }
   if (options.pipeline < 2) throw SpecError::strategy(path, what + " needs \"pipeline\" >= 2");
+  if (options.double_buffered && options.micro_batches < options.pipeline) {
+    throw SpecError::strategy(path, "PipeDream-2BW updates once per step of \"micro_batches\" and keeps two weight "
+                                    "versions only when a step has at least \"pipeline\" micro-batches: " +
+                                        std::to_string(options.micro_batches) + " < " + std::to_string(options.pipeline));
+  }
   if (options.virtual_stages > 1) throw SpecError::strategy(path, what + " does not interleave: give \"virtual_stages\": 1");
   if (options.zero_stage > 0) {
     throw SpecError::strategy(path, what + " keeps whole weights per stage (and stashes versions of them): no ZeRO or FSDP");

@@ -28,9 +28,10 @@ PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vecto
     stage.bubble_fraction = run.makespan_seconds > 0 ? 1 - d.busy_seconds / run.makespan_seconds : 0;
     stage.peak_memory_bytes = d.peak_memory_bytes;
     stage.peak_memory = d.peak_memory;
-    if (schedule == "pipedream") {
-      const int64_t in_flight = pipedream_weight_versions(static_cast<int64_t>(metrics.stages),
-                                                          static_cast<int64_t>(metrics.per_stage.size()), micro_batches);
+    if (schedule == "pipedream" || schedule == "pipedream-2bw") {
+      const int64_t in_flight =
+          pipedream_weight_versions(static_cast<int64_t>(metrics.stages), static_cast<int64_t>(metrics.per_stage.size()),
+                                    micro_batches, schedule == "pipedream-2bw");
       stage.weight_versions = in_flight;
       stage.staleness = in_flight - 1;
     }

@@ -46,8 +46,8 @@ struct PipelineMetrics {
   std::optional<StageTraffic> traffic;  ///< counted for 3D strategies (`parallelism`)
 };
 
-/// From a run's device metrics and the stage devices (in stage order). Schedule "pipedream":
-/// `micro_batches` is the run's (every step's), and each stage gets its staleness.
+/// From a run's device metrics and the stage devices (in stage order). Schedule "pipedream" or
+/// "pipedream-2bw": `micro_batches` is the run's (every step's), and each stage gets its staleness.
 PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vector<DeviceId>& stage_devices,
                                          int64_t micro_batches, const std::string& schedule,
                                          int64_t virtual_stages = 1);

@@ -48,9 +48,10 @@ ParallelismFields read_parallelism_fields(const JsonReader& reader) {
   options.expert = reader.integer_or("expert", 1, 1, kMaxParallelismSize);
   options.pipeline_outermost = reader.choice_or("device_order", {"tp-cp-pp-dp", "tp-cp-dp-pp"}, "tp-cp-pp-dp") == "tp-cp-dp-pp";
   options.micro_batches = reader.integer_or("micro_batches", 1, 1, kMaxParallelismSize);
-  const std::string schedule = reader.choice_or("schedule", {"gpipe", "1f1b", "pipedream"}, "1f1b");
+  const std::string schedule = reader.choice_or("schedule", {"gpipe", "1f1b", "pipedream", "pipedream-2bw"}, "1f1b");
   options.schedule = schedule == "gpipe" ? PipelineSchedule::kGpipe : PipelineSchedule::kOneFOneB;
-  options.asynchronous = schedule == "pipedream";
+  options.asynchronous = schedule == "pipedream" || schedule == "pipedream-2bw";
+  options.double_buffered = schedule == "pipedream-2bw";
   // Interleaved 1F1B (docs/pipeline-parallel.md#interleaved-1f1b); its conditions are checked
   // with the sizes (virtual_stages_problem), whether the graph has pipeline x V chunks to give
   // when the plan is built.

@@ -188,7 +188,7 @@ std::string describe(const Scenario& scenario, const Strategy& strategy) {
            std::to_string(p.tensor) +
            (p.expert > 1 ? ", experts over groups of " + std::to_string(p.expert) + " replicas" : std::string()) + " (" +
            (p.schedule == PipelineSchedule::kGpipe ? std::string("GPipe")
-            : p.asynchronous       ? std::string("PipeDream, no flushes")
+            : p.asynchronous       ? std::string(p.double_buffered ? "PipeDream-2BW, no flushes" : "PipeDream, no flushes")
             : p.virtual_stages > 1 ? "interleaved 1F1B, " + std::to_string(p.virtual_stages) + " virtual stages"
                                    : std::string("1F1B")) +
            ", " + std::to_string(p.micro_batches) + " micro-batches) on " + cluster.device(p.devices.front()).spec.name;
@@ -318,7 +318,10 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
     // PipeDream's run is one schedule of every step's micro-batches: its fill and drain once.
     evaluated.pipeline = compute_pipeline_metrics(
         evaluated.run.metrics, stage_devices, p.micro_batches * (p.asynchronous ? scenario.run.steps : 1),
-        p.schedule == PipelineSchedule::kGpipe ? "gpipe" : p.asynchronous ? "pipedream" : "1f1b", p.virtual_stages);
+        p.schedule == PipelineSchedule::kGpipe ? "gpipe"
+        : p.asynchronous                       ? (p.double_buffered ? "pipedream-2bw" : "pipedream")
+                                               : "1f1b",
+        p.virtual_stages);
     if (p.pipeline > 1) {
       evaluated.pipeline->traffic = count_stage_traffic(evaluated.planned.plan, stage_devices);
       if (p.asynchronous) {  // PipeDream's tasks are all in one schedule (step 0): per step, 1/steps of it

@@ -3,6 +3,8 @@
 // A scenario holds one or more strategies; `placesim run` compares them side by side.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -112,6 +114,11 @@ struct ParallelismOptions {
   /// with weight stashing (a micro-batch's forward and backward at a stage use one weight version).
   /// The steps of a run form one continuous schedule. `schedule` stays kOneFOneB.
   bool asynchronous = false;
+  /// With `asynchronous`: PipeDream-2BW (Narayanan et al. ICML 2021, "Memory-Efficient
+  /// Pipeline-Parallel DNN Training"; `"schedule": "pipedream-2bw"`): each stage accumulates its
+  /// gradients over a step's `micro_batches` (at least `pipeline`) and updates once per step, so
+  /// at most two weight versions are in use at once (double-buffered weights).
+  bool double_buffered = false;
   /// Model chunks per pipeline stage (interleaved 1F1B, pipeline_builder.h): the model is split
   /// into pipeline x virtual_stages chunks, chunk c on stage c mod pipeline. 1 = plain 1F1B/GPipe.
   int64_t virtual_stages = 1;
@@ -170,9 +177,13 @@ struct ParallelismOptions {
 /// PipeDream's schedule: the micro-batches in flight on stage `stage` of `stages` (its 1F1B
 /// warm-up depth, K - s, at most the run's `micro_batches`): the weight versions the stage
 /// stashes; one fewer is its gradients' staleness (updates between a micro-batch's forward and
-/// its own update).
-inline int64_t pipedream_weight_versions(int64_t stages, int64_t stage, int64_t micro_batches) {
-  return std::min(stages - stage, micro_batches);
+/// its own update). PipeDream-2BW (`double_buffered`, an update per step of M >= K
+/// micro-batches): the in-flight micro-batches span at most two steps, so at most 2 versions,
+/// and a stage's first K - s - 1 forwards of a step read the version before the newest
+/// (staleness 1); the last stage's forward and backward are adjacent (1 version, staleness 0).
+inline int64_t pipedream_weight_versions(int64_t stages, int64_t stage, int64_t micro_batches, bool double_buffered) {
+  const int64_t in_flight = std::min(stages - stage, micro_batches);
+  return double_buffered ? std::min<int64_t>(in_flight, 2) : in_flight;
 }
 
 /// A figure measured elsewhere that a strategy's prediction is checked against.

@@ -82,6 +82,7 @@ SimulatedTimings pipeline_timings(bool asynchronous, int64_t updates, int64_t mi
   pipeline.stages = 4;
   pipeline.replicas = replicas;
   pipeline.micro_batches = micro_batches;
+  pipeline.updates_per_step = asynchronous ? micro_batches : 1;
   for (int64_t u = 0; u < updates; ++u) pipeline.update_end_seconds.push_back(2.0 + static_cast<double>(u));
   timings.pipeline = pipeline;
   return timings;
@@ -112,6 +113,25 @@ TEST(PipelineConvergence, SchedulesFollowTheSimulatedUpdates) {
   EXPECT_TRUE(flushed.layer_staleness.empty());
 }
 
+// PipeDream-2BW, 2 replicas x 4 micro-batches, 2 simulated steps (an update each, at 2 and 3 s):
+// 20 gradients are 3 updates of 8, the third 1 s after the second (the last step's spacing),
+// each reading its oldest layer 1 update back.
+TEST(PipelineConvergence, DoubleBufferedPipelinesUpdateOncePerStepOneVersionBehind) {
+  SimulatedTimings timings = pipeline_timings(false, 2, 4, 2);
+  timings.asynchronous = true;
+  timings.pipeline->double_buffered = true;
+  const UpdateTrace trace = schedule_pipeline(timings, {1, 0}, 20);
+  ASSERT_EQ(trace.updates.size(), 3u);
+  const std::vector<double> applied{2.0, 3.0, 4.0};
+  const std::vector<int64_t> read{0, 0, 1};
+  for (size_t u = 0; u < 3; ++u) {
+    EXPECT_DOUBLE_EQ(trace.updates[u].apply_seconds, applied[u]) << u;
+    EXPECT_EQ(trace.updates[u].version_read, read[u]) << u;
+    EXPECT_EQ(trace.updates[u].gradients.size(), 8u) << u;
+  }
+  EXPECT_EQ(trace.layer_staleness, (std::vector<int64_t>{1, 0}));
+}
+
 // From a simulated PipeDream plan (small GPT, pipeline 2 x 2 steps of 4 micro-batches): 8
 // updates, each ending after the previous, the last at the run's end; the study's PipeDream run
 // reads the MLP's hidden layer 1 update stale (stage 0 of 2), its output layer fresh.
@@ -130,7 +150,7 @@ TEST(PipelineConvergence, TimingsComeFromTheSimulatedPipeline) {
   std::filesystem::remove(file);
   const EvaluatedStrategy evaluated = evaluate_strategy(scenario, scenario.strategies.front(), false);
   const SimulatedTimings timings =
-      extract_pipeline_timings(evaluated.planned.plan, evaluated.run.timeline, 2, 1, 4, true);
+      extract_pipeline_timings(evaluated.planned.plan, evaluated.run.timeline, 2, 1, 4, true, false);
   ASSERT_TRUE(timings.pipeline);
   const auto& ends = timings.pipeline->update_end_seconds;
   ASSERT_EQ(ends.size(), 8u);
@@ -142,6 +162,40 @@ TEST(PipelineConvergence, TimingsComeFromTheSimulatedPipeline) {
   EXPECT_DOUBLE_EQ(study.runs.front().max_staleness, 1);
   ASSERT_FALSE(study.notes.empty());
   EXPECT_NE(study.notes.front().find("layer 0 on stage 0 (staleness 1), layer 1 on stage 1 (staleness 0)"),
+            std::string::npos)
+      << study.notes.front();
+}
+
+// The same run under PipeDream-2BW: 2 updates (one per step), the last at the run's end, 4
+// gradients each; stage 0's layer one version stale, as PipeDream's with K = 2.
+TEST(PipelineConvergence, DoubleBufferedTimingsComeFromTheSimulatedPipeline) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "placesim_pipeline_convergence_2bw.json";
+  std::ofstream(file) << R"({
+    "model": {"zoo": "gpt", "parameters": {"layers": 2, "hidden": 64, "heads": 8, "sequence": 32, "vocabulary": 128}},
+    "cluster": {"template": "dgx_a100"},
+    "strategy": {"parallelism": {"pipeline": 2, "micro_batches": 4, "stage_split": "layers", "schedule": "pipedream-2bw"}},
+    "simulation": {"tier": "analytical"},
+    "run": {"batch_size": 8, "steps": 2, "precision": "fp16", "optimizer": "adam"},
+    "convergence": {"problem": "mlp", "max_gradients": 40, "target_loss": 0.3}
+  })";
+  const Scenario scenario =
+      load_scenario(file, HardwareCatalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles"));
+  std::filesystem::remove(file);
+  const EvaluatedStrategy evaluated = evaluate_strategy(scenario, scenario.strategies.front(), false);
+  const SimulatedTimings timings =
+      extract_pipeline_timings(evaluated.planned.plan, evaluated.run.timeline, 2, 1, 4, true, true);
+  ASSERT_TRUE(timings.pipeline);
+  EXPECT_EQ(timings.workers, 4);
+  const auto& ends = timings.pipeline->update_end_seconds;
+  ASSERT_EQ(ends.size(), 2u);
+  EXPECT_GT(ends[1], ends[0]);
+  EXPECT_DOUBLE_EQ(ends.back(), evaluated.run.metrics.makespan_seconds);
+  const ConvergenceStudy study = run_convergence_study({{"2bw", timings}}, *scenario.convergence);
+  ASSERT_EQ(study.runs.size(), 1u);
+  EXPECT_DOUBLE_EQ(study.runs.front().max_staleness, 1);
+  ASSERT_FALSE(study.notes.empty());
+  EXPECT_NE(study.notes.front().find("PipeDream-2BW over 2 stages: layer 0 on stage 0 (staleness 1), layer 1 on stage 1 "
+                                     "(staleness 0)"),
             std::string::npos)
       << study.notes.front();
 }

@@ -1,6 +1,7 @@
 // PipeDream's asynchronous pipeline (docs/pipeline-parallel.md#pipedream, `"schedule":
 // "pipedream"`): the run's micro-batches in one 1F1B schedule without flushes, each stage updating
-// its weights after every micro-batch's backward, weight stashing. Expected counts and dependencies
+// its weights after every micro-batch's backward, weight stashing; and PipeDream-2BW
+// (`"pipedream-2bw"`), the same schedule updating once per step. Expected counts and dependencies
 // are derived by hand from the 1F1B schedule and the small GPT's shapes.
 #include <gtest/gtest.h>
 
@@ -150,6 +151,113 @@ TEST(AsynchronousPipeline, RunReportsEachStagesStaleness) {
   EXPECT_DOUBLE_EQ(async.pipeline->traffic->bytes, sync.pipeline->traffic->bytes);
 }
 
+// A 4-layer GPT on K = 4 stages (one layer each), `steps` steps of M = 4 micro-batches.
+Scenario four_stages(const std::string& schedule, int steps) {
+  std::string text = testing::small_parallel_scenario(
+      R"({"zoo": "gpt", "parameters": {"layers": 4, "hidden": 64, "heads": 8, "sequence": 32, "vocabulary": 128}})",
+      R"({"pipeline": 4, "micro_batches": 4, "stage_split": "layers", "schedule": ")" + schedule + "\"}", 1,
+      R"({"tier": "analytical"})");
+  text.replace(text.find("\"steps\": 1"), 10, "\"steps\": " + std::to_string(steps));
+  return testing::scenario_from_text(text);
+}
+
+size_t optimizer_tasks(const ExecutionPlan& plan) {
+  return static_cast<size_t>(std::count_if(plan.tasks.begin(), plan.tasks.end(),
+                                           [](const Task& task) { return task.phase == Phase::kOptimizer; }));
+}
+
+// PipeDream-2BW: the same schedule without flushes, each stage's gradients accumulated over a
+// step's M = 4 micro-batches and updated once per step: 3 steps are 3 x W updates (W ops with
+// weights), as the flushed 1F1B's, where PipeDream's are 12 x W.
+TEST(AsynchronousPipeline, DoubleBufferedUpdatesOncePerStep) {
+  const Scenario double_buffered = scenario_of("pipedream-2bw", 3);
+  const size_t w = weighted_ops(double_buffered.graph);
+  const ExecutionPlan plan = plan_scenario(double_buffered).plan;
+  EXPECT_EQ(optimizer_tasks(plan), 3 * w);
+  EXPECT_NE(find_task(plan, "opt/h.0/qkv/step2"), nullptr);
+  EXPECT_EQ(find_task(plan, "opt/h.0/qkv/mb3"), nullptr);
+  EXPECT_NE(find_task(plan, "mb11/fwd/h.0/qkv"), nullptr);  // one schedule of the run's 12
+}
+
+// K = 2, M = 4: stage 0 runs F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 ..., its first update (step 0's)
+// after B3: F4 ran before it (reads the initial weights, one version behind when its gradient
+// joins step 1's update), F5 after it, waiting for it. Stage 1 runs F0 B0 ... B3 F4: its F4
+// waits for stage 1's update. No forward of step 0 waits for an update; no backward for any.
+TEST(AsynchronousPipeline, DoubleBufferedForwardsReadTheNewestWeights) {
+  const ExecutionPlan plan = plan_scenario(scenario_of("pipedream-2bw", 2)).plan;
+  const Task* update_h0 = find_task(plan, "opt/h.0/qkv/step0");
+  const Task* update_h1 = find_task(plan, "opt/h.1/qkv/step0");
+  ASSERT_NE(update_h0, nullptr);
+  ASSERT_NE(update_h1, nullptr);
+  EXPECT_TRUE(waits_for(*find_task(plan, "mb5/fwd/h.0/qkv"), update_h0));
+  EXPECT_FALSE(waits_for(*find_task(plan, "mb4/fwd/h.0/qkv"), update_h0));
+  EXPECT_TRUE(waits_for(*find_task(plan, "mb4/fwd/h.1/qkv"), update_h1));
+  for (const Task& task : plan.tasks) {
+    if (task.phase == Phase::kForward && task.name.rfind("mb", 0) == 0 && std::stoi(task.name.substr(2)) < 4) {
+      for (TaskId dep : task.deps) EXPECT_NE(plan.tasks[dep].phase, Phase::kOptimizer) << task.name;
+    }
+    if (task.phase != Phase::kBackward) continue;
+    for (TaskId dep : task.deps) EXPECT_NE(plan.tasks[dep].phase, Phase::kOptimizer) << task.name;
+  }
+}
+
+// Weight versions on K = 4 stages of one layer each: PipeDream stashes min(K - s, N) = 4, 3, 2,
+// 1; PipeDream-2BW at most two, 2, 2, 2, 1 (staleness 1, 1, 1, 0), whatever the depth. The run
+// reports them per stage.
+TEST(AsynchronousPipeline, DoubleBufferingKeepsAtMostTwoVersions) {
+  const Scenario pipedream = four_stages("pipedream", 2), double_buffered = four_stages("pipedream-2bw", 2),
+                 flushed = four_stages("1f1b", 2);
+  const ParallelismOptions& p = *pipedream.strategies.front().parallelism;
+  const ExecutionPlan stashed = plan_scenario(pipedream).plan, doubled = plan_scenario(double_buffered).plan,
+                      plain = plan_scenario(flushed).plan;
+  const std::vector<double> pipedream_versions{4, 3, 2, 1}, double_buffered_versions{2, 2, 2, 1};
+  for (size_t s = 0; s < 4; ++s) {
+    const double weights = plain.static_memory.at(p.devices[s]).parameter_bytes;
+    ASSERT_GT(weights, 0);
+    EXPECT_DOUBLE_EQ(stashed.static_memory.at(p.devices[s]).parameter_bytes, pipedream_versions[s] * weights) << s;
+    EXPECT_DOUBLE_EQ(doubled.static_memory.at(p.devices[s]).parameter_bytes, double_buffered_versions[s] * weights) << s;
+  }
+  const EvaluatedStrategy evaluated = evaluate_strategy(double_buffered, double_buffered.strategies.front(), false);
+  ASSERT_TRUE(evaluated.pipeline);
+  EXPECT_EQ(evaluated.pipeline->schedule, "pipedream-2bw");
+  ASSERT_EQ(evaluated.pipeline->per_stage.size(), 4u);
+  for (size_t s = 0; s < 4; ++s) {
+    EXPECT_EQ(evaluated.pipeline->per_stage[s].weight_versions, double_buffered_versions[s]) << s;
+    EXPECT_EQ(evaluated.pipeline->per_stage[s].staleness, s < 3 ? 1 : 0) << s;
+  }
+}
+
+// Without flushes the pipeline fills once per run, as PipeDream's; the schedule repeats with a
+// period of one step (M = 4 micro-batches and one update per stage), so from the second step on
+// each step adds the same time, at least the busiest stage's busy time per step (its forwards,
+// backwards and update: the device's busy time over the run / steps). Not exactly that: after a
+// stage's update its next backward waits for the later stage's update, forward and backward. The
+// run is shorter than PipeDream's (a quarter of its updates) and than the flushed 1F1B's (one fill
+// and drain instead of four).
+TEST(AsynchronousPipeline, DoubleBufferedStepsRepeatWithAPeriodOfOneStep) {
+  auto run = [](const std::string& schedule, int steps) {
+    const Scenario scenario = scenario_of(schedule, steps);
+    const Cluster& cluster = scenario.cluster_for(scenario.strategies.front());
+    const ExecutionPlan plan = plan_scenario(scenario).plan;
+    const AnalyticalStepEstimate estimate = estimate_step(plan, cluster);
+    double busiest = 0;
+    for (DeviceId device : scenario.strategies.front().parallelism->devices) {
+      double busy = 0;
+      for (const Task& task : plan.tasks) {
+        if (task.kind == TaskKind::kCompute && task.device == device) busy += estimate.timeline.tasks[task.id].duration();
+      }
+      busiest = std::max(busiest, busy);
+    }
+    return std::make_pair(estimate.makespan_seconds, busiest / steps);
+  };
+  const auto [two, busy_per_step] = run("pipedream-2bw", 2);
+  const double three = run("pipedream-2bw", 3).first, four = run("pipedream-2bw", 4).first;
+  EXPECT_NEAR(four - three, three - two, 1e-9 * four);
+  EXPECT_GE(four - three, busy_per_step * (1 - 1e-12));
+  EXPECT_LT(four, run("pipedream", 4).first);
+  EXPECT_LT(four, run("1f1b", 4).first);
+}
+
 void expect_refused(const Scenario& scenario, const std::string& words) {
   try {
     plan_scenario(scenario);
@@ -164,6 +272,12 @@ TEST(AsynchronousPipeline, RefusesWhatItDoesNotModel) {
   expect_refused(scenario_of("pipedream", 1, R"(, "zero": 1)"), "no ZeRO");
   expect_refused(scenario_of("pipedream", 1, R"(, "tied_embeddings": true)"), "tied weights");
   expect_refused(scenario_of("pipedream", 1, R"(, "virtual_stages": 2)"), "does not interleave");
+  // Two versions suffice only when a step's micro-batches cover the pipeline's depth.
+  std::string shallow = testing::small_gpt_scenario(
+      R"({"pipeline": 2, "micro_batches": 1, "stage_split": "layers", "schedule": "pipedream-2bw"})", 1,
+      R"({"tier": "analytical"})");
+  expect_refused(testing::scenario_from_text(shallow), "1 < 2");
+  expect_refused(scenario_of("pipedream-2bw", 1, R"(, "zero": 1)"), "PipeDream-2BW's schedule");
   const Scenario closed = scenario_of("pipedream", 1, "", R"({"tier": "closed-form"})");
   try {
     estimate_3d_step_closed_form(closed.graph, closed.cluster, closed.run, *closed.strategies.front().parallelism);

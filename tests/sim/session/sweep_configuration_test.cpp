@@ -127,17 +127,20 @@ TEST(SweepConfiguration, APipeDreamVariantRunsOnTheAnalyticalTier) {
     "run": {"steps": 2},
     "sweep": {"nodes": [1], "batch_size": [16],
               "strategies": [{"parallelism": {"pipeline": 4, "micro_batch_size": 2, "stage_split": "layers",
-                                              "schedule": ["1f1b", "pipedream"]}}]}})");
-  ASSERT_EQ(context.spec.configurations.size(), 2u);
+                                              "schedule": ["1f1b", "pipedream", "pipedream-2bw"]}}]}})");
+  ASSERT_EQ(context.spec.configurations.size(), 3u);
   const SweepRow flushed = evaluate_configuration(context, 0, Tier::kAnalytical);
-  const SweepRow pipedream = evaluate_configuration(context, 1, Tier::kAnalytical);
   ASSERT_EQ(flushed.status, RowStatus::kOk) << flushed.reason;
-  ASSERT_EQ(pipedream.status, RowStatus::kOk) << pipedream.reason;
-  Scenario scenario = configuration_scenario(context, 1);
-  scenario.run.tier = Tier::kAnalytical;
-  const double step = evaluate_on_tier(scenario, scenario.strategies.front(), false).step_seconds;
-  EXPECT_NEAR(pipedream.step_seconds, step, 1e-12 * step);
-  EXPECT_NE(pipedream.step_seconds, flushed.step_seconds);
+  for (size_t configuration : {1, 2}) {  // PipeDream, PipeDream-2BW
+    const SweepRow row = evaluate_configuration(context, configuration, Tier::kAnalytical);
+    ASSERT_EQ(row.status, RowStatus::kOk) << row.reason;
+    Scenario scenario = configuration_scenario(context, configuration);
+    EXPECT_EQ(scenario.strategies.front().parallelism->double_buffered, configuration == 2);
+    scenario.run.tier = Tier::kAnalytical;
+    const double step = evaluate_on_tier(scenario, scenario.strategies.front(), false).step_seconds;
+    EXPECT_NEAR(row.step_seconds, step, 1e-12 * step);
+    EXPECT_NE(row.step_seconds, flushed.step_seconds);
+  }
 }
 
 TEST(SweepConfiguration, SweptLayoutOptionsReachTheConfiguration) {
