@@ -256,6 +256,30 @@ TEST(MeasuredAllReduce, Dgx1V100TakesVTrainsEightGpuCurve) {
   EXPECT_FALSE(measured_collective_seconds(CollectiveKind::kAllReduce, all, 24 * kMiB, two).has_value());
 }
 
+// dgx_a100_80gb lists Azure's ND A100 v4 file, then vTrain's A100 curves: the 8-GPU all-reduce
+// is Azure's (measured first), the 4-GPU one vTrain's (Azure has none). 48 MiB lies
+// ln(1.5)/ln(2) of the way from 32 to 64 MiB in log(bytes). 4 GPUs (vtrain ...,4,33554432 and
+// ...,4,67108864: busbw 177.099 and 185.111 GB/s): 48 MiB x 1.5 / 181.79 GB/s = 415.3 us. 8 GPUs
+// (nd-a100-v4 32 MiB 132.77, 64 MiB 166.63 GB/s): 48 MiB x 1.75 / 152.57 GB/s = 577.3 us. Until
+// 2026-12-03 the 4-GPU group took the link rate, 332.6 us.
+TEST(MeasuredAllReduce, DgxA100EightyGbTakesVTrainsCurvesWhereAzureHasNone) {
+  Cluster dgx = cluster_from(R"({"template": "dgx_a100_80gb"})");
+  ASSERT_TRUE(dgx.collective_profile);
+  std::vector<DeviceId> gpus = gpus_of(dgx);
+  ASSERT_EQ(gpus.size(), 8u);
+  const double f = std::log(1.5) / std::log(2.0);
+  const double busbw_4 = 1.77099e11 + f * (1.85111e11 - 1.77099e11);
+  const double busbw_8 = 1.3277e11 + f * (1.6663e11 - 1.3277e11);
+  const std::vector<DeviceId> four(gpus.begin(), gpus.begin() + 4);
+  const double four_seconds = 48 * kMiB * 1.5 / busbw_4, eight_seconds = 48 * kMiB * 1.75 / busbw_8;
+  EXPECT_NEAR(*measured_collective_seconds(CollectiveKind::kAllReduce, four, 48 * kMiB, dgx), four_seconds,
+              four_seconds * 1e-5);
+  EXPECT_NEAR(*measured_collective_seconds(CollectiveKind::kAllReduce, gpus, 48 * kMiB, dgx), eight_seconds,
+              eight_seconds * 1e-5);
+  EXPECT_NEAR(four_seconds, 415.3e-6, 0.1e-6);
+  EXPECT_NEAR(eight_seconds, 577.3e-6, 0.1e-6);
+}
+
 TEST(MeasuredAllReduce, EveryBundledProfileReads) {
   for (const auto& entry : fs::directory_iterator(fs::path(PLACESIM_SOURCE_DIR) / "hardware_profiles" / "collectives")) {
     if (entry.path().extension() != ".csv") continue;
