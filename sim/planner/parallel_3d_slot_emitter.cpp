@@ -315,6 +315,15 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
       backward_ready_[m][v][r] = context_exchange(m, s, v, r, /*forward=*/false, {backward_task_[m][v][r]});
       cells[r].push_back(backward_ready_[m][v][r]);
     }
+    if (e_.run.recompute && P.roles[v] == TensorRole::kRow && e_.ranks > 1) {
+      // Full recomputation re-runs the layer's forward in backward (its FLOPs are in the
+      // backward tasks above), and with it Megatron's g: the row-parallel output's all-reduce,
+      // once more, before the ops upstream of it go on.
+      TaskId reduced = e_.collective(prefix + "tp-allreduce/recompute/" + op.name + suffix_, e_.layout.tensor_group(d_, s),
+                                     P.shard[v].output_bytes * e_.scale, backward_task_[m][v], step_, op.name);
+      backward_ready_[m][v].assign(e_.ranks, reduced);
+      for (auto& cell : cells) cell.push_back(reduced);
+    }
     if (P.roles[v] == TensorRole::kColumn && e_.ranks > 1 && full_input_gradient_bytes > 0) {
       // Megatron's f: the gradient of a column-parallel op's replicated input is a partial
       // sum on every rank, all-reduced in backward.

@@ -4,6 +4,7 @@
 // 2022; mixed-precision Adam holds 16 bytes per parameter, of which each rank holds its shard.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "sim/session/pipeline.h"
@@ -133,26 +134,68 @@ OpGraph small_gpt(bool dropout, int64_t batch, const std::string& vocabulary = "
   return build_zoo_model("gpt", JsonReader(parameters, "test"), batch, /*fp16=*/2);
 }
 
+/// The small GPT (batch b = 2) on 4 tensor ranks, fp16, with or without full recomputation.
+ExecutionPlan tensor_4_gpt_plan(bool recompute) {
+  OpGraph graph = small_gpt(false, 2);
+  Cluster cluster = ring_of_gpus(4);
+  RunOptions run;
+  run.batch_size = 2;
+  run.precision = Precision::kFp16;
+  run.recompute = recompute;
+  return build_parallel_3d_plan(graph, cluster, run, tensor_parallel(4), "gpt", nullptr);
+}
+
+/// Layer h.1's collectives in emission order, each checked to move the b x s x h fp16
+/// activation (b = 2, s = 32, h = 64) over the 4 ranks.
+std::vector<std::string> layer_one_collectives(const ExecutionPlan& plan) {
+  std::vector<std::string> names;
+  for (const Task& task : plan.tasks) {
+    if (task.kind != TaskKind::kCollective || task.op.rfind("h.1/", 0) != 0) continue;
+    names.push_back(task.name);
+    EXPECT_DOUBLE_EQ(task.bytes, 2.0 * 32 * 64 * 2) << task.name;
+    EXPECT_EQ(task.group.size(), 4u);
+  }
+  return names;
+}
+
 // Megatron: per transformer layer, forward all-reduces the outputs of attn_proj and mlp_proj,
 // backward the input gradients of qkv and mlp_fc; each is the b x s x h activation (fp16).
 TEST(TensorParallel, EveryGptLayerAllReducesTwiceForwardAndTwiceBackward) {
-  const int64_t b = 2, s = 32, h = 64;
-  OpGraph graph = small_gpt(false, b);
-  Cluster cluster = ring_of_gpus(4);
-  RunOptions run;
-  run.batch_size = b;
-  run.precision = Precision::kFp16;
-  ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, tensor_parallel(4), "gpt", nullptr);
-  std::vector<std::string> layer_collectives;
-  for (const Task& task : plan.tasks) {
-    if (task.kind != TaskKind::kCollective || task.op.rfind("h.1/", 0) != 0) continue;
-    layer_collectives.push_back(task.name);
-    EXPECT_DOUBLE_EQ(task.bytes, static_cast<double>(b * s * h) * 2) << task.name;
-    EXPECT_EQ(task.group.size(), 4u);
-  }
+  const std::vector<std::string> layer_collectives = layer_one_collectives(tensor_4_gpt_plan(false));
   std::vector<std::string> expected = {"mb0/tp-allreduce/h.1/attn_proj", "mb0/tp-allreduce/h.1/mlp_proj",
                                        "mb0/tp-allreduce/grad/h.1/mlp_fc", "mb0/tp-allreduce/grad/h.1/qkv"};
   EXPECT_EQ(layer_collectives, expected);
+}
+
+// Full recomputation re-runs each layer's forward in backward, Megatron's g with it: the outputs
+// of attn_proj and mlp_proj are all-reduced once more, each after its op's backward (which
+// carries the recomputed forward) and before the ops upstream of it, so six all-reduces of the
+// b x s x h activation per layer and micro-batch instead of four (Korthikanti et al. 2022,
+// section 5: full recomputation repeats the forward's tensor-parallel communication).
+TEST(TensorParallel, FullRecomputationAllReducesTheRowParallelOutputsAgainInBackward) {
+  const ExecutionPlan plan = tensor_4_gpt_plan(true);
+  const std::vector<std::string> layer_collectives = layer_one_collectives(plan);
+  std::map<std::string, TaskId> id_of;
+  for (const Task& task : plan.tasks) id_of[task.name] = task.id;
+  std::vector<std::string> expected = {"mb0/tp-allreduce/h.1/attn_proj", "mb0/tp-allreduce/h.1/mlp_proj",
+                                       "mb0/tp-allreduce/recompute/h.1/mlp_proj", "mb0/tp-allreduce/grad/h.1/mlp_fc",
+                                       "mb0/tp-allreduce/recompute/h.1/attn_proj", "mb0/tp-allreduce/grad/h.1/qkv"};
+  EXPECT_EQ(layer_collectives, expected);
+  // After mlp_proj's backward on every rank; mlp_fc's backward waits for it.
+  const Task& again = plan.tasks[id_of.at("mb0/tp-allreduce/recompute/h.1/mlp_proj")];
+  for (const std::string rank : {"/tp0", "/tp1", "/tp2", "/tp3"}) {
+    const auto backward = id_of.find("mb0/bwd/h.1/mlp_proj" + rank);
+    ASSERT_NE(backward, id_of.end()) << rank;
+    EXPECT_NE(std::find(again.deps.begin(), again.deps.end(), backward->second), again.deps.end()) << rank;
+  }
+  // The op upstream of mlp_proj (the MLP's activation) starts its backward after it, on every rank.
+  std::vector<std::string> waiting;
+  for (const Task& task : plan.tasks) {
+    if (std::find(task.deps.begin(), task.deps.end(), again.id) != task.deps.end()) waiting.push_back(task.name);
+  }
+  EXPECT_EQ(waiting, (std::vector<std::string>{"mb0/bwd/h.1/gelu/tp0", "mb0/bwd/h.1/gelu/tp1", "mb0/bwd/h.1/gelu/tp2",
+                                               "mb0/bwd/h.1/gelu/tp3"}));
+  // Without recomputation the forward's all-reduces are not repeated (the test above: four).
 }
 
 // An encoder-decoder's cross-attention splits like self-attention (Megatron's T5: Q and K/V
