@@ -132,15 +132,22 @@ TEST(PipelineConvergence, DoubleBufferedPipelinesUpdateOncePerStepOneVersionBehi
   EXPECT_EQ(trace.layer_staleness, (std::vector<int64_t>{1, 0}));
 }
 
-// From a simulated PipeDream plan (small GPT, pipeline 2 x 2 steps of 4 micro-batches): 8
-// updates, each ending after the previous, the last at the run's end; the study's PipeDream run
-// reads the MLP's hidden layer 1 update stale (stage 0 of 2), its output layer fresh.
-TEST(PipelineConvergence, TimingsComeFromTheSimulatedPipeline) {
-  const std::filesystem::path file = std::filesystem::temp_directory_path() / "placesim_pipeline_convergence.json";
+/// A simulated pipeline run (small GPT, pipeline 2 x 2 steps of 4 micro-batches, analytical
+/// tier) under `schedule`, with the scenario's convergence block and its pipeline timings.
+struct SimulatedPipeline {
+  ConvergenceOptions convergence;
+  double makespan_seconds = 0;
+  SimulatedTimings timings;
+};
+
+SimulatedPipeline simulate_pipeline(const std::string& schedule) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("placesim_pipeline_convergence_" + schedule + ".json");
   std::ofstream(file) << R"({
     "model": {"zoo": "gpt", "parameters": {"layers": 2, "hidden": 64, "heads": 8, "sequence": 32, "vocabulary": 128}},
     "cluster": {"template": "dgx_a100"},
-    "strategy": {"parallelism": {"pipeline": 2, "micro_batches": 4, "stage_split": "layers", "schedule": "pipedream"}},
+    "strategy": {"parallelism": {"pipeline": 2, "micro_batches": 4, "stage_split": "layers", "schedule": ")" +
+                             schedule + R"("}},
     "simulation": {"tier": "analytical"},
     "run": {"batch_size": 8, "steps": 2, "precision": "fp16", "optimizer": "adam"},
     "convergence": {"problem": "mlp", "max_gradients": 40, "target_loss": 0.3}
@@ -149,14 +156,24 @@ TEST(PipelineConvergence, TimingsComeFromTheSimulatedPipeline) {
       load_scenario(file, HardwareCatalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles"));
   std::filesystem::remove(file);
   const EvaluatedStrategy evaluated = evaluate_strategy(scenario, scenario.strategies.front(), false);
-  const SimulatedTimings timings =
-      extract_pipeline_timings(evaluated.planned.plan, evaluated.run.timeline, 2, 1, 4, true, false);
+  const ParallelismOptions& p = *scenario.strategies.front().parallelism;
+  return {*scenario.convergence, evaluated.run.metrics.makespan_seconds,
+          extract_pipeline_timings(evaluated.planned.plan, evaluated.run.timeline, 2, 1, 4, p.asynchronous,
+                                   p.double_buffered)};
+}
+
+// From a simulated PipeDream plan (small GPT, pipeline 2 x 2 steps of 4 micro-batches): 8
+// updates, each ending after the previous, the last at the run's end; the study's PipeDream run
+// reads the MLP's hidden layer 1 update stale (stage 0 of 2), its output layer fresh.
+TEST(PipelineConvergence, TimingsComeFromTheSimulatedPipeline) {
+  const SimulatedPipeline run = simulate_pipeline("pipedream");
+  const SimulatedTimings& timings = run.timings;
   ASSERT_TRUE(timings.pipeline);
   const auto& ends = timings.pipeline->update_end_seconds;
   ASSERT_EQ(ends.size(), 8u);
   for (size_t u = 1; u < ends.size(); ++u) EXPECT_GT(ends[u], ends[u - 1]);
-  EXPECT_DOUBLE_EQ(ends.back(), evaluated.run.metrics.makespan_seconds);
-  const ConvergenceStudy study = run_convergence_study({{"pipedream", timings}}, *scenario.convergence);
+  EXPECT_DOUBLE_EQ(ends.back(), run.makespan_seconds);
+  const ConvergenceStudy study = run_convergence_study({{"pipedream", timings}}, run.convergence);
   ASSERT_EQ(study.runs.size(), 1u);
   EXPECT_TRUE(study.runs.front().asynchronous);
   EXPECT_DOUBLE_EQ(study.runs.front().max_staleness, 1);
@@ -169,28 +186,15 @@ TEST(PipelineConvergence, TimingsComeFromTheSimulatedPipeline) {
 // The same run under PipeDream-2BW: 2 updates (one per step), the last at the run's end, 4
 // gradients each; stage 0's layer one version stale, as PipeDream's with K = 2.
 TEST(PipelineConvergence, DoubleBufferedTimingsComeFromTheSimulatedPipeline) {
-  const std::filesystem::path file = std::filesystem::temp_directory_path() / "placesim_pipeline_convergence_2bw.json";
-  std::ofstream(file) << R"({
-    "model": {"zoo": "gpt", "parameters": {"layers": 2, "hidden": 64, "heads": 8, "sequence": 32, "vocabulary": 128}},
-    "cluster": {"template": "dgx_a100"},
-    "strategy": {"parallelism": {"pipeline": 2, "micro_batches": 4, "stage_split": "layers", "schedule": "pipedream-2bw"}},
-    "simulation": {"tier": "analytical"},
-    "run": {"batch_size": 8, "steps": 2, "precision": "fp16", "optimizer": "adam"},
-    "convergence": {"problem": "mlp", "max_gradients": 40, "target_loss": 0.3}
-  })";
-  const Scenario scenario =
-      load_scenario(file, HardwareCatalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles"));
-  std::filesystem::remove(file);
-  const EvaluatedStrategy evaluated = evaluate_strategy(scenario, scenario.strategies.front(), false);
-  const SimulatedTimings timings =
-      extract_pipeline_timings(evaluated.planned.plan, evaluated.run.timeline, 2, 1, 4, true, true);
+  const SimulatedPipeline run = simulate_pipeline("pipedream-2bw");
+  const SimulatedTimings& timings = run.timings;
   ASSERT_TRUE(timings.pipeline);
   EXPECT_EQ(timings.workers, 4);
   const auto& ends = timings.pipeline->update_end_seconds;
   ASSERT_EQ(ends.size(), 2u);
   EXPECT_GT(ends[1], ends[0]);
-  EXPECT_DOUBLE_EQ(ends.back(), evaluated.run.metrics.makespan_seconds);
-  const ConvergenceStudy study = run_convergence_study({{"2bw", timings}}, *scenario.convergence);
+  EXPECT_DOUBLE_EQ(ends.back(), run.makespan_seconds);
+  const ConvergenceStudy study = run_convergence_study({{"2bw", timings}}, run.convergence);
   ASSERT_EQ(study.runs.size(), 1u);
   EXPECT_DOUBLE_EQ(study.runs.front().max_staleness, 1);
   ASSERT_FALSE(study.notes.empty());
