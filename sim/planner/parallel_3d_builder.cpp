@@ -121,9 +121,9 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
   if (e.asynchronous) {
     std::string staleness, versions;
     for (int64_t s = 0; s < e.stages; ++s) {
-      const int64_t in_flight = pipedream_weight_versions(e.stages, s, e.micro_batches, options.double_buffered);
-      staleness += (s ? ", " : "") + std::to_string(in_flight - 1);
-      versions += (s ? ", " : "") + std::to_string(in_flight);
+      const int64_t stashed = pipedream_weight_versions(e.stages, s, e.micro_batches, options.double_buffered);
+      staleness += (s ? ", " : "") + std::to_string(stashed - 1);
+      versions += (s ? ", " : "") + std::to_string(stashed);
     }
     const std::string updates =
         options.double_buffered

@@ -29,11 +29,11 @@ PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vecto
     stage.peak_memory_bytes = d.peak_memory_bytes;
     stage.peak_memory = d.peak_memory;
     if (schedule == "pipedream" || schedule == "pipedream-2bw") {
-      const int64_t in_flight =
+      const int64_t versions =
           pipedream_weight_versions(static_cast<int64_t>(metrics.stages), static_cast<int64_t>(metrics.per_stage.size()),
                                     micro_batches, schedule == "pipedream-2bw");
-      stage.weight_versions = in_flight;
-      stage.staleness = in_flight - 1;
+      stage.weight_versions = versions;
+      stage.staleness = versions - 1;
     }
     metrics.bubble_fraction += stage.bubble_fraction / k;
     metrics.per_stage.push_back(stage);
