@@ -67,12 +67,12 @@ OpGraph build_mixtral(const JsonReader& parameters, int64_t batch_size, double d
   const int64_t hidden = shape.transformer.hidden;
   // Rows each expert takes per sample: its share of the routed tokens, padded to the capacity;
   // under imbalance the first expert's f x that share, the others what remains.
-  const double routed = static_cast<double>(top_k * shape.transformer.sequence);
+  const double routed_rows = static_cast<double>(top_k * shape.transformer.sequence);
   auto rows_for = [](double share) { return std::max<int64_t>(1, static_cast<int64_t>(std::ceil(share - 1e-9))); };
-  const int64_t rows = rows_for(capacity_factor * routed / static_cast<double>(experts));
-  const int64_t busiest = rows_for(imbalance * routed / static_cast<double>(experts));
+  const int64_t rows = rows_for(capacity_factor * routed_rows / static_cast<double>(experts));
+  const int64_t busiest = rows_for(imbalance * routed_rows / static_cast<double>(experts));
   const int64_t others =
-      experts > 1 ? rows_for((routed - static_cast<double>(busiest)) / static_cast<double>(experts - 1)) : busiest;
+      experts > 1 ? rows_for((routed_rows - static_cast<double>(busiest)) / static_cast<double>(experts - 1)) : busiest;
 
   OpGraph graph("mixtral");
   LayerBuilder b(graph, batch_size, dtype_bytes);
