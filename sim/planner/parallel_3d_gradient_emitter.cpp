@@ -1,5 +1,6 @@
 #include "sim/planner/parallel_3d_gradient_emitter.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
@@ -10,6 +11,23 @@
 namespace placesim {
 
 namespace {
+
+/// Adds replica d's update on stage s, rank r. Megatron-LM and DeepSpeed's pipeline engine step
+/// the optimizer once the stage's schedule has run, so an update also waits for the stage's last
+/// slot to close: it never runs between that slot's backward tasks. `reduced_all`, when given,
+/// is the (stage, rank)'s last gradient reduction of the step: `optimizer.step()` follows the
+/// whole backward pass with every bucket reduced (PyTorch DDP's backward returns after its last
+/// bucket; Megatron's gradient-norm clipping reads every gradient), so no update overlaps a
+/// later bucket's reduction.
+TaskId add_update(Parallel3dEmission* emission, Task update, int64_t d, int64_t s, int64_t r,
+                  std::optional<TaskId> reduced_all = std::nullopt) {
+  Parallel3dEmission& e = *emission;
+  for (TaskId marker : e.previous_slot_ends[d][s][r]) update.deps.push_back(marker);
+  if (reduced_all && std::find(update.deps.begin(), update.deps.end(), *reduced_all) == update.deps.end()) {
+    update.deps.push_back(*reduced_all);
+  }
+  return e.emitter.add(std::move(update));
+}
 
 /// The ops with weights for which `reduced_here` holds, in buckets of e.options.bucket_bytes in
 /// the order backward completes them (the reverse of the forward order), as PyTorch DDP fills them.
@@ -84,7 +102,7 @@ void emit_expert_gradient_updates(Parallel3dEmission* emission, int64_t step, co
               Task update = optimizer_task(updated, e.run.optimizer, e.device(d, s, r), step, e.replicas > 1 ? d : -1,
                                            reduced ? *reduced : last_backward[d][v][r]);
               update.name += e.rank_name(r) + scope.tag;
-              e.previous_update[d][v][r] = e.emitter.add(std::move(update));
+              e.previous_update[d][v][r] = add_update(&e, std::move(update), d, s, r);
             }
           }
         }
@@ -106,6 +124,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
   // Gradients: accumulated over the micro-batches, all-reduced across replicas per (stage,
   // rank) in buckets in the order backward completes them, then one update per shard.
   std::map<std::tuple<int64_t, OpId, int64_t>, TaskId> reduced_tied;  // by (replica, op, rank)
+  std::map<std::tuple<int64_t, int64_t, int64_t>, TaskId> last_reduction;  // by (replica, stage, rank)
   for (int64_t s = 0; s < e.stages; ++s) {
     if (scope.stage >= 0 && s != scope.stage) continue;
     for (int64_t r = 0; r < e.simulated_ranks; ++r) {
@@ -113,6 +132,15 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
         // Experts: emit_expert_gradient_updates.
         return static_cast<int64_t>(P.stage_of[v]) == s && !last_backward[0][v].empty() && !P.expert_op(v);
       });
+      // Each bucket's updates wait for its reduction, and all of them for the last bucket's
+      // (add_update): they are emitted once every bucket's reduction is.
+      struct PendingUpdate {
+        int64_t replica;
+        OpId op;
+        TaskId after;
+      };
+      std::vector<PendingUpdate> pending;
+      std::vector<std::optional<TaskId>> reduced_all(static_cast<size_t>(e.simulated_replicas));
       for (size_t b = 0; b < buckets.size(); ++b) {
         std::vector<TaskId> gradient_ready;
         for (int64_t d = 0; d < e.simulated_replicas; ++d) {
@@ -158,20 +186,29 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
           }
         }
         for (int64_t d = 0; d < e.simulated_replicas; ++d) {
+          if (e.replicas > 1) reduced_all[static_cast<size_t>(d)] = reduced_for[static_cast<size_t>(d)];
           for (OpId v : buckets[b]) {
             TaskId after = e.replicas > 1 ? reduced_for[static_cast<size_t>(d)] : last_backward[d][v][r];
             if (P.tied[v]) {  // updated after the tied all-reduce, below
               reduced_tied[{d, v, r}] = after;
               continue;
             }
-            // ZeRO 1-3: each replica updates its 1/shards of the optimizer state only.
-            Op updated = P.holder(v, e.graph);
-            if (e.options.zero_stage >= 1) updated.parameter_count /= static_cast<double>(e.shards);
-            Task update = optimizer_task(updated, e.run.optimizer, e.device(d, s, r), step, e.replicas > 1 ? d : -1, after);
-            update.name += e.rank_name(r) + scope.tag;
-            e.previous_update[d][v][r] = e.emitter.add(std::move(update));
+            pending.push_back({d, v, after});
           }
         }
+      }
+      for (int64_t d = 0; d < e.simulated_replicas; ++d) {
+        if (reduced_all[static_cast<size_t>(d)]) last_reduction[{d, s, r}] = *reduced_all[static_cast<size_t>(d)];
+      }
+      for (const PendingUpdate& p : pending) {
+        // ZeRO 1-3: each replica updates its 1/shards of the optimizer state only.
+        Op updated = P.holder(p.op, e.graph);
+        if (e.options.zero_stage >= 1) updated.parameter_count /= static_cast<double>(e.shards);
+        Task update =
+            optimizer_task(updated, e.run.optimizer, e.device(p.replica, s, r), step, e.replicas > 1 ? p.replica : -1, p.after);
+        update.name += e.rank_name(r) + scope.tag;
+        e.previous_update[p.replica][p.op][r] =
+            add_update(&e, std::move(update), p.replica, s, r, reduced_all[static_cast<size_t>(p.replica)]);
       }
     }
   }
@@ -197,7 +234,10 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
           Task update = optimizer_task(updated, e.run.optimizer, e.device(d, static_cast<int64_t>(P.stage_of[v]), r), step,
                                        e.replicas > 1 ? d : -1, reduced);
           update.name += e.rank_name(r);
-          e.previous_update[d][v][r] = e.emitter.add(std::move(update));
+          const int64_t stage = static_cast<int64_t>(P.stage_of[v]);
+          auto last = last_reduction.find({d, stage, r});
+          e.previous_update[d][v][r] = add_update(&e, std::move(update), d, stage, r,
+                                                  last != last_reduction.end() ? std::optional<TaskId>(last->second) : std::nullopt);
         }
       }
     }

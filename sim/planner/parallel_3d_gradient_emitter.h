@@ -1,7 +1,8 @@
 // The end of a 3D plan's step: each (stage, rank)'s gradients, complete after the last
 // micro-batch, reduced across the data-parallel replicas in buckets in the order backward
 // finishes them (all-reduce; ZeRO 3 reduce-scatter; hybrid sharding: reduce-scatter in the shard
-// group, then all-reduce across groups), then one optimizer update per shard; tied weights'
+// group, then all-reduce across groups), then one optimizer update per shard, after the stage's
+// last slot and its rank's last bucket (optimizer.step() with every gradient reduced); tied weights'
 // two copies all-reduced between their stages before both are updated. Under PipeDream's
 // schedule, one stage's after every micro-batch instead.
 #pragma once

@@ -436,6 +436,62 @@ TEST(Parallel3d, DataParallelReplicasAddOneGradientAllReducePerRank) {
   EXPECT_NEAR(step_seconds(2) - step_seconds(1), allreduce, 1e-7);
 }
 
+// PyTorch DDP's backward returns once its last bucket is all-reduced, and only then does the
+// optimizer step: with buckets of one op each (bucket_bytes 1), data 2 x tensor 2 reduces the
+// layer's gradients in several buckets, and every update waits for its rank's last one, not only
+// for its own bucket's; the step then ends with all the buckets' all-reduces plus every update,
+// none of them overlapping.
+TEST(Parallel3d, EveryUpdateWaitsForItsRanksLastGradientBucket) {
+  Cluster cluster = switched_gpus(4);
+  RunOptions run;
+  run.batch_size = 8;
+  ParallelismOptions options = tensor_parallel(4);
+  options.tensor = 2;
+  options.data = 2;
+  options.bucket_bytes = 1;
+  ExecutionPlan plan = build_parallel_3d_plan(layer_graph(), cluster, run, options, "dp", nullptr);
+  std::map<DeviceId, TaskId> last_bucket;  // emission order is the order of the chain
+  size_t buckets = 0;
+  for (const Task& task : plan.tasks) {
+    if (task.kind != TaskKind::kCollective || task.name.rfind("dp-allreduce/", 0) != 0) continue;
+    ++buckets;
+    for (DeviceId device : task.group) last_bucket[device] = task.id;
+  }
+  ASSERT_GE(buckets, 4u);  // at least two buckets per rank
+  size_t updates = 0;
+  for (const Task& task : plan.tasks) {
+    if (task.phase != Phase::kOptimizer) continue;
+    ++updates;
+    ASSERT_TRUE(last_bucket.count(task.device)) << task.name;
+    EXPECT_NE(std::find(task.deps.begin(), task.deps.end(), last_bucket[task.device]), task.deps.end()) << task.name;
+  }
+  EXPECT_GT(updates, 0u);
+}
+
+// Megatron-LM steps the optimizer after the stage's schedule: with tensor 4 and no data
+// parallelism, every update of layer h.1's ops on a rank waits for the marker closing that rank's
+// last backward slot (micro-batch 0's, the only one), so no update runs between the slot's
+// backward tasks and the all-reduces among them.
+TEST(Parallel3d, UpdatesWaitForTheStagesLastBackwardSlot) {
+  const ExecutionPlan plan = tensor_4_gpt_plan(true);
+  std::map<std::string, TaskId> id_of;
+  for (const Task& task : plan.tasks) id_of[task.name] = task.id;
+  size_t updates = 0;
+  for (const Task& task : plan.tasks) {
+    if (task.phase != Phase::kOptimizer || task.op.rfind("h.1/", 0) != 0) continue;
+    ++updates;
+    const std::string rank = task.name.substr(task.name.rfind("/tp"));
+    bool after_slot = false;
+    for (TaskId dep : task.deps) {
+      const Task& before = plan.tasks[dep];
+      after_slot = after_slot || (before.op_kind == OpKind::kNoOp && before.phase == Phase::kBackward &&
+                                  before.device == task.device && before.name.rfind("mb0/", 0) == 0);
+    }
+    EXPECT_TRUE(after_slot) << task.name << rank;
+  }
+  EXPECT_GT(updates, 0u);
+}
+
 // data 2 x pipeline 2 x tensor 2 on 8 GPUs: replica d, stage s, rank r runs on GPU 4d + 2s + r;
 // tensor all-reduces stay inside a (replica, stage) pair, data-parallel ones join the same
 // (stage, rank) of both replicas.

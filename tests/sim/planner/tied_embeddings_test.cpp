@@ -79,8 +79,19 @@ TEST(TiedEmbeddings, TheGradientIsAllReducedBetweenFirstAndLastStageBeforeTheUpd
   for (const Task& task : planned.plan.tasks) {
     if (task.phase != Phase::kOptimizer || (task.op != "embedding/wte" && task.op != "lm_head/MatMul")) continue;
     ++updates;
-    ASSERT_EQ(task.deps.size(), 1u) << task.name;
-    EXPECT_NE(std::find(tied.begin(), tied.end(), task.deps.front()), tied.end()) << task.name;
+    // The tied all-reduce, the marker closing the stage's last slot (updates follow the schedule)
+    // and the stage's last data-parallel all-reduce (the optimizer steps with every gradient reduced).
+    ASSERT_EQ(task.deps.size(), 3u) << task.name;
+    const auto is_tied = [&](TaskId id) { return std::find(tied.begin(), tied.end(), id) != tied.end(); };
+    EXPECT_EQ(std::count_if(task.deps.begin(), task.deps.end(), is_tied), 1) << task.name;
+    EXPECT_EQ(std::count_if(task.deps.begin(), task.deps.end(),
+                            [&](TaskId id) { return planned.plan.tasks[id].op_kind == OpKind::kNoOp; }),
+              1)
+        << task.name;
+    EXPECT_EQ(std::count_if(task.deps.begin(), task.deps.end(),
+                            [&](TaskId id) { return planned.plan.tasks[id].name.rfind("dp-allreduce/", 0) == 0; }),
+              1)
+        << task.name;
   }
   EXPECT_EQ(updates, 8u);  // two copies x data 2 x tensor 2
 }
