@@ -299,7 +299,8 @@ class CpuExecutor final : public Executor {
   struct Collective {
     std::vector<CollectiveStep> steps;
     std::vector<AllreduceChunk> chunks;
-    size_t elements = 0;
+    size_t elements = 0;         ///< per member: the input (and, but for an all-to-all, the result)
+    size_t buffer_elements = 0;  ///< per member's buffer: an all-to-all's receives after its input
     std::vector<bool> local_member;  ///< per member of task.group: on this host
     std::vector<Role> roles;         ///< per step
     std::vector<size_t> owner;       ///< per step this process runs: index in owners_
@@ -328,7 +329,6 @@ class CpuExecutor final : public Executor {
     if (distinct.size() != task.group.size()) reject("a device appears twice in its group");
     std::string why;
     if (!collective_supported(task.collective, task.algorithm, &why)) reject(why);
-    if (task.collective == CollectiveKind::kAllToAll) reject("an all-to-all, which the cpu backend does not run yet (the simulator's tiers do)");
     if (!applicable(task.algorithm, task.group, cluster, &why)) reject(why);
     return schedule_of(task, cluster);
   }
@@ -365,7 +365,8 @@ class CpuExecutor final : public Executor {
   /// run here and on which copy thread, and their MPI tags (from `first_tag`, for steps between hosts).
   void prepare_collective(Layout& layout, const Task& task, std::vector<CollectiveStep> steps, int64_t first_tag) {
     Collective& collective = collectives_[task.id];
-    collective.elements = size_t(std::ceil(std::max(0.0, task.bytes) / sizeof(float)));
+    collective.elements = collective_elements(task.collective, task.group, task.bytes);
+    collective.buffer_elements = collective_buffer_elements(task.collective, collective.elements);
     collective.chunks =
         collective_chunks(task.collective, task.algorithm, task.group, layout.cluster, steps, collective.elements);
     collective.steps = std::move(steps);
@@ -375,7 +376,7 @@ class CpuExecutor final : public Executor {
       collective.local_member[member] = layout.cluster.device(task.group[member]).node == layout.rank;
       if (!collective.local_member[member]) continue;
       size_t& largest = layout.largest_collective[task.group[member]];
-      largest = std::max({largest, collective.elements, size_t{1}});
+      largest = std::max({largest, collective.buffer_elements, size_t{1}});
     }
     auto member_of = [&](DeviceId device) {
       return size_t(std::find(task.group.begin(), task.group.end(), device) - task.group.begin());
@@ -472,10 +473,17 @@ class CpuExecutor final : public Executor {
     collective.buffers.assign(task.group.size(), nullptr);
     for (size_t member = 0; member < task.group.size(); ++member) {
       if (!collective.local_member[member]) continue;
-      CollectiveBuffer* buffer = pool_.acquire(task.group[member], std::max<size_t>(collective.elements, 1));
+      CollectiveBuffer* buffer = pool_.acquire(task.group[member], std::max<size_t>(collective.buffer_elements, 1));
       collective.buffers[member] = buffer;
       if (options_.before_collective) {
         options_.before_collective(task, member, buffer->values.data(), collective.elements);
+      }
+      if (task.collective == CollectiveKind::kAllToAll) {
+        // The member's own part stays with it: copied to its received parts, as NCCL's
+        // all-to-all copies it locally (no schedule step carries it).
+        const size_t part = collective.elements / task.group.size();
+        float* values = buffer->values.data();
+        std::memcpy(values + collective.elements + member * part, values + member * part, part * sizeof(float));
       }
     }
     collective.pending = collective.initial_pending;
@@ -514,7 +522,8 @@ class CpuExecutor final : public Executor {
       CollectiveBuffer* buffer = collective.buffers[member];
       if (!buffer) continue;
       if (options_.after_collective) {
-        options_.after_collective(task, member, buffer->values.data(), collective.elements);
+        const size_t result = collective.buffer_elements - collective.elements;  // an all-to-all's receives
+        options_.after_collective(task, member, buffer->values.data() + result, collective.elements);
       }
       pool_.release(task.group[member], buffer);
     }
@@ -535,7 +544,7 @@ class CpuExecutor final : public Executor {
       group_->send(owner.peer_rank, collective.tag[step], from->values.data() + chunk.offset, bytes);
       return;
     }
-    float* target = into->values.data() + chunk.offset;
+    float* target = into->values.data() + chunk.destination();
     float* received = chunk.reduces ? owner.scratch.data() : target;
     if (role == Role::kReceive) group_->receive(owner.peer_rank, collective.tag[step], received, bytes);
     else std::memcpy(received, from->values.data() + chunk.offset, bytes);

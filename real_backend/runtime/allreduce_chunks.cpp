@@ -1,5 +1,7 @@
 #include "real_backend/runtime/allreduce_chunks.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -238,11 +240,43 @@ std::vector<AllreduceChunk> allreduce_chunks(CollectiveAlgorithm algorithm, cons
   return {};
 }
 
+size_t collective_elements(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes) {
+  const size_t floats = static_cast<size_t>(std::ceil(std::max(0.0, bytes) / sizeof(float)));
+  if (kind != CollectiveKind::kAllToAll || group.size() < 2) return floats;
+  const size_t n = group.size();
+  return (floats + n - 1) / n * n;
+}
+
+size_t collective_buffer_elements(CollectiveKind kind, size_t elements) {
+  return kind == CollectiveKind::kAllToAll ? 2 * elements : elements;
+}
+
 std::vector<AllreduceChunk> collective_chunks(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                               const std::vector<DeviceId>& group, const Cluster& cluster,
                                               const std::vector<CollectiveStep>& steps, size_t elements) {
   if (kind == CollectiveKind::kAllReduce) return allreduce_chunks(algorithm, group, cluster, steps, elements);
   const Checker check(algorithm);
+  if (kind == CollectiveKind::kAllToAll) {
+    const size_t n = group.size();
+    check.require(algorithm == CollectiveAlgorithm::kPairwise, "an all-to-all that is not pairwise");
+    check.require(n < 2 || elements % n == 0, "an all-to-all whose elements do not split into equal parts");
+    check.require(steps.size() == (n < 2 ? 0 : n * (n - 1)), "an all-to-all without one step per ordered pair");
+    const size_t part = n < 2 ? 0 : elements / n;
+    std::vector<AllreduceChunk> chunks;
+    size_t s = 0;
+    for (size_t i = 0; i < n && n >= 2; ++i) {
+      for (size_t j = 0; j < n; ++j) {
+        if (i == j) continue;
+        const CollectiveStep& step = steps[s++];
+        check.require(step.from == group[i] && step.to == group[j] && step.deps.empty() && step.latency_rounds == 1,
+                      "an all-to-all step out of the (sender, receiver) order");
+        AllreduceChunk chunk{j * part, part, false};
+        chunk.into_offset = elements + i * part;
+        chunks.push_back(chunk);
+      }
+    }
+    return chunks;
+  }
   check.require((kind == CollectiveKind::kAllGather || kind == CollectiveKind::kReduceScatter) &&
                     (algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kHierarchical),
                 "a " + to_string(kind) + " that is not a ring or hierarchical all-gather or reduce-scatter");

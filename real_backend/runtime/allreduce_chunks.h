@@ -16,11 +16,16 @@
 namespace placesim::real {
 
 /// Elements [offset, offset + count) of the sender's buffer, added into (reduces) or copied over
-/// the same elements of the receiver's buffer.
+/// the same elements of the receiver's buffer, or, where `into_offset` is set (an all-to-all's
+/// parts), copied to the receiver's elements [into_offset, into_offset + count).
 struct AllreduceChunk {
+  static constexpr size_t kSameOffset = static_cast<size_t>(-1);
   size_t offset = 0;
   size_t count = 0;
   bool reduces = false;
+  size_t into_offset = kSameOffset;
+  /// Where the receiver's elements begin.
+  size_t destination() const { return into_offset == kSameOffset ? offset : into_offset; }
 };
 
 /// One chunk per step of `steps`, which must be allreduce_schedule(algorithm, group, S, cluster,
@@ -32,7 +37,18 @@ std::vector<AllreduceChunk> allreduce_chunks(CollectiveAlgorithm algorithm, cons
                                              const Cluster& cluster, const std::vector<CollectiveStep>& steps,
                                              size_t elements);
 
-/// The same for a collective of `kind`: allreduce_chunks for an all-reduce; for an all-gather or
+/// Elements each member's buffer holds for a collective of `kind` over `group` carrying `bytes`:
+/// ceil(bytes / 4) floats; an all-to-all's, rounded up to a multiple of the group's size (its n
+/// equal parts).
+size_t collective_elements(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes);
+
+/// Elements a member's buffer needs for that collective: `elements`, or twice that for an
+/// all-to-all, which runs out of place as NCCL's does (the parts to send, then the parts received).
+size_t collective_buffer_elements(CollectiveKind kind, size_t elements);
+
+/// The same for a collective of `kind`: allreduce_chunks for an all-reduce; for an all-to-all
+/// (pairwise exchanges, collective_schedule's n(n-1) steps, sender i then receiver j), part j of
+/// member i's first `elements` copied to member j's received part i, at elements + i x part; for an all-gather or
 /// reduce-scatter (collective_schedule's steps, per round), the second or first half of the
 /// all-reduce of the same algorithm (ring or hierarchical): a reduce-scatter leaves each device
 /// with the part of the sum that device holds reduced half-way through that all-reduce (ring

@@ -41,7 +41,9 @@ struct ExecutionOptions {
   /// Test hooks, CPU executor only (null elsewhere): called under the executor's lock, inside the
   /// timed region, with a collective task, the index in task.group of a member device this process
   /// runs, and that member's buffer of ceil(bytes / 4) floats: just before the collective's first
-  /// step (to fill it) and after its last (to read the sums). (Pointer and count, not std::span:
+  /// step (to fill it) and after its last (to read the sums). An all-to-all's count is rounded up
+  /// to n equal parts; before it the buffer holds the parts to send (part j for member j), after
+  /// it the parts received (part i from member i). (Pointer and count, not std::span:
   /// nvcc compiles this header as C++17.)
   std::function<void(const Task&, size_t member, float* values, size_t count)> before_collective;
   std::function<void(const Task&, size_t member, const float* values, size_t count)> after_collective;

@@ -110,9 +110,12 @@ ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& clu
                     " devices are needed (one per replica, stage, context rank and tensor rank)");
     }
   } else {
-    std::vector<DeviceId> candidates = cluster_accelerators(cluster);
+    // Its GPUs (or TPUs); a cluster of CPUs only (the real backend's measured-cpu) its CPUs.
+    const bool cpus_only = cluster_accelerators(cluster).empty();
+    std::vector<DeviceId> candidates = accelerators_else_cpus(cluster);
     if (product > static_cast<int64_t>(candidates.size())) {
-      reader.fail(sizes + " devices, but the cluster has " + std::to_string(candidates.size()) + " GPUs");
+      reader.fail(sizes + " devices, but the cluster has " + std::to_string(candidates.size()) +
+                  (cpus_only ? " CPUs and no GPUs" : " GPUs"));
     }
     options.devices.assign(candidates.begin(), candidates.begin() + product);
   }

@@ -7,11 +7,11 @@
 namespace placesim {
 namespace {
 
-/// How many accelerators each machine holds, by node number: counted once, so that checking every
+/// How many accelerators (on a cluster without any, CPUs) each machine holds, by node number: counted once, so that checking every
 /// tensor group of 800,000 GPUs is linear (a scan of the cluster per group took over 10 minutes).
 std::unordered_map<int, size_t> accelerators_by_node(const Cluster& cluster) {
   std::unordered_map<int, size_t> counts;
-  for (DeviceId id : cluster_accelerators(cluster)) ++counts[cluster.device(id).node];
+  for (DeviceId id : accelerators_else_cpus(cluster)) ++counts[cluster.device(id).node];
   return counts;
 }
 

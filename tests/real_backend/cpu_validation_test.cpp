@@ -176,6 +176,40 @@ TEST(CpuValidation, DataParallelMlpRunsItsAllReduceAfterTheGradientsAndBeforeThe
   std::filesystem::remove_all(profiles);
 }
 
+// Expert parallelism on this machine: the bundled tiny Mixtral's all-to-alls (each MoE layer's
+// dispatch and combine, forward and backward) run on the CPU backend between the two cores, each
+// after its deps and before its successors, and take time; so do the dense gradients' all-reduces.
+TEST(CpuValidation, ExpertParallelMixtralRunsItsAllToAllsBetweenTheCores) {
+  if (real::usable_cpus() < 2) GTEST_SKIP() << "the scenario has two devices, one core each";
+  const std::filesystem::path profiles = make_temp_directory();
+  auto calibrated = run_placesim({"calibrate", "--quick", "-o", (profiles / "measured-cpu.json").string()});
+  ASSERT_EQ(calibrated.exit_status, 0) << calibrated.output;
+  const std::string scenario = "real_backend/scenarios/cpu_mixtral_tiny_expert_parallel.json";
+  const std::string report = (profiles / "measured.json").string();
+  auto executed = run_placesim({"--profiles", profiles.string(), "execute", scenario, "--backend", "cpu", "-q",
+                                "--warmup", "0", "--runs", "1", "--report", report});
+  ASSERT_EQ(executed.exit_status, 0) << executed.output;
+
+  HardwareCatalog catalog(profiles);
+  PlannedScenario planned = plan_scenario(load_scenario(std::string(PLACESIM_SOURCE_DIR) + "/" + scenario, catalog));
+  const Json tasks = parse_json_file(report).at("tasks");
+  ASSERT_EQ(tasks.size(), planned.plan.tasks.size());
+  auto start = [&](TaskId id) { return tasks.at(id).at("start_seconds").get<double>(); };
+  auto end = [&](TaskId id) { return tasks.at(id).at("end_seconds").get<double>(); };
+  std::map<CollectiveKind, size_t> collectives;
+  for (const Task& task : planned.plan.tasks) {
+    for (TaskId dep : task.deps) EXPECT_GE(start(task.id), end(dep)) << task.name << " after " << planned.plan.tasks[dep].name;
+    if (task.kind != TaskKind::kCollective) continue;
+    ++collectives[task.collective];
+    EXPECT_EQ(task.group.size(), 2u) << task.name;
+    EXPECT_GT(end(task.id), start(task.id)) << task.name << " moved its bytes";
+  }
+  // 2 MoE layers x (dispatch + combine) x (forward + backward) per replica group.
+  EXPECT_EQ(collectives[CollectiveKind::kAllToAll], 8u);
+  EXPECT_GE(collectives[CollectiveKind::kAllReduce], 1u);
+  std::filesystem::remove_all(profiles);
+}
+
 TEST(CpuValidation, PlansAndBackendsThisMachineLacksFailWithStatus2AndWriteNothing) {
   const std::filesystem::path outputs = make_temp_directory();
   const std::string report = (outputs / "r.json").string();
