@@ -216,6 +216,24 @@ std::filesystem::path collective_profile_path(const std::string& value, const st
   return profiles_root / "collectives" / (value + ".csv");
 }
 
+namespace {
+
+/// Smallest sizes up to which a curve is taken to have measured the latency floor: nccl-tests'
+/// default runs start at 8 B, DeepBench's at 400 KB, vTrain's at 1 MiB; a run that starts at
+/// 32 MiB (xxrjun/nccl-tests-cluster's --minbytes 32M) does not show where small messages stop
+/// getting cheaper.
+constexpr double kLatencyFloorMeasuredBelowBytes = 1024.0 * 1024.0;
+
+/// Whether `curve` prices a collective of `bytes`: within or above its measured sizes, or below
+/// them when it starts low enough to have reached the latency floor (CollectiveCurve::seconds
+/// then holds its smallest size's time). Otherwise the link-rate model prices it.
+bool covers(const CollectiveCurve& curve, double bytes) {
+  return !curve.points.empty() &&
+         (bytes >= curve.points.front().bytes || curve.points.front().bytes <= kLatencyFloorMeasuredBelowBytes);
+}
+
+}  // namespace
+
 std::optional<double> measured_collective_seconds(CollectiveKind kind, const std::vector<DeviceId>& group,
                                                   double bytes, const Cluster& cluster) {
   if (group.size() < 2 || bytes <= 0) return 0.0;
@@ -231,11 +249,12 @@ std::optional<double> measured_collective_seconds(CollectiveKind kind, const std
     if (device.shares_compute_with && *device.shares_compute_with != id) return std::nullopt;
   }
   const int gpus = static_cast<int>(group.size());
-  if (const CollectiveCurve* own = cluster.collective_profile->find(kind, gpus)) return own->seconds(bytes);
+  const CollectiveCurve* own = cluster.collective_profile->find(kind, gpus);
+  if (own && covers(*own, bytes)) return own->seconds(bytes);
   // An all-to-all's pairs cross the machine's links otherwise than a ring's: only its own curve.
   if (kind == CollectiveKind::kAllToAll) return std::nullopt;
   const CollectiveCurve* all_reduce = cluster.collective_profile->find(CollectiveKind::kAllReduce, gpus);
-  if (!all_reduce) return std::nullopt;
+  if (!all_reduce || !covers(*all_reduce, bytes)) return std::nullopt;
   return all_reduce->seconds_as(kind, bytes);
 }
 

@@ -98,7 +98,8 @@ std::filesystem::path collective_profile_path(const std::string& value, const st
 /// for an all-gather or reduce-scatter), or nullopt where none applies and the link-rate
 /// schedules must run: no profile, a link rescaled by perturbations (the curve measured other
 /// hardware), a device that is not a GPU or shares its compute, devices on different machines,
-/// no curve for the group's size, or another kind than these three. An all-gather or
+/// no curve for the group's size, a size below a curve that starts above 1 MiB (it did not
+/// measure the latency floor), or another kind than these four. An all-gather or
 /// reduce-scatter without a curve of its own reads the bus bandwidth of the all-reduce curve at
 /// the same size (nccl-tests defines busbw so that it is the hardware's for every collective,
 /// doc/PERFORMANCE.md; at equal size all three move chunks of S/N): S (N-1)/N / busbw_AR(S).
