@@ -140,10 +140,6 @@ class CudaExecutor final : public Executor, private TaskLauncher {
   /// An all-reduce runs on NCCL: every member a GPU, one GPU per rank; this host checks its own.
   void check_collective(const Task& task, const Cluster& cluster, const std::string& where, const std::string& path,
                         int rank) const {
-    if (task.collective == CollectiveKind::kAllToAll) {
-      throw InputError(where, path, "task \"" + task.name + "\" is an all-to-all, which the cuda backend does not run "
-                                                             "yet (the simulator's tiers do)");
-    }
 #ifndef PLACESIM_WITH_NCCL
     (void)cluster;
     (void)rank;
@@ -225,7 +221,9 @@ class CudaExecutor final : public Executor, private TaskLauncher {
         if (task.group.size() > 1 && (task.bytes > 0 || spans_hosts_[task.id])) {
           NcclGroup& group = nccl_groups_[task.group];
           // All-gathers and reduce-scatters move whole parts of elements / N: at least one each.
-          group.elements = std::max({group.elements, size_t(std::ceil(task.bytes / sizeof(float))), task.group.size()});
+          // An all-to-all runs out of place: its parts to send, then those it receives.
+          const size_t floats = std::max(size_t(std::ceil(task.bytes / sizeof(float))), task.group.size());
+          group.elements = std::max(group.elements, task.collective == CollectiveKind::kAllToAll ? 2 * floats : floats);
           group.spans_hosts = spans_hosts_[task.id];
           if (group.spans_hosts) group.id_tag = int(plan.tasks.size()) + spanning.at(task.group);
           if (group_) collectives_in_order_.add(task.id);

@@ -68,8 +68,9 @@ void close_nccl_group(NcclGroup* group) {
 }
 
 void enqueue_nccl_collective(NcclGroup& group, CollectiveKind kind, double bytes, size_t ranks, cudaEvent_t start) {
-  const size_t count = std::max<size_t>(group.spans_hosts ? 1 : 0,
-                                        std::min(group.elements, size_t(std::ceil(bytes / sizeof(float)))));
+  // An all-to-all's input takes the first half of the buffer (open_nccl_group sized it twice).
+  const size_t capacity = kind == CollectiveKind::kAllToAll ? group.elements / 2 : group.elements;
+  const size_t count = std::max<size_t>(group.spans_hosts ? 1 : 0, std::min(capacity, size_t(std::ceil(bytes / sizeof(float)))));
   // Gathers and scatters move count / N elements per rank (at least one where anything moves).
   const size_t per_rank = count == 0 ? 0 : std::max<size_t>(1, count / ranks);
   check(cudaSetDevice(group.ordinals.front()), "cudaSetDevice");
@@ -89,6 +90,19 @@ void enqueue_nccl_collective(NcclGroup& group, CollectiveKind kind, double bytes
         check_nccl(ncclReduceScatter(group.buffers[i], own_part, per_rank, ncclFloat, ncclSum, group.comms[i],
                                      group.streams[i]),
                    "ncclReduceScatter");
+        break;
+      case CollectiveKind::kAllToAll:
+        // Part r of this rank's input to rank r, part r of its output from rank r: NCCL's
+        // all-to-all as grouped point-to-point calls (NCCL has no ncclAllToAll; its
+        // alltoall_perf does the same).
+        for (size_t peer = 0; peer < ranks; ++peer) {
+          check_nccl(ncclSend(group.buffers[i] + peer * per_rank, per_rank, ncclFloat, int(peer), group.comms[i],
+                              group.streams[i]),
+                     "ncclSend");
+          check_nccl(ncclRecv(group.buffers[i] + capacity + peer * per_rank, per_rank, ncclFloat, int(peer),
+                              group.comms[i], group.streams[i]),
+                     "ncclRecv");
+        }
         break;
       default:
         check_nccl(ncclAllReduce(group.buffers[i], group.buffers[i], count, ncclFloat, ncclSum, group.comms[i],

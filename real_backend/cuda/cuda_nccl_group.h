@@ -52,7 +52,9 @@ void close_nccl_group(NcclGroup* group);
 
 /// Records `start` on member 0's stream, runs one collective of `bytes` on every member (one
 /// NCCL group call: ncclAllReduce of `bytes`; ncclAllGather / ncclReduceScatter of `bytes` in
-/// total, bytes / N per rank, in place) and makes member 0's stream wait for every member's end.
+/// total, bytes / N per rank, in place; an all-to-all as an ncclSend and an ncclRecv of bytes / N
+/// per peer, out of place: the group's buffers hold twice its largest all-to-all) and makes
+/// member 0's stream wait for every member's end.
 void enqueue_nccl_collective(NcclGroup& group, CollectiveKind kind, double bytes, size_t ranks, cudaEvent_t start);
 
 }  // namespace placesim::real

@@ -523,12 +523,17 @@ TEST(CudaExecutor, AllReducesWithNcclBetweenTwoGpus) {
   TaskId gradient0 = add(plan, compute_task(0, 2e10, 1e6, OpKind::kMatMul));
   TaskId gradient1 = add(plan, compute_task(1, 2e10, 1e6, OpKind::kMatMul));
   TaskId reduced = add(plan, allreduce({0, 1}, CollectiveAlgorithm::kRing, 256e6), {gradient0, gradient1});
-  add(plan, compute_task(0, 0, 1e8, OpKind::kElementwise), {reduced});
+  // An all-to-all after it (grouped ncclSend/ncclRecv, out of place in the group's buffers).
+  Task exchange = allreduce({0, 1}, CollectiveAlgorithm::kPairwise, 64e6);
+  exchange.collective = CollectiveKind::kAllToAll;
+  TaskId exchanged = add(plan, exchange, {reduced});
+  add(plan, compute_task(0, 0, 1e8, OpKind::kElementwise), {exchanged});
   ExecutionOptions options;
   options.timed_runs = 3;
   Timeline timeline = real::make_executor(Backend::kCuda, options)->simulate(plan, cluster);
   expect_contract(plan, timeline);
   EXPECT_GT(timeline.tasks[reduced].duration(), 0);
+  EXPECT_GT(timeline.tasks[exchanged].duration(), 0);
 #endif
 }
 
