@@ -142,38 +142,53 @@ TEST(CpuValidation, ExecuteRunsThePlanOnTheClusterItsStrategyWasPlannedOn) {
   std::filesystem::remove_all(profiles);
 }
 
-TEST(CpuValidation, DataParallelMlpRunsItsAllReduceAfterTheGradientsAndBeforeTheUpdates) {
-  if (real::usable_cpus() < 2) GTEST_SKIP() << "the scenario has two replicas, one core each";
+/// A bundled CPU scenario calibrated for and executed on this machine: its plan and the measured
+/// start and end of each task (`placesim execute --report`).
+struct ExecutedScenario {
+  PlannedScenario planned;
+  Json tasks;
+  double start(TaskId id) const { return tasks.at(id).at("start_seconds").get<double>(); }
+  double end(TaskId id) const { return tasks.at(id).at("end_seconds").get<double>(); }
+};
+
+/// Calibrates into a temporary profiles directory, executes `scenario` (relative to the source
+/// tree) with `runs` timed runs and reads back its plan and measured tasks; the directory is
+/// removed after.
+void execute_bundled(const std::string& scenario, const std::string& runs, ExecutedScenario* result) {
   const std::filesystem::path profiles = make_temp_directory();
   auto calibrated = run_placesim({"calibrate", "--quick", "-o", (profiles / "measured-cpu.json").string()});
   ASSERT_EQ(calibrated.exit_status, 0) << calibrated.output;
-  const std::string scenario = "real_backend/scenarios/cpu_mlp_data_parallel.json";
   const std::string report = (profiles / "measured.json").string();
   auto executed = run_placesim({"--profiles", profiles.string(), "execute", scenario, "--backend", "cpu", "-q",
-                                "--warmup", "1", "--runs", "3", "--report", report});
+                                "--warmup", "1", "--runs", runs, "--report", report});
   ASSERT_EQ(executed.exit_status, 0) << executed.output;
-
   HardwareCatalog catalog(profiles);
-  PlannedScenario planned = plan_scenario(load_scenario(std::string(PLACESIM_SOURCE_DIR) + "/" + scenario, catalog));
-  const Json tasks = parse_json_file(report).at("tasks");
-  ASSERT_EQ(tasks.size(), planned.plan.tasks.size());
-  auto start = [&](TaskId id) { return tasks.at(id).at("start_seconds").get<double>(); };
-  auto end = [&](TaskId id) { return tasks.at(id).at("end_seconds").get<double>(); };
-  const auto successors = planned.plan.successors();
+  result->planned = plan_scenario(load_scenario(std::string(PLACESIM_SOURCE_DIR) + "/" + scenario, catalog));
+  result->tasks = parse_json_file(report).at("tasks");
+  std::filesystem::remove_all(profiles);
+  ASSERT_EQ(result->tasks.size(), result->planned.plan.tasks.size());
+}
+
+TEST(CpuValidation, DataParallelMlpRunsItsAllReduceAfterTheGradientsAndBeforeTheUpdates) {
+  if (real::usable_cpus() < 2) GTEST_SKIP() << "the scenario has two replicas, one core each";
+  ExecutedScenario run;
+  execute_bundled("real_backend/scenarios/cpu_mlp_data_parallel.json", "3", &run);
+  if (HasFatalFailure()) return;
+  const ExecutionPlan& plan = run.planned.plan;
+  const auto successors = plan.successors();
   size_t collectives = 0;
-  for (const Task& task : planned.plan.tasks) {
-    EXPECT_LE(start(task.id), end(task.id)) << task.name;
-    for (TaskId dep : task.deps) EXPECT_GE(start(task.id), end(dep)) << task.name << " after " << planned.plan.tasks[dep].name;
+  for (const Task& task : plan.tasks) {
+    EXPECT_LE(run.start(task.id), run.end(task.id)) << task.name;
+    for (TaskId dep : task.deps) EXPECT_GE(run.start(task.id), run.end(dep)) << task.name << " after " << plan.tasks[dep].name;
     if (task.kind != TaskKind::kCollective) continue;
     ++collectives;
     EXPECT_EQ(task.group.size(), 2u) << task.name;
     EXPECT_EQ(task.algorithm, CollectiveAlgorithm::kRing) << task.name;
-    EXPECT_GT(end(task.id), start(task.id)) << task.name << " moved and added its bytes";
+    EXPECT_GT(run.end(task.id), run.start(task.id)) << task.name << " moved and added its bytes";
     EXPECT_FALSE(task.deps.empty()) << task.name;
     EXPECT_FALSE(successors[task.id].empty()) << task.name;
   }
   EXPECT_GE(collectives, 1u);
-  std::filesystem::remove_all(profiles);
 }
 
 // Expert parallelism on this machine: the bundled tiny Mixtral's all-to-alls (each MoE layer's
@@ -181,33 +196,21 @@ TEST(CpuValidation, DataParallelMlpRunsItsAllReduceAfterTheGradientsAndBeforeThe
 // after its deps and before its successors, and take time; so do the dense gradients' all-reduces.
 TEST(CpuValidation, ExpertParallelMixtralRunsItsAllToAllsBetweenTheCores) {
   if (real::usable_cpus() < 2) GTEST_SKIP() << "the scenario has two devices, one core each";
-  const std::filesystem::path profiles = make_temp_directory();
-  auto calibrated = run_placesim({"calibrate", "--quick", "-o", (profiles / "measured-cpu.json").string()});
-  ASSERT_EQ(calibrated.exit_status, 0) << calibrated.output;
-  const std::string scenario = "real_backend/scenarios/cpu_mixtral_tiny_expert_parallel.json";
-  const std::string report = (profiles / "measured.json").string();
-  auto executed = run_placesim({"--profiles", profiles.string(), "execute", scenario, "--backend", "cpu", "-q",
-                                "--warmup", "0", "--runs", "1", "--report", report});
-  ASSERT_EQ(executed.exit_status, 0) << executed.output;
-
-  HardwareCatalog catalog(profiles);
-  PlannedScenario planned = plan_scenario(load_scenario(std::string(PLACESIM_SOURCE_DIR) + "/" + scenario, catalog));
-  const Json tasks = parse_json_file(report).at("tasks");
-  ASSERT_EQ(tasks.size(), planned.plan.tasks.size());
-  auto start = [&](TaskId id) { return tasks.at(id).at("start_seconds").get<double>(); };
-  auto end = [&](TaskId id) { return tasks.at(id).at("end_seconds").get<double>(); };
+  ExecutedScenario run;
+  execute_bundled("real_backend/scenarios/cpu_mixtral_tiny_expert_parallel.json", "1", &run);
+  if (HasFatalFailure()) return;
+  const ExecutionPlan& plan = run.planned.plan;
   std::map<CollectiveKind, size_t> collectives;
-  for (const Task& task : planned.plan.tasks) {
-    for (TaskId dep : task.deps) EXPECT_GE(start(task.id), end(dep)) << task.name << " after " << planned.plan.tasks[dep].name;
+  for (const Task& task : plan.tasks) {
+    for (TaskId dep : task.deps) EXPECT_GE(run.start(task.id), run.end(dep)) << task.name << " after " << plan.tasks[dep].name;
     if (task.kind != TaskKind::kCollective) continue;
     ++collectives[task.collective];
     EXPECT_EQ(task.group.size(), 2u) << task.name;
-    EXPECT_GT(end(task.id), start(task.id)) << task.name << " moved its bytes";
+    EXPECT_GT(run.end(task.id), run.start(task.id)) << task.name << " moved its bytes";
   }
   // 2 MoE layers x (dispatch + combine) x (forward + backward) per replica group.
   EXPECT_EQ(collectives[CollectiveKind::kAllToAll], 8u);
   EXPECT_GE(collectives[CollectiveKind::kAllReduce], 1u);
-  std::filesystem::remove_all(profiles);
 }
 
 TEST(CpuValidation, PlansAndBackendsThisMachineLacksFailWithStatus2AndWriteNothing) {
