@@ -2,6 +2,8 @@
 """Join Calculon's per-layout best (calc_sweep.py) with placesim's runs (placesim_runner.py) and
 compare the rankings. Writes out/joined_main.csv and out/compare_main.md."""
 import csv, json, math, os, sys
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import placesim_runner
 
 ROOT = os.path.abspath(os.environ.get('COMPARISON_DIR', '.'))  # where gen/, out/, placesim/, published/ go
 calc = list(csv.DictReader(open(f'{ROOT}/out/calculon_gpt3_175B_64gpu_b64_layouts.csv')))
@@ -107,15 +109,7 @@ from collections import Counter
 ver = Counter((r['calc_status'], r['ps_status']) for r in rows)
 out['verdicts'] = {f'calc={k[0]} / placesim={k[1]}': v for k, v in sorted(ver.items())}
 json.dump(out, open(f'{ROOT}/out/compare_main.json', 'w'), indent=1)
-keys = []
-for r in rows:
-  for k in r:
-    if k not in keys:
-      keys.append(k)
-with open(f'{ROOT}/out/joined_main.csv', 'w', newline='') as f:
-  w = csv.DictWriter(f, fieldnames=keys, restval='')
-  w.writeheader()
-  w.writerows(rows)
+placesim_runner.write_rows(f'{ROOT}/out/joined_main.csv', rows)
 
 
 def f3(x):

@@ -82,6 +82,19 @@ def one(args):
   return row
 
 
+def write_rows(path, rows):
+  """Writes `rows` (dicts) as CSV, the columns every key any row has, in first-seen order."""
+  keys = []
+  for r in rows:
+    for k in r:
+      if k not in keys:
+        keys.append(k)
+  with open(path, 'w', newline='') as f:
+    w = csv.DictWriter(f, fieldnames=keys, restval='')
+    w.writeheader()
+    w.writerows(rows)
+
+
 def main():
   spec = json.load(open(sys.argv[1]))
   scen_dir, out = sys.argv[2], sys.argv[3]
@@ -91,15 +104,7 @@ def main():
   with ThreadPoolExecutor(jobs) as ex:
     rows = list(ex.map(one, [(spec['base'], L, scen_dir) for L in spec['layouts']]))
   wall = time.time() - t0
-  keys = []
-  for r in rows:
-    for k in r:
-      if k not in keys:
-        keys.append(k)
-  with open(out, 'w', newline='') as f:
-    w = csv.DictWriter(f, fieldnames=keys, restval='')
-    w.writeheader()
-    w.writerows(rows)
+  write_rows(out, rows)
   print(json.dumps({'configs': len(rows), 'wall_seconds': wall, 'configs_per_second': len(rows) / wall,
                     'ok': sum(r['ps_status'] == 'ok' for r in rows),
                     'oom': sum(r['ps_status'] == 'oom' for r in rows),

@@ -5,7 +5,7 @@ both Calculon (best Calculon-only options per layout, calc_sweep.eval_layout) an
 
 Usage: PYTHONPATH=src /usr/bin/python3 published.py  -> out/published.csv, out/published.json
 """
-import csv, json, os, sys
+import json, os, sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import calc_sweep
 import placesim_runner
@@ -135,28 +135,16 @@ def main():
   os.makedirs(f'{ROOT}/published/placesim_scenarios', exist_ok=True)
   rows = []
   cache = {}
-  for cs in CASES:
-    for lay in cs['layouts']:
-      rows.append(run_layout(cs, lay, cache))
-      rows[-1]['claim'] = cs['claim']
-      print(rows[-1]['case'], rows[-1]['tag'], rows[-1].get('calc_step_s', rows[-1].get('calc_status')),
-            rows[-1].get('ps_step_s') or rows[-1].get('ps_status'), flush=True)
+  runs = [(cs, lay) for cs in CASES for lay in cs['layouts']]
   for B, rec in fig17:
     cs = dict(name=f'fig17_b{B}', model='gpt_145B', n=128, batch=B, claim='recompute up to 33% slower at small batch; with recompute up to 2x the best no-recompute throughput at large batch (5.6)')
-    lay = L(8, 16, rec=rec, tag=f'recompute={rec}')
+    runs.append((cs, L(8, 16, rec=rec, tag=f'recompute={rec}')))
+  for cs, lay in runs:
     rows.append(run_layout(cs, lay, cache))
     rows[-1]['claim'] = cs['claim']
     print(rows[-1]['case'], rows[-1]['tag'], rows[-1].get('calc_step_s', rows[-1].get('calc_status')),
           rows[-1].get('ps_step_s') or rows[-1].get('ps_status'), flush=True)
-  keys = []
-  for r in rows:
-    for k in r:
-      if k not in keys:
-        keys.append(k)
-  with open(f'{ROOT}/out/published.csv', 'w', newline='') as f:
-    w = csv.DictWriter(f, fieldnames=keys, restval='')
-    w.writeheader()
-    w.writerows(rows)
+  placesim_runner.write_rows(f'{ROOT}/out/published.csv', rows)
 
 
 if __name__ == '__main__':
