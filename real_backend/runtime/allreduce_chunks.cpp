@@ -259,12 +259,16 @@ std::vector<AllreduceChunk> collective_chunks(CollectiveKind kind, CollectiveAlg
   if (kind == CollectiveKind::kAllToAll) {
     const size_t n = group.size();
     check.require(algorithm == CollectiveAlgorithm::kPairwise, "an all-to-all that is not pairwise");
-    check.require(n < 2 || elements % n == 0, "an all-to-all whose elements do not split into equal parts");
-    check.require(steps.size() == (n < 2 ? 0 : n * (n - 1)), "an all-to-all without one step per ordered pair");
-    const size_t part = n < 2 ? 0 : elements / n;
+    if (n < 2) {
+      check.require(steps.empty(), "steps for a group of one");
+      return {};
+    }
+    check.require(elements % n == 0, "an all-to-all whose elements do not split into equal parts");
+    check.require(steps.size() == n * (n - 1), "an all-to-all without one step per ordered pair");
+    const size_t part = elements / n;
     std::vector<AllreduceChunk> chunks;
     size_t s = 0;
-    for (size_t i = 0; i < n && n >= 2; ++i) {
+    for (size_t i = 0; i < n; ++i) {
       for (size_t j = 0; j < n; ++j) {
         if (i == j) continue;
         const CollectiveStep& step = steps[s++];

@@ -7,8 +7,9 @@
 namespace placesim {
 namespace {
 
-/// How many accelerators (on a cluster without any, CPUs) each machine holds, by node number: counted once, so that checking every
-/// tensor group of 800,000 GPUs is linear (a scan of the cluster per group took over 10 minutes).
+/// How many accelerators (on a cluster without any, CPUs) each machine holds, by node number:
+/// counted once, so that checking every tensor group of 800,000 GPUs is linear (a scan of the
+/// cluster per group took over 10 minutes).
 std::unordered_map<int, size_t> accelerators_by_node(const Cluster& cluster) {
   std::unordered_map<int, size_t> counts;
   for (DeviceId id : accelerators_else_cpus(cluster)) ++counts[cluster.device(id).node];
