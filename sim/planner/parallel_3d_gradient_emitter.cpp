@@ -12,19 +12,33 @@ namespace placesim {
 
 namespace {
 
+/// By (replica, stage, rank): the last gradient reduction of the step on those devices.
+using LastReductions = std::map<std::tuple<int64_t, int64_t, int64_t>, TaskId>;
+
+/// An update of replica d's copy (or shard) of `op` on the (stage, rank) being emitted, after
+/// `after` (its bucket's reduction, or its last backward without data parallelism); its optimizer
+/// state divided over `sharded_over` holders (ZeRO).
+struct PendingUpdate {
+  int64_t replica;
+  OpId op;
+  TaskId after;
+  double sharded_over;
+};
+
 /// Adds replica d's update on stage s, rank r. Megatron-LM and DeepSpeed's pipeline engine step
 /// the optimizer once the stage's schedule has run, so an update also waits for the stage's last
-/// slot to close: it never runs between that slot's backward tasks. `reduced_all`, when given,
-/// is the (stage, rank)'s last gradient reduction of the step: `optimizer.step()` follows the
-/// whole backward pass with every bucket reduced (PyTorch DDP's backward returns after its last
-/// bucket; Megatron's gradient-norm clipping reads every gradient), so no update overlaps a
+/// slot to close: it never runs between that slot's backward tasks. It also waits for `last`'s
+/// reduction of (d, s, r), the last of the step there, dense or expert: `optimizer.step()` follows
+/// the whole backward pass with every bucket reduced (PyTorch DDP's backward returns after its
+/// last bucket; Megatron's gradient-norm clipping reads every gradient), so no update overlaps a
 /// later bucket's reduction.
-TaskId add_update(Parallel3dEmission* emission, Task update, int64_t d, int64_t s, int64_t r,
-                  std::optional<TaskId> reduced_all = std::nullopt) {
+TaskId add_update(Parallel3dEmission* emission, Task update, int64_t d, int64_t s, int64_t r, const LastReductions& last) {
   Parallel3dEmission& e = *emission;
   for (TaskId marker : e.previous_slot_ends[d][s][r]) update.deps.push_back(marker);
-  if (reduced_all && std::find(update.deps.begin(), update.deps.end(), *reduced_all) == update.deps.end()) {
-    update.deps.push_back(*reduced_all);
+  auto reduced_all = last.find({d, s, r});
+  if (reduced_all != last.end() &&
+      std::find(update.deps.begin(), update.deps.end(), reduced_all->second) == update.deps.end()) {
+    update.deps.push_back(reduced_all->second);
   }
   return e.emitter.add(std::move(update));
 }
@@ -48,70 +62,62 @@ std::vector<std::vector<OpId>> gradient_buckets(const Parallel3dEmission& e, con
   return buckets;
 }
 
-/// Expert parallelism: each expert's gradients, accumulated over the micro-batches, all-reduced
-/// over the replicas that hold it (expert_data_group) in buckets in the order backward completes
-/// them, after the stage's dense buckets (ZeRO 3: reduce-scattered); one update per replica,
-/// ZeRO dividing its optimizer state over that group.
-void emit_expert_gradient_updates(Parallel3dEmission* emission, int64_t step, const LastBackward& last_backward,
-                                  const GradientScope& scope) {
+/// Expert parallelism on (stage s, rank r): each expert's gradients, accumulated over the
+/// micro-batches, all-reduced over the replicas that hold it (expert_data_group) in buckets in the
+/// order backward completes them, after the stage's dense buckets (ZeRO 3: reduce-scattered); one
+/// update per replica (to `pending`), ZeRO dividing its optimizer state over that group; each
+/// replica's last reduction to `last`.
+void reduce_expert_gradients(Parallel3dEmission* emission, int64_t step, const LastBackward& last_backward,
+                             const std::string& suffix, int64_t s, int64_t r, std::vector<PendingUpdate>* pending,
+                             LastReductions* last) {
   Parallel3dEmission& e = *emission;
   const Parallel3dPartition& P = e.partition;
-  const std::string suffix = StepEmitter::suffix(step) + scope.tag;
   // The simulated replicas of each expert rank: the first reduces for all of them.
   std::map<int64_t, std::vector<int64_t>> replicas_of_rank;
   for (int64_t d = 0; d < e.simulated_replicas; ++d) replicas_of_rank[P.expert_rank(d)].push_back(d);
-  for (int64_t s = 0; s < e.stages; ++s) {
-    if (scope.stage >= 0 && s != scope.stage) continue;
-    for (int64_t r = 0; r < e.simulated_ranks; ++r) {
-      // Each expert rank's reductions follow the stage's dense ones on its own devices; the
-      // ranks' groups are disjoint, so one rank's do not wait for another's.
-      const std::optional<TaskId> after_dense = e.previous_data_collective[s][r];
-      std::optional<TaskId> last_of_first_rank;
-      for (const auto& [rank, members] : replicas_of_rank) {
-        const int64_t first = members.front();
-        std::optional<TaskId> previous = after_dense;
-        const std::vector<std::vector<OpId>> buckets = gradient_buckets(e, [&](OpId v) {
-          return P.expert_op(v) && static_cast<int64_t>(P.stage_of[v]) == s && P.runs(v, first) &&
-                 !last_backward[first][v].empty();
-        });
-        const std::vector<DeviceId> group = e.layout.expert_data_group(first, s, r);
-        const auto holders = static_cast<double>(group.size());
-        for (size_t b = 0; b < buckets.size(); ++b) {
-          std::vector<TaskId> ready;
-          for (int64_t d : members) {
-            for (OpId v : buckets[b]) ready.push_back(last_backward[d][v][r]);
-          }
-          std::optional<TaskId> reduced;
-          if (group.size() > 1) {
-            double bytes = 0;
-            for (OpId v : buckets[b]) bytes += P.held_bytes(v);
-            if (previous) ready.push_back(*previous);
-            // ZeRO 3 only reduce-scatters (the parameters are gathered again before use).
-            const bool scatters = e.options.zero_stage >= 3;
-            reduced = e.collective((scatters ? "ep-zero3-reduce-scatter/stage" : "ep-dp-allreduce/stage") +
-                                       std::to_string(s) + e.rank_name(r) + "/experts" + std::to_string(rank) +
-                                       "/bucket" + std::to_string(b) + suffix,
-                                   group, bytes, ready, step, e.graph.op(buckets[b].front()).name,
-                                   scatters ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce);
-            previous = reduced;
-          }
-          for (int64_t d : members) {
-            for (OpId v : buckets[b]) {
-              Op updated = P.holder(v, e.graph);
-              if (e.options.zero_stage >= 1) updated.parameter_count /= holders;
-              Task update = optimizer_task(updated, e.run.optimizer, e.device(d, s, r), step, e.replicas > 1 ? d : -1,
-                                           reduced ? *reduced : last_backward[d][v][r]);
-              update.name += e.rank_name(r) + scope.tag;
-              e.previous_update[d][v][r] = add_update(&e, std::move(update), d, s, r);
-            }
-          }
-        }
-        if (!last_of_first_rank) last_of_first_rank = previous;
+  // Each expert rank's reductions follow the stage's dense ones on its own devices; the ranks'
+  // groups are disjoint, so one rank's do not wait for another's.
+  const std::optional<TaskId> after_dense = e.previous_data_collective[s][r];
+  std::optional<TaskId> last_of_first_rank;
+  for (const auto& [rank, members] : replicas_of_rank) {
+    const int64_t first = members.front();
+    std::optional<TaskId> previous = after_dense;
+    const std::vector<std::vector<OpId>> buckets = gradient_buckets(e, [&](OpId v) {
+      return P.expert_op(v) && static_cast<int64_t>(P.stage_of[v]) == s && P.runs(v, first) &&
+             !last_backward[first][v].empty();
+    });
+    const std::vector<DeviceId> group = e.layout.expert_data_group(first, s, r);
+    const double holders = e.options.zero_stage >= 1 ? static_cast<double>(group.size()) : 1.0;
+    for (size_t b = 0; b < buckets.size(); ++b) {
+      std::vector<TaskId> ready;
+      for (int64_t d : members) {
+        for (OpId v : buckets[b]) ready.push_back(last_backward[d][v][r]);
       }
-      // The next step's dense reductions follow the representative rank's (replica 0's).
-      e.previous_data_collective[s][r] = last_of_first_rank;
+      std::optional<TaskId> reduced;
+      if (group.size() > 1) {
+        double bytes = 0;
+        for (OpId v : buckets[b]) bytes += P.held_bytes(v);
+        if (previous) ready.push_back(*previous);
+        // ZeRO 3 only reduce-scatters (the parameters are gathered again before use).
+        const bool scatters = e.options.zero_stage >= 3;
+        reduced = e.collective((scatters ? "ep-zero3-reduce-scatter/stage" : "ep-dp-allreduce/stage") +
+                                   std::to_string(s) + e.rank_name(r) + "/experts" + std::to_string(rank) +
+                                   "/bucket" + std::to_string(b) + suffix,
+                               group, bytes, ready, step, e.graph.op(buckets[b].front()).name,
+                               scatters ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce);
+        previous = reduced;
+      }
+      for (int64_t d : members) {
+        for (OpId v : buckets[b]) pending->push_back({d, v, reduced ? *reduced : last_backward[d][v][r], holders});
+      }
     }
+    if (previous) {
+      for (int64_t d : members) (*last)[{d, s, r}] = *previous;
+    }
+    if (!last_of_first_rank) last_of_first_rank = previous;
   }
+  // The next step's dense reductions follow the representative rank's (replica 0's).
+  e.previous_data_collective[s][r] = last_of_first_rank;
 }
 
 }  // namespace
@@ -124,23 +130,19 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
   // Gradients: accumulated over the micro-batches, all-reduced across replicas per (stage,
   // rank) in buckets in the order backward completes them, then one update per shard.
   std::map<std::tuple<int64_t, OpId, int64_t>, TaskId> reduced_tied;  // by (replica, op, rank)
-  std::map<std::tuple<int64_t, int64_t, int64_t>, TaskId> last_reduction;  // by (replica, stage, rank)
+  LastReductions last_reduction;
   for (int64_t s = 0; s < e.stages; ++s) {
     if (scope.stage >= 0 && s != scope.stage) continue;
     for (int64_t r = 0; r < e.simulated_ranks; ++r) {
       const std::vector<std::vector<OpId>> buckets = gradient_buckets(e, [&](OpId v) {
-        // Experts: emit_expert_gradient_updates.
+        // Experts: reduce_expert_gradients.
         return static_cast<int64_t>(P.stage_of[v]) == s && !last_backward[0][v].empty() && !P.expert_op(v);
       });
-      // Each bucket's updates wait for its reduction, and all of them for the last bucket's
-      // (add_update): they are emitted once every bucket's reduction is.
-      struct PendingUpdate {
-        int64_t replica;
-        OpId op;
-        TaskId after;
-      };
+      // Each bucket's updates wait for its reduction, and all of them for the (stage, rank)'s last
+      // (add_update): they are emitted once every bucket's reduction, dense and expert, is.
       std::vector<PendingUpdate> pending;
-      std::vector<std::optional<TaskId>> reduced_all(static_cast<size_t>(e.simulated_replicas));
+      // ZeRO 1-3: each replica updates its 1/shards of the optimizer state only.
+      const double shards = e.options.zero_stage >= 1 ? static_cast<double>(e.shards) : 1.0;
       for (size_t b = 0; b < buckets.size(); ++b) {
         std::vector<TaskId> gradient_ready;
         for (int64_t d = 0; d < e.simulated_replicas; ++d) {
@@ -186,33 +188,28 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
           }
         }
         for (int64_t d = 0; d < e.simulated_replicas; ++d) {
-          if (e.replicas > 1) reduced_all[static_cast<size_t>(d)] = reduced_for[static_cast<size_t>(d)];
+          if (e.replicas > 1) last_reduction[{d, s, r}] = reduced_for[static_cast<size_t>(d)];
           for (OpId v : buckets[b]) {
             TaskId after = e.replicas > 1 ? reduced_for[static_cast<size_t>(d)] : last_backward[d][v][r];
             if (P.tied[v]) {  // updated after the tied all-reduce, below
               reduced_tied[{d, v, r}] = after;
               continue;
             }
-            pending.push_back({d, v, after});
+            pending.push_back({d, v, after, shards});
           }
         }
       }
-      for (int64_t d = 0; d < e.simulated_replicas; ++d) {
-        if (reduced_all[static_cast<size_t>(d)]) last_reduction[{d, s, r}] = *reduced_all[static_cast<size_t>(d)];
-      }
+      if (P.expert_ranks > 1) reduce_expert_gradients(&e, step, last_backward, suffix, s, r, &pending, &last_reduction);
       for (const PendingUpdate& p : pending) {
-        // ZeRO 1-3: each replica updates its 1/shards of the optimizer state only.
         Op updated = P.holder(p.op, e.graph);
-        if (e.options.zero_stage >= 1) updated.parameter_count /= static_cast<double>(e.shards);
+        updated.parameter_count /= p.sharded_over;
         Task update =
             optimizer_task(updated, e.run.optimizer, e.device(p.replica, s, r), step, e.replicas > 1 ? p.replica : -1, p.after);
         update.name += e.rank_name(r) + scope.tag;
-        e.previous_update[p.replica][p.op][r] =
-            add_update(&e, std::move(update), p.replica, s, r, reduced_all[static_cast<size_t>(p.replica)]);
+        e.previous_update[p.replica][p.op][r] = add_update(&e, std::move(update), p.replica, s, r, last_reduction);
       }
     }
   }
-  if (P.expert_ranks > 1) emit_expert_gradient_updates(&e, step, last_backward, scope);
   // Tied weights: the two stages' copies of the gradient summed, then both copies updated.
   for (const auto& [reader, owner] : P.ties) {
     const int64_t owner_stage = static_cast<int64_t>(P.stage_of[owner]), reader_stage = static_cast<int64_t>(P.stage_of[reader]);
@@ -234,10 +231,8 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
           Task update = optimizer_task(updated, e.run.optimizer, e.device(d, static_cast<int64_t>(P.stage_of[v]), r), step,
                                        e.replicas > 1 ? d : -1, reduced);
           update.name += e.rank_name(r);
-          const int64_t stage = static_cast<int64_t>(P.stage_of[v]);
-          auto last = last_reduction.find({d, stage, r});
-          e.previous_update[d][v][r] = add_update(&e, std::move(update), d, stage, r,
-                                                  last != last_reduction.end() ? std::optional<TaskId>(last->second) : std::nullopt);
+          e.previous_update[d][v][r] =
+              add_update(&e, std::move(update), d, static_cast<int64_t>(P.stage_of[v]), r, last_reduction);
         }
       }
     }

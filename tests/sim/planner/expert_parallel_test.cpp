@@ -155,6 +155,29 @@ TEST(ExpertParallel, ExpertGradientsReduceOverTheReplicasHoldingThem) {
   expect_gradients_over_holders(plan, layout, CollectiveKind::kAllReduce);
 }
 
+// The optimizer steps with every gradient reduced, the experts' too: on each device every update,
+// dense or expert, waits for the last expert-gradient all-reduce that device takes part in (the
+// expert reductions follow the dense ones, so it is the device's last reduction of the step).
+TEST(ExpertParallel, EveryUpdateWaitsForItsDevicesLastExpertReduction) {
+  const ExecutionPlan plan = plan_of(R"({"data": 4, "expert": 2, "bucket_bytes": 1})");
+  std::map<DeviceId, TaskId> last_expert_reduction;  // emission order is the chain's order
+  for (const Task& task : plan.tasks) {
+    if (task.kind != TaskKind::kCollective || task.name.rfind("ep-dp-allreduce/", 0) != 0) continue;
+    for (DeviceId device : task.group) last_expert_reduction[device] = task.id;
+  }
+  size_t updates = 0, dense = 0;
+  for (const Task& task : plan.tasks) {
+    if (task.phase != Phase::kOptimizer) continue;
+    ++updates;
+    dense += task.op.find("expert_") == std::string::npos;
+    ASSERT_TRUE(last_expert_reduction.count(task.device)) << task.name;
+    EXPECT_NE(std::find(task.deps.begin(), task.deps.end(), last_expert_reduction[task.device]), task.deps.end())
+        << task.name;
+  }
+  EXPECT_GT(dense, 0u);
+  EXPECT_GT(updates, dense);
+}
+
 // Memory: fp16 Adam keeps 2 + 2 + 12 = 16 bytes per parameter; a device holds the dense
 // parameters and half the experts: 16 x (41,792 + 98,304) = 2,241,536 bytes (3,814,400 without
 // expert parallelism). ZeRO 1 divides the dense optimizer state over the 4 replicas and the
