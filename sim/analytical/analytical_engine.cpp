@@ -28,11 +28,22 @@ double analytical_collective_seconds(const Task& task, const Cluster& cluster) {
 
 namespace {
 
+/// One more than the highest device a compute task of `plan` runs on: what the per-device
+/// queues need. The closed form schedules many small parts of a plan on a large cluster, each
+/// on a few devices; queues for every device of the cluster cost more than scheduling them.
+size_t compute_device_bound(const ExecutionPlan& plan) {
+  size_t bound = 0;
+  for (const Task& task : plan.tasks) {
+    if (task.kind == TaskKind::kCompute) bound = std::max(bound, static_cast<size_t>(task.device) + 1);
+  }
+  return bound;
+}
+
 /// List scheduling in event order: a min-heap of completions; compute tasks queue per device.
 class ListScheduler {
  public:
   ListScheduler(const ExecutionPlan& plan, const Cluster& cluster)
-      : plan_(plan), cluster_(cluster), ready_(plan, cluster.devices().size()) {}
+      : plan_(plan), cluster_(cluster), ready_(plan, compute_device_bound(plan)) {}
 
   Timeline run() {
     timeline_.source = "analytical";

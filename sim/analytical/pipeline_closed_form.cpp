@@ -16,6 +16,45 @@ namespace {
 
 constexpr double kNever = -std::numeric_limits<double>::infinity();
 
+/// What the analytical tier's list schedule reads of `task` (analytical_engine.h: its kind,
+/// device, cost and network fields), without its name, op name, dependencies or memory: the
+/// closed form list-schedules parts of a cell plan several times, and copying the names and
+/// buffer lists took more of its time than scheduling them.
+Task scheduled_part(const Task& task) {
+  Task part;
+  part.id = task.id;
+  part.kind = task.kind;
+  part.phase = task.phase;
+  part.step = task.step;
+  part.device = task.device;
+  part.op_kind = task.op_kind;
+  part.flops = task.flops;
+  part.memory_bytes = task.memory_bytes;
+  part.kernel = task.kernel;
+  part.kernel_passes = task.kernel_passes;
+  part.kernel_samples = task.kernel_samples;
+  part.source = task.source;
+  part.bytes = task.bytes;
+  if (task.kind == TaskKind::kCollective) part.group = task.group;
+  part.algorithm = task.algorithm;
+  part.collective = task.collective;
+  part.transport = task.transport;
+  part.fixed_seconds = task.fixed_seconds;
+  part.replica = task.replica;
+  part.compute_scale = task.compute_scale;
+  return part;
+}
+
+/// A plan with what the list schedule reads of `plan` (its precision, memory format and
+/// transports) and no tasks, for parts of `plan` to be list-scheduled.
+ExecutionPlan empty_like(const ExecutionPlan& plan) {
+  ExecutionPlan part;
+  part.precision = plan.precision;
+  part.memory_format = plan.memory_format;
+  part.transports = plan.transports;
+  return part;
+}
+
 /// A model chunk's slot (or its stage's finish) as a max-plus function of when its inputs are
 /// there: it ends at the latest of (the stage's previous slot's end + alone_seconds) and, for
 /// each chunk it receives from, (that chunk's matching slot's end + delay_seconds). Without
@@ -103,9 +142,7 @@ class CellPlanReader {
   /// `tasks` (ascending) list-scheduled by themselves, every other dependency met at time 0:
   /// when `marker` ends, and when the last of them does.
   std::pair<double, double> alone(const std::vector<TaskId>& tasks, TaskId marker) const {
-    ExecutionPlan alone;
-    alone.precision = plan_.precision;
-    alone.memory_format = plan_.memory_format;
+    ExecutionPlan alone = empty_like(plan_);
     alone.tasks.reserve(tasks.size());
     // `tasks` ascend: a task's new id is its position among them.
     if (!std::is_sorted(tasks.begin(), tasks.end())) throw std::logic_error("closed form: a slot's tasks out of order");
@@ -116,9 +153,8 @@ class CellPlanReader {
     };
     for (TaskId id : tasks) {
       const Task& original = plan_.tasks[id];
-      Task task = original;
+      Task task = scheduled_part(original);
       task.id = alone.tasks.size();
-      task.deps.clear();
       for (TaskId dep : original.deps) {
         if (const auto position = renumbered(dep)) task.deps.push_back(*position);
       }
@@ -211,11 +247,13 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
   PipelineCells cells;
   const ExecutionPlan plan = build_parallel_3d_cell_plan(graph, cluster, run, options, &cells);
   const bool updates = cells.first_update_task != PipelineCells::kNone;
-  ExecutionPlan slots_plan;
-  slots_plan.precision = plan.precision;
-  slots_plan.memory_format = plan.memory_format;
-  slots_plan.tasks.assign(plan.tasks.begin(), plan.tasks.begin() + static_cast<std::ptrdiff_t>(
-                                                                        updates ? cells.first_update_task : plan.tasks.size()));
+  ExecutionPlan slots_plan = empty_like(plan);
+  const size_t slot_tasks = updates ? cells.first_update_task : plan.tasks.size();
+  slots_plan.tasks.reserve(slot_tasks);
+  for (size_t id = 0; id < slot_tasks; ++id) {
+    slots_plan.tasks.push_back(scheduled_part(plan.tasks[id]));
+    slots_plan.tasks.back().deps = plan.tasks[id].deps;
+  }
   const Timeline slots_timeline = estimate_step(slots_plan, cluster).timeline;
   const Timeline timeline = updates ? estimate_step(plan, cluster).timeline : slots_timeline;
   std::vector<int64_t> stage_of(cluster.devices().size(), -1);

@@ -5,12 +5,16 @@
 namespace placesim {
 
 CollectiveOverlap::CollectiveOverlap(const ExecutionPlan& plan, const Cluster& cluster)
-    : plan_(plan), cluster_(cluster), share_(cluster.devices().size(), 0.0), in_flight_(cluster.devices().size(), 0) {}
+    : plan_(plan), cluster_(cluster) {}
 
 void CollectiveOverlap::count(const Task& collective, int delta) {
   if (collective.transport < 0) return;
   const double share = plan_.transports.at(static_cast<size_t>(collective.transport)).gpu_compute_share;
   if (share <= 0) return;
+  if (share_.empty()) {
+    share_.assign(cluster_.devices().size(), 0.0);
+    in_flight_.assign(cluster_.devices().size(), 0);
+  }
   for (DeviceId device : collective.group) {
     if (cluster_.device(device).name.kind != DeviceKind::kGpu) continue;
     in_flight_[device] += delta;

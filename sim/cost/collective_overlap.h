@@ -18,7 +18,7 @@ class CollectiveOverlap {
   void end(const Task& collective) { count(collective, -1); }
   /// A compute task's time on `device` now: `seconds` stretched by the largest share in flight.
   double stretched(DeviceId device, double seconds) const {
-    return share_[device] > 0 ? seconds / (1.0 - share_[device]) : seconds;
+    return !share_.empty() && share_[device] > 0 ? seconds / (1.0 - share_[device]) : seconds;
   }
 
  private:
@@ -26,8 +26,11 @@ class CollectiveOverlap {
 
   const ExecutionPlan& plan_;
   const Cluster& cluster_;
-  std::vector<double> share_;  ///< per device: the largest share in flight (0: none)
-  std::vector<int> in_flight_;  ///< per device: collectives with a share running on it
+  /// Per device, sized at the first collective with a share (plans without one, and the closed
+  /// form's many small parts of a plan, never pay for a cluster-sized table): the largest
+  /// share in flight (0: none), and the collectives with a share running on it.
+  std::vector<double> share_;
+  std::vector<int> in_flight_;
 };
 
 }  // namespace placesim
