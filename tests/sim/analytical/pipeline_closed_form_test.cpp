@@ -164,6 +164,42 @@ TEST(PipelineClosedForm, DataParallelAcrossMachinesTakesTheAnalyticalTiersAllRed
   EXPECT_GT(closed_form(load(scenario_text(R"(, "algorithm": "ring")"))).step_seconds, estimate);
 }
 
+// What a layout search may build on (docs/llm-planning.md, "Search speed"): a middle stage of
+// whole layers (no embedding, no logits) runs its slots, without their inputs, in a time
+// proportional to its layers. Twelve GPT layers on 3, 4 and 6 stages (4, 3 and 2 layers each):
+// stage 1's forward and backward slots per layer agree to rounding, for tensor 1 and 2, with
+// and without full recomputation, on stages that do and do not cross machines.
+TEST(PipelineClosedForm, AMiddleStagesSlotsGrowInProportionToItsLayers) {
+  for (int tensor : {1, 2}) {
+    for (bool recompute : {false, true}) {
+      std::vector<double> forward_per_layer, backward_per_layer;
+      for (int pipeline : {3, 4, 6}) {
+        SCOPED_TRACE("tp" + std::to_string(tensor) + " pp" + std::to_string(pipeline) +
+                     (recompute ? " recompute" : ""));
+        const Scenario scenario = load(R"({"model": {"zoo": "gpt", "parameters": {"layers": 12, "hidden": 1024,
+              "heads": 16, "sequence": 512, "vocabulary": 32000}},
+            "cluster": {"template": "dgx_a100", "nodes": 2, "fabric": {"link": "ib_hdr"}},
+            "strategy": {"parallelism": {"tensor": )" + std::to_string(tensor) + R"(, "pipeline": )" +
+                                       std::to_string(pipeline) + R"(, "data": 1, "micro_batches": 6,
+              "stage_split": "layers"}},
+            "run": {"batch_size": 12, "precision": "fp16", "optimizer": "adam", "recompute": )" +
+                                       (recompute ? "true" : "false") + "}}");
+        const ClosedFormStepEstimate estimate = closed_form(scenario);
+        const double layers = 12.0 / pipeline;
+        forward_per_layer.push_back(estimate.forward_slot_seconds[1] / layers);
+        backward_per_layer.push_back(estimate.backward_slot_seconds[1] / layers);
+        // The first stage also embeds, the last also takes the logits and the loss.
+        EXPECT_GT(estimate.forward_slot_seconds.front(), estimate.forward_slot_seconds[1]);
+        EXPECT_GT(estimate.forward_slot_seconds.back(), estimate.forward_slot_seconds[1]);
+      }
+      for (size_t i = 1; i < forward_per_layer.size(); ++i) {
+        EXPECT_NEAR(forward_per_layer[i], forward_per_layer[0], 1e-9 * forward_per_layer[0]);
+        EXPECT_NEAR(backward_per_layer[i], backward_per_layer[0], 1e-9 * backward_per_layer[0]);
+      }
+    }
+  }
+}
+
 TEST(PipelineClosedForm, IsRefusedWhereReplicasDiffer) {
   Config c;
   c.data = 2;
