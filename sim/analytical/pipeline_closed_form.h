@@ -6,7 +6,10 @@
 // (data-parallel all-reduces, updates), and the step follows by a recurrence over all slots in
 // emission order: O(stages x micro-batches) instead of a plan of O(stages x micro-batches x ops).
 // With interleaved 1F1B (virtual stages) the same holds per model chunk: each chunk's slots are
-// modelled, and a stage's slots run its chunks in the interleaved order.
+// modelled, and a stage's slots run its chunks in the interleaved order. Exact to rounding,
+// except under a framework whose NCCL kernels take a share of the GPUs they overlap
+// (ParallelismOptions::communication): in the step one micro-batch's collectives may then slow
+// another's compute, which one micro-batch's cell cannot see (0.03% on the test layout).
 #pragma once
 
 #include <vector>

@@ -4,6 +4,7 @@
 
 #include "sim/spec/spec_error.h"
 #include "sim/plan/collective_schedule.h"
+#include "sim/planner/framework_transports.h"
 
 namespace placesim {
 
@@ -82,6 +83,9 @@ TaskId Parallel3dEmission::collective(const std::string& task_name, std::vector<
   task.device = group.front();
   task.group = std::move(group);
   task.deps = std::move(deps);
+  if (const auto transport = collective_transport(options.communication, cluster, task.group)) {
+    task.transport = emitter.transport_index(*transport);
+  }
   return emitter.add(std::move(task));
 }
 

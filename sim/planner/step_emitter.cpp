@@ -5,6 +5,7 @@
 #include <map>
 
 #include "sim/graph/backward_reads.h"
+#include "sim/planner/framework_transports.h"
 #include "sim/planner/memory_model.h"
 
 namespace placesim {
@@ -114,6 +115,8 @@ uint8_t StepEmitter::backward_kernel_passes(OpId v) const {
 
 std::string StepEmitter::prefix(int64_t replica) { return replica < 0 ? "" : "r" + std::to_string(replica) + "/"; }
 std::string StepEmitter::suffix(int64_t step) { return step == 0 ? "" : "#" + std::to_string(step); }
+
+int StepEmitter::transport_index(const Transport& transport) { return plan_transport_index(plan_, transport); }
 
 TaskId StepEmitter::add(Task task) {
   task.id = plan_->tasks.size();

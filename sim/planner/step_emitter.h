@@ -38,6 +38,8 @@ class StepEmitter {
   /// Appends a task (deps sorted and deduplicated) and returns its id.
   TaskId add(Task task);
   Task& at(TaskId id) { return plan_->tasks[id]; }
+  /// Index of `transport` in the plan's table of transports (Task::transport), added once.
+  int transport_index(const Transport& transport);
   TaskId transfer(const std::string& tensor, DeviceId from, DeviceId to, double bytes, std::vector<TaskId> deps,
                   int64_t step, int64_t replica, Phase phase);
 

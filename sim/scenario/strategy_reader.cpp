@@ -126,6 +126,8 @@ Transport read_transport(const JsonReader& parent) {
   return read_transport_json(parent.at("transport"));
 }
 
+}  // namespace
+
 CommunicationOptions read_communication(const JsonReader& reader, Aggregation aggregation) {
   CommunicationOptions options;
   std::vector<std::string> names = framework_names();
@@ -137,6 +139,8 @@ CommunicationOptions read_communication(const JsonReader& reader, Aggregation ag
   if (reader.has("transport")) options.transport = read_transport(reader);
   return options;
 }
+
+namespace {
 
 /// A "data_parallel" block's options without its devices.
 struct DataParallelFields {

@@ -53,6 +53,10 @@ Strategy place_strategy(const UnplacedStrategy& unplaced, const std::vector<Devi
 /// Fails at `object`'s key the problem names (at `object` itself when it has no such key).
 void fail_on_problem(const JsonReader& object, const MaybeProblem& problem);
 
+/// A strategy's "framework" and "transport" (sim/spec/framework.h): which transports its
+/// messages and collectives take. Parameter-server aggregation needs a framework that has them.
+CommunicationOptions read_communication(const JsonReader& reader, Aggregation aggregation);
+
 /// A gradient bucket's size, `reader`'s "bucket_bytes" else `fallback`: at least one byte (a
 /// smaller bucket would be a bucket per fraction of a byte) and at most kMaxPlausibleBytes.
 double bucket_bytes_or(const JsonReader& reader, double fallback);

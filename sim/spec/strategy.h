@@ -151,6 +151,10 @@ struct ParallelismOptions {
   /// gradients are all-reduced between the two stages before the update. Pairs of exact op names
   /// (reader, owner); empty = none.
   std::vector<std::pair<std::string, std::string>> tied_weights;
+  /// The framework's transports for every collective of the plan (tensor, data, expert,
+  /// context, ZeRO and the pipeline's gathers): NCCL's, with its wire efficiency across machines
+  /// and its share of the GPUs it overlaps. "links" (the default) charges the links only.
+  CommunicationOptions communication;
 
   /// The replicas that hold whole copies of a stage's weights and reduce their gradients
   /// together: every context rank of every data replica (Megatron-LM's data-parallel group

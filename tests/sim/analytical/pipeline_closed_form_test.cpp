@@ -25,10 +25,11 @@ struct Config {
   bool sequence_parallel = false;
   std::string mode = "training";
   std::string extra;  ///< more top-level keys
+  std::string parallelism_extra;  ///< more keys of the parallelism block
 };
 
 std::string describe(const Config& c) {
-  return "tp" + std::to_string(c.tensor) + " pp" + std::to_string(c.pipeline) + " dp" + std::to_string(c.data) + " m" +
+  return c.parallelism_extra + "tp" + std::to_string(c.tensor) + " pp" + std::to_string(c.pipeline) + " dp" + std::to_string(c.data) + " m" +
          std::to_string(c.micro_batches) + " " + c.schedule + (c.recompute ? " recompute " : " ") +
          (c.sequence_parallel ? "sp " : "") + c.mode;
 }
@@ -43,7 +44,8 @@ std::string gpt_3d(const Config& c) {
          std::to_string(c.tensor) + R"(, "pipeline": )" + std::to_string(c.pipeline) + R"(, "data": )" +
          std::to_string(c.data) + R"(, "micro_batches": )" + std::to_string(c.micro_batches) + R"(, "schedule": ")" +
          c.schedule + R"(", "algorithm": "ring", "sequence_parallel": )" + (c.sequence_parallel ? "true" : "false") +
-         R"(, "selective_recompute": )" + (c.sequence_parallel && !c.recompute ? "true" : "false") + R"(}},
+         R"(, "selective_recompute": )" + (c.sequence_parallel && !c.recompute ? "true" : "false") + c.parallelism_extra +
+         R"(}},
     "simulation": {"symmetry": "representatives"},
     "run": {"mode": ")" + c.mode + R"(", "batch_size": 16, "precision": "fp16", "optimizer": "adam", "steps": 1,
             "recompute": )" + (c.recompute ? "true" : "false") + "}" + c.extra + "}";
@@ -83,6 +85,13 @@ TEST(PipelineClosedForm, GivesTheAnalyticalTiersStepWithoutThePlan) {
   sequence.micro_batches = 4;
   sequence.sequence_parallel = true;
   configs.push_back(sequence);
+  Config nccl;  // the framework's transports: NCCL's share of the GPUs it overlaps, across machines too
+  nccl.tensor = 4;
+  nccl.pipeline = 2;
+  nccl.data = 2;
+  nccl.micro_batches = 4;
+  nccl.parallelism_extra = R"(, "framework": "megatron")";
+  configs.push_back(nccl);
   Config inference;
   inference.tensor = 2;
   inference.pipeline = 4;
@@ -98,7 +107,10 @@ TEST(PipelineClosedForm, GivesTheAnalyticalTiersStepWithoutThePlan) {
     const AnalyticalStepEstimate whole = estimate_step(planned.plan, cluster);
     const double analytical = whole.step_seconds;
     const ClosedFormStepEstimate estimate = closed_form(scenario);
-    EXPECT_NEAR(estimate.step_seconds, analytical, 1e-12 * analytical);
+    // Exact to rounding, but where NCCL's kernels take a share of the GPUs they overlap: in the
+    // step one micro-batch's collectives also overlap another's compute, which the
+    // one-micro-batch cell cannot see (0.03% here, measured 2026-12-03).
+    EXPECT_NEAR(estimate.step_seconds, analytical, (config.parallelism_extra.empty() ? 1e-12 : 1e-3) * analytical);
     // It estimated one micro-batch's tasks, not the step's.
     if (config.micro_batches > 1) {
       EXPECT_LT(estimate.cell_plan_tasks * 2, planned.plan.tasks.size());

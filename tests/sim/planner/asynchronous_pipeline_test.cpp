@@ -104,7 +104,9 @@ TEST(AsynchronousPipeline, ForwardsReadTheNewestWeightsBackwardsTheirStash) {
   EXPECT_FALSE(waits_for(*find_task(plan, "mb1/fwd/h.0/qkv"), update_h0_mb0));
   EXPECT_TRUE(waits_for(*find_task(plan, "mb1/fwd/h.1/qkv"), update_h1_mb0));
   for (const Task& task : plan.tasks) {
-    if (task.phase == Phase::kBackward) EXPECT_FALSE(waits_for_an_update(plan, task)) << task.name;
+    if (task.phase == Phase::kBackward) {
+      EXPECT_FALSE(waits_for_an_update(plan, task)) << task.name;
+    }
   }
 }
 
@@ -200,7 +202,9 @@ TEST(AsynchronousPipeline, DoubleBufferedForwardsReadTheNewestWeights) {
   for (const Task& task : plan.tasks) {
     const bool step0_forward =
         task.phase == Phase::kForward && task.name.rfind("mb", 0) == 0 && std::stoi(task.name.substr(2)) < 4;
-    if (step0_forward || task.phase == Phase::kBackward) EXPECT_FALSE(waits_for_an_update(plan, task)) << task.name;
+    if (step0_forward || task.phase == Phase::kBackward) {
+      EXPECT_FALSE(waits_for_an_update(plan, task)) << task.name;
+    }
   }
 }
 

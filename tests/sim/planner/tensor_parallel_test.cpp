@@ -14,6 +14,7 @@
 #include "sim/spec/spec_error.h"
 #include "sim/planner/parallel_3d_builder.h"
 #include "sim/planner/tensor_parallel.h"
+#include "tests/support/scenario_text.h"
 #include "tests/support/test_support.h"
 
 namespace placesim {
@@ -434,6 +435,61 @@ TEST(Parallel3d, DataParallelReplicasAddOneGradientAllReducePerRank) {
   const double gradient_bytes = (10 + 4 * 10 / 2.0) * 4;
   const double allreduce = 2 * (2 * kLatency) + gradient_bytes / kBandwidth;
   EXPECT_NEAR(step_seconds(2) - step_seconds(1), allreduce, 1e-7);
+}
+
+// A 3D strategy's framework names its collectives' transports, as a data-parallel strategy's
+// does (sim/planner/framework_transports.h): under "megatron" every collective of data 2 x
+// tensor 2 on one machine (tensor all-reduces, gradient all-reduces) takes NCCL's, whose kernels
+// take 0.15 of a GPU they overlap; under "links", the default, none does and the plan lists none.
+TEST(Parallel3d, CollectivesTakeTheStrategysFrameworkTransport) {
+  Cluster cluster = switched_gpus(4);
+  RunOptions run;
+  run.batch_size = 8;
+  for (Framework framework : {Framework::kLinksOnly, Framework::kMegatron}) {
+    SCOPED_TRACE(to_string(framework));
+    ParallelismOptions options = tensor_parallel(4);
+    options.tensor = 2;
+    options.data = 2;
+    options.communication.framework = framework;
+    const ExecutionPlan plan = build_parallel_3d_plan(layer_graph(), cluster, run, options, "dp", nullptr);
+    size_t collectives = 0;
+    for (const Task& task : plan.tasks) {
+      if (task.kind != TaskKind::kCollective) continue;
+      ++collectives;
+      if (framework == Framework::kLinksOnly) {
+        EXPECT_EQ(task.transport, -1) << task.name;
+        continue;
+      }
+      ASSERT_GE(task.transport, 0) << task.name;
+      const Transport& transport = plan.transports.at(static_cast<size_t>(task.transport));
+      EXPECT_EQ(transport.id, "nccl") << task.name;
+      EXPECT_DOUBLE_EQ(transport.gpu_compute_share, 0.15);
+    }
+    // The tensor all-reduces of both replicas and each rank's gradient all-reduce.
+    EXPECT_GT(collectives, 2u);
+    EXPECT_EQ(plan.transports.size(), framework == Framework::kLinksOnly ? 0u : 1u);
+  }
+}
+
+// A parallelism block reads "framework" as a data_parallel block does; a name it does not know
+// is refused at its path, with the names it knows.
+TEST(Parallel3d, AParallelismBlockNamesItsFramework) {
+  auto scenario_text = [](const std::string& framework) {
+    return R"({"model": {"zoo": "gpt", "parameters": {"layers": 2, "hidden": 64, "heads": 4, "sequence": 16,
+               "vocabulary": 128}}, "cluster": {"template": "dgx_a100", "nodes": 1},
+               "strategy": {"parallelism": {"tensor": 2, "data": 2, "framework": ")" +
+           framework + R"("}}, "run": {"batch_size": 4}})";
+  };
+  const Scenario scenario = testing::scenario_from_text(scenario_text("megatron"));
+  EXPECT_EQ(scenario.strategies.front().parallelism->communication.framework, Framework::kMegatron);
+  try {
+    testing::scenario_from_text(scenario_text("mpi"));
+    FAIL() << "accepted";
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("/strategy/parallelism/framework"), std::string::npos) << message;
+    EXPECT_NE(message.find("pytorch-ddp"), std::string::npos) << message;
+  }
 }
 
 // PyTorch DDP's backward returns once its last bucket is all-reduced, and only then does the
