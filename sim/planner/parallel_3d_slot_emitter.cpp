@@ -227,6 +227,33 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
   return cells;
 }
 
+// Sequence parallelism keeps a column-parallel op's input sharded over the sequence, so its
+// backward all-gathers that input again for the weight gradient, beside the input-gradient GEMM
+// (Megatron's LinearWithGradAccumulationAndAsyncCommunication.backward; Korthikanti et al. 2022,
+// section 4.2.2): one all-gather of the whole input, from when the op's backward may start. The
+// input gradient's reduce-scatter (the all-reduce in its place) follows both. nullopt when the op
+// reads no sequence-sharded tensor. An expert's GEMMs read the tokens its dispatch routed, which
+// Megatron-Core's token dispatcher gathered whole before routing; they keep them, and gather
+// nothing in backward.
+std::optional<TaskId> Parallel3dSlotEmitter::regather_sequence_input(int64_t m, int64_t s, OpId v) {
+  const Parallel3dPartition& P = e_.partition;
+  const double tokens = e_.scale / static_cast<double>(e_.options.context);
+  double bytes = 0;
+  for (const auto& input : e_.graph.inputs(v)) {
+    if (input.edge.control || P.roles[input.op] != TensorRole::kSequence) continue;
+    if (e_.graph.op(input.op).type == "MoeDispatch") return std::nullopt;
+    bytes += input.edge.bytes * tokens;
+  }
+  if (bytes <= 0) return std::nullopt;
+  std::vector<TaskId> deps;
+  for (TaskId id : backward_task_[m][v]) {
+    for (TaskId dep : e_.emitter.at(id).deps) deps.push_back(dep);
+  }
+  const std::string& name = e_.graph.op(v).name;
+  return e_.collective(replica_prefix_ + "mb" + std::to_string(m) + "/sp-allgather/grad-input/" + name + suffix_,
+                       e_.layout.tensor_group(d_, s), bytes, std::move(deps), step_, name, CollectiveKind::kAllGather);
+}
+
 std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int64_t c) {
   const Parallel3dPartition& P = e_.partition;
   const int64_t s = c % e_.stages;
@@ -327,8 +354,13 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
     if (P.roles[v] == TensorRole::kColumn && e_.ranks > 1 && full_input_gradient_bytes > 0) {
       // Megatron's f: the gradient of a column-parallel op's replicated input is a partial
       // sum on every rank, all-reduced in backward.
+      std::vector<TaskId> reduce_after = backward_task_[m][v];
+      if (const std::optional<TaskId> gathered = regather_sequence_input(m, s, v)) {
+        reduce_after.push_back(*gathered);
+        for (auto& cell : cells) cell.push_back(*gathered);
+      }
       TaskId reduced = e_.collective(prefix + "tp-allreduce/grad/" + op.name + suffix_, e_.layout.tensor_group(d_, s),
-                                  full_input_gradient_bytes, backward_task_[m][v], step_, op.name);
+                                  full_input_gradient_bytes, std::move(reduce_after), step_, op.name);
       backward_ready_[m][v].assign(e_.ranks, reduced);
       for (auto& cell : cells) cell.push_back(reduced);
     }

@@ -199,6 +199,44 @@ TEST(TensorParallel, FullRecomputationAllReducesTheRowParallelOutputsAgainInBack
   // Without recomputation the forward's all-reduces are not repeated (the test above: four).
 }
 
+// Sequence parallelism keeps the input of qkv and mlp_fc sharded over the sequence, so each
+// one's backward all-gathers it again for its weight gradient (Megatron-Core's
+// LinearWithGradAccumulationAndAsyncCommunication.backward; Korthikanti et al. 2022, section
+// 4.2.2): two more collectives per layer, each the whole b x s x h activation. The all-gather
+// starts with the op's backward (it waits for what that backward waits for, not for it) and the
+// input gradient's reduce-scatter, the all-reduce in its place, waits for both.
+TEST(TensorParallel, SequenceParallelismGathersEachColumnOpsInputAgainInBackward) {
+  OpGraph graph = small_gpt(false, 2);
+  Cluster cluster = ring_of_gpus(4);
+  RunOptions run;
+  run.batch_size = 2;
+  run.precision = Precision::kFp16;
+  ParallelismOptions options = tensor_parallel(4);
+  options.sequence_parallel = true;
+  const ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, options, "gpt", nullptr);
+  EXPECT_EQ(layer_one_collectives(plan),
+            (std::vector<std::string>{"mb0/tp-allreduce/h.1/attn_proj", "mb0/tp-allreduce/h.1/mlp_proj",
+                                      "mb0/sp-allgather/grad-input/h.1/mlp_fc", "mb0/tp-allreduce/grad/h.1/mlp_fc",
+                                      "mb0/sp-allgather/grad-input/h.1/qkv", "mb0/tp-allreduce/grad/h.1/qkv"}));
+  std::map<std::string, TaskId> id_of;
+  for (const Task& task : plan.tasks) id_of[task.name] = task.id;
+  for (const std::string op : {"mlp_fc", "qkv"}) {
+    const Task& gather = plan.tasks[id_of.at("mb0/sp-allgather/grad-input/h.1/" + op)];
+    EXPECT_EQ(gather.collective, CollectiveKind::kAllGather);
+    const Task& reduce = plan.tasks[id_of.at("mb0/tp-allreduce/grad/h.1/" + op)];
+    EXPECT_NE(std::find(reduce.deps.begin(), reduce.deps.end(), gather.id), reduce.deps.end()) << op;
+    for (const std::string rank : {"/tp0", "/tp1", "/tp2", "/tp3"}) {
+      const TaskId backward = id_of.at("mb0/bwd/h.1/" + op + rank);
+      EXPECT_NE(std::find(reduce.deps.begin(), reduce.deps.end(), backward), reduce.deps.end()) << op << rank;
+      EXPECT_EQ(std::find(gather.deps.begin(), gather.deps.end(), backward), gather.deps.end()) << op << rank;
+      for (TaskId dep : plan.tasks[backward].deps) {
+        EXPECT_NE(std::find(gather.deps.begin(), gather.deps.end(), dep), gather.deps.end()) << op << rank;
+      }
+    }
+  }
+  // Without sequence parallelism there is nothing to gather again (the tests above: four).
+}
+
 // An encoder-decoder's cross-attention splits like self-attention (Megatron's T5: Q and K/V
 // projections by columns, the output projection by rows), and the decoder's lookup in the shared
 // embedding is vocabulary-parallel: each decoder layer all-reduces three activations in forward
