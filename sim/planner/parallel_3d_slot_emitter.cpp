@@ -235,9 +235,8 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
 // reads no sequence-sharded tensor. An expert's GEMMs read the tokens its dispatch routed, which
 // Megatron-Core's token dispatcher gathered whole before routing; they keep them, and gather
 // nothing in backward.
-std::optional<TaskId> Parallel3dSlotEmitter::regather_sequence_input(int64_t m, int64_t s, OpId v) {
+std::optional<TaskId> Parallel3dSlotEmitter::regather_sequence_input(int64_t m, int64_t s, OpId v, double tokens) {
   const Parallel3dPartition& P = e_.partition;
-  const double tokens = e_.scale / static_cast<double>(e_.options.context);
   double bytes = 0;
   for (const auto& input : e_.graph.inputs(v)) {
     if (input.edge.control || P.roles[input.op] != TensorRole::kSequence) continue;
@@ -355,7 +354,7 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
       // Megatron's f: the gradient of a column-parallel op's replicated input is a partial
       // sum on every rank, all-reduced in backward.
       std::vector<TaskId> reduce_after = backward_task_[m][v];
-      if (const std::optional<TaskId> gathered = regather_sequence_input(m, s, v)) {
+      if (const std::optional<TaskId> gathered = regather_sequence_input(m, s, v, tokens)) {
         reduce_after.push_back(*gathered);
         for (auto& cell : cells) cell.push_back(*gathered);
       }

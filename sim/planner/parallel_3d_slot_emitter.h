@@ -48,8 +48,9 @@ class Parallel3dSlotEmitter {
                                      const std::string& gather_name, const std::string& op_name);
   TaskId gather(int64_t m, int64_t s, OpId v, int64_t r, bool forward, std::optional<TaskId>* chain);
   /// Sequence parallelism: the all-gather of column-parallel op v's sequence-sharded input in
-  /// its backward, for the weight gradient; nullopt when v reads no such input.
-  std::optional<TaskId> regather_sequence_input(int64_t m, int64_t s, OpId v);
+  /// its backward, for the weight gradient, `tokens` the share of the step's tokens a rank's
+  /// tensors hold (scale / context); nullopt when v reads no such input.
+  std::optional<TaskId> regather_sequence_input(int64_t m, int64_t s, OpId v, double tokens);
   /// Context parallelism: the all-gather of attention v's keys and values (forward) or the
   /// reduce-scatter of their gradients (backward) over rank r's context group, after `deps`.
   /// One task per group: the group's first replica emits it, the others add their `deps`.
