@@ -55,20 +55,14 @@ ExecutionPlan empty_like(const ExecutionPlan& plan) {
   return part;
 }
 
-/// A model chunk's slot (or its stage's finish) as a max-plus function of when its inputs are
-/// there: it ends at the latest of (the stage's previous slot's end + alone_seconds) and, for
-/// each chunk it receives from, (that chunk's matching slot's end + delay_seconds). Without
-/// interleaving a chunk is a stage.
-struct SlotModel {
-  double alone_seconds = 0;                ///< every input already there
-  std::map<size_t, double> delay_seconds;  ///< by sending chunk: its transfer, then this slot's rest
-
-  double end(double previous_end, const std::vector<std::vector<double>>& sender_ends, int64_t micro_batch) const {
-    double result = previous_end + alone_seconds;
-    for (const auto& [from, delay] : delay_seconds) result = std::max(result, sender_ends[from][micro_batch] + delay);
-    return result;
-  }
-};
+/// When `slot` ends: the latest of (the stage's previous slot's end + its time alone) and, for
+/// each chunk it receives from, (that chunk's slot for `micro_batch` ends + the delay).
+double slot_end(const ClosedFormSlot& slot, double previous_end, const std::vector<std::vector<double>>& sender_ends,
+                int64_t micro_batch) {
+  double result = previous_end + slot.alone_seconds;
+  for (const auto& [from, delay] : slot.delay_seconds) result = std::max(result, sender_ends[from][micro_batch] + delay);
+  return result;
+}
 
 /// The cell plan's tasks of one slot: its closing marker, the tasks it waits for on its stage's
 /// device (that no earlier slot claimed), and the transfers into it from other stages.
@@ -189,9 +183,9 @@ class CellPlanReader {
 /// input's arrival as it did in the cell plan, where every slot but a stage's first waits for
 /// its inputs; an input arrives as long after its sender's slot ended (`sender_end`) as there.
 template <typename SenderEnd>
-SlotModel model_slot(const SlotTasks& slot, double alone_seconds, const CellPlanReader& reader, const Timeline& timeline,
+ClosedFormSlot model_slot(const SlotTasks& slot, double alone_seconds, const CellPlanReader& reader, const Timeline& timeline,
                      double end_seconds, SenderEnd sender_end) {
-  SlotModel model;
+  ClosedFormSlot model;
   model.alone_seconds = alone_seconds;
   double latest_arrival = kNever;
   for (TaskId input : slot.inputs) latest_arrival = std::max(latest_arrival, timeline.tasks[input].end_seconds);
@@ -230,23 +224,23 @@ std::pair<double, double> peak_between(const std::vector<BufferLifetime>& buffer
 
 }  // namespace
 
-ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const Cluster& cluster,
-                                                    const RunOptions& run, const ParallelismOptions& options) {
+ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                               const ParallelismOptions& options) {
+  ClosedFormCell cell;
   const size_t stages = static_cast<size_t>(options.pipeline);
   const int64_t chunks = options.virtual_stages;
   const size_t model_chunks = stages * static_cast<size_t>(chunks);  // = stages without interleaving
-  const int64_t micro_batches = options.micro_batches;
   const bool training = run.kind == StepKind::kTraining;
-  auto schedule_of = [&](size_t s, int64_t m) {
-    return chunks > 1 ? interleaved_schedule(stages, s, chunks, m, training)
-                      : pipeline_schedule(options.schedule, stages, s, m, training);
-  };
+  cell.stages = stages;
+  cell.chunks = chunks;
+  cell.training = training;
 
   // One micro-batch through every stage, estimated with and without the updates: they
   // interleave with a stage's last slot only.
   PipelineCells cells;
   const ExecutionPlan plan = build_parallel_3d_cell_plan(graph, cluster, run, options, &cells);
   const bool updates = cells.first_update_task != PipelineCells::kNone;
+  cell.updates = updates;
   ExecutionPlan slots_plan = empty_like(plan);
   const size_t slot_tasks = updates ? cells.first_update_task : plan.tasks.size();
   slots_plan.tasks.reserve(slot_tasks);
@@ -261,9 +255,14 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
 
   // The cell plan's slots, by model chunk, claimed in the order each stage runs them.
   CellPlanReader reader(plan, cluster, stage_of);
-  std::vector<std::vector<PipelineSlot>> cell_schedule(stages);
-  for (size_t s = 0; s < stages; ++s) cell_schedule[s] = schedule_of(s, 1);
+  std::vector<std::vector<PipelineSlot>>& cell_schedule = cell.cell_schedule;
+  cell_schedule.resize(stages);
+  for (size_t s = 0; s < stages; ++s) {
+    cell_schedule[s] = chunks > 1 ? interleaved_schedule(stages, s, chunks, 1, training)
+                                  : pipeline_schedule(options.schedule, stages, s, 1, training);
+  }
   const bool backward_slots = training && cells.backward_done.front() != PipelineCells::kNone;
+  cell.backward_slots = backward_slots;
   std::vector<SlotTasks> forward_tasks(model_chunks), backward_tasks(backward_slots ? model_chunks : 0);
   for (const auto& [s, slot] : emission_order(cell_schedule, 1, chunks)) {
     const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
@@ -274,24 +273,22 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
     }
   }
 
-  ClosedFormStepEstimate estimate;
-  estimate.cell_plan_tasks = plan.tasks.size();
-  std::vector<SlotModel> forward(model_chunks), backward(model_chunks), last(stages), finish(stages);
+  cell.cell_plan_tasks = plan.tasks.size();
+  cell.forward.resize(model_chunks);
+  cell.backward.resize(model_chunks);
+  cell.last.resize(stages);
+  cell.finish.resize(stages);
   auto end_in = [](const Timeline& t, TaskId id) { return t.tasks[id].end_seconds; };
-  estimate.forward_slot_seconds.assign(stages, 0);
-  estimate.backward_slot_seconds.assign(stages, 0);
   for (size_t c = 0; c < model_chunks; ++c) {
     const SlotTasks& f = forward_tasks[c];
-    forward[c] = model_slot(f, reader.alone(f.members, f.marker).first, reader, slots_timeline,
-                            end_in(slots_timeline, f.marker),
-                            [&](size_t from) { return end_in(slots_timeline, cells.forward_done[from]); });
-    estimate.forward_slot_seconds[c % stages] += forward[c].alone_seconds;
+    cell.forward[c] = model_slot(f, reader.alone(f.members, f.marker).first, reader, slots_timeline,
+                                 end_in(slots_timeline, f.marker),
+                                 [&](size_t from) { return end_in(slots_timeline, cells.forward_done[from]); });
     if (backward_slots) {
       const SlotTasks& b = backward_tasks[c];
-      backward[c] = model_slot(b, reader.alone(b.members, b.marker).first, reader, slots_timeline,
-                               end_in(slots_timeline, b.marker),
-                               [&](size_t from) { return end_in(slots_timeline, cells.backward_done[from]); });
-      estimate.backward_slot_seconds[c % stages] += backward[c].alone_seconds;
+      cell.backward[c] = model_slot(b, reader.alone(b.members, b.marker).first, reader, slots_timeline,
+                                    end_in(slots_timeline, b.marker),
+                                    [&](size_t from) { return end_in(slots_timeline, cells.backward_done[from]); });
     }
   }
   // A stage's last slot with the updates that interleave with it: when its marker ends (the
@@ -302,7 +299,7 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
   for (size_t s = 0; s < stages; ++s) {
     const size_t c = static_cast<size_t>(cell_schedule[s].back().chunk) * stages + s;
     if (!updates) {
-      last[s] = finish[s] = backward_slots ? backward[c] : forward[c];
+      cell.last[s] = cell.finish[s] = backward_slots ? cell.backward[c] : cell.forward[c];
       continue;
     }
     const SlotTasks& slot = backward_slots ? backward_tasks[c] : forward_tasks[c];
@@ -312,48 +309,27 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
     double stage_end_in_plan = 0;
     for (TaskId id : with_updates) stage_end_in_plan = std::max(stage_end_in_plan, end_in(timeline, id));
     auto sender_end = [&](size_t from) { return end_in(timeline, last_markers[from]); };
-    last[s] = model_slot(slot, marker_end, reader, timeline, end_in(timeline, slot.marker), sender_end);
-    finish[s] = model_slot(slot, stage_end, reader, timeline, stage_end_in_plan, sender_end);
+    cell.last[s] = model_slot(slot, marker_end, reader, timeline, end_in(timeline, slot.marker), sender_end);
+    cell.finish[s] = model_slot(slot, stage_end, reader, timeline, stage_end_in_plan, sender_end);
   }
 
-  // Every slot of every stage, in an order in which each slot's inputs come first.
-  std::vector<std::vector<PipelineSlot>> schedule(stages);
-  for (size_t s = 0; s < stages; ++s) schedule[s] = schedule_of(s, micro_batches);
-  std::vector<std::vector<double>> forward_end(model_chunks, std::vector<double>(micro_batches, kNever));
-  std::vector<std::vector<double>> backward_end(model_chunks, std::vector<double>(micro_batches, kNever));
-  std::vector<double> stage_free(stages, 0);
-  std::vector<size_t> slots_done(stages, 0);
-  estimate.stage_end_seconds.assign(stages, 0);
-  // Interleaved, for memory: when each slot ends, and when each received input (activation or
-  // gradient) starts to arrive, as long after its sender's slot ended as in the cell plan.
-  const bool interleaved = chunks > 1;
-  std::vector<std::vector<double>> slot_end(stages);
-  std::vector<std::vector<std::pair<double, double>>> arrivals(stages);  // (start, bytes)
+  // Interleaved, for memory: each slot's received inputs (activations or gradients), which start
+  // to arrive as long after their sender's slot ended as in the cell plan.
   auto inputs_of = [&](const SlotTasks& slot, const std::vector<TaskId>& sender_markers) {
-    std::vector<std::pair<size_t, std::pair<double, double>>> inputs;  // (sender chunk, (offset, bytes))
+    std::vector<ClosedFormCell::Input> inputs;
     for (TaskId input : slot.inputs) {
       const size_t from = reader.sender(input);
-      inputs.push_back({from, {slots_timeline.tasks[input].start_seconds - end_in(slots_timeline, sender_markers[from]),
-                               reader.input_bytes(input)}});
+      inputs.push_back({from, slots_timeline.tasks[input].start_seconds - end_in(slots_timeline, sender_markers[from]),
+                        reader.input_bytes(input)});
     }
     return inputs;
   };
-  for (const auto& [s, slot] : emission_order(schedule, micro_batches, chunks)) {
-    const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
-    const int64_t m = slot.micro_batch;
-    auto& ends = slot.forward ? forward_end : backward_end;
-    const bool last_slot = ++slots_done[s] == schedule[s].size();
-    const SlotModel& model = last_slot ? last[s] : slot.forward ? forward[c] : backward[c];
-    if (last_slot) estimate.stage_end_seconds[s] = finish[s].end(stage_free[s], ends, m);
-    ends[c][m] = stage_free[s] = model.end(stage_free[s], ends, m);
-    if (!interleaved) continue;
-    slot_end[s].push_back(ends[c][m]);
-    const SlotTasks& tasks = slot.forward ? forward_tasks[c] : backward_tasks[c];
-    for (const auto& [from, input] : inputs_of(tasks, slot.forward ? cells.forward_done : cells.backward_done)) {
-      arrivals[s].emplace_back(ends[from][m] + input.first, input.second);
-    }
+  cell.forward_inputs.resize(model_chunks);
+  cell.backward_inputs.resize(model_chunks);
+  for (size_t c = 0; c < model_chunks; ++c) {
+    cell.forward_inputs[c] = inputs_of(forward_tasks[c], cells.forward_done);
+    if (backward_slots) cell.backward_inputs[c] = inputs_of(backward_tasks[c], cells.backward_done);
   }
-  for (size_t s = 0; s < stages; ++s) estimate.step_seconds = std::max(estimate.step_seconds, estimate.stage_end_seconds[s]);
 
   // Memory. One micro-batch's peak of live buffers on each representative device, and what each
   // of its chunks there keeps across the gap between its forward and backward slots (allocated
@@ -382,18 +358,14 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
   }
   const std::vector<double> mid_peak = peak_live_bytes(before_updates, cluster.devices().size());
   const std::vector<double> workspace = workspace_bytes(plan, cluster.devices().size());
+  cell.kept_bytes.assign(stages, std::vector<double>(static_cast<size_t>(chunks), 0));
+  cell.slot_peaks.resize(stages);
   for (size_t s = 0; s < stages; ++s) {
     const DeviceId device = options.device(0, static_cast<int64_t>(s), 0);
-    int64_t in_flight = 1, open = 0;
-    for (const PipelineSlot& slot : schedule[s]) {
-      open += slot.forward ? 1 : -1;
-      in_flight = std::max(in_flight, open);
-    }
-    if (!backward_slots) in_flight = 1;  // inference: nothing waits for a backward
-    std::vector<double> kept(static_cast<size_t>(chunks), 0);  // by the stage's chunk
+    std::vector<double>& kept = cell.kept_bytes[s];  // by the stage's chunk
     double previous_end = kNever;  // the stage's previous forward slot in the cell plan
     for (const PipelineSlot& slot : cell_schedule[s]) {
-      if (in_flight == 1 || !slot.forward) continue;
+      if (!backward_slots || !slot.forward) continue;
       const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
       const double forward_slot_end = end_in(timeline, cells.forward_done[c]);
       double backward_start = std::numeric_limits<double>::infinity();
@@ -406,19 +378,8 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
       }
       previous_end = forward_slot_end;
     }
-    double activation = std::max(cell_peak[device], mid_peak[device] + static_cast<double>(in_flight - 1) * kept[0]);
-    if (interleaved) {
-      // The chunks keep different amounts and the heaviest slot need not run at the schedule's
-      // fullest point: each slot of the step peaks as its cell-plan slot did (one micro-batch,
-      // `cell_open` of its chunks open before it), plus what the other micro-batch chunks open
-      // beside it keep, plus the inputs that have begun to arrive for later slots (the warm-up
-      // runs the senders ahead).
-      struct CellSlot {
-        double peak_bytes = 0;
-        double peak_before_end_seconds = 0;  ///< how long before the slot's end it last peaks
-        std::vector<int64_t> open;           ///< the cell micro-batch's chunks open before it
-      };
-      std::map<std::pair<bool, int64_t>, CellSlot> cell_slot;
+    if (chunks > 1) {
+      // Each cell slot's peak (one micro-batch, `open` of its chunks open before it).
       std::vector<int64_t> open_of(static_cast<size_t>(chunks), 0);
       for (const PipelineSlot& slot : cell_schedule[s]) {
         const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
@@ -427,29 +388,7 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
         for (TaskId id : tasks.members) start = std::min(start, timeline.tasks[id].start_seconds);
         const double end = end_in(timeline, tasks.marker);
         const auto [peak, when] = peak_between(before_updates, device, start, end);
-        cell_slot[{slot.forward, slot.chunk}] = {peak, end - when, open_of};
-        open_of[static_cast<size_t>(slot.chunk)] += slot.forward ? 1 : -1;
-      }
-      std::vector<std::pair<double, double>> received = arrivals[s];
-      std::sort(received.begin(), received.end());
-      size_t next_arrival = 0;
-      double arrived = 0, consumed = 0;  // inputs begun to arrive by a slot's end; those of it and earlier slots
-      std::fill(open_of.begin(), open_of.end(), 0);
-      activation = cell_peak[device];
-      for (size_t i = 0; i < schedule[s].size(); ++i) {
-        const PipelineSlot& slot = schedule[s][i];
-        const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
-        for (TaskId input : (slot.forward ? forward_tasks[c] : backward_tasks[c]).inputs) {
-          consumed += reader.input_bytes(input);
-        }
-        const CellSlot& cell = cell_slot.at({slot.forward, slot.chunk});
-        while (next_arrival < received.size() &&
-               received[next_arrival].first < slot_end[s][i] - cell.peak_before_end_seconds) {
-          arrived += received[next_arrival++].second;
-        }
-        double held = cell.peak_bytes + std::max(0.0, arrived - consumed);
-        for (size_t k = 0; k < kept.size(); ++k) held += static_cast<double>(open_of[k] - cell.open[k]) * kept[k];
-        activation = std::max(activation, held);
+        cell.slot_peaks[s][{slot.forward, slot.chunk}] = {peak, end - when, open_of};
         open_of[static_cast<size_t>(slot.chunk)] += slot.forward ? 1 : -1;
       }
     }
@@ -459,13 +398,117 @@ ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const 
       memory.gradient_bytes = plan.static_memory[device].gradient_bytes;
       memory.optimizer_state_bytes = plan.static_memory[device].optimizer_state_bytes;
     }
+    cell.static_memory.push_back(memory);
+    cell.cell_peak_bytes.push_back(cell_peak[device]);
+    cell.mid_peak_bytes.push_back(mid_peak[device]);
+    cell.workspace_bytes.push_back(workspace[device]);
+    cell.capacity_bytes.push_back(cluster.device(device).spec.memory_bytes);
+  }
+  return cell;
+}
+
+ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, const ParallelismOptions& options) {
+  const size_t stages = cell.stages;
+  const int64_t chunks = cell.chunks;
+  const size_t model_chunks = stages * static_cast<size_t>(chunks);
+  const int64_t micro_batches = options.micro_batches;
+  const bool backward_slots = cell.backward_slots;
+
+  ClosedFormStepEstimate estimate;
+  estimate.cell_plan_tasks = cell.cell_plan_tasks;
+  estimate.forward_slot_seconds.assign(stages, 0);
+  estimate.backward_slot_seconds.assign(stages, 0);
+  for (size_t c = 0; c < model_chunks; ++c) {
+    estimate.forward_slot_seconds[c % stages] += cell.forward[c].alone_seconds;
+    if (backward_slots) estimate.backward_slot_seconds[c % stages] += cell.backward[c].alone_seconds;
+  }
+
+  // Every slot of every stage, in an order in which each slot's inputs come first.
+  std::vector<std::vector<PipelineSlot>> schedule(stages);
+  for (size_t s = 0; s < stages; ++s) {
+    schedule[s] = chunks > 1 ? interleaved_schedule(stages, s, chunks, micro_batches, cell.training)
+                             : pipeline_schedule(options.schedule, stages, s, micro_batches, cell.training);
+  }
+  std::vector<std::vector<double>> forward_end(model_chunks, std::vector<double>(micro_batches, kNever));
+  std::vector<std::vector<double>> backward_end(model_chunks, std::vector<double>(micro_batches, kNever));
+  std::vector<double> stage_free(stages, 0);
+  std::vector<size_t> slots_done(stages, 0);
+  estimate.stage_end_seconds.assign(stages, 0);
+  // Interleaved, for memory: when each slot ends, and when each received input (activation or
+  // gradient) starts to arrive, as long after its sender's slot ended as in the cell plan.
+  const bool interleaved = chunks > 1;
+  std::vector<std::vector<double>> slot_ends(stages);
+  std::vector<std::vector<std::pair<double, double>>> arrivals(stages);  // (start, bytes)
+  for (const auto& [s, slot] : emission_order(schedule, micro_batches, chunks)) {
+    const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
+    const int64_t m = slot.micro_batch;
+    auto& ends = slot.forward ? forward_end : backward_end;
+    const bool last_slot = ++slots_done[s] == schedule[s].size();
+    const ClosedFormSlot& model = last_slot ? cell.last[s] : slot.forward ? cell.forward[c] : cell.backward[c];
+    if (last_slot) estimate.stage_end_seconds[s] = slot_end(cell.finish[s], stage_free[s], ends, m);
+    ends[c][m] = stage_free[s] = slot_end(model, stage_free[s], ends, m);
+    if (!interleaved) continue;
+    slot_ends[s].push_back(ends[c][m]);
+    for (const ClosedFormCell::Input& input : slot.forward ? cell.forward_inputs[c] : cell.backward_inputs[c]) {
+      arrivals[s].emplace_back(ends[input.from][m] + input.offset_seconds, input.bytes);
+    }
+  }
+  for (size_t s = 0; s < stages; ++s) estimate.step_seconds = std::max(estimate.step_seconds, estimate.stage_end_seconds[s]);
+
+  for (size_t s = 0; s < stages; ++s) {
+    int64_t in_flight = 1, open = 0;
+    for (const PipelineSlot& slot : schedule[s]) {
+      open += slot.forward ? 1 : -1;
+      in_flight = std::max(in_flight, open);
+    }
+    if (!backward_slots) in_flight = 1;  // inference: nothing waits for a backward
+    // With one micro-batch (chunk) in flight nothing is kept beside the one that peaks.
+    const std::vector<double> none(static_cast<size_t>(chunks), 0);
+    const std::vector<double>& kept = in_flight == 1 ? none : cell.kept_bytes[s];
+    double activation =
+        std::max(cell.cell_peak_bytes[s], cell.mid_peak_bytes[s] + static_cast<double>(in_flight - 1) * kept[0]);
+    if (interleaved) {
+      // The chunks keep different amounts and the heaviest slot need not run at the schedule's
+      // fullest point: each slot of the step peaks as its cell-plan slot did (one micro-batch,
+      // `open` of its chunks open before it), plus what the other micro-batch chunks open
+      // beside it keep, plus the inputs that have begun to arrive for later slots (the warm-up
+      // runs the senders ahead).
+      std::vector<std::pair<double, double>> received = arrivals[s];
+      std::sort(received.begin(), received.end());
+      size_t next_arrival = 0;
+      double arrived = 0, consumed = 0;  // inputs begun to arrive by a slot's end; those of it and earlier slots
+      std::vector<int64_t> open_of(static_cast<size_t>(chunks), 0);
+      activation = cell.cell_peak_bytes[s];
+      for (size_t i = 0; i < schedule[s].size(); ++i) {
+        const PipelineSlot& slot = schedule[s][i];
+        const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
+        for (const ClosedFormCell::Input& input : slot.forward ? cell.forward_inputs[c] : cell.backward_inputs[c]) {
+          consumed += input.bytes;
+        }
+        const ClosedFormCell::SlotPeak& peak = cell.slot_peaks[s].at({slot.forward, slot.chunk});
+        while (next_arrival < received.size() &&
+               received[next_arrival].first < slot_ends[s][i] - peak.peak_before_end_seconds) {
+          arrived += received[next_arrival++].second;
+        }
+        double held = peak.peak_bytes + std::max(0.0, arrived - consumed);
+        for (size_t k = 0; k < kept.size(); ++k) held += static_cast<double>(open_of[k] - peak.open[k]) * kept[k];
+        activation = std::max(activation, held);
+        open_of[static_cast<size_t>(slot.chunk)] += slot.forward ? 1 : -1;
+      }
+    }
+    MemoryBreakdown memory = cell.static_memory[s];
     memory.activation_bytes = activation;
-    memory.workspace_bytes = workspace[device];
+    memory.workspace_bytes = cell.workspace_bytes[s];
     estimate.stage_peak_memory.push_back(memory);
     estimate.stage_micro_batches_in_flight.push_back(in_flight);
-    estimate.stage_memory_capacity_bytes.push_back(cluster.device(device).spec.memory_bytes);
+    estimate.stage_memory_capacity_bytes.push_back(cell.capacity_bytes[s]);
   }
   return estimate;
+}
+
+ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const Cluster& cluster,
+                                                    const RunOptions& run, const ParallelismOptions& options) {
+  return estimate_3d_step_from_cell(analyse_3d_cell(graph, cluster, run, options), options);
 }
 
 }  // namespace placesim

@@ -12,10 +12,13 @@
 // another's compute, which one micro-batch's cell cannot see (0.03% on the test layout).
 #pragma once
 
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "sim/cluster/cluster.h"
 #include "sim/graph/op_graph.h"
+#include "sim/planner/pipeline_builder.h"
 #include "sim/spec/run_options.h"
 #include "sim/spec/strategy.h"
 #include "sim/timeline/buffer_memory.h"
@@ -42,9 +45,68 @@ struct ClosedFormStepEstimate {
   std::vector<double> stage_memory_capacity_bytes;
 };
 
-/// One step of `options` (tensor x pipeline x data, its schedule and micro-batches) on `cluster`.
-/// Needs what the cell plan needs (identical devices, no jitter): throws
-/// SpecError otherwise, like build_parallel_3d_cell_plan.
+/// A model chunk's slot (or its stage's finish) as a max-plus function of when its inputs are
+/// there: it ends at the latest of (the stage's previous slot's end + alone_seconds) and, for
+/// each chunk it receives from, (that chunk's matching slot's end + delay_seconds). Without
+/// interleaving a chunk is a stage.
+struct ClosedFormSlot {
+  double alone_seconds = 0;                ///< every input already there
+  std::map<size_t, double> delay_seconds;  ///< by sending chunk: its transfer, then this slot's rest
+};
+
+/// What one micro-batch's cell plan says of a layout, whatever its number of micro-batches and
+/// its schedule (GPipe or 1F1B: the same one-micro-batch order): the slots, the stages' finish,
+/// and what each stage's memory is made of. Numbers only; the plan is gone.
+struct ClosedFormCell {
+  size_t stages = 0;
+  int64_t chunks = 1;  ///< model chunks per stage (virtual stages)
+  bool training = true;
+  bool backward_slots = false;  ///< training with backward slots
+  bool updates = false;         ///< the cell plan updates weights
+  size_t cell_plan_tasks = 0;
+  std::vector<std::vector<PipelineSlot>> cell_schedule;  ///< by stage: one micro-batch's slots
+  std::vector<ClosedFormSlot> forward, backward;  ///< by model chunk (chunk x stages + stage)
+  /// By stage: its last slot with the updates that interleave with it, until its marker ends
+  /// (`last`) and until the stage's last task does (`finish`).
+  std::vector<ClosedFormSlot> last, finish;
+  /// An input a chunk's slot receives: from which chunk, how long after that chunk's slot ends
+  /// it starts to arrive, and the bytes it holds until consumed.
+  struct Input {
+    size_t from = 0;
+    double offset_seconds = 0;
+    double bytes = 0;
+  };
+  std::vector<std::vector<Input>> forward_inputs, backward_inputs;  ///< by model chunk
+  /// By stage, on its representative device: the cell plan's peak of live buffers, the same
+  /// without what only the updates keep, the workspace, the static memory and the capacity.
+  std::vector<double> cell_peak_bytes, mid_peak_bytes, workspace_bytes, capacity_bytes;
+  std::vector<MemoryBreakdown> static_memory;  ///< parameters, gradients, optimizer state
+  /// By stage and its chunk: what a micro-batch chunk keeps from its forward slot to its backward.
+  std::vector<std::vector<double>> kept_bytes;
+  /// By stage, interleaved: each cell slot's (forward?, chunk) peak, how long before its end it
+  /// last peaks, and the cell micro-batch's chunks open before it.
+  struct SlotPeak {
+    double peak_bytes = 0;
+    double peak_before_end_seconds = 0;
+    std::vector<int64_t> open;
+  };
+  std::vector<std::map<std::pair<bool, int64_t>, SlotPeak>> slot_peaks;
+};
+
+/// Builds and reads one micro-batch's cell plan of `options` (its micro_batches set the
+/// micro-batch's share of the batch; its schedule only whether it interleaves). Needs what the
+/// cell plan needs (identical devices, no jitter): throws SpecError otherwise, like
+/// build_parallel_3d_cell_plan.
+ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                               const ParallelismOptions& options);
+
+/// The step of `options` (its micro-batches and schedule) from its cell: the recurrence over
+/// every slot and each stage's peak memory. `cell` must be analyse_3d_cell's of the same layout
+/// with the same micro-batch share (a sweep reuses one across schedules).
+ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, const ParallelismOptions& options);
+
+/// One step of `options` (tensor x pipeline x data, its schedule and micro-batches) on `cluster`:
+/// estimate_3d_step_from_cell(analyse_3d_cell(...)).
 ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const Cluster& cluster,
                                                     const RunOptions& run, const ParallelismOptions& options);
 
