@@ -77,17 +77,31 @@ const char* kSweep100000NodesScenario = R"({
 void run_sweep_case(const std::string& name, const char* scenario) {
   HardwareCatalog catalog(HardwareCatalog::default_root());
   const SweepContext context = make_sweep_context(Json::parse(scenario), "bench_sweep.json", catalog);
-  std::vector<size_t> items(context.spec.configurations.size());
-  for (size_t i = 0; i < items.size(); ++i) items[i] = i;
+  // As `placesim sweep` hands them out: one item per group of configurations sharing cells.
+  std::vector<size_t> items;
+  std::vector<bool> grouped(context.spec.configurations.size(), false);
+  for (size_t i = 0; i < grouped.size(); ++i) {
+    if (grouped[i]) continue;
+    items.push_back(i);
+    for (size_t member : configurations_sharing_cells(context, i, Tier::kAnalytical)) grouped[member] = true;
+  }
   int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto start = std::chrono::steady_clock::now();
   size_t tasks = 0;
   run_in_processes(
-      items, workers, [&](size_t i) { return std::to_string(evaluate_configuration(context, i, Tier::kAnalytical).tasks); },
+      items, workers,
+      [&](size_t i) {
+        size_t group_tasks = 0;
+        for (const SweepRow& row : evaluate_configurations(
+                 context, configurations_sharing_cells(context, i, Tier::kAnalytical), Tier::kAnalytical)) {
+          group_tasks += row.tasks;
+        }
+        return std::to_string(group_tasks);
+      },
       [&](size_t, const std::string& text) { tasks += std::stoul(text); });
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%-36s %10zu %10.3f %14.0f %12s %14s  (%zu configurations, %d processes)\n", name.c_str(), tasks, wall,
-              static_cast<double>(tasks) / wall, "-", "-", items.size(), workers);
+              static_cast<double>(tasks) / wall, "-", "-", grouped.size(), workers);
   std::fflush(stdout);
 }
 

@@ -10,6 +10,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
+#include <sstream>
+#include <string>
 #include <thread>
 
 #include "cli/command.h"
@@ -41,8 +44,15 @@ real::HostGroup* sweep_ranks() {
   return group && group->size() > 1 ? group : nullptr;
 }
 
+/// The rows of `index` and the configurations evaluated with it (configurations_sharing_cells),
+/// one JSON object per line.
 std::string evaluate_to_text(const SweepContext& context, size_t index, Tier tier) {
-  return row_json(evaluate_configuration(context, index, tier)).dump();
+  std::string text;
+  for (const SweepRow& row : evaluate_configurations(context, configurations_sharing_cells(context, index, tier), tier)) {
+    if (!text.empty()) text += '\n';
+    text += row_json(row).dump();
+  }
+  return text;
 }
 
 /// Evaluates `items` on `tier` and appends each row to the store as it arrives: on `jobs` local
@@ -55,15 +65,29 @@ void evaluate(const SweepContext& context, const std::vector<size_t>& items, Tie
     bar = std::make_unique<ProgressBar>(std::cerr, tier == Tier::kAnalytical ? "analytical" : "simulated",
                                         items.size(), ::isatty(STDERR_FILENO) != 0);
   }
+  // One work item per group of configurations evaluated together; a group's rows that are not
+  // wanted (already in the store when resuming) are dropped.
+  std::set<size_t> wanted(items.begin(), items.end()), grouped;
+  std::vector<size_t> leaders;
+  for (size_t index : items) {
+    if (grouped.count(index) > 0) continue;
+    leaders.push_back(index);
+    for (size_t member : configurations_sharing_cells(context, index, tier)) grouped.insert(member);
+  }
   auto work = [&](size_t index) { return evaluate_to_text(context, index, tier); };
   auto on_result = [&](size_t, const std::string& text) {
-    store->append(row_from_json(Json::parse(text)));
-    if (bar) bar->advance();
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      SweepRow row = row_from_json(Json::parse(line));
+      if (wanted.count(row.index) == 0 || store->has(row.index, tier)) continue;
+      store->append(row);
+      if (bar) bar->advance();
+    }
   };
   if (real::HostGroup* group = sweep_ranks()) {
-    evaluate_over_ranks(*group, items, static_cast<int>(tier), work, on_result);
+    evaluate_over_ranks(*group, leaders, static_cast<int>(tier), work, on_result);
   } else {
-    run_in_processes(items, jobs, work, on_result);
+    run_in_processes(leaders, jobs, work, on_result);
   }
   if (bar) bar->finish();
 }

@@ -222,7 +222,23 @@ std::pair<double, double> peak_between(const std::vector<BufferLifetime>& buffer
   return {peak, when};
 }
 
+/// The slots of one micro-batch on each of `stages` stages, in each stage's order.
+std::vector<std::vector<PipelineSlot>> one_micro_batch_schedule(const ParallelismOptions& options, bool training) {
+  const size_t stages = static_cast<size_t>(options.pipeline);
+  std::vector<std::vector<PipelineSlot>> schedule(stages);
+  for (size_t s = 0; s < stages; ++s) {
+    schedule[s] = options.virtual_stages > 1 ? interleaved_schedule(stages, s, options.virtual_stages, 1, training)
+                                             : pipeline_schedule(options.schedule, stages, s, 1, training);
+  }
+  return schedule;
+}
+
 }  // namespace
+
+bool cell_fits(const ClosedFormCell& cell, const ParallelismOptions& options) {
+  return cell.stages == static_cast<size_t>(options.pipeline) && cell.chunks == options.virtual_stages &&
+         cell.cell_schedule == one_micro_batch_schedule(options, cell.training);
+}
 
 ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
                                const ParallelismOptions& options) {
@@ -255,12 +271,8 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
 
   // The cell plan's slots, by model chunk, claimed in the order each stage runs them.
   CellPlanReader reader(plan, cluster, stage_of);
-  std::vector<std::vector<PipelineSlot>>& cell_schedule = cell.cell_schedule;
-  cell_schedule.resize(stages);
-  for (size_t s = 0; s < stages; ++s) {
-    cell_schedule[s] = chunks > 1 ? interleaved_schedule(stages, s, chunks, 1, training)
-                                  : pipeline_schedule(options.schedule, stages, s, 1, training);
-  }
+  cell.cell_schedule = one_micro_batch_schedule(options, training);
+  const std::vector<std::vector<PipelineSlot>>& cell_schedule = cell.cell_schedule;
   const bool backward_slots = training && cells.backward_done.front() != PipelineCells::kNone;
   cell.backward_slots = backward_slots;
   std::vector<SlotTasks> forward_tasks(model_chunks), backward_tasks(backward_slots ? model_chunks : 0);

@@ -105,6 +105,10 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
 /// with the same micro-batch share (a sweep reuses one across schedules).
 ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, const ParallelismOptions& options);
 
+/// Whether `cell` has the stages, model chunks and one-micro-batch slot order of `options` (GPipe
+/// and 1F1B run one micro-batch alike), so that estimate_3d_step_from_cell may use it.
+bool cell_fits(const ClosedFormCell& cell, const ParallelismOptions& options);
+
 /// One step of `options` (tensor x pipeline x data, its schedule and micro-batches) on `cluster`:
 /// estimate_3d_step_from_cell(analyse_3d_cell(...)).
 ClosedFormStepEstimate estimate_3d_step_closed_form(const OpGraph& graph, const Cluster& cluster,

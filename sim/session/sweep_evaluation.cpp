@@ -1,6 +1,8 @@
 #include "sim/session/sweep_evaluation.h"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "sim/session/pipeline.h"
@@ -31,16 +33,30 @@ std::pair<double, double> throughput_and_step(const ExecutionPlan& plan, const T
   return {dp_metrics->samples_per_second, dp_metrics->step_time_seconds};
 }
 
+/// One micro-batch's cells that configurations of a group share (configurations_sharing_cells):
+/// their step's and their one-replica baseline's, analysed by the first that needs each.
+struct SharedCells {
+  std::optional<ClosedFormCell> step, single_replica;
+};
+
+/// `*slot`'s cell when it fits `options` (cell_fits), else `options`' own, kept in `*slot`.
+const ClosedFormCell& cell_of(std::optional<ClosedFormCell>* slot, const Scenario& scenario, const Cluster& cluster,
+                              const ParallelismOptions& options) {
+  if (!*slot || !cell_fits(**slot, options)) slot->emplace(analyse_3d_cell(scenario.graph, cluster, scenario.run, options));
+  return **slot;
+}
+
 /// One replica's throughput on the same tier, the scaling baseline. A 3D layout: data 1 on the
 /// first replica's tensor x pipeline devices, as `run` takes it (the closed-form tier on the
 /// analytical tier, but for PipeDream's schedule, which has no cells). Otherwise the same model, per-device batch and
 /// precision on the strategy's first device alone.
-double single_replica_samples_per_second(const Scenario& scenario, const Strategy& strategy, Tier tier) {
+double single_replica_samples_per_second(const Scenario& scenario, const Strategy& strategy, Tier tier,
+                                         SharedCells* shared) {
   const Strategy single = single_replica_strategy(strategy);
   const Cluster& cluster = scenario.cluster_for(single);
   if (single.parallelism && tier == Tier::kAnalytical && !single.parallelism->asynchronous) {
-    const ClosedFormStepEstimate estimate =
-        estimate_3d_step_closed_form(scenario.graph, cluster, scenario.run, *single.parallelism);
+    const ClosedFormStepEstimate estimate = estimate_3d_step_from_cell(
+        cell_of(&shared->single_replica, scenario, cluster, *single.parallelism), *single.parallelism);
     return static_cast<double>(scenario.run.batch_size) / estimate.step_seconds;
   }
   PlannedScenario planned = plan_strategy(scenario, single);
@@ -61,10 +77,10 @@ std::string without_file(const InputError& error) {
 /// each stage's peak memory. Compute is the busiest stage's slots (its tensor all-reduces
 /// included); the rest of the step is the pipeline's fill and drain, the data-parallel
 /// all-reduces and the updates, reported as bubble.
-void evaluate_closed_form(const Scenario& scenario, const Strategy& strategy, const Cluster& cluster, SweepRow* row) {
+void evaluate_closed_form(const Scenario& scenario, const Strategy& strategy, const Cluster& cluster,
+                          SharedCells* shared, SweepRow* row) {
   const ParallelismOptions& p = *strategy.parallelism;
-  const ClosedFormStepEstimate estimate =
-      estimate_3d_step_closed_form(scenario.graph, cluster, scenario.run, p);
+  const ClosedFormStepEstimate estimate = estimate_3d_step_from_cell(cell_of(&shared->step, scenario, cluster, p), p);
   row->step_seconds = estimate.step_seconds;
   row->samples_per_second = static_cast<double>(scenario.run.batch_size * p.data) / estimate.step_seconds;
   row->tasks = estimate.cell_plan_tasks;
@@ -90,7 +106,7 @@ void evaluate_closed_form(const Scenario& scenario, const Strategy& strategy, co
 
 /// Plans and runs `scenario`'s one strategy on `tier` into `row` (SpecError: a strategy the
 /// planners refuse).
-void evaluate_scenario(const Scenario& scenario, Tier tier, SweepRow* result) {
+void evaluate_scenario(const Scenario& scenario, Tier tier, SharedCells* shared, SweepRow* result) {
   SweepRow& row = *result;
   const Strategy& strategy = scenario.strategies.front();
   const Cluster& cluster = scenario.cluster_for(strategy);
@@ -102,11 +118,11 @@ void evaluate_scenario(const Scenario& scenario, Tier tier, SweepRow* result) {
   if (strategy.parallelism) row.replicas = strategy.parallelism->data;
   // PipeDream's schedule has no one-step cells to repeat: its whole plan on the analytical tier.
   if (strategy.parallelism && tier == Tier::kAnalytical && !strategy.parallelism->asynchronous) {
-    evaluate_closed_form(scenario, strategy, cluster, &row);
+    evaluate_closed_form(scenario, strategy, cluster, shared, &row);
     if (row.status == RowStatus::kOk) {
       row.single_replica_samples_per_second = strategy.parallelism->data == 1
                                                   ? row.samples_per_second
-                                                  : single_replica_samples_per_second(scenario, strategy, tier);
+                                                  : single_replica_samples_per_second(scenario, strategy, tier, shared);
     }
     return;
   }
@@ -148,7 +164,26 @@ void evaluate_scenario(const Scenario& scenario, Tier tier, SweepRow* result) {
   if (strategy.data_parallel) row.replicas = static_cast<int64_t>(strategy.data_parallel->replicas.size());
   row.single_replica_samples_per_second = strategy.parallelism && strategy.parallelism->data == 1
                                               ? row.samples_per_second
-                                              : single_replica_samples_per_second(scenario, strategy, tier);
+                                              : single_replica_samples_per_second(scenario, strategy, tier, shared);
+}
+
+/// What a configuration's one micro-batch cell depends on besides its schedule: its node type,
+/// nodes, fabric, batch and precision, and its 3D variant but for a GPipe or 1F1B "schedule"
+/// (one micro-batch runs alike under both). "" for other strategies, which share nothing.
+std::string cell_key(const SweepSpec& spec, const SweepConfiguration& configuration) {
+  const StrategyVariant& variant = spec.strategies.at(configuration.strategy);
+  if (variant.kind != "parallelism") return "";
+  Json strategy = variant.strategy;
+  Json& options = strategy["parallelism"];
+  if (options.contains("schedule") && options["schedule"].is_string()) {
+    const std::string schedule = options["schedule"].get<std::string>();
+    if (schedule == "gpipe" || schedule == "1f1b") options.erase("schedule");
+  }
+  return std::to_string(configuration.node_type) + "|" + std::to_string(configuration.devices_per_node) + "|" +
+         std::to_string(configuration.nodes) + "|" + configuration.fabric + "|" +
+         std::to_string(configuration.batch_size) + "|" + configuration.precision + "|" +
+         std::to_string(variant.micro_batch_size) + "|" + (variant.sets_micro_batches ? "m" : "") + "|" +
+         (variant.sets_algorithm ? "a" : "") + "|" + strategy.dump();
 }
 
 }  // namespace
@@ -157,6 +192,10 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
   SweepContext context;
   context.spec = read_sweep_spec(JsonReader(document, file), catalog);
   context.variations = std::make_shared<const ScenarioVariations>(std::move(document), file, catalog, context.spec.strategies);
+  for (const SweepConfiguration& configuration : context.spec.configurations) {
+    context.cell_keys.push_back(cell_key(context.spec, configuration));
+    if (!context.cell_keys.back().empty()) context.cell_groups[context.cell_keys.back()].push_back(configuration.index);
+  }
   return context;
 }
 
@@ -184,14 +223,16 @@ Scenario configuration_scenario(const SweepContext& context, size_t index) {
   return context.variations->scenario(variation, sizing, &context.reuse);
 }
 
-SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier tier) {
+namespace {
+
+SweepRow evaluate_one(const SweepContext& context, size_t index, Tier tier, SharedCells* shared) {
   SweepRow row;
   row.index = index;
   row.tier = tier;
   try {
     const Scenario scenario = configuration_scenario(context, index);
     try {
-      evaluate_scenario(scenario, tier, &row);
+      evaluate_scenario(scenario, tier, shared, &row);
     } catch (const SpecError& error) {
       throw locate_spec_error(scenario, scenario.strategies.front(), error);
     }
@@ -209,6 +250,31 @@ SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier 
     row.reason = error.what();
   }
   return row;
+}
+
+}  // namespace
+
+SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier tier) {
+  SharedCells none;
+  return evaluate_one(context, index, tier, &none);
+}
+
+std::vector<size_t> configurations_sharing_cells(const SweepContext& context, size_t index, Tier tier) {
+  const std::string& key = context.cell_keys.at(index);
+  if (tier != Tier::kAnalytical || key.empty()) return {index};
+  return context.cell_groups.at(key);
+}
+
+std::vector<SweepRow> evaluate_configurations(const SweepContext& context, const std::vector<size_t>& indices,
+                                              Tier tier) {
+  std::vector<SweepRow> rows;
+  std::map<std::string, SharedCells> shared;  // by cell key ("": a configuration's own)
+  for (size_t index : indices) {
+    const std::string& key = context.cell_keys.at(index);
+    SharedCells own;
+    rows.push_back(evaluate_one(context, index, tier, key.empty() ? &own : &shared[key]));
+  }
+  return rows;
 }
 
 }  // namespace placesim

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/core/json_reader.h"
@@ -25,6 +27,10 @@ struct SweepContext {
   /// Graphs and clusters the configurations share, built once per process (a forked worker
   /// starts with the parent's and fills its own); a cache, so it fills under a const context.
   mutable ScenarioReuse reuse;
+  /// By configuration: what its one micro-batch's cell depends on ("" = shares none); and the
+  /// configurations of each such key, in index order (configurations_sharing_cells).
+  std::vector<std::string> cell_keys;
+  std::map<std::string, std::vector<size_t>> cell_groups;
 };
 
 /// Reads the sweep of `document` (the scenario file `file`: relative model and cluster files
@@ -39,5 +45,17 @@ Scenario configuration_scenario(const SweepContext& context, size_t index);
 /// Never throws for a configuration that cannot be built or does not fit: those come back as
 /// rows with status not_applicable or out_of_memory and the reason.
 SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier tier);
+
+/// The configurations best evaluated together with `index` on `tier`, `index` among them, in
+/// index order: on the analytical tier, every 3D configuration of the sweep that differs from it
+/// only in its pipeline schedule, GPipe or 1F1B (their steps and one-replica baselines read the
+/// same one micro-batch cells: sim/analytical/pipeline_closed_form.h); otherwise `index` alone.
+/// A function of the sweep only, so any process or MPI rank forms the same groups.
+std::vector<size_t> configurations_sharing_cells(const SweepContext& context, size_t index, Tier tier);
+
+/// evaluate_configuration of each of `indices`, in order, analysing each shared cell once: the
+/// rows are the ones evaluate_configuration gives one by one.
+std::vector<SweepRow> evaluate_configurations(const SweepContext& context, const std::vector<size_t>& indices,
+                                              Tier tier);
 
 }  // namespace placesim

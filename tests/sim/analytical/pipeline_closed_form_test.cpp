@@ -212,6 +212,36 @@ TEST(PipelineClosedForm, AMiddleStagesSlotsGrowInProportionToItsLayers) {
   }
 }
 
+// One micro-batch runs alike under GPipe and 1F1B: the 1F1B layout's cell fits the GPipe one and
+// gives its whole estimate (the slots' sum differs only by the schedule's recurrence), but not a
+// layout with other stages or model chunks.
+TEST(PipelineClosedForm, ACellServesGpipeAnd1f1bButNotOtherStagesOrChunks) {
+  Config one_f_one_b{.tensor = 2, .pipeline = 4, .data = 2, .micro_batches = 8};
+  Config gpipe = one_f_one_b;
+  gpipe.schedule = "gpipe";
+  const Scenario a = load(gpt_3d(one_f_one_b)), b = load(gpt_3d(gpipe));
+  const ParallelismOptions& pa = *a.strategies.front().parallelism;
+  const ParallelismOptions& pb = *b.strategies.front().parallelism;
+  const ClosedFormCell cell = analyse_3d_cell(a.graph, a.cluster_for(a.strategies.front()), a.run, pa);
+  ASSERT_TRUE(cell_fits(cell, pb));
+  const ClosedFormStepEstimate shared = estimate_3d_step_from_cell(cell, pb), own = closed_form(b);
+  EXPECT_EQ(shared.step_seconds, own.step_seconds);
+  EXPECT_NE(shared.step_seconds, closed_form(a).step_seconds);  // GPipe's recurrence, not 1F1B's
+  ASSERT_EQ(shared.stage_peak_memory.size(), own.stage_peak_memory.size());
+  for (size_t s = 0; s < own.stage_peak_memory.size(); ++s) {
+    EXPECT_EQ(shared.stage_peak_memory[s].total(), own.stage_peak_memory[s].total()) << s;
+    EXPECT_EQ(shared.stage_micro_batches_in_flight[s], own.stage_micro_batches_in_flight[s]) << s;
+  }
+  // GPipe keeps all 8 micro-batches in flight on every stage; 1F1B keeps 4 - s on stage s.
+  EXPECT_EQ(shared.stage_micro_batches_in_flight, (std::vector<int64_t>{8, 8, 8, 8}));
+  EXPECT_EQ(closed_form(a).stage_micro_batches_in_flight, (std::vector<int64_t>{4, 3, 2, 1}));
+  ParallelismOptions deeper = pb, interleaved = pb;
+  deeper.pipeline = 2;
+  interleaved.virtual_stages = 2;
+  EXPECT_FALSE(cell_fits(cell, deeper));
+  EXPECT_FALSE(cell_fits(cell, interleaved));
+}
+
 TEST(PipelineClosedForm, IsRefusedWhereReplicasDiffer) {
   Config c;
   c.data = 2;

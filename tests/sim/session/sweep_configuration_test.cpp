@@ -143,6 +143,58 @@ TEST(SweepConfiguration, APipeDreamVariantRunsOnTheAnalyticalTier) {
   }
 }
 
+// Configurations that differ only in GPipe or 1F1B share one micro-batch's cells (their step's
+// and their baseline's): grouped by the sweep alone, and evaluated together they give the rows
+// each gives alone. A key that missed what the cell depends on (nodes, micro-batch size,
+// pipeline depth) would reuse a wrong cell and change a row.
+TEST(SweepConfiguration, ConfigurationsDifferingOnlyInGpipeOr1f1bShareCellsAndGiveTheirOwnRows) {
+  const SweepContext context = context_of(R"({)" + kSmallGpt + R"(, "cluster": {"template": "dgx_a100"},
+    "run": {"steps": 1}, "simulation": {"symmetry": "off"},
+    "sweep": {"nodes": [1, 2], "fabric": ["ib_hdr"], "batch_size": [16],
+              "strategies": [{"parallelism": {"pipeline": [2, 4], "micro_batch_size": [1, 2], "stage_split": "layers",
+                                              "schedule": ["gpipe", "1f1b", "pipedream"]}}]}})");
+  ASSERT_EQ(context.spec.configurations.size(), 2u * 2u * 2u * 3u);
+  std::vector<SweepRow> together;
+  std::vector<size_t> groups;  // sizes, in order of each group's first configuration
+  std::vector<bool> seen(context.spec.configurations.size(), false);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    if (seen[i]) continue;
+    const std::vector<size_t> group = configurations_sharing_cells(context, i, Tier::kAnalytical);
+    EXPECT_EQ(configurations_sharing_cells(context, i, Tier::kSimulated), std::vector<size_t>{i});
+    groups.push_back(group.size());
+    for (size_t member : group) {
+      seen[member] = true;
+      const std::string schedule = context.spec.strategies[context.spec.configurations[member].strategy]
+                                       .strategy["parallelism"]["schedule"].get<std::string>();
+      EXPECT_EQ(group.size(), schedule == "pipedream" ? 1u : 2u) << member;
+    }
+    for (SweepRow& row : evaluate_configurations(context, group, Tier::kAnalytical)) together.push_back(std::move(row));
+  }
+  EXPECT_EQ(groups.size(), 2u * 2u * 2u * 2u);  // (nodes, pipeline, micro-batch size) x {GPipe+1F1B, PipeDream}
+  ASSERT_EQ(together.size(), context.spec.configurations.size());
+  size_t differing_schedules = 0;
+  for (const SweepRow& row : together) {
+    const SweepRow alone = evaluate_configuration(context, row.index, Tier::kAnalytical);
+    ASSERT_EQ(alone.status, RowStatus::kOk) << alone.reason;
+    EXPECT_EQ(row.status, alone.status) << row.index;
+    EXPECT_EQ(row.step_seconds, alone.step_seconds) << row.index;
+    EXPECT_EQ(row.samples_per_second, alone.samples_per_second) << row.index;
+    EXPECT_EQ(row.single_replica_samples_per_second, alone.single_replica_samples_per_second) << row.index;
+    EXPECT_EQ(row.peak_memory_bytes, alone.peak_memory_bytes) << row.index;
+    EXPECT_EQ(row.tasks, alone.tasks) << row.index;
+  }
+  for (size_t i = 0; i + 1 < together.size(); ++i) {
+    const size_t a = together[i].index, b = together[i + 1].index;
+    if (configurations_sharing_cells(context, a, Tier::kAnalytical).size() == 2 &&
+        configurations_sharing_cells(context, a, Tier::kAnalytical) ==
+            configurations_sharing_cells(context, b, Tier::kAnalytical) &&
+        together[i].peak_memory_bytes != together[i + 1].peak_memory_bytes) {
+      ++differing_schedules;  // GPipe and 1F1B from one cell: the same bubble, not the same memory
+    }
+  }
+  EXPECT_GT(differing_schedules, 0u);
+}
+
 TEST(SweepConfiguration, SweptLayoutOptionsReachTheConfiguration) {
   const SweepContext context = context_of(R"({)" + kSmallGpt + R"(, "cluster": {"template": "dgx_a100"},
     "sweep": {"nodes": [1], "batch_size": [8], "strategies": [
