@@ -109,6 +109,35 @@ TEST_F(SweepCli, AnInterruptedSweepResumesToTheSameCsv) {
   EXPECT_EQ(read_text(directory_ / "resumed" / "results.csv"), whole);
 }
 
+// 3D configurations that differ only in GPipe or 1F1B are evaluated as one work item (they share
+// one micro-batch's cells). Resumed with one of a pair in the resume file, the other is evaluated
+// and the one already there is not written twice.
+TEST_F(SweepCli, AResumedSweepWithHalfOfAScheduledPairWritesEachRowOnce) {
+  const std::filesystem::path scenario = directory_ / "pairs.json";
+  std::ofstream(scenario) << R"({"name": "pairs",
+    "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000}},
+    "cluster": {"template": "dgx_a100"}, "run": {"steps": 1},
+    "sweep": {"nodes": [1], "batch_size": [16],
+              "strategies": [{"parallelism": {"pipeline": [2, 4], "stage_split": "layers",
+                                              "schedule": ["gpipe", "1f1b"]}}]}})";
+  auto whole = sweep(scenario, "whole");
+  ASSERT_EQ(whole.exit_status, 0) << whole.output;
+  EXPECT_NE(whole.output.find("4/4"), std::string::npos) << whole.output;
+  std::filesystem::create_directories(directory_ / "resumed");
+  std::istringstream lines(read_text(directory_ / "whole" / "results.jsonl"));
+  std::ofstream cut(directory_ / "resumed" / "results.jsonl", std::ios::binary);
+  std::string line;
+  for (int i = 0; i < 2 && std::getline(lines, line); ++i) cut << line << "\n";  // the header and one row
+  cut.close();
+  auto resumed = sweep(scenario, "resumed");
+  ASSERT_EQ(resumed.exit_status, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("resuming: 1 already in"), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("3/3"), std::string::npos) << resumed.output;
+  EXPECT_EQ(read_text(directory_ / "resumed" / "results.csv"), read_text(directory_ / "whole" / "results.csv"));
+  const std::string rows = read_text(directory_ / "resumed" / "results.jsonl");
+  EXPECT_EQ(std::count(rows.begin(), rows.end(), '\n'), 1 + 4);
+}
+
 TEST_F(SweepCli, TheNumberOfProcessesDoesNotChangeTheResults) {
   auto scenario = write_scenario("analytical");
   ASSERT_EQ(sweep(scenario, "one", "1").exit_status, 0);
