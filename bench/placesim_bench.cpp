@@ -10,7 +10,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <cmath>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -102,6 +105,100 @@ void run_sweep_case(const std::string& name, const char* scenario) {
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%-36s %10zu %10.3f %14.0f %12s %14s  (%zu configurations, %d processes)\n", name.c_str(), tasks, wall,
               static_cast<double>(tasks) / wall, "-", "-", grouped.size(), workers);
+  std::fflush(stdout);
+}
+
+// The search tier's premise measured (docs/llm-planning.md, "Search speed"): one cell per
+// (node type, layout but for its data width and schedule, micro-batch size), taken from the
+// sweep's first configuration of that layout, serves every data width; each configuration then
+// costs its scenario and the recurrence. One process, both passes; prints the screen's speed and
+// its step-time error against each configuration's own closed form, and whether the closed
+// form's best layouts are among the screen's best. Not a tier placesim offers: a measurement.
+void run_screen_probe_case(const std::string& name, const char* scenario) {
+  HardwareCatalog catalog(HardwareCatalog::default_root());
+  const SweepContext context = make_sweep_context(Json::parse(scenario), "bench_sweep.json", catalog);
+  const size_t count = context.spec.configurations.size();
+  std::vector<double> exact(count, 0), screened(count, 0);
+  for (size_t i = 0; i < count; ++i) {
+    const SweepRow row = evaluate_configuration(context, i, Tier::kAnalytical);
+    if (row.status == RowStatus::kOk) exact[i] = row.samples_per_second;
+  }
+  auto start = std::chrono::steady_clock::now();
+  // Per layout: its cell, and the options and run of the configuration that built it; the
+  // others size a copy (size_parallelism) instead of building their scenario.
+  struct Probe {
+    ClosedFormCell cell;
+    ParallelismOptions options;
+    RunOptions run;
+  };
+  std::map<std::string, Probe> cells;
+  size_t analysed = 0, screened_count = 0;
+  double probe_seconds = 0;  // building the probes' scenarios and analysing their cells
+  for (size_t i = 0; i < count; ++i) {
+    const SweepConfiguration& c = context.spec.configurations[i];
+    const StrategyVariant& variant = context.spec.strategies[c.strategy];
+    Json layout = variant.strategy["parallelism"];
+    layout.erase("schedule");
+    const std::string key = std::to_string(c.node_type) + "|" + std::to_string(c.devices_per_node) + "|" +
+                            (c.nodes > 1 ? c.fabric : "one node") + "|" + c.precision + "|" +
+                            std::to_string(variant.micro_batch_size) + "|" + layout.dump();
+    try {
+      auto probe = cells.find(key);
+      if (probe == cells.end()) {
+        const auto probe_start = std::chrono::steady_clock::now();
+        const Scenario s = configuration_scenario(context, i);
+        const Strategy& strategy = s.strategies.front();
+        probe = cells.emplace(key, Probe{analyse_3d_cell(s.graph, s.cluster_for(strategy), s.run, *strategy.parallelism),
+                                         *strategy.parallelism, s.run})
+                    .first;
+        ++analysed;
+        probe_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - probe_start).count();
+      }
+      ParallelismOptions options = probe->second.options;
+      RunOptions run = probe->second.run;
+      const Json& schedule = variant.strategy["parallelism"]["schedule"];
+      if (schedule.is_string()) {
+        options.schedule = schedule.get<std::string>() == "gpipe" ? PipelineSchedule::kGpipe : PipelineSchedule::kOneFOneB;
+      }
+      size_parallelism(variant, c, true, &options, &run);
+      if (!cell_fits(probe->second.cell, options)) continue;
+      const ClosedFormStepEstimate estimate = estimate_3d_step_from_cell(probe->second.cell, options);
+      screened[i] = static_cast<double>(run.batch_size * options.data) / estimate.step_seconds;
+      ++screened_count;
+    } catch (const std::exception&) {
+      // Not applicable (the closed form refuses it too): no row.
+    }
+  }
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<double> errors;
+  std::vector<size_t> ok;
+  for (size_t i = 0; i < count; ++i) {
+    if (exact[i] > 0 && screened[i] > 0) {
+      errors.push_back(std::abs(screened[i] / exact[i] - 1));
+      ok.push_back(i);
+    }
+  }
+  std::sort(errors.begin(), errors.end());
+  auto percentile = [&](double q) { return errors.empty() ? 0.0 : errors[static_cast<size_t>(q * static_cast<double>(errors.size() - 1))]; };
+  auto ranked = [&](const std::vector<double>& rate) {
+    std::vector<size_t> order = ok;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rate[a] > rate[b]; });
+    return order;
+  };
+  const std::vector<size_t> by_exact = ranked(exact), by_screen = ranked(screened);
+  auto position_in_screen = [&](size_t index) {
+    return static_cast<size_t>(std::find(by_screen.begin(), by_screen.end(), index) - by_screen.begin()) + 1;
+  };
+  size_t worst_of_top10 = 0;
+  for (size_t k = 0; k < std::min<size_t>(10, by_exact.size()); ++k) worst_of_top10 = std::max(worst_of_top10, position_in_screen(by_exact[k]));
+  std::printf("%-36s %10zu %10.3f %14.0f %12s %14s  (%zu configurations screened on 1 process from %zu cells, without a scenario each: "
+              "%.0f/s, %.3f s of it on the cells, %.0f/s beside them; |screen/closed form - 1| of samples/s over %zu: median %.2f%%, p90 %.2f%%, max %.2f%%; the "
+              "closed form's best is the screen's #%zu, its top 10 within the screen's top %zu)\n",
+              name.c_str(), screened_count, wall, static_cast<double>(screened_count) / wall, "-", "-", screened_count,
+              analysed, static_cast<double>(screened_count) / wall, probe_seconds,
+              static_cast<double>(screened_count - analysed) / (wall - probe_seconds), errors.size(), 100 * percentile(0.5),
+              100 * percentile(0.9), 100 * percentile(1.0), by_exact.empty() ? 0 : position_in_screen(by_exact.front()),
+              worst_of_top10);
   std::fflush(stdout);
 }
 
@@ -328,6 +425,8 @@ int run(int argc, char** argv) {
   if (only.empty() || only == sweep_case) run_sweep_case(sweep_case, kSweepScenario);
   const std::string sweep_3d_case = "sweep_gpt3_175b_2304_3d_configs_closed_form";
   if (only.empty() || only == sweep_3d_case) run_sweep_case(sweep_3d_case, kSweep3dScenario);
+  const std::string screen_case = "screen_probe_gpt3_175b_2304_3d_configs";
+  if (only == screen_case) run_screen_probe_case(screen_case, kSweep3dScenario);  // by name only: a measurement
   const std::string sweep_nodes_case = "sweep_mlp_tree_100000_nodes_analytical";
   if (only.empty() || only == sweep_nodes_case) run_sweep_case(sweep_nodes_case, kSweep100000NodesScenario);
   return 0;
