@@ -21,6 +21,7 @@
 #include "bench/synthetic_plan.h"
 #include "sim/session/pipeline.h"
 #include "sim/session/sweep_evaluation.h"
+#include "sim/session/sweep_screen.h"
 #include "sim/analytical/analytical_engine.h"
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/fd_io.h"
@@ -123,53 +124,18 @@ void run_screen_probe_case(const std::string& name, const char* scenario) {
     const SweepRow row = evaluate_configuration(context, i, Tier::kAnalytical);
     if (row.status == RowStatus::kOk) exact[i] = row.samples_per_second;
   }
-  auto start = std::chrono::steady_clock::now();
-  // Per layout: its cell, and the options and run of the configuration that built it; the
-  // others size a copy (size_parallelism) instead of building their scenario.
-  struct Probe {
-    ClosedFormCell cell;
-    ParallelismOptions options;
-    RunOptions run;
-  };
-  std::map<std::string, Probe> cells;
-  size_t analysed = 0, screened_count = 0;
-  double probe_seconds = 0;  // building the probes' scenarios and analysing their cells
-  for (size_t i = 0; i < count; ++i) {
-    const SweepConfiguration& c = context.spec.configurations[i];
-    const StrategyVariant& variant = context.spec.strategies[c.strategy];
-    Json layout = variant.strategy["parallelism"];
-    layout.erase("schedule");
-    const std::string key = std::to_string(c.node_type) + "|" + std::to_string(c.devices_per_node) + "|" +
-                            (c.nodes > 1 ? c.fabric : "one node") + "|" + c.precision + "|" +
-                            std::to_string(variant.micro_batch_size) + "|" + layout.dump();
-    try {
-      auto probe = cells.find(key);
-      if (probe == cells.end()) {
-        const auto probe_start = std::chrono::steady_clock::now();
-        const Scenario s = configuration_scenario(context, i);
-        const Strategy& strategy = s.strategies.front();
-        probe = cells.emplace(key, Probe{analyse_3d_cell(s.graph, s.cluster_for(strategy), s.run, *strategy.parallelism),
-                                         *strategy.parallelism, s.run})
-                    .first;
-        ++analysed;
-        probe_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - probe_start).count();
-      }
-      ParallelismOptions options = probe->second.options;
-      RunOptions run = probe->second.run;
-      const Json& schedule = variant.strategy["parallelism"]["schedule"];
-      if (schedule.is_string()) {
-        options.schedule = schedule.get<std::string>() == "gpipe" ? PipelineSchedule::kGpipe : PipelineSchedule::kOneFOneB;
-      }
-      size_parallelism(variant, c, true, &options, &run);
-      if (!cell_fits(probe->second.cell, options)) continue;
-      const ClosedFormStepEstimate estimate = estimate_3d_step_from_cell(probe->second.cell, options);
-      screened[i] = static_cast<double>(run.batch_size * options.data) / estimate.step_seconds;
-      ++screened_count;
-    } catch (const std::exception&) {
-      // Not applicable (the closed form refuses it too): no row.
-    }
-  }
+  std::vector<size_t> all(count);
+  for (size_t i = 0; i < count; ++i) all[i] = i;
+  const auto start = std::chrono::steady_clock::now();
+  double probe_seconds = 0;  // building the cells' configurations and analysing the cells
+  const std::vector<ScreenedConfiguration> rows = screen_configurations(context, all, &probe_seconds);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  size_t analysed = 0;
+  for (const ScreenedConfiguration& row : rows) {
+    screened[row.index] = row.samples_per_second;
+    if (row.cell_from == row.index) ++analysed;
+  }
+  const size_t screened_count = rows.size();
   std::vector<double> errors;
   std::vector<size_t> ok;
   for (size_t i = 0; i < count; ++i) {

@@ -1,0 +1,105 @@
+#include "sim/session/sweep_screen.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "sim/analytical/pipeline_closed_form.h"
+#include "sim/scenario/scenario_loader.h"
+
+namespace placesim {
+namespace {
+
+/// A layout's cell and the options and run of the configuration that analysed it.
+struct LayoutCell {
+  size_t index = 0;
+  ClosedFormCell cell;
+  ParallelismOptions options;
+  RunOptions run;
+};
+
+PipelineSchedule schedule_of(const Json& layout, PipelineSchedule otherwise) {
+  const auto it = layout.find("schedule");
+  if (it == layout.end() || !it->is_string()) return otherwise;
+  return it->get<std::string>() == "gpipe" ? PipelineSchedule::kGpipe : PipelineSchedule::kOneFOneB;
+}
+
+}  // namespace
+
+std::string screen_key(const SweepContext& context, size_t index) {
+  const SweepConfiguration& c = context.spec.configurations.at(index);
+  const StrategyVariant& variant = context.spec.strategies.at(c.strategy);
+  if (variant.kind != "parallelism" || variant.sets_micro_batches) return "";
+  Json layout = variant.strategy.at("parallelism");
+  if (layout.contains("schedule")) {
+    const Json& schedule = layout["schedule"];
+    if (!schedule.is_string() || (schedule != "gpipe" && schedule != "1f1b")) return "";
+    layout.erase("schedule");
+  }
+  // Whose slots move with the data width: ZeRO 3 gathers parameters over it, experts exchange
+  // tokens over it, and with the stages outermost replica 0's stages sit elsewhere.
+  const Json& zero = layout.contains("zero") ? layout["zero"] : Json(0);
+  if ((zero.is_number() && zero.get<double>() >= 3) || layout.contains("fsdp") ||
+      (layout.contains("expert") && layout["expert"] != Json(1)) || layout.contains("device_order")) {
+    return "";
+  }
+  return std::to_string(c.node_type) + "|" + std::to_string(c.devices_per_node) + "|" +
+         (c.nodes > 1 ? c.fabric : std::string("one node")) + "|" + c.precision + "|" +
+         std::to_string(variant.micro_batch_size) + "|" + (variant.sets_algorithm ? "a" : "") + "|" + layout.dump();
+}
+
+std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& context,
+                                                         const std::vector<size_t>& indices, double* cell_seconds) {
+  std::vector<ScreenedConfiguration> screened;
+  if (cell_seconds) *cell_seconds = 0;
+  std::map<std::string, LayoutCell> cells;
+  for (size_t index : indices) {
+    const std::string key = screen_key(context, index);
+    if (key.empty()) continue;
+    const SweepConfiguration& configuration = context.spec.configurations.at(index);
+    const StrategyVariant& variant = context.spec.strategies.at(configuration.strategy);
+    try {
+      auto layout = cells.find(key);
+      if (layout == cells.end()) {
+        const auto start = std::chrono::steady_clock::now();
+        const Scenario scenario = configuration_scenario(context, index);
+        const Strategy& strategy = scenario.strategies.front();
+        if (!strategy.parallelism || strategy.parallelism->asynchronous) continue;
+        layout = cells
+                     .emplace(key, LayoutCell{index,
+                                              analyse_3d_cell(scenario.graph, scenario.cluster_for(strategy),
+                                                              scenario.run, *strategy.parallelism),
+                                              *strategy.parallelism, scenario.run})
+                     .first;
+        if (cell_seconds) *cell_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }
+      const LayoutCell& cell = layout->second;
+      ParallelismOptions options = cell.options;
+      RunOptions run = cell.run;
+      options.schedule = schedule_of(variant.strategy.at("parallelism"), cell.options.schedule);
+      size_parallelism(variant, configuration, true, &options, &run);
+      if (!cell_fits(cell.cell, options) || options.micro_batches > run.batch_size) continue;
+      const ClosedFormStepEstimate estimate = estimate_3d_step_from_cell(cell.cell, options);
+      ScreenedConfiguration row;
+      row.index = index;
+      row.cell_from = cell.index;
+      row.step_seconds = estimate.step_seconds;
+      row.samples_per_second = static_cast<double>(run.batch_size * options.data) / estimate.step_seconds;
+      for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
+        if (estimate.stage_peak_memory[s].total() > row.peak_memory_bytes) {
+          row.peak_memory_bytes = estimate.stage_peak_memory[s].total();
+          row.memory_capacity_bytes = estimate.stage_memory_capacity_bytes[s];
+        }
+      }
+      screened.push_back(row);
+    } catch (const std::exception&) {
+      // Cannot be built or sized (InputError, SpecError, a collective that does not fit): the
+      // closed form refuses it too; nothing to screen.
+    }
+  }
+  return screened;
+}
+
+}  // namespace placesim

@@ -1,0 +1,124 @@
+// The screen of a sweep's 3D configurations (sim/session/sweep_screen.h) against each
+// configuration's own closed form: exact where it analysed the cell or differs from that
+// configuration only in GPipe/1F1B; elsewhere off by no more than the cells' differences allow.
+// The step is a max-plus recurrence over slot models (pipeline_closed_form.h), so moving each
+// model by at most d moves the step by at most the sum of d along one path: every stage's last
+// slot once, one stage's finish, and at most M forward and M backward slots per model chunk.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "sim/analytical/pipeline_closed_form.h"
+#include "sim/scenario/scenario_loader.h"
+#include "sim/session/sweep_screen.h"
+
+namespace placesim {
+namespace {
+
+const std::filesystem::path kScreenRoot = PLACESIM_SOURCE_DIR;
+
+const HardwareCatalog& screen_catalog() {
+  static const HardwareCatalog hardware(kScreenRoot / "hardware_profiles");
+  return hardware;
+}
+
+SweepContext screen_context(const std::string& text) { return make_sweep_context(Json::parse(text), "sweep.json", screen_catalog()); }
+
+/// How far apart two slot models are: their times alone and their delays from each sender.
+double slot_distance(const ClosedFormSlot& a, const ClosedFormSlot& b) {
+  double delay = 0;
+  for (const auto& [from, seconds] : a.delay_seconds) {
+    const auto it = b.delay_seconds.find(from);
+    delay = std::max(delay, it == b.delay_seconds.end() ? std::abs(seconds) : std::abs(seconds - it->second));
+  }
+  return std::abs(a.alone_seconds - b.alone_seconds) + delay;
+}
+
+/// The most a step can move between cells `a` and `b` at `micro_batches` micro-batches.
+double step_bound(const ClosedFormCell& a, const ClosedFormCell& b, int64_t micro_batches) {
+  double bound = 0, finish = 0;
+  for (size_t s = 0; s < a.stages; ++s) {
+    bound += slot_distance(a.last[s], b.last[s]);
+    finish = std::max(finish, slot_distance(a.finish[s], b.finish[s]));
+  }
+  for (size_t c = 0; c < a.forward.size(); ++c) {
+    bound += static_cast<double>(micro_batches) *
+             (slot_distance(a.forward[c], b.forward[c]) + (a.backward_slots ? slot_distance(a.backward[c], b.backward[c]) : 0.0));
+  }
+  return bound + finish;
+}
+
+// A small GPT on 1, 2 or 4 DGX A100 (8 to 32 GPUs: data 4 to 16 at pipeline 2): each layout's
+// first multi-node configuration analyses the cell the other node counts take.
+const char* kScreenSweep = R"({
+  "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000}},
+  "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
+  "sweep": {"nodes": [1, 2, 4], "fabric": ["ib_hdr"], "batch_size": [64],
+            "strategies": [{"parallelism": {"pipeline": [2, 4], "micro_batch_size": [1, 2], "stage_split": "layers",
+                                            "schedule": ["gpipe", "1f1b"]}},
+                           {"name": "pipedream", "parallelism": {"pipeline": 2, "schedule": "pipedream"}},
+                           {"name": "zero3", "parallelism": {"pipeline": 2, "zero": 3}}]}})";
+
+TEST(SweepScreen, MatchesEachConfigurationsClosedFormWithinWhatItsCellsDifferenceAllows) {
+  const SweepContext context = screen_context(kScreenSweep);
+  std::vector<size_t> all(context.spec.configurations.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const std::vector<ScreenedConfiguration> rows = screen_configurations(context, all);
+  // 3 node counts x (2 pipelines x 2 micro-batch sizes x 2 schedules); PipeDream and ZeRO 3 left out.
+  ASSERT_EQ(rows.size(), 3u * 8u);
+  size_t exact = 0, shared = 0, moved = 0;
+  for (const ScreenedConfiguration& row : rows) {
+    const SweepRow closed_form = evaluate_configuration(context, row.index, Tier::kAnalytical);
+    ASSERT_EQ(closed_form.status, RowStatus::kOk) << closed_form.reason;
+    const Scenario own = configuration_scenario(context, row.index), from = configuration_scenario(context, row.cell_from);
+    const SweepConfiguration& mine = context.spec.configurations[row.index];
+    const SweepConfiguration& theirs = context.spec.configurations[row.cell_from];
+    if (mine.nodes == theirs.nodes) {
+      // The cell's own configuration or its other schedule: the closed form itself.
+      EXPECT_EQ(row.step_seconds, closed_form.step_seconds) << row.index;
+      EXPECT_EQ(row.samples_per_second, closed_form.samples_per_second) << row.index;
+      EXPECT_EQ(row.peak_memory_bytes, closed_form.peak_memory_bytes) << row.index;  // GPipe's, not 1F1B's
+      ++exact;
+      continue;
+    }
+    ++shared;
+    const ParallelismOptions& options = *own.strategies.front().parallelism;
+    const ClosedFormCell own_cell = analyse_3d_cell(own.graph, own.cluster_for(own.strategies.front()), own.run, options);
+    const ClosedFormCell cell_from =
+        analyse_3d_cell(from.graph, from.cluster_for(from.strategies.front()), from.run, *from.strategies.front().parallelism);
+    const double bound = step_bound(own_cell, cell_from, options.micro_batches);
+    EXPECT_LE(std::abs(row.step_seconds - closed_form.step_seconds), bound + 1e-12 * closed_form.step_seconds)
+        << row.index << " bound " << bound;
+    if (row.step_seconds != closed_form.step_seconds) ++moved;
+  }
+  EXPECT_EQ(exact, 2u * 8u);  // one node (its own cells) and 2 nodes (the cells the 4-node ones take)
+  EXPECT_EQ(shared, 8u);
+  EXPECT_GT(moved, 0u);  // the tails at data 16 are not data 8's: the bound is what holds
+}
+
+TEST(SweepScreen, KeysShareSchedulesAndDataWidthsButNotLayoutsWhoseSlotsMoveWithThem) {
+  const SweepContext context = screen_context(kScreenSweep);
+  auto key_of = [&](int64_t nodes, const std::string& label_part) {
+    for (const SweepConfiguration& c : context.spec.configurations) {
+      if (c.nodes == nodes && context.spec.strategies[c.strategy].label.find(label_part) != std::string::npos) {
+        return screen_key(context, c.index);
+      }
+    }
+    return std::string("none");
+  };
+  const std::string gpipe = key_of(2, "micro_batch_size=1 pipeline=2 schedule=gpipe");
+  ASSERT_NE(gpipe, "none");
+  EXPECT_FALSE(gpipe.empty());
+  EXPECT_EQ(gpipe, key_of(2, "micro_batch_size=1 pipeline=2 schedule=1f1b"));
+  EXPECT_EQ(gpipe, key_of(4, "micro_batch_size=1 pipeline=2 schedule=gpipe"));
+  EXPECT_NE(gpipe, key_of(1, "micro_batch_size=1 pipeline=2 schedule=gpipe"));  // one node: no fabric
+  EXPECT_NE(gpipe, key_of(2, "micro_batch_size=2 pipeline=2 schedule=gpipe"));
+  EXPECT_NE(gpipe, key_of(2, "micro_batch_size=1 pipeline=4 schedule=gpipe"));
+  EXPECT_EQ(key_of(2, "pipedream"), "");
+  EXPECT_EQ(key_of(2, "zero3"), "");
+}
+
+}  // namespace
+}  // namespace placesim
