@@ -87,9 +87,17 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       row.cell_from = cell.index;
       row.step_seconds = estimate.step_seconds;
       row.samples_per_second = static_cast<double>(run.batch_size * options.data) / estimate.step_seconds;
+      // ZeRO 1 and 2 divide each op's optimizer state (and gradients) by the shard group, the
+      // configuration's own, not the cell's (parallel_3d_builder.cpp); the rest of the memory is
+      // the cell's.
+      const double reshard =
+          static_cast<double>(cell.options.zero_shards()) / static_cast<double>(options.zero_shards());
       for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
-        if (estimate.stage_peak_memory[s].total() > row.peak_memory_bytes) {
-          row.peak_memory_bytes = estimate.stage_peak_memory[s].total();
+        MemoryBreakdown memory = estimate.stage_peak_memory[s];
+        if (options.zero_stage >= 1) memory.optimizer_state_bytes *= reshard;
+        if (options.zero_stage >= 2) memory.gradient_bytes *= reshard;
+        if (memory.total() > row.peak_memory_bytes) {
+          row.peak_memory_bytes = memory.total();
           row.memory_capacity_bytes = estimate.stage_memory_capacity_bytes[s];
         }
       }

@@ -19,7 +19,9 @@ struct ScreenedConfiguration {
   size_t cell_from = 0;
   double step_seconds = 0;
   double samples_per_second = 0;  ///< the whole step's batch (every replica) over its time
-  double peak_memory_bytes = 0;   ///< the fullest stage's, with the cell's static memory
+  /// The fullest stage's: the cell's, with a ZeRO 1/2 shard's optimizer state (and gradients)
+  /// divided by this configuration's shard group.
+  double peak_memory_bytes = 0;
   double memory_capacity_bytes = 0;
 };
 
