@@ -256,7 +256,6 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
   PipelineCells cells;
   const ExecutionPlan plan = build_parallel_3d_cell_plan(graph, cluster, run, options, &cells);
   const bool updates = cells.first_update_task != PipelineCells::kNone;
-  cell.updates = updates;
   ExecutionPlan slots_plan = empty_like(plan);
   const size_t slot_tasks = updates ? cells.first_update_task : plan.tasks.size();
   slots_plan.tasks.reserve(slot_tasks);
@@ -467,6 +466,8 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
   }
   for (size_t s = 0; s < stages; ++s) estimate.step_seconds = std::max(estimate.step_seconds, estimate.stage_end_seconds[s]);
 
+  // With one micro-batch (chunk) in flight nothing is kept beside the one that peaks.
+  const std::vector<double> nothing_kept(static_cast<size_t>(chunks), 0);
   for (size_t s = 0; s < stages; ++s) {
     int64_t in_flight = 1, open = 0;
     for (const PipelineSlot& slot : schedule[s]) {
@@ -474,9 +475,7 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
       in_flight = std::max(in_flight, open);
     }
     if (!backward_slots) in_flight = 1;  // inference: nothing waits for a backward
-    // With one micro-batch (chunk) in flight nothing is kept beside the one that peaks.
-    const std::vector<double> none(static_cast<size_t>(chunks), 0);
-    const std::vector<double>& kept = in_flight == 1 ? none : cell.kept_bytes[s];
+    const std::vector<double>& kept = in_flight == 1 ? nothing_kept : cell.kept_bytes[s];
     double activation =
         std::max(cell.cell_peak_bytes[s], cell.mid_peak_bytes[s] + static_cast<double>(in_flight - 1) * kept[0]);
     if (interleaved) {

@@ -62,7 +62,6 @@ struct ClosedFormCell {
   int64_t chunks = 1;  ///< model chunks per stage (virtual stages)
   bool training = true;
   bool backward_slots = false;  ///< training with backward slots
-  bool updates = false;         ///< the cell plan updates weights
   size_t cell_plan_tasks = 0;
   std::vector<std::vector<PipelineSlot>> cell_schedule;  ///< by stage: one micro-batch's slots
   std::vector<ClosedFormSlot> forward, backward;  ///< by model chunk (chunk x stages + stage)

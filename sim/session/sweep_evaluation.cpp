@@ -167,23 +167,32 @@ void evaluate_scenario(const Scenario& scenario, Tier tier, SharedCells* shared,
                                               : single_replica_samples_per_second(scenario, strategy, tier, shared);
 }
 
-/// What a configuration's one micro-batch cell depends on besides its schedule: its node type,
-/// nodes, fabric, batch and precision, and its 3D variant but for a GPipe or 1F1B "schedule"
-/// (one micro-batch runs alike under both). "" for other strategies, which share nothing.
-std::string cell_key(const SweepSpec& spec, const SweepConfiguration& configuration) {
-  const StrategyVariant& variant = spec.strategies.at(configuration.strategy);
-  if (variant.kind != "parallelism") return "";
-  Json strategy = variant.strategy;
-  Json& options = strategy["parallelism"];
-  if (options.contains("schedule") && options["schedule"].is_string()) {
-    const std::string schedule = options["schedule"].get<std::string>();
-    if (schedule == "gpipe" || schedule == "1f1b") options.erase("schedule");
+/// `variant`'s "parallelism" without a GPipe or 1F1B "schedule" (SweepContext::layouts).
+SweepContext::Layout flushed_layout(const StrategyVariant& variant) {
+  SweepContext::Layout layout;
+  if (variant.kind != "parallelism") return layout;
+  Json options = variant.strategy.at("parallelism");
+  if (options.contains("schedule")) {
+    const Json& schedule = options["schedule"];
+    if (schedule != "gpipe" && schedule != "1f1b") return layout;  // PipeDream's: no cells
+    layout.schedule = schedule == "gpipe" ? PipelineSchedule::kGpipe : PipelineSchedule::kOneFOneB;
+    options.erase("schedule");
   }
+  layout.text = options.dump();
+  return layout;
+}
+
+/// What a configuration's one micro-batch cell depends on besides a GPipe or 1F1B schedule: its
+/// node type, nodes, fabric, batch and precision, and its variant's layout. "" for what shares
+/// none (its variant's layout is "").
+std::string cell_key(const SweepSpec& spec, const SweepConfiguration& configuration, const std::string& layout) {
+  if (layout.empty()) return "";
+  const StrategyVariant& variant = spec.strategies.at(configuration.strategy);
   return std::to_string(configuration.node_type) + "|" + std::to_string(configuration.devices_per_node) + "|" +
          std::to_string(configuration.nodes) + "|" + configuration.fabric + "|" +
          std::to_string(configuration.batch_size) + "|" + configuration.precision + "|" +
          std::to_string(variant.micro_batch_size) + "|" + (variant.sets_micro_batches ? "m" : "") + "|" +
-         (variant.sets_algorithm ? "a" : "") + "|" + strategy.dump();
+         (variant.sets_algorithm ? "a" : "") + "|" + layout;
 }
 
 }  // namespace
@@ -192,8 +201,9 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
   SweepContext context;
   context.spec = read_sweep_spec(JsonReader(document, file), catalog);
   context.variations = std::make_shared<const ScenarioVariations>(std::move(document), file, catalog, context.spec.strategies);
+  for (const StrategyVariant& variant : context.spec.strategies) context.layouts.push_back(flushed_layout(variant));
   for (const SweepConfiguration& configuration : context.spec.configurations) {
-    context.cell_keys.push_back(cell_key(context.spec, configuration));
+    context.cell_keys.push_back(cell_key(context.spec, configuration, context.layouts[configuration.strategy].text));
     if (!context.cell_keys.back().empty()) context.cell_groups[context.cell_keys.back()].push_back(configuration.index);
   }
   return context;

@@ -27,6 +27,14 @@ struct SweepContext {
   /// Graphs and clusters the configurations share, built once per process (a forked worker
   /// starts with the parent's and fills its own); a cache, so it fills under a const context.
   mutable ScenarioReuse reuse;
+  /// By strategy variant: its "parallelism" object as text without its schedule, when that is
+  /// GPipe or 1F1B (one micro-batch runs alike under both), and the schedule; text "" for other
+  /// strategies and for PipeDream's schedules. Read once, for cell_keys and the screen's keys.
+  struct Layout {
+    std::string text;
+    PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  };
+  std::vector<Layout> layouts;
   /// By configuration: what its one micro-batch's cell depends on ("" = shares none); and the
   /// configurations of each such key, in index order (configurations_sharing_cells).
   std::vector<std::string> cell_keys;

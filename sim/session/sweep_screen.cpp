@@ -1,9 +1,8 @@
 #include "sim/session/sweep_screen.h"
 
-#include <algorithm>
 #include <chrono>
+#include <exception>
 #include <map>
-#include <stdexcept>
 #include <string>
 
 #include "sim/analytical/pipeline_closed_form.h"
@@ -20,34 +19,25 @@ struct LayoutCell {
   RunOptions run;
 };
 
-PipelineSchedule schedule_of(const Json& layout, PipelineSchedule otherwise) {
-  const auto it = layout.find("schedule");
-  if (it == layout.end() || !it->is_string()) return otherwise;
-  return it->get<std::string>() == "gpipe" ? PipelineSchedule::kGpipe : PipelineSchedule::kOneFOneB;
-}
-
 }  // namespace
 
 std::string screen_key(const SweepContext& context, size_t index) {
   const SweepConfiguration& c = context.spec.configurations.at(index);
   const StrategyVariant& variant = context.spec.strategies.at(c.strategy);
-  if (variant.kind != "parallelism" || variant.sets_micro_batches) return "";
-  Json layout = variant.strategy.at("parallelism");
-  if (layout.contains("schedule")) {
-    const Json& schedule = layout["schedule"];
-    if (!schedule.is_string() || (schedule != "gpipe" && schedule != "1f1b")) return "";
-    layout.erase("schedule");
-  }
+  const std::string& layout = context.layouts.at(c.strategy).text;
+  if (layout.empty() || variant.sets_micro_batches) return "";
   // Whose slots move with the data width: ZeRO 3 gathers parameters over it, experts exchange
   // tokens over it, and with the stages outermost replica 0's stages sit elsewhere.
-  const Json& zero = layout.contains("zero") ? layout["zero"] : Json(0);
-  if ((zero.is_number() && zero.get<double>() >= 3) || layout.contains("fsdp") ||
-      (layout.contains("expert") && layout["expert"] != Json(1)) || layout.contains("device_order")) {
+  const Json& options = variant.strategy.at("parallelism");
+  const auto zero = options.find("zero");
+  const auto expert = options.find("expert");
+  if ((zero != options.end() && zero->is_number() && zero->get<double>() >= 3) || options.contains("fsdp") ||
+      (expert != options.end() && *expert != Json(1)) || options.contains("device_order")) {
     return "";
   }
   return std::to_string(c.node_type) + "|" + std::to_string(c.devices_per_node) + "|" +
          (c.nodes > 1 ? c.fabric : std::string("one node")) + "|" + c.precision + "|" +
-         std::to_string(variant.micro_batch_size) + "|" + (variant.sets_algorithm ? "a" : "") + "|" + layout.dump();
+         std::to_string(variant.micro_batch_size) + "|" + (variant.sets_algorithm ? "a" : "") + "|" + layout;
 }
 
 std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& context,
@@ -66,7 +56,6 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
         const auto start = std::chrono::steady_clock::now();
         const Scenario scenario = configuration_scenario(context, index);
         const Strategy& strategy = scenario.strategies.front();
-        if (!strategy.parallelism || strategy.parallelism->asynchronous) continue;
         layout = cells
                      .emplace(key, LayoutCell{index,
                                               analyse_3d_cell(scenario.graph, scenario.cluster_for(strategy),
@@ -78,9 +67,9 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       const LayoutCell& cell = layout->second;
       ParallelismOptions options = cell.options;
       RunOptions run = cell.run;
-      options.schedule = schedule_of(variant.strategy.at("parallelism"), cell.options.schedule);
+      options.schedule = context.layouts[configuration.strategy].schedule;
       size_parallelism(variant, configuration, true, &options, &run);
-      if (!cell_fits(cell.cell, options) || options.micro_batches > run.batch_size) continue;
+      if (!cell_fits(cell.cell, options)) continue;
       const ClosedFormStepEstimate estimate = estimate_3d_step_from_cell(cell.cell, options);
       ScreenedConfiguration row;
       row.index = index;

@@ -216,7 +216,11 @@ TEST(PipelineClosedForm, AMiddleStagesSlotsGrowInProportionToItsLayers) {
 // gives its whole estimate (the slots' sum differs only by the schedule's recurrence), but not a
 // layout with other stages or model chunks.
 TEST(PipelineClosedForm, ACellServesGpipeAnd1f1bButNotOtherStagesOrChunks) {
-  Config one_f_one_b{.tensor = 2, .pipeline = 4, .data = 2, .micro_batches = 8};
+  Config one_f_one_b;
+  one_f_one_b.tensor = 2;
+  one_f_one_b.pipeline = 4;
+  one_f_one_b.data = 2;
+  one_f_one_b.micro_batches = 8;
   Config gpipe = one_f_one_b;
   gpipe.schedule = "gpipe";
   const Scenario a = load(gpt_3d(one_f_one_b)), b = load(gpt_3d(gpipe));
