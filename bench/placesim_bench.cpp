@@ -27,6 +27,8 @@
 #include "sim/core/fd_io.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/sweep/process_pool.h"
+#include "sim/sweep/recommendation.h"
+#include "sim/sweep/sweep_outcome.h"
 #include "sim/engine/engine_factory.h"
 #include "sim/engine/simgrid_engine.h"
 
@@ -131,11 +133,13 @@ void run_screen_probe_case(const std::string& name, const char* scenario) {
   const std::vector<ScreenedConfiguration> rows = screen_configurations(context, all, &probe_seconds);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   size_t analysed = 0;
-  for (const ScreenedConfiguration& row : rows) {
-    screened[row.index] = row.samples_per_second;
-    if (row.cell_from == row.index) ++analysed;
+  size_t screened_count = 0;
+  for (const ScreenedConfiguration& screen : rows) {
+    if (screen.row.status == RowStatus::kNotApplicable) continue;
+    ++screened_count;
+    screened[screen.row.index] = screen.row.samples_per_second;
+    if (screen.cell_from == screen.row.index) ++analysed;
   }
-  const size_t screened_count = rows.size();
   std::vector<double> errors;
   std::vector<size_t> ok;
   for (size_t i = 0; i < count; ++i) {
@@ -165,6 +169,65 @@ void run_screen_probe_case(const std::string& name, const char* scenario) {
               static_cast<double>(screened_count - analysed) / (wall - probe_seconds), errors.size(), 100 * percentile(0.5),
               100 * percentile(0.9), 100 * percentile(1.0), by_exact.empty() ? 0 : position_in_screen(by_exact.front()),
               worst_of_top10);
+  std::fflush(stdout);
+}
+
+// The search tier as `placesim sweep` runs "fidelity": "search N" (docs/capacity-planning.md),
+// without the files: one work item per screen key on one process per core, the rows sent back
+// as JSON lines, then the best N of the screen on the analytical tier. Prints configurations
+// per second over the whole sweep, and how many could be built and fit.
+void run_search_case(const std::string& name, const std::string& file) {
+  HardwareCatalog catalog(HardwareCatalog::default_root());
+  const SweepContext context = make_sweep_context(parse_json_file(file), file, catalog);
+  const SweepSpec& spec = context.spec;
+  const size_t count = spec.configurations.size();
+  std::vector<size_t> screened_leaders, exact;
+  std::vector<bool> grouped(count, false);
+  for (size_t i = 0; i < count; ++i) {
+    if (screen_key(context, i).empty()) {
+      exact.push_back(i);
+    } else if (!grouped[i]) {
+      screened_leaders.push_back(i);
+      for (size_t member : configurations_sharing_cells(context, i, Tier::kSearch)) grouped[member] = true;
+    }
+  }
+  const int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::map<std::pair<size_t, Tier>, SweepRow> rows;
+  auto collect = [&](size_t, const std::string& text) {
+    size_t start = 0;
+    for (size_t end = text.find('\n', start); start < text.size(); start = end + 1, end = text.find('\n', start)) {
+      const SweepRow row = row_from_json(Json::parse(text.substr(start, end == std::string::npos ? end : end - start)));
+      rows[{row.index, row.tier}] = row;
+      if (end == std::string::npos) break;
+    }
+  };
+  auto to_text = [](const std::vector<SweepRow>& group) {
+    std::string text;
+    for (const SweepRow& row : group) text += (text.empty() ? "" : "\n") + row_json(row).dump();
+    return text;
+  };
+  const auto start = std::chrono::steady_clock::now();
+  run_in_processes(
+      screened_leaders, workers,
+      [&](size_t i) { return to_text(search_rows(context, configurations_sharing_cells(context, i, Tier::kSearch))); }, collect);
+  run_in_processes(
+      exact, workers, [&](size_t i) { return to_text({evaluate_configuration(context, i, Tier::kAnalytical)}); }, collect);
+  const double screen_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<size_t> best = rank_configurations(assess(spec, rows));
+  best.resize(std::min(best.size(), spec.search));
+  run_in_processes(
+      best, workers, [&](size_t i) { return to_text({evaluate_configuration(context, i, Tier::kAnalytical)}); }, collect);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  size_t built = 0, fit = 0;
+  for (const auto& [key, row] : rows) {
+    if (key.second != Tier::kSearch) continue;
+    built += row.status != RowStatus::kNotApplicable ? 1 : 0;
+    fit += row.status == RowStatus::kOk ? 1 : 0;
+  }
+  std::printf("%-36s %10zu %10.3f %14.0f %12s %14s  (%zu configurations, %zu screen keys, %d processes: %.0f/s; %zu could "
+              "be built, %zu fit; the screen %.3f s, the best %zu on the analytical tier %.3f s)\n",
+              name.c_str(), count, wall, static_cast<double>(count) / wall, "-", "-", count, screened_leaders.size(),
+              workers, static_cast<double>(count) / wall, built, fit, screen_wall, best.size(), wall - screen_wall);
   std::fflush(stdout);
 }
 
@@ -393,6 +456,8 @@ int run(int argc, char** argv) {
   if (only.empty() || only == sweep_3d_case) run_sweep_case(sweep_3d_case, kSweep3dScenario);
   const std::string screen_case = "screen_probe_gpt3_175b_2304_3d_configs";
   if (only == screen_case) run_screen_probe_case(screen_case, kSweep3dScenario);  // by name only: a measurement
+  const std::string search_case = "search_gpt3_175b_20736_3d_configs";
+  if (only.empty() || only == search_case) run_search_case(search_case, "scenarios/sweep_gpt3_175b_search.json");
   const std::string sweep_nodes_case = "sweep_mlp_tree_100000_nodes_analytical";
   if (only.empty() || only == sweep_nodes_case) run_sweep_case(sweep_nodes_case, kSweep100000NodesScenario);
   return 0;

@@ -17,6 +17,7 @@
 
 #include "cli/command.h"
 #include "sim/session/sweep_evaluation.h"
+#include "sim/session/sweep_screen.h"
 #include "cli/sweep_ranks.h"
 #include "real_backend/hosts/host_group.h"
 #include "sim/core/atomic_file.h"
@@ -45,10 +46,11 @@ real::HostGroup* sweep_ranks() {
 }
 
 /// The rows of `index` and the configurations evaluated with it (configurations_sharing_cells),
-/// one JSON object per line.
+/// one JSON object per line; on the search tier, the screen's rows (search_rows).
 std::string evaluate_to_text(const SweepContext& context, size_t index, Tier tier) {
   std::string text;
-  for (const SweepRow& row : evaluate_configurations(context, configurations_sharing_cells(context, index, tier), tier)) {
+  const std::vector<size_t> group = configurations_sharing_cells(context, index, tier);
+  for (const SweepRow& row : tier == Tier::kSearch ? search_rows(context, group) : evaluate_configurations(context, group, tier)) {
     if (!text.empty()) text += '\n';
     text += row_json(row).dump();
   }
@@ -62,8 +64,7 @@ void evaluate(const SweepContext& context, const std::vector<size_t>& items, Tie
   if (items.empty()) return;
   std::unique_ptr<ProgressBar> bar;
   if (!quiet) {
-    bar = std::make_unique<ProgressBar>(std::cerr, tier == Tier::kAnalytical ? "analytical" : "simulated",
-                                        items.size(), ::isatty(STDERR_FILENO) != 0);
+    bar = std::make_unique<ProgressBar>(std::cerr, to_string(tier), items.size(), ::isatty(STDERR_FILENO) != 0);
   }
   // One work item per group of configurations evaluated together; a group's rows that are not
   // wanted (already in the store when resuming) are dropped.
@@ -79,7 +80,7 @@ void evaluate(const SweepContext& context, const std::vector<size_t>& items, Tie
     std::istringstream lines(text);
     for (std::string line; std::getline(lines, line);) {
       SweepRow row = row_from_json(Json::parse(line));
-      if (wanted.count(row.index) == 0 || store->has(row.index, tier)) continue;
+      if (wanted.count(row.index) == 0 || store->has(row.index, row.tier)) continue;
       store->append(row);
       if (bar) bar->advance();
     }
@@ -98,6 +99,48 @@ std::vector<size_t> missing(const std::vector<size_t>& indices, Tier tier, const
     if (!store.has(i, tier)) left.push_back(i);
   }
   return left;
+}
+
+/// "fidelity": "search N" (docs/capacity-planning.md): screens the configurations of `left` that
+/// the search tier covers and evaluates the others on the analytical tier; then evaluates on the
+/// analytical tier the best N of the screen, ranked on the search rows (and the analytical rows
+/// of configurations without one) so that a resumed sweep picks the same ones; then, while the
+/// recommendation is a screen's estimate, that configuration too.
+void search(const SweepContext& context, const std::vector<size_t>& left, int jobs, bool quiet, ResultStore* store) {
+  const SweepSpec& spec = context.spec;
+  std::vector<size_t> screened, exact;
+  for (size_t index : left) (screen_key(context, index).empty() ? exact : screened).push_back(index);
+  evaluate(context, screened, Tier::kSearch, jobs, quiet, store);
+  evaluate(context, exact, Tier::kAnalytical, jobs, quiet, store);
+
+  std::map<std::pair<size_t, Tier>, SweepRow> first_pass;
+  for (const auto& [key, row] : store->rows()) {
+    if (key.second == Tier::kSearch || (key.second == Tier::kAnalytical && !store->has(key.first, Tier::kSearch))) {
+      first_pass.emplace(std::make_pair(key.first, Tier::kSearch), row);
+    }
+  }
+  std::vector<size_t> ranking = rank_configurations(assess(spec, first_pass));
+  ranking.resize(std::min(ranking.size(), spec.search));
+  std::vector<size_t> best = missing(ranking, Tier::kAnalytical, *store);
+  evaluate(context, best, Tier::kAnalytical, jobs, quiet, store);
+  size_t extra = 0;
+  for (size_t round = 0; round < spec.configurations.size(); ++round) {
+    std::vector<SweepOutcome> outcomes = assess(spec, store->rows());
+    std::optional<size_t> recommended = recommend(spec, &outcomes).index;
+    if (!recommended || outcomes[*recommended].row().tier != Tier::kSearch) break;
+    ++extra;
+    if (!quiet) {
+      std::cerr << "placesim: evaluating configuration " << *recommended << " as well: after the search's best "
+                << spec.search << " the best is a screen's estimate\n";
+    }
+    evaluate(context, {*recommended}, Tier::kAnalytical, jobs, true, store);
+  }
+  if (!quiet) {
+    std::cerr << "placesim: screened " << screened.size() << " configuration" << (screened.size() == 1 ? "" : "s")
+              << " on the search tier in this run; evaluated " << exact.size()
+              << " it does not cover, " << best.size() << " of the search's best " << spec.search << " and " << extra
+              << " more on the analytical tier\n";
+  }
 }
 
 int run(const SweepCommandOptions& options, const GlobalOptions& global) {
@@ -137,8 +180,8 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
 
   std::vector<size_t> all(spec.configurations.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-  Tier first = spec.tier;
-  std::vector<size_t> left = missing(all, first, store);
+  std::vector<size_t> left = missing(all, spec.tier, store);
+  if (spec.search > 0) left = missing(left, Tier::kSearch, store);  // a screened configuration is done too
   if (!options.quiet) {
     std::cerr << "placesim: sweep " << base.name << ": " << all.size() << " configurations, fidelity "
               << fidelity_name(spec)
@@ -146,7 +189,11 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
     if (left.size() < all.size()) std::cerr << "; resuming: " << all.size() - left.size() << " already in " << (out / "results.jsonl").string();
     std::cerr << "\n";
   }
-  evaluate(context, left, first, jobs, options.quiet, &store);
+  if (spec.search > 0) {
+    search(context, left, jobs, options.quiet, &store);
+  } else {
+    evaluate(context, left, spec.tier, jobs, options.quiet, &store);
+  }
 
   if (spec.recheck > 0) {
     // Re-check the best N of the analytical pass (ranking on analytical rows only, so a resumed

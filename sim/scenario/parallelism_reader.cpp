@@ -77,6 +77,16 @@ ParallelismFields read_parallelism_fields(const JsonReader& reader) {
   return fields;
 }
 
+MaybeProblem sized_parallelism_problem(const ParallelismOptions& options) {
+  for (auto [size, what] : {std::pair<int64_t, const char*>{options.data, "data"}, {options.micro_batches, "micro_batches"}}) {
+    if (size > kMaxParallelismSize) {
+      return OptionProblem{what, std::string(what) + " " + std::to_string(size) + " is above the limit of " +
+                                     std::to_string(kMaxParallelismSize)};
+    }
+  }
+  return std::nullopt;
+}
+
 MaybeProblem check_parallelism_devices(ParallelismFields* fields, const Cluster& cluster, bool devices_listed) {
   if (MaybeProblem problem = tensor_groups_problem(fields->options, cluster, devices_listed)) return problem;
   if (MaybeProblem problem = virtual_stages_problem(fields->options)) return problem;

@@ -21,6 +21,9 @@ struct ParallelismFields {
 };
 ParallelismFields read_parallelism_fields(const JsonReader& reader);
 
+/// A sized layout's data width or micro-batches above kMaxParallelismSize (a sweep sizes them).
+MaybeProblem sized_parallelism_problem(const ParallelismOptions& options);
+
 /// With `fields->options.devices` set: what depends on them (strategy_devices.h); sets the
 /// hybrid shard group.
 MaybeProblem check_parallelism_devices(ParallelismFields* fields, const Cluster& cluster, bool devices_listed);

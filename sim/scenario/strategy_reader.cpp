@@ -408,12 +408,7 @@ Strategy place_strategy(const UnplacedStrategy& unplaced, const std::vector<Devi
   } else if (strategy.parallelism) {
     ParallelismFields fields{*strategy.parallelism, unplaced.hybrid_sharding};
     ParallelismOptions& options = fields.options;
-    for (auto [size, what] : {std::pair<int64_t, const char*>{options.data, "data"}, {options.micro_batches, "micro_batches"}}) {
-      if (size > kMaxParallelismSize) {
-        fail({what, std::string(what) + " " + std::to_string(size) + " is above the limit of " +
-                        std::to_string(kMaxParallelismSize)});
-      }
-    }
+    if (MaybeProblem too_large = sized_parallelism_problem(options)) fail(*too_large);
     options.devices = devices;
     problem = check_parallelism_devices(&fields, cluster, false);
     strategy.parallelism = options;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "sim/cluster/cluster_builder.h"
@@ -321,19 +322,30 @@ SweepSpec read_sweep_spec(const JsonReader& document, const HardwareCatalog& cat
     if (budget->has("usd_to_train")) spec.budget_usd_to_train = positive_at_most(*budget, "usd_to_train", kMaxUsdToTrain);
   }
   if (auto fidelity = sweep.find("fidelity")) {
-    std::string text = fidelity->as_string();
-    const std::string recheck = "analytical+recheck ";
+    const std::string text = fidelity->as_string();
+    // "PREFIX N" with N a count of at most 7 digits; nullopt when `text` is not of that form.
+    auto count_after = [&](const std::string& prefix) -> std::optional<size_t> {
+      if (text.rfind(prefix, 0) != 0 || text.size() == prefix.size() || text.size() >= prefix.size() + 8 ||
+          text.find_first_not_of("0123456789", prefix.size()) != std::string::npos) {
+        return std::nullopt;
+      }
+      return std::stoul(text.substr(prefix.size()));
+    };
     if (text == "analytical") {
       spec.tier = Tier::kAnalytical;
     } else if (text == "simulated") {
       spec.tier = Tier::kSimulated;
-    } else if (text.rfind(recheck, 0) == 0 && text.size() > recheck.size() &&
-               text.find_first_not_of("0123456789", recheck.size()) == std::string::npos && text.size() < recheck.size() + 8) {
+    } else if (auto recheck = count_after("analytical+recheck ")) {
       spec.tier = Tier::kAnalytical;
-      spec.recheck = std::stoul(text.substr(recheck.size()));
+      spec.recheck = *recheck;
       if (spec.recheck == 0) fidelity->fail("re-check at least 1 configuration (\"analytical+recheck N\", N >= 1)");
+    } else if (auto search = count_after("search ")) {
+      spec.tier = Tier::kAnalytical;
+      spec.search = *search;
+      if (spec.search == 0) fidelity->fail("evaluate at least the best 1 configuration of the search (\"search N\", N >= 1)");
     } else {
-      fidelity->fail("expected \"analytical\", \"simulated\" or \"analytical+recheck N\", got " + brief(fidelity->value()));
+      fidelity->fail("expected \"analytical\", \"simulated\", \"analytical+recheck N\" or \"search N\", got " +
+                     brief(fidelity->value()));
     }
   }
 

@@ -152,21 +152,46 @@ ClosedFormStepEstimate estimate_closed_form(const Scenario& scenario, const Stra
   }
 }
 
+namespace {
+
+/// Bytes stage `s` lacks (<= 0: it fits).
+double lacking_bytes(const ClosedFormStepEstimate& estimate, size_t s) {
+  return estimate.stage_peak_memory[s].total() - estimate.stage_memory_capacity_bytes[s];
+}
+
+std::string stage_verdict(const ClosedFormStepEstimate& estimate, const Cluster& cluster,
+                          const ParallelismOptions& options, size_t s) {
+  const std::string device = cluster.device(options.device(0, static_cast<int64_t>(s), 0)).name.local();
+  return memory_verdict("stage " + std::to_string(s) + " (" + device + " and every device of the stage)",
+                        estimate.stage_peak_memory[s], estimate.stage_memory_capacity_bytes[s]);
+}
+
+}  // namespace
+
 std::vector<std::string> out_of_memory_verdicts(const ClosedFormStepEstimate& estimate, const Cluster& cluster,
                                                 const ParallelismOptions& options) {
-  auto lacking = [&](size_t s) { return estimate.stage_peak_memory[s].total() - estimate.stage_memory_capacity_bytes[s]; };
   std::vector<size_t> over;
   for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
-    if (lacking(s) > 0) over.push_back(s);
+    if (lacking_bytes(estimate, s) > 0) over.push_back(s);
   }
-  std::stable_sort(over.begin(), over.end(), [&](size_t a, size_t b) { return lacking(a) > lacking(b); });
+  std::stable_sort(over.begin(), over.end(),
+                   [&](size_t a, size_t b) { return lacking_bytes(estimate, a) > lacking_bytes(estimate, b); });
   std::vector<std::string> verdicts;
-  for (size_t s : over) {
-    const std::string device = cluster.device(options.device(0, static_cast<int64_t>(s), 0)).name.local();
-    verdicts.push_back(memory_verdict("stage " + std::to_string(s) + " (" + device + " and every device of the stage)",
-                                      estimate.stage_peak_memory[s], estimate.stage_memory_capacity_bytes[s]));
-  }
+  for (size_t s : over) verdicts.push_back(stage_verdict(estimate, cluster, options, s));
   return verdicts;
+}
+
+std::pair<std::string, size_t> worst_out_of_memory_verdict(const ClosedFormStepEstimate& estimate, const Cluster& cluster,
+                                                           const ParallelismOptions& options) {
+  size_t over = 0, worst = 0;
+  for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
+    if (lacking_bytes(estimate, s) <= 0) continue;
+    // The first stage of the most lacking, as the stable sort above orders them.
+    if (over == 0 || lacking_bytes(estimate, s) > lacking_bytes(estimate, worst)) worst = s;
+    ++over;
+  }
+  if (over == 0) return {"", 0};
+  return {stage_verdict(estimate, cluster, options, worst), over};
 }
 
 InputError out_of_memory_error(const std::string& file, const std::string& strategy_name,

@@ -55,6 +55,11 @@ ClosedFormStepEstimate estimate_closed_form(const Scenario& scenario, const Stra
 std::vector<std::string> out_of_memory_verdicts(const ClosedFormStepEstimate& estimate, const Cluster& cluster,
                                                 const ParallelismOptions& options);
 
+/// The first of out_of_memory_verdicts, and how many stages lack memory, without formatting the
+/// others (a sweep's row keeps one); {"", 0} when everything fits.
+std::pair<std::string, size_t> worst_out_of_memory_verdict(const ClosedFormStepEstimate& estimate, const Cluster& cluster,
+                                                           const ParallelismOptions& options);
+
 /// The error of a strategy that does not fit, as `run` and `check` give it: "strategy "NAME":
 /// does not fit in memory: " + the worst three verdicts and a count of the rest (worst_verdicts),
 /// naming `file`. `strategy_name` is empty for a scenario with one strategy.

@@ -74,34 +74,12 @@ std::string without_file(const InputError& error) {
 
 /// A 3D configuration on the analytical tier: the closed-form tier (sim/analytical/
 /// pipeline_closed_form.h), which gives the analytical tier's step without the step's plan, and
-/// each stage's peak memory. Compute is the busiest stage's slots (its tensor all-reduces
-/// included); the rest of the step is the pipeline's fill and drain, the data-parallel
-/// all-reduces and the updates, reported as bubble.
+/// each stage's peak memory.
 void evaluate_closed_form(const Scenario& scenario, const Strategy& strategy, const Cluster& cluster,
                           SharedCells* shared, SweepRow* row) {
   const ParallelismOptions& p = *strategy.parallelism;
-  const ClosedFormStepEstimate estimate = estimate_3d_step_from_cell(cell_of(&shared->step, scenario, cluster, p), p);
-  row->step_seconds = estimate.step_seconds;
-  row->samples_per_second = static_cast<double>(scenario.run.batch_size * p.data) / estimate.step_seconds;
-  row->tasks = estimate.cell_plan_tasks;
-  double slots = 0;
-  for (size_t s = 0; s < estimate.forward_slot_seconds.size(); ++s) {
-    slots = std::max(slots, static_cast<double>(p.micro_batches) *
-                                (estimate.forward_slot_seconds[s] + estimate.backward_slot_seconds[s]));
-  }
-  split_step_time(estimate.step_seconds, slots, 0, 0, estimate.step_seconds - slots, row);
-  for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
-    if (estimate.stage_peak_memory[s].total() > row->peak_memory_bytes) {
-      row->peak_memory_bytes = estimate.stage_peak_memory[s].total();
-      row->memory_capacity_bytes = estimate.stage_memory_capacity_bytes[s];
-    }
-  }
-  std::vector<std::string> verdicts = out_of_memory_verdicts(estimate, cluster, p);
-  if (!verdicts.empty()) {
-    row->status = RowStatus::kOutOfMemory;
-    row->reason = verdicts.front();
-    if (verdicts.size() > 1) row->reason += " (and " + std::to_string(verdicts.size() - 1) + " more stages)";
-  }
+  fill_closed_form_row(estimate_3d_step_from_cell(cell_of(&shared->step, scenario, cluster, p), p), cluster, p,
+                       scenario.run.batch_size, row);
 }
 
 /// Plans and runs `scenario`'s one strategy on `tier` into `row` (SpecError: a strategy the
@@ -185,14 +163,38 @@ SweepContext::Layout flushed_layout(const StrategyVariant& variant) {
 /// What a configuration's one micro-batch cell depends on besides a GPipe or 1F1B schedule: its
 /// node type, nodes, fabric, batch and precision, and its variant's layout. "" for what shares
 /// none (its variant's layout is "").
-std::string cell_key(const SweepSpec& spec, const SweepConfiguration& configuration, const std::string& layout) {
-  if (layout.empty()) return "";
+std::string cell_key(const SweepSpec& spec, const SweepConfiguration& configuration, const SweepContext::Layout& layout) {
+  if (layout.text.empty()) return "";
   const StrategyVariant& variant = spec.strategies.at(configuration.strategy);
   return std::to_string(configuration.node_type) + "|" + std::to_string(configuration.devices_per_node) + "|" +
          std::to_string(configuration.nodes) + "|" + configuration.fabric + "|" +
          std::to_string(configuration.batch_size) + "|" + configuration.precision + "|" +
          std::to_string(variant.micro_batch_size) + "|" + (variant.sets_micro_batches ? "m" : "") + "|" +
-         (variant.sets_algorithm ? "a" : "") + "|" + layout;
+         (variant.sets_algorithm ? "a" : "") + "|" + std::to_string(layout.id);
+}
+
+/// Whether the search tier's screen covers a variant's layout: one with cells (flushed_layout)
+/// whose micro-batches follow the batch, and whose slots do not move with the data width (ZeRO
+/// 3 gathers parameters over it, experts exchange tokens over it, and with the stages outermost
+/// replica 0's stages sit elsewhere).
+bool screened_layout(const StrategyVariant& variant, const SweepContext::Layout& layout) {
+  if (layout.text.empty() || variant.sets_micro_batches) return false;
+  const Json& options = variant.strategy.at("parallelism");
+  const auto zero = options.find("zero");
+  const auto expert = options.find("expert");
+  return !((zero != options.end() && zero->is_number() && zero->get<double>() >= 3) || options.contains("fsdp") ||
+           (expert != options.end() && *expert != Json(1)) || options.contains("device_order"));
+}
+
+/// The configurations one screened cell serves: node type, GPUs per node, fabric (or one
+/// node), precision, micro-batch size and layout, whatever the data width and schedule.
+std::string screen_key(const SweepSpec& spec, const SweepConfiguration& configuration, const SweepContext::Layout& layout) {
+  if (!layout.screened) return "";
+  const StrategyVariant& variant = spec.strategies.at(configuration.strategy);
+  return std::to_string(configuration.node_type) + "|" + std::to_string(configuration.devices_per_node) + "|" +
+         (configuration.nodes > 1 ? configuration.fabric : std::string("one node")) + "|" + configuration.precision +
+         "|" + std::to_string(variant.micro_batch_size) + "|" + (variant.sets_algorithm ? "a" : "") + "|" +
+         std::to_string(layout.id);
 }
 
 }  // namespace
@@ -201,10 +203,19 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
   SweepContext context;
   context.spec = read_sweep_spec(JsonReader(document, file), catalog);
   context.variations = std::make_shared<const ScenarioVariations>(std::move(document), file, catalog, context.spec.strategies);
-  for (const StrategyVariant& variant : context.spec.strategies) context.layouts.push_back(flushed_layout(variant));
+  std::map<std::string, size_t> first_of_text;
+  for (const StrategyVariant& variant : context.spec.strategies) {
+    SweepContext::Layout layout = flushed_layout(variant);
+    layout.id = first_of_text.emplace(layout.text, context.layouts.size()).first->second;
+    layout.screened = screened_layout(variant, layout);
+    context.layouts.push_back(layout);
+  }
   for (const SweepConfiguration& configuration : context.spec.configurations) {
-    context.cell_keys.push_back(cell_key(context.spec, configuration, context.layouts[configuration.strategy].text));
+    const SweepContext::Layout& layout = context.layouts[configuration.strategy];
+    context.cell_keys.push_back(cell_key(context.spec, configuration, layout));
     if (!context.cell_keys.back().empty()) context.cell_groups[context.cell_keys.back()].push_back(configuration.index);
+    context.screen_keys.push_back(screen_key(context.spec, configuration, layout));
+    if (!context.screen_keys.back().empty()) context.screen_groups[context.screen_keys.back()].push_back(configuration.index);
   }
   return context;
 }
@@ -247,22 +258,49 @@ SweepRow evaluate_one(const SweepContext& context, size_t index, Tier tier, Shar
       throw locate_spec_error(scenario, scenario.strategies.front(), error);
     }
   } catch (const InputError& error) {
-    row = SweepRow{};
-    row.index = index;
-    row.tier = tier;
-    row.status = RowStatus::kNotApplicable;
-    row.reason = without_file(error);
+    row = not_applicable_row(index, tier, error);
   } catch (const std::invalid_argument& error) {  // a collective schedule that does not fit the group
-    row = SweepRow{};
-    row.index = index;
-    row.tier = tier;
-    row.status = RowStatus::kNotApplicable;
-    row.reason = error.what();
+    row = not_applicable_row(index, tier, error);
   }
   return row;
 }
 
 }  // namespace
+
+void fill_closed_form_row(const ClosedFormStepEstimate& estimate, const Cluster& cluster, const ParallelismOptions& p,
+                          int64_t batch_size, SweepRow* row) {
+  row->step_seconds = estimate.step_seconds;
+  row->samples_per_second = static_cast<double>(batch_size * p.data) / estimate.step_seconds;
+  row->tasks = estimate.cell_plan_tasks;
+  double slots = 0;
+  for (size_t s = 0; s < estimate.forward_slot_seconds.size(); ++s) {
+    slots = std::max(slots, static_cast<double>(p.micro_batches) *
+                                (estimate.forward_slot_seconds[s] + estimate.backward_slot_seconds[s]));
+  }
+  split_step_time(estimate.step_seconds, slots, 0, 0, estimate.step_seconds - slots, row);
+  for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
+    if (estimate.stage_peak_memory[s].total() > row->peak_memory_bytes) {
+      row->peak_memory_bytes = estimate.stage_peak_memory[s].total();
+      row->memory_capacity_bytes = estimate.stage_memory_capacity_bytes[s];
+    }
+  }
+  const auto [verdict, stages_over] = worst_out_of_memory_verdict(estimate, cluster, p);
+  if (stages_over > 0) {
+    row->status = RowStatus::kOutOfMemory;
+    row->reason = verdict;
+    if (stages_over > 1) row->reason += " (and " + std::to_string(stages_over - 1) + " more stages)";
+  }
+}
+
+SweepRow not_applicable_row(size_t index, Tier tier, const std::exception& error) {
+  SweepRow row;
+  row.index = index;
+  row.tier = tier;
+  row.status = RowStatus::kNotApplicable;
+  const auto* input = dynamic_cast<const InputError*>(&error);
+  row.reason = input ? without_file(*input) : error.what();
+  return row;
+}
 
 SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier tier) {
   SharedCells none;
@@ -270,6 +308,10 @@ SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier 
 }
 
 std::vector<size_t> configurations_sharing_cells(const SweepContext& context, size_t index, Tier tier) {
+  if (tier == Tier::kSearch) {
+    const std::string& key = context.screen_keys.at(index);
+    return key.empty() ? std::vector<size_t>{index} : context.screen_groups.at(key);
+  }
   const std::string& key = context.cell_keys.at(index);
   if (tier != Tier::kAnalytical || key.empty()) return {index};
   return context.cell_groups.at(key);

@@ -5,12 +5,14 @@
 // evaluate any configuration and the results do not depend on who did.
 #pragma once
 
+#include <exception>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "sim/analytical/pipeline_closed_form.h"
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/core/json_reader.h"
 #include "sim/scenario/scenario_loader.h"
@@ -29,16 +31,22 @@ struct SweepContext {
   mutable ScenarioReuse reuse;
   /// By strategy variant: its "parallelism" object as text without its schedule, when that is
   /// GPipe or 1F1B (one micro-batch runs alike under both), and the schedule; text "" for other
-  /// strategies and for PipeDream's schedules. Read once, for cell_keys and the screen's keys.
+  /// strategies and for PipeDream's schedules. `id`: the first variant of the same text, which
+  /// the keys below name. `screened`: whether the search tier covers the layout (screen_key).
   struct Layout {
     std::string text;
     PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+    size_t id = 0;
+    bool screened = false;
   };
   std::vector<Layout> layouts;
   /// By configuration: what its one micro-batch's cell depends on ("" = shares none); and the
   /// configurations of each such key, in index order (configurations_sharing_cells).
   std::vector<std::string> cell_keys;
   std::map<std::string, std::vector<size_t>> cell_groups;
+  /// The same for the search tier's screen (sim/session/sweep_screen.h: screen_key).
+  std::vector<std::string> screen_keys;
+  std::map<std::string, std::vector<size_t>> screen_groups;
 };
 
 /// Reads the sweep of `document` (the scenario file `file`: relative model and cluster files
@@ -50,6 +58,18 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
 /// The typed scenario of configuration `index` (InputError: why it cannot be built).
 Scenario configuration_scenario(const SweepContext& context, size_t index);
 
+/// A 3D configuration's row from its closed-form `estimate` (sim/analytical/
+/// pipeline_closed_form.h) at options `p` and per-replica batch `batch_size` on `cluster`: step,
+/// throughput, the busiest stage's slots as compute and the rest (fill, drain, data-parallel
+/// reductions, updates) as bubble, the fullest stage's memory, and out_of_memory when a stage
+/// does not fit.
+void fill_closed_form_row(const ClosedFormStepEstimate& estimate, const Cluster& cluster, const ParallelismOptions& p,
+                          int64_t batch_size, SweepRow* row);
+
+/// The row of configuration `index` that cannot be built or sized on `tier`: not_applicable,
+/// with `error`'s message (an InputError's without the sweep's file name, which every row shares).
+SweepRow not_applicable_row(size_t index, Tier tier, const std::exception& error);
+
 /// Never throws for a configuration that cannot be built or does not fit: those come back as
 /// rows with status not_applicable or out_of_memory and the reason.
 SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier tier);
@@ -57,7 +77,8 @@ SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier 
 /// The configurations best evaluated together with `index` on `tier`, `index` among them, in
 /// index order: on the analytical tier, every 3D configuration of the sweep that differs from it
 /// only in its pipeline schedule, GPipe or 1F1B (their steps and one-replica baselines read the
-/// same one micro-batch cells: sim/analytical/pipeline_closed_form.h); otherwise `index` alone.
+/// same one micro-batch cells: sim/analytical/pipeline_closed_form.h); on the search tier, every
+/// configuration of its screen key (sim/session/sweep_screen.h); otherwise `index` alone.
 /// A function of the sweep only, so any process or MPI rank forms the same groups.
 std::vector<size_t> configurations_sharing_cells(const SweepContext& context, size_t index, Tier tier);
 

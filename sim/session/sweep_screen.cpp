@@ -3,42 +3,65 @@
 #include <chrono>
 #include <exception>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "sim/analytical/pipeline_closed_form.h"
+#include "sim/core/input_error.h"
 #include "sim/scenario/scenario_loader.h"
+#include "sim/scenario/parallelism_reader.h"
+#include "sim/scenario/strategy_devices.h"
+#include "sim/session/pipeline.h"
 
 namespace placesim {
 namespace {
 
-/// A layout's cell and the options and run of the configuration that analysed it.
+/// A layout's cell, and the cluster, run and options of the configuration that analysed it
+/// (not its scenario: a sweep's process keeps a cell per layout, and the graphs are large).
 struct LayoutCell {
   size_t index = 0;
-  ClosedFormCell cell;
-  ParallelismOptions options;
+  std::shared_ptr<const Cluster> cluster;  ///< names the stages in memory verdicts
   RunOptions run;
+  ParallelismOptions options;
+  ClosedFormCell cell;
+  /// MFU's inputs: per sample (the same for every data width of the layout), and the peak of
+  /// one data replica's devices (every replica's devices are the node type's).
+  double model_flops_per_sample = 0, hardware_flops_per_sample = 0, tokens_per_sample = 0;
+  double peak_flops_per_second_per_replica = 0;
 };
+
+LayoutCell analyse_layout(const SweepContext& context, size_t index) {
+  LayoutCell layout;
+  layout.index = index;
+  Scenario scenario = configuration_scenario(context, index);
+  Strategy& strategy = scenario.strategies.front();
+  layout.run = scenario.run;
+  layout.options = *strategy.parallelism;
+  layout.cell = analyse_3d_cell(scenario.graph, scenario.cluster_for(strategy), scenario.run, layout.options);
+  const TrainingEfficiency efficiency = training_efficiency(scenario, strategy, 0.0);
+  layout.model_flops_per_sample = efficiency.model_flops_per_sample;
+  layout.hardware_flops_per_sample = efficiency.hardware_flops_per_sample;
+  layout.tokens_per_sample = efficiency.tokens_per_sample;
+  layout.peak_flops_per_second_per_replica =
+      efficiency.peak_flops_per_second / static_cast<double>(layout.options.data);
+  layout.cluster = std::make_shared<const Cluster>(strategy.cluster ? std::move(*strategy.cluster) : std::move(scenario.cluster));
+  return layout;
+}
+
+/// `estimate` with a ZeRO 1/2 shard's optimizer state (and ZeRO 2's gradients) divided by
+/// `options`' shard group instead of the cell's (parallel_3d_builder.cpp divides each op's);
+/// the rest of the memory is the cell's.
+void reshard_memory(const ParallelismOptions& cell, const ParallelismOptions& options, ClosedFormStepEstimate* estimate) {
+  const double reshard = static_cast<double>(cell.zero_shards()) / static_cast<double>(options.zero_shards());
+  for (MemoryBreakdown& memory : estimate->stage_peak_memory) {
+    if (options.zero_stage >= 1) memory.optimizer_state_bytes *= reshard;
+    if (options.zero_stage >= 2) memory.gradient_bytes *= reshard;
+  }
+}
 
 }  // namespace
 
-std::string screen_key(const SweepContext& context, size_t index) {
-  const SweepConfiguration& c = context.spec.configurations.at(index);
-  const StrategyVariant& variant = context.spec.strategies.at(c.strategy);
-  const std::string& layout = context.layouts.at(c.strategy).text;
-  if (layout.empty() || variant.sets_micro_batches) return "";
-  // Whose slots move with the data width: ZeRO 3 gathers parameters over it, experts exchange
-  // tokens over it, and with the stages outermost replica 0's stages sit elsewhere.
-  const Json& options = variant.strategy.at("parallelism");
-  const auto zero = options.find("zero");
-  const auto expert = options.find("expert");
-  if ((zero != options.end() && zero->is_number() && zero->get<double>() >= 3) || options.contains("fsdp") ||
-      (expert != options.end() && *expert != Json(1)) || options.contains("device_order")) {
-    return "";
-  }
-  return std::to_string(c.node_type) + "|" + std::to_string(c.devices_per_node) + "|" +
-         (c.nodes > 1 ? c.fabric : std::string("one node")) + "|" + c.precision + "|" +
-         std::to_string(variant.micro_batch_size) + "|" + (variant.sets_algorithm ? "a" : "") + "|" + layout;
-}
+const std::string& screen_key(const SweepContext& context, size_t index) { return context.screen_keys.at(index); }
 
 std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& context,
                                                          const std::vector<size_t>& indices, double* cell_seconds) {
@@ -46,22 +69,20 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
   if (cell_seconds) *cell_seconds = 0;
   std::map<std::string, LayoutCell> cells;
   for (size_t index : indices) {
-    const std::string key = screen_key(context, index);
+    const std::string& key = screen_key(context, index);
     if (key.empty()) continue;
     const SweepConfiguration& configuration = context.spec.configurations.at(index);
     const StrategyVariant& variant = context.spec.strategies.at(configuration.strategy);
+    ScreenedConfiguration screen;
+    screen.cell_from = index;
+    SweepRow& row = screen.row;
+    row.index = index;
+    row.tier = Tier::kSearch;
     try {
       auto layout = cells.find(key);
       if (layout == cells.end()) {
         const auto start = std::chrono::steady_clock::now();
-        const Scenario scenario = configuration_scenario(context, index);
-        const Strategy& strategy = scenario.strategies.front();
-        layout = cells
-                     .emplace(key, LayoutCell{index,
-                                              analyse_3d_cell(scenario.graph, scenario.cluster_for(strategy),
-                                                              scenario.run, *strategy.parallelism),
-                                              *strategy.parallelism, scenario.run})
-                     .first;
+        layout = cells.emplace(key, analyse_layout(context, index)).first;
         if (cell_seconds) *cell_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       }
       const LayoutCell& cell = layout->second;
@@ -69,34 +90,49 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       RunOptions run = cell.run;
       options.schedule = context.layouts[configuration.strategy].schedule;
       size_parallelism(variant, configuration, true, &options, &run);
+      // What the strategy reader checks after sizing and a layout's data width or schedule can
+      // change (interleaving's schedule and Megatron-LM's micro-batch rule), refused as it
+      // refuses them; tensor groups and stage devices are the cell's.
+      auto refuse = [&](const std::string& field, const std::string& message) {
+        const auto given = variant.option_paths.find(field);
+        throw InputError("", given != variant.option_paths.end() ? given->second : variant.json_path + "/" + field, message);
+      };
+      if (MaybeProblem problem = sized_parallelism_problem(options)) refuse(problem->field, problem->message);
+      if (MaybeProblem problem = virtual_stages_problem(options)) refuse(problem->field, problem->message);
       if (!cell_fits(cell.cell, options)) continue;
-      const ClosedFormStepEstimate estimate = estimate_3d_step_from_cell(cell.cell, options);
-      ScreenedConfiguration row;
-      row.index = index;
-      row.cell_from = cell.index;
-      row.step_seconds = estimate.step_seconds;
-      row.samples_per_second = static_cast<double>(run.batch_size * options.data) / estimate.step_seconds;
-      // ZeRO 1 and 2 divide each op's optimizer state (and gradients) by the shard group, the
-      // configuration's own, not the cell's (parallel_3d_builder.cpp); the rest of the memory is
-      // the cell's.
-      const double reshard =
-          static_cast<double>(cell.options.zero_shards()) / static_cast<double>(options.zero_shards());
-      for (size_t s = 0; s < estimate.stage_peak_memory.size(); ++s) {
-        MemoryBreakdown memory = estimate.stage_peak_memory[s];
-        if (options.zero_stage >= 1) memory.optimizer_state_bytes *= reshard;
-        if (options.zero_stage >= 2) memory.gradient_bytes *= reshard;
-        if (memory.total() > row.peak_memory_bytes) {
-          row.peak_memory_bytes = memory.total();
-          row.memory_capacity_bytes = estimate.stage_memory_capacity_bytes[s];
-        }
-      }
-      screened.push_back(row);
-    } catch (const std::exception&) {
+      screen.cell_from = cell.index;
+      ClosedFormStepEstimate estimate = estimate_3d_step_from_cell(cell.cell, options);
+      reshard_memory(cell.options, options, &estimate);
+      fill_closed_form_row(estimate, *cell.cluster, options, run.batch_size, &row);
+      row.replicas = options.data;
+      row.model_flops_per_sample = cell.model_flops_per_sample;
+      row.hardware_flops_per_sample = cell.hardware_flops_per_sample;
+      row.tokens_per_sample = cell.tokens_per_sample;
+      row.peak_flops_per_second = cell.peak_flops_per_second_per_replica * static_cast<double>(options.data);
+      // No one-replica baseline, so no scaling efficiency: the screen's step sees the data width
+      // only through the cell's stage finishes, which are the cell's data width's.
+    } catch (const std::exception& error) {
       // Cannot be built or sized (InputError, SpecError, a collective that does not fit): the
-      // closed form refuses it too; nothing to screen.
+      // closed form refuses it too.
+      screen.cell_from = index;
+      row = not_applicable_row(index, Tier::kSearch, error);
     }
+    screened.push_back(std::move(screen));
   }
   return screened;
+}
+
+std::vector<SweepRow> search_rows(const SweepContext& context, const std::vector<size_t>& indices) {
+  std::map<size_t, SweepRow> rows;
+  for (ScreenedConfiguration& screen : screen_configurations(context, indices)) rows.emplace(screen.row.index, std::move(screen.row));
+  std::vector<size_t> left;
+  for (size_t index : indices) {
+    if (rows.count(index) == 0) left.push_back(index);
+  }
+  for (SweepRow& row : evaluate_configurations(context, left, Tier::kAnalytical)) rows.emplace(row.index, std::move(row));
+  std::vector<SweepRow> ordered;
+  for (size_t index : indices) ordered.push_back(rows.at(index));
+  return ordered;
 }
 
 }  // namespace placesim

@@ -7,6 +7,7 @@ std::string to_string(Tier tier) {
     case Tier::kAnalytical: return "analytical";
     case Tier::kSimulated: return "simulated";
     case Tier::kClosedForm: return "closed-form";
+    case Tier::kSearch: return "search";
   }
   return "simulated";
 }

@@ -13,6 +13,14 @@ std::optional<double> SweepOutcome::analytical_error_percent() const {
   return (analytical->step_seconds - simulated->step_seconds) / simulated->step_seconds * 100.0;
 }
 
+std::optional<double> SweepOutcome::search_error_percent() const {
+  if (!searched || !analytical || searched->status != RowStatus::kOk || analytical->status != RowStatus::kOk ||
+      analytical->step_seconds <= 0) {
+    return std::nullopt;
+  }
+  return (searched->step_seconds - analytical->step_seconds) / analytical->step_seconds * 100.0;
+}
+
 std::vector<SweepOutcome> assess(const SweepSpec& spec, const std::map<std::pair<size_t, Tier>, SweepRow>& rows) {
   std::vector<SweepOutcome> outcomes;
   outcomes.reserve(spec.configurations.size());
@@ -21,6 +29,7 @@ std::vector<SweepOutcome> assess(const SweepSpec& spec, const std::map<std::pair
     outcome.configuration = configuration;
     if (auto it = rows.find({configuration.index, Tier::kAnalytical}); it != rows.end()) outcome.analytical = it->second;
     if (auto it = rows.find({configuration.index, Tier::kSimulated}); it != rows.end()) outcome.simulated = it->second;
+    if (auto it = rows.find({configuration.index, Tier::kSearch}); it != rows.end()) outcome.searched = it->second;
     const NodeType& type = spec.node_types[configuration.node_type];
     outcome.usd_per_hour =
         spec.prices.usd_per_hour(type.device_id, type.template_id, configuration.devices(), configuration.nodes).value_or(0);

@@ -1,4 +1,4 @@
-// A configuration's standing in the sweep: its evaluated rows (analytical and/or simulated),
+// A configuration's standing in the sweep: its evaluated rows (search, analytical, simulated),
 // and what follows from them with the prices and constraints: cost per hour, time and cost to
 // train, tokens/s, scaling efficiency, whether it meets the target and the budget.
 #pragma once
@@ -17,6 +17,7 @@ struct SweepOutcome {
   SweepConfiguration configuration;
   std::optional<SweepRow> analytical;
   std::optional<SweepRow> simulated;
+  std::optional<SweepRow> searched;  ///< the search tier's screen (sim/session/sweep_screen.h)
   double usd_per_hour = 0;
   double time_to_train_seconds = 0;  ///< spec.train_samples / throughput (infinite when not ok)
   double usd_to_train = 0;
@@ -30,13 +31,15 @@ struct SweepOutcome {
   bool pareto = false;               ///< on the cost-to-train vs time-to-train frontier
   bool recommended = false;
 
-  bool evaluated() const { return analytical || simulated; }
-  /// The most faithful row: simulated when there is one.
-  const SweepRow& row() const { return simulated ? *simulated : *analytical; }
+  bool evaluated() const { return analytical || simulated || searched; }
+  /// The most faithful row: simulated, else analytical, else the search's screen.
+  const SweepRow& row() const { return simulated ? *simulated : analytical ? *analytical : *searched; }
   bool fits() const { return evaluated() && row().status == RowStatus::kOk; }
   bool acceptable() const { return fits() && meets_target && within_budget; }
   /// (analytical - simulated) / simulated step time, in percent, when both exist and are ok.
   std::optional<double> analytical_error_percent() const;
+  /// (search - analytical) / analytical step time, in percent, when both exist and are ok.
+  std::optional<double> search_error_percent() const;
 };
 
 /// One outcome per configuration, in index order, with costs and constraints filled in

@@ -42,8 +42,8 @@ SweepRow row_from_json(const Json& json) {
     SweepRow row;
     row.index = json.at("index").get<size_t>();
     std::string tier = json.at("tier").get<std::string>();
-    if (tier != "analytical" && tier != "simulated") throw std::runtime_error("unknown tier " + tier);
-    row.tier = tier == "analytical" ? Tier::kAnalytical : Tier::kSimulated;
+    if (tier != "analytical" && tier != "simulated" && tier != "search") throw std::runtime_error("unknown tier " + tier);
+    row.tier = tier == "analytical" ? Tier::kAnalytical : tier == "simulated" ? Tier::kSimulated : Tier::kSearch;
     std::string status = json.at("status").get<std::string>();
     if (status == "ok") row.status = RowStatus::kOk;
     else if (status == "out_of_memory") row.status = RowStatus::kOutOfMemory;

@@ -7,6 +7,7 @@
 namespace placesim {
 
 std::string fidelity_name(const SweepSpec& spec) {
+  if (spec.search > 0) return "search " + std::to_string(spec.search);
   return spec.recheck > 0 ? "analytical+recheck " + std::to_string(spec.recheck) : to_string(spec.tier);
 }
 

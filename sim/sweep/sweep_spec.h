@@ -64,7 +64,8 @@ struct SweepTarget {
 };
 
 struct SweepSpec;
-/// The sweep's "fidelity" as written: "analytical", "simulated" or "analytical+recheck N".
+/// The sweep's "fidelity" as written: "analytical", "simulated", "analytical+recheck N" or
+/// "search N".
 std::string fidelity_name(const SweepSpec& spec);
 
 struct SweepSpec {
@@ -78,6 +79,9 @@ struct SweepSpec {
   double tokens_per_sample = 0;   ///< 0 = unknown (no tokens/s)
   Tier tier = Tier::kAnalytical;  ///< "fidelity": the tier every configuration is evaluated on
   size_t recheck = 0;  ///< "analytical+recheck N": the best N of the analytical pass re-simulated
+  /// "search N": the 3D configurations the search tier covers are screened, and the best N of
+  /// the screen (with every configuration it does not cover) evaluated on the analytical tier.
+  size_t search = 0;
   PriceList prices;
   Json fingerprint_source;  ///< what the evaluations depend on (for the resume file)
 };

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <vector>
@@ -162,6 +163,81 @@ TEST_F(SweepCli, RecheckSimulatesTheBestAndReportsTheDifference) {
   EXPECT_EQ(std::stoul(simulated[1]), std::stoul(simulated[2]) + std::stoul(simulated[3]));
   EXPECT_EQ(count_matches(result.output, "simulating configuration [0-9]+ as well"), std::stoul(simulated[3]));
   EXPECT_NE(read_text(directory_ / "out" / "summary.md").find("## Analytical tier vs simulation"), std::string::npos);
+}
+
+// "fidelity": "search N" on a small GPT over 1, 2 and 4 DGX A100: the search tier screens the 3D
+// layouts it covers (30 configurations), the analytical tier evaluates what it does not (PipeDream,
+// ZeRO 3: 6) and the best 3 of the screen. Without a target every configuration that fits is
+// acceptable and the price is per GPU, so the ranking is samples/s per GPU, highest first.
+TEST_F(SweepCli, SearchScreensThenEvaluatesItsBestNOnTheAnalyticalTierAndResumesToTheSameCsv) {
+  const std::filesystem::path scenario = directory_ / "search.json";
+  std::ofstream(scenario) << R"({"name": "search",
+    "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000}},
+    "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
+    "sweep": {"nodes": [1, 2, 4], "fabric": ["ib_hdr"], "batch_size": [64], "fidelity": "search 3",
+              "strategies": [{"parallelism": {"pipeline": [2, 4], "micro_batch_size": [1, 2], "stage_split": "layers",
+                                              "schedule": ["gpipe", "1f1b"]}},
+                             {"name": "zero1", "parallelism": {"pipeline": 2, "zero": [1, 2], "stage_split": "layers"}},
+                             {"name": "pipedream", "parallelism": {"pipeline": 2, "schedule": "pipedream"}},
+                             {"name": "zero3", "parallelism": {"pipeline": 2, "zero": 3}}]}})";
+  auto result = sweep(scenario, "out");
+  ASSERT_EQ(result.exit_status, 0) << result.output;
+  EXPECT_NE(result.output.find("search [##############################] 30/30"), std::string::npos) << result.output;
+  std::smatch counts;
+  ASSERT_TRUE(std::regex_search(result.output, counts, std::regex(R"(screened 30 configurations on the search tier in this run; evaluated 6 it does not cover, (\d+) of the search's best 3 and (\d+) more)")))
+      << result.output;
+  EXPECT_EQ(std::stoul(counts[1]), 3u);
+
+  // The resume file: every configuration has a search or an analytical row; the 3 best search
+  // rows by samples/s per GPU (ties to the lower index) also have an analytical row.
+  struct ResumeRow {
+    std::string status;
+    double samples_per_second = 0;
+  };
+  std::map<size_t, ResumeRow> search_rows, analytical_rows;
+  std::istringstream lines(read_text(directory_ / "out" / "results.jsonl"));
+  std::string line;
+  std::getline(lines, line);  // the sweep's fingerprint
+  auto field = [&](const std::string& name, const std::string& value_pattern) {
+    std::smatch match;
+    EXPECT_TRUE(std::regex_search(line, match, std::regex("\"" + name + "\":(" + value_pattern + ")"))) << line;
+    return match.size() > 1 ? match[1].str() : std::string();
+  };
+  while (std::getline(lines, line)) {
+    const ResumeRow row{field("status", "\"[a-z_]+\""), std::stod(field("samples_per_second", "[-0-9.e+]+"))};
+    (field("tier", "\"[a-z]+\"") == "\"search\"" ? search_rows : analytical_rows)[std::stoul(field("index", "[0-9]+"))] = row;
+  }
+  const std::vector<size_t> nodes_of = {1, 2, 4};
+  std::vector<std::pair<double, size_t>> ranked;  // (-samples/s per GPU, index)
+  for (const auto& [index, row] : search_rows) {
+    ASSERT_EQ(row.status, "\"ok\"") << index;
+    ranked.emplace_back(-row.samples_per_second / static_cast<double>(8 * nodes_of[index / 12]), index);
+  }
+  std::sort(ranked.begin(), ranked.end());
+  for (size_t k = 0; k < 3; ++k) EXPECT_EQ(analytical_rows.count(ranked[k].second), 1u) << "search's #" << k + 1;
+  for (size_t index : {10u, 11u, 22u, 23u, 34u, 35u}) EXPECT_EQ(analytical_rows.count(index), 1u) << index;  // PipeDream, ZeRO 3
+
+  // The CSV: each configuration's most faithful row, the recommended one evaluated exactly.
+  const std::string csv = read_text(directory_ / "out" / "results.csv");
+  EXPECT_EQ(count_matches(csv, "\n[0-9]+,[^\n]*,search,ok,"), 30u - 3u - std::stoul(counts[2]));
+  const std::string summary = read_text(directory_ / "out" / "summary.md");
+  EXPECT_NE(summary.find("fidelity search 3 (0 simulated with SimGrid, " + std::to_string(27 - std::stoul(counts[2])) +
+                         " screened only by the search tier (approximate))"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("## Search tier vs analytical tier"), std::string::npos) << summary;
+  std::smatch recommended;
+  ASSERT_TRUE(std::regex_search(result.output, recommended, std::regex(R"(Recommendation: configuration (\d+) )"))) << result.output;
+  EXPECT_EQ(analytical_rows.count(std::stoul(recommended[1])), 1u);
+
+  // Resumed: nothing evaluated again, the same CSV; one process: the same CSV.
+  auto resumed = sweep(scenario, "out");
+  ASSERT_EQ(resumed.exit_status, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("resuming: 36 already in"), std::string::npos) << resumed.output;
+  EXPECT_NE(resumed.output.find("screened 0 configurations"), std::string::npos) << resumed.output;
+  EXPECT_EQ(read_text(directory_ / "out" / "results.csv"), csv);
+  ASSERT_EQ(sweep(scenario, "one", "1").exit_status, 0);
+  EXPECT_EQ(read_text(directory_ / "one" / "results.csv"), csv);
 }
 
 // 3D strategies: tensor x pipeline over 1 and 2 DGX A100 (8 and 16 GPUs), data filling the rest;

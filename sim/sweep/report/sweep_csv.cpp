@@ -30,7 +30,7 @@ std::string sweep_csv(const SweepReport& report) {
       "scaling_efficiency,compute_seconds,exposed_communication_seconds,bubble_seconds,straggler_seconds,other_seconds,"
       "peak_memory_bytes,memory_capacity_bytes,usd_per_hour,time_to_train_seconds,usd_to_train,meets_target,"
       "within_budget,pareto,recommended,analytical_step_seconds,simulated_step_seconds,analytical_error_percent,tasks,"
-      "mfu,hfu,model_tflops_per_second_per_device,tokens_per_day\n";
+      "mfu,hfu,model_tflops_per_second_per_device,tokens_per_day,search_step_seconds,search_error_percent\n";
   for (const SweepOutcome& o : report.outcomes) {
     const SweepConfiguration& c = o.configuration;
     const NodeType& type = spec.node_types[c.node_type];
@@ -40,7 +40,7 @@ std::string sweep_csv(const SweepReport& report) {
            csv_cell(c.fabric) + "," + csv_cell(strategy.label) + "," + strategy.kind + "," + std::to_string(c.batch_size) +
            "," + std::to_string(global_batch(spec, c)) + "," + c.precision + ",";
     if (!o.evaluated()) {
-      csv += ",not_evaluated" + std::string(28, ',') + "\n";
+      csv += ",not_evaluated" + std::string(30, ',') + "\n";
       continue;
     }
     const SweepRow& r = o.row();
@@ -62,7 +62,9 @@ std::string sweep_csv(const SweepReport& report) {
            std::to_string(r.tasks) + "," + (r.peak_flops_per_second > 0 ? if_ok(o.mfu) : "") + "," +
            (r.peak_flops_per_second > 0 ? if_ok(o.hfu) : "") + "," +
            (r.model_flops_per_sample > 0 ? if_ok(o.model_flops_per_second_per_device / 1e12) : "") + "," +
-           (spec.tokens_per_sample > 0 ? if_ok(o.tokens_per_second * 86400.0) : "") + "\n";
+           (spec.tokens_per_sample > 0 ? if_ok(o.tokens_per_second * 86400.0) : "") + "," +
+           (o.searched ? csv_number(o.searched->step_seconds) : "") + "," +
+           (o.search_error_percent() ? csv_number(*o.search_error_percent()) : "") + "\n";
   }
   return csv;
 }

@@ -4,6 +4,7 @@
 #include "sim/core/units_format.h"
 #include "sim/report/html_escape.h"
 #include "sim/sweep/report/sweep_report.h"
+#include "sim/sweep/report/tier_comparison.h"
 #include "sim/sweep/report/svg_chart.h"
 #include "sim/sweep/sweep_format.h"
 
@@ -150,8 +151,13 @@ std::string sweep_html(const SweepReport& report) {
   html += section("Step time breakdown", render_stacked_bars(breakdown));
 
   std::string infeasible;
+  size_t listed = 0, unlisted = 0;
   for (const SweepOutcome& o : report.outcomes) {
     if (!o.evaluated() || o.fits()) continue;
+    if (++listed > kInfeasibleRowsListed) {  // a search's thousands are in results.csv
+      ++unlisted;
+      continue;
+    }
     infeasible += "<tr class=\"infeasible\" data-config=\"" + std::to_string(o.configuration.index) + "\"><td>" +
                   std::to_string(o.configuration.index) + "</td><td class=\"l\">" +
                   html_escape(describe(spec, o.configuration)) + "</td><td class=\"l\">" +
@@ -161,21 +167,22 @@ std::string sweep_html(const SweepReport& report) {
   html += section("Configurations that do not fit or cannot be built",
                   infeasible.empty() ? "<p>None.</p>\n"
                                      : "<table>\n<tr><th>#</th><th class=\"l\">configuration</th><th class=\"l\">why</th></tr>\n" +
-                                           infeasible + "</table>\n");
-  std::string differences;
-  for (const SweepOutcome& o : report.outcomes) {
-    auto error = o.analytical_error_percent();
-    if (!error) continue;
-    differences += "<tr><td>" + std::to_string(o.configuration.index) + "</td><td class=\"l\">" +
-                   html_escape(describe(spec, o.configuration)) + "</td><td>" +
-                   format_seconds(o.analytical->step_seconds) + "</td><td>" + format_seconds(o.simulated->step_seconds) +
-                   "</td><td>" + (*error >= 0 ? "+" : "") + format_number(*error) + "%</td></tr>\n";
-  }
-  if (!differences.empty()) {
-    html += section("Analytical tier vs simulation",
-                    "<table>\n<tr><th>#</th><th class=\"l\">configuration</th><th>analytical step</th><th>simulated "
-                    "step</th><th>difference</th></tr>\n" +
-                        differences + "</table>\n");
+                                           infeasible + "</table>\n" +
+                                           (unlisted > 0 ? "<p>... and " + std::to_string(unlisted) +
+                                                               " more (results.csv has every configuration's reason).</p>\n"
+                                                         : std::string()));
+  for (const TierComparison& comparison : tier_comparisons(report.outcomes)) {
+    std::string rows;
+    for (const TierComparison::Row& row : comparison.rows) {
+      const SweepOutcome& o = *row.outcome;
+      rows += "<tr><td>" + std::to_string(o.configuration.index) + "</td><td class=\"l\">" +
+              html_escape(describe(spec, o.configuration)) + "</td><td>" + format_seconds(row.first_seconds) +
+              "</td><td>" + format_seconds(row.second_seconds) + "</td><td>" + (row.difference_percent >= 0 ? "+" : "") +
+              format_number(row.difference_percent) + "%</td></tr>\n";
+    }
+    html += section(comparison.title, "<table>\n<tr><th>#</th><th class=\"l\">configuration</th><th>" + comparison.first +
+                                          "</th><th>" + comparison.second + "</th><th>difference</th></tr>\n" + rows +
+                                          "</table>\n");
   }
   return html + "</body>\n</html>\n";
 }

@@ -1,8 +1,10 @@
 #include <algorithm>
+#include <cmath>
 
 #include "sim/core/units_format.h"
 #include "sim/report/html_escape.h"
 #include "sim/sweep/report/sweep_report.h"
+#include "sim/sweep/report/tier_comparison.h"
 #include "sim/sweep/sweep_format.h"
 
 namespace placesim {
@@ -44,7 +46,7 @@ std::string table_row(const SweepSpec& spec, const SweepOutcome& o) {
 
 std::string sweep_summary_markdown(const SweepReport& report) {
   const SweepSpec& spec = *report.spec;
-  size_t fitting = 0, out_of_memory = 0, not_applicable = 0, acceptable = 0, simulated = 0;
+  size_t fitting = 0, out_of_memory = 0, not_applicable = 0, acceptable = 0, simulated = 0, screened_only = 0;
   for (const auto& o : report.outcomes) {
     if (!o.evaluated()) continue;
     fitting += o.fits() ? 1 : 0;
@@ -52,10 +54,13 @@ std::string sweep_summary_markdown(const SweepReport& report) {
     not_applicable += o.row().status == RowStatus::kNotApplicable ? 1 : 0;
     acceptable += o.acceptable() ? 1 : 0;
     simulated += o.simulated ? 1 : 0;
+    screened_only += o.row().tier == Tier::kSearch ? 1 : 0;
   }
   std::string md = "# Capacity plan: " + md_text(report.scenario) + "\n\n";
   md += std::to_string(report.outcomes.size()) + " configurations, fidelity " + fidelity_name(spec) + " (" +
-        std::to_string(simulated) + " simulated with SimGrid): " + std::to_string(fitting) + " fit in memory, " +
+        std::to_string(simulated) + " simulated with SimGrid" +
+        (spec.search > 0 ? ", " + std::to_string(screened_only) + " screened only by the search tier (approximate)" : "") +
+        "): " + std::to_string(fitting) + " fit in memory, " +
         std::to_string(out_of_memory) + " do not, " + std::to_string(not_applicable) + " cannot be built; " +
         std::to_string(acceptable) + " meet every constraint.\n\n";
   md += "Time and cost to train refer to " + format_number(spec.train_samples) + " samples";
@@ -80,8 +85,14 @@ std::string sweep_summary_markdown(const SweepReport& report) {
 
   if (out_of_memory + not_applicable > 0) {
     md += "\n## Configurations that do not fit or cannot be built\n\n| # | configuration | why |\n|---:|---|---|\n";
+    size_t listed = 0;
     for (const auto& o : report.outcomes) {
       if (!o.evaluated() || o.fits()) continue;
+      if (++listed > kInfeasibleRowsListed) {
+        md += "\n... and " + std::to_string(out_of_memory + not_applicable - kInfeasibleRowsListed) +
+              " more (results.csv has every configuration's reason).\n";
+        break;
+      }
       std::string why = o.row().reason;
       for (char& c : why) c = c == '|' ? '/' : c;
       why = md_text(why);
@@ -90,17 +101,18 @@ std::string sweep_summary_markdown(const SweepReport& report) {
     }
   }
 
-  bool any_difference = false;
-  for (const auto& o : report.outcomes) any_difference = any_difference || o.analytical_error_percent().has_value();
-  if (any_difference) {
-    md += "\n## Analytical tier vs simulation\n\n| # | configuration | analytical step | simulated step | difference |\n"
-          "|---:|---|---:|---:|---:|\n";
-    for (const auto& o : report.outcomes) {
-      auto error = o.analytical_error_percent();
-      if (!error) continue;
+  for (const TierComparison& comparison : tier_comparisons(report.outcomes)) {
+    std::vector<double> sizes;
+    for (const TierComparison::Row& row : comparison.rows) sizes.push_back(std::abs(row.difference_percent));
+    std::sort(sizes.begin(), sizes.end());
+    md += "\n## " + comparison.title + "\n\n|difference| median " + format_number(sizes[(sizes.size() - 1) / 2]) +
+          "%, largest " + format_number(sizes.back()) + "% over " + std::to_string(sizes.size()) + ".\n\n| # | configuration | " +
+          comparison.first + " | " + comparison.second + " | difference |\n|---:|---|---:|---:|---:|\n";
+    for (const TierComparison::Row& row : comparison.rows) {
+      const SweepOutcome& o = *row.outcome;
       md += "| " + std::to_string(o.configuration.index) + " | " + md_text(describe(spec, o.configuration)) + " | " +
-            format_seconds(o.analytical->step_seconds) + " | " + format_seconds(o.simulated->step_seconds) + " | " +
-            (*error >= 0 ? "+" : "") + format_number(*error) + "% |\n";
+            format_seconds(row.first_seconds) + " | " + format_seconds(row.second_seconds) + " | " +
+            (row.difference_percent >= 0 ? "+" : "") + format_number(row.difference_percent) + "% |\n";
     }
   }
   md += "\n## Prices (US dollars per device-hour)\n\n";

@@ -71,12 +71,15 @@ TEST(SweepScreen, MatchesEachConfigurationsClosedFormWithinWhatItsCellsDifferenc
   // and ZeRO 3 left out.
   ASSERT_EQ(rows.size(), 3u * 10u);
   size_t exact = 0, shared = 0, moved = 0;
-  for (const ScreenedConfiguration& row : rows) {
+  for (const ScreenedConfiguration& screen : rows) {
+    const SweepRow& row = screen.row;
+    ASSERT_EQ(row.tier, Tier::kSearch);
+    ASSERT_EQ(row.status, RowStatus::kOk) << row.reason;
     const SweepRow closed_form = evaluate_configuration(context, row.index, Tier::kAnalytical);
     ASSERT_EQ(closed_form.status, RowStatus::kOk) << closed_form.reason;
-    const Scenario own = configuration_scenario(context, row.index), from = configuration_scenario(context, row.cell_from);
+    const Scenario own = configuration_scenario(context, row.index), from = configuration_scenario(context, screen.cell_from);
     const SweepConfiguration& mine = context.spec.configurations[row.index];
-    const SweepConfiguration& theirs = context.spec.configurations[row.cell_from];
+    const SweepConfiguration& theirs = context.spec.configurations[screen.cell_from];
     if (mine.nodes == theirs.nodes) {
       // The cell's own configuration or its other schedule: the closed form itself.
       EXPECT_EQ(row.step_seconds, closed_form.step_seconds) << row.index;
@@ -98,9 +101,84 @@ TEST(SweepScreen, MatchesEachConfigurationsClosedFormWithinWhatItsCellsDifferenc
     // closed form's memory to rounding (ZeRO 2 at 32 GPUs: data 16, where the cell had data 8).
     EXPECT_NEAR(row.peak_memory_bytes, closed_form.peak_memory_bytes, 1e-9 * closed_form.peak_memory_bytes) << row.index;
   }
+  for (const ScreenedConfiguration& screen : rows) {
+    // MFU's inputs are the configuration's own: per sample the layout's, the peak its GPUs'
+    // (the cell's per replica times its data width); the replicas are its data width; there
+    // is no one-replica baseline.
+    const SweepRow& row = screen.row;
+    const SweepRow closed_form = evaluate_configuration(context, row.index, Tier::kAnalytical);
+    EXPECT_EQ(row.model_flops_per_sample, closed_form.model_flops_per_sample) << row.index;
+    EXPECT_EQ(row.hardware_flops_per_sample, closed_form.hardware_flops_per_sample) << row.index;
+    EXPECT_EQ(row.tokens_per_sample, closed_form.tokens_per_sample) << row.index;
+    EXPECT_NEAR(row.peak_flops_per_second, closed_form.peak_flops_per_second, 1e-12 * closed_form.peak_flops_per_second)
+        << row.index;
+    EXPECT_EQ(row.replicas, closed_form.replicas) << row.index;
+    EXPECT_EQ(row.single_replica_samples_per_second, 0.0) << row.index;
+    EXPECT_EQ(row.tasks, closed_form.tasks) << row.index;
+  }
   EXPECT_EQ(exact, 2u * 10u);  // one node (its own cells) and 2 nodes (the cells the 4-node ones take)
   EXPECT_EQ(shared, 10u);
   EXPECT_GT(moved, 0u);  // the tails at data 16 are not data 8's: the bound is what holds
+}
+
+// The search tier's rows (a sweep's "fidelity": "search N"): one per configuration, in the order
+// asked; the screen's where it covers the layout, the analytical tier's elsewhere (PipeDream and
+// ZeRO 3 here). A configuration the strategy reader refuses is not applicable with its reason,
+// though the screen builds no scenario for it: 7 GPUs are not a multiple of pipeline 2;
+// interleaving with GPipe; and at a global batch of 36 on data 4, 9 micro-batches, not a
+// multiple of pipeline 2 (Megatron-LM's rule), while batch 64's 16 are.
+TEST(SweepScreen, SearchRowsGiveEveryConfigurationARowOnTheScreenOrTheAnalyticalTier) {
+  const SweepContext context = screen_context(R"({
+    "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000}},
+    "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
+    "sweep": {"devices_per_node": [8, 7], "batch_size": [64, 36],
+              "strategies": [{"parallelism": {"pipeline": 2, "stage_split": "layers", "schedule": ["gpipe", "1f1b"]}},
+                             {"name": "interleaved", "parallelism": {"pipeline": 2, "virtual_stages": 2, "stage_split": "layers",
+                                                                     "schedule": ["gpipe", "1f1b"]}},
+                             {"name": "pipedream", "parallelism": {"pipeline": 2, "schedule": "pipedream"}},
+                             {"name": "zero3", "parallelism": {"pipeline": 2, "zero": 3}}]}})");
+  const size_t count = context.spec.configurations.size();
+  ASSERT_EQ(count, 2u * 2u * 6u);
+  // In index order, a layout's refused configurations after its cell's (1F1B interleaved at
+  // batch 36 after batch 64) meet the screen's own checks, not the strategy reader's.
+  std::vector<size_t> asked;
+  for (size_t i = 0; i < count; ++i) asked.push_back(i);
+  const std::vector<SweepRow> rows = search_rows(context, asked);
+  const std::vector<SweepRow> backwards = search_rows(context, {7, 6, 1});
+  ASSERT_EQ(backwards.size(), 3u);
+  EXPECT_EQ(backwards[0].index, 7u);
+  EXPECT_EQ(backwards[1].index, 6u);
+  EXPECT_EQ(backwards[2].index, 1u);
+  ASSERT_EQ(rows.size(), asked.size());
+  size_t refused_by_interleaving = 0, screened_ok = 0;
+  for (size_t k = 0; k < asked.size(); ++k) {
+    const SweepRow& row = rows[k];
+    ASSERT_EQ(row.index, asked[k]);
+    const SweepConfiguration& configuration = context.spec.configurations[row.index];
+    const std::string& name = context.spec.strategies[configuration.strategy].label;
+    const std::string which = name + " batch " + std::to_string(configuration.batch_size) + " on " +
+                              std::to_string(configuration.devices_per_node);
+    const bool covered = name.find("pipedream") == std::string::npos && name.find("zero3") == std::string::npos;
+    EXPECT_EQ(row.tier, covered ? Tier::kSearch : Tier::kAnalytical) << which;
+    const SweepRow closed_form = evaluate_configuration(context, row.index, Tier::kAnalytical);
+    ASSERT_EQ(row.status, closed_form.status) << which << ": " << row.reason << " / " << closed_form.reason;
+    EXPECT_EQ(row.reason, closed_form.reason) << which;
+    if (row.reason.find("virtual_stages 2 (interleaved 1F1B) needs") != std::string::npos) ++refused_by_interleaving;
+    if (!covered) {
+      EXPECT_EQ(row_json(row), row_json(closed_form)) << which;
+    } else if (row.status == RowStatus::kOk) {
+      ++screened_ok;
+      // One node: the cell's data width. Batch 36 takes batch 64's cell, whose micro-batch is
+      // the same sample, but priced as 1/16 of each op's cost at 64 samples (kernel efficiency
+      // at that size), not 1/9 of its cost at 36: 2 ppm here.
+      EXPECT_NEAR(row.step_seconds, closed_form.step_seconds,
+                  (configuration.batch_size == 64 ? 1e-12 : 1e-5) * closed_form.step_seconds)
+          << which;
+    }
+  }
+  // GPipe interleaved at both batches, and 1F1B interleaved at batch 36.
+  EXPECT_EQ(refused_by_interleaving, 3u);
+  EXPECT_EQ(screened_ok, 2u + 2u + 1u);
 }
 
 TEST(SweepScreen, KeysShareSchedulesAndDataWidthsButNotLayoutsWhoseSlotsMoveWithThem) {

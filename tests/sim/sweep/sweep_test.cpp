@@ -534,8 +534,8 @@ TEST(SweepReports, EveryChartHasADataPointPerConfigurationThatFits) {
   std::istringstream lines(csv);
   std::string header;
   std::getline(lines, header);
-  EXPECT_EQ(fields(header), 42u);
-  for (std::string line; std::getline(lines, line);) EXPECT_EQ(fields(line), 42u) << line;
+  EXPECT_EQ(fields(header), 44u);
+  for (std::string line; std::getline(lines, line);) EXPECT_EQ(fields(line), 44u) << line;
   std::string summary = sweep_summary_markdown(report);
   EXPECT_NE(summary.find("## Recommendation"), std::string::npos);
   EXPECT_NE(summary.find("out of memory: GPU:0 needs 20 GiB"), std::string::npos);
@@ -562,8 +562,64 @@ TEST(SweepReports, CsvAndSummaryReportMfuAndNoScalingWithoutABaseline) {
   const std::string csv = sweep_csv(report);
   const std::string line = csv.substr(csv.find("\n2,"));
   EXPECT_NE(line.find(",1000,,0,,0.75,"), std::string::npos) << line;  // samples/s, tokens, single, scaling empty
-  EXPECT_NE(line.find(",0.25,0.3,25,\n"), std::string::npos) << line;  // mfu, hfu, TFLOP/s per device, tokens/day
+  EXPECT_NE(line.find(",0.25,0.3,25,,,\n"), std::string::npos) << line;  // mfu, hfu, TFLOP/s per device, tokens/day, no search
   EXPECT_NE(sweep_summary_markdown(report).find(" | 25% | - | "), std::string::npos);
+}
+
+// A search sweep's outcomes (sim/sweep/sweep_outcome.h): the analytical row outranks the
+// screen's, which stands alone where nothing else ran; the search's error is its step against
+// the analytical one: (0.98 - 1) / 1 = -2%.
+TEST(SweepOutcome, ASearchRowStandsAloneAndYieldsToTheAnalyticalOne) {
+  SweepSpec spec = hand_spec(2);
+  SweepRow screened0 = ok_row(0, 900), screened1 = ok_row(1, 1700), exact1 = ok_row(1, 1600);
+  screened0.tier = screened1.tier = Tier::kSearch;
+  screened1.step_seconds = 0.98;
+  const auto outcomes = assess(spec, rows_of({screened0, screened1, exact1}));
+  ASSERT_TRUE(outcomes[0].evaluated());
+  EXPECT_EQ(outcomes[0].row().tier, Tier::kSearch);
+  EXPECT_DOUBLE_EQ(outcomes[0].time_to_train_seconds, 3.6e6 / 900);
+  EXPECT_FALSE(outcomes[0].search_error_percent().has_value());
+  EXPECT_EQ(outcomes[1].row().tier, Tier::kAnalytical);
+  EXPECT_DOUBLE_EQ(outcomes[1].time_to_train_seconds, 3.6e6 / 1600);
+  ASSERT_TRUE(outcomes[1].search_error_percent().has_value());
+  EXPECT_NEAR(*outcomes[1].search_error_percent(), -2.0, 1e-12);
+  SweepReport report;
+  report.scenario = "hand";
+  report.spec = &spec;
+  report.outcomes = outcomes;
+  const std::string summary = sweep_summary_markdown(report);
+  EXPECT_NE(summary.find("## Search tier vs analytical tier"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("| 1 | "), std::string::npos);
+  EXPECT_NE(summary.find(" | -2% |"), std::string::npos) << summary;
+  EXPECT_NE(sweep_html(report).find("Search tier vs analytical tier"), std::string::npos);
+  const std::string csv = sweep_csv(report);
+  EXPECT_NE(csv.find("\n0,box,gpu,1,1,1,,all-reduce,data_parallel,1,1,fp32,search,ok,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",0.98,-2\n"), std::string::npos) << csv;  // search step, search error
+}
+
+// A search's thousands of configurations that do not fit are not all listed: the first 100 in
+// summary.md and report.html, and a count of the rest (results.csv has them all).
+TEST(SweepReports, SummaryAndPageListTheFirstHundredConfigurationsThatDoNotFit) {
+  SweepSpec spec = hand_spec(130);
+  std::vector<SweepRow> rows;
+  for (size_t i = 0; i < 130; ++i) {
+    SweepRow row;
+    row.index = i;
+    row.status = RowStatus::kNotApplicable;
+    row.reason = "reason number " + std::to_string(i) + ".";
+    rows.push_back(row);
+  }
+  SweepReport report;
+  report.scenario = "hand";
+  report.spec = &spec;
+  report.outcomes = assess(spec, rows_of(rows));
+  const std::string summary = sweep_summary_markdown(report), page = sweep_html(report);
+  for (const std::string* text : {&summary, &page}) {
+    EXPECT_NE(text->find("reason number 99."), std::string::npos);
+    EXPECT_EQ(text->find("reason number 100."), std::string::npos);
+    EXPECT_NE(text->find("... and 30 more (results.csv has every configuration's reason)."), std::string::npos);
+  }
+  EXPECT_NE(sweep_csv(report).find("reason number 129."), std::string::npos);
 }
 
 }  // namespace
