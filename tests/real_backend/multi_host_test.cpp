@@ -365,32 +365,52 @@ TEST(MultiHost, MpirunSweepWritesTheSameFilesAsOneProcessAndResumesAfterARankDie
   std::filesystem::remove_all(directory, ignored);
 }
 
-// 3D configurations that differ only in GPipe or 1F1B go out as one work item (they share one
-// micro-batch's cells); the ranks form the same groups from the sweep, so the files match.
-TEST(MultiHost, MpirunSweepOfGroupedPipelineSchedulesWritesTheSameFilesAsOneProcess) {
+/// `placesim sweep` of `sweep_text` under mpirun on 2 ranks writes the files one process writes,
+/// with `rows` configurations.
+void expect_ranks_write_what_one_process_writes(const std::string& sweep_text, size_t rows) {
   if (!have_mpirun()) GTEST_SKIP() << "mpirun not found (Debian: openmpi-bin)";
   testing::CommandResult probe = testing::run_placesim({"execute", kScenario, "--backend", "cpu", "-q"});
   if (probe.output.find("built without MPI") != std::string::npos) GTEST_SKIP() << "placesim built without MPI";
   std::filesystem::path directory = testing::make_temp_directory();
-  const std::filesystem::path scenario = directory / "pairs.json";
-  std::ofstream(scenario) << R"({"name": "pairs",
-    "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000}},
-    "cluster": {"template": "dgx_a100"}, "run": {"steps": 1},
-    "sweep": {"nodes": [1], "batch_size": [16, 32],
-              "strategies": [{"parallelism": {"pipeline": [2, 4], "stage_split": "layers",
-                                              "schedule": ["gpipe", "1f1b"]}}]}})";
+  const std::filesystem::path scenario = directory / "sweep.json";
+  std::ofstream(scenario) << sweep_text;
   testing::CommandResult single =
       testing::run_placesim({"sweep", scenario.string(), "-q", "-o", (directory / "single").string()});
   ASSERT_EQ(single.exit_status, 0) << single.output;
   MpirunResult ranks = mpirun_sweep(testing::shell_quote(scenario.string()), directory / "ranks");
   ASSERT_EQ(ranks.status, 0) << ranks.log;
   const std::string csv = read_file(directory / "single" / "results.csv");
-  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 8);
+  EXPECT_EQ(static_cast<size_t>(std::count(csv.begin(), csv.end(), '\n')), 1 + rows);
   for (const char* file : {"results.csv", "summary.md", "report.html"}) {
     EXPECT_EQ(read_file(directory / "ranks" / file), read_file(directory / "single" / file)) << file;
   }
   std::error_code ignored;
   std::filesystem::remove_all(directory, ignored);
+}
+
+// 3D configurations that differ only in GPipe or 1F1B go out as one work item (they share one
+// micro-batch's cells); the ranks form the same groups from the sweep, so the files match.
+TEST(MultiHost, MpirunSweepOfGroupedPipelineSchedulesWritesTheSameFilesAsOneProcess) {
+  expect_ranks_write_what_one_process_writes(R"({"name": "pairs",
+    "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000}},
+    "cluster": {"template": "dgx_a100"}, "run": {"steps": 1},
+    "sweep": {"nodes": [1], "batch_size": [16, 32],
+              "strategies": [{"parallelism": {"pipeline": [2, 4], "stage_split": "layers",
+                                              "schedule": ["gpipe", "1f1b"]}}]}})",
+                                             8);
+}
+
+// "fidelity": "search N": one work item per screen key (every node count and schedule of a
+// layout), then the best 2 on the analytical tier; the ranks write what one process writes.
+TEST(MultiHost, MpirunSearchSweepWritesTheSameFilesAsOneProcess) {
+  expect_ranks_write_what_one_process_writes(R"({"name": "search",
+    "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000}},
+    "cluster": {"template": "dgx_a100"}, "run": {"steps": 1},
+    "sweep": {"nodes": [2, 4], "fabric": ["ib_hdr"], "batch_size": [32], "fidelity": "search 2",
+              "strategies": [{"parallelism": {"pipeline": [2, 4], "stage_split": "layers",
+                                              "schedule": ["gpipe", "1f1b"]}},
+                             {"name": "zero3", "parallelism": {"pipeline": 2, "zero": 3}}]}})",
+                                             10);
 }
 
 }  // namespace
