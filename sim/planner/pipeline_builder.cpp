@@ -129,8 +129,8 @@ std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot
                                       int64_t chunks) {
   const size_t stages = schedule.size();
   const size_t chunk_stages = stages * static_cast<size_t>(chunks);  // model chunks, in model order
-  std::vector<std::vector<bool>> forward_done(size_t(micro_batches), std::vector<bool>(chunk_stages, false));
-  std::vector<std::vector<bool>> backward_done(size_t(micro_batches), std::vector<bool>(chunk_stages, false));
+  // By (micro-batch, model chunk), flat: one allocation each however many micro-batches.
+  std::vector<char> forward_done(size_t(micro_batches) * chunk_stages, 0), backward_done(forward_done);
   std::vector<size_t> next_slot(stages, 0);
   size_t remaining = 0;
   for (const auto& slots : schedule) remaining += slots.size();
@@ -143,10 +143,11 @@ std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot
         const PipelineSlot slot = schedule[s][next_slot[s]];
         const size_t m = size_t(slot.micro_batch);
         const size_t c = size_t(slot.chunk) * stages + s;
-        bool ready = slot.forward ? (c == 0 || forward_done[m][c - 1])
-                                  : (c + 1 == chunk_stages || backward_done[m][c + 1]);
+        const size_t at = m * chunk_stages + c;
+        bool ready = slot.forward ? (c == 0 || forward_done[at - 1] != 0)
+                                  : (c + 1 == chunk_stages || backward_done[at + 1] != 0);
         if (!ready) break;
-        (slot.forward ? forward_done : backward_done)[m][c] = true;
+        (slot.forward ? forward_done : backward_done)[at] = 1;
         order.push_back({s, slot});
         ++next_slot[s];
       }
