@@ -173,28 +173,28 @@ std::string cell_key(const SweepSpec& spec, const SweepConfiguration& configurat
          (variant.sets_algorithm ? "a" : "") + "|" + std::to_string(layout.id);
 }
 
-/// Whether the search tier's screen covers a variant's layout: one with cells (flushed_layout)
-/// whose micro-batches follow the batch, and whose slots do not move with the data width (ZeRO
-/// 3 gathers parameters over it, experts exchange tokens over it, and with the stages outermost
-/// replica 0's stages sit elsewhere).
-bool screened_layout(const StrategyVariant& variant, const SweepContext::Layout& layout) {
-  if (layout.text.empty() || variant.sets_micro_batches) return false;
+/// Whether a layout's slots move with the data width: ZeRO 3 and FSDP gather parameters over it,
+/// experts exchange tokens over it, and with the stages outermost (`device_order`) replica 0's
+/// stages sit elsewhere.
+bool slots_move_with_data_width(const StrategyVariant& variant) {
   const Json& options = variant.strategy.at("parallelism");
   const auto zero = options.find("zero");
   const auto expert = options.find("expert");
-  return !((zero != options.end() && zero->is_number() && zero->get<double>() >= 3) || options.contains("fsdp") ||
-           (expert != options.end() && *expert != Json(1)) || options.contains("device_order"));
+  return (zero != options.end() && zero->is_number() && zero->get<double>() >= 3) || options.contains("fsdp") ||
+         (expert != options.end() && *expert != Json(1)) || options.contains("device_order");
 }
 
 /// The configurations one screened cell serves: node type, GPUs per node, fabric (or one
-/// node), precision, micro-batch size and layout, whatever the data width and schedule.
+/// node), precision, micro-batch size and layout, whatever the schedule and batch, and whatever
+/// the data width unless the layout's slots move with it (then also the node count). "" for
+/// layouts without cells (other strategies, PipeDream) and variants that set "micro_batches".
 std::string screen_key(const SweepSpec& spec, const SweepConfiguration& configuration, const SweepContext::Layout& layout) {
   if (!layout.screened) return "";
   const StrategyVariant& variant = spec.strategies.at(configuration.strategy);
   return std::to_string(configuration.node_type) + "|" + std::to_string(configuration.devices_per_node) + "|" +
          (configuration.nodes > 1 ? configuration.fabric : std::string("one node")) + "|" + configuration.precision +
          "|" + std::to_string(variant.micro_batch_size) + "|" + (variant.sets_algorithm ? "a" : "") + "|" +
-         std::to_string(layout.id);
+         std::to_string(layout.id) + (layout.per_data_width ? "|" + std::to_string(configuration.nodes) + " nodes" : "");
 }
 
 }  // namespace
@@ -207,7 +207,8 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
   for (const StrategyVariant& variant : context.spec.strategies) {
     SweepContext::Layout layout = flushed_layout(variant);
     layout.id = first_of_text.emplace(layout.text, context.layouts.size()).first->second;
-    layout.screened = screened_layout(variant, layout);
+    layout.screened = !layout.text.empty() && !variant.sets_micro_batches;
+    layout.per_data_width = layout.screened && slots_move_with_data_width(variant);
     context.layouts.push_back(layout);
   }
   for (const SweepConfiguration& configuration : context.spec.configurations) {

@@ -32,12 +32,14 @@ struct SweepContext {
   /// By strategy variant: its "parallelism" object as text without its schedule, when that is
   /// GPipe or 1F1B (one micro-batch runs alike under both), and the schedule; text "" for other
   /// strategies and for PipeDream's schedules. `id`: the first variant of the same text, which
-  /// the keys below name. `screened`: whether the search tier covers the layout (screen_key).
+  /// the keys below name. `screened`: whether the search tier covers the layout (screen_key);
+  /// `per_data_width`: whether its screen cells serve one data width only (its slots move with it).
   struct Layout {
     std::string text;
     PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
     size_t id = 0;
     bool screened = false;
+    bool per_data_width = false;
   };
   std::vector<Layout> layouts;
   /// By configuration: what its one micro-batch's cell depends on ("" = shares none); and the

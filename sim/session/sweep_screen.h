@@ -2,7 +2,7 @@
 // micro-batch cell per layout serves every data width and GPipe/1F1B schedule of it, each
 // configuration costing only its recurrence and memory pass. Approximate: each configuration
 // takes its layout's stage finishes (gradient reductions and updates) at the data width of the
-// configuration that analysed the cell; its slots are that cell's to the last bits. A sweep's
+// configuration that analysed the cell, and its slots as priced at that configuration's batch. A sweep's
 // "fidelity": "search N" screens with it, then evaluates the best N on the analytical tier.
 #pragma once
 
@@ -30,9 +30,10 @@ struct ScreenedConfiguration {
 
 /// What a 3D configuration's screen shares (SweepContext::screen_keys): its node type, GPUs per
 /// node, fabric (or one node), precision, micro-batch size and its "parallelism" variant but for
-/// the data width and a GPipe or 1F1B schedule. "" for what the screen leaves out: other
-/// strategies, PipeDream's schedules, a variant that sets "micro_batches", and layouts whose
-/// slots depend on the data width (ZeRO 3, FSDP, expert parallelism, stages outermost).
+/// the data width and a GPipe or 1F1B schedule; for layouts whose slots move with the data width
+/// (ZeRO 3, FSDP, expert parallelism, stages outermost) also its node count, so their cells
+/// serve only other schedules and batches. "" for what the screen leaves out: other strategies,
+/// PipeDream's schedules and a variant that sets "micro_batches".
 const std::string& screen_key(const SweepContext& context, size_t index);
 
 /// Screens `indices` in order: a layout's first configuration that builds analyses its cell

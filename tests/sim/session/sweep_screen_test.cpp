@@ -67,9 +67,9 @@ TEST(SweepScreen, MatchesEachConfigurationsClosedFormWithinWhatItsCellsDifferenc
   std::vector<size_t> all(context.spec.configurations.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   const std::vector<ScreenedConfiguration> rows = screen_configurations(context, all);
-  // 3 node counts x (2 pipelines x 2 micro-batch sizes x 2 schedules + ZeRO 1 and 2); PipeDream
-  // and ZeRO 3 left out.
-  ASSERT_EQ(rows.size(), 3u * 10u);
+  // 3 node counts x (2 pipelines x 2 micro-batch sizes x 2 schedules + ZeRO 1 and 2 + ZeRO 3,
+  // whose cells serve one node count); PipeDream left out.
+  ASSERT_EQ(rows.size(), 3u * 11u);
   size_t exact = 0, shared = 0, moved = 0;
   for (const ScreenedConfiguration& screen : rows) {
     const SweepRow& row = screen.row;
@@ -116,14 +116,15 @@ TEST(SweepScreen, MatchesEachConfigurationsClosedFormWithinWhatItsCellsDifferenc
     EXPECT_EQ(row.single_replica_samples_per_second, 0.0) << row.index;
     EXPECT_EQ(row.tasks, closed_form.tasks) << row.index;
   }
-  EXPECT_EQ(exact, 2u * 10u);  // one node (its own cells) and 2 nodes (the cells the 4-node ones take)
+  // One node (its own cells), 2 nodes (the cells the 4-node ones take) and ZeRO 3 at every node count.
+  EXPECT_EQ(exact, 2u * 10u + 3u);
   EXPECT_EQ(shared, 10u);
   EXPECT_GT(moved, 0u);  // the tails at data 16 are not data 8's: the bound is what holds
 }
 
 // The search tier's rows (a sweep's "fidelity": "search N"): one per configuration, in the order
-// asked; the screen's where it covers the layout, the analytical tier's elsewhere (PipeDream and
-// ZeRO 3 here). A configuration the strategy reader refuses is not applicable with its reason,
+// asked; the screen's where it covers the layout (ZeRO 3 too, a cell per node count), the
+// analytical tier's elsewhere (PipeDream here). A configuration the strategy reader refuses is not applicable with its reason,
 // though the screen builds no scenario for it: 7 GPUs are not a multiple of pipeline 2;
 // interleaving with GPipe; and at a global batch of 36 on data 4, 9 micro-batches, not a
 // multiple of pipeline 2 (Megatron-LM's rule), while batch 64's 16 are.
@@ -158,7 +159,7 @@ TEST(SweepScreen, SearchRowsGiveEveryConfigurationARowOnTheScreenOrTheAnalytical
     const std::string& name = context.spec.strategies[configuration.strategy].label;
     const std::string which = name + " batch " + std::to_string(configuration.batch_size) + " on " +
                               std::to_string(configuration.devices_per_node);
-    const bool covered = name.find("pipedream") == std::string::npos && name.find("zero3") == std::string::npos;
+    const bool covered = name.find("pipedream") == std::string::npos;
     EXPECT_EQ(row.tier, covered ? Tier::kSearch : Tier::kAnalytical) << which;
     const SweepRow closed_form = evaluate_configuration(context, row.index, Tier::kAnalytical);
     ASSERT_EQ(row.status, closed_form.status) << which << ": " << row.reason << " / " << closed_form.reason;
@@ -178,10 +179,10 @@ TEST(SweepScreen, SearchRowsGiveEveryConfigurationARowOnTheScreenOrTheAnalytical
   }
   // GPipe interleaved at both batches, and 1F1B interleaved at batch 36.
   EXPECT_EQ(refused_by_interleaving, 3u);
-  EXPECT_EQ(screened_ok, 2u + 2u + 1u);
+  EXPECT_EQ(screened_ok, 2u + 2u + 1u + 2u);  // plain, its other schedule, interleaved 1F1B, ZeRO 3
 }
 
-TEST(SweepScreen, KeysShareSchedulesAndDataWidthsButNotLayoutsWhoseSlotsMoveWithThem) {
+TEST(SweepScreen, KeysShareSchedulesAndDataWidthsButNotTheWidthsOfLayoutsWhoseSlotsMoveWithThem) {
   const SweepContext context = screen_context(kScreenSweep);
   auto key_of = [&](int64_t nodes, const std::string& label_part) {
     for (const SweepConfiguration& c : context.spec.configurations) {
@@ -200,7 +201,9 @@ TEST(SweepScreen, KeysShareSchedulesAndDataWidthsButNotLayoutsWhoseSlotsMoveWith
   EXPECT_NE(gpipe, key_of(2, "micro_batch_size=2 pipeline=2 schedule=gpipe"));
   EXPECT_NE(gpipe, key_of(2, "micro_batch_size=1 pipeline=4 schedule=gpipe"));
   EXPECT_EQ(key_of(2, "pipedream"), "");
-  EXPECT_EQ(key_of(2, "zero3"), "");
+  // ZeRO 3 gathers its parameters over the data width: one cell per node count.
+  EXPECT_FALSE(key_of(2, "zero3").empty());
+  EXPECT_NE(key_of(2, "zero3"), key_of(4, "zero3"));
 }
 
 }  // namespace
