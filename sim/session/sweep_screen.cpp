@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <exception>
+#include <stdexcept>
 #include <map>
 #include <memory>
 #include <string>
@@ -9,6 +10,7 @@
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/input_error.h"
 #include "sim/scenario/scenario_loader.h"
+#include "sim/scenario/spec_error_location.h"
 #include "sim/scenario/parallelism_reader.h"
 #include "sim/scenario/strategy_devices.h"
 #include "sim/session/pipeline.h"
@@ -37,7 +39,11 @@ LayoutCell analyse_layout(const SweepContext& context, size_t index) {
   Strategy& strategy = scenario.strategies.front();
   layout.run = scenario.run;
   layout.options = *strategy.parallelism;
-  layout.cell = analyse_3d_cell(scenario.graph, scenario.cluster_for(strategy), scenario.run, layout.options);
+  try {
+    layout.cell = analyse_3d_cell(scenario.graph, scenario.cluster_for(strategy), scenario.run, layout.options);
+  } catch (const SpecError& error) {
+    throw locate_spec_error(scenario, strategy, error);  // as evaluate_configuration says it
+  }
   const TrainingEfficiency efficiency = training_efficiency(scenario, strategy, 0.0);
   layout.model_flops_per_sample = efficiency.model_flops_per_sample;
   layout.hardware_flops_per_sample = efficiency.hardware_flops_per_sample;
@@ -111,9 +117,11 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       row.peak_flops_per_second = cell.peak_flops_per_second_per_replica * static_cast<double>(options.data);
       // No one-replica baseline, so no scaling efficiency: the screen's step sees the data width
       // only through the cell's stage finishes, which are the cell's data width's.
-    } catch (const std::exception& error) {
-      // Cannot be built or sized (InputError, SpecError, a collective that does not fit): the
-      // closed form refuses it too.
+    } catch (const InputError& error) {
+      // Cannot be built or sized: the closed form refuses it too, with the same reason.
+      screen.cell_from = index;
+      row = not_applicable_row(index, Tier::kSearch, error);
+    } catch (const std::invalid_argument& error) {  // a collective schedule that does not fit the group
       screen.cell_from = index;
       row = not_applicable_row(index, Tier::kSearch, error);
     }
