@@ -38,7 +38,12 @@ void ProgressBar::advance() {
   ++done_;
   double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (interactive_) {
-    out_ << "\r" << render(label_, done_, total_, elapsed) << std::flush;
+    // At most every kRedrawSeconds, and the last: a search's million rows would otherwise
+    // redraw the terminal a million times.
+    if (done_ == total_ || elapsed - last_redraw_seconds_ >= kRedrawSeconds) {
+      last_redraw_seconds_ = elapsed;
+      out_ << "\r" << render(label_, done_, total_, elapsed) << std::flush;
+    }
     return;
   }
   size_t tenth = total_ ? done_ * 10 / total_ : 10;

@@ -1,5 +1,6 @@
 // The sweep's progress on the terminal: a bar redrawn in place with the count, the rate and the
-// time left when the stream is a terminal; otherwise a plain line every tenth of the work.
+// time left when the stream is a terminal (at most ten times a second, and at the end);
+// otherwise a plain line every tenth of the work.
 #pragma once
 
 #include <chrono>
@@ -28,6 +29,8 @@ class ProgressBar {
   size_t done_ = 0;
   bool interactive_;
   size_t last_tenth_ = 0;
+  static constexpr double kRedrawSeconds = 0.1;
+  double last_redraw_seconds_ = -kRedrawSeconds;  ///< since start_; the first advance redraws
   bool finished_ = false;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };

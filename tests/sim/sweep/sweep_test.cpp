@@ -383,6 +383,22 @@ TEST(ProgressBar, PrintsPlainLinesWhenNotATerminal) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 10);  // one line per tenth
 }
 
+// On a terminal the bar is redrawn at most ten times a second and at the end: 100,000 rows that
+// finish in well under a second redraw it a handful of times (not 100,000), the last at 100%.
+TEST(ProgressBar, RedrawsATerminalAtMostTenTimesASecondAndAtTheEnd) {
+  std::ostringstream out;
+  const auto start = std::chrono::steady_clock::now();
+  ProgressBar bar(out, "search", 100000, true);
+  for (int i = 0; i < 100000; ++i) bar.advance();
+  bar.finish();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const std::string text = out.str();
+  const auto redraws = static_cast<double>(std::count(text.begin(), text.end(), '\r'));
+  EXPECT_LE(redraws, 3 + 10 * seconds) << seconds << " s";  // the initial draw, the first advance, the last
+  EXPECT_NE(text.rfind("100000/100000"), std::string::npos);
+  EXPECT_EQ(text.back(), '\n');
+}
+
 // --- reports --------------------------------------------------------------------------------
 
 size_t count(const std::string& text, const std::regex& pattern) {
