@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -84,13 +85,9 @@ void run_sweep_case(const std::string& name, const char* scenario) {
   HardwareCatalog catalog(HardwareCatalog::default_root());
   const SweepContext context = make_sweep_context(Json::parse(scenario), "bench_sweep.json", catalog);
   // As `placesim sweep` hands them out: one item per group of configurations sharing cells.
-  std::vector<size_t> items;
-  std::vector<bool> grouped(context.spec.configurations.size(), false);
-  for (size_t i = 0; i < grouped.size(); ++i) {
-    if (grouped[i]) continue;
-    items.push_back(i);
-    for (size_t member : configurations_sharing_cells(context, i, Tier::kAnalytical)) grouped[member] = true;
-  }
+  std::vector<size_t> all(context.spec.configurations.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const std::vector<size_t> items = work_items(context, all, Tier::kAnalytical);
   int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto start = std::chrono::steady_clock::now();
   size_t tasks = 0;
@@ -107,7 +104,7 @@ void run_sweep_case(const std::string& name, const char* scenario) {
       [&](size_t, const std::string& text) { tasks += std::stoul(text); });
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("%-36s %10zu %10.3f %14.0f %12s %14s  (%zu configurations, %d processes)\n", name.c_str(), tasks, wall,
-              static_cast<double>(tasks) / wall, "-", "-", grouped.size(), workers);
+              static_cast<double>(tasks) / wall, "-", "-", all.size(), workers);
   std::fflush(stdout);
 }
 
@@ -181,24 +178,16 @@ void run_search_case(const std::string& name, const std::string& file) {
   const SweepContext context = make_sweep_context(parse_json_file(file), file, catalog);
   const SweepSpec& spec = context.spec;
   const size_t count = spec.configurations.size();
-  std::vector<size_t> screened_leaders, exact;
-  std::vector<bool> grouped(count, false);
-  for (size_t i = 0; i < count; ++i) {
-    if (screen_key(context, i).empty()) {
-      exact.push_back(i);
-    } else if (!grouped[i]) {
-      screened_leaders.push_back(i);
-      for (size_t member : configurations_sharing_cells(context, i, Tier::kSearch)) grouped[member] = true;
-    }
-  }
+  std::vector<size_t> screened, exact;
+  for (size_t i = 0; i < count; ++i) (screen_key(context, i).empty() ? exact : screened).push_back(i);
+  const std::vector<size_t> screened_leaders = work_items(context, screened, Tier::kSearch);
   const int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::map<std::pair<size_t, Tier>, SweepRow> rows;
   auto collect = [&](size_t, const std::string& text) {
-    size_t start = 0;
-    for (size_t end = text.find('\n', start); start < text.size(); start = end + 1, end = text.find('\n', start)) {
-      const SweepRow row = row_from_json(Json::parse(text.substr(start, end == std::string::npos ? end : end - start)));
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      const SweepRow row = row_from_json(Json::parse(line));
       rows[{row.index, row.tier}] = row;
-      if (end == std::string::npos) break;
     }
   };
   auto to_text = [](const std::vector<SweepRow>& group) {

@@ -68,13 +68,8 @@ void evaluate(const SweepContext& context, const std::vector<size_t>& items, Tie
   }
   // One work item per group of configurations evaluated together; a group's rows that are not
   // wanted (already in the store when resuming) are dropped.
-  std::set<size_t> wanted(items.begin(), items.end()), grouped;
-  std::vector<size_t> leaders;
-  for (size_t index : items) {
-    if (grouped.count(index) > 0) continue;
-    leaders.push_back(index);
-    for (size_t member : configurations_sharing_cells(context, index, tier)) grouped.insert(member);
-  }
+  const std::set<size_t> wanted(items.begin(), items.end());
+  const std::vector<size_t> leaders = work_items(context, items, tier);
   auto work = [&](size_t index) { return evaluate_to_text(context, index, tier); };
   auto on_result = [&](size_t, const std::string& text) {
     std::istringstream lines(text);
@@ -101,11 +96,43 @@ std::vector<size_t> missing(const std::vector<size_t>& indices, Tier tier, const
   return left;
 }
 
+/// What evaluate_best_then_recommended evaluated: the best configurations of the first pass, and
+/// the ones evaluated after them because the recommendation still stood on a first-pass row.
+struct SecondPass {
+  size_t best = 0;
+  size_t extra = 0;
+};
+
+/// The second pass of "analytical+recheck N" and "search N": evaluates on `exact` the best
+/// `count` of the ranking of `first_pass` (rows of the first pass only, so that a resumed sweep
+/// picks the same ones) that lack an `exact` row; then, while the recommendation has no `exact`
+/// row (the new rows moved the ranking), that configuration too, saying so with
+/// "VERB configuration N as well: WHY", so the recommendation always stands on `exact`.
+SecondPass evaluate_best_then_recommended(const SweepContext& context,
+                                          const std::map<std::pair<size_t, Tier>, SweepRow>& first_pass, size_t count,
+                                          Tier exact, const std::string& verb, const std::string& why, int jobs,
+                                          bool quiet, ResultStore* store) {
+  const SweepSpec& spec = context.spec;
+  std::vector<size_t> ranking = rank_configurations(assess(spec, first_pass));
+  ranking.resize(std::min(ranking.size(), count));
+  const std::vector<size_t> best = missing(ranking, exact, *store);
+  evaluate(context, best, exact, jobs, quiet, store);
+  SecondPass done{best.size(), 0};
+  for (size_t round = 0; round < spec.configurations.size(); ++round) {
+    std::vector<SweepOutcome> outcomes = assess(spec, store->rows());
+    const std::optional<size_t> recommended = recommend(spec, &outcomes).index;
+    if (!recommended || store->has(*recommended, exact)) break;
+    ++done.extra;
+    if (!quiet) std::cerr << "placesim: " << verb << " configuration " << *recommended << " as well: " << why << "\n";
+    evaluate(context, {*recommended}, exact, jobs, true, store);
+  }
+  return done;
+}
+
 /// "fidelity": "search N" (docs/capacity-planning.md): screens the configurations of `left` that
-/// the search tier covers and evaluates the others on the analytical tier; then evaluates on the
-/// analytical tier the best N of the screen, ranked on the search rows (and the analytical rows
-/// of configurations without one) so that a resumed sweep picks the same ones; then, while the
-/// recommendation is a screen's estimate, that configuration too.
+/// the search tier covers and evaluates the others on the analytical tier; then the second pass
+/// on the analytical tier, ranked on the search rows and the analytical rows of configurations
+/// without one.
 void search(const SweepContext& context, const std::vector<size_t>& left, int jobs, bool quiet, ResultStore* store) {
   const SweepSpec& spec = context.spec;
   std::vector<size_t> screened, exact;
@@ -116,30 +143,18 @@ void search(const SweepContext& context, const std::vector<size_t>& left, int jo
   std::map<std::pair<size_t, Tier>, SweepRow> first_pass;
   for (const auto& [key, row] : store->rows()) {
     if (key.second == Tier::kSearch || (key.second == Tier::kAnalytical && !store->has(key.first, Tier::kSearch))) {
-      first_pass.emplace(std::make_pair(key.first, Tier::kSearch), row);
+      first_pass.emplace(key, row);
     }
   }
-  std::vector<size_t> ranking = rank_configurations(assess(spec, first_pass));
-  ranking.resize(std::min(ranking.size(), spec.search));
-  std::vector<size_t> best = missing(ranking, Tier::kAnalytical, *store);
-  evaluate(context, best, Tier::kAnalytical, jobs, quiet, store);
-  size_t extra = 0;
-  for (size_t round = 0; round < spec.configurations.size(); ++round) {
-    std::vector<SweepOutcome> outcomes = assess(spec, store->rows());
-    std::optional<size_t> recommended = recommend(spec, &outcomes).index;
-    if (!recommended || outcomes[*recommended].row().tier != Tier::kSearch) break;
-    ++extra;
-    if (!quiet) {
-      std::cerr << "placesim: evaluating configuration " << *recommended << " as well: after the search's best "
-                << spec.search << " the best is a screen's estimate\n";
-    }
-    evaluate(context, {*recommended}, Tier::kAnalytical, jobs, true, store);
-  }
+  const SecondPass done =
+      evaluate_best_then_recommended(context, first_pass, spec.search, Tier::kAnalytical, "evaluating",
+                                     "after the search's best " + std::to_string(spec.search) +
+                                         " the best is a screen's estimate",
+                                     jobs, quiet, store);
   if (!quiet) {
     std::cerr << "placesim: screened " << screened.size() << " configuration" << (screened.size() == 1 ? "" : "s")
-              << " on the search tier in this run; evaluated " << exact.size()
-              << " it does not cover, " << best.size() << " of the search's best " << spec.search << " and " << extra
-              << " more on the analytical tier\n";
+              << " on the search tier in this run; evaluated " << exact.size() << " it does not cover, " << done.best
+              << " of the search's best " << spec.search << " and " << done.extra << " more on the analytical tier\n";
   }
 }
 
@@ -202,29 +217,15 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
     for (const auto& [key, row] : store.rows()) {
       if (key.second == Tier::kAnalytical) analytical.emplace(key, row);
     }
-    std::vector<size_t> ranking = rank_configurations(assess(spec, analytical));
-    ranking.resize(std::min(ranking.size(), spec.recheck));
-    std::vector<size_t> rechecks = missing(ranking, Tier::kSimulated, store);
-    evaluate(context, rechecks, Tier::kSimulated, jobs, options.quiet, &store);
-    // The recommendation must stand on a simulation: while the best is an analytical estimate
-    // (the simulated rows moved the ranking), simulate it too. Each such extra simulation is
-    // counted and said, so the progress adds up to what ran (issue 24).
-    size_t extra = 0;
-    for (size_t round = 0; round < spec.configurations.size(); ++round) {
-      std::vector<SweepOutcome> outcomes = assess(spec, store.rows());
-      std::optional<size_t> best = recommend(spec, &outcomes).index;
-      if (!best || store.has(*best, Tier::kSimulated)) break;
-      ++extra;
-      if (!options.quiet) {
-        std::cerr << "placesim: simulating configuration " << *best << " as well: after the re-checks the best is "
-                  << "an analytical estimate\n";
-      }
-      evaluate(context, {*best}, Tier::kSimulated, jobs, true, &store);
-    }
+    const SecondPass done = evaluate_best_then_recommended(context, analytical, spec.recheck, Tier::kSimulated,
+                                                           "simulating",
+                                                           "after the re-checks the best is an analytical estimate",
+                                                           jobs, options.quiet, &store);
     if (!options.quiet) {
-      std::cerr << "placesim: simulated " << rechecks.size() + extra << " configuration"
-                << (rechecks.size() + extra == 1 ? "" : "s") << " in this run: " << rechecks.size() << " re-check"
-                << (rechecks.size() == 1 ? "" : "s") << " of the analytical best " << spec.recheck << " + " << extra
+      const size_t simulated = done.best + done.extra;
+      std::cerr << "placesim: simulated " << simulated << " configuration" << (simulated == 1 ? "" : "s")
+                << " in this run: " << done.best << " re-check" << (done.best == 1 ? "" : "s")
+                << " of the analytical best " << spec.recheck << " + " << done.extra
                 << " more to simulate the recommended one\n";
     }
   }

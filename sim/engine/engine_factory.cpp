@@ -21,10 +21,10 @@ std::unique_ptr<PlanEngine> make_engine(Tier tier) {
   switch (tier) {
     case Tier::kSimulated: return make_simgrid_engine();
     case Tier::kAnalytical: return std::make_unique<AnalyticalEngine>();
-    case Tier::kClosedForm: break;
-    case Tier::kSearch: throw std::invalid_argument("the search tier has no engine: it builds no plan of the step");
+    case Tier::kClosedForm:
+    case Tier::kSearch: break;
   }
-  throw std::invalid_argument("the closed-form tier has no engine: it builds no plan of the step");
+  throw std::invalid_argument("the " + to_string(tier) + " tier has no engine: it builds no plan of the step");
 }
 
 }  // namespace placesim

@@ -47,6 +47,12 @@ class ScenarioVariations {
   /// built (a sweep's 3D layout: data, micro-batches, the per-replica batch); may throw InputError.
   using Sizing = std::function<void(Strategy* strategy, RunOptions* run)>;
 
+  /// The InputError scenario() gives when variant `strategy`'s options have `problem`
+  /// (option_error): for a caller that sizes options itself, as the sweep's search tier does.
+  InputError option_error(size_t strategy, const OptionProblem& problem) const {
+    return placesim::option_error(strategies_.at(strategy), problem);
+  }
+
   /// `sizing` may be empty; `reuse` (may be null): graphs and clusters earlier variations built.
   Scenario scenario(const ScenarioVariation& variation, const Sizing& sizing, ScenarioReuse* reuse) const;
 

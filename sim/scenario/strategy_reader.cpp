@@ -387,12 +387,14 @@ UnplacedStrategy read_unplaced_strategy(const std::string& name, const std::stri
   return unplaced;
 }
 
+InputError option_error(const UnplacedStrategy& unplaced, const OptionProblem& problem) {
+  const std::string option = problem.field.empty() ? unplaced.kind : unplaced.kind + "/" + problem.field;
+  return InputError(unplaced.file, unplaced.source.path_of(option), problem.message);
+}
+
 Strategy place_strategy(const UnplacedStrategy& unplaced, const std::vector<DeviceId>& devices, const Cluster& cluster) {
   Strategy strategy = unplaced.strategy;
-  auto fail = [&](const OptionProblem& problem) {
-    const std::string option = problem.field.empty() ? unplaced.kind : unplaced.kind + "/" + problem.field;
-    throw InputError(unplaced.file, unplaced.source.path_of(option), problem.message);
-  };
+  auto fail = [&](const OptionProblem& problem) { throw option_error(unplaced, problem); };
   MaybeProblem problem;
   if (strategy.data_parallel) {
     DataParallelFields fields{*strategy.data_parallel, unplaced.parameter_servers};

@@ -50,6 +50,10 @@ UnplacedStrategy read_unplaced_strategy(const std::string& name, const std::stri
 /// InputError names the option's JSON path.
 Strategy place_strategy(const UnplacedStrategy& unplaced, const std::vector<DeviceId>& devices, const Cluster& cluster);
 
+/// The error place_strategy gives for `problem` with `unplaced`'s options: the file, and the JSON
+/// path of the option at fault (its value in a sweep's list, else its key in the strategy).
+InputError option_error(const UnplacedStrategy& unplaced, const OptionProblem& problem);
+
 /// Fails at `object`'s key the problem names (at `object` itself when it has no such key).
 void fail_on_problem(const JsonReader& object, const MaybeProblem& problem);
 

@@ -318,6 +318,17 @@ std::vector<size_t> configurations_sharing_cells(const SweepContext& context, si
   return context.cell_groups.at(key);
 }
 
+std::vector<size_t> work_items(const SweepContext& context, const std::vector<size_t>& indices, Tier tier) {
+  std::vector<bool> grouped(context.spec.configurations.size(), false);
+  std::vector<size_t> leaders;
+  for (size_t index : indices) {
+    if (grouped.at(index)) continue;
+    leaders.push_back(index);
+    for (size_t member : configurations_sharing_cells(context, index, tier)) grouped[member] = true;
+  }
+  return leaders;
+}
+
 std::vector<SweepRow> evaluate_configurations(const SweepContext& context, const std::vector<size_t>& indices,
                                               Tier tier) {
   std::vector<SweepRow> rows;

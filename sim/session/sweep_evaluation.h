@@ -84,6 +84,10 @@ SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier 
 /// A function of the sweep only, so any process or MPI rank forms the same groups.
 std::vector<size_t> configurations_sharing_cells(const SweepContext& context, size_t index, Tier tier);
 
+/// `indices` as work items on `tier`: the first of each group of configurations_sharing_cells
+/// met in `indices`' order (the group is evaluated with it), the other members left out.
+std::vector<size_t> work_items(const SweepContext& context, const std::vector<size_t>& indices, Tier tier);
+
 /// evaluate_configuration of each of `indices`, in order, analysing each shared cell once: the
 /// rows are the ones evaluate_configuration gives one by one.
 std::vector<SweepRow> evaluate_configurations(const SweepContext& context, const std::vector<size_t>& indices,

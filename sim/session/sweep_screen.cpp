@@ -1,17 +1,16 @@
 #include "sim/session/sweep_screen.h"
 
 #include <chrono>
-#include <exception>
-#include <stdexcept>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/input_error.h"
+#include "sim/scenario/parallelism_reader.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/scenario/spec_error_location.h"
-#include "sim/scenario/parallelism_reader.h"
 #include "sim/scenario/strategy_devices.h"
 #include "sim/session/pipeline.h"
 
@@ -96,15 +95,12 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       RunOptions run = cell.run;
       options.schedule = context.layouts[configuration.strategy].schedule;
       size_parallelism(variant, configuration, true, &options, &run);
-      // What the strategy reader checks after sizing and a layout's data width or schedule can
-      // change (interleaving's schedule and Megatron-LM's micro-batch rule), refused as it
-      // refuses them; tensor groups and stage devices are the cell's.
-      auto refuse = [&](const std::string& field, const std::string& message) {
-        const auto given = variant.option_paths.find(field);
-        throw InputError("", given != variant.option_paths.end() ? given->second : variant.json_path + "/" + field, message);
-      };
-      if (MaybeProblem problem = sized_parallelism_problem(options)) refuse(problem->field, problem->message);
-      if (MaybeProblem problem = virtual_stages_problem(options)) refuse(problem->field, problem->message);
+      // What place_strategy checks after sizing and a layout's data width or schedule can change
+      // (the size limits, interleaving's schedule and Megatron-LM's micro-batch rule), refused as
+      // it refuses them; tensor groups and stage devices are the cell's.
+      for (const MaybeProblem& problem : {sized_parallelism_problem(options), virtual_stages_problem(options)}) {
+        if (problem) throw context.variations->option_error(configuration.strategy, *problem);
+      }
       if (!cell_fits(cell.cell, options)) continue;
       screen.cell_from = cell.index;
       ClosedFormStepEstimate estimate = estimate_3d_step_from_cell(cell.cell, options);
