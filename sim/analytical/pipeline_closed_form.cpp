@@ -349,25 +349,6 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
   // so while one peaks, the others hold what they keep.
   const std::vector<BufferLifetime> buffers = buffer_lifetimes(plan, timeline);
   const std::vector<double> cell_peak = peak_live_bytes(buffers, cluster.devices().size());
-  // A micro-batch other than the step's last frees what only the updates keep (the last
-  // backward's outputs feed them): its own peak is the cell's without the updates, and it is the
-  // one that peaks while k - 1 others are in flight; the last peaks alone.
-  std::vector<BufferLifetime> before_updates = buffers;
-  if (updates) {
-    const SuccessorLists successors = plan.successors();
-    for (BufferLifetime& buffer : before_updates) {
-      const Task& task = plan.tasks[buffer.task];
-      double release = timeline.tasks[task.id].end_seconds;
-      for (TaskId next : successors[task.id]) {
-        if (next < cells.first_update_task) release = std::max(release, timeline.tasks[next].end_seconds);
-      }
-      for (TaskId next : task.keep_until) {
-        if (next < cells.first_update_task) release = std::max(release, timeline.tasks[next].end_seconds);
-      }
-      buffer.release_seconds = std::min(buffer.release_seconds, release);
-    }
-  }
-  const std::vector<double> mid_peak = peak_live_bytes(before_updates, cluster.devices().size());
   const std::vector<double> workspace = workspace_bytes(plan, cluster.devices().size());
   cell.kept_bytes.assign(stages, std::vector<double>(static_cast<size_t>(chunks), 0));
   cell.slot_peaks.resize(stages);
@@ -398,7 +379,7 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
         double start = std::numeric_limits<double>::infinity();
         for (TaskId id : tasks.members) start = std::min(start, timeline.tasks[id].start_seconds);
         const double end = end_in(timeline, tasks.marker);
-        const auto [peak, when] = peak_between(before_updates, device, start, end);
+        const auto [peak, when] = peak_between(buffers, device, start, end);
         cell.slot_peaks[s][{slot.forward, slot.chunk}] = {peak, end - when, open_of};
         open_of[static_cast<size_t>(slot.chunk)] += slot.forward ? 1 : -1;
       }
@@ -411,7 +392,6 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
     }
     cell.static_memory.push_back(memory);
     cell.cell_peak_bytes.push_back(cell_peak[device]);
-    cell.mid_peak_bytes.push_back(mid_peak[device]);
     cell.workspace_bytes.push_back(workspace[device]);
     cell.capacity_bytes.push_back(cluster.device(device).spec.memory_bytes);
   }
@@ -476,8 +456,7 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
     }
     if (!backward_slots) in_flight = 1;  // inference: nothing waits for a backward
     const std::vector<double>& kept = in_flight == 1 ? nothing_kept : cell.kept_bytes[s];
-    double activation =
-        std::max(cell.cell_peak_bytes[s], cell.mid_peak_bytes[s] + static_cast<double>(in_flight - 1) * kept[0]);
+    double activation = cell.cell_peak_bytes[s] + static_cast<double>(in_flight - 1) * kept[0];
     if (interleaved) {
       // The chunks keep different amounts and the heaviest slot need not run at the schedule's
       // fullest point: each slot of the step peaks as its cell-plan slot did (one micro-batch,

@@ -76,9 +76,10 @@ struct ClosedFormCell {
     double bytes = 0;
   };
   std::vector<std::vector<Input>> forward_inputs, backward_inputs;  ///< by model chunk
-  /// By stage, on its representative device: the cell plan's peak of live buffers, the same
-  /// without what only the updates keep, the workspace, the static memory and the capacity.
-  std::vector<double> cell_peak_bytes, mid_peak_bytes, workspace_bytes, capacity_bytes;
+  /// By stage, on its representative device: the cell plan's peak of live buffers (the updates
+  /// and gradient reductions keep none: Task::reads_dep_outputs), the workspace, the static
+  /// memory and the capacity.
+  std::vector<double> cell_peak_bytes, workspace_bytes, capacity_bytes;
   std::vector<MemoryBreakdown> static_memory;  ///< parameters, gradients, optimizer state
   /// By stage and its chunk: what a micro-batch chunk keeps from its forward slot to its backward.
   std::vector<std::vector<double>> kept_bytes;

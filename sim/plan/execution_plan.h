@@ -83,10 +83,14 @@ struct Task {
   int64_t replica = -1;        ///< data-parallel replica (worker) the task belongs to, -1 = none
   double compute_scale = 1.0;  ///< multiplies a compute task's time (per-step jitter, stragglers)
 
-  /// Bytes allocated on `device` when the task starts (its output), freed when every task in
-  /// `deps`-reverse (its successors) and in `keep_until` has finished.
+  /// Bytes allocated on `device` when the task starts (its output), freed when every successor
+  /// that reads it (`deps`-reverse, reads_dep_outputs) and every task in `keep_until` has finished.
   double output_bytes = 0;
   std::vector<TaskId> keep_until;
+  /// Whether the task reads its deps' output buffers. False for tasks that only wait for them:
+  /// gradient reductions, pushes and updates read the gradients and weights held in static
+  /// memory, a slot's closing marker reads nothing; their deps' buffers are not kept for them.
+  bool reads_dep_outputs = true;
 };
 
 /// Memory a device holds for the whole run, by purpose.

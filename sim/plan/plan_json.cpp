@@ -136,6 +136,7 @@ Json write_plan_json(const ExecutionPlan& plan, const Cluster& cluster) {
     if (task.replica >= 0) entry["replica"] = task.replica;
     if (task.output_bytes != 0) entry["output_bytes"] = task.output_bytes;
     if (!task.keep_until.empty()) entry["keep_until"] = task.keep_until;
+    if (!task.reads_dep_outputs) entry["reads_dep_outputs"] = false;
     tasks.push_back(std::move(entry));
   }
   Json transports = Json::array();
@@ -217,7 +218,8 @@ PlanFile read_plan_json(const JsonReader& document) {
     const JsonReader& entry = entries[i];
     entry.reject_unknown_keys({"id", "name", "kind", "phase", "step", "deps", "device", "op", "op_kind", "flops",
                                "memory_bytes", "source", "bytes", "output_bytes", "keep_until", "compute_scale",
-                               "group", "algorithm", "collective", "replica", "kernel", "transport", "fixed_seconds"});
+                               "group", "algorithm", "collective", "replica", "kernel", "transport", "fixed_seconds",
+                               "reads_dep_outputs"});
     Task task;
     task.id = i;
     if (entry.has("id") && entry.at("id").as_integer(0) != static_cast<int64_t>(i)) {
@@ -301,6 +303,7 @@ PlanFile read_plan_json(const JsonReader& document) {
     }
     task.output_bytes = entry.non_negative_or("output_bytes", 0);
     if (task.output_bytes > kMaxPlausibleBytes) entry.at("output_bytes").at_most(task.output_bytes, kMaxPlausibleBytes);
+    task.reads_dep_outputs = entry.bool_or("reads_dep_outputs", true);
     for (const char* key : {"deps", "keep_until"}) {
       auto list = entry.find(key);
       if (!list) continue;

@@ -172,17 +172,25 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
     task.deps = std::move(deps);
     return emitter.add(std::move(task));
   };
+  // `reads_deps`: whether the message is its deps' output (a gradient push sends the gradient
+  // in static memory, not the backward task's output it waits for).
   auto send = [&](const std::string& tensor, DeviceId from, DeviceId to, double bytes, std::vector<TaskId> deps,
-                  int64_t step, int64_t replica, Phase phase) {
+                  int64_t step, int64_t replica, Phase phase, bool reads_deps) {
     const std::optional<Transport> transport = message_transport(options.communication, cluster, from, to);
-    if (!transport) return emitter.transfer(tensor, from, to, bytes, std::move(deps), step, replica, phase);
+    if (!transport) {
+      const TaskId sent = emitter.transfer(tensor, from, to, bytes, std::move(deps), step, replica, phase);
+      plan.tasks[sent].reads_dep_outputs = reads_deps;
+      return sent;
+    }
     const int index = plan_transport_index(&plan, *transport);
     if (transport->costs_host()) {
       deps = {host_task("serialize/", tensor, host_cpu_of(cluster, cpus, from), bytes, *transport, std::move(deps), step,
                         replica, phase)};
+      plan.tasks[deps.front()].reads_dep_outputs = reads_deps;
     }
     TaskId sent = emitter.transfer(tensor, from, to, bytes, std::move(deps), step, replica, phase);
     plan.tasks[sent].transport = index;
+    if (!transport->costs_host()) plan.tasks[sent].reads_dep_outputs = reads_deps;
     if (!transport->costs_host()) return sent;
     return host_task("deserialize/", tensor, host_cpu_of(cluster, cpus, to), bytes, *transport, {sent}, step, replica,
                      phase);
@@ -235,7 +243,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
           std::vector<TaskId> after = parameters_ready[r][v];
           if (step_barrier) after.insert(after.end(), updates_of_step[r].begin(), updates_of_step[r].end());
           TaskId pull = send(op.name, server, device_of[r](v), op.parameter_bytes(), std::move(after), step, replica,
-                             Phase::kPull);
+                             Phase::kPull, true);
           parameters_ready[r][v] = {pull};
         }
       }
@@ -300,11 +308,12 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
               local.deps.push_back(*emitted[member].backward[v]);
             }
             local.device = local.group.front();
+            local.reads_dep_outputs = false;  // sums the gradients (static memory)
             local.transport = collective_transport_index(local.group);
             ready = {emitter.add(std::move(local))};
           }
           TaskId push = send(op.name, device_of[r](v), server, op.parameter_bytes(), ready, step, static_cast<int64_t>(r),
-                             Phase::kPush);
+                             Phase::kPush, false);
           if (options.mode == SyncMode::kAsync) {
             // The server applies each worker's gradient on its own; the worker's next pull reads it.
             parameters_ready[r][v] = {apply({push}, 1, static_cast<int64_t>(r))};
@@ -347,6 +356,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
       collective.bytes = buckets[b].bytes;
       collective.transport = collective_transport_index(collective.group);
       collective.op = graph.op(buckets[b].ops.front()).name;
+      collective.reads_dep_outputs = false;  // reduces the gradients (static memory), not the backward outputs
       if (options.overlap) {
         for (size_t r = 0; r < replicas; ++r) {
           for (OpId v : buckets[b].ops) collective.deps.push_back(*emitted[r].backward[v]);

@@ -164,6 +164,7 @@ void close_slot(Parallel3dEmission* emission, const ExecutionPlan* plan, Pipelin
     done.op_kind = OpKind::kNoOp;
     done.replica = slots.replica_field();
     done.deps = cell_sinks(*plan, slot_tasks[r]);
+    done.reads_dep_outputs = false;  // it only orders the stage's next slot
     const TaskId marker = e.emitter.add(std::move(done));
     e.previous_slot_ends[at.d][at.s][r] = {marker};
     if (cell_index && r == 0) (at.forward ? cell_index->forward_done : cell_index->backward_done)[at.c] = marker;

@@ -89,4 +89,12 @@ TaskId Parallel3dEmission::collective(const std::string& task_name, std::vector<
   return emitter.add(std::move(task));
 }
 
+TaskId Parallel3dEmission::gradient_collective(const std::string& task_name, std::vector<DeviceId> group, double bytes,
+                                               std::vector<TaskId> deps, int64_t step, const std::string& op,
+                                               CollectiveKind kind) {
+  const TaskId id = collective(task_name, std::move(group), bytes, std::move(deps), step, op, kind);
+  emitter.at(id).reads_dep_outputs = false;
+  return id;
+}
+
 }  // namespace placesim

@@ -88,6 +88,12 @@ struct Parallel3dEmission {
   /// it where it applies to them (ring, hierarchical) and otherwise the faster of the two.
   TaskId collective(const std::string& task_name, std::vector<DeviceId> group, double bytes, std::vector<TaskId> deps,
                     int64_t step, const std::string& op, CollectiveKind kind = CollectiveKind::kAllReduce);
+  /// A collective reducing gradients after `deps`: it reads the gradients in static memory, not
+  /// its deps' outputs (the activation gradients of the backward tasks it waits for), so it
+  /// keeps none of them alive (Task::reads_dep_outputs).
+  TaskId gradient_collective(const std::string& task_name, std::vector<DeviceId> group, double bytes,
+                             std::vector<TaskId> deps, int64_t step, const std::string& op,
+                             CollectiveKind kind = CollectiveKind::kAllReduce);
 
  private:
   CollectiveAlgorithm algorithm_for(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes);

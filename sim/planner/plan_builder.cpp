@@ -47,6 +47,7 @@ Task optimizer_task(const Op& op, Optimizer optimizer, DeviceId device, int64_t 
   task.flops = cost.flops_per_parameter * op.parameter_count;
   task.memory_bytes = cost.bytes_per_parameter * op.parameter_count;
   task.deps = {after};
+  task.reads_dep_outputs = false;  // the weights, gradients and optimizer state: static memory
   return task;
 }
 

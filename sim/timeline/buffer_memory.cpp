@@ -23,7 +23,9 @@ std::vector<BufferLifetime> buffer_lifetimes(const ExecutionPlan& plan, const Ti
     if (task.output_bytes <= 0) continue;
     const double start = timeline.tasks[task.id].start_seconds;
     double release = timeline.tasks[task.id].end_seconds;
-    for (TaskId s : successors[task.id]) release = std::max(release, timeline.tasks[s].end_seconds);
+    for (TaskId s : successors[task.id]) {
+      if (plan.tasks[s].reads_dep_outputs) release = std::max(release, timeline.tasks[s].end_seconds);
+    }
     for (TaskId k : task.keep_until) release = std::max(release, timeline.tasks[k].end_seconds);
     if (successors[task.id].empty() && task.keep_until.empty()) release = timeline.makespan_seconds();
     if (task.kind != TaskKind::kCollective || task.group.size() < 2) {
@@ -36,7 +38,7 @@ std::vector<BufferLifetime> buffer_lifetimes(const ExecutionPlan& plan, const Ti
       double member_release = timeline.tasks[task.id].end_seconds;
       bool used = false;
       for (TaskId s : successors[task.id]) {
-        if (!touches(plan.tasks[s], member)) continue;
+        if (!plan.tasks[s].reads_dep_outputs || !touches(plan.tasks[s], member)) continue;
         used = true;
         member_release = std::max(member_release, timeline.tasks[s].end_seconds);
       }

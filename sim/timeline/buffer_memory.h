@@ -23,10 +23,11 @@ struct MemoryBreakdown {
   }
 };
 
-/// A task's output buffer on its device: allocated when the task starts, released when its
-/// successors and keep_until tasks have all ended (at the makespan when it has neither). A
-/// collective's output is on every member of its group, each copy released when the successors
-/// and keep_until tasks that use that member have ended.
+/// A task's output buffer on its device: allocated when the task starts, released when it, its
+/// successors that read it (Task::reads_dep_outputs) and its keep_until tasks have all ended (at
+/// the makespan when it has neither successors nor keep_until tasks). A collective's output is
+/// on every member of its group, each copy released when the reading successors and keep_until
+/// tasks that use that member have ended.
 struct BufferLifetime {
   DeviceId device = 0;
   TaskId task = 0;

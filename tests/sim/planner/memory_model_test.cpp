@@ -7,7 +7,9 @@
 
 #include "sim/session/pipeline.h"
 #include "models/zoo.h"
+#include "sim/analytical/pipeline_closed_form.h"
 #include "sim/planner/data_parallel_builder.h"
+#include "sim/planner/parallel_3d_builder.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/plan_builder.h"
 #include "sim/report/memory_verdict.h"
@@ -30,6 +32,14 @@ OpGraph chain(size_t layers, double flops, double parameters, double output_byte
     if (i > 0) graph.add_edge(id - 1, id, edge_bytes);
   }
   return graph;
+}
+
+/// `n` GPUs (1 TFLOP/s, memory-bound kernels free) on one switch, each link `bandwidth` B/s.
+Cluster switched_gpus(size_t n, double bandwidth) {
+  Cluster cluster = testing::gpus(n, testing::round_gpu(1e12, /*bandwidth=*/1e15));
+  const VertexId hub = cluster.add_switch("switch");
+  for (DeviceId d = 0; d < n; ++d) cluster.add_link(cluster.device(d).vertex, hub, testing::round_link(bandwidth, 1e-6));
+  return cluster;
 }
 
 // Mixed precision (Micikevicius et al. 2018) with Adam: 2-byte weights + 2-byte gradients + a
@@ -307,6 +317,87 @@ TEST(MemoryModel, BackwardKeepsOnlyTheActivationsItsGradientReads) {
   // alive) but still runs after it, through the ReLU's gradient.
   const Task& bn_backward = plan.tasks[find("backward", "bn")];
   EXPECT_EQ(std::count(bn_backward.deps.begin(), bn_backward.deps.end(), find("forward", "bn")), 0);
+}
+
+// A gradient all-reduce or push reads the gradients (static memory), not the activation
+// gradients of the backward tasks it waits for, so it keeps none of them alive. Four dense layers
+// in a chain (each output A = 0.1 MB, each gradient between layers E = 1 MB), two replicas, the
+// all-reduce after the whole backward (or each variable pushed to a third GPU as parameter
+// server) over slow links. Backward runs B3, B2, B1, B0; B_i's output (the gradient of layer
+// i - 1's output, E) is read by B_{i-1}; layer i - 1's output is kept for B_i. While B2 runs: A0,
+// A1 (for B1, B2), B3's and B2's gradients: 2 A + 2 E = 2.2 MB, the peak (B3: 4 A + E = 1.4 MB;
+// B1: A + 2 E). Were the gradients kept until the all-reduce, B1 would see A + 3 E = 3.1 MB. One
+// replica alone peaks the same.
+TEST(MemoryModel, AGradientAllReduceOrPushKeepsNoActivationGradientAlive) {
+  const double activation = 1e5, gradient = 1e6;
+  OpGraph graph = chain(4, /*flops=*/1e9, /*parameters=*/1e4, activation, gradient);
+  const Cluster cluster = switched_gpus(3, /*bandwidth=*/1e6);  // 40 KB of gradients: ~40 ms, 4 ms of compute
+  const double expected = 2 * activation + 2 * gradient;
+  RunOptions run;
+  for (Aggregation aggregation : {Aggregation::kAllReduce, Aggregation::kParameterServer}) {
+    DataParallelOptions options;
+    options.aggregation = aggregation;
+    options.algorithm = CollectiveAlgorithm::kRing;
+    options.overlap = false;
+    options.replicas = {0, 1};
+    if (aggregation == Aggregation::kParameterServer) options.parameter_servers = {2};
+    const SimulatedRun simulated = simulate_plan(build_data_parallel_plan(graph, cluster, run, options, "dp", nullptr), cluster);
+    options.replicas = {0};
+    const SimulatedRun alone =
+        simulate_plan(build_data_parallel_plan(graph, cluster, run, options, "one", nullptr), cluster);
+    const std::string kind = aggregation == Aggregation::kAllReduce ? "all-reduce" : "parameter server";
+    for (DeviceId d : {0, 1}) {
+      EXPECT_DOUBLE_EQ(simulated.metrics.devices[d].peak_memory.activation_bytes, expected) << kind << ", GPU:" << d;
+    }
+    EXPECT_DOUBLE_EQ(alone.metrics.devices[0].peak_memory.activation_bytes, expected) << kind;
+    EXPECT_GT(simulated.metrics.step_time_seconds, 5 * 4e-3) << kind << ": communication dominates";
+  }
+}
+
+// The same for a pipeline stage's gradient reductions in a `parallelism` strategy: two stages
+// of eight bias adds (gradients flow between them, their backward reads no activation), two
+// replicas, 1F1B over 4 micro-batches, one gradient bucket per op. Each micro-batch's gradient
+// between two ops is 1 MB / 4; one lives while the op that made it and the op that reads it run,
+// so stage 0 peaks at 2 x 250 KB whether its gradients reduce over a 1 TB/s or a 1 MB/s link
+// between the replicas, in the simulation and in the closed form. Were the last micro-batch's
+// gradients kept until their buckets' reductions, stage 0 would hold its 7 at once, 1.75 MB.
+TEST(MemoryModel, AStagesActivationsDoNotWaitForItsGradientReduction) {
+  const double gradient = 1e6;
+  OpGraph graph;
+  for (size_t i = 0; i < 16; ++i) {
+    Op op = testing::matmul_op("bias" + std::to_string(i), /*flops=*/1e9, /*parameters=*/1e4, gradient);
+    op.type = "AddV2";
+    op.kind = OpKind::kElementwise;
+    const OpId id = graph.add_op(op);
+    if (i > 0) graph.add_edge(id - 1, id, gradient);
+  }
+  RunOptions run;
+  run.batch_size = 4;
+  ParallelismOptions options;
+  options.pipeline = 2;
+  options.data = 2;
+  options.micro_batches = 4;
+  options.algorithm = CollectiveAlgorithm::kRing;
+  options.devices = {0, 1, 2, 3};
+  options.bucket_bytes = 1;
+  std::vector<double> simulated, closed_form;
+  for (double bandwidth : {1e12, 1e6}) {
+    // Replica d's stage s on GPU 2 d + s: the stages' links fast, the replicas' `bandwidth`.
+    Cluster cluster = testing::gpus(4, testing::round_gpu(1e12, /*bandwidth=*/1e15));
+    for (auto [a, b] : {std::pair{0, 1}, std::pair{2, 3}}) {
+      cluster.add_link(cluster.device(a).vertex, cluster.device(b).vertex, testing::round_link(1e12, 1e-6));
+    }
+    for (auto [a, b] : {std::pair{0, 2}, std::pair{1, 3}}) {
+      cluster.add_link(cluster.device(a).vertex, cluster.device(b).vertex, testing::round_link(bandwidth, 1e-6));
+    }
+    const SimulatedRun run_of = simulate_plan(build_parallel_3d_plan(graph, cluster, run, options, "3d", nullptr), cluster);
+    simulated.push_back(run_of.metrics.devices[0].peak_memory.activation_bytes);
+    closed_form.push_back(estimate_3d_step_closed_form(graph, cluster, run, options).stage_peak_memory[0].activation_bytes);
+  }
+  EXPECT_DOUBLE_EQ(simulated[0], 2 * gradient / 4);
+  EXPECT_DOUBLE_EQ(simulated[1], 2 * gradient / 4);
+  EXPECT_DOUBLE_EQ(closed_form[0], 2 * gradient / 4);
+  EXPECT_DOUBLE_EQ(closed_form[1], 2 * gradient / 4);
 }
 
 }  // namespace
