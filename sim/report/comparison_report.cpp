@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "sim/core/units_format.h"
+#include "sim/report/memory_verdict.h"
 
 namespace placesim {
 namespace {
@@ -12,11 +13,19 @@ Json staleness_json(const StalenessStats& stats) {
   return {{"mean", stats.mean}, {"p50", stats.p50}, {"p99", stats.p99}, {"max", stats.max}, {"updates", stats.updates}};
 }
 
+/// The strategy's device with the largest peak memory (the first of equals); null without devices.
+const DeviceMetrics* fullest_device(const StrategyResult& result) {
+  const DeviceMetrics* fullest = nullptr;
+  for (const DeviceMetrics& device : result.run.devices) {
+    if (!fullest || device.peak_memory_bytes > fullest->peak_memory_bytes) fullest = &device;
+  }
+  return fullest;
+}
+
 /// The largest peak memory over the strategy's devices.
 double peak_memory(const StrategyResult& result) {
-  double peak = 0;
-  for (const DeviceMetrics& device : result.run.devices) peak = std::max(peak, device.peak_memory_bytes);
-  return peak;
+  const DeviceMetrics* fullest = fullest_device(result);
+  return fullest ? fullest->peak_memory_bytes : 0;
 }
 
 }  // namespace
@@ -119,6 +128,14 @@ Json comparison_json(const std::string& scenario, const std::vector<StrategyResu
     if (result.data_parallel.replicas > 0) entry["data_parallel"] = data_parallel_json(result.data_parallel);
     entry["replicas"] = std::max<int64_t>(result.replicas, static_cast<int64_t>(result.data_parallel.replicas));
     if (result.efficiency) entry["efficiency"] = efficiency_json(*result.efficiency);
+    // Memory: the fullest device's peak, its breakdown and capacity; out of memory if any device is.
+    if (const DeviceMetrics* fullest = fullest_device(result)) {
+      entry["peak_memory_bytes"] = fullest->peak_memory_bytes;
+      entry["peak_memory"] = memory_breakdown_json(fullest->peak_memory);
+      entry["memory_capacity_bytes"] = fullest->memory_capacity_bytes;
+    }
+    entry["out_of_memory"] = std::any_of(result.run.devices.begin(), result.run.devices.end(),
+                                         [](const DeviceMetrics& device) { return device.out_of_memory; });
     entry["collective_bandwidth"] = collective_bandwidth_json(result.run.collective_bandwidth);
     strategies.push_back(std::move(entry));
   }
