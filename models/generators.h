@@ -22,6 +22,8 @@ OpGraph build_vgg16(const JsonReader& parameters, int64_t batch_size, double dty
 OpGraph build_resnet(int depth, const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
 /// Inception v3 without the auxiliary classifier (models/inception_v3.cpp).
 OpGraph build_inception_v3(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
+/// AmoebaNet-D (L, D), the GPipe paper's image model (models/amoebanet.cpp).
+OpGraph build_amoebanet_d(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
 /// GPT-2-style decoder-only transformer (models/gpt.cpp).
 OpGraph build_gpt(const JsonReader& parameters, int64_t batch_size, double dtype_bytes);
 /// The defaults of one Llama 3 size (models/llama.cpp).

@@ -22,6 +22,7 @@ const std::vector<std::pair<std::string, Generator>>& registry() {
       {"resnet101", [](const JsonReader& p, int64_t b, double d) { return build_resnet(101, p, b, d); }},
       {"resnet152", [](const JsonReader& p, int64_t b, double d) { return build_resnet(152, p, b, d); }},
       {"inception_v3", build_inception_v3},
+      {"amoebanet_d", build_amoebanet_d},
       {"gpt", build_gpt},
       // Grattafiori et al. 2024, table 3.
       {"llama3_8b", [](const JsonReader& p, int64_t b, double d) {

@@ -371,6 +371,64 @@ TEST(ZooTest, GnmtMatchesMlperfParameterCount) {
   EXPECT_EQ(graph.op(graph.find("attention/context")).output_shape, (std::vector<int64_t>{2, 4, 32}));
 }
 
+// AmoebaNet-D (L, D) at the GPipe paper's sizes (Huang et al. 2019, table 1: 82M, 318M, 542M,
+// 1.05B, 1.8B), as torchgpipe's memory benchmark counts them (81.5M, 319.0M, 542.7M, 1.06B,
+// 1.84B), from the architecture by hand (models/amoebanet.cpp): batch norm 2 per channel; RCB(in
+// -> out) = ReLU-1x1-BN = in out + 2 out; a factorized reduction FR(in -> out) = 2 in out/2 + 2 out;
+// a bottleneck through c/4 channels = c c/4 (down) + taps (c/4)^2 (3x3: 9 taps in 1 convolution;
+// 1x7 then 7x1: 14 in 2) + c/4 c (up) + its batch norms. Each cell brings prev to c (RCB) and
+// prev_prev (FR after a reduction, RCB when its channels differ, else nothing); a normal cell's
+// operations hold 3 conv 1x1 (c^2 + 2c) and 2 conv 1x7-7x1, a reduction cell's a conv 3x3, a conv
+// 1x7-7x1 and a conv 1x1 (its "none" read added states: identities); pools hold none. Normal cells
+// output 4c channels, reduction cells 3c; the classifier is cp x classes + classes.
+double amoebanet_parameters(int64_t layers, int64_t filters, int64_t classes) {
+  auto bn = [](double c) { return 2 * c; };
+  auto rcb = [&](double in, double out) { return in * out + bn(out); };
+  auto fr = [&](double in, double out) { return 2 * in * (out / 2) + bn(out); };
+  auto bottleneck = [&](double c, double taps, double spatial_convs) {
+    return c * (c / 4) + taps * (c / 4) * (c / 4) + (c / 4) * c + (1 + spatial_convs) * bn(c / 4) + bn(c);
+  };
+  double c = static_cast<double>(filters) / 4, cp = c, cpp = c, total = 3 * c * 9 + bn(c);  // the stem's 3x3
+  bool reduction_prev = false;
+  auto add_cell = [&](bool reduction) {
+    if (reduction) c *= 2;
+    total += rcb(cp, c) + (reduction_prev ? fr(cpp, c) : cpp != c ? rcb(cpp, c) : 0);
+    total += reduction ? bottleneck(c, 9, 1) + bottleneck(c, 14, 2) + rcb(c, c)
+                       : 3 * rcb(c, c) + 2 * bottleneck(c, 14, 2);
+    cpp = cp;
+    cp = c * (reduction ? 3 : 4);
+    reduction_prev = reduction;
+  };
+  add_cell(true);  // the stem's two reduction cells
+  add_cell(true);
+  for (int group = 0; group < 3; ++group) {
+    for (int64_t i = 0; i < layers / 3; ++i) add_cell(false);
+    if (group < 2) add_cell(true);
+  }
+  return total + cp * static_cast<double>(classes) + static_cast<double>(classes);
+}
+
+TEST(ZooTest, AmoebaNetDMatchesTheGpipePapersParameterCounts) {
+  struct Size {
+    int64_t layers, filters;
+    double parameters;
+  };
+  for (const Size& size : {Size{18, 208, 81'505'540}, Size{18, 416, 319'024'120}, Size{18, 544, 542'734'840},
+                           Size{36, 544, 1'055'832'376}, Size{72, 512, 1'844'858'344}}) {
+    SCOPED_TRACE(std::to_string(size.layers) + ", " + std::to_string(size.filters));
+    EXPECT_DOUBLE_EQ(amoebanet_parameters(size.layers, size.filters, 1000), size.parameters);
+    const OpGraph graph = build("amoebanet_d", {{"layers", size.layers}, {"filters", size.filters}});
+    EXPECT_DOUBLE_EQ(graph.totals().parameter_count, size.parameters);
+  }
+  // The default is the GPipe speed benchmark's (18, 256); a small one with 10 classes.
+  EXPECT_DOUBLE_EQ(build("amoebanet_d").totals().parameter_count, amoebanet_parameters(18, 256, 1000));
+  EXPECT_DOUBLE_EQ(build("amoebanet_d", {{"layers", 3}, {"filters", 8}, {"num_classes", 10}}).totals().parameter_count,
+                   amoebanet_parameters(3, 8, 10));
+  // 224 x 224 images: 112 after the stem, halved by each of the four reduction cells to 7.
+  const OpGraph graph = build("amoebanet_d", {{"layers", 3}, {"filters", 8}}, 2);
+  EXPECT_EQ(graph.op(graph.find("cell5_normal1/concat")).output_shape, (std::vector<int64_t>{2, 4 * 32, 7, 7}));
+}
+
 TEST(ZooTest, FlopsAndActivationsScaleLinearlyWithBatch) {
   for (const std::string& name : zoo_model_names()) {
     if (name == "tf_add_variables") continue;  // inference graph of fixed tensors: no batch
@@ -515,6 +573,9 @@ TEST(ZooTest, BadParametersNameTheirJsonPath) {
   expect_error("t5_base", {{"target_sequence", "short"}}, "/model/parameters/target_sequence");
   expect_error("gnmt", {{"layers", 1}}, "/model/parameters/layers");
   expect_error("gnmt", {{"heads", 8}}, "/model/parameters/heads: unknown key");
+  expect_error("amoebanet_d", {{"layers", 20}}, "/model/parameters/layers: AmoebaNet-D's normal cells come in three");
+  expect_error("amoebanet_d", {{"filters", 100}}, "/model/parameters/filters:");
+  expect_error("amoebanet_d", {{"image_size", 100}}, "/model/parameters/image_size: cannot build zoo model");
 }
 
 TEST(ZooTest, NullParametersMeanDefaults) {
