@@ -51,6 +51,11 @@ struct Task {
   // compute: runs on `device`, in plan order among the device's ready compute tasks
   DeviceId device = 0;
   OpKind op_kind = OpKind::kOther;
+  /// Whether the task reads its deps' output buffers (see output_bytes). False for tasks that only
+  /// wait for them: gradient reductions, pushes and updates read the gradients and weights held in
+  /// static memory, a slot's closing marker reads nothing; their deps' buffers are not kept for
+  /// them. (Declared here, in the padding after op_kind: plans hold millions of tasks.)
+  bool reads_dep_outputs = true;
   double flops = 0;
   double memory_bytes = 0;  ///< bytes read + written by the kernel (roofline memory term)
   /// The op's kernel shape when it has one (sim/graph/kernel_shape.h), the passes this task runs
@@ -87,10 +92,6 @@ struct Task {
   /// that reads it (`deps`-reverse, reads_dep_outputs) and every task in `keep_until` has finished.
   double output_bytes = 0;
   std::vector<TaskId> keep_until;
-  /// Whether the task reads its deps' output buffers. False for tasks that only wait for them:
-  /// gradient reductions, pushes and updates read the gradients and weights held in static
-  /// memory, a slot's closing marker reads nothing; their deps' buffers are not kept for them.
-  bool reads_dep_outputs = true;
 };
 
 /// Memory a device holds for the whole run, by purpose.

@@ -1,6 +1,7 @@
 #include "sim/timeline/buffer_memory.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace placesim {
 
@@ -18,13 +19,16 @@ bool touches(const Task& task, DeviceId device) {
 
 std::vector<BufferLifetime> buffer_lifetimes(const ExecutionPlan& plan, const Timeline& timeline) {
   auto successors = plan.successors();
+  // The flags densely (a task's successors are scattered over a plan of millions of tasks).
+  std::vector<uint8_t> reads(plan.tasks.size());
+  for (const Task& task : plan.tasks) reads[task.id] = task.reads_dep_outputs;
   std::vector<BufferLifetime> buffers;
   for (const Task& task : plan.tasks) {
     if (task.output_bytes <= 0) continue;
     const double start = timeline.tasks[task.id].start_seconds;
     double release = timeline.tasks[task.id].end_seconds;
     for (TaskId s : successors[task.id]) {
-      if (plan.tasks[s].reads_dep_outputs) release = std::max(release, timeline.tasks[s].end_seconds);
+      if (reads[s]) release = std::max(release, timeline.tasks[s].end_seconds);
     }
     for (TaskId k : task.keep_until) release = std::max(release, timeline.tasks[k].end_seconds);
     if (successors[task.id].empty() && task.keep_until.empty()) release = timeline.makespan_seconds();
@@ -38,7 +42,7 @@ std::vector<BufferLifetime> buffer_lifetimes(const ExecutionPlan& plan, const Ti
       double member_release = timeline.tasks[task.id].end_seconds;
       bool used = false;
       for (TaskId s : successors[task.id]) {
-        if (!plan.tasks[s].reads_dep_outputs || !touches(plan.tasks[s], member)) continue;
+        if (!reads[s] || !touches(plan.tasks[s], member)) continue;
         used = true;
         member_release = std::max(member_release, timeline.tasks[s].end_seconds);
       }
