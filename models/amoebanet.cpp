@@ -53,15 +53,22 @@ struct CellStep {
   CellOp op;
 };
 
-constexpr CellStep kNormalCell[] = {{1, CellOp::kConv1x1}, {1, CellOp::kMax3x3},     {1, CellOp::kNone},
-                                    {0, CellOp::kConv1x7x7x1}, {0, CellOp::kConv1x1}, {0, CellOp::kConv1x7x7x1},
-                                    {2, CellOp::kMax3x3},  {2, CellOp::kNone},       {1, CellOp::kAvg3x3},
-                                    {5, CellOp::kConv1x1}};
+/// Each pair of steps adds the next state (2, 3, ... 6) as the sum of its two operations.
+constexpr CellStep kNormalCell[] = {
+    {1, CellOp::kConv1x1}, {1, CellOp::kMax3x3},          // state 2
+    {1, CellOp::kNone},    {0, CellOp::kConv1x7x7x1},     // state 3
+    {0, CellOp::kConv1x1}, {0, CellOp::kConv1x7x7x1},     // state 4
+    {2, CellOp::kMax3x3},  {2, CellOp::kNone},            // state 5
+    {1, CellOp::kAvg3x3},  {5, CellOp::kConv1x1},         // state 6
+};
 constexpr int kNormalOutputs[] = {0, 3, 4, 6};
-constexpr CellStep kReductionCell[] = {{0, CellOp::kMax2x2}, {0, CellOp::kMax3x3},  {2, CellOp::kNone},
-                                       {1, CellOp::kConv3x3}, {2, CellOp::kConv1x7x7x1}, {2, CellOp::kMax3x3},
-                                       {3, CellOp::kNone},   {1, CellOp::kMax2x2},  {2, CellOp::kAvg3x3},
-                                       {3, CellOp::kConv1x1}};
+constexpr CellStep kReductionCell[] = {
+    {0, CellOp::kMax2x2},      {0, CellOp::kMax3x3},      // state 2
+    {2, CellOp::kNone},        {1, CellOp::kConv3x3},     // state 3
+    {2, CellOp::kConv1x7x7x1}, {2, CellOp::kMax3x3},      // state 4
+    {3, CellOp::kNone},        {1, CellOp::kMax2x2},      // state 5
+    {2, CellOp::kAvg3x3},      {3, CellOp::kConv1x1},     // state 6
+};
 constexpr int kReductionOutputs[] = {4, 5, 6};
 
 /// ReLU, convolution, batch norm under `name`.
@@ -181,7 +188,8 @@ OpGraph build_amoebanet_d(const JsonReader& parameters, int64_t batch_size, doub
   add_cell("stem2", true);
   add_cell("stem3", true);
   for (int group = 1; group <= 3; ++group) {
-    for (int64_t i = 1; i <= layers / 3; ++i) add_cell("cell" + std::to_string(2 * group - 1) + "_normal" + std::to_string(i), false);
+    const std::string normal = "cell" + std::to_string(2 * group - 1) + "_normal";
+    for (int64_t i = 1; i <= layers / 3; ++i) add_cell(normal + std::to_string(i), false);
     if (group < 3) add_cell("cell" + std::to_string(2 * group) + "_reduction", true);
   }
   b.set_layer("classify");
