@@ -190,8 +190,10 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
     }
     TaskId sent = emitter.transfer(tensor, from, to, bytes, std::move(deps), step, replica, phase);
     plan.tasks[sent].transport = index;
-    if (!transport->costs_host()) plan.tasks[sent].reads_dep_outputs = reads_deps;
-    if (!transport->costs_host()) return sent;
+    if (!transport->costs_host()) {
+      plan.tasks[sent].reads_dep_outputs = reads_deps;
+      return sent;
+    }
     return host_task("deserialize/", tensor, host_cpu_of(cluster, cpus, to), bytes, *transport, {sent}, step, replica,
                      phase);
   };
