@@ -172,28 +172,18 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
     task.deps = std::move(deps);
     return emitter.add(std::move(task));
   };
-  // `reads_deps`: whether the message is its deps' output (a gradient push sends the gradient
-  // in static memory, not the backward task's output it waits for).
   auto send = [&](const std::string& tensor, DeviceId from, DeviceId to, double bytes, std::vector<TaskId> deps,
-                  int64_t step, int64_t replica, Phase phase, bool reads_deps) {
+                  int64_t step, int64_t replica, Phase phase) {
     const std::optional<Transport> transport = message_transport(options.communication, cluster, from, to);
-    if (!transport) {
-      const TaskId sent = emitter.transfer(tensor, from, to, bytes, std::move(deps), step, replica, phase);
-      plan.tasks[sent].reads_dep_outputs = reads_deps;
-      return sent;
-    }
+    if (!transport) return emitter.transfer(tensor, from, to, bytes, std::move(deps), step, replica, phase);
     const int index = plan_transport_index(&plan, *transport);
     if (transport->costs_host()) {
       deps = {host_task("serialize/", tensor, host_cpu_of(cluster, cpus, from), bytes, *transport, std::move(deps), step,
                         replica, phase)};
-      plan.tasks[deps.front()].reads_dep_outputs = reads_deps;
     }
     TaskId sent = emitter.transfer(tensor, from, to, bytes, std::move(deps), step, replica, phase);
     plan.tasks[sent].transport = index;
-    if (!transport->costs_host()) {
-      plan.tasks[sent].reads_dep_outputs = reads_deps;
-      return sent;
-    }
+    if (!transport->costs_host()) return sent;
     return host_task("deserialize/", tensor, host_cpu_of(cluster, cpus, to), bytes, *transport, {sent}, step, replica,
                      phase);
   };
@@ -245,7 +235,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
           std::vector<TaskId> after = parameters_ready[r][v];
           if (step_barrier) after.insert(after.end(), updates_of_step[r].begin(), updates_of_step[r].end());
           TaskId pull = send(op.name, server, device_of[r](v), op.parameter_bytes(), std::move(after), step, replica,
-                             Phase::kPull, true);
+                             Phase::kPull);
           parameters_ready[r][v] = {pull};
         }
       }
@@ -314,8 +304,12 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
             local.transport = collective_transport_index(local.group);
             ready = {emitter.add(std::move(local))};
           }
+          // The push's first task (the serialisation, or the transfer) sends the gradient in static
+          // memory, not the output of the backward task it waits for (tasks[i].id == i).
+          const TaskId first = plan.tasks.size();
           TaskId push = send(op.name, device_of[r](v), server, op.parameter_bytes(), ready, step, static_cast<int64_t>(r),
-                             Phase::kPush, false);
+                             Phase::kPush);
+          plan.tasks[first].reads_dep_outputs = false;
           if (options.mode == SyncMode::kAsync) {
             // The server applies each worker's gradient on its own; the worker's next pull reads it.
             parameters_ready[r][v] = {apply({push}, 1, static_cast<int64_t>(r))};

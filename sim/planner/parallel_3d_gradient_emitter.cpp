@@ -101,10 +101,10 @@ void reduce_expert_gradients(Parallel3dEmission* emission, int64_t step, const L
         // ZeRO 3 only reduce-scatters (the parameters are gathered again before use).
         const bool scatters = e.options.zero_stage >= 3;
         reduced = e.gradient_collective((scatters ? "ep-zero3-reduce-scatter/stage" : "ep-dp-allreduce/stage") +
-                                   std::to_string(s) + e.rank_name(r) + "/experts" + std::to_string(rank) +
-                                   "/bucket" + std::to_string(b) + suffix,
-                               group, bytes, ready, step, e.graph.op(buckets[b].front()).name,
-                               scatters ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce);
+                                            std::to_string(s) + e.rank_name(r) + "/experts" + std::to_string(rank) +
+                                            "/bucket" + std::to_string(b) + suffix,
+                                        group, bytes, ready, step, e.graph.op(buckets[b].front()).name,
+                                        scatters ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce);
         previous = reduced;
       }
       for (int64_t d : members) {
@@ -163,9 +163,10 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
             // the shard's update, an all-gather: the same bytes); ZeRO 3 only reduce-scatters
             // (parameters are gathered again before the next forward).
             TaskId reduced = e.options.zero_stage >= 3
-                                 ? e.gradient_collective("zero3-reduce-scatter/" + where, group, bytes, gradient_ready, step, op_name,
-                                              CollectiveKind::kReduceScatter)
-                                 : e.gradient_collective("dp-allreduce/" + where, group, bytes, gradient_ready, step, op_name);
+                                 ? e.gradient_collective("zero3-reduce-scatter/" + where, group, bytes, gradient_ready,
+                                                         step, op_name, CollectiveKind::kReduceScatter)
+                                 : e.gradient_collective("dp-allreduce/" + where, group, bytes, gradient_ready, step,
+                                                         op_name);
             e.previous_data_collective[s][r] = reduced;
             reduced_for.assign(reduced_for.size(), reduced);
           } else {
@@ -174,14 +175,14 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
             std::vector<TaskId> scattered;
             for (int64_t k = 0; k < (e.symmetric ? 1 : e.replicas / e.shards); ++k) {
               scattered.push_back(e.gradient_collective("zero3-reduce-scatter/group" + std::to_string(k) + "/" + where,
-                                             e.layout.shard_group(k * e.shards, s, r), bytes, gradient_ready, step, op_name,
-                                             CollectiveKind::kReduceScatter));
+                                                        e.layout.shard_group(k * e.shards, s, r), bytes, gradient_ready,
+                                                        step, op_name, CollectiveKind::kReduceScatter));
             }
             std::vector<TaskId> across;
             for (int64_t j = 0; j < (e.symmetric ? 1 : e.shards); ++j) {
               across.push_back(e.gradient_collective("hybrid-allreduce/shard" + std::to_string(j) + "/" + where,
-                                          e.layout.cross_group(j, s, r), bytes / static_cast<double>(e.shards), scattered, step,
-                                          op_name));
+                                                     e.layout.cross_group(j, s, r), bytes / static_cast<double>(e.shards),
+                                                     scattered, step, op_name));
             }
             e.previous_data_collective[s][r] = across.back();
             for (int64_t d = 0; d < e.simulated_replicas; ++d) reduced_for[static_cast<size_t>(d)] = across[static_cast<size_t>(d % e.shards)];
@@ -221,10 +222,10 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
           auto it = reduced_tied.find({d, v, r});
           deps.push_back(it != reduced_tied.end() ? it->second : last_backward[d][v][r]);
         }
-        const TaskId reduced = e.gradient_collective((e.replicas > 1 ? StepEmitter::prefix(d) : std::string()) + "tied-allreduce/" +
-                                              e.graph.op(owner).name + e.rank_name(r) + suffix,
-                                          {e.device(d, owner_stage, r), e.device(d, reader_stage, r)}, bytes, deps, step,
-                                          e.graph.op(owner).name);
+        const std::string replica_prefix = e.replicas > 1 ? StepEmitter::prefix(d) : std::string();
+        const TaskId reduced = e.gradient_collective(
+            replica_prefix + "tied-allreduce/" + e.graph.op(owner).name + e.rank_name(r) + suffix,
+            {e.device(d, owner_stage, r), e.device(d, reader_stage, r)}, bytes, deps, step, e.graph.op(owner).name);
         for (OpId v : {owner, reader}) {
           Op updated = P.holder(v, e.graph);
           if (e.options.zero_stage >= 1) updated.parameter_count /= static_cast<double>(e.shards);
