@@ -198,10 +198,9 @@ ClosedFormSlot model_slot(const SlotTasks& slot, double alone_seconds, const Cel
   return model;
 }
 
-/// The most bytes `device`'s buffers hold at once between `from` and `to` (a release before an
-/// allocation at the same instant, as peak_live_bytes counts them), and the last instant they do.
-std::pair<double, double> peak_between(const std::vector<BufferLifetime>& buffers, DeviceId device, double from,
-                                       double to) {
+/// `device`'s buffer allocations (bytes) and releases (-bytes) by time, a release before an
+/// allocation at the same instant: what peak_between scans.
+std::vector<std::pair<double, double>> buffer_events(const std::vector<BufferLifetime>& buffers, DeviceId device) {
   std::vector<std::pair<double, double>> events;  // (time, bytes allocated or, negative, released)
   for (const BufferLifetime& buffer : buffers) {
     if (buffer.device != device || buffer.bytes <= 0) continue;
@@ -209,6 +208,13 @@ std::pair<double, double> peak_between(const std::vector<BufferLifetime>& buffer
     events.emplace_back(buffer.release_seconds, -buffer.bytes);
   }
   std::sort(events.begin(), events.end());
+  return events;
+}
+
+/// The most bytes the buffers of `events` (buffer_events) hold at once between `from` and `to`
+/// (a release before an allocation at the same instant, as peak_live_bytes counts them), and the
+/// last instant they do.
+std::pair<double, double> peak_between(const std::vector<std::pair<double, double>>& events, double from, double to) {
   double live = 0, peak = 0, when = from;
   for (size_t i = 0; i < events.size();) {
     const double time = events[i].first;
@@ -373,13 +379,14 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
     if (chunks > 1) {
       // Each cell slot's peak (one micro-batch, `open` of its chunks open before it).
       std::vector<int64_t> open_of(static_cast<size_t>(chunks), 0);
+      const std::vector<std::pair<double, double>> events = buffer_events(buffers, device);
       for (const PipelineSlot& slot : cell_schedule[s]) {
         const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
         const SlotTasks& tasks = slot.forward ? forward_tasks[c] : backward_tasks[c];
         double start = std::numeric_limits<double>::infinity();
         for (TaskId id : tasks.members) start = std::min(start, timeline.tasks[id].start_seconds);
         const double end = end_in(timeline, tasks.marker);
-        const auto [peak, when] = peak_between(buffers, device, start, end);
+        const auto [peak, when] = peak_between(events, start, end);
         cell.slot_peaks[s][{slot.forward, slot.chunk}] = {peak, end - when, open_of};
         open_of[static_cast<size_t>(slot.chunk)] += slot.forward ? 1 : -1;
       }
