@@ -46,8 +46,9 @@ struct Bucket {
   double bytes = 0;
 };
 
-/// Parameter ops grouped into buckets of about `bucket_bytes`, in the order backward finishes
-/// them (reverse topological order), as PyTorch DDP and Horovod fuse gradients.
+/// Parameter ops grouped into buckets, in the order backward finishes them (reverse topological
+/// order), as PyTorch DDP and Horovod fuse gradients: a bucket closes once it holds
+/// `bucket_bytes` (kOneBucketPerOp: every op alone).
 std::vector<Bucket> make_buckets(const OpGraph& graph, const StepEmitter& emitter, double bucket_bytes) {
   std::vector<Bucket> buckets;
   const auto& order = emitter.order();
@@ -148,7 +149,13 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
     }
   }
   if (notes && !use_ps) {
-    notes->push_back(std::to_string(buckets.size()) + " gradient bucket(s) of up to " + megabytes(options.bucket_bytes) +
+    double largest = 0;
+    for (const Bucket& bucket : buckets) largest = std::max(largest, bucket.bytes);
+    const std::string grouping =
+        options.bucket_bytes == kOneBucketPerOp
+            ? " gradient all-reduce(s), one per op with weights (TensorFlow 1.x reduces each variable on its own)"
+            : " gradient bucket(s), each closed once it holds " + megabytes(options.bucket_bytes);
+    notes->push_back(std::to_string(buckets.size()) + grouping + "; the largest " + megabytes(largest) +
                      (options.overlap ? ", overlapped with backward" : ", after the whole backward"));
   }
 

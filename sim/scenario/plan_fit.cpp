@@ -17,10 +17,16 @@ struct PlanFactors {
   const char* key = "";   ///< the strategy's key that sets the replicas: data_parallel, pipeline, parallelism
 };
 
-double gradient_bytes_of(const OpGraph& graph) {
-  double bytes = 0;
-  for (OpId v = 0; v < graph.size(); ++v) bytes += graph.op(v).parameter_bytes();
-  return bytes;
+/// How many gradient all-reduces a step has, about: the gradients over the bucket size, or one per
+/// op with weights (kOneBucketPerOp).
+double gradient_buckets(const OpGraph& graph, double bucket_bytes) {
+  double bytes = 0, ops = 0;
+  for (OpId v = 0; v < graph.size(); ++v) {
+    bytes += graph.op(v).parameter_bytes();
+    ops += graph.op(v).parameter_count > 0 ? 1 : 0;
+  }
+  if (bucket_bytes == kOneBucketPerOp) return std::max(1.0, ops);
+  return std::max(1.0, std::ceil(bytes / bucket_bytes));
 }
 
 // The refusal of a plan that would not fit in this machine, blaming its largest factor: the steps,
@@ -60,7 +66,7 @@ std::optional<PlanTooLarge> plan_too_large(const Scenario& scenario, const Strat
       const int node = cluster.device(dp->replicas.front()).node;
       double per_node = 0;
       for (DeviceId id : dp->replicas) per_node += cluster.device(id).node == node ? 1 : 0;
-      double buckets = std::max(1.0, std::ceil(gradient_bytes_of(scenario.graph) / dp->bucket_bytes));
+      const double buckets = gradient_buckets(scenario.graph, dp->bucket_bytes);
       factors.allreduce =
           buckets * allreduce_transfers(dp->algorithm, factors.replicas, per_node, scenario.run.collective_fidelity);
     }
@@ -86,7 +92,7 @@ std::optional<PlanTooLarge> plan_too_large_before_cluster(const OpGraph& graph, 
   factors.key = "data_parallel";
   factors.replicas = replicas;
   if (all_reduce && replicas > 1) {
-    const double buckets = std::max(1.0, std::ceil(gradient_bytes_of(graph) / bucket_bytes));
+    const double buckets = gradient_buckets(graph, bucket_bytes);
     factors.allreduce = buckets * allreduce_transfers(algorithm, replicas, std::sqrt(replicas), run.collective_fidelity);
   }
   return refusal(graph, run, factors);

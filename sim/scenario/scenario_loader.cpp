@@ -195,7 +195,9 @@ void require_replicas_fit_before_cluster(const JsonReader& document, const Scena
     if (dp.contains("algorithm") && dp["algorithm"].is_string()) {
       algorithm = parse_collective_algorithm(dp["algorithm"].get<std::string>());
     }
-    double bucket_bytes = DataParallelOptions{}.bucket_bytes;
+    // As read_data_parallel_fields defaults it: per op under TensorFlow 1.x, else DDP's.
+    double bucket_bytes = dp.contains("framework") && dp["framework"] == "tensorflow-1" ? kOneBucketPerOp
+                                                                                      : DataParallelOptions{}.bucket_bytes;
     if (dp.contains("bucket_bytes") && dp["bucket_bytes"].is_number() && dp["bucket_bytes"].get<double>() >= 1) {
       bucket_bytes = dp["bucket_bytes"].get<double>();
     }

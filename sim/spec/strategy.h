@@ -47,6 +47,9 @@ enum class Aggregation { kParameterServer, kAllReduce };
 /// default (round robin in creation order) or its greedy load balancing by size.
 enum class Sharding { kRoundRobin, kGreedy };
 
+/// DataParallelOptions::bucket_bytes for one gradient all-reduce per op with weights.
+inline constexpr double kOneBucketPerOp = 0;
+
 struct DataParallelOptions {
   std::vector<DeviceId> replicas;  ///< one worker per device, each on its own slice of the batch
   SyncMode mode = SyncMode::kSync;
@@ -54,7 +57,10 @@ struct DataParallelOptions {
   std::vector<DeviceId> parameter_servers;  ///< for kParameterServer
   Sharding sharding = Sharding::kRoundRobin;
   std::optional<CollectiveAlgorithm> algorithm;  ///< nullopt = auto (chosen per bucket)
-  double bucket_bytes = 25.0 * 1024 * 1024;      ///< PyTorch DDP's default bucket_cap_mb = 25
+  /// Gradients fused per all-reduce: a bucket closes once it holds this many bytes (PyTorch
+  /// DDP's default bucket_cap_mb = 25); kOneBucketPerOp: one all-reduce per op with weights
+  /// (TensorFlow 1.x's per-variable all-reduces, the default under its framework).
+  double bucket_bytes = 25.0 * 1024 * 1024;
   bool overlap = true;  ///< start each bucket's all-reduce as soon as backward produced it
   /// Parameter servers only: sum gradients inside each machine first (an all-reduce among its
   /// replicas) and exchange one copy per machine with the servers, as TensorFlow's

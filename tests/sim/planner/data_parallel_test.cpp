@@ -9,6 +9,7 @@
 #include "sim/planner/data_parallel_builder.h"
 #include "sim/planner/step_emitter.h"
 #include "sim/report/data_parallel_metrics.h"
+#include "tests/support/scenario_text.h"
 #include "tests/support/test_support.h"
 
 namespace placesim {
@@ -229,6 +230,27 @@ TEST(SyncDataParallel, BucketsOverlapAllReduceWithBackwardAndWithoutOverlapItAdd
   double overlapped = simulate(graph, cluster, options).run.metrics.step_time_seconds;
   EXPECT_LT(overlapped, 0.9 * (compute + all_reduce));
   EXPECT_GE(overlapped, std::max(compute, all_reduce));
+}
+
+// TensorFlow 1.x all-reduces each replicated variable on its own (tensorflow/benchmarks fd87986,
+// tf_cnn_benchmarks' variable_mgr.py: one nccl.all_sum per variable). Under "tensorflow-1" a step
+// of the default MLP (784-1024-1024-10: (785 + 1025) x 1024 + 1025 x 10 = 1,863,690 fp32
+// parameters, 7.45 MB) runs one all-reduce per dense op, 3; PyTorch DDP's 25 MiB bucket holds all
+// three, 1; a scenario's bucket_bytes keeps its meaning under either.
+TEST(SyncDataParallel, TensorFlowOneReducesEachOpsGradientsOnItsOwn) {
+  auto all_reduces = [](const std::string& framework, const std::string& bucket) {
+    const Scenario scenario = testing::scenario_from_text(
+        R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_p100"},
+            "strategy": {"data_parallel": {"replicas": 2, "aggregation": "allreduce", "framework": ")" +
+        framework + "\"" + bucket + R"(}}, "run": {"batch_size": 64, "steps": 1}})");
+    size_t count = 0;
+    for (const Task& task : plan_scenario(scenario).plan.tasks) count += task.kind == TaskKind::kCollective ? 1 : 0;
+    return count;
+  };
+  EXPECT_EQ(all_reduces("tensorflow-1", ""), 3u);
+  EXPECT_EQ(all_reduces("pytorch-ddp", ""), 1u);
+  EXPECT_EQ(all_reduces("tensorflow-1", R"(, "bucket_bytes": 26214400)"), 1u);
+  EXPECT_EQ(all_reduces("pytorch-ddp", R"(, "bucket_bytes": 1)"), 3u);
 }
 
 TEST(DataParallel, JitterIsSeededAndHasMeanOne) {
