@@ -55,12 +55,27 @@ ExecutionPlan empty_like(const ExecutionPlan& plan) {
   return part;
 }
 
+/// When each model chunk's slot of each micro-batch ends (one direction, forward or backward), in
+/// one array: (chunk, micro-batch) at chunk x micro-batches + micro-batch.
+class SlotEnds {
+ public:
+  SlotEnds(size_t chunks, int64_t micro_batches)
+      : micro_batches_(static_cast<size_t>(micro_batches)), ends_(chunks * micro_batches_, kNever) {}
+  double& at(size_t chunk, int64_t micro_batch) { return ends_[chunk * micro_batches_ + static_cast<size_t>(micro_batch)]; }
+  double at(size_t chunk, int64_t micro_batch) const {
+    return ends_[chunk * micro_batches_ + static_cast<size_t>(micro_batch)];
+  }
+
+ private:
+  size_t micro_batches_;
+  std::vector<double> ends_;
+};
+
 /// When `slot` ends: the latest of (the stage's previous slot's end + its time alone) and, for
 /// each chunk it receives from, (that chunk's slot for `micro_batch` ends + the delay).
-double slot_end(const ClosedFormSlot& slot, double previous_end, const std::vector<std::vector<double>>& sender_ends,
-                int64_t micro_batch) {
+double slot_end(const ClosedFormSlot& slot, double previous_end, const SlotEnds& sender_ends, int64_t micro_batch) {
   double result = previous_end + slot.alone_seconds;
-  for (const auto& [from, delay] : slot.delay_seconds) result = std::max(result, sender_ends[from][micro_batch] + delay);
+  for (const auto& [from, delay] : slot.delay_seconds) result = std::max(result, sender_ends.at(from, micro_batch) + delay);
   return result;
 }
 
@@ -427,8 +442,7 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
     schedule[s] = chunks > 1 ? interleaved_schedule(stages, s, chunks, micro_batches, cell.training)
                              : pipeline_schedule(options.schedule, stages, s, micro_batches, cell.training);
   }
-  std::vector<std::vector<double>> forward_end(model_chunks, std::vector<double>(micro_batches, kNever));
-  std::vector<std::vector<double>> backward_end(model_chunks, std::vector<double>(micro_batches, kNever));
+  SlotEnds forward_end(model_chunks, micro_batches), backward_end(model_chunks, micro_batches);
   std::vector<double> stage_free(stages, 0);
   std::vector<size_t> slots_done(stages, 0);
   estimate.stage_end_seconds.assign(stages, 0);
@@ -444,11 +458,11 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
     const bool last_slot = ++slots_done[s] == schedule[s].size();
     const ClosedFormSlot& model = last_slot ? cell.last[s] : slot.forward ? cell.forward[c] : cell.backward[c];
     if (last_slot) estimate.stage_end_seconds[s] = slot_end(cell.finish[s], stage_free[s], ends, m);
-    ends[c][m] = stage_free[s] = slot_end(model, stage_free[s], ends, m);
+    ends.at(c, m) = stage_free[s] = slot_end(model, stage_free[s], ends, m);
     if (!interleaved) continue;
-    slot_ends[s].push_back(ends[c][m]);
+    slot_ends[s].push_back(ends.at(c, m));
     for (const ClosedFormCell::Input& input : slot.forward ? cell.forward_inputs[c] : cell.backward_inputs[c]) {
-      arrivals[s].emplace_back(ends[input.from][m] + input.offset_seconds, input.bytes);
+      arrivals[s].emplace_back(ends.at(input.from, m) + input.offset_seconds, input.bytes);
     }
   }
   for (size_t s = 0; s < stages; ++s) estimate.step_seconds = std::max(estimate.step_seconds, estimate.stage_end_seconds[s]);
@@ -470,7 +484,7 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
       // `open` of its chunks open before it), plus what the other micro-batch chunks open
       // beside it keep, plus the inputs that have begun to arrive for later slots (the warm-up
       // runs the senders ahead).
-      std::vector<std::pair<double, double>> received = arrivals[s];
+      std::vector<std::pair<double, double>>& received = arrivals[s];  // read once, sorted in place
       std::sort(received.begin(), received.end());
       size_t next_arrival = 0;
       double arrived = 0, consumed = 0;  // inputs begun to arrive by a slot's end; those of it and earlier slots
