@@ -61,12 +61,13 @@ class SlotEnds {
  public:
   SlotEnds(size_t chunks, int64_t micro_batches)
       : micro_batches_(static_cast<size_t>(micro_batches)), ends_(chunks * micro_batches_, kNever) {}
-  double& at(size_t chunk, int64_t micro_batch) { return ends_[chunk * micro_batches_ + static_cast<size_t>(micro_batch)]; }
-  double at(size_t chunk, int64_t micro_batch) const {
-    return ends_[chunk * micro_batches_ + static_cast<size_t>(micro_batch)];
-  }
+  double& at(size_t chunk, int64_t micro_batch) { return ends_[index(chunk, micro_batch)]; }
+  double at(size_t chunk, int64_t micro_batch) const { return ends_[index(chunk, micro_batch)]; }
 
  private:
+  size_t index(size_t chunk, int64_t micro_batch) const {
+    return chunk * micro_batches_ + static_cast<size_t>(micro_batch);
+  }
   size_t micro_batches_;
   std::vector<double> ends_;
 };

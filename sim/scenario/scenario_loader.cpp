@@ -196,8 +196,8 @@ void require_replicas_fit_before_cluster(const JsonReader& document, const Scena
       algorithm = parse_collective_algorithm(dp["algorithm"].get<std::string>());
     }
     // As read_data_parallel_fields defaults it: per op under TensorFlow 1.x, else DDP's.
-    double bucket_bytes = dp.contains("framework") && dp["framework"] == "tensorflow-1" ? kOneBucketPerOp
-                                                                                      : DataParallelOptions{}.bucket_bytes;
+    const bool tensorflow_1 = dp.contains("framework") && dp["framework"] == "tensorflow-1";
+    double bucket_bytes = tensorflow_1 ? kOneBucketPerOp : DataParallelOptions{}.bucket_bytes;
     if (dp.contains("bucket_bytes") && dp["bucket_bytes"].is_number() && dp["bucket_bytes"].get<double>() >= 1) {
       bucket_bytes = dp["bucket_bytes"].get<double>();
     }
