@@ -13,18 +13,9 @@ Json staleness_json(const StalenessStats& stats) {
   return {{"mean", stats.mean}, {"p50", stats.p50}, {"p99", stats.p99}, {"max", stats.max}, {"updates", stats.updates}};
 }
 
-/// The strategy's device with the largest peak memory (the first of equals); null without devices.
-const DeviceMetrics* fullest_device(const StrategyResult& result) {
-  const DeviceMetrics* fullest = nullptr;
-  for (const DeviceMetrics& device : result.run.devices) {
-    if (!fullest || device.peak_memory_bytes > fullest->peak_memory_bytes) fullest = &device;
-  }
-  return fullest;
-}
-
 /// The largest peak memory over the strategy's devices.
 double peak_memory(const StrategyResult& result) {
-  const DeviceMetrics* fullest = fullest_device(result);
+  const DeviceMetrics* fullest = fullest_device(result.run);
   return fullest ? fullest->peak_memory_bytes : 0;
 }
 
@@ -129,7 +120,7 @@ Json comparison_json(const std::string& scenario, const std::vector<StrategyResu
     entry["replicas"] = std::max<int64_t>(result.replicas, static_cast<int64_t>(result.data_parallel.replicas));
     if (result.efficiency) entry["efficiency"] = efficiency_json(*result.efficiency);
     // Memory: the fullest device's peak, its breakdown and capacity; out of memory if any device is.
-    if (const DeviceMetrics* fullest = fullest_device(result)) {
+    if (const DeviceMetrics* fullest = fullest_device(result.run)) {
       entry["peak_memory_bytes"] = fullest->peak_memory_bytes;
       entry["peak_memory"] = memory_breakdown_json(fullest->peak_memory);
       entry["memory_capacity_bytes"] = fullest->memory_capacity_bytes;

@@ -58,6 +58,14 @@ void peak_memory(const ExecutionPlan& plan, const Timeline& timeline, std::vecto
 
 }  // namespace
 
+const DeviceMetrics* fullest_device(const RunMetrics& metrics) {
+  const DeviceMetrics* fullest = nullptr;
+  for (const DeviceMetrics& device : metrics.devices) {
+    if (!fullest || device.peak_memory_bytes > fullest->peak_memory_bytes) fullest = &device;
+  }
+  return fullest;
+}
+
 double union_length(std::vector<std::pair<double, double>> intervals) {
   double total = 0;
   for (const auto& [start, end] : merged(std::move(intervals))) total += end - start;

@@ -58,6 +58,9 @@ struct RunMetrics {
 
 RunMetrics compute_metrics(const ExecutionPlan& plan, const Cluster& cluster, const Timeline& timeline);
 
+/// The device with the largest peak memory (the first of equals); null when there is none.
+const DeviceMetrics* fullest_device(const RunMetrics& metrics);
+
 /// Length of the union of [start, end) intervals.
 double union_length(std::vector<std::pair<double, double>> intervals);
 

@@ -195,9 +195,11 @@ void require_replicas_fit_before_cluster(const JsonReader& document, const Scena
     if (dp.contains("algorithm") && dp["algorithm"].is_string()) {
       algorithm = parse_collective_algorithm(dp["algorithm"].get<std::string>());
     }
-    // As read_data_parallel_fields defaults it: per op under TensorFlow 1.x, else DDP's.
-    const bool tensorflow_1 = dp.contains("framework") && dp["framework"] == "tensorflow-1";
-    double bucket_bytes = tensorflow_1 ? kOneBucketPerOp : DataParallelOptions{}.bucket_bytes;
+    std::optional<Framework> framework;  // the reader's default, "links", when absent or unknown
+    if (dp.contains("framework") && dp["framework"].is_string()) {
+      framework = parse_framework(dp["framework"].get<std::string>());
+    }
+    double bucket_bytes = default_bucket_bytes(framework.value_or(Framework::kLinksOnly));
     if (dp.contains("bucket_bytes") && dp["bucket_bytes"].is_number() && dp["bucket_bytes"].get<double>() >= 1) {
       bucket_bytes = dp["bucket_bytes"].get<double>();
     }

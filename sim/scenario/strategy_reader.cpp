@@ -180,13 +180,7 @@ DataParallelFields read_data_parallel_fields(const JsonReader& reader) {
   }
   options.communication = read_communication(reader, options.aggregation);
   if (options.aggregation == Aggregation::kAllReduce) {
-    // TensorFlow 1.x's replicated variables are all-reduced one variable at a time: the
-    // tf_cnn_benchmarks of the May 2017 benchmark page (tensorflow/benchmarks fd87986,
-    // variable_mgr.py sum_gradients_all_reduce) runs one nccl.all_sum per variable, and
-    // TensorFlow's NcclManager launches one collective at a time. PyTorch DDP fuses 25 MiB.
-    const double fallback =
-        options.communication.framework == Framework::kTensorFlow1 ? kOneBucketPerOp : options.bucket_bytes;
-    options.bucket_bytes = bucket_bytes_or(reader, fallback);
+    options.bucket_bytes = bucket_bytes_or(reader, default_bucket_bytes(options.communication.framework));
   }
   return fields;
 }

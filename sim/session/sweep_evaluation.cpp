@@ -125,11 +125,9 @@ void evaluate_scenario(const Scenario& scenario, Tier tier, SharedCells* shared,
   split_step_time(step, compute, metrics.exposed_transfer_seconds / steps, dp.straggler_loss_seconds,
                   strategy.data_parallel ? 0.0 : idle, &row);
 
-  for (const DeviceMetrics& device : metrics.devices) {
-    if (device.peak_memory_bytes > row.peak_memory_bytes) {
-      row.peak_memory_bytes = device.peak_memory_bytes;
-      row.memory_capacity_bytes = device.memory_capacity_bytes;
-    }
+  if (const DeviceMetrics* fullest = fullest_device(metrics); fullest && fullest->peak_memory_bytes > 0) {
+    row.peak_memory_bytes = fullest->peak_memory_bytes;
+    row.memory_capacity_bytes = fullest->memory_capacity_bytes;
   }
   std::vector<std::string> verdicts = out_of_memory_verdicts(metrics, cluster);
   if (!verdicts.empty()) {

@@ -49,6 +49,16 @@ enum class Sharding { kRoundRobin, kGreedy };
 
 /// DataParallelOptions::bucket_bytes for one gradient all-reduce per op with weights.
 inline constexpr double kOneBucketPerOp = 0;
+/// PyTorch DDP's default bucket_cap_mb = 25.
+inline constexpr double kDdpBucketBytes = 25.0 * 1024 * 1024;
+
+/// How a framework groups data-parallel gradients when the scenario says nothing: TensorFlow 1.x
+/// all-reduces each variable on its own (tensorflow/benchmarks fd87986, tf_cnn_benchmarks'
+/// variable_mgr.py sum_gradients_all_reduce: one nccl.all_sum per variable; its NcclManager runs
+/// one collective at a time), the others fuse PyTorch DDP's 25 MiB buckets.
+inline double default_bucket_bytes(Framework framework) {
+  return framework == Framework::kTensorFlow1 ? kOneBucketPerOp : kDdpBucketBytes;
+}
 
 struct DataParallelOptions {
   std::vector<DeviceId> replicas;  ///< one worker per device, each on its own slice of the batch
@@ -60,7 +70,7 @@ struct DataParallelOptions {
   /// Gradients fused per all-reduce: a bucket closes once it holds this many bytes (PyTorch
   /// DDP's default bucket_cap_mb = 25); kOneBucketPerOp: one all-reduce per op with weights
   /// (TensorFlow 1.x's per-variable all-reduces, the default under its framework).
-  double bucket_bytes = 25.0 * 1024 * 1024;
+  double bucket_bytes = kDdpBucketBytes;
   bool overlap = true;  ///< start each bucket's all-reduce as soon as backward produced it
   /// Parameter servers only: sum gradients inside each machine first (an all-reduce among its
   /// replicas) and exchange one copy per machine with the servers, as TensorFlow's
@@ -145,7 +155,7 @@ struct ParallelismOptions {
   std::vector<std::string> column_parallel;  ///< op-name globs (tensor_parallel.h)
   std::vector<std::string> row_parallel;
   std::optional<CollectiveAlgorithm> algorithm;  ///< of every all-reduce; nullopt = auto
-  double bucket_bytes = 25.0 * 1024 * 1024;      ///< data-parallel gradient buckets (PyTorch DDP's 25 MiB)
+  double bucket_bytes = kDdpBucketBytes;  ///< data-parallel gradient buckets (PyTorch DDP's 25 MiB)
   /// ZeRO over the data-parallel group (Rajbhandari et al. 2020; docs/llm-planning.md): 0 = none,
   /// 1 shards the optimizer state, 2 also the gradients, 3 also the parameters (FSDP full shard).
   int zero_stage = 0;
