@@ -218,10 +218,30 @@ struct PairCosts {
   }
 };
 
-PairCosts ring_costs(const std::vector<DeviceId>& ring, const Cluster& cluster) {
+/// The slowest hop of rings that run at once (one ring, or the rails of a hierarchical phase),
+/// each sending to its next member: its route's latency, and its route's narrowest link
+/// direction shared by every hop of these rings routed through it (machines with fewer NICs
+/// than local ranks carry several rails through one NIC, as NCCL's channels then do).
+PairCosts concurrent_ring_costs(const std::vector<std::vector<DeviceId>>& rings, const Cluster& cluster) {
   PairCosts costs;
-  for (size_t i = 0; i < ring.size(); ++i) costs.add(ring[i], ring[(i + 1) % ring.size()], cluster);
+  std::map<std::pair<LinkId, bool>, double> hops_through;
+  for (const auto& ring : rings) {
+    for (size_t i = 0; i < ring.size(); ++i) {
+      const DeviceId a = ring[i], b = ring[(i + 1) % ring.size()];
+      if (a == b) continue;
+      costs.add(a, b, cluster);
+      if (!std::isfinite(costs.latency)) return costs;  // some hop has no route
+      for (const RouteHop& hop : cluster.route(a, b)) hops_through[{hop.link, hop.a_to_b}] += 1;
+    }
+  }
+  for (const auto& [direction, hops] : hops_through) {
+    costs.bandwidth = std::min(costs.bandwidth, cluster.links()[direction.first].spec.bandwidth_bytes_per_second / hops);
+  }
   return costs;
+}
+
+PairCosts ring_costs(const std::vector<DeviceId>& ring, const Cluster& cluster) {
+  return concurrent_ring_costs({ring}, cluster);
 }
 
 /// Hierarchical rings: the slowest hop of any node's ring (local) and of any rail, the ring of
@@ -240,13 +260,11 @@ TwoLevelCosts two_level_costs(const std::vector<std::vector<DeviceId>>& nodes, c
     costs.local.latency = std::max(costs.local.latency, c.latency);
     costs.local.bandwidth = std::min(costs.local.bandwidth, c.bandwidth);
   }
-  for (size_t r = 0; r < nodes.front().size(); ++r) {
-    std::vector<DeviceId> rail;
-    for (const auto& node : nodes) rail.push_back(node[r]);
-    PairCosts c = ring_costs(rail, cluster);
-    costs.global.latency = std::max(costs.global.latency, c.latency);
-    costs.global.bandwidth = std::min(costs.global.bandwidth, c.bandwidth);
+  std::vector<std::vector<DeviceId>> rails(nodes.front().size());  // they run at once
+  for (size_t r = 0; r < rails.size(); ++r) {
+    for (const auto& node : nodes) rails[r].push_back(node[r]);
   }
+  costs.global = concurrent_ring_costs(rails, cluster);
   return costs;
 }
 

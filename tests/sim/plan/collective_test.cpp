@@ -344,6 +344,49 @@ TEST(HierarchicalAllReduce, MatchesIntraNodeRingPlusInterNodeRailRing) {
   }
 }
 
+// The same two nodes of four GPUs, but each node reaches the other through one NIC: every GPU
+// links to its node's NIC vertex, and one slow link joins the two NICs (a server with a single
+// 25 GbE port, or a DGX-1's two GPUs per InfiniBand port). The four rails then run at once
+// through that one link direction, a quarter of its bandwidth each: the rail phase of the
+// hierarchical all-reduce takes 2(M-1)(a_g + S/(g M) / (B_g / g)) = 2(M-1)(a_g + S/(M B_g)),
+// and a flat ring (one crossing per direction) is no slower than that.
+TEST(HierarchicalAllReduce, RailsThroughOneNicShareIt) {
+  const size_t g = 4, m = 2;
+  const double local_bandwidth = 1e11, nic_bandwidth = 1e10, nic_latency = 1e-5;
+  Cluster cluster;
+  DeviceSpec spec = testing::round_gpu();
+  for (size_t node = 0; node < m; ++node) {
+    for (size_t i = 0; i < g; ++i) {
+      ClusterDevice device;
+      device.name = DeviceName{"worker", 0, static_cast<int>(node), DeviceKind::kGpu, static_cast<int>(i)};
+      device.spec = spec;
+      device.node = static_cast<int>(node);
+      cluster.add_device(device, "task:" + std::to_string(node) + "/GPU:" + std::to_string(i));
+    }
+  }
+  std::vector<VertexId> nics;
+  for (size_t node = 0; node < m; ++node) nics.push_back(cluster.add_switch("task:" + std::to_string(node) + "/NIC:0"));
+  for (size_t node = 0; node < m; ++node) {
+    for (size_t i = 0; i < g; ++i) {
+      // Zero-latency, fast links to the NIC: only the NIC-to-NIC link is slow.
+      cluster.add_link(node * g + i, nics[node], testing::round_link(local_bandwidth, 0));
+    }
+  }
+  cluster.add_link(nics[0], nics[1], testing::round_link(nic_bandwidth, nic_latency));
+  const double bytes = 1e8, gd = g, md = m;
+  const double rails = 2 * (md - 1) * (nic_latency + bytes / (gd * md) / (nic_bandwidth / gd));
+  const double estimate = allreduce_estimate_seconds(CollectiveAlgorithm::kHierarchical, all(g * m), bytes, cluster);
+  // A local hop GPU -> NIC vertex -> GPU runs at its narrowest link's 1e11 B/s with no latency,
+  // and the node's ring uses each link direction once: 2 (g-1) S/(g B_l).
+  const double local_at_link_rate = 2 * (gd - 1) * (bytes / gd / local_bandwidth);
+  EXPECT_NEAR(estimate, local_at_link_rate + rails, (local_at_link_rate + rails) * 1e-9);
+  // Before rails shared their NIC, this was local + 2(M-1)(a_g + S/(g M B_g)): 4x too fast a rail phase.
+  EXPECT_GT(estimate, local_at_link_rate + 2 * (md - 1) * (nic_latency + bytes / (gd * md) / nic_bandwidth) * 3.9);
+  // SimGrid shares the NIC link between the rails' flows as well.
+  EXPECT_NEAR(simulate_allreduce(cluster, CollectiveAlgorithm::kHierarchical, bytes, CollectiveFidelity::kPerPhase),
+              estimate, estimate * 0.02);
+}
+
 // Small messages are latency-bound: a logarithmic algorithm wins (the tree when the group is
 // not a power of two); large ones are bandwidth-bound: the ring's 2(N-1)/N S/B wins over the
 // tree's log N x S/B.
