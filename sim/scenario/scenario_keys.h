@@ -45,7 +45,7 @@ inline const std::vector<std::string> kOutputs = {"trace", "report"};
 
 /// `published` (top level, or in a strategy of `strategies`).
 inline const std::vector<std::string> kPublished = {"step_time_seconds", "samples_per_second", "model_tflops_per_gpu",
-                                                    "source", "confidence", "note"};
+                                                    "scaling_efficiency", "relative_to", "source", "confidence", "note"};
 
 /// The values `published.confidence` takes.
 inline const std::vector<std::string> kConfidence = {"HIGH", "MED", "LOW"};

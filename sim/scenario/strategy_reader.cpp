@@ -88,7 +88,9 @@ PublishedFigure read_published(const JsonReader& published) {
       {"step_time_seconds", 1e-6, kSecondsPerDay, " s"},
       {"samples_per_second", 1 / kSecondsPerDay, 1e12, " samples/s"},
       // Model FLOPs per second per GPU, in TFLOP/s: above 10 PFLOP/s per device is another unit.
-      {"model_tflops_per_gpu", 1e-6, 1e4, " TFLOP/s"}};
+      {"model_tflops_per_gpu", 1e-6, 1e4, " TFLOP/s"},
+      // Throughput per accelerator against another strategy's: above 2, a percentage or a speedup.
+      {"scaling_efficiency", 0.01, 2, ""}};
   for (const auto& range : kRanges) {
     if (!published.has(range.metric)) continue;
     JsonReader value = published.at(range.metric);
@@ -101,7 +103,17 @@ PublishedFigure read_published(const JsonReader& published) {
     ++given;
   }
   if (given != 1) {
-    published.fail("give exactly one of \"step_time_seconds\", \"samples_per_second\" or \"model_tflops_per_gpu\"");
+    published.fail(
+        "give exactly one of \"step_time_seconds\", \"samples_per_second\", \"model_tflops_per_gpu\" or "
+        "\"scaling_efficiency\"");
+  }
+  if (figure.metric == "scaling_efficiency") {
+    if (!published.has("relative_to")) {
+      published.fail("a \"scaling_efficiency\" needs \"relative_to\": the name of the strategy it is relative to");
+    }
+    figure.relative_to = published.string_at("relative_to");
+  } else if (published.has("relative_to")) {
+    published.at("relative_to").fail("\"relative_to\" belongs to a \"scaling_efficiency\" only");
   }
   figure.source = published.string_at("source");
   if (published.has("confidence")) published.choice_at("confidence", scenario_keys::kConfidence);
@@ -342,6 +354,20 @@ std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster&
       (*sources)[strategies.back().name].json_path = entry.path();
     }
     if (strategies.empty()) list->fail("expected at least one strategy");
+    for (size_t i = 0; i < strategies.size(); ++i) {
+      if (!strategies[i].published || strategies[i].published->relative_to.empty()) continue;
+      const std::string& reference = strategies[i].published->relative_to;
+      JsonReader where = list->elements()[i].at("published").at("relative_to");
+      if (reference == strategies[i].name) where.fail("a strategy's scaling is relative to another strategy, not itself");
+      if (!names.count(reference)) where.fail("no strategy named \"" + reference + "\" in this scenario");
+      for (const Strategy& strategy : strategies) {
+        if ((strategy.name == reference || &strategy == &strategies[i]) && !strategy.data_parallel &&
+            !strategy.parallelism) {
+          where.fail("a scaling efficiency compares data-parallel or \"parallelism\" strategies; \"" + strategy.name +
+                     "\" is neither");
+        }
+      }
+    }
     if (document.has("published")) {
       document.at("published").fail("with \"strategies\", give each strategy its own \"published\"");
     }
@@ -352,7 +378,12 @@ std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster&
     if (single.has("published")) single.at("published").fail("put \"published\" at the top level of the scenario");
     strategies.push_back(read_strategy(single, cluster, "default", nullptr));
     (*sources)[strategies.back().name].json_path = single.path();
-    if (auto published = document.find("published")) strategies.back().published = read_published(*published);
+    if (auto published = document.find("published")) {
+      strategies.back().published = read_published(*published);
+      if (strategies.back().published->metric == "scaling_efficiency") {
+        published->at("scaling_efficiency").fail("a scaling efficiency is relative to another strategy: give \"strategies\"");
+      }
+    }
   }
   return strategies;
 }

@@ -53,7 +53,29 @@ void describe_device(const Cluster& cluster, PublishedCase* c) {
   }
 }
 
+/// What the scaling table counts: a data-parallel strategy's replicas, a 3D strategy's devices.
+int64_t accelerators(const Strategy& strategy) {
+  if (strategy.parallelism) return static_cast<int64_t>(strategy.parallelism->devices.size());
+  if (strategy.data_parallel) return static_cast<int64_t>(strategy.data_parallel->replicas.size());
+  return 0;
+}
+
+const Strategy& strategy_named(const Scenario& scenario, const std::string& name) {
+  for (const Strategy& strategy : scenario.strategies) {
+    if (strategy.name == name) return strategy;
+  }
+  throw InputError(scenario.file.string(), "", "no strategy named \"" + name + "\"");  // the reader refuses it first
+}
+
 }  // namespace
+
+std::vector<PublishedCase> absolute_cases(const std::vector<PublishedCase>& cases) {
+  std::vector<PublishedCase> absolute;
+  for (const PublishedCase& c : cases) {
+    if (c.metric != "scaling_efficiency") absolute.push_back(c);
+  }
+  return absolute;
+}
 
 std::vector<PublishedCase> validate_published(const std::vector<std::string>& paths, const HardwareCatalog& catalog,
                                               bool progress) {
@@ -69,13 +91,18 @@ std::vector<PublishedCase> validate_published(const std::vector<std::string>& pa
       c.strategy = strategy.name;
       c.metric = strategy.published->metric;
       c.published = strategy.published->value;
-      if (strategy.data_parallel) c.accelerators = static_cast<int64_t>(strategy.data_parallel->replicas.size());
-      if (strategy.parallelism) c.accelerators = static_cast<int64_t>(strategy.parallelism->devices.size());
+      c.accelerators = accelerators(strategy);
       // On the scenario's tier: a plan run on its engine, or the 3D closed form (thousands of
       // GPUs in milliseconds).
       const TierStep tier_step = evaluate_on_tier(scenario, strategy, false);
       const double step = tier_step.step_seconds, samples_per_second = tier_step.samples_per_second;
-      if (c.metric == "samples_per_second") {
+      if (c.metric == "scaling_efficiency") {
+        const Strategy& reference = strategy_named(scenario, strategy.published->relative_to);
+        c.reference_accelerators = accelerators(reference);  // both >= 1: the reader checked their kinds
+        const double reference_samples_per_second = evaluate_on_tier(scenario, reference, false).samples_per_second;
+        c.predicted = (samples_per_second / static_cast<double>(c.accelerators)) /
+                      (reference_samples_per_second / static_cast<double>(c.reference_accelerators));
+      } else if (c.metric == "samples_per_second") {
         c.predicted = samples_per_second;
       } else if (c.metric == "model_tflops_per_gpu") {
         // Model FLOPs as MFU counts them (PaLM's formula for language models, docs/llm-planning.md).
@@ -98,8 +125,12 @@ std::vector<PublishedCase> validate_published(const std::vector<std::string>& pa
 
 double mean_absolute_percentage_error(const std::vector<PublishedCase>& cases) {
   double sum = 0;
-  for (const auto& c : cases) sum += std::fabs(c.relative_error());
-  return cases.empty() ? 0 : 100 * sum / static_cast<double>(cases.size());
+  size_t counted = 0;
+  for (const auto& c : absolute_cases(cases)) {
+    sum += std::fabs(c.relative_error());
+    ++counted;
+  }
+  return counted == 0 ? 0 : 100 * sum / static_cast<double>(counted);
 }
 
 std::string published_table(const std::vector<PublishedCase>& cases) {
@@ -117,8 +148,9 @@ std::string published_table(const std::vector<PublishedCase>& cases) {
     out += line;
   }
   // By device profile: where the error is, next to where the costs come from.
+  const std::vector<PublishedCase> absolute = absolute_cases(cases);
   std::map<std::string, std::vector<PublishedCase>> by_device;
-  for (const auto& c : cases) by_device[c.device_profile].push_back(c);
+  for (const auto& c : absolute) by_device[c.device_profile].push_back(c);
   if (by_device.size() > 1) {
     out += "By device (where its compute costs come from):\n";
     for (const auto& [profile, group] : by_device) {
@@ -127,7 +159,14 @@ std::string published_table(const std::vector<PublishedCase>& cases) {
       out += line;
     }
   }
-  std::snprintf(line, sizeof(line), "MAPE: %.1f%% over %zu cases\n", mean_absolute_percentage_error(cases), cases.size());
+  if (absolute.size() < cases.size()) {
+    std::snprintf(line, sizeof(line), "%zu scaling efficienc%s: in `validate --scaling`, not in the MAPE\n",
+                  cases.size() - absolute.size(), cases.size() - absolute.size() == 1 ? "y" : "ies");
+    out += line;
+  }
+  if (absolute.empty()) return out + "MAPE: none (no absolute figure among these cases)\n";
+  std::snprintf(line, sizeof(line), "MAPE: %.1f%% over %zu cases\n", mean_absolute_percentage_error(cases),
+                absolute.size());
   return out + line;
 }
 
@@ -136,20 +175,25 @@ std::string scaling_table(const std::vector<PublishedCase>& cases) {
   char line[512];
   double sum = 0, largest = 0;
   size_t rows = 0;
+  auto add_row = [&](const std::string& scenario, int64_t accelerators, double published, double predicted) {
+    const double points = 100 * (predicted - published);
+    std::snprintf(line, sizeof(line), "%-42s %8lld %17.1f%% %17.1f%% %+10.1f\n", scenario.c_str(),
+                  static_cast<long long>(accelerators), 100 * published, 100 * predicted, points);
+    out += line;
+    sum += std::fabs(points);
+    largest = std::max(largest, std::fabs(points));
+    ++rows;
+  };
   for (const PublishedCase& reference : cases) {
+    if (reference.metric == "scaling_efficiency") {  // the published figure is the efficiency itself
+      add_row(reference.scenario, reference.accelerators, reference.published, reference.predicted);
+      continue;
+    }
     if (reference.accelerators != 1 || reference.metric != "samples_per_second") continue;
     for (const PublishedCase& c : cases) {
       if (c.scenario != reference.scenario || c.accelerators < 2 || c.metric != "samples_per_second") continue;
       const double n = static_cast<double>(c.accelerators);
-      const double published = c.published / (n * reference.published);
-      const double predicted = c.predicted / (n * reference.predicted);
-      const double points = 100 * (predicted - published);
-      std::snprintf(line, sizeof(line), "%-42s %8lld %17.1f%% %17.1f%% %+10.1f\n", c.scenario.c_str(),
-                    static_cast<long long>(c.accelerators), 100 * published, 100 * predicted, points);
-      out += line;
-      sum += std::fabs(points);
-      largest = std::max(largest, std::fabs(points));
-      ++rows;
+      add_row(c.scenario, c.accelerators, c.published / (n * reference.published), c.predicted / (n * reference.predicted));
     }
   }
   std::snprintf(line, sizeof(line), "Scaling: mean |difference| %.1f points over %zu rows (largest %.1f)\n",

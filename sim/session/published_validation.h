@@ -14,12 +14,16 @@ namespace placesim {
 struct PublishedCase {
   std::string scenario;
   std::string strategy;
-  std::string metric;  ///< "samples_per_second", "step_time_seconds" or "model_tflops_per_gpu"
+  /// "samples_per_second", "step_time_seconds", "model_tflops_per_gpu" or "scaling_efficiency"
+  /// (samples/s per accelerator against the strategy it is relative to: the scaling table's, not
+  /// the MAPE's)
+  std::string metric;
   double published = 0;
   double predicted = 0;
   /// The accelerators it runs on, for the scaling table: a data-parallel strategy's replicas
   /// (workers), a 3D strategy's devices (tensor x pipeline x data); 0 for other strategies.
   int64_t accelerators = 0;
+  int64_t reference_accelerators = 0;  ///< scaling_efficiency: those of the strategy it is relative to
   /// The profile of the strategy's cluster's first accelerator (its first device when it has
   /// none), and where that profile's compute costs come from (report/cost_provenance.h).
   std::string device_profile;
@@ -30,11 +34,16 @@ struct PublishedCase {
 /// Evaluates every case; throws InputError on bad input (before printing anything).
 std::vector<PublishedCase> validate_published(const std::vector<std::string>& paths, const HardwareCatalog& catalog,
                                               bool progress);
-/// The table, the error by device profile (with where its costs come from) and the MAPE line.
+/// The cases with an absolute figure (all but the scaling efficiencies): those the MAPE and the
+/// error by device profile count.
+std::vector<PublishedCase> absolute_cases(const std::vector<PublishedCase>& cases);
+/// The table, the error by device profile (with where its costs come from) and the MAPE line; the
+/// MAPE and the profiles' errors leave out the scaling efficiencies (relative figures).
 std::string published_table(const std::vector<PublishedCase>& cases);
 double mean_absolute_percentage_error(const std::vector<PublishedCase>& cases);
 /// Scaling only: each data-parallel case against its scenario's one-replica case (samples/s),
-/// published and predicted efficiency = x(N) / (N x(1)), the difference in points, and a line
+/// published and predicted efficiency = x(N) / (N x(1)), and each published scaling efficiency
+/// (against the strategy it names), the difference in points, and a line
 /// "Scaling: mean |difference| P points over K rows (largest Q)". Compute errors cancel.
 std::string scaling_table(const std::vector<PublishedCase>& cases);
 

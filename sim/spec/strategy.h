@@ -208,8 +208,12 @@ inline int64_t pipedream_weight_versions(int64_t stages, int64_t stage, int64_t 
 
 /// A figure measured elsewhere that a strategy's prediction is checked against.
 struct PublishedFigure {
-  std::string metric;  ///< "step_time_seconds" | "samples_per_second" | "model_tflops_per_gpu"
+  /// "step_time_seconds" | "samples_per_second" | "model_tflops_per_gpu" | "scaling_efficiency"
+  std::string metric;
   double value = 0;
+  /// scaling_efficiency only: the strategy of the same scenario it is relative to; the figure is
+  /// (samples/s per accelerator here) / (samples/s per accelerator there).
+  std::string relative_to;
   std::string source;
 };
 

@@ -87,6 +87,35 @@ TEST(ValidatePublished, ScalingCountsA3dStrategysAccelerators) {
   EXPECT_NE(result.output.find("over 1 rows"), std::string::npos) << result.output;
 }
 
+// A published scaling efficiency (Horovod's README gives 90% on 128 GPUs, no images/s) is
+// compared with samples/s per GPU on 128 GPUs over samples/s on the one GPU it names, each as
+// `run` prints it; it joins the scaling table, not the MAPE.
+TEST(ValidatePublished, AScalingEfficiencyIsThroughputPerGpuAgainstTheStrategyItNames) {
+  const std::string file = "scenarios/validation/horovod_resnet101_p100_roce_25g.json";
+  CommandResult validated = run_placesim({"validate", "-q", "--scaling", file}, PLACESIM_SOURCE_DIR);
+  ASSERT_EQ(validated.exit_status, 0) << validated.output;
+  std::smatch row;
+  ASSERT_TRUE(std::regex_search(validated.output, row,
+                                std::regex(R"(_roce_25g\s+128\s+90\.0%\s+([0-9.]+)%\s+([+-][0-9.]+)\n)")))
+      << validated.output;
+  std::map<std::string, double> throughput;
+  for (const std::string strategy : {"1 GPU", "128 GPUs"}) {
+    CommandResult ran = run_placesim({"run", file, "--strategy", strategy}, PLACESIM_SOURCE_DIR);
+    ASSERT_EQ(ran.exit_status, 0) << ran.output;
+    std::smatch samples;
+    ASSERT_TRUE(std::regex_search(ran.output, samples, std::regex(R"(Throughput: ([0-9.]+) samples/s)"))) << ran.output;
+    throughput[strategy] = std::stod(samples[1]);
+  }
+  const double predicted = 100 * throughput["128 GPUs"] / (128 * throughput["1 GPU"]);
+  EXPECT_NEAR(std::stod(row[1]), predicted, 0.06);
+  EXPECT_NEAR(std::stod(row[2]), std::stod(row[1]) - 90.0, 0.06);
+  EXPECT_NE(validated.output.find("over 2 rows"), std::string::npos) << validated.output;
+  EXPECT_NE(validated.output.find("2 scaling efficiencies: in `validate --scaling`, not in the MAPE"), std::string::npos)
+      << validated.output;
+  EXPECT_NE(validated.output.find("MAPE: none (no absolute figure among these cases)"), std::string::npos)
+      << validated.output;
+}
+
 // A published model TFLOP/s per GPU (Llama 3's table 4) is compared with the model FLOP/s per
 // device that `run` prints for the same file (PaLM's formula, docs/llm-planning.md).
 TEST(ValidatePublished, ModelTflopsPerGpuIsTheModelFlopRateRunPrints) {
