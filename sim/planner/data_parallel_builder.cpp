@@ -47,15 +47,18 @@ struct Bucket {
 };
 
 /// Parameter ops grouped into buckets, in the order backward finishes them (reverse topological
-/// order), as PyTorch DDP and Horovod fuse gradients: a bucket closes once it holds
-/// `bucket_bytes` (kOneBucketPerOp: every op alone).
-std::vector<Bucket> make_buckets(const OpGraph& graph, const StepEmitter& emitter, double bucket_bytes) {
+/// order), as PyTorch DDP and Horovod fuse gradients (joins_gradient_group: a DDP bucket closes
+/// once it holds `bucket_bytes`, Horovod's stays within it; kOneBucketPerOp: every op alone).
+std::vector<Bucket> make_buckets(const OpGraph& graph, const StepEmitter& emitter, double bucket_bytes,
+                                 Framework framework) {
   std::vector<Bucket> buckets;
   const auto& order = emitter.order();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Op& op = graph.op(*it);
     if (!emitter.selected(*it) || op.parameter_count <= 0) continue;
-    if (buckets.empty() || buckets.back().bytes >= bucket_bytes) buckets.emplace_back();
+    if (buckets.empty() || !joins_gradient_group(framework, buckets.back().bytes, op.parameter_bytes(), bucket_bytes)) {
+      buckets.emplace_back();
+    }
     buckets.back().ops.push_back(*it);
     buckets.back().bytes += op.parameter_bytes();
   }
@@ -129,7 +132,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
     notes->push_back(text);
   }
 
-  std::vector<Bucket> buckets = use_ps ? std::vector<Bucket>{} : make_buckets(graph, emitter, options.bucket_bytes);
+  std::vector<Bucket> buckets = use_ps ? std::vector<Bucket>{} : make_buckets(graph, emitter, options.bucket_bytes, options.communication.framework);
   std::vector<CollectiveAlgorithm> bucket_algorithm(buckets.size());
   // `auto` picks as the library that runs the all-reduce would: among NCCL's algorithms on an
   // NCCL transport (every framework's but TensorFlow 1.x's gRPC between machines and a TCP/verbs
@@ -154,7 +157,10 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
     const std::string grouping =
         options.bucket_bytes == kOneBucketPerOp
             ? " gradient all-reduce(s), one per op with weights (TensorFlow 1.x reduces each variable on its own)"
-            : " gradient bucket(s), each closed once it holds " + megabytes(options.bucket_bytes);
+            : options.communication.framework == Framework::kHorovod
+                ? " fused gradient all-reduce(s), each holding at most " + megabytes(options.bucket_bytes) +
+                      " or one larger gradient (Horovod's Tensor Fusion)"
+                : " gradient bucket(s), each closed once it holds " + megabytes(options.bucket_bytes);
     notes->push_back(std::to_string(buckets.size()) + grouping + "; the largest " + megabytes(largest) +
                      (options.overlap ? ", overlapped with backward" : ", after the whole backward"));
   }

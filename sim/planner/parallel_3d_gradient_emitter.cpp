@@ -44,7 +44,8 @@ TaskId add_update(Parallel3dEmission* emission, Task update, int64_t d, int64_t 
 }
 
 /// The ops with weights for which `reduced_here` holds, in buckets of e.options.bucket_bytes in
-/// the order backward completes them (the reverse of the forward order), as PyTorch DDP fills them.
+/// the order backward completes them (the reverse of the forward order), as the framework fills
+/// them (joins_gradient_group: PyTorch DDP's close once full, Horovod's stay within the size).
 std::vector<std::vector<OpId>> gradient_buckets(const Parallel3dEmission& e, const std::function<bool(OpId)>& reduced_here) {
   std::vector<std::vector<OpId>> buckets;
   double bucket_bytes = 0;
@@ -52,7 +53,8 @@ std::vector<std::vector<OpId>> gradient_buckets(const Parallel3dEmission& e, con
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const OpId v = *it;
     if (e.partition.held_bytes(v) <= 0 || !reduced_here(v)) continue;
-    if (buckets.empty() || bucket_bytes >= e.options.bucket_bytes) {
+    if (buckets.empty() || !joins_gradient_group(e.options.communication.framework, bucket_bytes,
+                                                 e.partition.held_bytes(v), e.options.bucket_bytes)) {
       buckets.emplace_back();
       bucket_bytes = 0;
     }

@@ -71,8 +71,8 @@ ParallelismFields read_parallelism_fields(const JsonReader& reader) {
   names.insert(names.begin(), "auto");
   std::string algorithm = reader.choice_or("algorithm", names, "auto");
   if (algorithm != "auto") options.algorithm = parse_collective_algorithm(algorithm);
-  options.bucket_bytes = bucket_bytes_or(reader, options.bucket_bytes);
   options.communication = read_communication(reader, Aggregation::kAllReduce);
+  options.bucket_bytes = bucket_bytes_or(reader, default_bucket_bytes(options.communication.framework));
   read_sharding(reader, &fields);
   return fields;
 }

@@ -52,12 +52,31 @@ inline constexpr double kOneBucketPerOp = 0;
 /// PyTorch DDP's default bucket_cap_mb = 25.
 inline constexpr double kDdpBucketBytes = 25.0 * 1024 * 1024;
 
+/// Horovod's Tensor Fusion threshold since v0.21 (horovod/horovod 3ffe479e, 2020-11-19: "Changed
+/// default cycle time from 5ms to 1ms and fusion threshold from 64MB to 128MB"); 64 MiB before
+/// (f3658ee6, 2017: tensor_fusion_threshold = 64 * 1024 * 1024), which a scenario of an older
+/// run sets as its bucket_bytes.
+inline constexpr double kHorovodFusionBytes = 128.0 * 1024 * 1024;
+
 /// How a framework groups data-parallel gradients when the scenario says nothing: TensorFlow 1.x
 /// all-reduces each variable on its own (tensorflow/benchmarks fd87986, tf_cnn_benchmarks'
 /// variable_mgr.py sum_gradients_all_reduce: one nccl.all_sum per variable; its NcclManager runs
-/// one collective at a time), the others fuse PyTorch DDP's 25 MiB buckets.
+/// one collective at a time), Horovod fuses up to its threshold, the others fill PyTorch DDP's
+/// 25 MiB buckets.
 inline double default_bucket_bytes(Framework framework) {
-  return framework == Framework::kTensorFlow1 ? kOneBucketPerOp : kDdpBucketBytes;
+  if (framework == Framework::kTensorFlow1) return kOneBucketPerOp;
+  return framework == Framework::kHorovod ? kHorovodFusionBytes : kDdpBucketBytes;
+}
+
+/// Whether a gradient group holding `group_bytes` takes the next gradient, of `next_bytes`, in
+/// the order backward produces them. PyTorch DDP's buckets close once they hold `cap_bytes` (the
+/// last gradient may overshoot it: torch.distributed's _compute_bucket_assignment_by_size);
+/// Horovod fuses while the fused size stays within its threshold, and a gradient larger than it
+/// is reduced alone (horovod f3658ee6 mpi_ops.cc: the coordinator leaves out a response that
+/// would overflow the fusion buffer); kOneBucketPerOp: every op alone.
+inline bool joins_gradient_group(Framework framework, double group_bytes, double next_bytes, double cap_bytes) {
+  if (framework == Framework::kHorovod) return group_bytes + next_bytes <= cap_bytes;
+  return group_bytes < cap_bytes;
 }
 
 struct DataParallelOptions {
@@ -68,8 +87,9 @@ struct DataParallelOptions {
   Sharding sharding = Sharding::kRoundRobin;
   std::optional<CollectiveAlgorithm> algorithm;  ///< nullopt = auto (chosen per bucket)
   /// Gradients fused per all-reduce: a bucket closes once it holds this many bytes (PyTorch
-  /// DDP's default bucket_cap_mb = 25); kOneBucketPerOp: one all-reduce per op with weights
-  /// (TensorFlow 1.x's per-variable all-reduces, the default under its framework).
+  /// DDP's default bucket_cap_mb = 25), or under Horovod holds at most this many
+  /// (joins_gradient_group); kOneBucketPerOp: one all-reduce per op with weights (TensorFlow
+  /// 1.x's per-variable all-reduces, the default under its framework).
   double bucket_bytes = kDdpBucketBytes;
   bool overlap = true;  ///< start each bucket's all-reduce as soon as backward produced it
   /// Parameter servers only: sum gradients inside each machine first (an all-reduce among its
@@ -155,7 +175,8 @@ struct ParallelismOptions {
   std::vector<std::string> column_parallel;  ///< op-name globs (tensor_parallel.h)
   std::vector<std::string> row_parallel;
   std::optional<CollectiveAlgorithm> algorithm;  ///< of every all-reduce; nullopt = auto
-  double bucket_bytes = kDdpBucketBytes;  ///< data-parallel gradient buckets (PyTorch DDP's 25 MiB)
+  /// Data-parallel gradient buckets (default_bucket_bytes of the framework; joins_gradient_group).
+  double bucket_bytes = kDdpBucketBytes;
   /// ZeRO over the data-parallel group (Rajbhandari et al. 2020; docs/llm-planning.md): 0 = none,
   /// 1 shards the optimizer state, 2 also the gradients, 3 also the parameters (FSDP full shard).
   int zero_stage = 0;

@@ -253,6 +253,38 @@ TEST(SyncDataParallel, TensorFlowOneReducesEachOpsGradientsOnItsOwn) {
   EXPECT_EQ(all_reduces("pytorch-ddp", R"(, "bucket_bytes": 1)"), 3u);
 }
 
+// Horovod fuses gradients while the fused size stays within its threshold; PyTorch DDP closes a
+// bucket once it holds the cap. The default MLP's gradients come in backward order as fc3 41,000
+// B ((1024 + 1) x 10 x 4), fc2 4,198,400 B and fc1 3,215,360 B. Within 5,000,000 B Horovod fuses
+// fc3 + fc2 (4,239,400) and reduces fc1 alone: 2; DDP's bucket is still under its cap after fc2
+// and takes fc1 too: 1. Within 1,000,000 B every gradient is alone under Horovod (fc2 and fc1
+// are larger than it): 3. Horovod's default, 128 MiB, holds all three: 1. The 3D planner
+// (`parallelism`, data 2) groups alike.
+TEST(SyncDataParallel, HorovodFusesGradientsWithinItsThreshold) {
+  auto all_reduces = [](const std::string& strategy) {
+    const Scenario scenario = testing::scenario_from_text(
+        R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_p100"}, "strategy": )" + strategy +
+        R"(, "run": {"batch_size": 64, "steps": 1}})");
+    size_t count = 0;
+    for (const Task& task : plan_scenario(scenario).plan.tasks) count += task.kind == TaskKind::kCollective ? 1 : 0;
+    return count;
+  };
+  auto data_parallel = [&](const std::string& framework, const std::string& bucket) {
+    return all_reduces(R"({"data_parallel": {"replicas": 2, "aggregation": "allreduce", "framework": ")" + framework +
+                       "\"" + bucket + "}}");
+  };
+  auto parallelism = [&](const std::string& framework, const std::string& bucket) {
+    return all_reduces(R"({"parallelism": {"data": 2, "framework": ")" + framework + "\"" + bucket + "}}");
+  };
+  EXPECT_EQ(data_parallel("horovod", R"(, "bucket_bytes": 5000000)"), 2u);
+  EXPECT_EQ(data_parallel("pytorch-ddp", R"(, "bucket_bytes": 5000000)"), 1u);
+  EXPECT_EQ(data_parallel("horovod", R"(, "bucket_bytes": 1000000)"), 3u);
+  EXPECT_EQ(data_parallel("horovod", ""), 1u);
+  EXPECT_EQ(parallelism("horovod", R"(, "bucket_bytes": 5000000)"), 2u);
+  EXPECT_EQ(parallelism("pytorch-ddp", R"(, "bucket_bytes": 5000000)"), 1u);
+  EXPECT_EQ(parallelism("horovod", R"(, "bucket_bytes": 1000000)"), 3u);
+}
+
 TEST(DataParallel, JitterIsSeededAndHasMeanOne) {
   EXPECT_EQ(jitter_factor(7, 2, 3, 0.2), jitter_factor(7, 2, 3, 0.2));
   EXPECT_NE(jitter_factor(7, 2, 3, 0.2), jitter_factor(8, 2, 3, 0.2));
