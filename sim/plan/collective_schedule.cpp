@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <initializer_list>
 #include <limits>
@@ -224,18 +225,25 @@ struct PairCosts {
 /// than local ranks carry several rails through one NIC, as NCCL's channels then do).
 PairCosts concurrent_ring_costs(const std::vector<std::vector<DeviceId>>& rings, const Cluster& cluster) {
   PairCosts costs;
-  std::map<std::pair<LinkId, bool>, double> hops_through;
+  // Hops per link direction (2 x link + direction), and the directions used: thousands of ranks
+  // cross tens of thousands of links, so a flat count beats a map.
+  std::vector<uint32_t> hops_through(2 * cluster.links().size(), 0);
+  std::vector<size_t> used;
   for (const auto& ring : rings) {
     for (size_t i = 0; i < ring.size(); ++i) {
       const DeviceId a = ring[i], b = ring[(i + 1) % ring.size()];
       if (a == b) continue;
       costs.add(a, b, cluster);
       if (!std::isfinite(costs.latency)) return costs;  // some hop has no route
-      for (const RouteHop& hop : cluster.route(a, b)) hops_through[{hop.link, hop.a_to_b}] += 1;
+      for (const RouteHop& hop : cluster.route(a, b)) {
+        const size_t direction = 2 * hop.link + (hop.a_to_b ? 1 : 0);
+        if (hops_through[direction]++ == 0) used.push_back(direction);
+      }
     }
   }
-  for (const auto& [direction, hops] : hops_through) {
-    costs.bandwidth = std::min(costs.bandwidth, cluster.links()[direction.first].spec.bandwidth_bytes_per_second / hops);
+  for (size_t direction : used) {
+    costs.bandwidth = std::min(costs.bandwidth, cluster.links()[direction / 2].spec.bandwidth_bytes_per_second /
+                                                    static_cast<double>(hops_through[direction]));
   }
   return costs;
 }
