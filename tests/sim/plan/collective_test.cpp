@@ -287,15 +287,12 @@ TEST(HalvingDoublingAllReduce, NeedsAPowerOfTwo) {
   EXPECT_NE(why.find("power-of-two"), std::string::npos);
 }
 
-// Two nodes of four GPUs: NVLink-like links inside a node (fast), one slow link per GPU to a
-// switch between nodes. Hierarchical = ring reduce-scatter + per-rail all-reduce + all-gather.
-TEST(HierarchicalAllReduce, MatchesIntraNodeRingPlusInterNodeRailRing) {
-  const size_t g = 4, m = 2;
-  const double local_bandwidth = 1e11, local_latency = 2e-6, global_bandwidth = 1e10, global_latency = 1e-5;
+// `machines` machines of `per_machine` GPUs each (task t = machine t), with no links yet.
+Cluster machines_of_gpus(size_t machines, size_t per_machine) {
   Cluster cluster;
-  DeviceSpec spec = testing::round_gpu();
-  for (size_t node = 0; node < m; ++node) {
-    for (size_t i = 0; i < g; ++i) {
+  const DeviceSpec spec = testing::round_gpu();
+  for (size_t node = 0; node < machines; ++node) {
+    for (size_t i = 0; i < per_machine; ++i) {
       ClusterDevice device;
       device.name = DeviceName{"worker", 0, static_cast<int>(node), DeviceKind::kGpu, static_cast<int>(i)};
       device.spec = spec;
@@ -303,6 +300,15 @@ TEST(HierarchicalAllReduce, MatchesIntraNodeRingPlusInterNodeRailRing) {
       cluster.add_device(device, "task:" + std::to_string(node) + "/GPU:" + std::to_string(i));
     }
   }
+  return cluster;
+}
+
+// Two nodes of four GPUs: NVLink-like links inside a node (fast), one slow link per GPU to a
+// switch between nodes. Hierarchical = ring reduce-scatter + per-rail all-reduce + all-gather.
+TEST(HierarchicalAllReduce, MatchesIntraNodeRingPlusInterNodeRailRing) {
+  const size_t g = 4, m = 2;
+  const double local_bandwidth = 1e11, local_latency = 2e-6, global_bandwidth = 1e10, global_latency = 1e-5;
+  Cluster cluster = machines_of_gpus(m, g);
   for (size_t node = 0; node < m; ++node) {
     for (size_t i = 0; i < g; ++i) {
       cluster.add_link(node * g + i, node * g + (i + 1) % g, testing::round_link(local_bandwidth, local_latency));
@@ -353,17 +359,7 @@ TEST(HierarchicalAllReduce, MatchesIntraNodeRingPlusInterNodeRailRing) {
 TEST(HierarchicalAllReduce, RailsThroughOneNicShareIt) {
   const size_t g = 4, m = 2;
   const double local_bandwidth = 1e11, nic_bandwidth = 1e10, nic_latency = 1e-5;
-  Cluster cluster;
-  DeviceSpec spec = testing::round_gpu();
-  for (size_t node = 0; node < m; ++node) {
-    for (size_t i = 0; i < g; ++i) {
-      ClusterDevice device;
-      device.name = DeviceName{"worker", 0, static_cast<int>(node), DeviceKind::kGpu, static_cast<int>(i)};
-      device.spec = spec;
-      device.node = static_cast<int>(node);
-      cluster.add_device(device, "task:" + std::to_string(node) + "/GPU:" + std::to_string(i));
-    }
-  }
+  Cluster cluster = machines_of_gpus(m, g);
   std::vector<VertexId> nics;
   for (size_t node = 0; node < m; ++node) nics.push_back(cluster.add_switch("task:" + std::to_string(node) + "/NIC:0"));
   for (size_t node = 0; node < m; ++node) {
