@@ -110,6 +110,13 @@ TEST(ValidatePublished, AScalingEfficiencyIsThroughputPerGpuAgainstTheStrategyIt
   EXPECT_NEAR(std::stod(row[1]), predicted, 0.06);
   EXPECT_NEAR(std::stod(row[2]), std::stod(row[1]) - 90.0, 0.06);
   EXPECT_NE(validated.output.find("over 2 rows"), std::string::npos) << validated.output;
+  // Its row in the cases' table: percentages, and the difference in points as in the scaling table.
+  std::smatch case_row;
+  ASSERT_TRUE(std::regex_search(validated.output, case_row,
+                                std::regex(R"(/ 128 GPUs\s+scaling_efficiency\s+90\.0%\s+([0-9.]+)%\s+([+-][0-9.]+) pts\n)")))
+      << validated.output;
+  EXPECT_EQ(case_row[1].str(), row[1].str());
+  EXPECT_EQ(case_row[2].str(), row[2].str());
   EXPECT_NE(validated.output.find("2 scaling efficiencies: in `validate --scaling`, not in the MAPE"), std::string::npos)
       << validated.output;
   EXPECT_NE(validated.output.find("MAPE: none (no absolute figure among these cases)"), std::string::npos)
