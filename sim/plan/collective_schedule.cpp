@@ -252,8 +252,9 @@ PairCosts ring_costs(const std::vector<DeviceId>& ring, const Cluster& cluster) 
   return concurrent_ring_costs({ring}, cluster);
 }
 
-/// Hierarchical rings: the slowest hop of any node's ring (local) and of any rail, the ring of
-/// the nodes' devices of one local rank (global); g devices per node, m nodes.
+/// Hierarchical rings: the slowest hop of the nodes' rings (local) and of the rails, the rings of
+/// the nodes' devices of one local rank (global), each phase's rings running at once; g devices
+/// per node, m nodes.
 struct TwoLevelCosts {
   PairCosts local, global;
   double g = 0, m = 0;
@@ -263,12 +264,8 @@ TwoLevelCosts two_level_costs(const std::vector<std::vector<DeviceId>>& nodes, c
   TwoLevelCosts costs;
   costs.g = static_cast<double>(nodes.front().size());
   costs.m = static_cast<double>(nodes.size());
-  for (const auto& node : nodes) {
-    PairCosts c = ring_costs(node, cluster);
-    costs.local.latency = std::max(costs.local.latency, c.latency);
-    costs.local.bandwidth = std::min(costs.local.bandwidth, c.bandwidth);
-  }
-  std::vector<std::vector<DeviceId>> rails(nodes.front().size());  // they run at once
+  costs.local = concurrent_ring_costs(nodes, cluster);  // every node's ring at once, then the rails
+  std::vector<std::vector<DeviceId>> rails(nodes.front().size());
   for (size_t r = 0; r < rails.size(); ++r) {
     for (const auto& node : nodes) rails[r].push_back(node[r]);
   }

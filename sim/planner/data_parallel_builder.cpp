@@ -65,6 +65,18 @@ std::vector<Bucket> make_buckets(const OpGraph& graph, const StepEmitter& emitte
   return buckets;
 }
 
+/// How the buckets were filled, for the plan note (as make_buckets fills them).
+std::string grouping_note(const DataParallelOptions& options) {
+  if (options.bucket_bytes == kOneBucketPerOp) {
+    return " gradient all-reduce(s), one per op with weights (TensorFlow 1.x reduces each variable on its own)";
+  }
+  if (options.communication.framework == Framework::kHorovod) {
+    return " fused gradient all-reduce(s), each holding at most " + megabytes(options.bucket_bytes) +
+           " or one larger gradient (Horovod's Tensor Fusion)";
+  }
+  return " gradient bucket(s), each closed once it holds " + megabytes(options.bucket_bytes);
+}
+
 }  // namespace
 
 std::vector<size_t> shard_variables(const OpGraph& graph, size_t servers, Sharding sharding) {
@@ -154,14 +166,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
   if (notes && !use_ps) {
     double largest = 0;
     for (const Bucket& bucket : buckets) largest = std::max(largest, bucket.bytes);
-    const std::string grouping =
-        options.bucket_bytes == kOneBucketPerOp
-            ? " gradient all-reduce(s), one per op with weights (TensorFlow 1.x reduces each variable on its own)"
-            : options.communication.framework == Framework::kHorovod
-                ? " fused gradient all-reduce(s), each holding at most " + megabytes(options.bucket_bytes) +
-                      " or one larger gradient (Horovod's Tensor Fusion)"
-                : " gradient bucket(s), each closed once it holds " + megabytes(options.bucket_bytes);
-    notes->push_back(std::to_string(buckets.size()) + grouping + "; the largest " + megabytes(largest) +
+    notes->push_back(std::to_string(buckets.size()) + grouping_note(options) + "; the largest " + megabytes(largest) +
                      (options.overlap ? ", overlapped with backward" : ", after the whole backward"));
   }
 

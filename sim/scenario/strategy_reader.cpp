@@ -354,19 +354,22 @@ std::vector<Strategy> read_strategies(const JsonReader& document, const Cluster&
       (*sources)[strategies.back().name].json_path = entry.path();
     }
     if (strategies.empty()) list->fail("expected at least one strategy");
+    // A scaling efficiency compares two strategies that count accelerators: data-parallel or 3D.
+    auto require_accelerators = [](const JsonReader& where, const Strategy& strategy) {
+      if (strategy.data_parallel || strategy.parallelism) return;
+      where.fail("a scaling efficiency compares data-parallel or \"parallelism\" strategies; \"" + strategy.name +
+                 "\" is neither");
+    };
     for (size_t i = 0; i < strategies.size(); ++i) {
       if (!strategies[i].published || strategies[i].published->relative_to.empty()) continue;
       const std::string& reference = strategies[i].published->relative_to;
       JsonReader where = list->elements()[i].at("published").at("relative_to");
       if (reference == strategies[i].name) where.fail("a strategy's scaling is relative to another strategy, not itself");
-      if (!names.count(reference)) where.fail("no strategy named \"" + reference + "\" in this scenario");
-      for (const Strategy& strategy : strategies) {
-        if ((strategy.name == reference || &strategy == &strategies[i]) && !strategy.data_parallel &&
-            !strategy.parallelism) {
-          where.fail("a scaling efficiency compares data-parallel or \"parallelism\" strategies; \"" + strategy.name +
-                     "\" is neither");
-        }
-      }
+      auto named = std::find_if(strategies.begin(), strategies.end(),
+                                [&](const Strategy& strategy) { return strategy.name == reference; });
+      if (named == strategies.end()) where.fail("no strategy named \"" + reference + "\" in this scenario");
+      require_accelerators(where, strategies[i]);
+      require_accelerators(where, *named);
     }
     if (document.has("published")) {
       document.at("published").fail("with \"strategies\", give each strategy its own \"published\"");

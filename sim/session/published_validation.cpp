@@ -83,6 +83,19 @@ std::vector<PublishedCase> validate_published(const std::vector<std::string>& pa
   for (const auto& file : scenario_files(paths)) scenarios.push_back(load_scenario(file, catalog));
   std::vector<PublishedCase> cases;
   for (const Scenario& scenario : scenarios) {
+    // A scaling efficiency's reference: samples/s per accelerator, by strategy name, evaluated once
+    // however many cases name it.
+    std::map<std::string, double> per_accelerator;
+    auto reference_rate = [&](const std::string& name) {
+      auto it = per_accelerator.find(name);
+      if (it == per_accelerator.end()) {
+        const Strategy& reference = strategy_named(scenario, name);  // data-parallel or 3D: the reader checked
+        const double rate = evaluate_on_tier(scenario, reference, false).samples_per_second /
+                            static_cast<double>(accelerators(reference));
+        it = per_accelerator.emplace(name, rate).first;
+      }
+      return it->second;
+    };
     for (const Strategy& strategy : scenario.strategies) {
       if (!strategy.published) continue;
       if (progress) std::cerr << "placesim: " << scenario.name << " / " << strategy.name << "\n";
@@ -97,11 +110,8 @@ std::vector<PublishedCase> validate_published(const std::vector<std::string>& pa
       const TierStep tier_step = evaluate_on_tier(scenario, strategy, false);
       const double step = tier_step.step_seconds, samples_per_second = tier_step.samples_per_second;
       if (c.metric == "scaling_efficiency") {
-        const Strategy& reference = strategy_named(scenario, strategy.published->relative_to);
-        c.reference_accelerators = accelerators(reference);  // both >= 1: the reader checked their kinds
-        const double reference_samples_per_second = evaluate_on_tier(scenario, reference, false).samples_per_second;
-        c.predicted = (samples_per_second / static_cast<double>(c.accelerators)) /
-                      (reference_samples_per_second / static_cast<double>(c.reference_accelerators));
+        c.predicted = samples_per_second / static_cast<double>(c.accelerators) /
+                      reference_rate(strategy.published->relative_to);
       } else if (c.metric == "samples_per_second") {
         c.predicted = samples_per_second;
       } else if (c.metric == "model_tflops_per_gpu") {

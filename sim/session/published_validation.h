@@ -23,7 +23,6 @@ struct PublishedCase {
   /// The accelerators it runs on, for the scaling table: a data-parallel strategy's replicas
   /// (workers), a 3D strategy's devices (tensor x pipeline x data); 0 for other strategies.
   int64_t accelerators = 0;
-  int64_t reference_accelerators = 0;  ///< scaling_efficiency: those of the strategy it is relative to
   /// The profile of the strategy's cluster's first accelerator (its first device when it has
   /// none), and where that profile's compute costs come from (report/cost_provenance.h).
   std::string device_profile;
