@@ -30,11 +30,19 @@ struct ConvergeCommandOptions {
 std::vector<Strategy> studied_strategies(const Scenario& scenario, const ConvergeCommandOptions& options) {
   std::vector<Strategy> strategies;
   std::string names;
-  for (const Strategy& strategy : scenario.strategies) {
+  for (size_t i = 0; i < scenario.strategies.size(); ++i) {
+    const Strategy& strategy = scenario.strategies[i];
     names += (names.empty() ? "" : ", ") + strategy.name;
     const bool pipelined = strategy.parallelism && strategy.parallelism->pipeline > 1;
     if (!strategy.data_parallel && !pipelined) continue;
-    if (options.strategy.empty() || strategy.name == options.strategy) strategies.push_back(strategy);
+    if (!options.strategy.empty() && strategy.name != options.strategy) continue;
+    if (pipelined && !strategy.parallelism->stage_replicas.empty()) {
+      const std::string at = scenario.strategies.size() > 1 ? "/strategies/" + std::to_string(i) : "/strategy";
+      throw InputError(options.scenario, at + "/parallelism/stage_replicas",
+                       "converge replays PipeDream with every stage on \"data\" replicas, not replicated stages of "
+                       "their own widths (their step and staleness: `placesim run`); --strategy picks another");
+    }
+    strategies.push_back(strategy);
   }
   if (!options.strategy.empty() && strategies.empty()) {
     throw InputError("--strategy", "", "no data-parallel or pipelined strategy named \"" + options.strategy +

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <stdexcept>
 
 #include "sim/spec/spec_error.h"
 #include "sim/core/units_format.h"
@@ -38,6 +39,14 @@ std::vector<TaskId> cell_sinks(const ExecutionPlan& plan, const std::vector<Task
   return sinks;
 }
 
+/// PipeDream: the weight versions stage s stashes (one per micro-batch in flight on it).
+int64_t stashed_versions(const Parallel3dEmission& e, int64_t s) {
+  if (!e.options.stage_replicas.empty()) {
+    return pipedream_replicated_weight_versions(e.options.stage_replicas, s, e.micro_batches);
+  }
+  return pipedream_weight_versions(e.stages, s, e.micro_batches, e.options.double_buffered);
+}
+
 /// Every device's static memory (ZeRO-sharded) and the notes that describe the split.
 void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std::vector<std::string>* notes) {
   const Parallel3dPartition& P = e.partition;
@@ -63,14 +72,11 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
     StaticMemory memory = op_static_memory(P.holder(v, e.graph), e.run);
     // PipeDream's weight stashing: stage s keeps a version per micro-batch in flight on it, the
     // newest being the weights themselves.
-    if (e.asynchronous) {
-      memory.parameter_bytes *=
-          static_cast<double>(pipedream_weight_versions(e.stages, s, e.micro_batches, options.double_buffered));
-    }
+    if (e.asynchronous) memory.parameter_bytes *= static_cast<double>(stashed_versions(e, s));
     if (options.zero_stage >= 1) memory.optimizer_state_bytes /= shards;
     if (options.zero_stage >= 2) memory.gradient_bytes /= shards;
     if (options.zero_stage >= 3) memory.parameter_bytes /= shards;
-    for (int64_t d = 0; d < e.replicas; ++d) {
+    for (int64_t d = 0; d < options.stage_width(s); ++d) {  // each stage replica once
       if (!P.runs(v, d)) continue;  // another expert rank's expert
       for (int64_t r = 0; r < e.ranks; ++r) add_static_memory(&plan->static_memory[e.device(d, s, r)], memory);
     }
@@ -85,7 +91,13 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
                 static_cast<long long>(options.data), static_cast<long long>(e.stages), context.c_str(),
                 static_cast<long long>(e.ranks), options.devices.size(), static_cast<long long>(e.micro_batches),
                 static_cast<double>(e.run.batch_size) * e.scale);
-  notes->push_back(std::string(sizes) + "; " + std::to_string(P.split_ops) + " ops split over each tensor group" +
+  std::string layout = sizes;
+  if (!options.stage_replicas.empty()) {  // "stage replicas 15 + 1 x tensor 1 = 16 devices, ..."
+    std::string widths;
+    for (int64_t width : options.stage_replicas) widths += (widths.empty() ? "" : " + ") + std::to_string(width);
+    layout = "stage replicas " + widths + " x tensor " + std::to_string(e.ranks) + layout.substr(layout.find(" = "));
+  }
+  notes->push_back(layout + "; " + std::to_string(P.split_ops) + " ops split over each tensor group" +
                    (e.chunks > 1 ? "; interleaved 1F1B, " + std::to_string(e.chunks) + " virtual stages per device (" +
                                        std::to_string(e.model_chunks) + " model chunks, chunk c on stage c mod " +
                                        std::to_string(e.stages) + ")"
@@ -121,7 +133,7 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
   if (e.asynchronous) {
     std::string staleness, versions;
     for (int64_t s = 0; s < e.stages; ++s) {
-      const int64_t stashed = pipedream_weight_versions(e.stages, s, e.micro_batches, options.double_buffered);
+      const int64_t stashed = stashed_versions(e, s);
       staleness += (s ? ", " : "") + std::to_string(stashed - 1);
       versions += (s ? ", " : "") + std::to_string(stashed);
     }
@@ -130,6 +142,13 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
             ? "each stage's gradients accumulated over a step's " + std::to_string(options.micro_batches) +
                   " micro-batches, then reduced and its weights updated once (PipeDream-2BW, double-buffered weights)"
             : std::string("each stage updated after every micro-batch");
+    std::string widths;
+    for (int64_t width : options.stage_replicas) widths += (widths.empty() ? "" : "-") + std::to_string(width);
+    if (!widths.empty()) {
+      notes->push_back("PipeDream's replicated stages " + widths + ": the " + std::to_string(e.replicas) +
+                       " streams of micro-batches round robin over each stage's replicas; each round's gradients "
+                       "all-reduced across a stage's replicas before their updates");
+    }
     notes->push_back((options.double_buffered ? "PipeDream-2BW: " : "PipeDream: ") + std::to_string(e.micro_batches) +
                      " micro-batches (" + std::to_string(options.micro_batches) + " x " + std::to_string(e.run.steps) +
                      " steps) in one 1F1B schedule without flushes, " + updates +
@@ -166,7 +185,7 @@ void close_slot(Parallel3dEmission* emission, const ExecutionPlan* plan, Pipelin
     done.deps = cell_sinks(*plan, slot_tasks[r]);
     done.reads_dep_outputs = false;  // it only orders the stage's next slot
     const TaskId marker = e.emitter.add(std::move(done));
-    e.previous_slot_ends[at.d][at.s][r] = {marker};
+    e.previous_slot_ends[e.holder(at.d, at.s)][at.s][r] = {marker};
     if (cell_index && r == 0) (at.forward ? cell_index->forward_done : cell_index->backward_done)[at.c] = marker;
   }
 }
@@ -201,7 +220,73 @@ void emit_asynchronous_schedule(Parallel3dEmission* emission, const ExecutionPla
       micro_batch[static_cast<size_t>(d)] = slots[static_cast<size_t>(d)].backward_tasks()[static_cast<size_t>(m)];
     }
     emit_gradient_updates(&e, 0, micro_batch,
-                          {s, accumulated > 1 ? "/step" + std::to_string(m / accumulated) : "/mb" + std::to_string(m)});
+                          {s, accumulated > 1 ? "/step" + std::to_string(m / accumulated) : "/mb" + std::to_string(m), {}});
+  }
+}
+
+/// PipeDream's replicated stages (ParallelismOptions::stage_replicas; SOSP 2019, sections 3.1-3.2):
+/// the `data` streams of micro-batches go round robin over each stage's replicas, so a replica of
+/// stage s runs data / w_s streams' micro-batches in turn, one round (one micro-batch of each
+/// stream it serves, in stream order) after another, as one 1F1B schedule of its own depth
+/// (pipedream_replicated_weight_versions). A stage's replicas run the same rounds side by side:
+/// after each backward round the round's gradients are all-reduced across them and each updates
+/// its weights. Stages are emitted each in its own order, a slot once the slots it reads from
+/// (the same stream's micro-batch on the neighbouring stage) are.
+void emit_replicated_stages(Parallel3dEmission* emission, const ExecutionPlan* plan) {
+  Parallel3dEmission& e = *emission;
+  const ParallelismOptions& options = e.options;
+  const int64_t streams = e.replicas, per_stream = e.micro_batches;
+  GatheredParameters gathered;  // no ZeRO under PipeDream: stays empty
+  std::vector<Parallel3dSlotEmitter> slots;
+  slots.reserve(static_cast<size_t>(streams));
+  for (int64_t d = 0; d < streams; ++d) slots.emplace_back(&e, 0, d, &gathered);
+  std::vector<std::vector<PipelineSlot>> order(static_cast<size_t>(e.stages));
+  for (int64_t s = 0; s < e.stages; ++s) {
+    const int64_t rounds = streams / options.stage_width(s) * per_stream;
+    const int64_t depth = pipedream_replicated_weight_versions(options.stage_replicas, s, per_stream);
+    order[static_cast<size_t>(s)] = pipeline_schedule(PipelineSchedule::kOneFOneB, static_cast<size_t>(depth), 0, rounds,
+                                                      e.emitter.training());
+  }
+  // done[forward][s][stream x per_stream + micro-batch]: emitted.
+  std::vector<std::vector<std::vector<char>>> done(
+      2, std::vector<std::vector<char>>(static_cast<size_t>(e.stages), std::vector<char>(static_cast<size_t>(streams * per_stream), 0)));
+  auto emitted = [&](bool forward, int64_t s, int64_t d, int64_t m) {
+    return done[forward][static_cast<size_t>(s)][static_cast<size_t>(d * per_stream + m)] != 0;
+  };
+  std::vector<size_t> next(static_cast<size_t>(e.stages), 0);
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (int64_t s = 0; s < e.stages; ++s) {
+      const int64_t width = options.stage_width(s), per_round = streams / width;
+      const std::vector<PipelineSlot>& stage_order = order[static_cast<size_t>(s)];
+      for (size_t& i = next[static_cast<size_t>(s)]; i < stage_order.size(); ++i) {
+        const PipelineSlot& slot = stage_order[i];
+        const int64_t m = slot.micro_batch / per_round, first = slot.micro_batch % per_round * width;
+        std::vector<int64_t> round;  // its streams, one per stage replica
+        for (int64_t j = 0; j < width; ++j) round.push_back(first + j);
+        const bool inputs_there = std::all_of(round.begin(), round.end(), [&](int64_t d) {
+          return slot.forward ? s == 0 || emitted(true, s - 1, d, m) : s == e.stages - 1 || emitted(false, s + 1, d, m);
+        });
+        if (!inputs_there) break;
+        for (int64_t d : round) {
+          auto& stream = slots[static_cast<size_t>(d)];
+          close_slot(&e, plan, nullptr, stream, {d, s, s, m, slot.forward, 0},
+                     slot.forward ? stream.forward(m, s) : stream.backward(m, s));
+          done[slot.forward][static_cast<size_t>(s)][static_cast<size_t>(d * per_stream + m)] = 1;
+        }
+        progress = true;
+        if (slot.forward || !e.emitter.training()) continue;
+        LastBackward micro_batch(static_cast<size_t>(streams), std::vector<std::vector<TaskId>>(e.graph.size()));
+        for (int64_t d : round) micro_batch[static_cast<size_t>(d)] = slots[static_cast<size_t>(d)].backward_tasks()[static_cast<size_t>(m)];
+        const std::string tag = "/mb" + std::to_string(m) + (per_round > 1 ? "/round" + std::to_string(first / width) : "");
+        emit_gradient_updates(&e, 0, micro_batch, {s, tag, round});
+      }
+    }
+  }
+  for (int64_t s = 0; s < e.stages; ++s) {
+    if (next[static_cast<size_t>(s)] < order[static_cast<size_t>(s)].size()) {
+      throw std::logic_error("replicated stages: stage " + std::to_string(s) + "'s schedule waits for a slot no stage emits");
+    }
   }
 }
 
@@ -246,6 +331,11 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   }
   const bool cells = cell_index != nullptr;
   check_asynchronous(options, nullptr, cells);  // before the partition's own checks; tied weights after it
+  if (!options.stage_replicas.empty() && run.symmetry) {
+    throw SpecError::strategy("parallelism/stage_replicas",
+                              "stages of their own widths have no representative replica to simulate for all: "
+                              "leave \"simulation\": {\"symmetry\"} off");
+  }
   if (run.symmetry || cells) require_symmetric_devices(cluster, run, options, symmetric_mode(cells));
   ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size * options.data);
   StepEmitter emitter(graph, cluster, run, &plan);
@@ -268,7 +358,11 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
     cell_index->first_update_task = PipelineCells::kNone;
   }
   if (e.asynchronous) {
-    emit_asynchronous_schedule(&e, &plan, schedule);
+    if (options.stage_replicas.empty()) {
+      emit_asynchronous_schedule(&e, &plan, schedule);
+    } else {
+      emit_replicated_stages(&e, &plan);
+    }
     if (e.symmetric) describe_symmetry(cluster, options, partition.tied_stages, &plan, notes);
     return plan;
   }

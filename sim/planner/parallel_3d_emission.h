@@ -80,6 +80,10 @@ struct Parallel3dEmission {
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, ExpertExchange>, TaskId> expert_collectives;
 
   DeviceId device(int64_t d, int64_t s, int64_t r) const { return layout.device(d, s, r); }
+  /// The index under which replica d's state at stage s carries over (previous_update,
+  /// previous_slot_ends): d itself, or with PipeDream's replicated stages the stage replica that
+  /// runs d there (ParallelismOptions::stage_replica), whose slots and weights d's stream shares.
+  int64_t holder(int64_t d, int64_t s) const { return options.stage_replica(d, s); }
   /// "/tp3" for tensor rank 3 when the group has several ranks, "" otherwise.
   std::string rank_name(int64_t r) const { return ranks > 1 ? "/tp" + std::to_string(r) : std::string(); }
 

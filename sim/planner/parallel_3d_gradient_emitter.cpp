@@ -34,7 +34,7 @@ struct PendingUpdate {
 /// later bucket's reduction.
 TaskId add_update(Parallel3dEmission* emission, Task update, int64_t d, int64_t s, int64_t r, const LastReductions& last) {
   Parallel3dEmission& e = *emission;
-  for (TaskId marker : e.previous_slot_ends[d][s][r]) update.deps.push_back(marker);
+  for (TaskId marker : e.previous_slot_ends[e.holder(d, s)][s][r]) update.deps.push_back(marker);
   auto reduced_all = last.find({d, s, r});
   if (reduced_all != last.end() &&
       std::find(update.deps.begin(), update.deps.end(), reduced_all->second) == update.deps.end()) {
@@ -133,12 +133,20 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
   // rank) in buckets in the order backward completes them, then one update per shard.
   std::map<std::tuple<int64_t, OpId, int64_t>, TaskId> reduced_tied;  // by (replica, op, rank)
   LastReductions last_reduction;
+  std::vector<int64_t> members = scope.replicas;
+  if (members.empty()) {
+    for (int64_t d = 0; d < e.simulated_replicas; ++d) members.push_back(d);
+  }
+  // Whether the gradients cross devices: every replica's (the data-parallel group, simulated or
+  // not), or the scope's replicas, each on its own stage replica.
+  const bool reduces = scope.replicas.empty() ? e.replicas > 1 : scope.replicas.size() > 1;
   for (int64_t s = 0; s < e.stages; ++s) {
     if (scope.stage >= 0 && s != scope.stage) continue;
     for (int64_t r = 0; r < e.simulated_ranks; ++r) {
       const std::vector<std::vector<OpId>> buckets = gradient_buckets(e, [&](OpId v) {
         // Experts: reduce_expert_gradients.
-        return static_cast<int64_t>(P.stage_of[v]) == s && !last_backward[0][v].empty() && !P.expert_op(v);
+        return static_cast<int64_t>(P.stage_of[v]) == s && !last_backward[members.front()][v].empty() &&
+               !P.expert_op(v);
       });
       // Each bucket's updates wait for its reduction, and all of them for the (stage, rank)'s last
       // (add_update): they are emitted once every bucket's reduction, dense and expert, is.
@@ -147,13 +155,18 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
       const double shards = e.options.zero_stage >= 1 ? static_cast<double>(e.shards) : 1.0;
       for (size_t b = 0; b < buckets.size(); ++b) {
         std::vector<TaskId> gradient_ready;
-        for (int64_t d = 0; d < e.simulated_replicas; ++d) {
+        for (int64_t d : members) {
           for (OpId v : buckets[b]) gradient_ready.push_back(last_backward[d][v][r]);
         }
         // Per replica: what its updates of the bucket wait for.
         std::vector<TaskId> reduced_for(static_cast<size_t>(e.simulated_replicas));
-        if (e.replicas > 1) {
-          const std::vector<DeviceId> group = e.layout.data_group(s, r);
+        if (reduces) {
+          std::vector<DeviceId> group;
+          if (scope.replicas.empty()) {
+            group = e.layout.data_group(s, r);
+          } else {
+            for (int64_t d : members) group.push_back(e.device(d, s, r));
+          }
           double bytes = 0;
           for (OpId v : buckets[b]) bytes += P.held_bytes(v);
           if (e.previous_data_collective[s][r]) gradient_ready.push_back(*e.previous_data_collective[s][r]);
@@ -190,10 +203,10 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
             for (int64_t d = 0; d < e.simulated_replicas; ++d) reduced_for[static_cast<size_t>(d)] = across[static_cast<size_t>(d % e.shards)];
           }
         }
-        for (int64_t d = 0; d < e.simulated_replicas; ++d) {
-          if (e.replicas > 1) last_reduction[{d, s, r}] = reduced_for[static_cast<size_t>(d)];
+        for (int64_t d : members) {
+          if (reduces) last_reduction[{d, s, r}] = reduced_for[static_cast<size_t>(d)];
           for (OpId v : buckets[b]) {
-            TaskId after = e.replicas > 1 ? reduced_for[static_cast<size_t>(d)] : last_backward[d][v][r];
+            TaskId after = reduces ? reduced_for[static_cast<size_t>(d)] : last_backward[d][v][r];
             if (P.tied[v]) {  // updated after the tied all-reduce, below
               reduced_tied[{d, v, r}] = after;
               continue;
@@ -209,7 +222,8 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
         Task update =
             optimizer_task(updated, e.run.optimizer, e.device(p.replica, s, r), step, e.replicas > 1 ? p.replica : -1, p.after);
         update.name += e.rank_name(r) + scope.tag;
-        e.previous_update[p.replica][p.op][r] = add_update(&e, std::move(update), p.replica, s, r, last_reduction);
+        e.previous_update[e.holder(p.replica, s)][p.op][r] =
+            add_update(&e, std::move(update), p.replica, s, r, last_reduction);
       }
     }
   }

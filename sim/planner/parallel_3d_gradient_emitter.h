@@ -24,6 +24,9 @@ using LastBackward = std::vector<std::vector<std::vector<TaskId>>>;
 struct GradientScope {
   int64_t stage = -1;  ///< -1: every stage
   std::string tag;
+  /// The replicas whose gradients are reduced together (PipeDream's replicated stages: the
+  /// streams one round of the stage's replicas ran); empty: every simulated replica.
+  std::vector<int64_t> replicas;
 };
 
 void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const LastBackward& last_backward,

@@ -27,7 +27,7 @@ std::vector<DeviceId> Parallel3dLayout::tensor_group(int64_t replica, int64_t st
 
 std::vector<DeviceId> Parallel3dLayout::data_group(int64_t stage, int64_t rank) const {
   std::vector<DeviceId> group;
-  for (int64_t d = 0; d < options_.replicas(); ++d) group.push_back(device(d, stage, rank));
+  for (int64_t d = 0; d < options_.stage_width(stage); ++d) group.push_back(device(d, stage, rank));
   return group;
 }
 
@@ -74,6 +74,7 @@ std::string Parallel3dLayout::tensor_groups_note(const Cluster& cluster) const {
   std::string text = "tensor groups:";
   for (int64_t d = 0; d < options_.replicas(); ++d) {
     for (int64_t s = 0; s < options_.pipeline; ++s) {
+      if (d >= options_.stage_width(s)) continue;  // a replicated stage's replicas: each once
       text += " replica " + std::to_string(d) + " stage " + std::to_string(s) + " " +
               group_label(cluster, tensor_group(d, s), several_nodes);
     }

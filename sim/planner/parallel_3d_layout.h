@@ -22,7 +22,7 @@ class Parallel3dLayout {
   /// Replica `replica`'s stage `stage`: its tensor ranks in rank order (Megatron's tensor group).
   std::vector<DeviceId> tensor_group(int64_t replica, int64_t stage) const;
   /// Stage `stage`'s tensor rank `rank` in every replica, in replica order (the gradient
-  /// reduction: data x context replicas).
+  /// reduction: data x context replicas; with PipeDream's replicated stages, the stage's own).
   std::vector<DeviceId> data_group(int64_t stage, int64_t rank) const;
   /// The context ranks of `replica`'s data replica, at the same stage and tensor rank: the group
   /// that all-gathers K and V before each attention (context_parallel.h).

@@ -222,7 +222,14 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
   // pipeline stage that runs it.
   PipelineOptions stage_options;
   for (int64_t c = 0; c < model_chunks; ++c) stage_options.devices.push_back(layout.device(0, c % stages, 0));
-  const std::string split_path = chunks > 1 ? "parallelism/virtual_stages" : "parallelism/pipeline";
+  // PipeDream's replicated stages: each stage's share of the compute is its replicas' share.
+  for (int64_t width : options.stage_replicas) stage_options.stage_weights.push_back(static_cast<double>(width));
+  for (size_t s = 0; s < options.stage_ops.size(); ++s) {  // given by hand
+    stage_options.stages.push_back({options.stage_ops[s], stage_options.devices[s]});
+  }
+  const std::string split_path = chunks > 1                    ? "parallelism/virtual_stages"
+                                 : !options.stage_ops.empty() ? "parallelism/stage_ops"
+                                                              : "parallelism/pipeline";
   const std::string interleaving =
       chunks > 1 ? "virtual_stages " + std::to_string(chunks) + " splits the model into pipeline " +
                        std::to_string(stages) + " x " + std::to_string(chunks) + " = " + std::to_string(model_chunks) +

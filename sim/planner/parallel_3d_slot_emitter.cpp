@@ -59,9 +59,9 @@ TaskId Parallel3dSlotEmitter::gather(int64_t m, int64_t s, OpId v, int64_t r, bo
   const bool expert = P.expert_op(v);
   auto key = std::make_tuple(expert ? -1 - P.expert_rank(d_) : d_ / e_.shards, m, v, r, forward);
   if (auto it = gathered_.find(key); it != gathered_.end()) return it->second;
-  std::vector<TaskId> deps = e_.previous_slot_ends[d_][s][r];
+  std::vector<TaskId> deps = e_.previous_slot_ends[e_.holder(d_, s)][s][r];
   if (*chain) deps.push_back(**chain);
-  if (e_.previous_update[d_][v][r]) deps.push_back(*e_.previous_update[d_][v][r]);
+  if (const auto& update = e_.previous_update[e_.holder(d_, s)][v][r]) deps.push_back(*update);
   const TaskId id = e_.collective(replica_prefix_ + "mb" + std::to_string(m) + (forward ? "/fwd" : "/bwd") +
                                    "/zero3-allgather/" + e_.graph.op(v).name + e_.rank_name(r) + suffix_,
                                expert ? e_.layout.expert_data_group(d_, s, r) : e_.layout.shard_group(d_, s, r),
@@ -135,7 +135,7 @@ void Parallel3dSlotEmitter::feed_expert_exchange(int64_t m, int64_t s, OpId v, b
 
 TaskId Parallel3dSlotEmitter::add_to_slot(Task task, int64_t m, int64_t s, OpId v, int64_t r, bool forward,
                                           std::optional<TaskId>* gather_chain, std::vector<TaskId>* cell) {
-  for (TaskId end : e_.previous_slot_ends[d_][s][r]) task.deps.push_back(end);
+  for (TaskId end : e_.previous_slot_ends[e_.holder(d_, s)][s][r]) task.deps.push_back(end);
   const Parallel3dPartition& P = e_.partition;
   if (e_.gathers_parameters && P.held_bytes(v) > 0 && (!P.expert_op(v) || e_.replicas > P.expert_ranks)) {
     *gather_chain = gather(m, s, v, r, forward, gather_chain);
@@ -206,7 +206,10 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
         }
         task.deps.push_back(it->second);
       }
-      if (P.held_bytes(v) > 0 && e_.previous_update[d_][v][r]) task.deps.push_back(*e_.previous_update[d_][v][r]);
+      // The weights as the device holds them now (with replicated stages, another stream's
+      // update on this stage replica counts too).
+      const auto& update = e_.previous_update[e_.holder(d_, s)][v][r];
+      if (P.held_bytes(v) > 0 && update) task.deps.push_back(*update);
       if (P.gathered_key_values[v] > 0) {  // context parallelism: the whole sequence's K and V first
         const TaskId gathered = context_exchange(m, s, v, r, /*forward=*/true, task.deps);
         task.deps.push_back(gathered);

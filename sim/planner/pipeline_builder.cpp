@@ -176,12 +176,25 @@ std::vector<size_t> assign_pipeline_stages(const OpGraph& graph, const PipelineO
   } else {
     double total = 0;
     for (OpId v : order) total += op_compute(graph.op(v));
+    // Stage s ends at the cumulative share ends[s] of the compute (s + 1) / stages, or its weights'.
+    std::vector<double> ends;
+    double weights = 0;
+    for (double weight : options.stage_weights) weights += weight;
+    double cumulative = 0;
+    for (double weight : options.stage_weights) {
+      cumulative += weight;
+      ends.push_back(cumulative / weights);
+    }
     double before = 0;
     for (OpId v : order) {
       double weight = op_compute(graph.op(v));
       if (weight <= 0) continue;
       double midpoint = total > 0 ? (before + weight / 2) / total : 0;
-      stage_of[v] = std::min(stages - 1, static_cast<size_t>(midpoint * static_cast<double>(stages)));
+      if (ends.empty()) {
+        stage_of[v] = std::min(stages - 1, static_cast<size_t>(midpoint * static_cast<double>(stages)));
+      } else {
+        stage_of[v] = static_cast<size_t>(std::upper_bound(ends.begin(), ends.end() - 1, midpoint) - ends.begin());
+      }
       before += weight;
     }
   }

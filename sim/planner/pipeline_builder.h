@@ -64,7 +64,8 @@ std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot
 /// The stage of every op (by OpId): by the stages' globs when given (an op no glob matches joins
 /// its first consumer's stage, or its predecessor's in topological order when it has no
 /// consumer); else balanced by compute: each op goes to the stage in which the midpoint of its
-/// forward + backward FLOPs falls along the cumulative sum in topological order, and ops without
+/// forward + backward FLOPs falls along the cumulative sum in topological order (stages taking
+/// equal shares of it, or their `stage_weights`' shares), and ops without
 /// FLOPs (inputs, variables) join their first consumer's stage. Throws SpecError ("pipeline/stages") when a data
 /// edge would go from a later stage back to an earlier one, or a stage gets no op.
 std::vector<size_t> assign_pipeline_stages(const OpGraph& graph, const PipelineOptions& options);

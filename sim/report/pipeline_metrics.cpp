@@ -10,7 +10,7 @@ namespace placesim {
 
 PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vector<DeviceId>& stage_devices,
                                          int64_t micro_batches, const std::string& schedule,
-                                         int64_t virtual_stages) {
+                                         int64_t virtual_stages, const std::vector<int64_t>& stage_replicas) {
   PipelineMetrics metrics;
   metrics.stages = stage_devices.size();
   metrics.micro_batches = micro_batches;
@@ -29,9 +29,12 @@ PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vecto
     stage.peak_memory_bytes = d.peak_memory_bytes;
     stage.peak_memory = d.peak_memory;
     if (schedule == "pipedream" || schedule == "pipedream-2bw") {
+      const auto index = static_cast<int64_t>(metrics.per_stage.size());
       const int64_t versions =
-          pipedream_weight_versions(static_cast<int64_t>(metrics.stages), static_cast<int64_t>(metrics.per_stage.size()),
-                                    micro_batches, schedule == "pipedream-2bw");
+          stage_replicas.empty()
+              ? pipedream_weight_versions(static_cast<int64_t>(metrics.stages), index, micro_batches,
+                                          schedule == "pipedream-2bw")
+              : pipedream_replicated_weight_versions(stage_replicas, index, micro_batches);
       stage.weight_versions = versions;
       stage.staleness = versions - 1;
     }

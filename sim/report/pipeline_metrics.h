@@ -47,10 +47,11 @@ struct PipelineMetrics {
 };
 
 /// From a run's device metrics and the stage devices (in stage order). Schedule "pipedream" or
-/// "pipedream-2bw": `micro_batches` is the run's (every step's), and each stage gets its staleness.
+/// "pipedream-2bw": `micro_batches` is the run's (every step's, per stream), and each stage gets
+/// its staleness (with PipeDream's `stage_replicas`, pipedream_replicated_weight_versions').
 PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vector<DeviceId>& stage_devices,
                                          int64_t micro_batches, const std::string& schedule,
-                                         int64_t virtual_stages = 1);
+                                         int64_t virtual_stages = 1, const std::vector<int64_t>& stage_replicas = {});
 
 /// The transfer tasks of the plan's first step from one of `stage_devices` to another.
 StageTraffic count_stage_traffic(const ExecutionPlan& plan, const std::vector<DeviceId>& stage_devices);

@@ -35,6 +35,67 @@ void read_sharding(const JsonReader& reader, ParallelismFields* fields) {
   fields->hybrid_sharding = reader.choice_or("fsdp", {"full", "hybrid"}, "full") == "hybrid";
 }
 
+/// PipeDream's replicated stages, "stage_replicas": [15, 1] (ParallelismOptions::stage_replicas):
+/// a width per stage, the largest divisible by each; "data", if given, the largest.
+void read_stage_replicas(const JsonReader& reader, ParallelismOptions* options) {
+  const auto list = reader.find("stage_replicas");
+  if (!list) return;
+  list->expect_array();
+  for (const auto& entry : list->elements()) options->stage_replicas.push_back(entry.as_integer(1, kMaxParallelismSize));
+  const auto widths = static_cast<int64_t>(options->stage_replicas.size());
+  if (!options->asynchronous || options->double_buffered) {
+    list->fail("replicated stages of their own widths are PipeDream's (\"schedule\": \"pipedream\"); with " +
+               std::string(options->double_buffered ? "PipeDream-2BW" : "a flushed schedule") +
+               " every stage has \"data\" replicas");
+  }
+  if (widths != options->pipeline) {
+    list->fail("gives " + std::to_string(widths) + " widths for \"pipeline\" " + std::to_string(options->pipeline) +
+               " stages: one per stage");
+  }
+  if (options->context > 1 || options->expert > 1) {
+    list->fail("replicated stages are modelled without context or expert parallelism");
+  }
+  if (reader.has("device_order")) {
+    reader.at("device_order").fail("with \"stage_replicas\" the devices are read stage by stage (stage 0's replicas "
+                                   "first); leave \"device_order\" out");
+  }
+  const int64_t widest = *std::max_element(options->stage_replicas.begin(), options->stage_replicas.end());
+  for (size_t s = 0; s < options->stage_replicas.size(); ++s) {
+    if (widest % options->stage_replicas[s] != 0) {
+      list->at_index(s).fail("stage " + std::to_string(s) + "'s " + std::to_string(options->stage_replicas[s]) +
+                             " replicas do not divide the widest stage's " + std::to_string(widest) +
+                             ": micro-batches go round robin, each replica of a stage taking the same share");
+    }
+  }
+  if (reader.has("data") && options->data != widest) {
+    reader.at("data").fail("is " + std::to_string(options->data) + ", but with \"stage_replicas\" it is the widest stage's " +
+                           std::to_string(widest) + " (or leave it out)");
+  }
+  options->data = widest;
+}
+
+/// "stage_ops": [["conv*", "pool*"], ["fc*"]]: each stage's op-name globs, one list per stage.
+void read_stage_ops(const JsonReader& reader, ParallelismOptions* options) {
+  const auto list = reader.find("stage_ops");
+  if (!list) return;
+  list->expect_array();
+  for (const auto& stage : list->elements()) {
+    stage.expect_array();
+    options->stage_ops.emplace_back();
+    for (const auto& glob : stage.elements()) {
+      options->stage_ops.back().push_back(glob.as_string());
+      if (options->stage_ops.back().back().empty()) glob.fail("the op pattern must not be empty");
+    }
+    if (options->stage_ops.back().empty()) stage.fail("give at least one op pattern for the stage");
+  }
+  if (static_cast<int64_t>(options->stage_ops.size()) != options->pipeline) {
+    list->fail("gives " + std::to_string(options->stage_ops.size()) + " stages' ops for \"pipeline\" " +
+               std::to_string(options->pipeline) + ": one list per stage");
+  }
+  if (options->virtual_stages > 1) list->fail("splits the model into stages, not into interleaved model chunks");
+  if (reader.has("stage_split")) reader.at("stage_split").fail("give \"stage_split\" or \"stage_ops\", not both");
+}
+
 }  // namespace
 
 ParallelismFields read_parallelism_fields(const JsonReader& reader) {
@@ -74,6 +135,8 @@ ParallelismFields read_parallelism_fields(const JsonReader& reader) {
   options.communication = read_communication(reader, Aggregation::kAllReduce);
   options.bucket_bytes = bucket_bytes_or(reader, default_bucket_bytes(options.communication.framework));
   read_sharding(reader, &fields);
+  read_stage_replicas(reader, &options);
+  read_stage_ops(reader, &options);
   return fields;
 }
 
@@ -97,10 +160,15 @@ MaybeProblem check_parallelism_devices(ParallelismFields* fields, const Cluster&
 ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& cluster) {
   ParallelismFields fields = read_parallelism_fields(reader);
   ParallelismOptions& options = fields.options;
-  const int64_t product = options.tensor * options.context * options.pipeline * options.data;
-  const std::string sizes = "data " + std::to_string(options.data) + " x pipeline " + std::to_string(options.pipeline) +
-                            (options.context > 1 ? " x context " + std::to_string(options.context) : std::string()) +
-                            " x tensor " + std::to_string(options.tensor) + " = " + std::to_string(product);
+  const int64_t product = options.device_count();
+  std::string sizes = "data " + std::to_string(options.data) + " x pipeline " + std::to_string(options.pipeline) +
+                      (options.context > 1 ? " x context " + std::to_string(options.context) : std::string()) +
+                      " x tensor " + std::to_string(options.tensor) + " = " + std::to_string(product);
+  if (!options.stage_replicas.empty()) {
+    std::string widths;
+    for (int64_t width : options.stage_replicas) widths += (widths.empty() ? "" : " + ") + std::to_string(width);
+    sizes = "(stage replicas " + widths + ") x tensor " + std::to_string(options.tensor) + " = " + std::to_string(product);
+  }
   if (auto devices = reader.find("devices")) {
     std::vector<bool> listed(cluster.devices().size(), false);
     for (const auto& entry : devices->elements()) {

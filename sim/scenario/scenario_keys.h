@@ -30,7 +30,7 @@ inline const std::vector<std::string> kParallelism = {
     "tensor", "pipeline", "data", "context", "expert", "devices", "device_order", "micro_batches", "schedule", "virtual_stages",
     "column_parallel", "row_parallel", "algorithm", "bucket_bytes", "sequence_parallel", "scatter_gather",
     "selective_recompute", "selective_recompute_ops", "zero", "fsdp", "tied_embeddings", "stage_split",
-    "framework", "transport"};
+    "framework", "transport", "stage_replicas", "stage_ops"};
 
 /// `run`.
 inline const std::vector<std::string> kRun = {"mode",      "steps", "batch_size",           "precision",         "seed",

@@ -120,6 +120,10 @@ void read_strategy_variants(const JsonReader& entry, std::vector<StrategyVariant
   for (const char* fixed : {"replicas", "ps_devices", "stages", "devices", "data"}) {
     if (body.has(fixed)) body.at(fixed).fail(std::string("the sweep sets \"") + fixed + "\" from devices_per_node and nodes");
   }
+  if (kind == "parallelism" && body.has("stage_replicas")) {
+    body.at("stage_replicas").fail("a sweep gives every stage `data` replicas from devices_per_node and nodes; "
+                                   "PipeDream's replicated stages are for `placesim run`");
+  }
   if (kind == "parallelism" && body.has("micro_batches") && body.has("micro_batch_size")) {
     body.fail("give \"micro_batches\" (per data-parallel replica) or \"micro_batch_size\" (samples per micro-batch), not both");
   }

@@ -54,6 +54,7 @@ Strategy single_replica_strategy(const Strategy& strategy) {
     }
     p.devices = std::move(first);
     p.data = 1;
+    p.stage_replicas.clear();  // PipeDream's replicated stages: one replica of each
     p.expert = 1;
     p.pipeline_outermost = false;
   } else if (single.data_parallel) {
@@ -208,7 +209,10 @@ std::string describe(const Scenario& scenario, const Strategy& strategy) {
   const Cluster& cluster = scenario.cluster_for(strategy);
   if (strategy.parallelism) {
     const ParallelismOptions& p = *strategy.parallelism;
-    return "data " + std::to_string(p.data) + " x pipeline " + std::to_string(p.pipeline) +
+    std::string widths;  // PipeDream's replicated stages: "stage replicas 15-1 x "
+    for (int64_t width : p.stage_replicas) widths += (widths.empty() ? "stage replicas " : "-") + std::to_string(width);
+    return (widths.empty() ? "data " + std::to_string(p.data) + " x pipeline " + std::to_string(p.pipeline)
+                           : widths + " (" + std::to_string(p.data) + " streams)") +
            (p.context > 1 ? " x context " + std::to_string(p.context) : std::string()) + " x tensor " +
            std::to_string(p.tensor) +
            (p.expert > 1 ? ", experts over groups of " + std::to_string(p.expert) + " replicas" : std::string()) + " (" +
@@ -346,7 +350,7 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
         p.schedule == PipelineSchedule::kGpipe ? "gpipe"
         : p.asynchronous                       ? (p.double_buffered ? "pipedream-2bw" : "pipedream")
                                                : "1f1b",
-        p.virtual_stages);
+        p.virtual_stages, p.stage_replicas);
     if (p.pipeline > 1) {
       evaluated.pipeline->traffic = count_stage_traffic(evaluated.planned.plan, stage_devices);
       if (p.asynchronous) {  // PipeDream's tasks are all in one schedule (step 0): per step, 1/steps of it
@@ -371,7 +375,9 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
           compute_data_parallel_metrics(planned.plan, run.timeline).samples_per_second;
     }
   } else if (strategy.parallelism && strategy.parallelism->data > 1) {
-    if (with_baseline) {
+    // PipeDream's replicated stages have no one-replica layout whose copies they are (a "15-1"
+    // is not 15 copies of a 2-GPU pipeline): no baseline, no scaling efficiency.
+    if (with_baseline && strategy.parallelism->stage_replicas.empty()) {
       const Strategy single = single_replica_strategy(strategy);
       PlannedScenario planned = plan_strategy(scenario, single);
       result.single_replica_samples_per_second =

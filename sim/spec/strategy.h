@@ -115,6 +115,9 @@ struct PipelineOptions {
   std::vector<DeviceId> devices;      ///< one per stage, in stage order
   int64_t micro_batches = 1;
   PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  /// Balanced by compute: each stage's share of it, relative (PipeDream's replicated stages: its
+  /// replicas); empty = equal shares.
+  std::vector<double> stage_weights;
 };
 
 /// Data x pipeline x context x tensor parallelism (docs/tensor-parallel.md,
@@ -155,6 +158,17 @@ struct ParallelismOptions {
   /// gradients over a step's `micro_batches` (at least `pipeline`) and updates once per step, so
   /// at most two weight versions are in use at once (double-buffered weights).
   bool double_buffered = false;
+  /// PipeDream's replicated stages (Narayanan et al. SOSP 2019, section 3.1: "15-1"): stage s
+  /// runs on stage_replicas[s] replicas of `tensor` devices each; empty = every stage on `data`.
+  /// `data` is then the largest width, which every width divides: the schedule runs `data`
+  /// streams of micro-batches, stream d on stage s's replica d mod stage_replicas[s] (round
+  /// robin), so a narrower stage's replica serves data / width streams in turn. `devices` are read
+  /// stage by stage: stage 0's replicas (each `tensor` consecutive devices), then stage 1's.
+  std::vector<int64_t> stage_replicas;
+  /// The ops of each stage given by hand: per stage, op-name globs (an op takes the first stage
+  /// one of whose globs matches it; one no glob matches joins its first consumer's stage, or its
+  /// predecessor's: assign_pipeline_stages). Empty = split by `whole_layer_stages`' rule.
+  std::vector<std::vector<std::string>> stage_ops;
   /// Model chunks per pipeline stage (interleaved 1F1B, pipeline_builder.h): the model is split
   /// into pipeline x virtual_stages chunks, chunk c on stage c mod pipeline. 1 = plain 1F1B/GPipe.
   int64_t virtual_stages = 1;
@@ -202,12 +216,35 @@ struct ParallelismOptions {
     return zero_stage == 0 ? 1 : shard_group > 0 && shard_group < replicas() ? shard_group : replicas();
   }
 
+  /// The replicas stage `stage` runs on: its stage_replicas width, else replicas().
+  int64_t stage_width(int64_t stage) const {
+    return stage_replicas.empty() ? replicas() : stage_replicas[static_cast<size_t>(stage)];
+  }
+  /// Which of stage `stage`'s replicas runs replica (stream) `replica` there: itself, or with
+  /// stage_replicas round robin, replica mod the stage's width.
+  int64_t stage_replica(int64_t replica, int64_t stage) const {
+    return stage_replicas.empty() ? replica : replica % stage_replicas[static_cast<size_t>(stage)];
+  }
+  /// The devices the layout needs: data x pipeline x context x tensor, or with stage_replicas
+  /// tensor x the sum of the widths.
+  int64_t device_count() const {
+    if (stage_replicas.empty()) return data * pipeline * context * tensor;
+    int64_t replicas_over_stages = 0;
+    for (int64_t width : stage_replicas) replicas_over_stages += width;
+    return replicas_over_stages * tensor;
+  }
+
   /// Replica `replica` (= d * context + k), stage `stage`, tensor rank `rank`.
   DeviceId device(int64_t replica, int64_t stage, int64_t rank) const {
     // Called for every task and every (replica, op) of the memory accounting: no division
     // without context parallelism.
-    if (context == 1 && !pipeline_outermost) {
+    if (context == 1 && !pipeline_outermost && stage_replicas.empty()) {
       return devices[static_cast<size_t>((replica * pipeline + stage) * tensor + rank)];
+    }
+    if (!stage_replicas.empty()) {  // stage by stage (no context ranks with stage_replicas)
+      int64_t before = 0;
+      for (int64_t s = 0; s < stage; ++s) before += stage_replicas[static_cast<size_t>(s)];
+      return devices[static_cast<size_t>((before + stage_replica(replica, stage)) * tensor + rank)];
     }
     const int64_t d = replica / context, k = replica % context;
     const int64_t outer = pipeline_outermost ? stage * data + d : d * pipeline + stage;
@@ -225,6 +262,22 @@ struct ParallelismOptions {
 inline int64_t pipedream_weight_versions(int64_t stages, int64_t stage, int64_t micro_batches, bool double_buffered) {
   const int64_t in_flight = std::min(stages - stage, micro_batches);
   return double_buffered ? std::min<int64_t>(in_flight, 2) : in_flight;
+}
+
+/// PipeDream with replicated stages (ParallelismOptions::stage_replicas, widths w): each replica
+/// of stage s keeps ceil((w_s + ... + w_{K-1}) / w_s) micro-batches in flight (SOSP 2019, section
+/// 3.2: the input stage admits NOAM = ceil(machines / its machines), generalised to the machines
+/// from stage s on; K - s for equal widths), at most the data / w_s x `micro_batches` it runs:
+/// its weight versions, one more than its staleness.
+inline int64_t pipedream_replicated_weight_versions(const std::vector<int64_t>& widths, int64_t stage,
+                                                    int64_t micro_batches) {
+  int64_t downstream = 0, widest = 0;
+  for (size_t s = 0; s < widths.size(); ++s) {
+    widest = std::max(widest, widths[s]);
+    if (static_cast<int64_t>(s) >= stage) downstream += widths[s];
+  }
+  const int64_t width = widths[static_cast<size_t>(stage)];
+  return std::min((downstream + width - 1) / width, widest / width * micro_batches);
 }
 
 /// A figure measured elsewhere that a strategy's prediction is checked against.

@@ -2,8 +2,10 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <string>
 
+#include "sim/core/input_error.h"
 #include "sim/scenario/scenario_loader.h"
 
 namespace placesim::testing {
@@ -34,6 +36,28 @@ inline std::string small_gpt_scenario(const std::string& parallelism, int nodes 
   return small_parallel_scenario(R"({"zoo": "gpt", "parameters": {"layers": 2, "hidden": 64, "heads": 8, "sequence": 32,
              "vocabulary": 128}})",
                                  parallelism, nodes, simulation);
+}
+
+/// small_gpt_scenario's text run for `steps` steps instead of 1.
+inline std::string small_gpt_scenario_steps(const std::string& parallelism, int steps, const std::string& simulation) {
+  std::string text = small_gpt_scenario(parallelism, 1, simulation);
+  text.replace(text.find("\"steps\": 1"), 10, "\"steps\": " + std::to_string(steps));
+  return text;
+}
+
+/// The input error `action` throws: its JSON path and message (`refused` false when it throws none).
+struct Refusal {
+  bool refused = false;
+  std::string json_path;
+  std::string message;
+};
+inline Refusal refusal_of(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const InputError& error) {
+    return {true, error.json_path(), error.what()};
+  }
+  return {};
 }
 
 }  // namespace placesim::testing

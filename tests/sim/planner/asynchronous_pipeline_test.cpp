@@ -22,11 +22,9 @@ namespace {
 // `steps` steps of 4 micro-batches.
 Scenario scenario_of(const std::string& schedule, int steps, const std::string& extra = "",
                      const std::string& simulation = R"({"tier": "analytical"})") {
-  std::string text = testing::small_gpt_scenario(R"({"pipeline": 2, "micro_batches": 4, "stage_split": "layers",
-      "schedule": ")" + schedule + "\"" + extra + "}",
-                                                 1, simulation);
-  text.replace(text.find("\"steps\": 1"), 10, "\"steps\": " + std::to_string(steps));
-  return testing::scenario_from_text(text);
+  return testing::scenario_from_text(testing::small_gpt_scenario_steps(
+      R"({"pipeline": 2, "micro_batches": 4, "stage_split": "layers", "schedule": ")" + schedule + "\"" + extra + "}",
+      steps, simulation));
 }
 
 const Task* find_task(const ExecutionPlan& plan, const std::string& name) {

@@ -128,6 +128,11 @@ TEST(SweepSpec, BadSizesNameTheirJsonPath) {
     "sweep": {"strategies": [{"parallelism": {"pipeline": 2, "virtual_stages": [2, 0]}}]}})")
                 .find("/sweep/strategies/0/parallelism/virtual_stages/1"),
             std::string::npos);
+  // PipeDream's replicated stages have widths of their own; the sweep sizes every stage alike.
+  EXPECT_NE(error_of(R"({"model": {"zoo": "gpt"}, "cluster": {"template": "dgx_a100"},
+    "sweep": {"strategies": [{"parallelism": {"pipeline": 2, "schedule": "pipedream", "stage_replicas": [3, 1]}}]}})")
+                .find("/sweep/strategies/0/parallelism/stage_replicas: a sweep gives every stage"),
+            std::string::npos);
 }
 
 // 8 GPU counts x 1,000 node counts (999 of them on the fabric) x 200 batches = 1,600,000 > the
