@@ -31,7 +31,9 @@ double StrategyResult::step_time_seconds() const {
 
 std::optional<double> StrategyResult::scaling_efficiency() const {
   if (!single_replica_samples_per_second || *single_replica_samples_per_second <= 0) return std::nullopt;
-  const double copies = static_cast<double>(std::max<int64_t>(replicas, static_cast<int64_t>(data_parallel.replicas)));
+  const double copies = scaling_copies > 0
+                            ? scaling_copies
+                            : static_cast<double>(std::max<int64_t>(replicas, static_cast<int64_t>(data_parallel.replicas)));
   return samples_per_second() / (copies * *single_replica_samples_per_second);
 }
 
@@ -64,7 +66,8 @@ std::string comparison_table(const std::vector<StrategyResult>& results, const s
          (fp8 ? "dense fp8 peak, not bf16's (docs/llm-planning.md, FP8); scaling:"
               : "peak (docs/llm-planning.md); scaling:") +
          " throughput / (replicas x the same strategy's throughput on one\n"
-         "replica; for data x pipeline x tensor, on data 1); comm: share of the\n"
+         "replica; for data x pipeline x tensor, on data 1; for PipeDream's replicated stages, devices / tensor x\n"
+         "the whole model on one tensor group); comm: share of the\n"
          "run with gradients or tensors in flight and no device computing; peak memory: the fullest device's;\n"
          "straggler: mean time per step between the average and the slowest replica finishing backward (sync);\n"
          "staleness: updates applied by other workers between a worker's read of the variables and its own\n"

@@ -22,9 +22,14 @@ struct StrategyResult {
   int64_t replicas = 1;
   std::optional<TrainingEfficiency> efficiency;  ///< batches, MFU, tokens/s
   std::optional<double> single_replica_samples_per_second;  ///< the same strategy on one replica
+  /// Copies of that one replica the strategy's devices hold, when not `replicas`: PipeDream's
+  /// replicated stages, whose baseline is the whole model on one tensor group (devices / tensor
+  /// copies); 0 = `replicas`.
+  double scaling_copies = 0;
   double samples_per_second() const;
   double step_time_seconds() const;
-  /// throughput / (replicas x single-replica throughput), when the baseline is known
+  /// throughput / (copies x single-replica throughput), when the baseline is known; copies:
+  /// scaling_copies, else the replicas
   std::optional<double> scaling_efficiency() const;
 };
 

@@ -54,9 +54,20 @@ Strategy single_replica_strategy(const Strategy& strategy) {
     }
     p.devices = std::move(first);
     p.data = 1;
-    p.stage_replicas.clear();  // PipeDream's replicated stages: one replica of each
     p.expert = 1;
     p.pipeline_outermost = false;
+    if (!p.stage_replicas.empty()) {
+      // PipeDream's replicated stages are no set of copies of one pipeline (a "15-1" is not 15
+      // two-GPU pipelines): the baseline is the whole model on the first stage's tensor group,
+      // its micro-batches one after another (scaling_copies: devices / tensor of it).
+      p.devices.resize(static_cast<size_t>(p.tensor));
+      p.pipeline = 1;
+      p.stage_replicas.clear();
+      p.stage_ops.clear();
+      p.asynchronous = false;
+      p.double_buffered = false;
+      p.schedule = PipelineSchedule::kOneFOneB;
+    }
   } else if (single.data_parallel) {
     single.data_parallel->replicas.resize(1);
     if (single.data_parallel->algorithm) single.data_parallel->algorithm = CollectiveAlgorithm::kRing;
@@ -375,9 +386,9 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
           compute_data_parallel_metrics(planned.plan, run.timeline).samples_per_second;
     }
   } else if (strategy.parallelism && strategy.parallelism->data > 1) {
-    // PipeDream's replicated stages have no one-replica layout whose copies they are (a "15-1"
-    // is not 15 copies of a 2-GPU pipeline): no baseline, no scaling efficiency.
-    if (with_baseline && strategy.parallelism->stage_replicas.empty()) {
+    const ParallelismOptions& p = *strategy.parallelism;
+    if (!p.stage_replicas.empty()) result.scaling_copies = static_cast<double>(p.device_count() / p.tensor);
+    if (with_baseline) {
       const Strategy single = single_replica_strategy(strategy);
       PlannedScenario planned = plan_strategy(scenario, single);
       result.single_replica_samples_per_second =

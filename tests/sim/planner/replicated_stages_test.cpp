@@ -167,6 +167,21 @@ TEST(ReplicatedStages, TheNarrowStageSetsThePace) {
   EXPECT_NEAR(four - two, busy_four - busy_two, 1e-9 * four);
 }
 
+// "2-1" is no set of copies of one pipeline: its scaling baseline is the whole model on one GPU,
+// the same micro-batches one after another, and its 3 GPUs are 3 copies of that: efficiency =
+// throughput / (3 x the one GPU's).
+TEST(ReplicatedStages, ScaleAgainstTheWholeModelOnOneTensorGroup) {
+  const Scenario replicated = scenario_of(R"(, "stage_replicas": [2, 1])", 2);
+  const EvaluatedStrategy evaluated = evaluate_strategy(replicated, replicated.strategies.front(), true);
+  const Scenario one_gpu = testing::scenario_from_text(
+      testing::small_gpt_scenario_steps(R"({"pipeline": 1, "micro_batches": 4})", 2, R"({"tier": "analytical"})"));
+  const double alone = evaluate_strategy(one_gpu, one_gpu.strategies.front(), false).result.samples_per_second();
+  ASSERT_TRUE(evaluated.result.single_replica_samples_per_second);
+  EXPECT_DOUBLE_EQ(*evaluated.result.single_replica_samples_per_second, alone);
+  ASSERT_TRUE(evaluated.result.scaling_efficiency());
+  EXPECT_DOUBLE_EQ(*evaluated.result.scaling_efficiency(), evaluated.result.samples_per_second() / (3 * alone));
+}
+
 void expect_refused(const std::string& parallelism_extra, const std::string& path, const std::string& words,
                     const std::string& schedule = "pipedream") {
   const testing::Refusal refusal = testing::refusal_of([&] { plan_scenario(scenario_of(parallelism_extra, 1, schedule)); });
