@@ -49,8 +49,8 @@ void read_stage_replicas(const JsonReader& reader, ParallelismOptions* options) 
                " every stage has \"data\" replicas");
   }
   if (widths != options->pipeline) {
-    list->fail("gives " + std::to_string(widths) + " widths for \"pipeline\" " + std::to_string(options->pipeline) +
-               " stages: one per stage");
+    list->fail("gives " + std::to_string(widths) + (widths == 1 ? " width" : " widths") + " for \"pipeline\" " +
+               std::to_string(options->pipeline) + ": one per stage");
   }
   if (options->context > 1 || options->expert > 1) {
     list->fail("replicated stages are modelled without context or expert parallelism");
@@ -89,8 +89,9 @@ void read_stage_ops(const JsonReader& reader, ParallelismOptions* options) {
     if (options->stage_ops.back().empty()) stage.fail("give at least one op pattern for the stage");
   }
   if (static_cast<int64_t>(options->stage_ops.size()) != options->pipeline) {
-    list->fail("gives " + std::to_string(options->stage_ops.size()) + " stages' ops for \"pipeline\" " +
-               std::to_string(options->pipeline) + ": one list per stage");
+    list->fail("gives " + std::to_string(options->stage_ops.size()) +
+               (options->stage_ops.size() == 1 ? " list of ops" : " lists of ops") + " for \"pipeline\" " +
+               std::to_string(options->pipeline) + ": one per stage");
   }
   if (options->virtual_stages > 1) list->fail("splits the model into stages, not into interleaved model chunks");
   if (reader.has("stage_split")) reader.at("stage_split").fail("give \"stage_split\" or \"stage_ops\", not both");

@@ -194,7 +194,7 @@ TEST(ReplicatedStages, RefusesWidthsItCannotRun) {
   const std::string at = "/strategy/parallelism/";
   expect_refused(R"(, "stage_replicas": [2, 1])", at + "stage_replicas", "PipeDream's", "1f1b");
   expect_refused(R"(, "stage_replicas": [2, 1])", at + "stage_replicas", "PipeDream-2BW", "pipedream-2bw");
-  expect_refused(R"(, "stage_replicas": [2, 1, 1])", at + "stage_replicas", "3 widths for \"pipeline\" 2");
+  expect_refused(R"(, "stage_replicas": [2, 1, 1])", at + "stage_replicas", "3 widths for \"pipeline\" 2: one per stage");
   expect_refused(R"(, "stage_replicas": [3, 2])", at + "stage_replicas/1", "do not divide the widest stage's 3");
   expect_refused(R"(, "stage_replicas": [0, 1])", at + "stage_replicas/0", "");
   expect_refused(R"(, "stage_replicas": [2, 1], "data": 4)", at + "data", "the widest stage's 2");

@@ -50,7 +50,7 @@ void expect_refused(const std::string& parallelism_extra, const std::string& pat
 
 TEST(StageOps, RefusesSplitsItCannotUse) {
   const std::string at = "/strategy/parallelism/";
-  expect_refused(R"(, "stage_ops": [["*"]])", at + "stage_ops", "gives 1 stages' ops for \"pipeline\" 2");
+  expect_refused(R"(, "stage_ops": [["*"]])", at + "stage_ops", "gives 1 list of ops for \"pipeline\" 2: one per stage");
   expect_refused(R"(, "stage_ops": [["h.0/*"], []])", at + "stage_ops/1", "at least one op pattern");
   expect_refused(R"(, "stage_ops": [["h.0/*"], [""]])", at + "stage_ops/1/0", "must not be empty");
   expect_refused(R"(, "stage_ops": [["h.0/*"], ["h.1/*"]], "stage_split": "layers")", at + "stage_split", "not both");
