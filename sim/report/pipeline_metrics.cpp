@@ -37,6 +37,7 @@ PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vecto
               : pipedream_replicated_weight_versions(stage_replicas, index, micro_batches);
       stage.weight_versions = versions;
       stage.staleness = versions - 1;
+      if (!stage_replicas.empty()) stage.replicas = stage_replicas[static_cast<size_t>(index)];
     }
     metrics.bubble_fraction += stage.bubble_fraction / k;
     metrics.per_stage.push_back(stage);
@@ -72,7 +73,11 @@ std::string pipeline_text(const PipelineMetrics& metrics, const Cluster& cluster
   }
   for (size_t s = 0; s < metrics.per_stage.size(); ++s) {
     const PipelineStageMetrics& stage = metrics.per_stage[s];
-    out += "  stage " + std::to_string(s) + " " + cluster.device(stage.device).name.local() + ": busy " +
+    out += "  stage " + std::to_string(s) + " " + cluster.device(stage.device).name.local() +
+           (!stage.replicas        ? std::string()
+            : *stage.replicas == 1 ? std::string(" (its one replica)")
+                                   : " (first of " + std::to_string(*stage.replicas) + " replicas)") +
+           ": busy " +
            format_seconds(stage.busy_seconds) + ", bubble " + format_percent(stage.bubble_fraction) +
            (stage.staleness ? ", staleness " + std::to_string(*stage.staleness) + " (" +
                                   std::to_string(*stage.weight_versions) + (*stage.weight_versions == 1 ? " weight version)" : " weight versions)")
@@ -94,6 +99,7 @@ Json pipeline_json(const PipelineMetrics& metrics, const Cluster& cluster) {
       stages.back()["staleness"] = *stage.staleness;
       stages.back()["weight_versions"] = *stage.weight_versions;
     }
+    if (stage.replicas) stages.back()["replicas"] = *stage.replicas;
   }
   Json json = {{"stages", metrics.stages},
                {"micro_batches", metrics.micro_batches},

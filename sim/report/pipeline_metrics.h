@@ -24,6 +24,9 @@ struct PipelineStageMetrics {
   /// update, min(K - s, N) - 1, and the weight versions it stashes, min(K - s, N).
   std::optional<int64_t> staleness;
   std::optional<int64_t> weight_versions;
+  /// PipeDream's replicated stages: the stage's replicas (its stage_replicas width); the device
+  /// above is its first.
+  std::optional<int64_t> replicas;
 };
 
 /// The activations and gradients one pipeline (replica 0, tensor rank 0) sends between its

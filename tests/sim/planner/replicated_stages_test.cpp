@@ -130,6 +130,8 @@ TEST(ReplicatedStages, EachStageStashesWhatItsDepthKeepsInFlight) {
   ASSERT_TRUE(evaluated.pipeline);
   EXPECT_EQ(evaluated.pipeline->per_stage[0].weight_versions, 2);
   EXPECT_EQ(evaluated.pipeline->per_stage[1].staleness, 0);
+  EXPECT_EQ(evaluated.pipeline->per_stage[0].replicas, 2);
+  EXPECT_EQ(evaluated.pipeline->per_stage[1].replicas, 1);
 }
 
 // Equal widths are PipeDream's plain schedule with the same device order (stages outermost):
