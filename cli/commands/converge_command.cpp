@@ -26,8 +26,10 @@ struct ConvergeCommandOptions {
   bool quiet = false;
 };
 
-/// The data-parallel strategies to study (one when --strategy names it).
-std::vector<Strategy> studied_strategies(const Scenario& scenario, const ConvergeCommandOptions& options) {
+/// The data-parallel strategies to study (one when --strategy names it). PipeDream's replicated
+/// stages are left out with a note in `skipped` (refused when --strategy names one).
+std::vector<Strategy> studied_strategies(const Scenario& scenario, const ConvergeCommandOptions& options,
+                                         std::vector<std::string>* skipped) {
   std::vector<Strategy> strategies;
   std::string names;
   for (size_t i = 0; i < scenario.strategies.size(); ++i) {
@@ -37,10 +39,14 @@ std::vector<Strategy> studied_strategies(const Scenario& scenario, const Converg
     if (!strategy.data_parallel && !pipelined) continue;
     if (!options.strategy.empty() && strategy.name != options.strategy) continue;
     if (pipelined && !strategy.parallelism->stage_replicas.empty()) {
+      const std::string why = "converge replays PipeDream with every stage on \"data\" replicas, not replicated "
+                              "stages of their own widths (their step and staleness: `placesim run`)";
+      if (options.strategy.empty()) {
+        skipped->push_back(strategy.name + ": skipped: " + why);
+        continue;
+      }
       const std::string at = scenario.strategies.size() > 1 ? "/strategies/" + std::to_string(i) : "/strategy";
-      throw InputError(options.scenario, at + "/parallelism/stage_replicas",
-                       "converge replays PipeDream with every stage on \"data\" replicas, not replicated stages of "
-                       "their own widths (their step and staleness: `placesim run`); --strategy picks another");
+      throw InputError(options.scenario, at + "/parallelism/stage_replicas", why);
     }
     strategies.push_back(strategy);
   }
@@ -49,6 +55,7 @@ std::vector<Strategy> studied_strategies(const Scenario& scenario, const Converg
                                            "\" (the scenario has: " + names + ")");
   }
   const std::string path = scenario.strategies.size() > 1 || names.empty() ? "/strategies" : "/strategy";
+  if (strategies.empty() && !skipped->empty()) throw InputError(options.scenario, path, skipped->front());
   if (strategies.empty()) {
     throw InputError(options.scenario, path,
                      "converge needs a strategy with \"data_parallel\" (docs/data-parallel.md) or a \"parallelism\" "
@@ -63,7 +70,8 @@ std::vector<Strategy> studied_strategies(const Scenario& scenario, const Converg
 int run(const ConvergeCommandOptions& options, const GlobalOptions& global) {
   HardwareCatalog catalog = global.catalog();
   Scenario scenario = load_scenario(options.scenario, catalog);
-  std::vector<Strategy> strategies = studied_strategies(scenario, options);
+  std::vector<std::string> skipped;
+  std::vector<Strategy> strategies = studied_strategies(scenario, options, &skipped);
   ConvergenceOptions convergence;
   convergence.seed = scenario.run.seed;
   if (scenario.convergence) convergence = *scenario.convergence;
@@ -96,6 +104,7 @@ int run(const ConvergeCommandOptions& options, const GlobalOptions& global) {
   }
   if (!options.quiet) std::cerr << "placesim: replaying the update orders on the " << (convergence.problem == ProblemKind::kMlp ? "mlp" : "logistic") << " problem\n";
   ConvergenceStudy study = run_convergence_study(timings, convergence);
+  study.notes.insert(study.notes.end(), skipped.begin(), skipped.end());
 
   if (!options.quiet) {
     std::cout << "Scenario: " << scenario.name;
