@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include "sim/analytical/analytical_engine.h"
@@ -167,6 +168,30 @@ TEST(ReplicatedStages, TheNarrowStageSetsThePace) {
   const auto [two, busy_two] = run(2);
   const auto [four, busy_four] = run(4);
   EXPECT_NEAR(four - two, busy_four - busy_two, 1e-9 * four);
+}
+
+// 4-2-1 on 7 GPUs over 2 steps (N = 8 micro-batches per stream): every stage replica runs data /
+// w_s = 1, 2 and 4 streams' forwards of each of its ops, N each, and the merged emission leaves
+// no slot behind (it throws if a stage waits for a slot no stage emits).
+TEST(ReplicatedStages, EachReplicaRunsItsShareOfTheStreams) {
+  const Scenario scenario = testing::scenario_from_text(testing::small_gpt_scenario_steps(
+      R"({"pipeline": 3, "micro_batches": 4, "schedule": "pipedream", "stage_replicas": [4, 2, 1]})", 2,
+      R"({"tier": "analytical"})"));
+  const ParallelismOptions& p = *scenario.strategies.front().parallelism;
+  ASSERT_EQ(p.devices.size(), 7u);
+  const ExecutionPlan plan = plan_scenario(scenario).plan;
+  const std::vector<int64_t> stage_of_device{0, 0, 0, 0, 1, 1, 2}, streams_served{1, 1, 1, 1, 2, 2, 4};
+  for (size_t i = 0; i < 7; ++i) {
+    size_t forwards = 0;
+    std::set<std::string> ops;
+    for (const Task& task : plan.tasks) {
+      if (task.kind != TaskKind::kCompute || task.phase != Phase::kForward || task.device != p.devices[i]) continue;
+      ++forwards;
+      ops.insert(task.op);
+    }
+    ASSERT_FALSE(ops.empty()) << "GPU " << i << " (stage " << stage_of_device[i] << ")";
+    EXPECT_EQ(forwards, static_cast<size_t>(streams_served[i]) * 8 * ops.size()) << "GPU " << i;
+  }
 }
 
 // "2-1" is no set of copies of one pipeline: its scaling baseline is the whole model on one GPU,
