@@ -31,4 +31,13 @@ std::string output_path(const std::string& flag_value, const std::string& flag, 
   throw InputError(flag, "", message);
 }
 
+const Strategy& strategy_named(const Scenario& scenario, const std::string& name) {
+  for (const Strategy& strategy : scenario.strategies) {
+    if (strategy.name == name) return strategy;
+  }
+  std::string names;
+  for (const Strategy& strategy : scenario.strategies) names += (names.empty() ? "" : ", ") + strategy.name;
+  throw InputError("--strategy", "", "no strategy named \"" + name + "\" (the scenario has: " + names + ")");
+}
+
 }  // namespace placesim

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "sim/cluster/hardware_catalog.h"
+#include "sim/scenario/scenario.h"
 
 namespace placesim {
 
@@ -39,6 +40,9 @@ bool outputs_take_standard_output(const OutputOptions& outputs);
 /// its directory is missing, so a long simulation never ends in an error or a partial output.
 std::string output_path(const std::string& flag_value, const std::string& flag, const std::string& scenario_value,
                         const std::string& scenario_file, const std::string& json_path);
+
+/// The scenario's strategy called `name` (--strategy); an InputError naming the others if none is.
+const Strategy& strategy_named(const Scenario& scenario, const std::string& name);
 
 /// A registered subcommand: its CLI11 node and what to run when it was given.
 struct Command {

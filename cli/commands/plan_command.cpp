@@ -15,22 +15,26 @@ Command add_plan_command(CLI::App& app, const GlobalOptions& global) {
   struct Options {
     std::string scenario;
     std::string output;
+    std::string strategy;
   };
   auto options = std::make_shared<Options>();
   CLI::App* command =
       app.add_subcommand("plan", "Write a scenario's execution plan (tasks, deps, costs, cluster) as JSON");
   command->add_option("scenario", options->scenario, "Scenario JSON file")->required();
   command->add_option("-o,--output", options->output, "Plan file to write (default: standard output)");
+  command->add_option("--strategy", options->strategy, "The strategy with this name (default: the scenario's first)");
   return {command, [options, &global] {
             output_path(options->output, "--output", "", "", "");
             Scenario scenario = load_scenario(options->scenario, global.catalog());
-            PlannedScenario planned = plan_scenario(scenario);
+            const Strategy& strategy =
+                options->strategy.empty() ? scenario.strategies.front() : strategy_named(scenario, options->strategy);
+            PlannedScenario planned = plan_strategy(scenario, strategy);
             if (planned.plan.symmetry.active()) {
               throw InputError(options->scenario, "/simulation/symmetry",
                                "a plan simulated with symmetry leaves out the mirrored devices' tasks, so it is not "
                                "written as a plan file; set \"symmetry\": \"off\" to write the full plan");
             }
-            std::string text = write_plan_json(planned.plan, scenario.cluster_for(scenario.strategies.front())).dump(1) + "\n";
+            std::string text = write_plan_json(planned.plan, scenario.cluster_for(strategy)).dump(1) + "\n";
             if (options->output.empty() || is_standard_output(options->output)) {
               std::cout << text;
             } else {

@@ -120,16 +120,7 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
   HardwareCatalog catalog = global.catalog();
   Scenario scenario = load_scenario(options.scenario, catalog);
   std::vector<Strategy> strategies = scenario.strategies;
-  if (!options.strategy.empty()) {
-    auto it = std::find_if(strategies.begin(), strategies.end(),
-                           [&](const Strategy& s) { return s.name == options.strategy; });
-    if (it == strategies.end()) {
-      std::string names;
-      for (const auto& s : strategies) names += (names.empty() ? "" : ", ") + s.name;
-      throw InputError("--strategy", "", "no strategy named \"" + options.strategy + "\" (the scenario has: " + names + ")");
-    }
-    strategies = {*it};
-  }
+  if (!options.strategy.empty()) strategies = {strategy_named(scenario, options.strategy)};
   bool outside = options.outputs.allow_outside_outputs;
   std::string trace = output_path(
       options.outputs.trace, "--trace",

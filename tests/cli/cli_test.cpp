@@ -38,7 +38,7 @@ TEST(CliTest, EachSubcommandHelpListsItsOptions) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> expected = {
       {"run", {"scenario", "--trace", "--report", "--log-device-placement", "--quiet"}},
       {"check", {"files", "--kind", "scenario", "model", "device", "links", "cluster", "plan"}},
-      {"plan", {"scenario", "--output"}},
+      {"plan", {"scenario", "--output", "--strategy"}},
       {"simulate", {"plan", "--trace", "--report", "--quiet"}},
   };
   for (const auto& [command, options] : expected) {
@@ -248,6 +248,27 @@ TEST(CliTest, SimulatePrintsItsJsonReportAloneOnStandardOutput) {
   auto both = run_placesim({"simulate", plan, "--report", "-", "--trace", "-"});
   EXPECT_EQ(both.exit_status, kExitInputError) << both.output;
   EXPECT_TRUE(mentions(both.output, "error: --trace: the report already goes to standard output")) << both.output;
+  std::filesystem::remove_all(outputs);
+}
+
+// plan --strategy writes the named strategy's plan (with its own cluster, where it has one), which
+// simulate then times as run does: the bundled replicated-stages scenario's 10 GbE PipeDream.
+TEST(CliTest, PlanWritesTheNamedStrategy) {
+  std::filesystem::path outputs = make_temp_directory();
+  const std::string plan = (outputs / "plan.json").string();
+  const std::string scenario = "scenarios/pipedream_replicated_stages_vgg16.json";
+  const std::string name = "PipeDream 15-1, 4 x 4 GPUs on 10 GbE";
+  ASSERT_EQ(run_placesim({"plan", scenario, "--strategy", name, "-o", plan}).exit_status, 0);
+  auto simulated = run_placesim_split({"simulate", plan, "--report", "-"});
+  auto ran = run_placesim_split({"run", scenario, "--strategy", name, "--report", "-"});
+  ASSERT_EQ(simulated.exit_status, 0) << simulated.errors;
+  ASSERT_EQ(ran.exit_status, 0) << ran.errors;
+  EXPECT_EQ(nlohmann::json::parse(simulated.output).at("step_time_seconds"),
+            nlohmann::json::parse(ran.output).at("step_time_seconds"));
+  auto unknown = run_placesim({"plan", scenario, "--strategy", "nope"});
+  EXPECT_EQ(unknown.exit_status, kExitInputError);
+  EXPECT_TRUE(mentions(unknown.output, "error: --strategy: no strategy named \"nope\" (the scenario has: data parallel,"))
+      << unknown.output;
   std::filesystem::remove_all(outputs);
 }
 
