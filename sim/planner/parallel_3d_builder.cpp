@@ -5,6 +5,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "sim/spec/parallelism_sizes.h"
 #include "sim/spec/spec_error.h"
 #include "sim/core/units_format.h"
 #include "sim/planner/memory_model.h"
@@ -41,10 +42,7 @@ std::vector<TaskId> cell_sinks(const ExecutionPlan& plan, const std::vector<Task
 
 /// PipeDream: the weight versions stage s stashes (one per micro-batch in flight on it).
 int64_t stashed_versions(const Parallel3dEmission& e, int64_t s) {
-  if (!e.options.stage_replicas.empty()) {
-    return pipedream_replicated_weight_versions(e.options.stage_replicas, s, e.micro_batches);
-  }
-  return pipedream_weight_versions(e.stages, s, e.micro_batches, e.options.double_buffered);
+  return pipedream_weight_versions(e.stages, s, e.micro_batches, e.options.double_buffered, e.options.stage_replicas);
 }
 
 /// Every device's static memory (ZeRO-sharded) and the notes that describe the split.
@@ -85,19 +83,9 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
   }
   if (!notes) return;
   char sizes[200];
-  const std::string context =
-      options.context > 1 ? " x context " + std::to_string(options.context) : std::string();
-  std::snprintf(sizes, sizeof(sizes), "data %lld x pipeline %lld%s x tensor %lld = %zu devices, %lld micro-batches of %g samples",
-                static_cast<long long>(options.data), static_cast<long long>(e.stages), context.c_str(),
-                static_cast<long long>(e.ranks), options.devices.size(), static_cast<long long>(e.micro_batches),
-                static_cast<double>(e.run.batch_size) * e.scale);
-  std::string layout = sizes;
-  if (!options.stage_replicas.empty()) {  // "stage replicas 15 + 1 x tensor 1 = 16 devices, ..."
-    std::string widths;
-    for (int64_t width : options.stage_replicas) widths += (widths.empty() ? "" : " + ") + std::to_string(width);
-    layout = "stage replicas " + widths + " x tensor " + std::to_string(e.ranks) + layout.substr(layout.find(" = "));
-  }
-  notes->push_back(layout + "; " + std::to_string(P.split_ops) + " ops split over each tensor group" +
+  std::snprintf(sizes, sizeof(sizes), " = %zu devices, %lld micro-batches of %g samples", options.devices.size(),
+                static_cast<long long>(e.micro_batches), static_cast<double>(e.run.batch_size) * e.scale);
+  notes->push_back(parallelism_sizes_text(options) + sizes + "; " + std::to_string(P.split_ops) + " ops split over each tensor group" +
                    (e.chunks > 1 ? "; interleaved 1F1B, " + std::to_string(e.chunks) + " virtual stages per device (" +
                                        std::to_string(e.model_chunks) + " model chunks, chunk c on stage c mod " +
                                        std::to_string(e.stages) + ")"
@@ -142,10 +130,9 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
             ? "each stage's gradients accumulated over a step's " + std::to_string(options.micro_batches) +
                   " micro-batches, then reduced and its weights updated once (PipeDream-2BW, double-buffered weights)"
             : std::string("each stage updated after every micro-batch");
-    std::string widths;
-    for (int64_t width : options.stage_replicas) widths += (widths.empty() ? "" : "-") + std::to_string(width);
-    if (!widths.empty()) {
-      notes->push_back("PipeDream's replicated stages " + widths + ": the " + std::to_string(e.replicas) +
+    if (!options.stage_replicas.empty()) {
+      notes->push_back("PipeDream's replicated stages (" + parallelism_sizes_text(options) + "): the " +
+                       std::to_string(e.replicas) +
                        " streams of micro-batches round robin over each stage's replicas; each round's gradients "
                        "all-reduced across a stage's replicas before their updates");
     }

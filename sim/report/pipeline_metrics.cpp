@@ -30,11 +30,8 @@ PipelineMetrics compute_pipeline_metrics(const RunMetrics& run, const std::vecto
     stage.peak_memory = d.peak_memory;
     if (schedule == "pipedream" || schedule == "pipedream-2bw") {
       const auto index = static_cast<int64_t>(metrics.per_stage.size());
-      const int64_t versions =
-          stage_replicas.empty()
-              ? pipedream_weight_versions(static_cast<int64_t>(metrics.stages), index, micro_batches,
-                                          schedule == "pipedream-2bw")
-              : pipedream_replicated_weight_versions(stage_replicas, index, micro_batches);
+      const int64_t versions = pipedream_weight_versions(static_cast<int64_t>(metrics.stages), index, micro_batches,
+                                                         schedule == "pipedream-2bw", stage_replicas);
       stage.weight_versions = versions;
       stage.staleness = versions - 1;
       if (!stage_replicas.empty()) stage.replicas = stage_replicas[static_cast<size_t>(index)];

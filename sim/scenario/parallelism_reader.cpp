@@ -6,6 +6,7 @@
 #include "sim/planner/tensor_parallel.h"
 #include "sim/scenario/scenario_keys.h"
 #include "sim/scenario/strategy_reader.h"
+#include "sim/spec/parallelism_sizes.h"
 
 namespace placesim {
 namespace {
@@ -162,14 +163,7 @@ ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& clu
   ParallelismFields fields = read_parallelism_fields(reader);
   ParallelismOptions& options = fields.options;
   const int64_t product = options.device_count();
-  std::string sizes = "data " + std::to_string(options.data) + " x pipeline " + std::to_string(options.pipeline) +
-                      (options.context > 1 ? " x context " + std::to_string(options.context) : std::string()) +
-                      " x tensor " + std::to_string(options.tensor) + " = " + std::to_string(product);
-  if (!options.stage_replicas.empty()) {
-    std::string widths;
-    for (int64_t width : options.stage_replicas) widths += (widths.empty() ? "" : " + ") + std::to_string(width);
-    sizes = "(stage replicas " + widths + ") x tensor " + std::to_string(options.tensor) + " = " + std::to_string(product);
-  }
+  const std::string sizes = parallelism_sizes_text(options) + " = " + std::to_string(product);
   if (auto devices = reader.find("devices")) {
     std::vector<bool> listed(cluster.devices().size(), false);
     for (const auto& entry : devices->elements()) {

@@ -19,6 +19,7 @@
 #include "sim/report/json_report.h"
 #include "sim/report/memory_verdict.h"
 #include "sim/scenario/spec_error_location.h"
+#include "sim/spec/parallelism_sizes.h"
 #include "sim/timeline/chrome_trace.h"
 
 namespace placesim {
@@ -220,12 +221,8 @@ std::string describe(const Scenario& scenario, const Strategy& strategy) {
   const Cluster& cluster = scenario.cluster_for(strategy);
   if (strategy.parallelism) {
     const ParallelismOptions& p = *strategy.parallelism;
-    std::string widths;  // PipeDream's replicated stages: "stage replicas 15-1 x "
-    for (int64_t width : p.stage_replicas) widths += (widths.empty() ? "stage replicas " : "-") + std::to_string(width);
-    return (widths.empty() ? "data " + std::to_string(p.data) + " x pipeline " + std::to_string(p.pipeline)
-                           : widths + " (" + std::to_string(p.data) + " streams)") +
-           (p.context > 1 ? " x context " + std::to_string(p.context) : std::string()) + " x tensor " +
-           std::to_string(p.tensor) +
+    return parallelism_sizes_text(p) +
+           (p.stage_replicas.empty() ? std::string() : ", " + std::to_string(p.data) + " streams") +
            (p.expert > 1 ? ", experts over groups of " + std::to_string(p.expert) + " replicas" : std::string()) + " (" +
            (p.schedule == PipelineSchedule::kGpipe ? std::string("GPipe")
             : p.asynchronous       ? std::string(p.double_buffered ? "PipeDream-2BW, no flushes" : "PipeDream, no flushes")

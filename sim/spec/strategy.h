@@ -252,18 +252,6 @@ struct ParallelismOptions {
   }
 };
 
-/// PipeDream's schedule: the micro-batches in flight on stage `stage` of `stages` (its 1F1B
-/// warm-up depth, K - s, at most the run's `micro_batches`): the weight versions the stage
-/// stashes; one fewer is its gradients' staleness (updates between a micro-batch's forward and
-/// its own update). PipeDream-2BW (`double_buffered`, an update per step of M >= K
-/// micro-batches): the in-flight micro-batches span at most two steps, so at most 2 versions,
-/// and a stage's first K - s - 1 forwards of a step read the version before the newest
-/// (staleness 1); the last stage's forward and backward are adjacent (1 version, staleness 0).
-inline int64_t pipedream_weight_versions(int64_t stages, int64_t stage, int64_t micro_batches, bool double_buffered) {
-  const int64_t in_flight = std::min(stages - stage, micro_batches);
-  return double_buffered ? std::min<int64_t>(in_flight, 2) : in_flight;
-}
-
 /// PipeDream with replicated stages (ParallelismOptions::stage_replicas, widths w): each replica
 /// of stage s keeps ceil((w_s + ... + w_{K-1}) / w_s) micro-batches in flight (SOSP 2019, section
 /// 3.2: the input stage admits NOAM = ceil(machines / its machines), generalised to the machines
@@ -278,6 +266,21 @@ inline int64_t pipedream_replicated_weight_versions(const std::vector<int64_t>& 
   }
   const int64_t width = widths[static_cast<size_t>(stage)];
   return std::min((downstream + width - 1) / width, widest / width * micro_batches);
+}
+
+/// PipeDream's schedule: the micro-batches in flight on stage `stage` of `stages` (its 1F1B
+/// warm-up depth, K - s, at most the run's `micro_batches`): the weight versions the stage
+/// stashes; one fewer is its gradients' staleness (updates between a micro-batch's forward and
+/// its own update). PipeDream-2BW (`double_buffered`, an update per step of M >= K
+/// micro-batches): the in-flight micro-batches span at most two steps, so at most 2 versions,
+/// and a stage's first K - s - 1 forwards of a step read the version before the newest
+/// (staleness 1); the last stage's forward and backward are adjacent (1 version, staleness 0).
+/// With `stage_replicas` (PipeDream's replicated stages), pipedream_replicated_weight_versions'.
+inline int64_t pipedream_weight_versions(int64_t stages, int64_t stage, int64_t micro_batches, bool double_buffered,
+                                         const std::vector<int64_t>& stage_replicas = {}) {
+  if (!stage_replicas.empty()) return pipedream_replicated_weight_versions(stage_replicas, stage, micro_batches);
+  const int64_t in_flight = std::min(stages - stage, micro_batches);
+  return double_buffered ? std::min<int64_t>(in_flight, 2) : in_flight;
 }
 
 /// A figure measured elsewhere that a strategy's prediction is checked against.

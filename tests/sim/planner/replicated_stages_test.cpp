@@ -226,7 +226,7 @@ TEST(ReplicatedStages, RefusesWidthsItCannotRun) {
   expect_refused(R"(, "stage_replicas": [0, 1])", at + "stage_replicas/0", "");
   expect_refused(R"(, "stage_replicas": [2, 1], "data": 4)", at + "data", "the widest stage's 2");
   expect_refused(R"(, "stage_replicas": [2, 1], "device_order": "tp-cp-dp-pp")", at + "device_order", "stage by stage");
-  expect_refused(R"(, "stage_replicas": [8, 1])", "/strategy/parallelism", "(stage replicas 8 + 1) x tensor 1 = 9 devices, but the cluster has 8 GPUs");
+  expect_refused(R"(, "stage_replicas": [8, 1])", "/strategy/parallelism", "stage replicas 8 + 1 x tensor 1 = 9 devices, but the cluster has 8 GPUs");
   const testing::Refusal representatives = testing::refusal_of([] {
     plan_scenario(scenario_of(R"(, "stage_replicas": [2, 1])", 1, "pipedream", R"({"symmetry": "representatives"})"));
   });
