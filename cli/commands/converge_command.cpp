@@ -4,6 +4,7 @@
 // staleness remedy) on a small generated training problem, and reports which reaches the target
 // loss first (docs/convergence.md).
 #include <algorithm>
+#include <functional>
 #include <iostream>
 #include <memory>
 
@@ -19,6 +20,13 @@
 namespace placesim {
 namespace {
 
+/// PipeDream's replicated stages whose widths differ: each stage updates at its own rate. Equal
+/// widths run the plain schedule (stages outermost), whose updates are one per micro-batch.
+bool replicated_stages_of_unequal_widths(const ParallelismOptions& options) {
+  const std::vector<int64_t>& widths = options.stage_replicas;
+  return !widths.empty() && std::adjacent_find(widths.begin(), widths.end(), std::not_equal_to<>()) != widths.end();
+}
+
 struct ConvergeCommandOptions {
   std::string scenario;
   std::string output_dir;
@@ -26,10 +34,8 @@ struct ConvergeCommandOptions {
   bool quiet = false;
 };
 
-/// The data-parallel strategies to study (one when --strategy names it). PipeDream's replicated
-/// stages are left out with a note in `skipped` (refused when --strategy names one).
-std::vector<Strategy> studied_strategies(const Scenario& scenario, const ConvergeCommandOptions& options,
-                                         std::vector<std::string>* skipped) {
+/// The data-parallel and pipelined strategies to study (one when --strategy names it).
+std::vector<Strategy> studied_strategies(const Scenario& scenario, const ConvergeCommandOptions& options) {
   std::vector<Strategy> strategies;
   std::string names;
   for (size_t i = 0; i < scenario.strategies.size(); ++i) {
@@ -38,16 +44,6 @@ std::vector<Strategy> studied_strategies(const Scenario& scenario, const Converg
     const bool pipelined = strategy.parallelism && strategy.parallelism->pipeline > 1;
     if (!strategy.data_parallel && !pipelined) continue;
     if (!options.strategy.empty() && strategy.name != options.strategy) continue;
-    if (pipelined && !strategy.parallelism->stage_replicas.empty()) {
-      const std::string why = "converge replays PipeDream with every stage on \"data\" replicas, not replicated "
-                              "stages of their own widths (their step and staleness: `placesim run`)";
-      if (options.strategy.empty()) {
-        skipped->push_back(strategy.name + ": skipped: " + why);
-        continue;
-      }
-      const std::string at = scenario.strategies.size() > 1 ? "/strategies/" + std::to_string(i) : "/strategy";
-      throw InputError(options.scenario, at + "/parallelism/stage_replicas", why);
-    }
     strategies.push_back(strategy);
   }
   if (!options.strategy.empty() && strategies.empty()) {
@@ -55,7 +51,6 @@ std::vector<Strategy> studied_strategies(const Scenario& scenario, const Converg
                                            "\" (the scenario has: " + names + ")");
   }
   const std::string path = scenario.strategies.size() > 1 || names.empty() ? "/strategies" : "/strategy";
-  if (strategies.empty() && !skipped->empty()) throw InputError(options.scenario, path, skipped->front());
   if (strategies.empty()) {
     throw InputError(options.scenario, path,
                      "converge needs a strategy with \"data_parallel\" (docs/data-parallel.md) or a \"parallelism\" "
@@ -70,8 +65,7 @@ std::vector<Strategy> studied_strategies(const Scenario& scenario, const Converg
 int run(const ConvergeCommandOptions& options, const GlobalOptions& global) {
   HardwareCatalog catalog = global.catalog();
   Scenario scenario = load_scenario(options.scenario, catalog);
-  std::vector<std::string> skipped;
-  std::vector<Strategy> strategies = studied_strategies(scenario, options, &skipped);
+  std::vector<Strategy> strategies = studied_strategies(scenario, options);
   ConvergenceOptions convergence;
   convergence.seed = scenario.run.seed;
   if (scenario.convergence) convergence = *scenario.convergence;
@@ -93,7 +87,10 @@ int run(const ConvergeCommandOptions& options, const GlobalOptions& global) {
     }
     EvaluatedStrategy evaluated = evaluate_strategy(scenario, strategies[i], false);
     const Strategy& strategy = strategies[i];
-    if (strategy.parallelism) {
+    if (strategy.parallelism && replicated_stages_of_unequal_widths(*strategy.parallelism)) {
+      timings.push_back({strategy.name, extract_replicated_stage_timings(evaluated.planned.plan, evaluated.run.timeline,
+                                                                          *strategy.parallelism)});
+    } else if (strategy.parallelism) {
       const ParallelismOptions& p = *strategy.parallelism;
       timings.push_back({strategy.name, extract_pipeline_timings(evaluated.planned.plan, evaluated.run.timeline, p.pipeline,
                                                                   p.data, p.micro_batches, p.asynchronous,
@@ -104,7 +101,6 @@ int run(const ConvergeCommandOptions& options, const GlobalOptions& global) {
   }
   if (!options.quiet) std::cerr << "placesim: replaying the update orders on the " << (convergence.problem == ProblemKind::kMlp ? "mlp" : "logistic") << " problem\n";
   ConvergenceStudy study = run_convergence_study(timings, convergence);
-  study.notes.insert(study.notes.end(), skipped.begin(), skipped.end());
 
   if (!options.quiet) {
     std::cout << "Scenario: " << scenario.name;

@@ -161,6 +161,7 @@ nlohmann::json convergence_json(const std::string& scenario_name, const Converge
                             {"variant", run.variant},
                             {"mode", run.asynchronous ? "async" : "sync"},
                             {"workers", run.workers},
+                            {"rows_per_gradient", run.rows_per_gradient},
                             {"timed", run.timed},
                             {"simulated_steps", run.simulated_steps},
                             {"seconds_per_update", run.seconds_per_update},

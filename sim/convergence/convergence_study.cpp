@@ -1,11 +1,13 @@
 #include "sim/convergence/convergence_study.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <numeric>
 
 #include "sim/convergence/dataset.h"
 #include "sim/convergence/update_schedule.h"
+#include "sim/core/units_format.h"
 #include "sim/spec/strategy.h"
 
 namespace placesim {
@@ -24,6 +26,7 @@ ConvergenceRun replay_run(const std::string& strategy, const std::string& varian
   run.asynchronous = trace.asynchronous;
   run.timed = trace.timed;
   run.workers = trace.workers;
+  run.rows_per_gradient = static_cast<int64_t>(options.batch_per_worker);
   run.replay = replay(trace, *problem.model, problem.data.training, problem.data.evaluation, options);
   const auto& staleness = run.replay.staleness;
   if (!staleness.empty()) {
@@ -50,12 +53,25 @@ std::string plural(int64_t count, const std::string& word) {
 /// reads its weights as that stage stashed them, K - 1 - stage(l) updates old; PipeDream-2BW's
 /// at most 1 (pipedream_weight_versions; every gradient of an update counted as stale as the
 /// stage's stalest, an upper bound: only its first K - 1 - s micro-batches are). A single-layer
-/// problem has no layers to spread: noted and skipped. No remedies apply (noted when asked).
+/// problem has no layers to spread: noted and skipped. Replicated stages of unequal widths
+/// (PipelineTimings::stage_replicas): each stage its own staleness
+/// (pipedream_replicated_weight_versions) and its own updates (schedule_replicated_stages). No
+/// remedies apply (noted when asked).
 void add_pipeline_run(const std::string& strategy, const SimulatedTimings& timings, const Problem& problem,
-                      const ConvergenceOptions& options, ConvergenceStudy* study,
-                      const std::function<void(const std::string&, const UpdateTrace&)>& add) {
+                      const ConvergenceOptions& options, const ReplayOptions& replay_options, ConvergenceStudy* study,
+                      const std::function<void(const std::string&, const UpdateTrace&, const ReplayOptions&)>& add) {
   const PipelineTimings& pipeline = *timings.pipeline;
+  // A gradient is a micro-batch's: its share of a worker's rows, at its share of the learning
+  // rate, so each row weighs as in a data-parallel worker's step.
+  ReplayOptions micro_batch_options = replay_options;
+  const auto rows = std::max<int64_t>(
+      1, std::llround(static_cast<double>(options.batch_per_worker) / static_cast<double>(pipeline.micro_batches)));
+  micro_batch_options.batch_per_worker = static_cast<size_t>(rows);
+  micro_batch_options.learning_rate =
+      replay_options.learning_rate * static_cast<double>(rows) / static_cast<double>(options.batch_per_worker);
   std::vector<int64_t> staleness;
+  const bool replicated = !pipeline.stage_replicas.empty();
+  std::vector<int64_t> layer_stage, stage_staleness;
   if (timings.asynchronous) {
     const auto layers = static_cast<int64_t>(problem.model->layer_starts().size());
     if (layers < 2) {
@@ -64,21 +80,44 @@ void add_pipeline_run(const std::string& strategy, const SimulatedTimings& timin
     }
     std::string described;
     const int64_t run_micro_batches = pipeline.micro_batches * timings.simulated_steps;
+    for (int64_t s = 0; s < pipeline.stages; ++s) {
+      stage_staleness.push_back(pipedream_weight_versions(pipeline.stages, s, run_micro_batches, pipeline.double_buffered,
+                                                          pipeline.stage_replicas) - 1);
+    }
     for (int64_t l = 0; l < layers; ++l) {
       const int64_t stage = (l * (pipeline.stages - 1) + (layers - 1) / 2) / (layers - 1);
-      staleness.push_back(
-          pipedream_weight_versions(pipeline.stages, stage, run_micro_batches, pipeline.double_buffered) - 1);
+      layer_stage.push_back(stage);
+      staleness.push_back(stage_staleness[static_cast<size_t>(stage)]);
       described += (l ? ", " : "") + std::string("layer ") + std::to_string(l) + " on stage " + std::to_string(stage) +
-                   " (staleness " + std::to_string(staleness.back()) + ")";
+                   (replicated ? " (" + plural(pipeline.stage_replicas[static_cast<size_t>(stage)], "replica") + ", "
+                               : " (") +
+                   "staleness " + std::to_string(staleness.back()) + ")";
     }
-    study->notes.push_back(strategy + (pipeline.double_buffered ? ": PipeDream-2BW over " : ": PipeDream over ") +
-                           std::to_string(pipeline.stages) + " stages: " + described);
+    if (replicated) {
+      std::string widths;
+      for (int64_t width : pipeline.stage_replicas) widths += (widths.empty() ? "" : "-") + std::to_string(width);
+      study->notes.push_back(strategy + ": PipeDream's replicated stages " + widths + ": " + described +
+                             "; each stage updates its own layers once per round (a micro-batch of each of its "
+                             "replicas' streams), " + std::to_string(pipeline.replicas) + " streams");
+    } else {
+      study->notes.push_back(strategy + (pipeline.double_buffered ? ": PipeDream-2BW over " : ": PipeDream over ") +
+                             std::to_string(pipeline.stages) + " stages: " + described);
+    }
   }
   const ConvergenceRemedies& remedies = options.remedies;
   if (remedies.staleness_learning_rate || !remedies.bounded_staleness.empty() || !remedies.backup_workers.empty()) {
     study->notes.push_back(strategy + ": the remedies apply to data-parallel strategies, not to a pipeline's");
   }
-  add("as simulated", schedule_pipeline(timings, staleness, options.max_gradients));
+  if (pipeline.micro_batches > 1) {
+    study->notes.push_back(strategy + ": each gradient is a micro-batch's, " + plural(rows, "row") + " (" +
+                           std::to_string(options.batch_per_worker) + " per worker step / " +
+                           std::to_string(pipeline.micro_batches) + " micro-batches) at learning rate " +
+                           format_number(micro_batch_options.learning_rate, "%g"));
+  }
+  add("as simulated",
+      replicated ? schedule_replicated_stages(timings, layer_stage, stage_staleness, options.max_gradients)
+                 : schedule_pipeline(timings, staleness, options.max_gradients),
+      micro_batch_options);
 }
 
 }  // namespace
@@ -121,10 +160,7 @@ ConvergenceStudy run_convergence_study(const std::vector<StrategyTimings>& strat
       study.runs.back().simulated_steps = timings.simulated_steps;
     };
     if (timings.pipeline) {
-      add_pipeline_run(strategy.strategy, timings, problem, options, &study, [&](const std::string& variant,
-                                                                                const UpdateTrace& trace) {
-        add(variant, trace, replay_options);
-      });
+      add_pipeline_run(strategy.strategy, timings, problem, options, replay_options, &study, add);
       continue;
     }
     if (timings.asynchronous) {
@@ -152,9 +188,12 @@ ConvergenceStudy run_convergence_study(const std::vector<StrategyTimings>& strat
   }
 
   if (study.reference.replay.target) {
-    const double reference = static_cast<double>(study.reference.replay.target->applied_gradients);
+    auto rows_to_target = [](const ConvergenceRun& run) {
+      return static_cast<double>(run.replay.target->applied_gradients) * static_cast<double>(run.rows_per_gradient);
+    };
+    const double reference = rows_to_target(study.reference);
     for (ConvergenceRun& run : study.runs) {
-      if (run.replay.target) run.statistical_efficiency = reference / static_cast<double>(run.replay.target->applied_gradients);
+      if (run.replay.target) run.statistical_efficiency = reference / rows_to_target(run);
     }
     study.reference.statistical_efficiency = 1;
   }

@@ -30,10 +30,14 @@ struct ConvergenceRun {
   double seconds_per_update = 0;  ///< mean simulated time between updates
   double mean_staleness = 0;
   double max_staleness = 0;
+  /// Problem rows per worker gradient: `batch_per_worker` for a data-parallel worker's step, its
+  /// micro-batch's share of it for a pipeline's (rounded), so a row stands for as many of the
+  /// scenario's samples in every run.
+  int64_t rows_per_gradient = 0;
   /// Samples aggregated into the parameters per simulated second, up to the target (or over
   /// the whole run when the target is not reached).
   double samples_per_second = 0;
-  /// Reference samples to the target / this run's samples to the target (0 when not reached).
+  /// Reference samples (rows) to the target / this run's samples to the target (0 when not reached).
   double statistical_efficiency = 0;
   ReplayResult replay;
 

@@ -125,4 +125,48 @@ SimulatedTimings extract_pipeline_timings(const ExecutionPlan& plan, const Timel
   return timings;
 }
 
+SimulatedTimings extract_replicated_stage_timings(const ExecutionPlan& plan, const Timeline& timeline,
+                                                  const ParallelismOptions& options) {
+  PipelineTimings pipeline;
+  pipeline.stages = options.pipeline;
+  pipeline.replicas = options.data;
+  pipeline.micro_batches = options.micro_batches;
+  pipeline.updates_per_step = options.micro_batches;  // per stream
+  pipeline.stage_replicas = options.stage_replicas;
+  std::map<DeviceId, int64_t> stage_of;
+  for (int64_t s = 0; s < options.pipeline; ++s) {
+    for (int64_t r = 0; r < options.stage_width(s); ++r) {
+      for (int64_t t = 0; t < options.tensor; ++t) stage_of[options.device(r, s, t)] = s;
+    }
+  }
+  pipeline.stage_update_end_seconds.resize(static_cast<size_t>(options.pipeline));
+  for (int64_t s = 0; s < options.pipeline; ++s) {
+    const int64_t rounds = plan.steps * (options.data / options.stage_width(s)) * options.micro_batches;
+    pipeline.stage_update_end_seconds[static_cast<size_t>(s)].assign(static_cast<size_t>(rounds), -1);
+  }
+  // Each op's weights on each device of a stage are updated once per round, in round order.
+  std::map<std::pair<std::string, DeviceId>, int64_t> seen;
+  for (const Task& task : plan.tasks) {
+    if (task.phase != Phase::kOptimizer) continue;
+    const auto stage = stage_of.find(task.device);
+    if (stage == stage_of.end()) continue;
+    std::vector<double>& ends = pipeline.stage_update_end_seconds[static_cast<size_t>(stage->second)];
+    const int64_t index = seen[{task.op, task.device}]++;
+    if (index >= static_cast<int64_t>(ends.size())) continue;
+    double& end = ends[static_cast<size_t>(index)];
+    end = std::max(end, timeline.tasks[task.id].end_seconds);
+  }
+  for (const std::vector<double>& ends : pipeline.stage_update_end_seconds) {
+    for (double end : ends) {
+      if (end < 0) throw std::invalid_argument("a replicated stage's update the plan does not have");
+    }
+  }
+  SimulatedTimings timings;
+  timings.asynchronous = true;
+  timings.workers = options.data;
+  timings.simulated_steps = plan.steps;
+  timings.pipeline = std::move(pipeline);
+  return timings;
+}
+
 }  // namespace placesim

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/plan/execution_plan.h"
+#include "sim/spec/strategy.h"
 #include "sim/timeline/timeline.h"
 
 namespace placesim {
@@ -38,6 +39,12 @@ struct PipelineTimings {
   /// When each update had ended on every stage and replica, from the run's start, in order: one
   /// per micro-batch (PipeDream) or per step.
   std::vector<double> update_end_seconds;
+  /// PipeDream's replicated stages (ParallelismOptions::stage_replicas; update_end_seconds then
+  /// empty): each stage's width, and by stage when each of its updates had ended on every one of
+  /// its replicas, in order: one per round (a micro-batch of each of its replicas' streams),
+  /// data / width x micro_batches per step.
+  std::vector<int64_t> stage_replicas;
+  std::vector<std::vector<double>> stage_update_end_seconds;
 };
 
 struct SimulatedTimings {
@@ -63,5 +70,12 @@ SimulatedTimings extract_timings(const ExecutionPlan& plan, const Timeline& time
 SimulatedTimings extract_pipeline_timings(const ExecutionPlan& plan, const Timeline& timeline, int64_t stages,
                                           int64_t replicas, int64_t micro_batches, bool asynchronous,
                                           bool double_buffered);
+
+/// The timings of a PipeDream plan with replicated stages (`options.stage_replicas`): by stage,
+/// its updates in order (an op's n-th optimizer task on a device of the stage is the stage's
+/// update n), each ending when its last replica's does; workers = the `data` streams. Throws
+/// std::invalid_argument for a plan without those updates.
+SimulatedTimings extract_replicated_stage_timings(const ExecutionPlan& plan, const Timeline& timeline,
+                                                  const ParallelismOptions& options);
 
 }  // namespace placesim

@@ -169,4 +169,59 @@ UpdateTrace schedule_pipeline(const SimulatedTimings& timings, const std::vector
   return trace;
 }
 
+UpdateTrace schedule_replicated_stages(const SimulatedTimings& timings, const std::vector<int64_t>& layer_stage,
+                                       const std::vector<int64_t>& stage_staleness, int64_t max_gradients) {
+  const PipelineTimings& pipeline = *timings.pipeline;
+  const std::vector<int64_t>& widths = pipeline.stage_replicas;
+  const size_t stages = widths.size();
+  if (stages == 0 || stage_staleness.size() != stages || pipeline.stage_update_end_seconds.size() != stages) {
+    throw std::invalid_argument("schedule_replicated_stages needs each stage's width, staleness and update times");
+  }
+  const int64_t streams = *std::max_element(widths.begin(), widths.end());
+  // Each stage's update times, continued past the simulated ones at its last step's spacing.
+  std::vector<double> spacing(stages);
+  for (size_t s = 0; s < stages; ++s) {
+    const std::vector<double>& ends = pipeline.stage_update_end_seconds[s];
+    if (ends.empty()) throw std::invalid_argument("a replicated stage without updates");
+    const auto simulated = static_cast<int64_t>(ends.size());
+    const int64_t per_step = streams / widths[s] * pipeline.micro_batches;
+    const int64_t span = std::min<int64_t>(per_step, simulated - 1);
+    spacing[s] = span > 0 ? (ends.back() - ends[static_cast<size_t>(simulated - 1 - span)]) / static_cast<double>(span)
+                          : ends.back();
+  }
+  auto update_end = [&](size_t s, int64_t k) {
+    const std::vector<double>& ends = pipeline.stage_update_end_seconds[s];
+    const auto simulated = static_cast<int64_t>(ends.size());
+    return k < simulated ? ends[static_cast<size_t>(k)] : ends.back() + static_cast<double>(k - simulated + 1) * spacing[s];
+  };
+  UpdateTrace trace;
+  trace.workers = timings.workers;
+  trace.asynchronous = true;
+  trace.layer_stage = layer_stage;
+  const int64_t gradients = (max_gradients + streams - 1) / streams * streams;  // whole rounds of every stage
+  for (int64_t g = 0; g < gradients; ++g) {
+    for (size_t s = stages; s-- > 0;) {
+      const int64_t width = widths[s];
+      if ((g + 1) % width != 0) continue;
+      TracedUpdate update;
+      update.stage = static_cast<int64_t>(s);
+      update.stage_update = g / width;
+      update.apply_seconds = update_end(s, update.stage_update);
+      update.version_read = update.stage_update;
+      for (int64_t unit = g + 1 - width; unit <= g; ++unit) {
+        std::vector<int64_t> versions;
+        for (size_t read = 0; read < stages; ++read) {
+          versions.push_back(std::max<int64_t>(0, unit / widths[read] - stage_staleness[read]));
+        }
+        update.version_read = std::min(update.version_read, versions[s]);
+        update.gradients.push_back({unit % streams, unit / streams});
+        update.stage_versions.push_back(std::move(versions));
+      }
+      update.gradients_computed = width;
+      trace.updates.push_back(std::move(update));
+    }
+  }
+  return trace;
+}
+
 }  // namespace placesim

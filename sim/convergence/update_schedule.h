@@ -35,6 +35,18 @@ UpdateTrace schedule_sync(const SimulatedTimings& timings, int64_t backup_worker
 UpdateTrace schedule_pipeline(const SimulatedTimings& timings, const std::vector<int64_t>& layer_staleness,
                               int64_t max_gradients);
 
+/// PipeDream's replicated stages (PipelineTimings::stage_replicas, widths w_s, W the widest: the
+/// streams) until `max_gradients` gradients have been applied by every stage. Gradient g is
+/// stream g mod W's micro-batch g / W (worker, iteration). Stage s's update k carries gradients
+/// k w_s to (k + 1) w_s - 1 (a round: one micro-batch of each of its replicas' streams) and
+/// changes the layers `layer_stage` puts on s; gradient g reads stage s' at version
+/// floor(g / w_s') - stage_staleness[s'], at least 0 (weight stashing: the version its forward
+/// there read). Updates in gradient order: after gradient g, those of the stages whose rounds it
+/// completes, the last stage first. Each at its simulated end; past the simulated ones the
+/// spacing of the stage's last simulated step continues.
+UpdateTrace schedule_replicated_stages(const SimulatedTimings& timings, const std::vector<int64_t>& layer_stage,
+                                       const std::vector<int64_t>& stage_staleness, int64_t max_gradients);
+
 /// The staleness-free reference: every gradient applied to the parameters it was computed on,
 /// one at a time, workers in turn (worker u mod N, its iteration u / N). No clock.
 UpdateTrace sequential_trace(int64_t workers, int64_t max_gradients);

@@ -14,20 +14,13 @@
 #include "sim/convergence/update_schedule.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/session/pipeline.h"
+#include "tests/support/replay_options.h"
 
 namespace placesim {
 namespace pipeline_convergence_test {  // a unity batch holds several test files
 namespace {
 
-ReplayOptions replay_options() {
-  ReplayOptions o;
-  o.learning_rate = 0.3;
-  o.target_loss = 0.01;  // not reached: every update is replayed
-  o.batch_per_worker = 8;
-  o.seed = 7;
-  o.record_parameters = true;
-  return o;
-}
+using testing::recorded_replay_options;
 
 /// One gradient per update, worker 0's iteration u, read at version u - staleness (clamped).
 UpdateTrace one_worker_trace(int64_t updates, std::vector<int64_t> layer_staleness) {
@@ -56,7 +49,7 @@ TEST(PipelineConvergence, EachLayerReadsTheVersionItsStageStashed) {
   const std::vector<size_t> starts = model->layer_starts();
   ASSERT_EQ(starts.size(), 2u);
   ASSERT_EQ(starts[1], 8u * 8u + 8u);  // hidden weights and biases
-  const ReplayResult stale = replay(one_worker_trace(3, {1, 0}), *model, data.training, data.evaluation, replay_options());
+  const ReplayResult stale = replay(one_worker_trace(3, {1, 0}), *model, data.training, data.evaluation, recorded_replay_options());
   std::vector<double> composite = stale.parameters[1];  // after update 1: the output layer's version
   std::copy(stale.parameters[0].begin(), stale.parameters[0].begin() + static_cast<std::ptrdiff_t>(starts[1]),
             composite.begin());  // the hidden layer after update 0
@@ -66,8 +59,8 @@ TEST(PipelineConvergence, EachLayerReadsTheVersionItsStageStashed) {
     EXPECT_NEAR(stale.parameters[2][i], stale.parameters[1][i] - 0.3 * gradient[i], 1e-12) << i;
   }
   UpdateTrace plain = one_worker_trace(3, {});
-  const ReplayResult fresh = replay(one_worker_trace(3, {0, 0}), *model, data.training, data.evaluation, replay_options());
-  const ReplayResult sequential = replay(plain, *model, data.training, data.evaluation, replay_options());
+  const ReplayResult fresh = replay(one_worker_trace(3, {0, 0}), *model, data.training, data.evaluation, recorded_replay_options());
+  const ReplayResult sequential = replay(plain, *model, data.training, data.evaluation, recorded_replay_options());
   EXPECT_EQ(fresh.final_parameters, sequential.final_parameters);
   EXPECT_NE(stale.final_parameters, sequential.final_parameters);
 }
@@ -111,6 +104,31 @@ TEST(PipelineConvergence, SchedulesFollowTheSimulatedUpdates) {
   EXPECT_EQ(flushed.updates[2].gradients.size(), 8u);
   EXPECT_EQ(flushed.updates[2].version_read, 2);
   EXPECT_TRUE(flushed.layer_staleness.empty());
+}
+
+// A pipeline's gradient is a micro-batch's: 32 worker rows / 4 micro-batches = 8 rows at 1/4 of
+// the learning rate, so a row weighs as in a data-parallel step; throughput counts those rows,
+// and the statistical efficiency compares rows with the reference's 32-row gradients.
+TEST(PipelineConvergence, AMicroBatchGradientHoldsItsShareOfTheWorkersRows) {
+  ConvergenceOptions options;
+  options.problem = ProblemKind::kMlp;
+  options.batch_per_worker = 32;
+  options.target_loss = 0.45;
+  options.max_gradients = 400;
+  const ConvergenceStudy study = run_convergence_study({{"pipedream", pipeline_timings(true, 8, 4, 2)}}, options);
+  ASSERT_EQ(study.runs.size(), 1u);
+  const ConvergenceRun& run = study.runs.front();
+  EXPECT_EQ(run.rows_per_gradient, 8);
+  EXPECT_EQ(study.reference.rows_per_gradient, 32);
+  ASSERT_TRUE(run.replay.target && study.reference.replay.target);
+  const CurvePoint& target = *run.replay.target;
+  EXPECT_DOUBLE_EQ(run.samples_per_second, 8.0 * static_cast<double>(target.applied_gradients) / target.seconds);
+  EXPECT_DOUBLE_EQ(run.statistical_efficiency,
+                   32.0 * static_cast<double>(study.reference.replay.target->applied_gradients) /
+                       (8.0 * static_cast<double>(target.applied_gradients)));
+  EXPECT_NE(study.notes.back().find("8 rows (32 per worker step / 4 micro-batches) at learning rate 0.025"),
+            std::string::npos)
+      << study.notes.back();
 }
 
 // PipeDream-2BW, 2 replicas x 4 micro-batches, 2 simulated steps (an update each, at 2 and 3 s):
