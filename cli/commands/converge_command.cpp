@@ -88,8 +88,16 @@ int run(const ConvergeCommandOptions& options, const GlobalOptions& global) {
     EvaluatedStrategy evaluated = evaluate_strategy(scenario, strategies[i], false);
     const Strategy& strategy = strategies[i];
     if (strategy.parallelism && replicated_stages_of_unequal_widths(*strategy.parallelism)) {
-      timings.push_back({strategy.name, extract_replicated_stage_timings(evaluated.planned.plan, evaluated.run.timeline,
-                                                                          *strategy.parallelism)});
+      try {
+        timings.push_back({strategy.name, extract_replicated_stage_timings(evaluated.planned.plan, evaluated.run.timeline,
+                                                                            *strategy.parallelism)});
+      } catch (const std::invalid_argument& no_updates) {
+        size_t index = 0;
+        while (index + 1 < scenario.strategies.size() && scenario.strategies[index].name != strategy.name) ++index;
+        const std::string at = scenario.strategies.size() > 1 ? "/strategies/" + std::to_string(index) : "/strategy";
+        throw InputError(options.scenario, at + "/parallelism/stage_replicas",
+                         std::string("converge replays each replicated stage's updates, but ") + no_updates.what());
+      }
     } else if (strategy.parallelism) {
       const ParallelismOptions& p = *strategy.parallelism;
       timings.push_back({strategy.name, extract_pipeline_timings(evaluated.planned.plan, evaluated.run.timeline, p.pipeline,

@@ -156,10 +156,16 @@ SimulatedTimings extract_replicated_stage_timings(const ExecutionPlan& plan, con
     double& end = ends[static_cast<size_t>(index)];
     end = std::max(end, timeline.tasks[task.id].end_seconds);
   }
-  for (const std::vector<double>& ends : pipeline.stage_update_end_seconds) {
-    for (double end : ends) {
-      if (end < 0) throw std::invalid_argument("a replicated stage's update the plan does not have");
+  for (size_t s = 0; s < pipeline.stage_update_end_seconds.size(); ++s) {
+    const std::vector<double>& ends = pipeline.stage_update_end_seconds[s];
+    const auto missing = std::find_if(ends.begin(), ends.end(), [](double end) { return end < 0; });
+    if (missing == ends.end()) continue;
+    if (std::all_of(ends.begin(), ends.end(), [](double end) { return end < 0; })) {
+      throw std::invalid_argument("stage " + std::to_string(s) + " holds no weights, so it has no updates (give " +
+                                  "every stage some of the model's weights)");
     }
+    throw std::invalid_argument("stage " + std::to_string(s) + " has no update for its round " +
+                                std::to_string(missing - ends.begin()));
   }
   SimulatedTimings timings;
   timings.asynchronous = true;

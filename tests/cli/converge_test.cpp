@@ -135,6 +135,25 @@ TEST_F(ConvergeTest, ReplaysReplicatedStagesBesideDataParallelism) {
       << logistic.output;
 }
 
+// A replicated stage without weights (here the loss alone) has no updates to replay: refused
+// with the strategy's path, exit 2.
+TEST_F(ConvergeTest, RefusesAReplicatedStageWithoutWeights) {
+  std::ofstream(directory_ / "weightless.json") << R"({
+    "model": {"zoo": "mlp", "parameters": {"input": 64, "hidden": [64, 64], "output": 10}},
+    "cluster": {"template": "dgx1_v100"},
+    "strategy": {"parallelism": {"pipeline": 2, "stage_replicas": [2, 1], "schedule": "pipedream",
+                                 "stage_ops": [["input*", "fc*", "logits*"], ["loss*"]]}},
+    "run": {"batch_size": 32, "steps": 2},
+    "convergence": {"problem": "mlp", "samples": 256, "evaluation_samples": 64, "features": 8, "max_gradients": 50}
+  })";
+  auto result = run_placesim({"converge", (directory_ / "weightless.json").string()});
+  EXPECT_EQ(result.exit_status, 2) << result.output;
+  EXPECT_NE(result.output.find("/strategy/parallelism/stage_replicas: converge replays each replicated stage's "
+                               "updates, but stage 1 holds no weights"),
+            std::string::npos)
+      << result.output;
+}
+
 TEST_F(ConvergeTest, AMissingOutputParentIsRefusedBeforeAnyWork) {
   auto result = run_placesim({"converge", (directory_ / "scenario.json").string(), "--output-dir",
                               (directory_ / "no" / "such").string()});
