@@ -253,19 +253,41 @@ struct ParallelismOptions {
 };
 
 /// PipeDream with replicated stages (ParallelismOptions::stage_replicas, widths w): each replica
-/// of stage s keeps ceil((w_s + ... + w_{K-1}) / w_s) micro-batches in flight (SOSP 2019, section
-/// 3.2: the input stage admits NOAM = ceil(machines / its machines), generalised to the machines
-/// from stage s on; K - s for equal widths), at most the data / w_s x `micro_batches` it runs:
-/// its weight versions, one more than its staleness.
+/// of stage s keeps D_s of its rounds in flight (one 1F1B schedule of depth D_s; its weight
+/// versions, one more than its staleness), at most the data / w_s x `micro_batches` rounds it
+/// runs. D_s is at least ceil((w_s + ... + w_{K-1}) / w_s) (SOSP 2019, section 3.2: the input
+/// stage admits NOAM = ceil(machines / its machines), generalised to the machines from stage s
+/// on; K - s for equal widths), and at least what lets the stages after it reach the backwards
+/// its own wait for: with micro-batch units g = m x data + d (stream d's micro-batch m), stage
+/// s's round r holds units [r w_s, (r + 1) w_s), its backward of round r comes after its forwards
+/// of rounds up to r + D_s - 1, and needs stage s + 1 to have backwarded units up to
+/// (r + 1) w_s, for which stage s + 1 must have forwarded
+/// need_{s+1}(u) = (ceil(u / w_{s+1}) - 1 + D_{s+1}) w_{s+1} units (all of them at most): so
+/// (r + D_s) w_s >= need_{s+1}((r + 1) w_s) for every round r. NOAM alone falls short when a
+/// wide stage follows a narrow one (2-6-2: NOAM 5, but stage 1's depth 2 needs both micro-batches
+/// of all 6 streams, 6 rounds of stage 0, before its first backward).
 inline int64_t pipedream_replicated_weight_versions(const std::vector<int64_t>& widths, int64_t stage,
                                                     int64_t micro_batches) {
-  int64_t downstream = 0, widest = 0;
-  for (size_t s = 0; s < widths.size(); ++s) {
-    widest = std::max(widest, widths[s]);
-    if (static_cast<int64_t>(s) >= stage) downstream += widths[s];
+  const auto stages = static_cast<int64_t>(widths.size());
+  int64_t widest = 0;
+  for (int64_t width : widths) widest = std::max(widest, width);
+  const int64_t units = widest * micro_batches;  // every stream's micro-batches
+  std::vector<int64_t> depth(widths.size(), 1);
+  auto need = [&](int64_t s, int64_t u) {  // units stage s forwards before backwarding units [0, u)
+    const int64_t width = widths[static_cast<size_t>(s)];
+    return std::min(units, ((u + width - 1) / width - 1 + depth[static_cast<size_t>(s)]) * width);
+  };
+  int64_t downstream = 0;
+  for (int64_t s = stages - 1; s >= stage; --s) {
+    const int64_t width = widths[static_cast<size_t>(s)], rounds = widest / width * micro_batches;
+    downstream += width;
+    int64_t d = (downstream + width - 1) / width;
+    for (int64_t r = 0; s + 1 < stages && r < rounds; ++r) {
+      d = std::max(d, (need(s + 1, std::min(units, (r + 1) * width)) + width - 1) / width - r);
+    }
+    depth[static_cast<size_t>(s)] = std::min(d, rounds);
   }
-  const int64_t width = widths[static_cast<size_t>(stage)];
-  return std::min((downstream + width - 1) / width, widest / width * micro_batches);
+  return depth[static_cast<size_t>(stage)];
 }
 
 /// PipeDream's schedule: the micro-batches in flight on stage `stage` of `stages` (its 1F1B

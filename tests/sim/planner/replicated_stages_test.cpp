@@ -194,6 +194,36 @@ TEST(ReplicatedStages, EachReplicaRunsItsShareOfTheStreams) {
   }
 }
 
+// A wide stage after a narrow one: 2-6-2 (6 streams, 4 micro-batches each). Stage 1 (depth
+// ceil(8 / 6) = 2) runs F(m0) F(m1) B(m0): before its first backward it needs micro-batches 0
+// and 1 of all 6 streams, 12 units, i.e. 6 rounds of stage 0's 2 replicas; stage 0's NOAM,
+// ceil(10 / 2) = 5, would put its first backward (which waits for stage 1's) after 5 forward
+// rounds, and the schedule would wait forever. So stage 0 keeps 6 rounds in flight (6 versions);
+// stage 2 (width 2, last) 1; stage 1 2. It plans, each replica running its share of the streams.
+TEST(ReplicatedStages, AWideStageAfterANarrowOneGetsTheDepthItsWarmUpNeeds) {
+  EXPECT_EQ(pipedream_replicated_weight_versions({2, 6, 2}, 0, 4), 6);
+  EXPECT_EQ(pipedream_replicated_weight_versions({2, 6, 2}, 1, 4), 2);
+  EXPECT_EQ(pipedream_replicated_weight_versions({2, 6, 2}, 2, 4), 1);
+  const Scenario scenario = testing::scenario_from_text(testing::small_gpt_scenario(
+      R"({"pipeline": 3, "micro_batches": 4, "schedule": "pipedream", "stage_replicas": [2, 6, 2]})", 2,
+      R"({"tier": "analytical"})"));
+  const ParallelismOptions& p = *scenario.strategies.front().parallelism;
+  ASSERT_EQ(p.devices.size(), 10u);
+  const ExecutionPlan plan = plan_scenario(scenario).plan;  // threw "waits for a slot no stage emits" before
+  const std::vector<int64_t> streams_served{3, 3, 1, 1, 1, 1, 1, 1, 3, 3};
+  for (size_t i = 0; i < 10; ++i) {
+    size_t forwards = 0;
+    std::set<std::string> ops;
+    for (const Task& task : plan.tasks) {
+      if (task.kind != TaskKind::kCompute || task.phase != Phase::kForward || task.device != p.devices[i]) continue;
+      ++forwards;
+      ops.insert(task.op);
+    }
+    ASSERT_FALSE(ops.empty()) << "GPU " << i;
+    EXPECT_EQ(forwards, static_cast<size_t>(streams_served[i]) * 4 * ops.size()) << "GPU " << i;
+  }
+}
+
 // "2-1" is no set of copies of one pipeline: its scaling baseline is the whole model on one GPU,
 // the same micro-batches one after another, and its 3 GPUs are 3 copies of that: efficiency =
 // throughput / (3 x the one GPU's).
