@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "sim/session/automatic_stages.h"
 #include "sim/session/pipeline.h"
 #include "sim/convergence/convergence_chart.h"
 #include "sim/convergence/convergence_report.h"
@@ -65,6 +66,7 @@ std::vector<Strategy> studied_strategies(const Scenario& scenario, const Converg
 int run(const ConvergeCommandOptions& options, const GlobalOptions& global) {
   HardwareCatalog catalog = global.catalog();
   Scenario scenario = load_scenario(options.scenario, catalog);
+  resolve_automatic_stages(&scenario);
   std::vector<Strategy> strategies = studied_strategies(scenario, options);
   ConvergenceOptions convergence;
   convergence.seed = scenario.run.seed;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "sim/session/automatic_stages.h"
 #include "sim/session/placement_comparison.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
@@ -65,6 +66,7 @@ int place(PlaceOptions options, const GlobalOptions& global) {
   std::ostringstream discarded;
   std::ostream& out = is_standard_output(options.report) ? discarded : std::cout;
   Scenario scenario = load_scenario(options.scenario, global.catalog());
+  resolve_automatic_stages(&scenario);
   const Strategy* strategy = &scenario.strategies.front();
   if (!options.strategy.empty()) {
     auto it = std::find_if(scenario.strategies.begin(), scenario.strategies.end(),

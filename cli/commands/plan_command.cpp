@@ -3,6 +3,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "sim/session/automatic_stages.h"
 #include "sim/session/pipeline.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
@@ -26,6 +27,7 @@ Command add_plan_command(CLI::App& app, const GlobalOptions& global) {
   return {command, [options, &global] {
             output_path(options->output, "--output", "", "", "");
             Scenario scenario = load_scenario(options->scenario, global.catalog());
+            resolve_automatic_stages(&scenario);
             const Strategy& strategy =
                 options->strategy.empty() ? scenario.strategies.front() : strategy_named(scenario, options->strategy);
             PlannedScenario planned = plan_strategy(scenario, strategy);

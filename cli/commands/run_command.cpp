@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "cli/command.h"
+#include "sim/session/automatic_stages.h"
 #include "sim/session/closed_form_report.h"
 #include "sim/session/pipeline.h"
 #include "sim/session/tier_step.h"
@@ -119,6 +120,7 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
   }
   HardwareCatalog catalog = global.catalog();
   Scenario scenario = load_scenario(options.scenario, catalog);
+  resolve_automatic_stages(&scenario);
   std::vector<Strategy> strategies = scenario.strategies;
   if (!options.strategy.empty()) strategies = {strategy_named(scenario, options.strategy)};
   bool outside = options.outputs.allow_outside_outputs;

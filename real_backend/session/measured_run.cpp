@@ -5,6 +5,7 @@
 #include "real_backend/hosts/host_group.h"
 #include "real_backend/runtime/machine_load.h"
 #include "real_backend/runtime/speed_probe.h"
+#include "sim/session/automatic_stages.h"
 #include "sim/core/input_error.h"
 #include "sim/plan/plan_json.h"
 #include "sim/report/metrics.h"
@@ -24,6 +25,7 @@ LoadedPlan load_scenario_or_plan(const std::string& path, const HardwareCatalog&
     return loaded;
   }
   Scenario scenario = load_scenario(path, catalog);
+  resolve_automatic_stages(&scenario);
   PlannedScenario planned = plan_scenario(scenario);
   if (note) {
     for (const auto& line : planned.placement.notes) note(line);

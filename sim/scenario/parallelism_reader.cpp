@@ -41,6 +41,29 @@ void read_sharding(const JsonReader& reader, ParallelismFields* fields) {
 void read_stage_replicas(const JsonReader& reader, ParallelismOptions* options) {
   const auto list = reader.find("stage_replicas");
   if (!list) return;
+  if (list->value().is_string()) {  // "auto": PipeDream's partitioner (sim/session/automatic_stages.h)
+    if (list->as_string() != "auto") list->fail("give a width per stage or \"auto\", not \"" + list->as_string() + "\"");
+    if (!options->asynchronous || options->double_buffered) {
+      list->fail("PipeDream's partitioner picks replicated stages for \"schedule\": \"pipedream\"");
+    }
+    for (const char* key : {"data", "stage_ops", "stage_split", "device_order", "virtual_stages"}) {
+      if (reader.has(key)) {
+        reader.at(key).fail("with \"stage_replicas\": \"auto\" the partitioner chooses the stages, their ops and "
+                            "widths over every listed device (or the cluster's GPUs); leave \"" + std::string(key) + "\" out");
+      }
+    }
+    if (options->tensor > 1 || options->context > 1 || options->expert > 1) {
+      list->fail("PipeDream's partitioner splits over replicas of one device each (no tensor, context or expert "
+                 "parallelism)");
+    }
+    if (reader.has("pipeline") && options->pipeline < 2) {
+      reader.at("pipeline").fail("with \"stage_replicas\": \"auto\" give at least 2 stages, or leave it out for the "
+                                 "partitioner to choose");
+    }
+    options->automatic_stages = reader.has("pipeline") ? options->pipeline : 0;
+    options->pipeline = 1;
+    return;
+  }
   list->expect_array();
   for (const auto& entry : list->elements()) options->stage_replicas.push_back(entry.as_integer(1, kMaxParallelismSize));
   const auto widths = static_cast<int64_t>(options->stage_replicas.size());
@@ -162,6 +185,11 @@ MaybeProblem check_parallelism_devices(ParallelismFields* fields, const Cluster&
 ParallelismOptions read_parallelism(const JsonReader& reader, const Cluster& cluster) {
   ParallelismFields fields = read_parallelism_fields(reader);
   ParallelismOptions& options = fields.options;
+  if (options.automatic_stages) {  // one replica per listed device, else per GPU of the cluster
+    const auto listed = reader.find("devices");
+    options.data = listed ? static_cast<int64_t>(listed->size())
+                          : static_cast<int64_t>(accelerators_else_cpus(cluster).size());
+  }
   const int64_t product = options.device_count();
   const std::string sizes = parallelism_sizes_text(options) + " = " + std::to_string(product);
   if (auto devices = reader.find("devices")) {

@@ -1,3 +1,4 @@
+#include "sim/session/automatic_stages.h"
 #include "sim/session/check_file.h"
 
 #include <algorithm>
@@ -62,6 +63,7 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
   reader.expect_object();
   if (kind == "scenario") {
     Scenario scenario = read_scenario(reader, catalog, path.parent_path());
+    resolve_automatic_stages(&scenario);
     // The sweep block as `placesim sweep` reads it: what sweep would refuse, check refuses.
     std::string sweep_summary;
     if (document.contains("sweep")) {

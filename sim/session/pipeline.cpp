@@ -1,5 +1,7 @@
 #include "sim/session/pipeline.h"
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <filesystem>
 
@@ -98,6 +100,10 @@ PlannedScenario plan_strategy_unlocated(const Scenario& scenario, const Strategy
   }
   std::string name = scenario.strategies.size() > 1 ? scenario.name + "/" + strategy.name : scenario.name;
   if (strategy.parallelism) {
+    if (strategy.parallelism->automatic_stages) {
+      throw std::logic_error("\"stage_replicas\": \"auto\" planned before resolve_automatic_stages");
+    }
+    if (!strategy.parallelism->automatic_stages_note.empty()) planned.notes.push_back(strategy.parallelism->automatic_stages_note);
     planned.plan =
         build_parallel_3d_plan(scenario.graph, cluster, scenario.run, *strategy.parallelism, name, &planned.notes);
   } else if (strategy.pipeline) {

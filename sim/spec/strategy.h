@@ -165,6 +165,13 @@ struct ParallelismOptions {
   /// robin), so a narrower stage's replica serves data / width streams in turn. `devices` are read
   /// stage by stage: stage 0's replicas (each `tensor` consecutive devices), then stage 1's.
   std::vector<int64_t> stage_replicas;
+  /// `"stage_replicas": "auto"` as read, before sim/session/automatic_stages.h resolves it into
+  /// stage_replicas, stage_ops, pipeline and data with PipeDream's partitioner: the number of
+  /// stages to cut into (`"pipeline"`), 0 = the partitioner's choice. `data` holds the replicas
+  /// to partition (one per device) and `pipeline` 1 until then.
+  std::optional<int64_t> automatic_stages;
+  /// What the partitioner chose and its estimate, once resolved: a note of the strategy's run.
+  std::string automatic_stages_note;
   /// The ops of each stage given by hand: per stage, op-name globs (an op takes the first stage
   /// one of whose globs matches it; one no glob matches joins its first consumer's stage, or its
   /// predecessor's: assign_pipeline_stages). Empty = split by `whole_layer_stages`' rule.

@@ -1,0 +1,346 @@
+#include "sim/auto_placement/pipedream_partitioner.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+
+#include "sim/auto_placement/placement_problem.h"
+#include "sim/spec/spec_error.h"
+
+namespace placesim {
+namespace {
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+/// Stages tried when the scenario leaves their number to the partitioner.
+constexpr int64_t kMostStagesTried = 8;
+/// The search's size bound (states x transitions, see below): about a second on one core.
+constexpr double kMostSearchSteps = 3e8;
+
+/// A ring all-reduce is affine in its bytes (per-hop latency, then bytes over the bottleneck):
+/// each replica range's coefficients, read from two sizes.
+class AllReduceTable {
+ public:
+  AllReduceTable(const PartitionChain& chain, int64_t replicas)
+      : replicas_(replicas), fixed_(static_cast<size_t>(replicas * (replicas + 1)), 0),
+        per_byte_(fixed_.size(), 0) {
+    constexpr double kProbeBytes = 1 << 30;
+    for (int64_t first = 0; first < replicas; ++first) {
+      for (int64_t count = 2; first + count <= replicas; ++count) {
+        const double empty = chain.all_reduce_seconds(0, first, count);
+        fixed_[index(first, count)] = empty;
+        per_byte_[index(first, count)] = (chain.all_reduce_seconds(kProbeBytes, first, count) - empty) / kProbeBytes;
+      }
+    }
+  }
+  double seconds(double bytes, int64_t first, int64_t count) const {
+    if (count < 2 || bytes <= 0) return 0;
+    return fixed_[index(first, count)] + per_byte_[index(first, count)] * bytes;
+  }
+
+ private:
+  size_t index(int64_t first, int64_t count) const { return static_cast<size_t>(first * (replicas_ + 1) + count); }
+  int64_t replicas_;
+  std::vector<double> fixed_, per_byte_;
+};
+
+/// One state of the dynamic program: the best partition of the positions up to a stage end over
+/// a number of replicas into a number of stages, its last stage of a given width, and how it got
+/// there. The last stage's time lacks its transfers to the next stage, added when there is one.
+struct Best {
+  double finished_seconds = 0;       ///< the slowest stage before the last, all its transfers included
+  double last_seconds = kInfinity;   ///< the last stage: compute, all-reduce and its incoming transfers
+  size_t previous_end = 0;           ///< index into the stage ends
+  bool previous_has_widest = false;  ///< whether the stages before the last had one of the widest
+  size_t previous_width = 0;         ///< index into the widths: the stage before the last
+  double seconds() const { return std::max(finished_seconds, last_seconds); }
+};
+
+}  // namespace
+
+std::vector<PipeDreamPartition> pipedream_partition_candidates(const PartitionChain& chain, int64_t replicas,
+                                                               int64_t stages) {
+  const size_t n = chain.compute_seconds.size();
+  if (n == 0 || replicas < 2) throw std::invalid_argument("the partitioner needs ops and at least 2 replicas");
+  std::vector<size_t> ends;  // positions after which a stage may end, ascending; the last is n - 1
+  for (size_t p = 0; p + 1 < n; ++p) {
+    if (p < chain.may_end_stage.size() && chain.may_end_stage[p]) ends.push_back(p);
+  }
+  ends.push_back(n - 1);
+  // The search visits about stages x places^2 x replicas x sum over widest widths of (their
+  // divisors)^2 states: places thinned evenly (the last kept) until that stays under a bound, so
+  // a large model on many replicas is searched in seconds rather than hours.
+  double divisor_pairs = 0;
+  for (int64_t widest = 1; widest <= replicas; ++widest) {
+    double divisors = 0;
+    for (int64_t w = 1; w <= widest; ++w) divisors += widest % w == 0 ? 1 : 0;
+    divisor_pairs += divisors * divisors;
+  }
+  const double stage_count = static_cast<double>(stages > 0 ? stages : std::min<int64_t>(replicas, kMostStagesTried));
+  while (ends.size() > 2 && stage_count * static_cast<double>(ends.size() * ends.size()) * static_cast<double>(replicas) *
+                                    divisor_pairs > kMostSearchSteps) {
+    std::vector<size_t> thinned;
+    for (size_t i = 0; i + 1 < ends.size(); i += 2) thinned.push_back(ends[i]);
+    thinned.push_back(n - 1);
+    ends = std::move(thinned);
+  }
+  const int64_t most = stages > 0 ? stages : std::min<int64_t>({replicas, kMostStagesTried, static_cast<int64_t>(ends.size())});
+  const int64_t least = stages > 0 ? stages : 2;
+  if (least > replicas || least > static_cast<int64_t>(ends.size())) {
+    throw std::invalid_argument(std::to_string(least) + " stages need " + std::to_string(least) + " replicas and " +
+                                std::to_string(least) + " places to cut; there are " + std::to_string(replicas) +
+                                " replicas and " + std::to_string(ends.size()) + " places");
+  }
+  std::vector<double> compute(n + 1, 0), gradients(n + 1, 0);  // prefix sums
+  for (size_t p = 0; p < n; ++p) {
+    compute[p + 1] = compute[p] + chain.compute_seconds[p];
+    gradients[p + 1] = gradients[p] + (p < chain.gradient_bytes.size() ? chain.gradient_bytes[p] : 0.0);
+  }
+  const AllReduceTable all_reduce(chain, replicas);
+  auto stage_seconds = [&](size_t from, size_t to, int64_t width, int64_t first) {  // positions [from, to]
+    const double reduce = static_cast<double>(chain.micro_batches) *
+                          all_reduce.seconds(gradients[to + 1] - gradients[from], first, width);
+    return std::max(compute[to + 1] - compute[from], reduce) / static_cast<double>(width);
+  };
+  std::map<std::tuple<size_t, int64_t, int64_t, int64_t, int64_t>, std::pair<double, double>> boundaries;
+  int64_t streams = 1;  // the widest width of the partition being searched
+  auto boundary_seconds = [&](size_t end, int64_t left_first, int64_t left_width, int64_t right_width) {
+    const int64_t right_first = left_first + left_width;
+    auto [entry, inserted] =
+        boundaries.emplace(std::make_tuple(end, left_first, left_width, right_width, streams), std::make_pair(0.0, 0.0));
+    if (inserted) {
+      entry->second = chain.boundary_seconds(ends[end], left_first, left_width, right_first, right_width, streams);
+    }
+    return entry->second;
+  };
+
+  std::vector<PipeDreamPartition> candidates;
+  const size_t e_count = ends.size();
+  const auto r_count = static_cast<size_t>(replicas + 1);
+  for (int64_t widest = 1; widest <= replicas; ++widest) {
+    streams = widest;
+    std::vector<int64_t> widths;  // those dividing the widest
+    for (int64_t w = 1; w <= widest; ++w) {
+      if (widest % w == 0) widths.push_back(w);
+    }
+    const size_t w_count = widths.size();
+    // best[k - 1][(end, used, has widest, last width)]: k stages.
+    auto at = [&](size_t end, int64_t used, bool has_widest, size_t width) {
+      return ((end * r_count + static_cast<size_t>(used)) * 2 + (has_widest ? 1 : 0)) * w_count + width;
+    };
+    std::vector<std::vector<Best>> best(static_cast<size_t>(most), std::vector<Best>(e_count * r_count * 2 * w_count));
+    for (size_t e = 0; e < e_count; ++e) {
+      for (size_t wi = 0; wi < w_count; ++wi) {
+        best[0][at(e, widths[wi], widths[wi] == widest, wi)].last_seconds = stage_seconds(0, ends[e], widths[wi], 0);
+      }
+    }
+    for (int64_t k = 1; k < most; ++k) {
+      const auto& before = best[static_cast<size_t>(k - 1)];
+      auto& now = best[static_cast<size_t>(k)];
+      for (size_t e0 = 0; e0 + 1 < e_count; ++e0) {
+        for (int64_t used = 1; used < replicas; ++used) {
+          for (bool has : {false, true}) {
+            for (size_t pwi = 0; pwi < w_count; ++pwi) {
+              const Best& previous = before[at(e0, used, has, pwi)];
+              if (previous.last_seconds == kInfinity) continue;
+              const int64_t previous_width = widths[pwi];
+              for (size_t wi = 0; wi < w_count && used + widths[wi] <= replicas; ++wi) {
+                const int64_t w = widths[wi];
+                const auto [left, right] = boundary_seconds(e0, used - previous_width, previous_width, w);
+                const double finished = std::max(previous.finished_seconds, previous.last_seconds + left);
+                for (size_t e = e0 + 1; e < e_count; ++e) {
+                  const Best candidate{finished, stage_seconds(ends[e0] + 1, ends[e], w, used) + right, e0, has, pwi};
+                  Best& state = now[at(e, used + w, has || w == widest, wi)];
+                  if (candidate.seconds() < state.seconds()) state = candidate;
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    for (int64_t k = least; k <= most; ++k) {
+      const auto& last = best[static_cast<size_t>(k - 1)];
+      size_t final_width = 0;
+      for (size_t wi = 1; wi < w_count; ++wi) {
+        if (last[at(e_count - 1, replicas, true, wi)].seconds() <
+            last[at(e_count - 1, replicas, true, final_width)].seconds()) {
+          final_width = wi;
+        }
+      }
+      const Best& final_state = last[at(e_count - 1, replicas, true, final_width)];
+      if (!(final_state.seconds() < kInfinity)) continue;
+      PipeDreamPartition partition;
+      partition.seconds = final_state.seconds();
+      // Walk back: the last stage first.
+      size_t end = e_count - 1, wi = final_width;
+      int64_t used = replicas;
+      bool has = true;
+      std::vector<std::pair<size_t, int64_t>> stages_back;  // (end index, width)
+      for (int64_t s = k - 1; s >= 0; --s) {
+        const Best& state = best[static_cast<size_t>(s)][at(end, used, has, wi)];
+        stages_back.emplace_back(end, widths[wi]);
+        used -= widths[wi];
+        end = state.previous_end;
+        has = state.previous_has_widest;
+        wi = state.previous_width;
+      }
+      std::reverse(stages_back.begin(), stages_back.end());
+      int64_t first_replica = 0;
+      size_t first_position = 0;
+      for (size_t s = 0; s < stages_back.size(); ++s) {
+        const auto [end_index, width] = stages_back[s];
+        partition.widths.push_back(width);
+        partition.first.push_back(first_position);
+        partition.stage_seconds.push_back(stage_seconds(first_position, ends[end_index], width, first_replica));
+        if (s > 0) {
+          const int64_t left_width = stages_back[s - 1].second;
+          const auto [left, right] = boundary_seconds(stages_back[s - 1].first, first_replica - left_width, left_width, width);
+          partition.stage_seconds[s - 1] += left;
+          partition.stage_seconds[s] += right;
+        }
+        first_replica += width;
+        first_position = ends[end_index] + 1;
+      }
+      candidates.push_back(std::move(partition));
+    }
+  }
+  if (candidates.empty()) throw std::invalid_argument("no partition over the replicas");
+  // Fastest first; ties to fewer stages, then the narrower widest (found first).
+  std::stable_sort(candidates.begin(), candidates.end(), [](const PipeDreamPartition& a, const PipeDreamPartition& b) {
+    if (a.seconds != b.seconds) return a.seconds < b.seconds;
+    return a.widths.size() < b.widths.size();
+  });
+  return candidates;
+}
+
+PipeDreamPartition partition_pipedream(const PartitionChain& chain, int64_t replicas, int64_t stages) {
+  return pipedream_partition_candidates(chain, replicas, stages).front();
+}
+
+}  // namespace placesim
+
+namespace placesim {
+namespace {
+
+/// Positions past which the partitioner considers a cut: every one in a graph of up to this many
+/// ops; in a larger one those where the activations crossing come from one op (a chain's links,
+/// e.g. between transformer blocks), evenly thinned to this many.
+constexpr size_t kMostCutPlaces = 96;
+
+}  // namespace
+
+std::vector<AutomaticStages> automatic_pipedream_stages(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                                           const ParallelismOptions& options) {
+  const std::string where = "parallelism/stage_replicas";
+  if (options.tensor != 1) {
+    throw SpecError::strategy(where, "\"auto\" partitions over replicas of one device each (\"tensor\": 1); it is " +
+                                         std::to_string(options.tensor));
+  }
+  const std::vector<DeviceId>& devices = options.devices;
+  const auto replicas = static_cast<int64_t>(devices.size());
+  AutoPlacementOptions placement;
+  placement.devices = devices;
+  const PlacementProblem problem = make_placement_problem(graph, cluster, run, placement);
+  const size_t n = problem.order.size();
+
+  PartitionChain chain;
+  chain.micro_batches = options.micro_batches;
+  chain.compute_seconds.resize(n);
+  chain.gradient_bytes.resize(n);
+  for (size_t p = 0; p < n; ++p) {
+    const OpId v = problem.order[p];
+    chain.compute_seconds[p] = problem.compute_seconds[v][devices.front()];
+    chain.gradient_bytes[p] = problem.needs_gradient[v] ? graph.op(v).parameter_bytes() : 0.0;
+  }
+  // The data edges crossing each place, and the ops with FLOPs or weights that send them (inputs
+  // such as a model's labels, read at its end, cross every place and are not counted).
+  std::vector<std::vector<std::tuple<OpId, OpId, double>>> crossing(n);
+  std::vector<std::vector<OpId>> senders(n);
+  for (OpId v = 0; v < graph.size(); ++v) {
+    for (const auto& input : graph.inputs(v)) {
+      if (input.edge.control) continue;
+      for (size_t p = problem.position[input.op]; p < problem.position[v]; ++p) {
+        crossing[p].emplace_back(input.op, v, input.edge.bytes);
+        const Op& sender = graph.op(input.op);
+        const bool computes = sender.forward_flops + sender.backward_flops > 0 || sender.parameter_count > 0;
+        if (computes && std::find(senders[p].begin(), senders[p].end(), input.op) == senders[p].end()) {
+          senders[p].push_back(input.op);
+        }
+      }
+    }
+  }
+  chain.may_end_stage.assign(n, true);
+  if (n > kMostCutPlaces) {
+    std::vector<size_t> narrow;
+    for (size_t p = 0; p + 1 < n; ++p) {
+      if (senders[p].size() == 1) narrow.push_back(p);
+    }
+    chain.may_end_stage.assign(n, false);
+    const size_t keep = std::min(narrow.size(), kMostCutPlaces);
+    for (size_t i = 0; i < keep; ++i) chain.may_end_stage[narrow[i * narrow.size() / keep]] = true;
+  }
+  // No stage of inputs alone: the first stage reaches the first op with FLOPs or weights.
+  for (size_t p = 0; p < n; ++p) {
+    const Op& op = graph.op(problem.order[p]);
+    if (op.forward_flops + op.backward_flops > 0 || op.parameter_count > 0) break;
+    chain.may_end_stage[p] = false;
+  }
+  chain.boundary_seconds = [&](size_t after, int64_t left_first, int64_t left_width, int64_t right_first,
+                               int64_t right_width, int64_t streams) {
+    std::vector<double> busy(devices.size(), 0);  // by replica: sending and receiving, one step
+    for (int64_t d = 0; d < streams; ++d) {
+      const int64_t from = left_first + d % left_width, to = right_first + d % right_width;
+      double seconds = 0;
+      for (const auto& [producer, consumer, bytes] : crossing[after]) {
+        seconds += problem.edge_seconds(producer, consumer, bytes, devices[static_cast<size_t>(from)],
+                                        devices[static_cast<size_t>(to)]);
+      }
+      busy[static_cast<size_t>(from)] += seconds;
+      busy[static_cast<size_t>(to)] += seconds;
+    }
+    const auto begin = busy.begin();
+    const double left = *std::max_element(begin + left_first, begin + left_first + left_width);
+    const double right = *std::max_element(begin + right_first, begin + right_first + right_width);
+    return std::make_pair(left / static_cast<double>(streams), right / static_cast<double>(streams));
+  };
+  chain.all_reduce_seconds = [&](double bytes, int64_t first, int64_t count) {
+    double slowest_hop = 0;  // a ring over the replicas in order: 2 (count - 1) steps of bytes / count
+    for (int64_t h = 0; h < count; ++h) {
+      const DeviceId from = devices[static_cast<size_t>(first + h)];
+      const DeviceId to = devices[static_cast<size_t>(first + (h + 1) % count)];
+      slowest_hop = std::max(slowest_hop, problem.transfer_seconds(bytes / static_cast<double>(count), from, to));
+    }
+    return 2.0 * static_cast<double>(count - 1) * slowest_hop;
+  };
+
+  std::vector<PipeDreamPartition> partitions;
+  try {
+    partitions = pipedream_partition_candidates(chain, replicas, options.automatic_stages.value_or(0));
+  } catch (const std::invalid_argument& error) {
+    throw SpecError::strategy(where, std::string("\"auto\": ") + error.what());
+  }
+  std::vector<AutomaticStages> result;
+  for (PipeDreamPartition& partition : partitions) {
+    AutomaticStages stages;
+    for (size_t s = 0; s < partition.widths.size(); ++s) {
+      const size_t end = s + 1 < partition.first.size() ? partition.first[s + 1] : n;
+      stages.stage_ops.emplace_back();
+      for (size_t p = partition.first[s]; p < end; ++p) {
+        const std::string& name = graph.op(problem.order[p]).name;
+        if (name.find_first_of("*?") != std::string::npos) {
+          throw SpecError::strategy(where, "\"auto\" names each stage's ops, but op \"" + name +
+                                               "\" has a glob character in its name; give \"stage_replicas\" and "
+                                               "\"stage_ops\" by hand");
+        }
+        stages.stage_ops.back().push_back(name);
+      }
+    }
+    stages.partition = std::move(partition);
+    result.push_back(std::move(stages));
+  }
+  return result;
+}
+
+}  // namespace placesim

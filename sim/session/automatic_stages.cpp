@@ -1,0 +1,106 @@
+#include "sim/session/automatic_stages.h"
+
+#include <algorithm>
+#include <set>
+
+#include "sim/auto_placement/pipedream_partitioner.h"
+#include "sim/core/units_format.h"
+#include "sim/scenario/spec_error_location.h"
+#include "sim/session/pipeline.h"
+
+namespace placesim {
+namespace {
+
+/// Candidates simulated (the best estimate of each number of stages, 2 to 8, then the next
+/// best): the partitioner's estimate proposes, the simulation (fill and drain, queueing at a
+/// narrow stage, links shared by transfers and all-reduces) decides.
+constexpr size_t kSimulatedCandidates = 8;
+
+/// "conv1_1 .. pool5 (33 ops)": a stage's ops, first and last.
+std::string ops_text(const std::vector<std::string>& ops) {
+  if (ops.size() == 1) return ops.front();
+  return ops.front() + " .. " + ops.back() + " (" + std::to_string(ops.size()) + " ops)";
+}
+
+std::string widths_text(const std::vector<int64_t>& widths) {
+  std::string text;
+  for (int64_t width : widths) text += (text.empty() ? "" : "-") + std::to_string(width);
+  return text;
+}
+
+/// `options` with `stages` as its replicated stages.
+ParallelismOptions with_stages(ParallelismOptions options, const AutomaticStages& stages) {
+  const std::vector<int64_t>& widths = stages.partition.widths;
+  options.automatic_stages.reset();
+  options.pipeline = static_cast<int64_t>(widths.size());
+  options.stage_replicas = widths;
+  options.stage_ops = stages.stage_ops;
+  options.data = *std::max_element(widths.begin(), widths.end());
+  return options;
+}
+
+}  // namespace
+
+void resolve_automatic_stages(Scenario* scenario) {
+  for (Strategy& strategy : scenario->strategies) {
+    if (!strategy.parallelism || !strategy.parallelism->automatic_stages) continue;
+    const ParallelismOptions asked = *strategy.parallelism;
+    std::vector<AutomaticStages> candidates;
+    try {
+      candidates = automatic_pipedream_stages(scenario->graph, scenario->cluster_for(strategy), scenario->run, asked);
+    } catch (const SpecError& error) {
+      throw locate_spec_error(*scenario, strategy, error);
+    }
+    // The best estimate of each number of stages first (the estimate ranks pipelines of
+    // different depths least well: it has no fill, drain or stall), then the next best.
+    std::vector<AutomaticStages> firsts, rest;
+    std::set<size_t> depths;
+    for (AutomaticStages& candidate : candidates) {
+      (depths.insert(candidate.partition.widths.size()).second ? firsts : rest).push_back(std::move(candidate));
+    }
+    candidates = std::move(firsts);
+    for (AutomaticStages& candidate : rest) candidates.push_back(std::move(candidate));
+    if (candidates.size() > kSimulatedCandidates) candidates.resize(kSimulatedCandidates);
+    // Each candidate simulated as the strategy would be (the closed-form tier builds no plan:
+    // there the estimate decides).
+    size_t chosen = 0;
+    std::string tried;
+    if (scenario->run.tier != Tier::kClosedForm && candidates.size() > 1) {
+      double fastest = -1;
+      for (size_t c = 0; c < candidates.size(); ++c) {
+        Strategy candidate = strategy;
+        candidate.parallelism = with_stages(asked, candidates[c]);
+        double samples_per_second = 0;
+        try {
+          samples_per_second = evaluate_strategy(*scenario, candidate, false).result.samples_per_second();
+        } catch (const InputError&) {
+          samples_per_second = 0;  // cannot be planned so (e.g. a stage's ops): not a candidate
+        }
+        tried += (tried.empty() ? "" : ", ") + widths_text(candidates[c].partition.widths) + " " +
+                 (samples_per_second > 0 ? format_number(samples_per_second, "%.1f") : std::string("not plannable"));
+        if (samples_per_second > fastest) {
+          fastest = samples_per_second;
+          chosen = c;
+        }
+      }
+    }
+    const AutomaticStages& stages = candidates[chosen];
+    const PipeDreamPartition& partition = stages.partition;
+    *strategy.parallelism = with_stages(asked, stages);
+    std::string described;
+    for (size_t s = 0; s < partition.widths.size(); ++s) {
+      described += (s ? "; " : "") + std::string("stage ") + std::to_string(s) + " " + ops_text(stages.stage_ops[s]) +
+                   " on " + std::to_string(partition.widths[s]) + (partition.widths[s] == 1 ? " replica, " : " replicas, ") +
+                   format_seconds(partition.stage_seconds[s]);
+    }
+    strategy.parallelism->automatic_stages_note =
+        "PipeDream's partitioner (\"stage_replicas\": \"auto\", SOSP 2019 section 3.1) chose " +
+        widths_text(partition.widths) + " over " + std::to_string(asked.data) + " GPUs: " + described +
+        " per stream's batch with its transfers (its estimate)" +
+        (tried.empty() ? std::string()
+                       : "; the fastest in simulation of " + std::to_string(candidates.size()) +
+                             " candidates, the best estimate of each number of stages first (samples/s: " + tried + ")");
+  }
+}
+
+}  // namespace placesim

@@ -1,0 +1,16 @@
+// Resolves `"stage_replicas": "auto"` (ParallelismOptions::automatic_stages) with PipeDream's
+// partitioner (sim/auto_placement/pipedream_partitioner.h) into the stages, their ops and widths,
+// before a scenario is planned: every command that plans a scenario calls it after loading.
+#pragma once
+
+#include "sim/scenario/scenario.h"
+
+namespace placesim {
+
+/// Each strategy of `scenario` with `"stage_replicas": "auto"` gets the partitioner's stages
+/// (stage_replicas, stage_ops, pipeline, data = the widest) and a note of what it chose
+/// (ParallelismOptions::automatic_stages_note). Throws InputError at the strategy's
+/// parallelism when the model cannot be split so.
+void resolve_automatic_stages(Scenario* scenario);
+
+}  // namespace placesim
