@@ -67,6 +67,7 @@ Strategy single_replica_strategy(const Strategy& strategy) {
       p.pipeline = 1;
       p.stage_replicas.clear();
       p.stage_ops.clear();
+      p.automatic_stages_note.clear();
       p.asynchronous = false;
       p.double_buffered = false;
       p.schedule = PipelineSchedule::kOneFOneB;
