@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "sim/auto_placement/placement_problem.h"
+#include "sim/plan/collective_schedule.h"
 #include "sim/spec/spec_error.h"
 
 namespace placesim {
@@ -306,13 +307,12 @@ std::vector<AutomaticStages> automatic_pipedream_stages(const OpGraph& graph, co
     return std::make_pair(left / static_cast<double>(streams), right / static_cast<double>(streams));
   };
   chain.all_reduce_seconds = [&](double bytes, int64_t first, int64_t count) {
-    double slowest_hop = 0;  // a ring over the replicas in order: 2 (count - 1) steps of bytes / count
-    for (int64_t h = 0; h < count; ++h) {
-      const DeviceId from = devices[static_cast<size_t>(first + h)];
-      const DeviceId to = devices[static_cast<size_t>(first + (h + 1) % count)];
-      slowest_hop = std::max(slowest_hop, problem.transfer_seconds(bytes / static_cast<double>(count), from, to));
-    }
-    return 2.0 * static_cast<double>(count - 1) * slowest_hop;
+    // The planner's own estimate on the stage's replicas: NCCL's algorithm for the size (a ring,
+    // or across machines the hierarchical one whose rings use every NIC).
+    const std::vector<DeviceId> group(devices.begin() + first, devices.begin() + first + count);
+    const CollectiveAlgorithm algorithm =
+        choose_nccl_algorithm(CollectiveKind::kAllReduce, group, std::max(bytes, 1.0), cluster, nullptr);
+    return collective_estimate_seconds(CollectiveKind::kAllReduce, algorithm, group, bytes, cluster);
   };
 
   std::vector<PipeDreamPartition> partitions;

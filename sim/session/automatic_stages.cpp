@@ -77,7 +77,8 @@ void resolve_automatic_stages(Scenario* scenario) {
           samples_per_second = 0;  // cannot be planned so (e.g. a stage's ops): not a candidate
         }
         tried += (tried.empty() ? "" : ", ") + widths_text(candidates[c].partition.widths) + " " +
-                 (samples_per_second > 0 ? format_number(samples_per_second, "%.1f") : std::string("not plannable"));
+                 (samples_per_second > 0 ? format_number(samples_per_second, "%.1f") : std::string("not plannable")) +
+                 " (" + format_seconds(candidates[c].partition.seconds) + ")";
         if (samples_per_second > fastest) {
           fastest = samples_per_second;
           chosen = c;
@@ -99,7 +100,8 @@ void resolve_automatic_stages(Scenario* scenario) {
         " per stream's batch with its transfers (its estimate)" +
         (tried.empty() ? std::string()
                        : "; the fastest in simulation of " + std::to_string(candidates.size()) +
-                             " candidates, the best estimate of each number of stages first (samples/s: " + tried + ")");
+                             " candidates, the best estimate of each number of stages first (samples/s simulated, and the "
+                             "estimate per stream's batch: " + tried + ")");
   }
 }
 
