@@ -85,6 +85,26 @@ void resolve_automatic_stages(Scenario* scenario) {
         }
       }
     }
+    // PipeDream's optimizer may answer plain data parallelism, which "auto" does not build: the
+    // same devices as synchronous data parallelism, for the note.
+    std::string data_parallel;
+    if (scenario->run.tier != Tier::kClosedForm) {
+      Strategy plain = strategy;
+      plain.parallelism.reset();
+      DataParallelOptions& options = plain.data_parallel.emplace();
+      options.replicas = asked.devices;
+      options.algorithm = asked.algorithm;
+      options.bucket_bytes = asked.bucket_bytes;
+      options.communication = asked.communication;
+      try {
+        data_parallel = "; synchronous data parallelism over the same " + std::to_string(asked.devices.size()) +
+                        " devices simulates at " +
+                        format_number(evaluate_strategy(*scenario, plain, false).result.samples_per_second(), "%.1f") +
+                        " samples/s";
+      } catch (const InputError& error) {
+        data_parallel = "; synchronous data parallelism over the same devices cannot be planned: " + std::string(error.what());
+      }
+    }
     const AutomaticStages& stages = candidates[chosen];
     const PipeDreamPartition& partition = stages.partition;
     *strategy.parallelism = with_stages(asked, stages);
@@ -101,7 +121,8 @@ void resolve_automatic_stages(Scenario* scenario) {
         (tried.empty() ? std::string()
                        : "; the fastest in simulation of " + std::to_string(candidates.size()) +
                              " candidates, the best estimate of each number of stages first (samples/s simulated, and the "
-                             "estimate per stream's batch: " + tried + ")");
+                             "estimate per stream's batch: " + tried + ")") +
+        data_parallel;
   }
 }
 
