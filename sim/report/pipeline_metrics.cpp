@@ -97,6 +97,11 @@ Json pipeline_json(const PipelineMetrics& metrics, const Cluster& cluster) {
       stages.back()["weight_versions"] = *stage.weight_versions;
     }
     if (stage.replicas) stages.back()["replicas"] = *stage.replicas;
+    if (!stage.ops.empty()) {
+      stages.back()["first_op"] = stage.ops.front();
+      stages.back()["last_op"] = stage.ops.back();
+      stages.back()["op_count"] = stage.ops.size();
+    }
   }
   Json json = {{"stages", metrics.stages},
                {"micro_batches", metrics.micro_batches},
@@ -105,6 +110,7 @@ Json pipeline_json(const PipelineMetrics& metrics, const Cluster& cluster) {
                {"ideal_bubble_fraction", metrics.ideal_bubble_fraction},
                {"bubble_fraction", metrics.bubble_fraction},
                {"per_stage", stages}};
+  if (!metrics.chosen_by.empty()) json["chosen_by"] = metrics.chosen_by;
   if (metrics.traffic) {
     json["stage_transfers_per_step"] = metrics.traffic->transfers;
     json["stage_transfer_bytes_per_step"] = metrics.traffic->bytes;

@@ -27,6 +27,9 @@ struct PipelineStageMetrics {
   /// PipeDream's replicated stages: the stage's replicas (its stage_replicas width); the device
   /// above is its first.
   std::optional<int64_t> replicas;
+  /// Stages chosen automatically ("stage_replicas": "auto"): the stage's ops in order; empty
+  /// otherwise.
+  std::vector<std::string> ops;
 };
 
 /// The activations and gradients one pipeline (replica 0, tensor rank 0) sends between its
@@ -47,6 +50,8 @@ struct PipelineMetrics {
   double bubble_fraction = 0;        ///< the stages' bubble fractions, averaged
   std::vector<PipelineStageMetrics> per_stage;
   std::optional<StageTraffic> traffic;  ///< counted for 3D strategies (`parallelism`)
+  /// Stages chosen automatically: what was chosen and how (the run's note); "" otherwise.
+  std::string chosen_by;
 };
 
 /// From a run's device metrics and the stage devices (in stage order). Schedule "pipedream" or

@@ -366,6 +366,12 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
         : p.asynchronous                       ? (p.double_buffered ? "pipedream-2bw" : "pipedream")
                                                : "1f1b",
         p.virtual_stages, p.stage_replicas);
+    if (!p.automatic_stages_note.empty()) {  // "stage_replicas": "auto": what the partitioner chose
+      evaluated.pipeline->chosen_by = p.automatic_stages_note;
+      for (size_t s = 0; s < evaluated.pipeline->per_stage.size() && s < p.stage_ops.size(); ++s) {
+        evaluated.pipeline->per_stage[s].ops = p.stage_ops[s];
+      }
+    }
     if (p.pipeline > 1) {
       evaluated.pipeline->traffic = count_stage_traffic(evaluated.planned.plan, stage_devices);
       if (p.asynchronous) {  // PipeDream's tasks are all in one schedule (step 0): per step, 1/steps of it

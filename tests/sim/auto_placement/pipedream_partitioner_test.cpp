@@ -8,8 +8,10 @@
 #include <fstream>
 
 #include "sim/auto_placement/pipedream_partitioner.h"
+#include "sim/report/pipeline_metrics.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/session/automatic_stages.h"
+#include "sim/session/pipeline.h"
 
 namespace placesim {
 namespace pipedream_partitioner_test {  // a unity batch holds several test files
@@ -117,6 +119,14 @@ TEST(PipeDreamPartitioner, PicksFifteenOneForVggOnTwoDgx1s) {
   EXPECT_NE(p.automatic_stages_note.find("synchronous data parallelism over the same 16 devices simulates at"),
             std::string::npos)
       << p.automatic_stages_note;
+  // The report carries the choice: the note, and each stage's first and last op.
+  const EvaluatedStrategy evaluated = evaluate_strategy(scenario, scenario.strategies.front(), false);
+  ASSERT_TRUE(evaluated.pipeline);
+  const Json report = pipeline_json(*evaluated.pipeline, scenario.cluster);
+  EXPECT_EQ(report.at("chosen_by").get<std::string>(), p.automatic_stages_note);
+  EXPECT_EQ(report.at("per_stage").at(0).at("last_op").get<std::string>(), "pool5/MaxPool");
+  EXPECT_EQ(report.at("per_stage").at(1).at("first_op").get<std::string>(), "flatten/Reshape");
+  EXPECT_EQ(report.at("per_stage").at(1).at("op_count").get<size_t>(), p.stage_ops[1].size());
 }
 
 }  // namespace
