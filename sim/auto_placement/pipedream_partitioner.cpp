@@ -100,6 +100,7 @@ std::vector<PipeDreamPartition> pipedream_partition_candidates(const PartitionCh
   }
   const AllReduceTable all_reduce(chain, replicas);
   auto stage_seconds = [&](size_t from, size_t to, int64_t width, int64_t first) {  // positions [from, to]
+    if (chain.every_stage_holds_weights && !(gradients[to + 1] - gradients[from] > 0)) return kInfinity;
     const double reduce = static_cast<double>(chain.micro_batches) *
                           all_reduce.seconds(gradients[to + 1] - gradients[from], first, width);
     return std::max(compute[to + 1] - compute[from], reduce) / static_cast<double>(width);
@@ -207,7 +208,13 @@ std::vector<PipeDreamPartition> pipedream_partition_candidates(const PartitionCh
       candidates.push_back(std::move(partition));
     }
   }
-  if (candidates.empty()) throw std::invalid_argument("no partition over the replicas");
+  if (candidates.empty()) {
+    throw std::invalid_argument(chain.every_stage_holds_weights
+                                    ? "no partition into " + std::to_string(least) +
+                                          (most > least ? " to " + std::to_string(most) : std::string()) +
+                                          " stages gives every stage some of the model's weights"
+                                    : std::string("no partition over the replicas"));
+  }
   // Fastest first; ties to fewer stages, then the narrower widest (found first).
   std::stable_sort(candidates.begin(), candidates.end(), [](const PipeDreamPartition& a, const PipeDreamPartition& b) {
     if (a.seconds != b.seconds) return a.seconds < b.seconds;
@@ -248,6 +255,7 @@ std::vector<AutomaticStages> automatic_pipedream_stages(const OpGraph& graph, co
 
   PartitionChain chain;
   chain.micro_batches = options.micro_batches;
+  chain.every_stage_holds_weights = true;
   chain.compute_seconds.resize(n);
   chain.gradient_bytes.resize(n);
   for (size_t p = 0; p < n; ++p) {

@@ -34,6 +34,9 @@ struct PartitionChain {
   std::function<double(double bytes, int64_t first, int64_t count)> all_reduce_seconds;
   /// All-reduces per stream's batch on each replica of a stage: one per round of micro-batches.
   int64_t micro_batches = 1;
+  /// Every stage must hold some weights (positive gradient_bytes): a stage of reshapes or
+  /// pooling alone would update nothing, and `converge` has no updates of it to replay.
+  bool every_stage_holds_weights = false;
 };
 
 struct PipeDreamPartition {

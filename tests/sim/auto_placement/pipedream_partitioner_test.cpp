@@ -88,6 +88,20 @@ TEST(PipeDreamPartitioner, GivesEveryStageAWidthThatDividesTheWidest) {
   EXPECT_THROW(partition_pipedream(chain, 4, 3), std::invalid_argument);
 }
 
+// Every stage holding weights (as "auto" asks): with weights on ops 0 and 3 only, 3 stages would
+// leave one of ops 1-2 alone, weightless: no such partition (without the rule, 1-2-1 or 2-1-1 at
+// 4 s); 2 stages still give 3-1 at 4 s (ops 0-2 with op 0's weights; op 3).
+TEST(PipeDreamPartitioner, CanAskEveryStageToHoldWeights) {
+  PartitionChain chain = four_ops(false);
+  chain.gradient_bytes = {1, 0, 0, 100};
+  EXPECT_DOUBLE_EQ(partition_pipedream(chain, 4, 3).seconds, 4);
+  chain.every_stage_holds_weights = true;
+  EXPECT_THROW(partition_pipedream(chain, 4, 3), std::invalid_argument);
+  const PipeDreamPartition two = partition_pipedream(chain, 4, 2);
+  EXPECT_EQ(two.widths, (std::vector<int64_t>{3, 1}));
+  EXPECT_DOUBLE_EQ(two.seconds, 4);
+}
+
 // VGG-16, batch 64 per stream, on the 16 V100s of two DGX-1s joined by 25 GbE: the partitioner
 // picks 15-1 with the fully connected layers (and the loss) alone on one GPU, as PipeDream's
 // optimizer did for VGG-16 (SOSP 2019, Table 1: "15-1"); each stage's ops are named.
