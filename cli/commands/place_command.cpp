@@ -65,8 +65,7 @@ int place(PlaceOptions options, const GlobalOptions& global) {
   // A report on standard output is the whole of standard output: no text beside it.
   std::ostringstream discarded;
   std::ostream& out = is_standard_output(options.report) ? discarded : std::cout;
-  Scenario scenario = load_scenario(options.scenario, global.catalog());
-  resolve_automatic_stages(&scenario);
+  Scenario scenario = load_scenario_to_plan(options.scenario, global.catalog());
   const Strategy* strategy = &scenario.strategies.front();
   if (!options.strategy.empty()) {
     auto it = std::find_if(scenario.strategies.begin(), scenario.strategies.end(),

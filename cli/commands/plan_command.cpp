@@ -26,8 +26,7 @@ Command add_plan_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--strategy", options->strategy, "The strategy with this name (default: the scenario's first)");
   return {command, [options, &global] {
             output_path(options->output, "--output", "", "", "");
-            Scenario scenario = load_scenario(options->scenario, global.catalog());
-            resolve_automatic_stages(&scenario);
+            Scenario scenario = load_scenario_to_plan(options->scenario, global.catalog());
             const Strategy& strategy =
                 options->strategy.empty() ? scenario.strategies.front() : strategy_named(scenario, options->strategy);
             PlannedScenario planned = plan_strategy(scenario, strategy);

@@ -119,8 +119,7 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
     options.outputs.report = "-";
   }
   HardwareCatalog catalog = global.catalog();
-  Scenario scenario = load_scenario(options.scenario, catalog);
-  resolve_automatic_stages(&scenario);
+  Scenario scenario = load_scenario_to_plan(options.scenario, catalog);
   std::vector<Strategy> strategies = scenario.strategies;
   if (!options.strategy.empty()) strategies = {strategy_named(scenario, options.strategy)};
   bool outside = options.outputs.allow_outside_outputs;

@@ -24,8 +24,7 @@ LoadedPlan load_scenario_or_plan(const std::string& path, const HardwareCatalog&
     loaded.cluster = std::move(file.cluster);
     return loaded;
   }
-  Scenario scenario = load_scenario(path, catalog);
-  resolve_automatic_stages(&scenario);
+  Scenario scenario = load_scenario_to_plan(path, catalog);
   PlannedScenario planned = plan_scenario(scenario);
   if (note) {
     for (const auto& line : planned.placement.notes) note(line);

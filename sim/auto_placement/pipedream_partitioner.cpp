@@ -18,9 +18,15 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 constexpr int64_t kMostStagesTried = 8;
 /// The search's size bound (states x transitions, see below): about a second on one core.
 constexpr double kMostSearchSteps = 3e8;
+/// Positions past which the partitioner considers a cut: every one in a graph of up to this many
+/// ops; in a larger one those where the activations crossing come from one op (a chain's links,
+/// e.g. between transformer blocks), evenly thinned to this many.
+constexpr size_t kMostCutPlaces = 96;
 
-/// A ring all-reduce is affine in its bytes (per-hop latency, then bytes over the bottleneck):
-/// each replica range's coefficients, read from two sizes.
+/// An all-reduce's alpha-beta estimate is affine in its bytes for one algorithm (latency per
+/// step, then bytes over the bottleneck): each replica range's coefficients, read from two large
+/// sizes (one algorithm, the one a stage's gradients of megabytes get), so the search calls the
+/// estimate twice per range instead of once per state.
 class AllReduceTable {
  public:
   AllReduceTable(const PartitionChain& chain, int64_t replicas)
@@ -29,9 +35,10 @@ class AllReduceTable {
     constexpr double kProbeBytes = 1 << 30;
     for (int64_t first = 0; first < replicas; ++first) {
       for (int64_t count = 2; first + count <= replicas; ++count) {
-        const double empty = chain.all_reduce_seconds(0, first, count);
-        fixed_[index(first, count)] = empty;
-        per_byte_[index(first, count)] = (chain.all_reduce_seconds(kProbeBytes, first, count) - empty) / kProbeBytes;
+        const double one = chain.all_reduce_seconds(kProbeBytes, first, count);
+        const double two = chain.all_reduce_seconds(2 * kProbeBytes, first, count);
+        per_byte_[index(first, count)] = (two - one) / kProbeBytes;
+        fixed_[index(first, count)] = std::max(0.0, one - per_byte_[index(first, count)] * kProbeBytes);
       }
     }
   }
@@ -226,18 +233,6 @@ std::vector<PipeDreamPartition> pipedream_partition_candidates(const PartitionCh
 PipeDreamPartition partition_pipedream(const PartitionChain& chain, int64_t replicas, int64_t stages) {
   return pipedream_partition_candidates(chain, replicas, stages).front();
 }
-
-}  // namespace placesim
-
-namespace placesim {
-namespace {
-
-/// Positions past which the partitioner considers a cut: every one in a graph of up to this many
-/// ops; in a larger one those where the activations crossing come from one op (a chain's links,
-/// e.g. between transformer blocks), evenly thinned to this many.
-constexpr size_t kMostCutPlaces = 96;
-
-}  // namespace
 
 std::vector<AutomaticStages> automatic_pipedream_stages(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
                                            const ParallelismOptions& options) {

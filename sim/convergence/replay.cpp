@@ -160,10 +160,12 @@ ReplayResult replay(const UpdateTrace& trace, const TrainingProblem& problem, co
   const bool staged = !trace.layer_stage.empty();
   std::optional<StagedReplay> staged_replay;
   if (staged) staged_replay.emplace(trace, starts, parameters);
-  for (size_t u = 0; u < trace.updates.size() && !staged; ++u) {
-    ++readers[trace.updates[u].version_read];
-    for (int64_t staleness : trace.layer_staleness) {
-      ++readers[std::max<int64_t>(0, static_cast<int64_t>(u) - staleness)];
+  if (!staged) {  // a StagedReplay counts its own readers
+    for (size_t u = 0; u < trace.updates.size(); ++u) {
+      ++readers[trace.updates[u].version_read];
+      for (int64_t staleness : trace.layer_staleness) {
+        ++readers[std::max<int64_t>(0, static_cast<int64_t>(u) - staleness)];
+      }
     }
   }
   auto release = [&](int64_t version) {

@@ -1,6 +1,7 @@
 #include "sim/convergence/simulated_timings.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -75,6 +76,23 @@ SimulatedTimings sync_timings(const ExecutionPlan& plan, const Timeline& timelin
   return timings;
 }
 
+/// Each op's weights on each device are updated once per update, in update order: an op's n-th
+/// optimizer task on a device belongs to update n. Raises `ends_of(device)`[n] (skipped where it
+/// returns null, or past its size) to the latest such task's end.
+void read_update_ends(const ExecutionPlan& plan, const Timeline& timeline,
+                      const std::function<std::vector<double>*(DeviceId)>& ends_of) {
+  std::map<std::pair<std::string, DeviceId>, int64_t> seen;
+  for (const Task& task : plan.tasks) {
+    if (task.phase != Phase::kOptimizer) continue;
+    std::vector<double>* ends = ends_of(task.device);
+    if (!ends) continue;
+    const int64_t index = seen[{task.op, task.device}]++;
+    if (index >= static_cast<int64_t>(ends->size())) continue;
+    double& end = (*ends)[static_cast<size_t>(index)];
+    end = std::max(end, timeline.tasks[task.id].end_seconds);
+  }
+}
+
 }  // namespace
 
 SimulatedTimings extract_timings(const ExecutionPlan& plan, const Timeline& timeline) {
@@ -104,16 +122,8 @@ SimulatedTimings extract_pipeline_timings(const ExecutionPlan& plan, const Timel
   pipeline.updates_per_step = asynchronous && !double_buffered ? micro_batches : 1;
   const int64_t updates = plan.steps * pipeline.updates_per_step;
   pipeline.update_end_seconds.assign(static_cast<size_t>(updates), -1);
-  // Each op's weights on each device are updated once per update, in update order: its n-th
-  // optimizer task belongs to update n (a micro-batch under PipeDream, a step otherwise).
-  std::map<std::pair<std::string, DeviceId>, int64_t> seen;
-  for (const Task& task : plan.tasks) {
-    if (task.phase != Phase::kOptimizer) continue;
-    const int64_t index = seen[{task.op, task.device}]++;
-    if (index >= updates) continue;
-    double& end = pipeline.update_end_seconds[static_cast<size_t>(index)];
-    end = std::max(end, timeline.tasks[task.id].end_seconds);
-  }
+  // An update is a micro-batch's under PipeDream, a step's otherwise.
+  read_update_ends(plan, timeline, [&](DeviceId) { return &pipeline.update_end_seconds; });
   for (double end : pipeline.update_end_seconds) {
     if (end < 0) throw std::invalid_argument("a pipeline update the plan does not have");
   }
@@ -144,18 +154,11 @@ SimulatedTimings extract_replicated_stage_timings(const ExecutionPlan& plan, con
     const int64_t rounds = plan.steps * (options.data / options.stage_width(s)) * options.micro_batches;
     pipeline.stage_update_end_seconds[static_cast<size_t>(s)].assign(static_cast<size_t>(rounds), -1);
   }
-  // Each op's weights on each device of a stage are updated once per round, in round order.
-  std::map<std::pair<std::string, DeviceId>, int64_t> seen;
-  for (const Task& task : plan.tasks) {
-    if (task.phase != Phase::kOptimizer) continue;
-    const auto stage = stage_of.find(task.device);
-    if (stage == stage_of.end()) continue;
-    std::vector<double>& ends = pipeline.stage_update_end_seconds[static_cast<size_t>(stage->second)];
-    const int64_t index = seen[{task.op, task.device}]++;
-    if (index >= static_cast<int64_t>(ends.size())) continue;
-    double& end = ends[static_cast<size_t>(index)];
-    end = std::max(end, timeline.tasks[task.id].end_seconds);
-  }
+  // A stage's update is one round's, on every replica of the stage.
+  read_update_ends(plan, timeline, [&](DeviceId device) -> std::vector<double>* {
+    const auto stage = stage_of.find(device);
+    return stage == stage_of.end() ? nullptr : &pipeline.stage_update_end_seconds[static_cast<size_t>(stage->second)];
+  });
   for (size_t s = 0; s < pipeline.stage_update_end_seconds.size(); ++s) {
     const std::vector<double>& ends = pipeline.stage_update_end_seconds[s];
     const auto missing = std::find_if(ends.begin(), ends.end(), [](double end) { return end < 0; });

@@ -5,6 +5,7 @@
 
 #include "sim/auto_placement/pipedream_partitioner.h"
 #include "sim/core/units_format.h"
+#include "sim/scenario/scenario_loader.h"
 #include "sim/scenario/spec_error_location.h"
 #include "sim/session/pipeline.h"
 
@@ -124,6 +125,12 @@ void resolve_automatic_stages(Scenario* scenario) {
                              "estimate per stream's batch: " + tried + ")") +
         data_parallel;
   }
+}
+
+Scenario load_scenario_to_plan(const std::filesystem::path& path, const HardwareCatalog& catalog) {
+  Scenario scenario = load_scenario(path, catalog);
+  resolve_automatic_stages(&scenario);
+  return scenario;
 }
 
 }  // namespace placesim

@@ -1,8 +1,12 @@
 // Resolves `"stage_replicas": "auto"` (ParallelismOptions::automatic_stages) with PipeDream's
 // partitioner (sim/auto_placement/pipedream_partitioner.h) into the stages, their ops and widths,
-// before a scenario is planned: every command that plans a scenario calls it after loading.
+// before a scenario is planned: every command that plans a scenario file loads it with
+// load_scenario_to_plan.
 #pragma once
 
+#include <filesystem>
+
+#include "sim/cluster/hardware_catalog.h"
 #include "sim/scenario/scenario.h"
 
 namespace placesim {
@@ -12,5 +16,8 @@ namespace placesim {
 /// (ParallelismOptions::automatic_stages_note). Throws InputError at the strategy's
 /// parallelism when the model cannot be split so.
 void resolve_automatic_stages(Scenario* scenario);
+
+/// load_scenario, then resolve_automatic_stages: the scenario as the commands that plan it see it.
+Scenario load_scenario_to_plan(const std::filesystem::path& path, const HardwareCatalog& catalog);
 
 }  // namespace placesim

@@ -81,10 +81,7 @@ std::vector<PublishedCase> absolute_cases(const std::vector<PublishedCase>& case
 std::vector<PublishedCase> validate_published(const std::vector<std::string>& paths, const HardwareCatalog& catalog,
                                               bool progress) {
   std::vector<Scenario> scenarios;
-  for (const auto& file : scenario_files(paths)) {
-    scenarios.push_back(load_scenario(file, catalog));
-    resolve_automatic_stages(&scenarios.back());
-  }
+  for (const auto& file : scenario_files(paths)) scenarios.push_back(load_scenario_to_plan(file, catalog));
   std::vector<PublishedCase> cases;
   for (const Scenario& scenario : scenarios) {
     // A scaling efficiency's reference: samples/s per accelerator, by strategy name, evaluated once

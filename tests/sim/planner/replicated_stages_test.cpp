@@ -45,6 +45,24 @@ size_t updates_on(const ExecutionPlan& plan, DeviceId device) {
   }));
 }
 
+/// Each of `devices` runs the forward of each of its ops once per micro-batch of every stream it
+/// serves: streams_served[i] x `micro_batches` (per stream) times, and holds some op.
+void expect_forwards_per_stream(const ExecutionPlan& plan, const std::vector<DeviceId>& devices,
+                                const std::vector<int64_t>& streams_served, int64_t micro_batches) {
+  ASSERT_EQ(devices.size(), streams_served.size());
+  for (size_t i = 0; i < devices.size(); ++i) {
+    size_t forwards = 0;
+    std::set<std::string> ops;
+    for (const Task& task : plan.tasks) {
+      if (task.kind != TaskKind::kCompute || task.phase != Phase::kForward || task.device != devices[i]) continue;
+      ++forwards;
+      ops.insert(task.op);
+    }
+    ASSERT_FALSE(ops.empty()) << "GPU " << i;
+    EXPECT_EQ(forwards, static_cast<size_t>(streams_served[i] * micro_batches) * ops.size()) << "GPU " << i;
+  }
+}
+
 // "2-1" on 3 GPUs: devices are read stage by stage, so stream d's stage 0 runs on GPU d and both
 // streams' stage 1 on GPU 2.
 TEST(ReplicatedStages, EachStreamRunsOnItsStagesReplicaRoundRobin) {
@@ -180,18 +198,8 @@ TEST(ReplicatedStages, EachReplicaRunsItsShareOfTheStreams) {
   const ParallelismOptions& p = *scenario.strategies.front().parallelism;
   ASSERT_EQ(p.devices.size(), 7u);
   const ExecutionPlan plan = plan_scenario(scenario).plan;
-  const std::vector<int64_t> stage_of_device{0, 0, 0, 0, 1, 1, 2}, streams_served{1, 1, 1, 1, 2, 2, 4};
-  for (size_t i = 0; i < 7; ++i) {
-    size_t forwards = 0;
-    std::set<std::string> ops;
-    for (const Task& task : plan.tasks) {
-      if (task.kind != TaskKind::kCompute || task.phase != Phase::kForward || task.device != p.devices[i]) continue;
-      ++forwards;
-      ops.insert(task.op);
-    }
-    ASSERT_FALSE(ops.empty()) << "GPU " << i << " (stage " << stage_of_device[i] << ")";
-    EXPECT_EQ(forwards, static_cast<size_t>(streams_served[i]) * 8 * ops.size()) << "GPU " << i;
-  }
+  const std::vector<int64_t> streams_served{1, 1, 1, 1, 2, 2, 4};  // stages 0, 0, 0, 0, 1, 1, 2
+  expect_forwards_per_stream(plan, p.devices, streams_served, 8);
 }
 
 // A wide stage after a narrow one: 2-6-2 (6 streams, 4 micro-batches each). Stage 1 (depth
@@ -211,17 +219,7 @@ TEST(ReplicatedStages, AWideStageAfterANarrowOneGetsTheDepthItsWarmUpNeeds) {
   ASSERT_EQ(p.devices.size(), 10u);
   const ExecutionPlan plan = plan_scenario(scenario).plan;  // threw "waits for a slot no stage emits" before
   const std::vector<int64_t> streams_served{3, 3, 1, 1, 1, 1, 1, 1, 3, 3};
-  for (size_t i = 0; i < 10; ++i) {
-    size_t forwards = 0;
-    std::set<std::string> ops;
-    for (const Task& task : plan.tasks) {
-      if (task.kind != TaskKind::kCompute || task.phase != Phase::kForward || task.device != p.devices[i]) continue;
-      ++forwards;
-      ops.insert(task.op);
-    }
-    ASSERT_FALSE(ops.empty()) << "GPU " << i;
-    EXPECT_EQ(forwards, static_cast<size_t>(streams_served[i]) * 4 * ops.size()) << "GPU " << i;
-  }
+  expect_forwards_per_stream(plan, p.devices, streams_served, 4);
 }
 
 // "2-1" is no set of copies of one pipeline: its scaling baseline is the whole model on one GPU,
