@@ -103,6 +103,7 @@ Json data_parallel_json(const DataParallelMetrics& metrics) {
     }
     result["bottleneck"] = std::move(loads);  // busiest first
   }
+  if (!metrics.chosen_by.empty()) result["chosen_by"] = metrics.chosen_by;
   return result;
 }
 

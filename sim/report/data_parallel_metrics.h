@@ -39,6 +39,8 @@ struct DataParallelMetrics {
   std::vector<ReplicaMetrics> per_replica;
   /// The busiest resource (compute, PS CPU, PS NIC, network), when the caller had the cluster.
   std::optional<Bottleneck> bottleneck;
+  /// What chose data parallelism when the scenario left the layout to placesim (Strategy::chosen_by).
+  std::string chosen_by;
 };
 
 /// Staleness of one gradient: applies of the same variable that ended between the worker's pull

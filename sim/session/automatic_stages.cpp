@@ -64,10 +64,15 @@ void resolve_automatic_stages(Scenario* scenario) {
     if (candidates.size() > kSimulatedCandidates) candidates.resize(kSimulatedCandidates);
     // Each candidate simulated as the strategy would be (the closed-form tier builds no plan:
     // there the estimate decides).
+    const bool simulated = scenario->run.tier != Tier::kClosedForm;
+    // PipeDream's optimizer may answer one stage on every worker, plain data parallelism (the
+    // paper's Table 1: ResNet-50's "16"): when the number of stages is left to it, synchronous
+    // data parallelism over the same devices is a candidate too.
+    const bool data_parallel_eligible = simulated && asked.automatic_stages.value_or(0) == 0;
     size_t chosen = 0;
+    double fastest = -1;
     std::string tried;
-    if (scenario->run.tier != Tier::kClosedForm && candidates.size() > 1) {
-      double fastest = -1;
+    if (simulated && (candidates.size() > 1 || data_parallel_eligible)) {
       for (size_t c = 0; c < candidates.size(); ++c) {
         Strategy candidate = strategy;
         candidate.parallelism = with_stages(asked, candidates[c]);
@@ -86,11 +91,12 @@ void resolve_automatic_stages(Scenario* scenario) {
         }
       }
     }
-    // PipeDream's optimizer may answer plain data parallelism, which "auto" does not build: the
-    // same devices as synchronous data parallelism, for the note.
+    // Synchronous data parallelism over the same devices: a candidate when the depth is free,
+    // else (a given "pipeline") beside the choice in the note.
+    Strategy plain = strategy;
     std::string data_parallel;
-    if (scenario->run.tier != Tier::kClosedForm) {
-      Strategy plain = strategy;
+    double data_parallel_samples_per_second = 0;
+    if (simulated) {
       plain.parallelism.reset();
       DataParallelOptions& options = plain.data_parallel.emplace();
       options.replicas = asked.devices;
@@ -98,16 +104,29 @@ void resolve_automatic_stages(Scenario* scenario) {
       options.bucket_bytes = asked.bucket_bytes;
       options.communication = asked.communication;
       try {
-        data_parallel = "; synchronous data parallelism over the same " + std::to_string(asked.devices.size()) +
-                        " devices simulates at " +
-                        format_number(evaluate_strategy(*scenario, plain, false).result.samples_per_second(), "%.1f") +
+        data_parallel_samples_per_second = evaluate_strategy(*scenario, plain, false).result.samples_per_second();
+        data_parallel = "synchronous data parallelism over the same " + std::to_string(asked.devices.size()) +
+                        " devices simulates at " + format_number(data_parallel_samples_per_second, "%.1f") +
                         " samples/s";
       } catch (const InputError& error) {
-        data_parallel = "; synchronous data parallelism over the same devices cannot be planned: " + std::string(error.what());
+        data_parallel = "synchronous data parallelism over the same devices cannot be planned: " + std::string(error.what());
       }
     }
+    const std::string candidates_text =
+        tried.empty() ? std::string()
+                      : "the fastest in simulation of " + std::to_string(candidates.size()) +
+                            " pipelines, the best estimate of each number of stages first (samples/s simulated, and the "
+                            "estimate per stream's batch: " + tried + ")";
     const AutomaticStages& stages = candidates[chosen];
     const PipeDreamPartition& partition = stages.partition;
+    if (data_parallel_eligible && data_parallel_samples_per_second > fastest) {
+      strategy.parallelism.reset();
+      strategy.data_parallel = std::move(plain.data_parallel);
+      strategy.chosen_by = "PipeDream's partitioner (\"stage_replicas\": \"auto\", SOSP 2019 section 3.1) chose "
+                           "data parallelism, one stage on all " + std::to_string(asked.devices.size()) +
+                           " GPUs: " + data_parallel + ", faster than " + candidates_text;
+      continue;
+    }
     *strategy.parallelism = with_stages(asked, stages);
     std::string described;
     for (size_t s = 0; s < partition.widths.size(); ++s) {
@@ -115,15 +134,11 @@ void resolve_automatic_stages(Scenario* scenario) {
                    " on " + std::to_string(partition.widths[s]) + (partition.widths[s] == 1 ? " replica, " : " replicas, ") +
                    format_seconds(partition.stage_seconds[s]);
     }
-    strategy.parallelism->automatic_stages_note =
-        "PipeDream's partitioner (\"stage_replicas\": \"auto\", SOSP 2019 section 3.1) chose " +
-        widths_text(partition.widths) + " over " + std::to_string(asked.data) + " GPUs: " + described +
-        " per stream's batch with its transfers (its estimate)" +
-        (tried.empty() ? std::string()
-                       : "; the fastest in simulation of " + std::to_string(candidates.size()) +
-                             " candidates, the best estimate of each number of stages first (samples/s simulated, and the "
-                             "estimate per stream's batch: " + tried + ")") +
-        data_parallel;
+    strategy.chosen_by = "PipeDream's partitioner (\"stage_replicas\": \"auto\", SOSP 2019 section 3.1) chose " +
+                         widths_text(partition.widths) + " over " + std::to_string(asked.data) + " GPUs: " + described +
+                         " per stream's batch with its transfers (its estimate)" +
+                         (candidates_text.empty() ? std::string() : "; " + candidates_text) +
+                         (data_parallel.empty() ? std::string() : "; " + data_parallel);
   }
 }
 

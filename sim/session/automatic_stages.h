@@ -12,9 +12,11 @@
 namespace placesim {
 
 /// Each strategy of `scenario` with `"stage_replicas": "auto"` gets the partitioner's stages
-/// (stage_replicas, stage_ops, pipeline, data = the widest) and a note of what it chose
-/// (ParallelismOptions::automatic_stages_note). Throws InputError at the strategy's
-/// parallelism when the model cannot be split so.
+/// (stage_replicas, stage_ops, pipeline, data = the widest), or, when the number of stages is
+/// left to it and synchronous data parallelism over the same devices simulates faster than every
+/// pipeline it proposes, becomes that data-parallel strategy (PipeDream's one-stage answer); and
+/// a note of what it chose and what it weighed (Strategy::chosen_by). Throws InputError at the
+/// strategy's parallelism when the model cannot be split so.
 void resolve_automatic_stages(Scenario* scenario);
 
 /// load_scenario, then resolve_automatic_stages: the scenario as the commands that plan it see it.

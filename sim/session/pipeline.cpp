@@ -45,6 +45,7 @@ std::string fidelity_note(const ExecutionPlan& plan) {
 
 Strategy single_replica_strategy(const Strategy& strategy) {
   Strategy single = strategy;
+  single.chosen_by.clear();  // the baseline is no choice of the partitioner's
   if (single.parallelism) {
     // The first data replica's devices (every stage, context and tensor rank), in the default
     // order; one replica holds every expert.
@@ -67,7 +68,6 @@ Strategy single_replica_strategy(const Strategy& strategy) {
       p.pipeline = 1;
       p.stage_replicas.clear();
       p.stage_ops.clear();
-      p.automatic_stages_note.clear();
       p.asynchronous = false;
       p.double_buffered = false;
       p.schedule = PipelineSchedule::kOneFOneB;
@@ -100,11 +100,11 @@ PlannedScenario plan_strategy_unlocated(const Scenario& scenario, const Strategy
     planned.placement = place_ops(scenario.graph, cluster, strategy.placement);
   }
   std::string name = scenario.strategies.size() > 1 ? scenario.name + "/" + strategy.name : scenario.name;
+  if (!strategy.chosen_by.empty()) planned.notes.push_back(strategy.chosen_by);
   if (strategy.parallelism) {
     if (strategy.parallelism->automatic_stages) {
       throw std::logic_error("\"stage_replicas\": \"auto\" planned before resolve_automatic_stages");
     }
-    if (!strategy.parallelism->automatic_stages_note.empty()) planned.notes.push_back(strategy.parallelism->automatic_stages_note);
     planned.plan =
         build_parallel_3d_plan(scenario.graph, cluster, scenario.run, *strategy.parallelism, name, &planned.notes);
   } else if (strategy.pipeline) {
@@ -366,8 +366,8 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
         : p.asynchronous                       ? (p.double_buffered ? "pipedream-2bw" : "pipedream")
                                                : "1f1b",
         p.virtual_stages, p.stage_replicas);
-    if (!p.automatic_stages_note.empty()) {  // "stage_replicas": "auto": what the partitioner chose
-      evaluated.pipeline->chosen_by = p.automatic_stages_note;
+    if (!strategy.chosen_by.empty()) {  // "stage_replicas": "auto": what the partitioner chose
+      evaluated.pipeline->chosen_by = strategy.chosen_by;
       for (size_t s = 0; s < evaluated.pipeline->per_stage.size() && s < p.stage_ops.size(); ++s) {
         evaluated.pipeline->per_stage[s].ops = p.stage_ops[s];
       }
@@ -382,6 +382,7 @@ EvaluatedStrategy evaluate_strategy(const Scenario& scenario, const Strategy& st
   }
   if (strategy.data_parallel) {
     result.data_parallel = compute_data_parallel_metrics(evaluated.planned.plan, evaluated.run.timeline);
+    result.data_parallel.chosen_by = strategy.chosen_by;
     result.data_parallel.bottleneck =
         find_bottleneck(evaluated.planned.plan, scenario.cluster_for(strategy), evaluated.run.timeline,
                         evaluated.run.metrics, strategy.data_parallel->replicas,

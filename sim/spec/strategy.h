@@ -170,8 +170,6 @@ struct ParallelismOptions {
   /// stages to cut into (`"pipeline"`), 0 = the partitioner's choice. `data` holds the replicas
   /// to partition (one per device) and `pipeline` 1 until then.
   std::optional<int64_t> automatic_stages;
-  /// What the partitioner chose and its estimate, once resolved: a note of the strategy's run.
-  std::string automatic_stages_note;
   /// The ops of each stage given by hand: per stage, op-name globs (an op takes the first stage
   /// one of whose globs matches it; one no glob matches joins its first consumer's stage, or its
   /// predecessor's: assign_pipeline_stages). Empty = split by `whole_layer_stages`' rule.
@@ -331,6 +329,10 @@ struct Strategy {
   std::optional<PipelineOptions> pipeline;
   std::optional<ParallelismOptions> parallelism;
   std::optional<PublishedFigure> published;
+  /// What chose this strategy's layout when the scenario left it to placesim (`"stage_replicas":
+  /// "auto"`: PipeDream's partitioner, sim/session/automatic_stages.h), with the alternatives it
+  /// weighed: a note of the strategy's run and its report. Empty when the scenario gave it.
+  std::string chosen_by;
 };
 
 }  // namespace placesim

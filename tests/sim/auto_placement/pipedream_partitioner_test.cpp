@@ -1,13 +1,16 @@
 // PipeDream's partitioner (sim/auto_placement/pipedream_partitioner.h) on chains whose best
 // partitions are worked out by hand, and "stage_replicas": "auto" resolved on a real model: VGG-16
-// on two DGX-1s gets PipeDream's published "15-1" (SOSP 2019, Table 1) with the cut between the
-// convolutions and the fully connected layers.
+// on two DGX-1s cut into two stages gets PipeDream's published "15-1" (SOSP 2019, Table 1) with
+// the cut between the convolutions and the fully connected layers; left to choose the depth it
+// answers data parallelism where that simulates faster, as PipeDream's optimizer may ("16").
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "sim/auto_placement/pipedream_partitioner.h"
+#include "sim/core/units_format.h"
+#include "sim/report/comparison_report.h"
 #include "sim/report/pipeline_metrics.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/session/automatic_stages.h"
@@ -102,15 +105,16 @@ TEST(PipeDreamPartitioner, CanAskEveryStageToHoldWeights) {
   EXPECT_DOUBLE_EQ(two.seconds, 4);
 }
 
-// VGG-16, batch 64 per stream, on the 16 V100s of two DGX-1s joined by 25 GbE: the partitioner
-// picks 15-1 with the fully connected layers (and the loss) alone on one GPU, as PipeDream's
-// optimizer did for VGG-16 (SOSP 2019, Table 1: "15-1"); each stage's ops are named.
+// VGG-16, batch 64 per stream, on the 16 V100s of two DGX-1s joined by 25 GbE, in two stages: the
+// partitioner picks 15-1 with the fully connected layers (and the loss) alone on one GPU, as
+// PipeDream's optimizer did for VGG-16 (SOSP 2019, Table 1: "15-1"); each stage's ops are named.
+// With the depth given, data parallelism is no candidate: the note gives its throughput beside.
 TEST(PipeDreamPartitioner, PicksFifteenOneForVggOnTwoDgx1s) {
   const std::filesystem::path file = std::filesystem::temp_directory_path() / "placesim_pipedream_auto.json";
   std::ofstream(file) << R"({
     "model": {"zoo": "vgg16"},
     "cluster": {"template": "dgx1_v100", "nodes": 2, "fabric": {"link": "eth_25g"}},
-    "strategy": {"parallelism": {"stage_replicas": "auto", "micro_batches": 4, "schedule": "pipedream"}},
+    "strategy": {"parallelism": {"stage_replicas": "auto", "pipeline": 2, "micro_batches": 4, "schedule": "pipedream"}},
     "simulation": {"tier": "analytical"},
     "run": {"batch_size": 64, "steps": 2}
   })";
@@ -128,19 +132,85 @@ TEST(PipeDreamPartitioner, PicksFifteenOneForVggOnTwoDgx1s) {
   EXPECT_EQ(p.stage_ops[0].back(), "pool5/MaxPool");
   EXPECT_EQ(p.stage_ops[1].front(), "flatten/Reshape");
   EXPECT_EQ(p.stage_ops[1].back(), "loss/xent");
-  EXPECT_NE(p.automatic_stages_note.find("chose 15-1 over 16 GPUs"), std::string::npos) << p.automatic_stages_note;
-  // Beside it, what PipeDream's optimizer may answer and "auto" does not build: data parallelism.
-  EXPECT_NE(p.automatic_stages_note.find("synchronous data parallelism over the same 16 devices simulates at"),
+  EXPECT_NE(scenario.strategies.front().chosen_by.find("chose 15-1 over 16 GPUs"), std::string::npos) << scenario.strategies.front().chosen_by;
+  // Beside it, what PipeDream's optimizer may answer when the depth is its own: data parallelism.
+  EXPECT_NE(scenario.strategies.front().chosen_by.find("synchronous data parallelism over the same 16 devices simulates at"),
             std::string::npos)
-      << p.automatic_stages_note;
+      << scenario.strategies.front().chosen_by;
   // The report carries the choice: the note, and each stage's first and last op.
   const EvaluatedStrategy evaluated = evaluate_strategy(scenario, scenario.strategies.front(), false);
   ASSERT_TRUE(evaluated.pipeline);
   const Json report = pipeline_json(*evaluated.pipeline, scenario.cluster);
-  EXPECT_EQ(report.at("chosen_by").get<std::string>(), p.automatic_stages_note);
+  EXPECT_EQ(report.at("chosen_by").get<std::string>(), scenario.strategies.front().chosen_by);
   EXPECT_EQ(report.at("per_stage").at(0).at("last_op").get<std::string>(), "pool5/MaxPool");
   EXPECT_EQ(report.at("per_stage").at(1).at("first_op").get<std::string>(), "flatten/Reshape");
   EXPECT_EQ(report.at("per_stage").at(1).at("op_count").get<size_t>(), p.stage_ops[1].size());
+}
+
+// Left to choose the number of stages (no "pipeline"), the partitioner weighs synchronous data
+// parallelism over the same devices against its pipelines, as PipeDream's optimizer does (Table 1
+// answers "16", one stage on all 16 GPUs, for ResNet-50). The bundled VGG-16 file asks it on two
+// clusters: on the DGX-1s data parallelism simulates faster than every pipeline proposed, and the
+// strategy becomes it; on four 10 GbE servers of 4 GPUs 15-1 does, and stays. Each answer is
+// checked against the other simulated on its own.
+TEST(PipeDreamPartitioner, AnswersDataParallelismWhenItSimulatesFasterThanEveryPipeline) {
+  Scenario scenario =
+      load_scenario(std::filesystem::path(PLACESIM_SOURCE_DIR) / "scenarios/pipedream_replicated_stages_vgg16.json",
+                    HardwareCatalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles"));
+  std::vector<Strategy> automatic;
+  for (const Strategy& strategy : scenario.strategies) {
+    if (strategy.parallelism && strategy.parallelism->automatic_stages) automatic.push_back(strategy);
+  }
+  ASSERT_EQ(automatic.size(), 2u);
+  scenario.strategies = automatic;
+  // Each asked without a depth: a candidate data parallelism, the same devices, one replica each.
+  for (const Strategy& strategy : automatic) EXPECT_EQ(strategy.parallelism->automatic_stages, 0);
+  resolve_automatic_stages(&scenario);
+
+  // The two DGX-1s: data parallelism over the 16 GPUs, the strategy's devices in order.
+  const Strategy& dgx1 = scenario.strategies[0];
+  ASSERT_FALSE(dgx1.parallelism);
+  ASSERT_TRUE(dgx1.data_parallel);
+  EXPECT_EQ(dgx1.data_parallel->replicas, automatic[0].parallelism->devices);
+  EXPECT_NE(dgx1.chosen_by.find("chose data parallelism, one stage on all 16 GPUs"), std::string::npos) << dgx1.chosen_by;
+  const EvaluatedStrategy data_parallel = evaluate_strategy(scenario, dgx1, false);
+  // The note's figure is that strategy's own; the pipelines it beat are listed with theirs.
+  EXPECT_NE(dgx1.chosen_by.find("simulates at " + format_number(data_parallel.result.samples_per_second(), "%.1f") +
+                                " samples/s, faster than the fastest in simulation of 8 pipelines"),
+            std::string::npos)
+      << dgx1.chosen_by;
+  EXPECT_NE(dgx1.chosen_by.find("15-1 "), std::string::npos) << dgx1.chosen_by;
+  // Forced to two stages, the same partitioner's pipeline (15-1) is slower in simulation.
+  Scenario two_stages = scenario;
+  two_stages.strategies = {automatic[0]};
+  two_stages.strategies[0].parallelism->automatic_stages = 2;
+  two_stages.strategies[0].parallelism->pipeline = 2;
+  resolve_automatic_stages(&two_stages);
+  ASSERT_TRUE(two_stages.strategies[0].parallelism);
+  EXPECT_EQ(two_stages.strategies[0].parallelism->stage_replicas, (std::vector<int64_t>{15, 1}));
+  EXPECT_LT(evaluate_strategy(two_stages, two_stages.strategies[0], false).result.samples_per_second(),
+            data_parallel.result.samples_per_second());
+  // The report carries the choice in its data-parallel section.
+  EXPECT_EQ(data_parallel_json(data_parallel.result.data_parallel).at("chosen_by").get<std::string>(), dgx1.chosen_by);
+
+  // The 10 GbE servers: 15-1 stays, faster than the data parallelism the note gives beside it.
+  const Strategy& ethernet = scenario.strategies[1];
+  ASSERT_TRUE(ethernet.parallelism);
+  EXPECT_EQ(ethernet.parallelism->stage_replicas, (std::vector<int64_t>{15, 1}));
+  Strategy plain = ethernet;
+  plain.parallelism.reset();
+  plain.chosen_by.clear();
+  DataParallelOptions& options = plain.data_parallel.emplace();  // PyTorch DDP, as the strategy asks
+  options.replicas = automatic[1].parallelism->devices;
+  options.algorithm = automatic[1].parallelism->algorithm;
+  options.bucket_bytes = automatic[1].parallelism->bucket_bytes;
+  options.communication = automatic[1].parallelism->communication;
+  const double data_parallel_samples_per_second = evaluate_strategy(scenario, plain, false).result.samples_per_second();
+  EXPECT_NE(ethernet.chosen_by.find("synchronous data parallelism over the same 16 devices simulates at " +
+                                    format_number(data_parallel_samples_per_second, "%.1f")),
+            std::string::npos)
+      << ethernet.chosen_by;
+  EXPECT_GT(evaluate_strategy(scenario, ethernet, false).result.samples_per_second(), data_parallel_samples_per_second);
 }
 
 }  // namespace
