@@ -20,10 +20,11 @@ double analytical_transfer_seconds(double bytes, DeviceId from, DeviceId to, con
   return uncontended_transfer_seconds(bytes, from, to, cluster);
 }
 
-double analytical_collective_seconds(const Task& task, const Cluster& cluster) {
+double analytical_collective_seconds(const Task& task, const Cluster& cluster, double link_efficiency) {
   if (task.group.size() < 2 || task.bytes <= 0) return 0;
   if (auto seconds = measured_collective_seconds(task.collective, task.group, task.bytes, cluster)) return *seconds;
-  return collective_estimate_seconds(task.collective, task.algorithm, task.group, task.bytes, cluster);
+  // The efficiency stretches the bandwidth term (the latency is small beside it).
+  return collective_estimate_seconds(task.collective, task.algorithm, task.group, task.bytes, cluster) / link_efficiency;
 }
 
 namespace {
@@ -114,17 +115,19 @@ class ListScheduler {
     if (!transport) return it->second.first + task.bytes / it->second.second;
     double bandwidth = it->second.second;
     if (transport->stream_bytes_per_second > 0) bandwidth = std::min(bandwidth, transport->stream_bytes_per_second);
-    return it->second.first + task.bytes / transport->wire_efficiency / bandwidth;
+    return it->second.first + task.bytes / transport->link_efficiency() / bandwidth;
   }
 
   // Buckets of one plan repeat the same collective, group, algorithm and size: estimate each once.
   double collective_seconds(const Task& task) {
-    auto key = std::make_tuple(task.collective, task.algorithm, task.group, task.bytes);
+    auto key = std::make_tuple(task.collective, task.algorithm, task.group, task.bytes, task.transport);
     auto it = collectives_.find(key);
-    if (it == collectives_.end()) it = collectives_.emplace(key, analytical_collective_seconds(task, cluster_)).first;
-    // A transport's wire efficiency stretches the bandwidth term (the latency is small beside it).
-    const Transport* transport = transport_of(task);
-    return transport ? it->second / transport->wire_efficiency : it->second;
+    if (it == collectives_.end()) {
+      // A measured curve already times what the transport reached; an estimate is stretched.
+      const Transport* transport = transport_of(task);
+      it = collectives_.emplace(key, analytical_collective_seconds(task, cluster_, transport ? transport->link_efficiency() : 1.0)).first;
+    }
+    return it->second;
   }
 
   const ExecutionPlan& plan_;
@@ -135,7 +138,7 @@ class ListScheduler {
   // (end time, task id): ties end in id order, deterministically.
   std::priority_queue<std::pair<double, TaskId>, std::vector<std::pair<double, TaskId>>, std::greater<>> events_;
   std::map<std::pair<DeviceId, DeviceId>, std::pair<double, double>> routes_;
-  std::map<std::tuple<CollectiveKind, CollectiveAlgorithm, std::vector<DeviceId>, double>, double> collectives_;
+  std::map<std::tuple<CollectiveKind, CollectiveAlgorithm, std::vector<DeviceId>, double, int>, double> collectives_;
 };
 
 }  // namespace

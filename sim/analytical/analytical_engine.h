@@ -27,8 +27,8 @@ double analytical_transfer_seconds(double bytes, DeviceId from, DeviceId to, con
 
 /// A collective task (all-reduce, all-gather or reduce-scatter) alone on the network: the
 /// cluster's measured curve where one applies (measured_collective_seconds), else its
-/// algorithm's alpha-beta estimate (collective_estimate_seconds); 0 for a group of one device or
-/// no bytes.
-double analytical_collective_seconds(const Task& task, const Cluster& cluster);
+/// algorithm's alpha-beta estimate (collective_estimate_seconds) over `link_efficiency` (its
+/// transport's: Transport::link_efficiency); 0 for a group of one device or no bytes.
+double analytical_collective_seconds(const Task& task, const Cluster& cluster, double link_efficiency = 1.0);
 
 }  // namespace placesim

@@ -8,6 +8,7 @@
 
 #include "sim/auto_placement/placement_problem.h"
 #include "sim/plan/collective_schedule.h"
+#include "sim/planner/framework_transports.h"
 #include "sim/spec/spec_error.h"
 
 namespace placesim {
@@ -311,11 +312,14 @@ std::vector<AutomaticStages> automatic_pipedream_stages(const OpGraph& graph, co
   };
   chain.all_reduce_seconds = [&](double bytes, int64_t first, int64_t count) {
     // The planner's own estimate on the stage's replicas: NCCL's algorithm for the size (a ring,
-    // or across machines the hierarchical one whose rings use every NIC).
+    // or across machines the hierarchical one whose rings use every NIC), over the framework's
+    // transport's link efficiency as the engines charge it (NCCL over sockets: 0.53).
     const std::vector<DeviceId> group(devices.begin() + first, devices.begin() + first + count);
     const CollectiveAlgorithm algorithm =
         choose_nccl_algorithm(CollectiveKind::kAllReduce, group, std::max(bytes, 1.0), cluster, nullptr);
-    return collective_estimate_seconds(CollectiveKind::kAllReduce, algorithm, group, bytes, cluster);
+    const std::optional<Transport> transport = collective_transport(options.communication, cluster, group);
+    return collective_estimate_seconds(CollectiveKind::kAllReduce, algorithm, group, bytes, cluster) /
+           (transport ? transport->link_efficiency() : 1.0);
   };
 
   std::vector<PipeDreamPartition> partitions;

@@ -79,7 +79,21 @@ std::vector<Transport> make_bundled() {
     // kernels' share of the SMs while they overlap.
     nccl_socket.host_copies_per_side = 1;
     nccl_socket.gpu_compute_share = 0.02;
-    nccl_socket.source = "as tcp, with Calculon's network processor_usage 0.02";
+    // NCCL's socket transport moves each channel's data through its proxy threads' sockets and
+    // reaches about half the TCP payload rate of the link (links.json's Ethernet rates, 1448 of
+    // 1538 wire bytes) in nccl-tests' all-reduce bus bandwidth at large sizes: 32 Gb/s (3.766
+    // GB/s of TCP payload), NVIDIA/nccl#209 (April 2019): NCCL 2.4.2 1.85 GB/s with 1 ring and
+    // 1.95 with 2 (0.491, 0.518), NCCL 2.3.7 2.06 with 1 ring (0.547; 3.75 with 8 rings set by
+    // hand); 25 Gb/s on Azure (2.943 GB/s), NVIDIA/nccl-tests#83 (May 2021, NCCL 2.9.6, 2
+    // channels): at most 1.7 GB/s (0.578). The median of the four, 0.53 (a maintainer's
+    // explanation there: NCCL's bandwidth is its slowest socket's times the sockets, and a single
+    // TCP flow rarely runs at line rate; NVIDIA/nccl#450, 100 Gb/s, 4-6 GB/s of 11.8: less still).
+    nccl_socket.link_rate_share = 0.53;
+    nccl_socket.source =
+        "copies as tcp; compute share: Calculon's network processor_usage 0.02; link rate share 0.53: the median "
+        "of nccl-tests all-reduce bus bandwidths over TCP at large sizes against the links' TCP payload rate "
+        "(NVIDIA/nccl#209, 32 Gb/s, NCCL 2.3.7-2.4.2: 0.491, 0.518, 0.547; NVIDIA/nccl-tests#83, 25 Gb/s, "
+        "NCCL 2.9.6: 0.578)";
     transports.push_back(nccl_socket);
   }
   return transports;

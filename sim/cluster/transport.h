@@ -17,6 +17,11 @@ struct Transport {
   double stream_bytes_per_second = 0;
   /// Payload bytes per byte on the wire (headers, framing): the link carries bytes / this.
   double wire_efficiency = 1.0;
+  /// Share of its links' rate the transport's software reaches on them, whatever the wire allows
+  /// (NCCL's socket proxy threads over TCP): a message holds its links for bytes / (wire
+  /// efficiency x this). Not applied where a measured curve times a collective (the curve
+  /// measured what the software reached).
+  double link_rate_share = 1.0;
   /// CPU time per message on the sending and on the receiving host (RPC, syscalls, polling).
   double host_seconds_per_message = 0;
   /// Copies of the message through host memory on each side (serialise, socket buffers).
@@ -25,6 +30,9 @@ struct Transport {
   double gpu_compute_share = 0;
   std::string source;  ///< where each number comes from
 
+  /// Payload bytes per byte the links carry, and the time they are held for: wire_efficiency x
+  /// link_rate_share.
+  double link_efficiency() const { return wire_efficiency * link_rate_share; }
   /// Whether the transport costs anything beyond the links.
   bool costs_host() const { return host_seconds_per_message > 0 || host_copies_per_side > 0; }
 };

@@ -6,6 +6,7 @@ Json write_transport_json(const Transport& transport) {
   return {{"id", transport.id},
           {"stream_bytes_per_second", transport.stream_bytes_per_second},
           {"wire_efficiency", transport.wire_efficiency},
+          {"link_rate_share", transport.link_rate_share},
           {"host_seconds_per_message", transport.host_seconds_per_message},
           {"host_copies_per_side", transport.host_copies_per_side},
           {"gpu_compute_share", transport.gpu_compute_share},
@@ -13,7 +14,7 @@ Json write_transport_json(const Transport& transport) {
 }
 
 Transport read_transport_json(const JsonReader& reader) {
-  reader.reject_unknown_keys({"id", "stream_bytes_per_second", "wire_efficiency", "host_seconds_per_message",
+  reader.reject_unknown_keys({"id", "stream_bytes_per_second", "wire_efficiency", "link_rate_share", "host_seconds_per_message",
                               "host_copies_per_side", "gpu_compute_share", "source"});
   Transport transport;
   transport.id = reader.string_at("id");
@@ -24,6 +25,9 @@ Transport read_transport_json(const JsonReader& reader) {
   }
   if (auto efficiency = reader.find("wire_efficiency")) {
     transport.wire_efficiency = efficiency->at_most(efficiency->as_positive_number(), 1.0);
+  }
+  if (auto share = reader.find("link_rate_share")) {
+    transport.link_rate_share = share->at_most(share->as_positive_number(), 1.0);
   }
   if (auto seconds = reader.find("host_seconds_per_message")) {
     transport.host_seconds_per_message = seconds->at_most(seconds->as_non_negative_number(), 10.0);

@@ -355,11 +355,11 @@ class Simulation {
     drain_instant();
   }
 
-  /// A flow of `task` from `from` to `to` carrying `payload_bytes`: on the wire payload / the
-  /// transport's wire efficiency.
+  /// A flow of `task` from `from` to `to` carrying `payload_bytes`: on the links payload / the
+  /// transport's link efficiency (wire efficiency x the share of the links' rate it reaches).
   sg4::CommPtr make_flow(DeviceId from, DeviceId to, const Task& task, double payload_bytes) {
     const double efficiency =
-        task.transport < 0 ? 1.0 : plan_.transports.at(static_cast<size_t>(task.transport)).wire_efficiency;
+        task.transport < 0 ? 1.0 : plan_.transports.at(static_cast<size_t>(task.transport)).link_efficiency();
     sg4::CommPtr comm = sg4::Comm::sendto_init(hosts_[from], hosts_[to]);
     comm->set_payload_size(static_cast<uint64_t>(payload_bytes / efficiency));
     return comm;

@@ -40,7 +40,7 @@ Bottleneck find_bottleneck(const ExecutionPlan& plan, const Cluster& cluster, co
   // schedules' hops (payload over the transport's wire efficiency). Each device pair is routed
   // once and each distinct collective (the same buckets every step) scheduled once.
   auto wire_bytes = [&](const Task& task, double bytes) {
-    return task.transport < 0 ? bytes : bytes / plan.transports.at(static_cast<size_t>(task.transport)).wire_efficiency;
+    return task.transport < 0 ? bytes : bytes / plan.transports.at(static_cast<size_t>(task.transport)).link_efficiency();
   };
   std::map<std::pair<DeviceId, DeviceId>, double> pair_bytes;
   std::map<std::tuple<CollectiveKind, CollectiveAlgorithm, std::vector<DeviceId>, double>, double> collective_wire_bytes;

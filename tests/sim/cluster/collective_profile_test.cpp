@@ -9,6 +9,7 @@
 #include <functional>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "sim/analytical/analytical_engine.h"
 #include "sim/cluster/cluster_builder.h"
@@ -88,9 +89,11 @@ Cluster measured_mesh() {
 }
 
 double simulate_allreduce(const Cluster& cluster, std::vector<DeviceId> group, double bytes, bool simgrid,
-                          CollectiveKind kind = CollectiveKind::kAllReduce) {
+                          CollectiveKind kind = CollectiveKind::kAllReduce,
+                          std::optional<Transport> transport = std::nullopt) {
   ExecutionPlan plan = testing::empty_plan(cluster);
   plan.collective_fidelity = CollectiveFidelity::kPerPhase;
+  if (transport) plan.transports.push_back(*transport);
   Task task;
   task.kind = TaskKind::kCollective;
   task.collective = kind;
@@ -98,6 +101,7 @@ double simulate_allreduce(const Cluster& cluster, std::vector<DeviceId> group, d
   task.group = std::move(group);
   task.algorithm = CollectiveAlgorithm::kRing;
   task.bytes = bytes;
+  if (transport) task.transport = 0;
   testing::add(plan, task);
   return simgrid ? make_simgrid_engine()->simulate(plan, cluster).makespan_seconds()
                  : estimate_step(plan, cluster).makespan_seconds;
@@ -108,6 +112,13 @@ TEST(MeasuredAllReduce, BothEnginesTakeTheCurveTimeWhereItApplies) {
   const double curve = 2 * kMiB * 1.5 / 2e10;  // as derived above
   EXPECT_NEAR(simulate_allreduce(cluster, {0, 1, 2, 3}, 2 * kMiB, true), curve, 1e-9);
   EXPECT_NEAR(simulate_allreduce(cluster, {0, 1, 2, 3}, 2 * kMiB, false), curve, 1e-12);
+  // The curve measured what the software reached: a transport's share of the links' rate (NCCL
+  // over sockets) does not stretch it again, on either engine.
+  Transport slow;
+  slow.id = "slow";
+  slow.link_rate_share = 0.5;
+  EXPECT_NEAR(simulate_allreduce(cluster, {0, 1, 2, 3}, 2 * kMiB, true, CollectiveKind::kAllReduce, slow), curve, 1e-9);
+  EXPECT_NEAR(simulate_allreduce(cluster, {0, 1, 2, 3}, 2 * kMiB, false, CollectiveKind::kAllReduce, slow), curve, 1e-12);
   // Link rate would be 2(N-1)(a + S/(N B)) = 6 (5 us + 2 MiB / 4 / 10 GB/s) = 344.6 us: the curve differs.
   const double link_rate = 6 * (5e-6 + 2 * kMiB / 4 / 1e10);
   EXPECT_GT(std::abs(curve - link_rate), 1e-4);

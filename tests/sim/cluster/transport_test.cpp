@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "sim/analytical/analytical_engine.h"
+#include "sim/cluster/transport_json.h"
+#include "sim/core/input_error.h"
 #include "sim/engine/simgrid_engine.h"
 #include "sim/plan/plan_json.h"
 #include "sim/planner/data_parallel_builder.h"
@@ -101,6 +103,44 @@ TEST(Transport, WireEfficiencyStretchesTheTransfer) {
   add(plan, push);
   EXPECT_NEAR(simulate(plan, cluster).makespan_seconds(), 1e8 / 0.5 / 1e9, kRelative);
   EXPECT_NEAR(estimate_step(plan, cluster).makespan_seconds, 1e8 / 0.5 / 1e9, kRelative);
+}
+
+// NCCL over TCP sockets reaches 0.53 of the links' rate (sim/cluster/transport.cpp: the median of
+// four nccl-tests bus bandwidths over TCP). A ring all-reduce of S = 1e9 B between two GPUs on one
+// 1e9 B/s link, latency 0: each GPU sends S/2 twice, 2 (2-1)/2 x S / B = 1 s at the link's rate,
+// 1 / 0.53 = 1.8868 s over nccl_socket, on both engines; a transfer likewise 1e8 / (0.53 x 1e9).
+// A scenario's transport object may set the share back to 1 (`"link_rate_share": 1`).
+TEST(Transport, NcclOverSocketsReachesItsMeasuredShareOfTheLinksRate) {
+  Cluster cluster = testing::gpus(2, round_gpu(1e12));
+  cluster.add_link(cluster.device(0).vertex, cluster.device(1).vertex, round_link(1e9, 0));
+  const Transport socket = *find_transport("nccl_socket");
+  EXPECT_DOUBLE_EQ(socket.link_rate_share, 0.53);
+  EXPECT_DOUBLE_EQ(socket.link_efficiency(), 0.53);
+  for (double share : {0.53, 1.0}) {
+    ExecutionPlan plan = empty_plan(cluster);
+    plan.collective_fidelity = CollectiveFidelity::kPerPhase;
+    Transport transport = read_transport_json(JsonReader(
+        Json{{"id", "nccl_socket"}, {"link_rate_share", share}, {"gpu_compute_share", 0}}, "scenario.json"));
+    EXPECT_DOUBLE_EQ(transport.link_rate_share, share);
+    plan.transports.push_back(transport);
+    Task allreduce;
+    allreduce.kind = TaskKind::kCollective;
+    allreduce.phase = Phase::kCollective;
+    allreduce.algorithm = CollectiveAlgorithm::kRing;
+    allreduce.group = {0, 1};
+    allreduce.bytes = 1e9;
+    allreduce.transport = 0;
+    TaskId reduced = add(plan, allreduce);
+    Task send = transfer_task(0, 1, 1e8);
+    send.transport = 0;
+    add(plan, send, {reduced});
+    const double expected = 1.0 / share + 0.1 / share;
+    EXPECT_NEAR(simulate(plan, cluster).makespan_seconds(), expected, expected * kRelative) << share;
+    EXPECT_NEAR(estimate_step(plan, cluster).makespan_seconds, expected, expected * kRelative) << share;
+  }
+  // Out of range: a share is in (0, 1].
+  EXPECT_THROW(read_transport_json(JsonReader(Json{{"id", "nccl_socket"}, {"link_rate_share", 0}}, "scenario.json")),
+               InputError);
 }
 
 // A collective with a compute share s in flight on a GPU: a compute task of t seconds that
