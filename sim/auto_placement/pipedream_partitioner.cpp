@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <tuple>
 
@@ -66,17 +67,77 @@ struct Best {
   double seconds() const { return std::max(finished_seconds, last_seconds); }
 };
 
+/// How the search times a partition of a chain over a number of replicas: a stage of positions
+/// [from, to] on `width` replicas from `first`, max(compute, micro_batches x all-reduce) / width
+/// (infinite without weights when the chain asks for them); a boundary, its busiest replicas'
+/// transfers each side; a whole partition, each stage with its transfers to and from the stages
+/// beside it, and the slowest.
+class PartitionTimer {
+ public:
+  PartitionTimer(const PartitionChain& chain, int64_t replicas) : chain_(chain), all_reduce_(chain, replicas) {
+    const size_t n = chain.compute_seconds.size();
+    compute_.assign(n + 1, 0);
+    gradients_.assign(n + 1, 0);
+    for (size_t p = 0; p < n; ++p) {
+      compute_[p + 1] = compute_[p] + chain.compute_seconds[p];
+      gradients_[p + 1] = gradients_[p] + (p < chain.gradient_bytes.size() ? chain.gradient_bytes[p] : 0.0);
+    }
+  }
+  double stage(size_t from, size_t to, int64_t width, int64_t first) const {
+    if (chain_.every_stage_holds_weights && !(gradients_[to + 1] - gradients_[from] > 0)) return kInfinity;
+    const double reduce = static_cast<double>(chain_.micro_batches) *
+                          all_reduce_.seconds(gradients_[to + 1] - gradients_[from], first, width);
+    return std::max(compute_[to + 1] - compute_[from], reduce) / static_cast<double>(width);
+  }
+  std::pair<double, double> boundary(size_t after, int64_t left_first, int64_t left_width, int64_t right_width,
+                                     int64_t streams) const {
+    return chain_.boundary_seconds(after, left_first, left_width, left_first + left_width, right_width, streams);
+  }
+  /// The stages' widths and first positions, timed; `streams` the widest width.
+  PipeDreamPartition partition(std::vector<int64_t> widths, std::vector<size_t> first) const {
+    PipeDreamPartition partition;
+    const int64_t streams = *std::max_element(widths.begin(), widths.end());
+    int64_t first_replica = 0;
+    for (size_t s = 0; s < widths.size(); ++s) {
+      const size_t last = s + 1 < first.size() ? first[s + 1] - 1 : compute_.size() - 2;
+      partition.stage_seconds.push_back(stage(first[s], last, widths[s], first_replica));
+      if (s > 0) {
+        const auto [left, right] = boundary(first[s] - 1, first_replica - widths[s - 1], widths[s - 1], widths[s], streams);
+        partition.stage_seconds[s - 1] += left;
+        partition.stage_seconds[s] += right;
+      }
+      first_replica += widths[s];
+    }
+    partition.seconds = *std::max_element(partition.stage_seconds.begin(), partition.stage_seconds.end());
+    partition.widths = std::move(widths);
+    partition.first = std::move(first);
+    return partition;
+  }
+
+ private:
+  const PartitionChain& chain_;
+  AllReduceTable all_reduce_;
+  std::vector<double> compute_, gradients_;  ///< prefix sums by position
+};
+
+/// The positions after which a stage may end, ascending; the last is the chain's last.
+std::vector<size_t> stage_ends(const PartitionChain& chain) {
+  const size_t n = chain.compute_seconds.size();
+  std::vector<size_t> ends;
+  for (size_t p = 0; p + 1 < n; ++p) {
+    if (p < chain.may_end_stage.size() && chain.may_end_stage[p]) ends.push_back(p);
+  }
+  ends.push_back(n - 1);
+  return ends;
+}
+
 }  // namespace
 
 std::vector<PipeDreamPartition> pipedream_partition_candidates(const PartitionChain& chain, int64_t replicas,
                                                                int64_t stages) {
   const size_t n = chain.compute_seconds.size();
   if (n == 0 || replicas < 2) throw std::invalid_argument("the partitioner needs ops and at least 2 replicas");
-  std::vector<size_t> ends;  // positions after which a stage may end, ascending; the last is n - 1
-  for (size_t p = 0; p + 1 < n; ++p) {
-    if (p < chain.may_end_stage.size() && chain.may_end_stage[p]) ends.push_back(p);
-  }
-  ends.push_back(n - 1);
+  std::vector<size_t> ends = stage_ends(chain);
   // The search visits about stages x places^2 x replicas x sum over widest widths of (their
   // divisors)^2 states: places thinned evenly (the last kept) until that stays under a bound, so
   // a large model on many replicas is searched in seconds rather than hours.
@@ -101,27 +162,16 @@ std::vector<PipeDreamPartition> pipedream_partition_candidates(const PartitionCh
                                 std::to_string(least) + " places to cut; there are " + std::to_string(replicas) +
                                 " replicas and " + std::to_string(ends.size()) + " places");
   }
-  std::vector<double> compute(n + 1, 0), gradients(n + 1, 0);  // prefix sums
-  for (size_t p = 0; p < n; ++p) {
-    compute[p + 1] = compute[p] + chain.compute_seconds[p];
-    gradients[p + 1] = gradients[p] + (p < chain.gradient_bytes.size() ? chain.gradient_bytes[p] : 0.0);
-  }
-  const AllReduceTable all_reduce(chain, replicas);
+  const PartitionTimer timer(chain, replicas);
   auto stage_seconds = [&](size_t from, size_t to, int64_t width, int64_t first) {  // positions [from, to]
-    if (chain.every_stage_holds_weights && !(gradients[to + 1] - gradients[from] > 0)) return kInfinity;
-    const double reduce = static_cast<double>(chain.micro_batches) *
-                          all_reduce.seconds(gradients[to + 1] - gradients[from], first, width);
-    return std::max(compute[to + 1] - compute[from], reduce) / static_cast<double>(width);
+    return timer.stage(from, to, width, first);
   };
   std::map<std::tuple<size_t, int64_t, int64_t, int64_t, int64_t>, std::pair<double, double>> boundaries;
   int64_t streams = 1;  // the widest width of the partition being searched
   auto boundary_seconds = [&](size_t end, int64_t left_first, int64_t left_width, int64_t right_width) {
-    const int64_t right_first = left_first + left_width;
     auto [entry, inserted] =
         boundaries.emplace(std::make_tuple(end, left_first, left_width, right_width, streams), std::make_pair(0.0, 0.0));
-    if (inserted) {
-      entry->second = chain.boundary_seconds(ends[end], left_first, left_width, right_first, right_width, streams);
-    }
+    if (inserted) entry->second = timer.boundary(ends[end], left_first, left_width, right_width, streams);
     return entry->second;
   };
 
@@ -181,8 +231,6 @@ std::vector<PipeDreamPartition> pipedream_partition_candidates(const PartitionCh
       }
       const Best& final_state = last[at(e_count - 1, replicas, true, final_width)];
       if (!(final_state.seconds() < kInfinity)) continue;
-      PipeDreamPartition partition;
-      partition.seconds = final_state.seconds();
       // Walk back: the last stage first.
       size_t end = e_count - 1, wi = final_width;
       int64_t used = replicas;
@@ -197,23 +245,17 @@ std::vector<PipeDreamPartition> pipedream_partition_candidates(const PartitionCh
         wi = state.previous_width;
       }
       std::reverse(stages_back.begin(), stages_back.end());
-      int64_t first_replica = 0;
+      std::vector<int64_t> stage_widths;
+      std::vector<size_t> first_positions;
       size_t first_position = 0;
-      for (size_t s = 0; s < stages_back.size(); ++s) {
-        const auto [end_index, width] = stages_back[s];
-        partition.widths.push_back(width);
-        partition.first.push_back(first_position);
-        partition.stage_seconds.push_back(stage_seconds(first_position, ends[end_index], width, first_replica));
-        if (s > 0) {
-          const int64_t left_width = stages_back[s - 1].second;
-          const auto [left, right] = boundary_seconds(stages_back[s - 1].first, first_replica - left_width, left_width, width);
-          partition.stage_seconds[s - 1] += left;
-          partition.stage_seconds[s] += right;
-        }
-        first_replica += width;
+      for (const auto& [end_index, width] : stages_back) {
+        stage_widths.push_back(width);
+        first_positions.push_back(first_position);
         first_position = ends[end_index] + 1;
       }
-      candidates.push_back(std::move(partition));
+      // Timed as the states were (the same sums in the same order): its slowest stage is the
+      // final state's time.
+      candidates.push_back(timer.partition(std::move(stage_widths), std::move(first_positions)));
     }
   }
   if (candidates.empty()) {
@@ -235,39 +277,113 @@ PipeDreamPartition partition_pipedream(const PartitionChain& chain, int64_t repl
   return pipedream_partition_candidates(chain, replicas, stages).front();
 }
 
-std::vector<AutomaticStages> automatic_pipedream_stages(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
-                                           const ParallelismOptions& options) {
+std::vector<PipeDreamPartition> neighbouring_pipedream_partitions(const PartitionChain& chain, int64_t replicas,
+                                                                  const PipeDreamPartition& partition, size_t places) {
+  const std::vector<size_t> ends = stage_ends(chain);
+  const PartitionTimer timer(chain, replicas);
+  const size_t n = chain.compute_seconds.size();
+  std::vector<PipeDreamPartition> neighbours;
+  for (size_t b = 1; b < partition.first.size(); ++b) {  // the boundary before stage b
+    const size_t cut = partition.first[b] - 1;               // the last position of stage b - 1
+    const size_t stage_end = b + 1 < partition.first.size() ? partition.first[b + 1] - 1 : n - 1;
+    // The places before the cut (stage b - 1 keeping a position) and after it (stage b keeping
+    // one), nearest first.
+    std::vector<size_t> moved;
+    const auto at = std::lower_bound(ends.begin(), ends.end(), cut);
+    for (auto it = at; it != ends.begin() && moved.size() < places;) {
+      --it;
+      if (*it < partition.first[b - 1]) break;
+      moved.push_back(*it);
+    }
+    const size_t before = moved.size();
+    for (auto it = std::upper_bound(ends.begin(), ends.end(), cut); it != ends.end() && moved.size() - before < places; ++it) {
+      if (*it >= stage_end) break;
+      moved.push_back(*it);
+    }
+    for (size_t place : moved) {
+      std::vector<size_t> first = partition.first;
+      first[b] = place + 1;
+      PipeDreamPartition neighbour = timer.partition(partition.widths, std::move(first));
+      if (neighbour.seconds < kInfinity) neighbours.push_back(std::move(neighbour));
+    }
+  }
+  std::stable_sort(neighbours.begin(), neighbours.end(),
+                   [](const PipeDreamPartition& a, const PipeDreamPartition& b) { return a.seconds < b.seconds; });
+  return neighbours;
+}
+
+namespace {
+
+/// What "auto" partitions, kept for the search around its answer: the placement problem, the
+/// data edges crossing each place, each position's op name, and the chain whose costs read them.
+struct AutomaticChain {
+  PlacementProblem problem;
+  std::vector<DeviceId> devices;
+  std::vector<std::vector<std::tuple<OpId, OpId, double>>> crossing;  ///< by place: (producer, consumer, bytes)
+  std::vector<std::string> names;                                     ///< by position
+  PartitionChain chain;
+};
+
+/// `partition` with each stage's ops by name.
+AutomaticStages named(const AutomaticChain& chain, PipeDreamPartition partition) {
+  AutomaticStages stages;
+  const size_t n = chain.names.size();
+  for (size_t s = 0; s < partition.widths.size(); ++s) {
+    const size_t end = s + 1 < partition.first.size() ? partition.first[s + 1] : n;
+    stages.stage_ops.emplace_back(chain.names.begin() + static_cast<std::ptrdiff_t>(partition.first[s]),
+                                  chain.names.begin() + static_cast<std::ptrdiff_t>(end));
+  }
+  stages.partition = std::move(partition);
+  return stages;
+}
+
+}  // namespace
+
+AutomaticStagesSearch automatic_pipedream_stages(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                                                 const ParallelismOptions& options) {
   const std::string where = "parallelism/stage_replicas";
   if (options.tensor != 1) {
     throw SpecError::strategy(where, "\"auto\" partitions over replicas of one device each (\"tensor\": 1); it is " +
                                          std::to_string(options.tensor));
   }
-  const std::vector<DeviceId>& devices = options.devices;
-  const auto replicas = static_cast<int64_t>(devices.size());
+  auto state = std::make_shared<AutomaticChain>();
+  AutomaticChain* self = state.get();  // the chain's costs read the state they live in
+  self->devices = options.devices;
+  const auto replicas = static_cast<int64_t>(self->devices.size());
   AutoPlacementOptions placement;
-  placement.devices = devices;
-  const PlacementProblem problem = make_placement_problem(graph, cluster, run, placement);
+  placement.devices = self->devices;
+  self->problem = make_placement_problem(graph, cluster, run, placement);
+  const PlacementProblem& problem = self->problem;
   const size_t n = problem.order.size();
+  for (size_t p = 0; p < n; ++p) {
+    const std::string& name = graph.op(problem.order[p]).name;
+    if (name.find_first_of("*?") != std::string::npos) {
+      throw SpecError::strategy(where, "\"auto\" names each stage's ops, but op \"" + name +
+                                           "\" has a glob character in its name; give \"stage_replicas\" and "
+                                           "\"stage_ops\" by hand");
+    }
+    self->names.push_back(name);
+  }
 
-  PartitionChain chain;
+  PartitionChain& chain = self->chain;
   chain.micro_batches = options.micro_batches;
   chain.every_stage_holds_weights = true;
   chain.compute_seconds.resize(n);
   chain.gradient_bytes.resize(n);
   for (size_t p = 0; p < n; ++p) {
     const OpId v = problem.order[p];
-    chain.compute_seconds[p] = problem.compute_seconds[v][devices.front()];
+    chain.compute_seconds[p] = problem.compute_seconds[v][self->devices.front()];
     chain.gradient_bytes[p] = problem.needs_gradient[v] ? graph.op(v).parameter_bytes() : 0.0;
   }
   // The data edges crossing each place, and the ops with FLOPs or weights that send them (inputs
   // such as a model's labels, read at its end, cross every place and are not counted).
-  std::vector<std::vector<std::tuple<OpId, OpId, double>>> crossing(n);
+  self->crossing.resize(n);
   std::vector<std::vector<OpId>> senders(n);
   for (OpId v = 0; v < graph.size(); ++v) {
     for (const auto& input : graph.inputs(v)) {
       if (input.edge.control) continue;
       for (size_t p = problem.position[input.op]; p < problem.position[v]; ++p) {
-        crossing[p].emplace_back(input.op, v, input.edge.bytes);
+        self->crossing[p].emplace_back(input.op, v, input.edge.bytes);
         const Op& sender = graph.op(input.op);
         const bool computes = sender.forward_flops + sender.backward_flops > 0 || sender.parameter_count > 0;
         if (computes && std::find(senders[p].begin(), senders[p].end(), input.op) == senders[p].end()) {
@@ -292,15 +408,16 @@ std::vector<AutomaticStages> automatic_pipedream_stages(const OpGraph& graph, co
     if (op.forward_flops + op.backward_flops > 0 || op.parameter_count > 0) break;
     chain.may_end_stage[p] = false;
   }
-  chain.boundary_seconds = [&](size_t after, int64_t left_first, int64_t left_width, int64_t right_first,
-                               int64_t right_width, int64_t streams) {
+  chain.boundary_seconds = [self](size_t after, int64_t left_first, int64_t left_width, int64_t right_first,
+                                  int64_t right_width, int64_t streams) {
+    const std::vector<DeviceId>& devices = self->devices;
     std::vector<double> busy(devices.size(), 0);  // by replica: sending and receiving, one step
     for (int64_t d = 0; d < streams; ++d) {
       const int64_t from = left_first + d % left_width, to = right_first + d % right_width;
       double seconds = 0;
-      for (const auto& [producer, consumer, bytes] : crossing[after]) {
-        seconds += problem.edge_seconds(producer, consumer, bytes, devices[static_cast<size_t>(from)],
-                                        devices[static_cast<size_t>(to)]);
+      for (const auto& [producer, consumer, bytes] : self->crossing[after]) {
+        seconds += self->problem.edge_seconds(producer, consumer, bytes, devices[static_cast<size_t>(from)],
+                                              devices[static_cast<size_t>(to)]);
       }
       busy[static_cast<size_t>(from)] += seconds;
       busy[static_cast<size_t>(to)] += seconds;
@@ -310,44 +427,37 @@ std::vector<AutomaticStages> automatic_pipedream_stages(const OpGraph& graph, co
     const double right = *std::max_element(begin + right_first, begin + right_first + right_width);
     return std::make_pair(left / static_cast<double>(streams), right / static_cast<double>(streams));
   };
-  chain.all_reduce_seconds = [&](double bytes, int64_t first, int64_t count) {
+  chain.all_reduce_seconds = [self, cluster = &cluster, communication = options.communication](
+                                 double bytes, int64_t first, int64_t count) {
     // The planner's own estimate on the stage's replicas: NCCL's algorithm for the size (a ring,
     // or across machines the hierarchical one whose rings use every NIC), over the framework's
     // transport's link efficiency as the engines charge it (NCCL over sockets: 0.53).
-    const std::vector<DeviceId> group(devices.begin() + first, devices.begin() + first + count);
+    const std::vector<DeviceId> group(self->devices.begin() + first, self->devices.begin() + first + count);
     const CollectiveAlgorithm algorithm =
-        choose_nccl_algorithm(CollectiveKind::kAllReduce, group, std::max(bytes, 1.0), cluster, nullptr);
-    const std::optional<Transport> transport = collective_transport(options.communication, cluster, group);
-    return collective_estimate_seconds(CollectiveKind::kAllReduce, algorithm, group, bytes, cluster) /
+        choose_nccl_algorithm(CollectiveKind::kAllReduce, group, std::max(bytes, 1.0), *cluster, nullptr);
+    const std::optional<Transport> transport = collective_transport(communication, *cluster, group);
+    return collective_estimate_seconds(CollectiveKind::kAllReduce, algorithm, group, bytes, *cluster) /
            (transport ? transport->link_efficiency() : 1.0);
   };
 
-  std::vector<PipeDreamPartition> partitions;
+  AutomaticStagesSearch search;
   try {
-    partitions = pipedream_partition_candidates(chain, replicas, options.automatic_stages.value_or(0));
+    for (PipeDreamPartition& partition :
+         pipedream_partition_candidates(chain, replicas, options.automatic_stages.value_or(0))) {
+      search.candidates.push_back(named(*self, std::move(partition)));
+    }
   } catch (const std::invalid_argument& error) {
     throw SpecError::strategy(where, std::string("\"auto\": ") + error.what());
   }
-  std::vector<AutomaticStages> result;
-  for (PipeDreamPartition& partition : partitions) {
-    AutomaticStages stages;
-    for (size_t s = 0; s < partition.widths.size(); ++s) {
-      const size_t end = s + 1 < partition.first.size() ? partition.first[s + 1] : n;
-      stages.stage_ops.emplace_back();
-      for (size_t p = partition.first[s]; p < end; ++p) {
-        const std::string& name = graph.op(problem.order[p]).name;
-        if (name.find_first_of("*?") != std::string::npos) {
-          throw SpecError::strategy(where, "\"auto\" names each stage's ops, but op \"" + name +
-                                               "\" has a glob character in its name; give \"stage_replicas\" and "
-                                               "\"stage_ops\" by hand");
-        }
-        stages.stage_ops.back().push_back(name);
-      }
+  search.neighbours = [state, replicas](const AutomaticStages& from, size_t places) {
+    std::vector<AutomaticStages> neighbours;
+    for (PipeDreamPartition& partition :
+         neighbouring_pipedream_partitions(state->chain, replicas, from.partition, places)) {
+      neighbours.push_back(named(*state, std::move(partition)));
     }
-    stages.partition = std::move(partition);
-    result.push_back(std::move(stages));
-  }
-  return result;
+    return neighbours;
+  };
+  return search;
 }
 
 }  // namespace placesim

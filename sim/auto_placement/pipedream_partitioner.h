@@ -65,6 +65,14 @@ PipeDreamPartition partition_pipedream(const PartitionChain& chain, int64_t repl
 std::vector<PipeDreamPartition> pipedream_partition_candidates(const PartitionChain& chain, int64_t replicas,
                                                                int64_t stages);
 
+/// The partitions beside `partition` of `chain` over `replicas`: the same widths, one stage
+/// boundary moved by 1 to `places` of the places where a stage may end, either way (every stage
+/// keeping at least one position, and some weights when the chain asks for them), each timed as
+/// the search above times a partition, fastest estimate first. For a search around its answer
+/// that a simulation judges.
+std::vector<PipeDreamPartition> neighbouring_pipedream_partitions(const PartitionChain& chain, int64_t replicas,
+                                                                  const PipeDreamPartition& partition, size_t places);
+
 /// What `"stage_replicas": "auto"` chooses from: the partitions of `graph`'s ops over `options`'
 /// devices (one replica each: tensor 1), costs from the cost model on each device and the
 /// cluster's routes (PlacementProblem), and each stage's ops by name. Throws SpecError at the
@@ -73,8 +81,14 @@ struct AutomaticStages {
   PipeDreamPartition partition;
   std::vector<std::vector<std::string>> stage_ops;  ///< by stage: its ops' names
 };
-/// Every candidate (pipedream_partition_candidates), fastest estimate first.
-std::vector<AutomaticStages> automatic_pipedream_stages(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
-                                           const ParallelismOptions& options);
+struct AutomaticStagesSearch {
+  /// Every candidate (pipedream_partition_candidates), fastest estimate first.
+  std::vector<AutomaticStages> candidates;
+  /// The partitions beside one of them within a number of places (neighbouring_pipedream_partitions),
+  /// named as they are. Valid while the cluster given to automatic_pipedream_stages is.
+  std::function<std::vector<AutomaticStages>(const AutomaticStages&, size_t places)> neighbours;
+};
+AutomaticStagesSearch automatic_pipedream_stages(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
+                                                 const ParallelismOptions& options);
 
 }  // namespace placesim

@@ -1,6 +1,7 @@
 #include "sim/session/automatic_stages.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "sim/auto_placement/pipedream_partitioner.h"
@@ -16,6 +17,15 @@ namespace {
 /// best): the partitioner's estimate proposes, the simulation (fill and drain, queueing at a
 /// narrow stage, links shared by transfers and all-reduces) decides.
 constexpr size_t kSimulatedCandidates = 8;
+/// Simulations of the search around the fastest candidate: one stage boundary moved to the next
+/// place either way, kept while the simulation says faster. The estimate adds a boundary's
+/// transfers to its stages where the simulation overlaps some and queues others, so it can put a
+/// cut a few ops from where the simulation would.
+constexpr size_t kLocalSearchSimulations = 12;
+/// How far a boundary may move in one step of that search, in places where a stage may end: a
+/// cut between a convolution and its activation costs the same transfers as one place on, so a
+/// search by single places stops on such plateaus.
+constexpr size_t kPlacesMovedAtOnce = 4;
 
 /// "conv1_1 .. pool5 (33 ops)": a stage's ops, first and last.
 std::string ops_text(const std::vector<std::string>& ops) {
@@ -46,12 +56,13 @@ void resolve_automatic_stages(Scenario* scenario) {
   for (Strategy& strategy : scenario->strategies) {
     if (!strategy.parallelism || !strategy.parallelism->automatic_stages) continue;
     const ParallelismOptions asked = *strategy.parallelism;
-    std::vector<AutomaticStages> candidates;
+    AutomaticStagesSearch search;
     try {
-      candidates = automatic_pipedream_stages(scenario->graph, scenario->cluster_for(strategy), scenario->run, asked);
+      search = automatic_pipedream_stages(scenario->graph, scenario->cluster_for(strategy), scenario->run, asked);
     } catch (const SpecError& error) {
       throw locate_spec_error(*scenario, strategy, error);
     }
+    std::vector<AutomaticStages> candidates = std::move(search.candidates);
     // The best estimate of each number of stages first (the estimate ranks pipelines of
     // different depths least well: it has no fill, drain or stall), then the next best.
     std::vector<AutomaticStages> firsts, rest;
@@ -71,17 +82,19 @@ void resolve_automatic_stages(Scenario* scenario) {
     const bool data_parallel_eligible = simulated && asked.automatic_stages.value_or(0) == 0;
     size_t chosen = 0;
     double fastest = -1;
-    std::string tried;
-    if (simulated && (candidates.size() > 1 || data_parallel_eligible)) {
+    std::string tried, moved;
+    auto simulate = [&](const AutomaticStages& stages) {
+      Strategy candidate = strategy;
+      candidate.parallelism = with_stages(asked, stages);
+      try {
+        return evaluate_strategy(*scenario, candidate, false).result.samples_per_second();
+      } catch (const InputError&) {
+        return 0.0;  // cannot be planned so (e.g. a stage's ops): not a candidate
+      }
+    };
+    if (simulated) {
       for (size_t c = 0; c < candidates.size(); ++c) {
-        Strategy candidate = strategy;
-        candidate.parallelism = with_stages(asked, candidates[c]);
-        double samples_per_second = 0;
-        try {
-          samples_per_second = evaluate_strategy(*scenario, candidate, false).result.samples_per_second();
-        } catch (const InputError&) {
-          samples_per_second = 0;  // cannot be planned so (e.g. a stage's ops): not a candidate
-        }
+        const double samples_per_second = simulate(candidates[c]);
         tried += (tried.empty() ? "" : ", ") + widths_text(candidates[c].partition.widths) + " " +
                  (samples_per_second > 0 ? format_number(samples_per_second, "%.1f") : std::string("not plannable")) +
                  " (" + format_seconds(candidates[c].partition.seconds) + ")";
@@ -90,6 +103,39 @@ void resolve_automatic_stages(Scenario* scenario) {
           chosen = c;
         }
       }
+    }
+    // Around the fastest: move one stage boundary by up to kPlacesMovedAtOnce places either way
+    // (the same widths; the best estimates first), the fastest move each round, while the
+    // simulation says faster.
+    if (simulated && fastest > 0) {
+      std::set<std::vector<size_t>> seen;
+      for (const AutomaticStages& candidate : candidates) seen.insert(candidate.partition.first);
+      size_t budget = kLocalSearchSimulations;
+      for (bool improved = true; improved && budget > 0;) {
+        improved = false;
+        std::optional<AutomaticStages> best;
+        double best_samples_per_second = fastest;
+        for (AutomaticStages& neighbour : search.neighbours(candidates[chosen], kPlacesMovedAtOnce)) {
+          if (budget == 0) break;
+          if (!seen.insert(neighbour.partition.first).second) continue;
+          --budget;
+          const double samples_per_second = simulate(neighbour);
+          if (samples_per_second > best_samples_per_second) {
+            best_samples_per_second = samples_per_second;
+            best = std::move(neighbour);
+          }
+        }
+        if (best) {
+          moved += (moved.empty() ? "" : ", ") + std::string("after ") + best->stage_ops[0].back() + " " +
+                   format_number(best_samples_per_second, "%.1f");
+          for (size_t s = 1; s + 1 < best->stage_ops.size(); ++s) moved += " / " + best->stage_ops[s].back();
+          candidates[chosen] = std::move(*best);
+          fastest = best_samples_per_second;
+          improved = true;
+        }
+      }
+      moved = std::to_string(kLocalSearchSimulations - budget) + " simulated around it" +
+              (moved.empty() ? std::string(", none faster") : "; moved the cut while faster: " + moved);
     }
     // Synchronous data parallelism over the same devices: a candidate when the depth is free,
     // else (a given "pipeline") beside the choice in the note.
@@ -116,7 +162,7 @@ void resolve_automatic_stages(Scenario* scenario) {
         tried.empty() ? std::string()
                       : "the fastest in simulation of " + std::to_string(candidates.size()) +
                             " pipelines, the best estimate of each number of stages first (samples/s simulated, and the "
-                            "estimate per stream's batch: " + tried + ")";
+                            "estimate per stream's batch: " + tried + ")" + (moved.empty() ? "" : ", " + moved);
     const AutomaticStages& stages = candidates[chosen];
     const PipeDreamPartition& partition = stages.partition;
     if (data_parallel_eligible && data_parallel_samples_per_second > fastest) {

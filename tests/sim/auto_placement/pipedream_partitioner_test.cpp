@@ -105,6 +105,28 @@ TEST(PipeDreamPartitioner, CanAskEveryStageToHoldWeights) {
   EXPECT_DOUBLE_EQ(two.seconds, 4);
 }
 
+// Around 3-1 (ops 0-2 on 3 replicas, op 3 on one; 4 s), the boundary moved by one place: after op
+// 1 (ops 0-1 on 3: 8 / 3 s; ops 2-3 on one: 5 s; op 3's weights on one replica, no all-reduce) is
+// 5 s; stage 1 must keep op 3, so nothing after. Two places: after op 0 too (ops 1-3 on one: 9 s),
+// the faster estimate first. Asking every stage for weights leaves none (op 3 holds them all).
+TEST(PipeDreamPartitioner, MovesOneBoundaryAtATimeForTheSearchAroundItsAnswer) {
+  PartitionChain chain = four_ops(false);
+  const PipeDreamPartition three_one = partition_pipedream(chain, 4, 2);
+  ASSERT_EQ(three_one.first, (std::vector<size_t>{0, 3}));
+  const std::vector<PipeDreamPartition> one = neighbouring_pipedream_partitions(chain, 4, three_one, 1);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].widths, (std::vector<int64_t>{3, 1}));
+  EXPECT_EQ(one[0].first, (std::vector<size_t>{0, 2}));
+  EXPECT_DOUBLE_EQ(one[0].seconds, 5);
+  EXPECT_DOUBLE_EQ(one[0].stage_seconds[0], 8.0 / 3.0);
+  const std::vector<PipeDreamPartition> two = neighbouring_pipedream_partitions(chain, 4, three_one, 2);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[1].first, (std::vector<size_t>{0, 1}));
+  EXPECT_DOUBLE_EQ(two[1].seconds, 9);
+  chain.every_stage_holds_weights = true;
+  EXPECT_TRUE(neighbouring_pipedream_partitions(chain, 4, three_one, 2).empty());
+}
+
 // VGG-16, batch 64 per stream, on the 16 V100s of two DGX-1s joined by 25 GbE, in two stages: the
 // partitioner picks 15-1 with the fully connected layers (and the loss) alone on one GPU, as
 // PipeDream's optimizer did for VGG-16 (SOSP 2019, Table 1: "15-1"); each stage's ops are named.
