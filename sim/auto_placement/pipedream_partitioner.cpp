@@ -321,6 +321,9 @@ struct AutomaticChain {
   std::vector<DeviceId> devices;
   std::vector<std::vector<std::tuple<OpId, OpId, double>>> crossing;  ///< by place: (producer, consumer, bytes)
   std::vector<std::string> names;                                     ///< by position
+  /// By replica pair (from x replicas + to): the link efficiency of the framework's transport
+  /// between the two (NCCL's send and receive across machines; 1 inside one).
+  std::vector<double> transfer_efficiency;
   PartitionChain chain;
 };
 
@@ -363,6 +366,17 @@ AutomaticStagesSearch automatic_pipedream_stages(const OpGraph& graph, const Clu
                                            "\"stage_ops\" by hand");
     }
     self->names.push_back(name);
+  }
+
+  self->transfer_efficiency.assign(self->devices.size() * self->devices.size(), 1.0);
+  for (size_t i = 0; i < self->devices.size(); ++i) {
+    for (size_t j = 0; j < self->devices.size(); ++j) {
+      const DeviceId from = self->devices[i], to = self->devices[j];
+      if (cluster.device(from).node == cluster.device(to).node) continue;
+      if (const auto transport = collective_transport(options.communication, cluster, {from, to})) {
+        self->transfer_efficiency[i * self->devices.size() + j] = transport->link_efficiency();
+      }
+    }
   }
 
   PartitionChain& chain = self->chain;
@@ -419,6 +433,8 @@ AutomaticStagesSearch automatic_pipedream_stages(const OpGraph& graph, const Clu
         seconds += self->problem.edge_seconds(producer, consumer, bytes, devices[static_cast<size_t>(from)],
                                               devices[static_cast<size_t>(to)]);
       }
+      // As the plan sends them (Parallel3dEmission::stage_transfer): over the transport across machines.
+      seconds /= self->transfer_efficiency[static_cast<size_t>(from) * devices.size() + static_cast<size_t>(to)];
       busy[static_cast<size_t>(from)] += seconds;
       busy[static_cast<size_t>(to)] += seconds;
     }

@@ -89,6 +89,17 @@ TaskId Parallel3dEmission::collective(const std::string& task_name, std::vector<
   return emitter.add(std::move(task));
 }
 
+TaskId Parallel3dEmission::stage_transfer(const std::string& tensor, DeviceId from, DeviceId to, double bytes,
+                                          std::vector<TaskId> deps, int64_t step, int64_t replica) {
+  const TaskId id = emitter.transfer(tensor, from, to, bytes, std::move(deps), step, replica, Phase::kTransfer);
+  if (cluster.device(from).node != cluster.device(to).node) {
+    if (const auto transport = collective_transport(options.communication, cluster, {from, to})) {
+      emitter.at(id).transport = emitter.transport_index(*transport);
+    }
+  }
+  return id;
+}
+
 TaskId Parallel3dEmission::gradient_collective(const std::string& task_name, std::vector<DeviceId> group, double bytes,
                                                std::vector<TaskId> deps, int64_t step, const std::string& op,
                                                CollectiveKind kind) {

@@ -92,6 +92,11 @@ struct Parallel3dEmission {
   /// it where it applies to them (ring, hierarchical) and otherwise the faster of the two.
   TaskId collective(const std::string& task_name, std::vector<DeviceId> group, double bytes, std::vector<TaskId> deps,
                     int64_t step, const std::string& op, CollectiveKind kind = CollectiveKind::kAllReduce);
+  /// A transfer between stages (StepEmitter::transfer): across machines it goes over the
+  /// framework's transport as the collectives between those devices do (NCCL's send and receive:
+  /// over sockets, its share of the links' rate), inside one machine over the links.
+  TaskId stage_transfer(const std::string& tensor, DeviceId from, DeviceId to, double bytes, std::vector<TaskId> deps,
+                        int64_t step, int64_t replica);
   /// A collective reducing gradients after `deps`: it reads the gradients in static memory, not
   /// its deps' outputs (the activation gradients of the backward tasks it waits for), so it
   /// keeps none of them alive (Task::reads_dep_outputs).

@@ -39,9 +39,8 @@ std::vector<TaskId> Parallel3dSlotEmitter::scatter_gather(const std::string& ten
                           const std::string& op_name) {
   std::vector<TaskId> pieces;
   for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
-    pieces.push_back(e_.emitter.transfer(tensor + e_.rank_name(r) + "/scatter", e_.device(d_, from, r), e_.device(d_, to, r),
-                                      bytes / static_cast<double>(e_.ranks), {ready_on_rank(r)}, step_, replica_,
-                                      Phase::kTransfer));
+    pieces.push_back(e_.stage_transfer(tensor + e_.rank_name(r) + "/scatter", e_.device(d_, from, r), e_.device(d_, to, r),
+                                       bytes / static_cast<double>(e_.ranks), {ready_on_rank(r)}, step_, replica_));
   }
   const TaskId gathered_id = e_.collective(gather_name, e_.layout.tensor_group(d_, to), bytes, std::move(pieces), step_, op_name,
                                         CollectiveKind::kAllGather);
@@ -199,9 +198,8 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
         auto key = std::make_tuple(u, s, r);
         auto it = received_[m].find(key);
         if (it == received_[m].end()) {
-          TaskId id = e_.emitter.transfer(tensor + e_.rank_name(r), e_.device(d_, from, r), task.device,
-                                       P.shard[u].output_bytes * e_.scale, {forward_ready_[m][u][r]}, step_, replica_,
-                                       Phase::kTransfer);
+          TaskId id = e_.stage_transfer(tensor + e_.rank_name(r), e_.device(d_, from, r), task.device,
+                                        P.shard[u].output_bytes * e_.scale, {forward_ready_[m][u][r]}, step_, replica_);
           it = received_[m].emplace(key, id).first;
         }
         task.deps.push_back(it->second);
@@ -320,9 +318,8 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
             }
             task.deps.push_back(gradient_gather->second[static_cast<size_t>(r)]);
           } else {
-            task.deps.push_back(e_.emitter.transfer(tensor + e_.rank_name(r), e_.device(d_, from, r), task.device, bytes,
-                                                 {backward_ready_[m][consumer][r]}, step_, replica_,
-                                                 Phase::kTransfer));
+            task.deps.push_back(e_.stage_transfer(tensor + e_.rank_name(r), e_.device(d_, from, r), task.device, bytes,
+                                                  {backward_ready_[m][consumer][r]}, step_, replica_));
           }
         }
       }

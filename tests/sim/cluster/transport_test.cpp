@@ -11,9 +11,11 @@
 #include "sim/engine/simgrid_engine.h"
 #include "sim/plan/plan_json.h"
 #include "sim/planner/data_parallel_builder.h"
+#include "sim/planner/parallel_3d_builder.h"
 #include "sim/planner/framework_transports.h"
 #include "sim/report/bottleneck.h"
 #include "sim/report/metrics.h"
+#include "tests/support/scenario_text.h"
 #include "tests/support/test_support.h"
 
 namespace placesim {
@@ -141,6 +143,47 @@ TEST(Transport, NcclOverSocketsReachesItsMeasuredShareOfTheLinksRate) {
   // Out of range: a share is in (0, 1].
   EXPECT_THROW(read_transport_json(JsonReader(Json{{"id", "nccl_socket"}, {"link_rate_share", 0}}, "scenario.json")),
                InputError);
+}
+
+// A pipeline's stages on two DGX-1s joined by 25 GbE TCP (stages outermost: stage 0 on machine
+// 0's 8 GPUs, stage 1 on machine 1's): under PyTorch DDP the activations and gradients between the
+// stages go over NCCL's socket transport, as its collectives between those GPUs would, so the
+// analytical tier times each at latency + bytes / (0.53 x the route's bandwidth); under "links"
+// (the default) at the route's rate, with no transport.
+TEST(Transport, StageTransfersAcrossMachinesTakeTheFrameworksTransport) {
+  for (const std::string framework : {"links", "pytorch-ddp"}) {
+    SCOPED_TRACE(framework);
+    const Scenario scenario = testing::scenario_from_text(
+        R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_v100", "nodes": 2, "fabric": {"link": "eth_25g"}},
+            "strategy": {"parallelism": {"pipeline": 2, "data": 8, "micro_batches": 2, "device_order": "tp-cp-dp-pp",
+                                         "framework": ")" + framework + R"("}},
+            "simulation": {"tier": "analytical"}, "run": {"batch_size": 64}})");
+    const Strategy& strategy = scenario.strategies.front();
+    const Cluster& cluster = scenario.cluster_for(strategy);
+    const ExecutionPlan plan =
+        build_parallel_3d_plan(scenario.graph, cluster, scenario.run, *strategy.parallelism, "pp", nullptr);
+    const Timeline timeline = estimate_step(plan, cluster).timeline;
+    size_t across = 0;
+    for (const Task& task : plan.tasks) {
+      if (task.kind != TaskKind::kTransfer || task.source == task.device) continue;
+      if (cluster.device(task.source).node == cluster.device(task.device).node) {
+        EXPECT_EQ(task.transport, -1) << task.name;
+        continue;
+      }
+      ++across;
+      const double share = framework == "links" ? 1.0 : 0.53;
+      if (framework == "links") {
+        EXPECT_EQ(task.transport, -1) << task.name;
+      } else {
+        ASSERT_GE(task.transport, 0) << task.name;
+        EXPECT_EQ(plan.transports.at(static_cast<size_t>(task.transport)).id, "nccl_socket");
+      }
+      const double expected = cluster.route_latency_seconds(task.source, task.device) +
+                              task.bytes / (share * cluster.route_bandwidth_bytes_per_second(task.source, task.device));
+      EXPECT_NEAR(timeline.tasks[task.id].duration(), expected, expected * kRelative) << task.name;
+    }
+    EXPECT_GT(across, 0u);
+  }
 }
 
 // A collective with a compute share s in flight on a GPU: a compute task of t seconds that
