@@ -50,6 +50,56 @@ ParallelismOptions with_stages(ParallelismOptions options, const AutomaticStages
   return options;
 }
 
+/// The scenario's step throughput with `stages` as the strategy's pipeline (0 when it cannot be
+/// planned so, e.g. a stage's ops).
+double simulate_stages(const Scenario& scenario, const Strategy& strategy, const ParallelismOptions& asked,
+                       const AutomaticStages& stages) {
+  Strategy candidate = strategy;
+  candidate.parallelism = with_stages(asked, stages);
+  try {
+    return evaluate_strategy(scenario, candidate, false).result.samples_per_second();
+  } catch (const InputError&) {
+    return 0.0;
+  }
+}
+
+/// Around `*best` (simulated at `*fastest`): one stage boundary moved by up to kPlacesMovedAtOnce
+/// places either way (the same widths; the best estimates first), the fastest move each round,
+/// while the simulation says faster, kLocalSearchSimulations at most; `seen` are the cuts
+/// already simulated. Returns what it did, for the note.
+std::string search_around(const Scenario& scenario, const Strategy& strategy, const ParallelismOptions& asked,
+                          const AutomaticStagesSearch& search, std::set<std::vector<size_t>> seen,
+                          AutomaticStages* best, double* fastest) {
+  std::string moved;
+  size_t budget = kLocalSearchSimulations;
+  for (bool improved = true; improved && budget > 0;) {
+    improved = false;
+    std::optional<AutomaticStages> faster;
+    double faster_samples_per_second = *fastest;
+    for (AutomaticStages& neighbour : search.neighbours(*best, kPlacesMovedAtOnce)) {
+      if (budget == 0) break;
+      if (!seen.insert(neighbour.partition.first).second) continue;
+      --budget;
+      const double samples_per_second = simulate_stages(scenario, strategy, asked, neighbour);
+      if (samples_per_second > faster_samples_per_second) {
+        faster_samples_per_second = samples_per_second;
+        faster = std::move(neighbour);
+      }
+    }
+    if (faster) {
+      std::string cuts;
+      for (size_t s = 0; s + 1 < faster->stage_ops.size(); ++s) cuts += (s ? " / " : "") + faster->stage_ops[s].back();
+      moved += (moved.empty() ? "" : ", ") + std::string("after ") + cuts + " " +
+               format_number(faster_samples_per_second, "%.1f");
+      *best = std::move(*faster);
+      *fastest = faster_samples_per_second;
+      improved = true;
+    }
+  }
+  return std::to_string(kLocalSearchSimulations - budget) + " simulated around it" +
+         (moved.empty() ? std::string(", none faster") : "; moved the cut while faster: " + moved);
+}
+
 }  // namespace
 
 void resolve_automatic_stages(Scenario* scenario) {
@@ -62,83 +112,40 @@ void resolve_automatic_stages(Scenario* scenario) {
     } catch (const SpecError& error) {
       throw locate_spec_error(*scenario, strategy, error);
     }
-    std::vector<AutomaticStages> candidates = std::move(search.candidates);
     // The best estimate of each number of stages first (the estimate ranks pipelines of
     // different depths least well: it has no fill, drain or stall), then the next best.
-    std::vector<AutomaticStages> firsts, rest;
+    std::vector<AutomaticStages> candidates, rest;
     std::set<size_t> depths;
-    for (AutomaticStages& candidate : candidates) {
-      (depths.insert(candidate.partition.widths.size()).second ? firsts : rest).push_back(std::move(candidate));
+    for (AutomaticStages& candidate : search.candidates) {
+      (depths.insert(candidate.partition.widths.size()).second ? candidates : rest).push_back(std::move(candidate));
     }
-    candidates = std::move(firsts);
     for (AutomaticStages& candidate : rest) candidates.push_back(std::move(candidate));
     if (candidates.size() > kSimulatedCandidates) candidates.resize(kSimulatedCandidates);
     // Each candidate simulated as the strategy would be (the closed-form tier builds no plan:
-    // there the estimate decides).
+    // there the estimate decides), then the search around the fastest.
     const bool simulated = scenario->run.tier != Tier::kClosedForm;
-    // PipeDream's optimizer may answer one stage on every worker, plain data parallelism (the
-    // paper's Table 1: ResNet-50's "16"): when the number of stages is left to it, synchronous
-    // data parallelism over the same devices is a candidate too.
-    const bool data_parallel_eligible = simulated && asked.automatic_stages.value_or(0) == 0;
     size_t chosen = 0;
     double fastest = -1;
     std::string tried, moved;
-    auto simulate = [&](const AutomaticStages& stages) {
-      Strategy candidate = strategy;
-      candidate.parallelism = with_stages(asked, stages);
-      try {
-        return evaluate_strategy(*scenario, candidate, false).result.samples_per_second();
-      } catch (const InputError&) {
-        return 0.0;  // cannot be planned so (e.g. a stage's ops): not a candidate
-      }
-    };
     if (simulated) {
+      std::set<std::vector<size_t>> seen;
       for (size_t c = 0; c < candidates.size(); ++c) {
-        const double samples_per_second = simulate(candidates[c]);
+        const double samples_per_second = simulate_stages(*scenario, strategy, asked, candidates[c]);
         tried += (tried.empty() ? "" : ", ") + widths_text(candidates[c].partition.widths) + " " +
                  (samples_per_second > 0 ? format_number(samples_per_second, "%.1f") : std::string("not plannable")) +
                  " (" + format_seconds(candidates[c].partition.seconds) + ")";
+        seen.insert(candidates[c].partition.first);
         if (samples_per_second > fastest) {
           fastest = samples_per_second;
           chosen = c;
         }
       }
+      if (fastest > 0) moved = search_around(*scenario, strategy, asked, search, std::move(seen), &candidates[chosen], &fastest);
     }
-    // Around the fastest: move one stage boundary by up to kPlacesMovedAtOnce places either way
-    // (the same widths; the best estimates first), the fastest move each round, while the
-    // simulation says faster.
-    if (simulated && fastest > 0) {
-      std::set<std::vector<size_t>> seen;
-      for (const AutomaticStages& candidate : candidates) seen.insert(candidate.partition.first);
-      size_t budget = kLocalSearchSimulations;
-      for (bool improved = true; improved && budget > 0;) {
-        improved = false;
-        std::optional<AutomaticStages> best;
-        double best_samples_per_second = fastest;
-        for (AutomaticStages& neighbour : search.neighbours(candidates[chosen], kPlacesMovedAtOnce)) {
-          if (budget == 0) break;
-          if (!seen.insert(neighbour.partition.first).second) continue;
-          --budget;
-          const double samples_per_second = simulate(neighbour);
-          if (samples_per_second > best_samples_per_second) {
-            best_samples_per_second = samples_per_second;
-            best = std::move(neighbour);
-          }
-        }
-        if (best) {
-          moved += (moved.empty() ? "" : ", ") + std::string("after ") + best->stage_ops[0].back() + " " +
-                   format_number(best_samples_per_second, "%.1f");
-          for (size_t s = 1; s + 1 < best->stage_ops.size(); ++s) moved += " / " + best->stage_ops[s].back();
-          candidates[chosen] = std::move(*best);
-          fastest = best_samples_per_second;
-          improved = true;
-        }
-      }
-      moved = std::to_string(kLocalSearchSimulations - budget) + " simulated around it" +
-              (moved.empty() ? std::string(", none faster") : "; moved the cut while faster: " + moved);
-    }
-    // Synchronous data parallelism over the same devices: a candidate when the depth is free,
-    // else (a given "pipeline") beside the choice in the note.
+    // Synchronous data parallelism over the same devices. PipeDream's optimizer may answer one
+    // stage on every worker (the paper's Table 1: ResNet-50's "16"): when the number of stages is
+    // left to it, a candidate; with a given "pipeline", beside the choice in the note.
+    const bool data_parallel_eligible = simulated && asked.automatic_stages.value_or(0) == 0;
     Strategy plain = strategy;
     std::string data_parallel;
     double data_parallel_samples_per_second = 0;
@@ -162,9 +169,7 @@ void resolve_automatic_stages(Scenario* scenario) {
         tried.empty() ? std::string()
                       : "the fastest in simulation of " + std::to_string(candidates.size()) +
                             " pipelines, the best estimate of each number of stages first (samples/s simulated, and the "
-                            "estimate per stream's batch: " + tried + ")" + (moved.empty() ? "" : ", " + moved);
-    const AutomaticStages& stages = candidates[chosen];
-    const PipeDreamPartition& partition = stages.partition;
+                            "estimate per stream's batch: " + tried + "), " + moved;
     if (data_parallel_eligible && data_parallel_samples_per_second > fastest) {
       strategy.parallelism.reset();
       strategy.data_parallel = std::move(plain.data_parallel);
@@ -173,6 +178,8 @@ void resolve_automatic_stages(Scenario* scenario) {
                            " GPUs: " + data_parallel + ", faster than " + candidates_text;
       continue;
     }
+    const AutomaticStages& stages = candidates[chosen];
+    const PipeDreamPartition& partition = stages.partition;
     *strategy.parallelism = with_stages(asked, stages);
     std::string described;
     for (size_t s = 0; s < partition.widths.size(); ++s) {
