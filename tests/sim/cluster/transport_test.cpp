@@ -329,6 +329,7 @@ TEST(Transport, PlanFilesKeepTransportsAndHostCosts) {
   ExecutionPlan plan = empty_plan(cluster);
   Transport grpc = *find_transport("grpc_tcp");
   grpc.host_seconds_per_message = 3e-5;
+  grpc.link_rate_share = 0.8;  // a scenario's own transport object may set it; the plan keeps it
   plan.transports.push_back(grpc);
   Task push = transfer_task(gpu_of_machine(1), 0, 1e8);
   push.transport = 0;
@@ -342,6 +343,7 @@ TEST(Transport, PlanFilesKeepTransportsAndHostCosts) {
   EXPECT_EQ(read.plan.transports[0].id, "grpc_tcp");
   EXPECT_DOUBLE_EQ(read.plan.transports[0].stream_bytes_per_second, grpc.stream_bytes_per_second);
   EXPECT_DOUBLE_EQ(read.plan.transports[0].host_seconds_per_message, 3e-5);
+  EXPECT_DOUBLE_EQ(read.plan.transports[0].link_rate_share, 0.8);
   EXPECT_EQ(read.plan.tasks[0].transport, 0);
   EXPECT_DOUBLE_EQ(read.plan.tasks[1].fixed_seconds, 3e-5);
   EXPECT_NEAR(simulate(read.plan, read.cluster).makespan_seconds(), simulate(plan, cluster).makespan_seconds(), 1e-12);
