@@ -163,9 +163,6 @@ std::vector<PipeDreamPartition> pipedream_partition_candidates(const PartitionCh
                                 " replicas and " + std::to_string(ends.size()) + " places");
   }
   const PartitionTimer timer(chain, replicas);
-  auto stage_seconds = [&](size_t from, size_t to, int64_t width, int64_t first) {  // positions [from, to]
-    return timer.stage(from, to, width, first);
-  };
   std::map<std::tuple<size_t, int64_t, int64_t, int64_t, int64_t>, std::pair<double, double>> boundaries;
   int64_t streams = 1;  // the widest width of the partition being searched
   auto boundary_seconds = [&](size_t end, int64_t left_first, int64_t left_width, int64_t right_width) {
@@ -192,7 +189,7 @@ std::vector<PipeDreamPartition> pipedream_partition_candidates(const PartitionCh
     std::vector<std::vector<Best>> best(static_cast<size_t>(most), std::vector<Best>(e_count * r_count * 2 * w_count));
     for (size_t e = 0; e < e_count; ++e) {
       for (size_t wi = 0; wi < w_count; ++wi) {
-        best[0][at(e, widths[wi], widths[wi] == widest, wi)].last_seconds = stage_seconds(0, ends[e], widths[wi], 0);
+        best[0][at(e, widths[wi], widths[wi] == widest, wi)].last_seconds = timer.stage(0, ends[e], widths[wi], 0);
       }
     }
     for (int64_t k = 1; k < most; ++k) {
@@ -210,7 +207,7 @@ std::vector<PipeDreamPartition> pipedream_partition_candidates(const PartitionCh
                 const auto [left, right] = boundary_seconds(e0, used - previous_width, previous_width, w);
                 const double finished = std::max(previous.finished_seconds, previous.last_seconds + left);
                 for (size_t e = e0 + 1; e < e_count; ++e) {
-                  const Best candidate{finished, stage_seconds(ends[e0] + 1, ends[e], w, used) + right, e0, has, pwi};
+                  const Best candidate{finished, timer.stage(ends[e0] + 1, ends[e], w, used) + right, e0, has, pwi};
                   Best& state = now[at(e, used + w, has || w == widest, wi)];
                   if (candidate.seconds() < state.seconds()) state = candidate;
                 }

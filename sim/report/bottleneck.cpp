@@ -37,7 +37,7 @@ Bottleneck find_bottleneck(const ExecutionPlan& plan, const Cluster& cluster, co
   busiest_device("PS CPU", parameter_servers);
 
   // Bytes each link direction carried: transfers along their routes, collectives along their
-  // schedules' hops (payload over the transport's wire efficiency). Each device pair is routed
+  // schedules' hops (payload over the transport's link efficiency). Each device pair is routed
   // once and each distinct collective (the same buckets every step) scheduled once.
   auto wire_bytes = [&](const Task& task, double bytes) {
     return task.transport < 0 ? bytes : bytes / plan.transports.at(static_cast<size_t>(task.transport)).link_efficiency();

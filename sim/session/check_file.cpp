@@ -1,9 +1,9 @@
-#include "sim/session/automatic_stages.h"
 #include "sim/session/check_file.h"
 
 #include <algorithm>
 #include <iostream>
 
+#include "sim/session/automatic_stages.h"
 #include "sim/session/pipeline.h"
 #include "sim/session/tier_step.h"
 #include "sim/cluster/cluster_builder.h"

@@ -1,9 +1,8 @@
 #include "sim/session/pipeline.h"
 
-#include <stdexcept>
-
 #include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 
 #include "sim/analytical/analytical_engine.h"
 #include "sim/core/atomic_file.h"

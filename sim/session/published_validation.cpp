@@ -1,4 +1,3 @@
-#include "sim/session/automatic_stages.h"
 #include "sim/session/published_validation.h"
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <map>
 
 #include "sim/report/cost_provenance.h"
+#include "sim/session/automatic_stages.h"
 #include "sim/session/pipeline.h"
 #include "sim/session/tier_step.h"
 #include "sim/scenario/scenario_loader.h"
