@@ -63,10 +63,10 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
     const int64_t s = static_cast<int64_t>(P.stage_of[v]);
     // ZeRO (Rajbhandari et al. 2020, figure 1): stage 1 divides the optimizer state over the
     // shard group, stage 2 also the gradients, stage 3 also the parameters.
-    // An expert's shards divide over the replicas holding it (expert_data_group), 1/expert of them.
-    const double shards = P.expert_op(v) && options.zero_stage >= 1
-                              ? static_cast<double>(e.replicas / P.expert_ranks)
-                              : static_cast<double>(e.shards);
+    // An expert's shards divide over the replicas holding it (expert_data_group, 1/expert of
+    // them) inside one shard group (expert_shard_group).
+    const double shards = P.expert_op(v) && options.zero_stage >= 1 ? static_cast<double>(P.expert_shards)
+                                                                    : static_cast<double>(e.shards);
     StaticMemory memory = op_static_memory(P.holder(v, e.graph), e.run);
     // PipeDream's weight stashing: stage s keeps a version per micro-batch in flight on it, the
     // newest being the weights themselves.
@@ -115,7 +115,12 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
                      " of " + std::to_string(experts) +
                      " experts each); tokens routed by all-to-all before the experts and back after, "
                      "each expert's gradients reduced over the " +
-                     std::to_string(e.replicas / P.expert_ranks) + " replicas holding it");
+                     std::to_string(e.replicas / P.expert_ranks) + " replicas holding it" +
+                     (e.shards < e.replicas && options.zero_stage >= 1
+                          ? P.expert_shards > 1 ? " (hybrid: its shards over the " + std::to_string(P.expert_shards) +
+                                                      " of them in each shard group, all-reduced across the groups)"
+                                                : std::string(" (hybrid: one of them in each shard group, so whole)")
+                          : std::string()));
     notes->push_back(e.layout.expert_groups_note(e.cluster));
   }
   if (e.asynchronous) {

@@ -67,8 +67,11 @@ std::vector<std::vector<OpId>> gradient_buckets(const Parallel3dEmission& e, con
 /// Expert parallelism on (stage s, rank r): each expert's gradients, accumulated over the
 /// micro-batches, all-reduced over the replicas that hold it (expert_data_group) in buckets in the
 /// order backward completes them, after the stage's dense buckets (ZeRO 3: reduce-scattered); one
-/// update per replica (to `pending`), ZeRO dividing its optimizer state over that group; each
-/// replica's last reduction to `last`.
+/// update per replica (to `pending`), ZeRO dividing its optimizer state over its expert shard
+/// group; each replica's last reduction to `last`. With FSDP's hybrid sharding (an expert shard
+/// group smaller than its holders), as the dense gradients: reduce-scattered inside each expert
+/// shard group, then each shard all-reduced across the groups (expert_cross_group); a shard group
+/// holding one replica of each expert keeps it whole and all-reduces it over its holders.
 void reduce_expert_gradients(Parallel3dEmission* emission, int64_t step, const LastBackward& last_backward,
                              const std::string& suffix, int64_t s, int64_t r, std::vector<PendingUpdate>* pending,
                              LastReductions* last) {
@@ -81,6 +84,7 @@ void reduce_expert_gradients(Parallel3dEmission* emission, int64_t step, const L
   // groups are disjoint, so one rank's do not wait for another's.
   const std::optional<TaskId> after_dense = e.previous_data_collective[s][r];
   std::optional<TaskId> last_of_first_rank;
+  const int64_t shards = P.expert_shards;  // 1 without ZeRO
   for (const auto& [rank, members] : replicas_of_rank) {
     const int64_t first = members.front();
     std::optional<TaskId> previous = after_dense;
@@ -88,33 +92,66 @@ void reduce_expert_gradients(Parallel3dEmission* emission, int64_t step, const L
       return P.expert_op(v) && static_cast<int64_t>(P.stage_of[v]) == s && P.runs(v, first) &&
              !last_backward[first][v].empty();
     });
-    const std::vector<DeviceId> group = e.layout.expert_data_group(first, s, r);
-    const double holders = e.options.zero_stage >= 1 ? static_cast<double>(group.size()) : 1.0;
+    const std::vector<DeviceId> holders = e.layout.expert_data_group(first, s, r);
+    const bool hybrid = shards > 1 && shards < static_cast<int64_t>(holders.size());
+    // By member: what its updates of a bucket wait for (the last bucket's, after the loop).
+    std::map<int64_t, TaskId> reduced_for;
     for (size_t b = 0; b < buckets.size(); ++b) {
       std::vector<TaskId> ready;
       for (int64_t d : members) {
         for (OpId v : buckets[b]) ready.push_back(last_backward[d][v][r]);
       }
-      std::optional<TaskId> reduced;
-      if (group.size() > 1) {
-        double bytes = 0;
-        for (OpId v : buckets[b]) bytes += P.held_bytes(v);
-        if (previous) ready.push_back(*previous);
-        // ZeRO 3 only reduce-scatters (the parameters are gathered again before use).
-        const bool scatters = e.options.zero_stage >= 3;
-        reduced = e.gradient_collective((scatters ? "ep-zero3-reduce-scatter/stage" : "ep-dp-allreduce/stage") +
-                                            std::to_string(s) + e.rank_name(r) + "/experts" + std::to_string(rank) +
-                                            "/bucket" + std::to_string(b) + suffix,
-                                        group, bytes, ready, step, e.graph.op(buckets[b].front()).name,
-                                        scatters ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce);
-        previous = reduced;
+      double bytes = 0;
+      for (OpId v : buckets[b]) bytes += P.held_bytes(v);
+      if (previous) ready.push_back(*previous);
+      const std::string where = "/stage" + std::to_string(s) + e.rank_name(r) + "/experts" + std::to_string(rank) +
+                                "/bucket" + std::to_string(b) + suffix;
+      const std::string& op_name = e.graph.op(buckets[b].front()).name;
+      reduced_for.clear();
+      if (hybrid) {
+        // One reduce-scatter per expert shard group of the members, then one all-reduce of each
+        // 1/shards shard across the groups (as many as the members' positions in their groups).
+        std::map<int64_t, TaskId> scattered_in;  // by shard group
+        std::vector<TaskId> scattered;
+        for (int64_t d : members) {
+          const int64_t group = d / e.shards;
+          if (scattered_in.count(group)) continue;
+          scattered_in[group] = e.gradient_collective("ep-zero3-reduce-scatter/group" + std::to_string(group) + where,
+                                                      e.layout.expert_shard_group(d, s, r), bytes, ready, step, op_name,
+                                                      CollectiveKind::kReduceScatter);
+          scattered.push_back(scattered_in[group]);
+        }
+        std::map<int64_t, TaskId> across;  // by position in the expert shard group
+        for (int64_t d : members) {
+          const int64_t position = e.layout.expert_shard_position(d);
+          if (!across.count(position)) {
+            across[position] = e.gradient_collective(
+                "ep-hybrid-allreduce/shard" + std::to_string(position) + where, e.layout.expert_cross_group(d, s, r),
+                bytes / static_cast<double>(shards), scattered, step, op_name);
+            previous = across[position];
+          }
+          reduced_for[d] = across[position];
+        }
+      } else if (holders.size() > 1) {
+        // ZeRO 3 over all the holders only reduce-scatters (the parameters are gathered again
+        // before use); without ZeRO, or with one holder per shard group, an all-reduce.
+        const bool scatters = e.options.zero_stage >= 3 && shards > 1;
+        previous = e.gradient_collective((scatters ? "ep-zero3-reduce-scatter" : "ep-dp-allreduce") + where, holders,
+                                         bytes, ready, step, op_name,
+                                         scatters ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce);
+        for (int64_t d : members) reduced_for[d] = *previous;
       }
       for (int64_t d : members) {
-        for (OpId v : buckets[b]) pending->push_back({d, v, reduced ? *reduced : last_backward[d][v][r], holders});
+        const auto reduced = reduced_for.find(d);
+        for (OpId v : buckets[b]) {
+          pending->push_back({d, v, reduced != reduced_for.end() ? reduced->second : last_backward[d][v][r],
+                              static_cast<double>(shards)});
+        }
       }
     }
     if (previous) {
-      for (int64_t d : members) (*last)[{d, s, r}] = *previous;
+      // Hybrid: a replica's last reduction is its own shard's all-reduce, not another device's.
+      for (int64_t d : members) (*last)[{d, s, r}] = reduced_for.count(d) ? reduced_for.at(d) : *previous;
     }
     if (!last_of_first_rank) last_of_first_rank = previous;
   }

@@ -46,13 +46,57 @@ std::vector<DeviceId> Parallel3dLayout::expert_group(int64_t replica, int64_t st
   return group;
 }
 
-std::vector<DeviceId> Parallel3dLayout::expert_data_group(int64_t replica, int64_t stage, int64_t rank) const {
+std::vector<int64_t> Parallel3dLayout::expert_holders(int64_t replica) const {
   const int64_t context = options_.context, size = options_.expert;
-  std::vector<DeviceId> group;
+  std::vector<int64_t> holders;
   for (int64_t d = replica / context % size; d < options_.data; d += size) {
-    for (int64_t k = 0; k < context; ++k) group.push_back(device(d * context + k, stage, rank));
+    for (int64_t k = 0; k < context; ++k) holders.push_back(d * context + k);
   }
+  return holders;
+}
+
+std::vector<DeviceId> Parallel3dLayout::devices_of(const std::vector<int64_t>& replicas, int64_t stage,
+                                                   int64_t rank) const {
+  std::vector<DeviceId> group;
+  group.reserve(replicas.size());
+  for (int64_t replica : replicas) group.push_back(device(replica, stage, rank));
   return group;
+}
+
+std::vector<DeviceId> Parallel3dLayout::expert_data_group(int64_t replica, int64_t stage, int64_t rank) const {
+  return devices_of(expert_holders(replica), stage, rank);
+}
+
+std::vector<DeviceId> Parallel3dLayout::expert_shard_group(int64_t replica, int64_t stage, int64_t rank) const {
+  const int64_t shards = options_.zero_shards();
+  std::vector<int64_t> members;
+  for (int64_t holder : expert_holders(replica)) {
+    if (holder / shards == replica / shards) members.push_back(holder);
+  }
+  return devices_of(members, stage, rank);
+}
+
+int64_t Parallel3dLayout::expert_shard_position(int64_t replica) const {
+  const int64_t shards = options_.zero_shards();
+  int64_t position = 0;
+  for (int64_t holder : expert_holders(replica)) {
+    if (holder == replica) break;
+    position += holder / shards == replica / shards;
+  }
+  return position;
+}
+
+std::vector<DeviceId> Parallel3dLayout::expert_cross_group(int64_t replica, int64_t stage, int64_t rank) const {
+  const int64_t shards = options_.zero_shards();
+  const int64_t position = expert_shard_position(replica);
+  // Holders ascend, so each shard group's come together: count positions per group in one pass.
+  std::vector<int64_t> members;
+  int64_t group = -1, next_position = 0;
+  for (int64_t holder : expert_holders(replica)) {
+    if (holder / shards != group) group = holder / shards, next_position = 0;
+    if (next_position++ == position) members.push_back(holder);
+  }
+  return devices_of(members, stage, rank);
 }
 
 std::vector<DeviceId> Parallel3dLayout::shard_group(int64_t replica, int64_t stage, int64_t rank) const {

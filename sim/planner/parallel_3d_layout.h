@@ -33,6 +33,14 @@ class Parallel3dLayout {
   /// The replicas holding the same experts as `replica` (every data replica of its expert rank,
   /// every context rank): the group that reduces those experts' gradients.
   std::vector<DeviceId> expert_data_group(int64_t replica, int64_t stage, int64_t rank) const;
+  /// ZeRO over an expert's holders: those of expert_data_group in `replica`'s shard group (all of
+  /// them without hybrid sharding), which divide its parameters, gradients and optimizer state.
+  std::vector<DeviceId> expert_shard_group(int64_t replica, int64_t stage, int64_t rank) const;
+  /// Hybrid sharding over an expert's holders: those holding the same shard as `replica` (the
+  /// same position in their expert shard group) in every shard group.
+  std::vector<DeviceId> expert_cross_group(int64_t replica, int64_t stage, int64_t rank) const;
+  /// Replica `replica`'s position in its expert shard group.
+  int64_t expert_shard_position(int64_t replica) const;
   /// ZeRO: the zero_shards() consecutive replicas that `replica` shares its shards with.
   std::vector<DeviceId> shard_group(int64_t replica, int64_t stage, int64_t rank) const;
   /// Hybrid sharding: the replicas holding the same shard as `replica` in every shard group
@@ -49,6 +57,10 @@ class Parallel3dLayout {
   std::string data_groups_note(const Cluster& cluster) const;
 
  private:
+  /// The replicas (data x context indices, ascending) holding `replica`'s experts.
+  std::vector<int64_t> expert_holders(int64_t replica) const;
+  std::vector<DeviceId> devices_of(const std::vector<int64_t>& replicas, int64_t stage, int64_t rank) const;
+
   const ParallelismOptions& options_;
 };
 

@@ -88,10 +88,25 @@ void find_expert_layers(const OpGraph& graph, const ParallelismOptions& options,
                                         " data-parallel replicas must divide the data-parallel size " +
                                         std::to_string(options.data));
   }
-  if (options.zero_stage >= 1 && options.zero_shards() < options.replicas()) {
-    throw SpecError::strategy(path, "expert parallelism with FSDP's hybrid sharding (shard groups inside a machine, "
-                                    "an expert's shards over its own replicas) is not modelled; use \"fsdp\": "
-                                    "\"full\" or \"zero\": 1 to 3");
+  if (options.zero_stage >= 1) {
+    // An expert's shards divide over its holders inside one shard group: each shard group must
+    // hold every expert rank it holds equally often (as when one of the expert group and the
+    // shard group divides the other), so that every expert's shard is the same size.
+    const int64_t shards = options.zero_shards(), context = options.context;
+    std::map<std::pair<int64_t, int64_t>, int64_t> holders_in_group;  // (shard group, expert rank)
+    for (int64_t replica = 0; replica < options.replicas(); ++replica) {
+      ++holders_in_group[{replica / shards, replica / context % group}];
+    }
+    p->expert_shards = holders_in_group.begin()->second;
+    for (const auto& [where, holders] : holders_in_group) {
+      if (holders != p->expert_shards) {
+        throw SpecError::strategy(path, "FSDP's hybrid sharding groups " + std::to_string(shards) +
+                                            " replicas, which hold the " + std::to_string(group) +
+                                            " ranks of an expert group unequally (an expert's shards would differ "
+                                            "in size); give an expert group that divides the shard group or a "
+                                            "multiple of it");
+      }
+    }
   }
   p->experts = find_expert_branches(graph);
   if (p->experts.layers.empty()) {

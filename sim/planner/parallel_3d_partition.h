@@ -41,6 +41,10 @@ struct Parallel3dPartition {
   ExpertBranches experts;
   std::vector<double> expert_exchange;
   int64_t expert_ranks = 1;  ///< ParallelismOptions::expert
+  /// ZeRO: the holders of an expert its parameters, gradients and optimizer state divide over
+  /// (Parallel3dLayout::expert_shard_group): all of them (data / expert x context) with full
+  /// sharding, those inside one shard group with FSDP's hybrid sharding; 1 without ZeRO.
+  int64_t expert_shards = 1;
   int64_t context_ranks = 1;  ///< ParallelismOptions::context
 
   /// Whether op v is an expert's, spread over an expert group (only with expert_ranks > 1).

@@ -53,17 +53,18 @@ std::vector<TaskId> Parallel3dSlotEmitter::scatter_gather(const std::string& ten
 // the start of the slot: a ring all-gather of the op's parameters (docs/llm-planning.md).
 TaskId Parallel3dSlotEmitter::gather(int64_t m, int64_t s, OpId v, int64_t r, bool forward, std::optional<TaskId>* chain) {
   const Parallel3dPartition& P = e_.partition;
-  // An expert's parameters are sharded over the replicas holding it (its expert rank's), keyed
-  // apart from the dense shard groups.
+  // An expert's parameters are sharded over the replicas holding it (its expert rank's) in its
+  // shard group, keyed apart from the dense shard groups.
   const bool expert = P.expert_op(v);
-  auto key = std::make_tuple(expert ? -1 - P.expert_rank(d_) : d_ / e_.shards, m, v, r, forward);
+  const int64_t group = d_ / e_.shards;
+  auto key = std::make_tuple(expert ? -1 - (group * P.expert_ranks + P.expert_rank(d_)) : group, m, v, r, forward);
   if (auto it = gathered_.find(key); it != gathered_.end()) return it->second;
   std::vector<TaskId> deps = e_.previous_slot_ends[e_.holder(d_, s)][s][r];
   if (*chain) deps.push_back(**chain);
   if (const auto& update = e_.previous_update[e_.holder(d_, s)][v][r]) deps.push_back(*update);
   const TaskId id = e_.collective(replica_prefix_ + "mb" + std::to_string(m) + (forward ? "/fwd" : "/bwd") +
                                    "/zero3-allgather/" + e_.graph.op(v).name + e_.rank_name(r) + suffix_,
-                               expert ? e_.layout.expert_data_group(d_, s, r) : e_.layout.shard_group(d_, s, r),
+                               expert ? e_.layout.expert_shard_group(d_, s, r) : e_.layout.shard_group(d_, s, r),
                                P.held_bytes(v), std::move(deps), step_,
                                e_.graph.op(v).name, CollectiveKind::kAllGather);
   gathered_.emplace(key, id);
@@ -136,7 +137,7 @@ TaskId Parallel3dSlotEmitter::add_to_slot(Task task, int64_t m, int64_t s, OpId 
                                           std::optional<TaskId>* gather_chain, std::vector<TaskId>* cell) {
   for (TaskId end : e_.previous_slot_ends[e_.holder(d_, s)][s][r]) task.deps.push_back(end);
   const Parallel3dPartition& P = e_.partition;
-  if (e_.gathers_parameters && P.held_bytes(v) > 0 && (!P.expert_op(v) || e_.replicas > P.expert_ranks)) {
+  if (e_.gathers_parameters && P.held_bytes(v) > 0 && (!P.expert_op(v) || P.expert_shards > 1)) {
     *gather_chain = gather(m, s, v, r, forward, gather_chain);
     task.deps.push_back(**gather_chain);
     cell->push_back(**gather_chain);

@@ -1,5 +1,6 @@
 #include "sim/planner/parallel_3d_symmetry.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -126,10 +127,40 @@ void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options
       }
       // Each expert rank's gradient rings: the representative's (rank 0's), mirrored by the other
       // ranks' and tensor ranks'.
-      if (replicas > size) {
+      const size_t holders = layout.expert_data_group(0, s, 0).size();
+      const size_t expert_shards = layout.expert_shard_group(0, s, 0).size();
+      if (replicas > size && (options.zero_stage == 0 || expert_shards == holders)) {
         add_ring_flow(s, size * ranks, [&](int64_t k) {
           return layout.expert_data_group(k / ranks * options.context, s, k % ranks);
         });
+      } else if (replicas > size) {
+        // Hybrid sharding: the rings of every expert shard group, then of every group across them.
+        // A replica's position in its expert shard group, counted per (shard group, expert rank).
+        const int64_t shard_group = options.zero_shards();
+        std::map<std::pair<int64_t, int64_t>, int64_t> seen;
+        std::vector<int64_t> group_firsts;                // the first replica of each expert shard group
+        std::map<std::pair<int64_t, int64_t>, int64_t> cross_firsts;  // (expert rank, position) -> replica
+        for (int64_t q = 0; q < replicas; ++q) {
+          const int64_t expert_rank = q / options.context % size;
+          const int64_t position = seen[{q / shard_group, expert_rank}]++;
+          if (position == 0) group_firsts.push_back(q);
+          cross_firsts.emplace(std::make_pair(expert_rank, position), q);
+        }
+        std::vector<int64_t> cross_replicas;
+        for (const auto& entry : cross_firsts) cross_replicas.push_back(entry.second);
+        std::sort(cross_replicas.begin(), cross_replicas.end());  // replica 0's first
+        const auto group_count = static_cast<int64_t>(group_firsts.size());
+        const auto cross_count = static_cast<int64_t>(cross_replicas.size());
+        if (expert_shards > 1) {
+          add_ring_flow(s, group_count * ranks, [&](int64_t k) {
+            return layout.expert_shard_group(group_firsts[static_cast<size_t>(k / ranks)], s, k % ranks);
+          });
+        }
+        if (holders > expert_shards) {
+          add_ring_flow(s, cross_count * ranks, [&](int64_t k) {
+            return layout.expert_cross_group(cross_replicas[static_cast<size_t>(k / ranks)], s, k % ranks);
+          });
+        }
       }
     }
     const int64_t shards = options.zero_shards();

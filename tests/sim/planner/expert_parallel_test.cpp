@@ -212,6 +212,80 @@ TEST(ExpertParallel, ZeroThreeShardsEachExpertOverItsHolders) {
   EXPECT_TRUE(collectives(plan, CollectiveKind::kAllReduce).empty());
 }
 
+// FSDP's hybrid sharding with data 16 x expert 2 on two DGX A100s: each machine's 8 replicas are
+// a shard group, and an expert's 8 holders (the even replicas for experts 0 and 1) are 4 per
+// machine, so its shards divide over those 4: 16 x 41,792 / 8 + 16 x 98,304 / 4 = 83,584 +
+// 393,216 = 476,800 bytes per device (full sharding: 41,792 + 196,608 = 238,400). An expert's
+// parameters are all-gathered over the 4 (h.0's expert 1 mlp_fc: 32,768 bytes over GPUs 0, 2, 4
+// and 6); its gradients, 2 x 98,304 bytes, reduce-scattered over each machine's 4 and each
+// quarter, 49,152 bytes, all-reduced across the two machines' replicas at the same position
+// ({0, 8}, {2, 10}, ...), as the dense gradients are over the machine's 8 and across.
+TEST(ExpertParallel, HybridShardingDividesEachExpertOverItsHoldersInOneMachine) {
+  const std::string layout = R"({"data": 16, "expert": 2, "fsdp": "hybrid", "bucket_bytes": 1e9})";
+  const Scenario scenario = testing::scenario_from_text(mixtral_scenario(layout, 2));
+  const auto& devices = scenario.strategies.front().parallelism->devices;
+  const ExecutionPlan plan = plan_scenario(scenario).plan;
+  for (DeviceId device : devices) EXPECT_DOUBLE_EQ(plan.static_memory.at(device).total(), 476800);
+  auto gpus = [&](std::initializer_list<size_t> indices) {
+    std::vector<DeviceId> group;
+    for (size_t i : indices) group.push_back(devices.at(i));
+    return group;
+  };
+  const Task& gathered = *find_task(plan, "r0/mb0/fwd/zero3-allgather/h.0/expert_1/mlp_fc");
+  EXPECT_DOUBLE_EQ(gathered.bytes, 32768);
+  EXPECT_EQ(gathered.group, gpus({0, 2, 4, 6}));
+  // The second machine's gather, named by its first replica.
+  EXPECT_EQ(find_task(plan, "r8/mb0/fwd/zero3-allgather/h.0/expert_1/mlp_fc")->group, gpus({8, 10, 12, 14}));
+  EXPECT_EQ(find_task(plan, "r0/mb0/fwd/zero3-allgather/h.0/qkv")->group.size(), 8u);
+  std::map<std::vector<DeviceId>, double> scattered, across;
+  for (const Task* task : collectives(plan, CollectiveKind::kReduceScatter)) {
+    if (task->name.rfind("ep-", 0) == 0) scattered[task->group] += task->bytes;
+  }
+  for (const Task* task : collectives(plan, CollectiveKind::kAllReduce)) {
+    if (task->name.rfind("ep-", 0) == 0) across[task->group] += task->bytes;
+  }
+  ASSERT_EQ(scattered.size(), 4u);
+  for (const auto& group : {gpus({0, 2, 4, 6}), gpus({8, 10, 12, 14}), gpus({1, 3, 5, 7}), gpus({9, 11, 13, 15})}) {
+    EXPECT_DOUBLE_EQ(scattered[group], 2 * kExpertParameters / 2);
+  }
+  ASSERT_EQ(across.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) EXPECT_DOUBLE_EQ((across[gpus({i, i + 8})]), 2 * kExpertParameters / 2 / 4) << i;
+  // Each replica updates its quarter of its experts' optimizer state after its own shard's
+  // all-reduce (replica 10 holds shard 1: GPUs 2 and 10), not after another position's.
+  const Task& update = *find_task(plan, "r10/opt/h.0/expert_1/mlp_fc");
+  EXPECT_TRUE(waits_for(update, find_task(plan, "ep-hybrid-allreduce/shard1/stage0/experts0/bucket0")->id));
+  EXPECT_FALSE(waits_for(update, find_task(plan, "ep-hybrid-allreduce/shard3/stage0/experts0/bucket0")->id));
+  testing::expect_closed_form_gives_the_analytical_step(scenario);
+}
+
+// When a machine holds one replica of each expert (pipeline 2 x data 8 x expert 4 on two DGX A100s:
+// the 4 replicas of a machine are a shard group, expert rank 0's holders are replicas 0 and 4),
+// hybrid sharding keeps every expert whole and all-reduces its gradients over its 2 holders; the
+// dense weights are still sharded over the machine's 4. With the layers split evenly, stage 0
+// holds the embedding (Vh = 8,192) and h.0's dense 12,672 parameters, stage 1 h.1's, the final
+// norm (64) and the head (8,192); each device one expert of 24,576: 16 x 20,864 / 4 + 16 x 24,576 =
+// 476,672 bytes on stage 0 and 16 x 20,928 / 4 + 393,216 = 476,928 on stage 1.
+TEST(ExpertParallel, HybridShardingKeepsAnExpertWholeWhereAMachineHoldsItOnce) {
+  const std::string layout =
+      R"({"pipeline": 2, "data": 8, "expert": 4, "micro_batches": 2, "stage_split": "layers", "fsdp": "hybrid", "bucket_bytes": 1e9})";
+  const Scenario scenario = testing::scenario_from_text(mixtral_scenario(layout, 2));
+  const ParallelismOptions& options = *scenario.strategies.front().parallelism;
+  const ExecutionPlan plan = plan_scenario(scenario).plan;
+  for (int64_t d = 0; d < 8; ++d) {
+    EXPECT_DOUBLE_EQ(plan.static_memory.at(options.device(d, 0, 0)).total(), 476672) << d;
+    EXPECT_DOUBLE_EQ(plan.static_memory.at(options.device(d, 1, 0)).total(), 476928) << d;
+  }
+  for (const Task& task : plan.tasks) {
+    EXPECT_EQ(task.name.find("zero3-allgather/h.0/expert_"), std::string::npos) << task.name;
+    EXPECT_EQ(task.name.rfind("ep-zero3-reduce-scatter", 0), std::string::npos) << task.name;
+  }
+  const Task& reduced = *find_task(plan, "ep-dp-allreduce/stage0/experts0/bucket0");
+  EXPECT_EQ(reduced.collective, CollectiveKind::kAllReduce);
+  EXPECT_EQ(reduced.group, (std::vector<DeviceId>{options.device(0, 0, 0), options.device(4, 0, 0)}));
+  EXPECT_DOUBLE_EQ(reduced.bytes, 2 * 24576);
+  testing::expect_closed_form_gives_the_analytical_step(scenario);
+}
+
 // With tensor 2, each tensor rank dispatches its sequence-parallel half of the tokens: 32,768
 // bytes per all-to-all; the expert groups are the replicas' same-rank devices.
 TEST(ExpertParallel, TensorRanksEachRouteTheirShare) {
@@ -306,10 +380,27 @@ TEST(ExpertParallel, RefusesWhatItCannotSplit) {
                  "must divide the data-parallel size 4");
   expect_refused(mixtral_scenario(R"({"data": 8, "expert": 8})"), "/strategy/parallelism/expert",
                  "does not divide the 4 experts");
-  expect_refused(mixtral_scenario(R"({"data": 16, "expert": 2, "fsdp": "hybrid"})", 2), "/strategy/parallelism/expert",
-                 "hybrid sharding");
+  // Three machines' shard groups of 8 replicas hold an expert group's 3 ranks 3, 3 and 2 times.
+  const std::string six_experts = mixtral_scenario(R"({"data": 24, "expert": 3, "fsdp": "hybrid"})", 3);
+  std::string text = six_experts;
+  text.replace(text.find("\"experts\": 4"), 12, "\"experts\": 6");
+  expect_refused(text, "/strategy/parallelism/expert", "hold the 3 ranks of an expert group unequally");
   expect_refused(testing::small_gpt_scenario(R"({"data": 2, "expert": 2})"), "/strategy/parallelism/expert",
                  "needs a mixture-of-experts model");
+}
+
+/// `layout` on `nodes` DGX A100s under SimGrid: the symmetric plan (one replica's tasks, the
+/// others mirrored) gives the whole plan's step.
+void expect_symmetric_simgrid_gives_the_whole_plans_step(const std::string& layout, int nodes) {
+  const Scenario mirrored =
+      testing::scenario_from_text(mixtral_scenario(layout, nodes, R"({"tier": "simulated", "symmetry": "representatives"})"));
+  const Scenario whole =
+      testing::scenario_from_text(mixtral_scenario(layout, nodes, R"({"tier": "simulated", "symmetry": "off"})"));
+  const double full = evaluate_on_tier(whole, whole.strategies.front(), false).step_seconds;
+  const TierStep symmetric = evaluate_on_tier(mirrored, mirrored.strategies.front(), false);
+  ASSERT_TRUE(symmetric.planned);
+  EXPECT_LT(symmetric.tasks, plan_scenario(whole).plan.tasks.size());  // one replica's tasks
+  EXPECT_NEAR(symmetric.step_seconds, full, 1e-9 * full);
 }
 
 // Under SimGrid's symmetry the representative sends its all-to-all chunks to each peer and every
@@ -317,15 +408,15 @@ TEST(ExpertParallel, RefusesWhatItCannotSplit) {
 // gradients' ring mirrors the other expert ranks': inside one machine the mirrored step is the
 // whole plan's.
 TEST(ExpertParallel, SymmetricSimGridGivesTheWholePlansStep) {
-  const std::string layout = R"({"pipeline": 2, "data": 4, "expert": 4, "micro_batches": 2, "algorithm": "ring"})";
-  const Scenario mirrored =
-      testing::scenario_from_text(mixtral_scenario(layout, 1, R"({"tier": "simulated", "symmetry": "representatives"})"));
-  const Scenario whole = testing::scenario_from_text(mixtral_scenario(layout, 1, R"({"tier": "simulated", "symmetry": "off"})"));
-  const double full = evaluate_on_tier(whole, whole.strategies.front(), false).step_seconds;
-  const TierStep symmetric = evaluate_on_tier(mirrored, mirrored.strategies.front(), false);
-  ASSERT_TRUE(symmetric.planned);
-  EXPECT_LT(symmetric.tasks, plan_scenario(whole).plan.tasks.size());  // one replica's tasks
-  EXPECT_NEAR(symmetric.step_seconds, full, 1e-9 * full);
+  expect_symmetric_simgrid_gives_the_whole_plans_step(
+      R"({"pipeline": 2, "data": 4, "expert": 4, "micro_batches": 2, "algorithm": "ring"})", 1);
+}
+
+// Hybrid sharding under SimGrid's symmetry: the representative's expert shard-group ring (GPUs 0,
+// 2, 4, 6 of the first machine) is mirrored by every other expert shard group's, its ring across
+// the machines ({0, 8}) by every other position's; the mirrored step is the whole plan's.
+TEST(ExpertParallel, HybridShardingUnderSymmetricSimGridGivesTheWholePlansStep) {
+  expect_symmetric_simgrid_gives_the_whole_plans_step(R"({"data": 16, "expert": 2, "fsdp": "hybrid", "algorithm": "ring"})", 2);
 }
 
 }  // namespace
