@@ -72,6 +72,18 @@ class SlotEnds {
   std::vector<double> ends_;
 };
 
+/// The elements of `a` and `b` in ascending order (pairs compare whole, so any sort gives the
+/// same sequence): merged when each ascends already, else sorted. Sorts `a` and `b` in place.
+std::vector<std::pair<double, double>> sorted_union(std::vector<std::pair<double, double>>* a,
+                                                    std::vector<std::pair<double, double>>* b) {
+  for (auto* part : {a, b}) {
+    if (!std::is_sorted(part->begin(), part->end())) std::sort(part->begin(), part->end());
+  }
+  std::vector<std::pair<double, double>> merged(a->size() + b->size());
+  std::merge(a->begin(), a->end(), b->begin(), b->end(), merged.begin());
+  return merged;
+}
+
 /// When `slot` ends: the latest of (the stage's previous slot's end + its time alone) and, for
 /// each chunk it receives from, (that chunk's slot for `micro_batch` ends + the delay).
 double slot_end(const ClosedFormSlot& slot, double previous_end, const SlotEnds& sender_ends, int64_t micro_batch) {
@@ -208,8 +220,13 @@ ClosedFormSlot model_slot(const SlotTasks& slot, double alone_seconds, const Cel
   for (TaskId input : slot.inputs) {
     const size_t from = reader.sender(input);
     const double delay = timeline.tasks[input].end_seconds - sender_end(from) + (end_seconds - latest_arrival);
-    auto [entry, inserted] = model.delay_seconds.emplace(from, delay);
-    if (!inserted) entry->second = std::max(entry->second, delay);
+    auto entry = std::lower_bound(model.delay_seconds.begin(), model.delay_seconds.end(), from,
+                                  [](const std::pair<size_t, double>& a, size_t key) { return a.first < key; });
+    if (entry != model.delay_seconds.end() && entry->first == from) {
+      entry->second = std::max(entry->second, delay);
+    } else {
+      model.delay_seconds.insert(entry, {from, delay});
+    }
   }
   return model;
 }
@@ -421,7 +438,31 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
   return cell;
 }
 
+ClosedFormStepOrder closed_form_step_order(const ClosedFormCell& cell, const ParallelismOptions& options) {
+  ClosedFormStepOrder order;
+  order.schedule.resize(cell.stages);
+  for (size_t s = 0; s < cell.stages; ++s) {
+    order.schedule[s] = cell.chunks > 1
+                            ? interleaved_schedule(cell.stages, s, cell.chunks, options.micro_batches, cell.training)
+                            : pipeline_schedule(options.schedule, cell.stages, s, options.micro_batches, cell.training);
+  }
+  order.emission = emission_order(order.schedule, options.micro_batches, cell.chunks);
+  return order;
+}
+
+std::string closed_form_step_order_key(const ClosedFormCell& cell, const ParallelismOptions& options) {
+  // Interleaved schedules have one order whatever `schedule` says (it must be 1F1B).
+  const int schedule = cell.chunks > 1 ? -1 : static_cast<int>(options.schedule);
+  return std::to_string(cell.stages) + "/" + std::to_string(cell.chunks) + "/" + std::to_string(schedule) + "/" +
+         std::to_string(options.micro_batches) + "/" + (cell.training ? "t" : "i");
+}
+
 ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, const ParallelismOptions& options) {
+  return estimate_3d_step_from_cell(cell, options, closed_form_step_order(cell, options));
+}
+
+ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, const ParallelismOptions& options,
+                                                  const ClosedFormStepOrder& order) {
   const size_t stages = cell.stages;
   const int64_t chunks = cell.chunks;
   const size_t model_chunks = stages * static_cast<size_t>(chunks);
@@ -438,11 +479,7 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
   }
 
   // Every slot of every stage, in an order in which each slot's inputs come first.
-  std::vector<std::vector<PipelineSlot>> schedule(stages);
-  for (size_t s = 0; s < stages; ++s) {
-    schedule[s] = chunks > 1 ? interleaved_schedule(stages, s, chunks, micro_batches, cell.training)
-                             : pipeline_schedule(options.schedule, stages, s, micro_batches, cell.training);
-  }
+  const std::vector<std::vector<PipelineSlot>>& schedule = order.schedule;
   SlotEnds forward_end(model_chunks, micro_batches), backward_end(model_chunks, micro_batches);
   std::vector<double> stage_free(stages, 0);
   std::vector<size_t> slots_done(stages, 0);
@@ -451,8 +488,17 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
   // gradient) starts to arrive, as long after its sender's slot ended as in the cell plan.
   const bool interleaved = chunks > 1;
   std::vector<std::vector<double>> slot_ends(stages);
-  std::vector<std::vector<std::pair<double, double>>> arrivals(stages);  // (start, bytes)
-  for (const auto& [s, slot] : emission_order(schedule, micro_batches, chunks)) {
+  // (start, bytes) of the inputs of forward and of backward slots: each list nearly always
+  // ascends, so that the memory pass merges the two instead of sorting them.
+  std::vector<std::vector<std::pair<double, double>>> forward_arrivals(stages), backward_arrivals(stages);
+  if (interleaved) {
+    for (size_t s = 0; s < stages; ++s) {
+      slot_ends[s].reserve(schedule[s].size());
+      forward_arrivals[s].reserve(schedule[s].size());
+      backward_arrivals[s].reserve(schedule[s].size());
+    }
+  }
+  for (const auto& [s, slot] : order.emission) {
     const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
     const int64_t m = slot.micro_batch;
     auto& ends = slot.forward ? forward_end : backward_end;
@@ -462,8 +508,9 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
     ends.at(c, m) = stage_free[s] = slot_end(model, stage_free[s], ends, m);
     if (!interleaved) continue;
     slot_ends[s].push_back(ends.at(c, m));
+    auto& arrivals = slot.forward ? forward_arrivals[s] : backward_arrivals[s];
     for (const ClosedFormCell::Input& input : slot.forward ? cell.forward_inputs[c] : cell.backward_inputs[c]) {
-      arrivals[s].emplace_back(ends.at(input.from, m) + input.offset_seconds, input.bytes);
+      arrivals.emplace_back(ends.at(input.from, m) + input.offset_seconds, input.bytes);
     }
   }
   for (size_t s = 0; s < stages; ++s) estimate.step_seconds = std::max(estimate.step_seconds, estimate.stage_end_seconds[s]);
@@ -485,11 +532,15 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
       // `open` of its chunks open before it), plus what the other micro-batch chunks open
       // beside it keep, plus the inputs that have begun to arrive for later slots (the warm-up
       // runs the senders ahead).
-      std::vector<std::pair<double, double>>& received = arrivals[s];  // read once, sorted in place
-      std::sort(received.begin(), received.end());
+      std::vector<std::pair<double, double>> received = sorted_union(&forward_arrivals[s], &backward_arrivals[s]);
       size_t next_arrival = 0;
       double arrived = 0, consumed = 0;  // inputs begun to arrive by a slot's end; those of it and earlier slots
       std::vector<int64_t> open_of(static_cast<size_t>(chunks), 0);
+      // The cell's slot peaks by (direction, chunk), looked up once per stage, not once per slot.
+      std::vector<const ClosedFormCell::SlotPeak*> peak_of(2 * static_cast<size_t>(chunks), nullptr);
+      for (const auto& [which, peak] : cell.slot_peaks[s]) {
+        peak_of[static_cast<size_t>(which.second) * 2 + (which.first ? 1 : 0)] = &peak;
+      }
       activation = cell.cell_peak_bytes[s];
       for (size_t i = 0; i < schedule[s].size(); ++i) {
         const PipelineSlot& slot = schedule[s][i];
@@ -497,7 +548,9 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
         for (const ClosedFormCell::Input& input : slot.forward ? cell.forward_inputs[c] : cell.backward_inputs[c]) {
           consumed += input.bytes;
         }
-        const ClosedFormCell::SlotPeak& peak = cell.slot_peaks[s].at({slot.forward, slot.chunk});
+        const ClosedFormCell::SlotPeak* found = peak_of[static_cast<size_t>(slot.chunk) * 2 + (slot.forward ? 1 : 0)];
+        if (!found) throw std::logic_error("closed form: a slot without its cell-plan peak");
+        const ClosedFormCell::SlotPeak& peak = *found;
         while (next_arrival < received.size() &&
                received[next_arrival].first < slot_ends[s][i] - peak.peak_before_end_seconds) {
           arrived += received[next_arrival++].second;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -50,8 +51,10 @@ struct ClosedFormStepEstimate {
 /// each chunk it receives from, (that chunk's matching slot's end + delay_seconds). Without
 /// interleaving a chunk is a stage.
 struct ClosedFormSlot {
-  double alone_seconds = 0;                ///< every input already there
-  std::map<size_t, double> delay_seconds;  ///< by sending chunk: its transfer, then this slot's rest
+  double alone_seconds = 0;  ///< every input already there
+  /// (sending chunk, its transfer then this slot's rest), each sender once, ascending: a flat
+  /// list, read once per slot of every step the cell estimates.
+  std::vector<std::pair<size_t, double>> delay_seconds;
 };
 
 /// What one micro-batch's cell plan says of a layout, whatever its number of micro-batches and
@@ -100,9 +103,27 @@ struct ClosedFormCell {
 ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
                                const ParallelismOptions& options);
 
+/// The slots a step runs: each stage's in its schedule's order and all of them in emission order
+/// (pipeline_builder.h). A function of the layout's shape only (stages, model chunks, schedule,
+/// micro-batches, training), so a sweep may build it once for the configurations that share it.
+struct ClosedFormStepOrder {
+  std::vector<std::vector<PipelineSlot>> schedule;  ///< by stage
+  std::vector<StageSlot> emission;
+};
+
+/// The step order of `options` (its micro-batches and schedule) on `cell`'s stages and chunks.
+ClosedFormStepOrder closed_form_step_order(const ClosedFormCell& cell, const ParallelismOptions& options);
+
+/// What closed_form_step_order depends on, as text: configurations with the same key share an order.
+std::string closed_form_step_order_key(const ClosedFormCell& cell, const ParallelismOptions& options);
+
 /// The step of `options` (its micro-batches and schedule) from its cell: the recurrence over
 /// every slot and each stage's peak memory. `cell` must be analyse_3d_cell's of the same layout
-/// with the same micro-batch share (a sweep reuses one across schedules).
+/// with the same micro-batch share (a sweep reuses one across schedules); `order`
+/// closed_form_step_order's for them.
+ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, const ParallelismOptions& options,
+                                                  const ClosedFormStepOrder& order);
+/// The same, building the order.
 ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, const ParallelismOptions& options);
 
 /// Whether `cell` has the stages, model chunks and one-micro-batch slot order of `options` (GPipe

@@ -49,6 +49,10 @@ struct SweepContext {
   /// The same for the search tier's screen (sim/session/sweep_screen.h: screen_key).
   std::vector<std::string> screen_keys;
   std::map<std::string, std::vector<size_t>> screen_groups;
+  /// The screen's step orders by closed_form_step_order_key: configurations of different layouts
+  /// with the same stages, chunks, schedule and micro-batches walk the same slots. A cache, per
+  /// process; `held` counts slots (about 50 bytes each), started over beyond its budget.
+  mutable ReuseCache<std::shared_ptr<const ClosedFormStepOrder>> step_orders{{}, 0, 2000000};
 };
 
 /// Reads the sweep of `document` (the scenario file `file`: relative model and cluster files

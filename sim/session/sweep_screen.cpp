@@ -64,6 +64,25 @@ void reshard_memory(const ParallelismOptions& cell, const ParallelismOptions& op
   }
 }
 
+/// `context`'s step order for `options` on `cell` (closed_form_step_order), built once per process.
+std::shared_ptr<const ClosedFormStepOrder> step_order(const SweepContext& context, const ClosedFormCell& cell,
+                                                      const ParallelismOptions& options) {
+  auto& cache = context.step_orders;
+  const std::string key = closed_form_step_order_key(cell, options);
+  if (auto it = cache.entries.find(key); it != cache.entries.end()) return it->second;
+  auto order = std::make_shared<const ClosedFormStepOrder>(closed_form_step_order(cell, options));
+  const size_t slots = order->emission.size();
+  if (cache.held + slots > cache.budget) {
+    cache.entries.clear();
+    cache.held = 0;
+  }
+  if (slots <= cache.budget) {
+    cache.held += slots;
+    cache.entries.emplace(key, order);
+  }
+  return order;
+}
+
 }  // namespace
 
 const std::string& screen_key(const SweepContext& context, size_t index) { return context.screen_keys.at(index); }
@@ -103,7 +122,7 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       }
       if (!cell_fits(cell.cell, options)) continue;
       screen.cell_from = cell.index;
-      ClosedFormStepEstimate estimate = estimate_3d_step_from_cell(cell.cell, options);
+      ClosedFormStepEstimate estimate = estimate_3d_step_from_cell(cell.cell, options, *step_order(context, cell.cell, options));
       reshard_memory(cell.options, options, &estimate);
       fill_closed_form_row(estimate, *cell.cluster, options, run.batch_size, &row);
       row.replicas = options.data;

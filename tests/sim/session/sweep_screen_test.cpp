@@ -30,7 +30,8 @@ SweepContext screen_context(const std::string& text) { return make_sweep_context
 double slot_distance(const ClosedFormSlot& a, const ClosedFormSlot& b) {
   double delay = 0;
   for (const auto& [from, seconds] : a.delay_seconds) {
-    const auto it = b.delay_seconds.find(from);
+    const auto it = std::find_if(b.delay_seconds.begin(), b.delay_seconds.end(),
+                                 [from = from](const std::pair<size_t, double>& entry) { return entry.first == from; });
     delay = std::max(delay, it == b.delay_seconds.end() ? std::abs(seconds) : std::abs(seconds - it->second));
   }
   return std::abs(a.alone_seconds - b.alone_seconds) + delay;
