@@ -49,7 +49,8 @@ std::string sweep_csv(const SweepReport& report) {
     auto flag = [&](bool v) { return ok ? std::string(v ? "1" : "0") : std::string(); };
     csv += to_string(r.tier) + "," + to_string(r.status) + "," + csv_cell(r.reason) + "," + csv_number(r.step_seconds) + "," +
            csv_number(r.samples_per_second) + "," + (spec.tokens_per_sample > 0 ? if_ok(o.tokens_per_second) : "") + "," +
-           csv_number(r.single_replica_samples_per_second) + "," +
+           // No baseline (search rows, strategies without one): empty, not a measured 0.
+           (r.single_replica_samples_per_second > 0 ? csv_number(r.single_replica_samples_per_second) : "") + "," +
            (o.scaling_efficiency > 0 ? if_ok(o.scaling_efficiency) : "") + "," +
            csv_number(r.compute_seconds) + "," + csv_number(r.exposed_communication_seconds) + "," +
            csv_number(r.bubble_seconds) + "," + csv_number(r.straggler_seconds) + "," + csv_number(r.other_seconds) + "," +

@@ -565,7 +565,7 @@ TEST(SweepReports, EveryChartHasADataPointPerConfigurationThatFits) {
 // MFU in the sweep (docs/llm-planning.md): a row on 4 devices of 100 TFLOP/s each (summed peak
 // 4e14) at 1,000 samples/s of 1e11 model FLOPs (1.2e11 with recomputation) runs 1e14 FLOP/s:
 // MFU 1e14 / 4e14 = 25%, HFU 30%, 25 TFLOP/s per device; a row without a single-device baseline
-// (a 3D row) leaves its scaling cell empty instead of writing 0.
+// (a search row) leaves its baseline and scaling cells empty instead of writing 0.
 TEST(SweepReports, CsvAndSummaryReportMfuAndNoScalingWithoutABaseline) {
   SweepSpec spec = hand_spec(3);
   SweepRow row = ok_row(2, 1000);
@@ -582,7 +582,7 @@ TEST(SweepReports, CsvAndSummaryReportMfuAndNoScalingWithoutABaseline) {
   EXPECT_DOUBLE_EQ(outcome.model_flops_per_second_per_device, 2.5e13);
   const std::string csv = sweep_csv(report);
   const std::string line = csv.substr(csv.find("\n2,"));
-  EXPECT_NE(line.find(",1000,,0,,0.75,"), std::string::npos) << line;  // samples/s, tokens, single, scaling empty
+  EXPECT_NE(line.find(",1000,,,,0.75,"), std::string::npos) << line;  // samples/s; tokens, single, scaling empty
   EXPECT_NE(line.find(",0.25,0.3,25,,,\n"), std::string::npos) << line;  // mfu, hfu, TFLOP/s per device, tokens/day, no search
   EXPECT_NE(sweep_summary_markdown(report).find(" | 25% | - | "), std::string::npos);
 }
