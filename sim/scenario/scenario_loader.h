@@ -3,10 +3,10 @@
 #pragma once
 
 #include <filesystem>
-#include <map>
 #include <string>
 
 #include "sim/cluster/hardware_catalog.h"
+#include "sim/core/reuse_cache.h"
 #include "sim/scenario/scenario.h"
 
 namespace placesim {
@@ -16,19 +16,12 @@ namespace placesim {
 /// batch, precision) and the cluster per cluster section, before perturbations. A reused entry
 /// is a copy of what reading it again would build. Not thread-safe. Each cache keeps at most
 /// kMaxEntries entries and its budget of ops (graphs: 1,000,000) or devices (clusters: 65,536)
-/// in all: one that would go over starts over, and an entry larger than that alone is not kept
-/// (a sweep over 64 sizes of a 100,000-node cluster must not hold them all).
-template <typename Value>
-struct ReuseCache {
-  std::map<std::string, Value> entries;
-  size_t held = 0;    ///< ops (graphs) or devices (clusters) in `entries`
-  size_t budget = 0;  ///< at most this many in all
-};
-
+/// in all (sim/core/reuse_cache.h: a sweep over 64 sizes of a 100,000-node cluster must not
+/// hold them all).
 struct ScenarioReuse {
   static constexpr size_t kMaxEntries = 64;
-  ReuseCache<OpGraph> graphs{{}, 0, 1000000};
-  ReuseCache<Cluster> clusters{{}, 0, 65536};
+  ReuseCache<OpGraph> graphs{{}, 0, 1000000, kMaxEntries};
+  ReuseCache<Cluster> clusters{{}, 0, 65536, kMaxEntries};
 };
 
 /// Throws InputError naming the file and JSON path of the first problem found.

@@ -15,6 +15,7 @@
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/core/json_reader.h"
+#include "sim/core/reuse_cache.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/scenario/scenario_variations.h"
 #include "sim/sweep/sweep_row.h"
@@ -51,8 +52,8 @@ struct SweepContext {
   std::map<std::string, std::vector<size_t>> screen_groups;
   /// The screen's step orders by closed_form_step_order_key: configurations of different layouts
   /// with the same stages, chunks, schedule and micro-batches walk the same slots. A cache, per
-  /// process; `held` counts slots (about 50 bytes each), started over beyond its budget.
-  mutable ReuseCache<std::shared_ptr<const ClosedFormStepOrder>> step_orders{{}, 0, 2000000};
+  /// process, of 2 million slots (about 50 bytes each) and as many orders as fit in them.
+  mutable ReuseCache<std::shared_ptr<const ClosedFormStepOrder>> step_orders{{}, 0, 2000000, 2000000};
 };
 
 /// Reads the sweep of `document` (the scenario file `file`: relative model and cluster files

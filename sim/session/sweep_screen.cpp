@@ -8,6 +8,7 @@
 
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/input_error.h"
+#include "sim/core/reuse_cache.h"
 #include "sim/scenario/parallelism_reader.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/scenario/spec_error_location.h"
@@ -67,20 +68,10 @@ void reshard_memory(const ParallelismOptions& cell, const ParallelismOptions& op
 /// `context`'s step order for `options` on `cell` (closed_form_step_order), built once per process.
 std::shared_ptr<const ClosedFormStepOrder> step_order(const SweepContext& context, const ClosedFormCell& cell,
                                                       const ParallelismOptions& options) {
-  auto& cache = context.step_orders;
-  const std::string key = closed_form_step_order_key(cell, options);
-  if (auto it = cache.entries.find(key); it != cache.entries.end()) return it->second;
-  auto order = std::make_shared<const ClosedFormStepOrder>(closed_form_step_order(cell, options));
-  const size_t slots = order->emission.size();
-  if (cache.held + slots > cache.budget) {
-    cache.entries.clear();
-    cache.held = 0;
-  }
-  if (slots <= cache.budget) {
-    cache.held += slots;
-    cache.entries.emplace(key, order);
-  }
-  return order;
+  return reused(
+      &context.step_orders, [&] { return closed_form_step_order_key(cell, options); },
+      [&] { return std::make_shared<const ClosedFormStepOrder>(closed_form_step_order(cell, options)); },
+      [](const std::shared_ptr<const ClosedFormStepOrder>& order) { return order->emission.size(); });
 }
 
 }  // namespace
