@@ -94,6 +94,7 @@ void reduce_expert_gradients(Parallel3dEmission* emission, int64_t step, const L
     });
     const std::vector<DeviceId> holders = e.layout.expert_data_group(first, s, r);
     const bool hybrid = shards > 1 && shards < static_cast<int64_t>(holders.size());
+    const std::vector<int64_t> position = hybrid ? e.layout.expert_shard_places().position : std::vector<int64_t>();
     // By member: what its updates of a bucket wait for (the last bucket's, after the loop).
     std::map<int64_t, TaskId> reduced_for;
     for (size_t b = 0; b < buckets.size(); ++b) {
@@ -123,14 +124,14 @@ void reduce_expert_gradients(Parallel3dEmission* emission, int64_t step, const L
         }
         std::map<int64_t, TaskId> across;  // by position in the expert shard group
         for (int64_t d : members) {
-          const int64_t position = e.layout.expert_shard_position(d);
-          if (!across.count(position)) {
-            across[position] = e.gradient_collective(
-                "ep-hybrid-allreduce/shard" + std::to_string(position) + where, e.layout.expert_cross_group(d, s, r),
+          const int64_t shard = position[static_cast<size_t>(d)];
+          if (!across.count(shard)) {
+            across[shard] = e.gradient_collective(
+                "ep-hybrid-allreduce/shard" + std::to_string(shard) + where, e.layout.expert_cross_group(d, s, r, position),
                 bytes / static_cast<double>(shards), scattered, step, op_name);
-            previous = across[position];
+            previous = across[shard];
           }
-          reduced_for[d] = across[position];
+          reduced_for[d] = across[shard];
         }
       } else if (holders.size() > 1) {
         // ZeRO 3 over all the holders only reduce-scatters (the parameters are gathered again

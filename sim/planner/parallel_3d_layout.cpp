@@ -1,5 +1,8 @@
 #include "sim/planner/parallel_3d_layout.h"
 
+#include <map>
+#include <utility>
+
 namespace placesim {
 namespace {
 
@@ -76,25 +79,22 @@ std::vector<DeviceId> Parallel3dLayout::expert_shard_group(int64_t replica, int6
   return devices_of(members, stage, rank);
 }
 
-int64_t Parallel3dLayout::expert_shard_position(int64_t replica) const {
-  const int64_t shards = options_.zero_shards();
-  int64_t position = 0;
-  for (int64_t holder : expert_holders(replica)) {
-    if (holder == replica) break;
-    position += holder / shards == replica / shards;
-  }
-  return position;
+Parallel3dLayout::ExpertShardPlaces Parallel3dLayout::expert_shard_places() const {
+  const int64_t replicas = options_.replicas(), shards = options_.zero_shards();
+  auto group_of = [&](int64_t q) { return std::make_pair(q / shards, q / options_.context % options_.expert); };
+  std::map<std::pair<int64_t, int64_t>, int64_t> holders;  // by (shard group, expert rank): counted so far
+  ExpertShardPlaces places{std::vector<int64_t>(static_cast<size_t>(replicas)),
+                           std::vector<int64_t>(static_cast<size_t>(replicas))};
+  for (int64_t q = 0; q < replicas; ++q) places.position[static_cast<size_t>(q)] = holders[group_of(q)]++;
+  for (int64_t q = 0; q < replicas; ++q) places.group_size[static_cast<size_t>(q)] = holders.at(group_of(q));
+  return places;
 }
 
-std::vector<DeviceId> Parallel3dLayout::expert_cross_group(int64_t replica, int64_t stage, int64_t rank) const {
-  const int64_t shards = options_.zero_shards();
-  const int64_t position = expert_shard_position(replica);
-  // Holders ascend, so each shard group's come together: count positions per group in one pass.
+std::vector<DeviceId> Parallel3dLayout::expert_cross_group(int64_t replica, int64_t stage, int64_t rank,
+                                                           const std::vector<int64_t>& position) const {
   std::vector<int64_t> members;
-  int64_t group = -1, next_position = 0;
   for (int64_t holder : expert_holders(replica)) {
-    if (holder / shards != group) group = holder / shards, next_position = 0;
-    if (next_position++ == position) members.push_back(holder);
+    if (position[static_cast<size_t>(holder)] == position[static_cast<size_t>(replica)]) members.push_back(holder);
   }
   return devices_of(members, stage, rank);
 }

@@ -36,11 +36,17 @@ class Parallel3dLayout {
   /// ZeRO over an expert's holders: those of expert_data_group in `replica`'s shard group (all of
   /// them without hybrid sharding), which divide its parameters, gradients and optimizer state.
   std::vector<DeviceId> expert_shard_group(int64_t replica, int64_t stage, int64_t rank) const;
+  /// By replica: its position in its expert shard group (the holders of its experts in its ZeRO
+  /// shard group, ascending) and that group's size. One pass over the replicas.
+  struct ExpertShardPlaces {
+    std::vector<int64_t> position;
+    std::vector<int64_t> group_size;
+  };
+  ExpertShardPlaces expert_shard_places() const;
   /// Hybrid sharding over an expert's holders: those holding the same shard as `replica` (the
-  /// same position in their expert shard group) in every shard group.
-  std::vector<DeviceId> expert_cross_group(int64_t replica, int64_t stage, int64_t rank) const;
-  /// Replica `replica`'s position in its expert shard group.
-  int64_t expert_shard_position(int64_t replica) const;
+  /// same position in their expert shard group: `position`, expert_shard_places') in every shard group.
+  std::vector<DeviceId> expert_cross_group(int64_t replica, int64_t stage, int64_t rank,
+                                           const std::vector<int64_t>& position) const;
   /// ZeRO: the zero_shards() consecutive replicas that `replica` shares its shards with.
   std::vector<DeviceId> shard_group(int64_t replica, int64_t stage, int64_t rank) const;
   /// Hybrid sharding: the replicas holding the same shard as `replica` in every shard group

@@ -1,5 +1,6 @@
 #include "sim/planner/parallel_3d_partition.h"
 
+#include <algorithm>
 #include <map>
 
 #include "sim/core/glob.h"
@@ -80,7 +81,8 @@ std::vector<size_t> whole_layer_seeds(const OpGraph& graph, const StepEmitter& e
 }
 
 /// Expert parallelism's conditions, the MoE layers and the bytes of their all-to-alls.
-void find_expert_layers(const OpGraph& graph, const ParallelismOptions& options, Parallel3dPartition* p) {
+void find_expert_layers(const OpGraph& graph, const ParallelismOptions& options, const Parallel3dLayout& layout,
+                        Parallel3dPartition* p) {
   const std::string path = "parallelism/expert";
   const int64_t group = options.expert;
   if (options.data % group != 0) {
@@ -92,20 +94,14 @@ void find_expert_layers(const OpGraph& graph, const ParallelismOptions& options,
     // An expert's shards divide over its holders inside one shard group: each shard group must
     // hold every expert rank it holds equally often (as when one of the expert group and the
     // shard group divides the other), so that every expert's shard is the same size.
-    const int64_t shards = options.zero_shards(), context = options.context;
-    std::map<std::pair<int64_t, int64_t>, int64_t> holders_in_group;  // (shard group, expert rank)
-    for (int64_t replica = 0; replica < options.replicas(); ++replica) {
-      ++holders_in_group[{replica / shards, replica / context % group}];
-    }
-    p->expert_shards = holders_in_group.begin()->second;
-    for (const auto& [where, holders] : holders_in_group) {
-      if (holders != p->expert_shards) {
-        throw SpecError::strategy(path, "FSDP's hybrid sharding groups " + std::to_string(shards) +
-                                            " replicas, which hold the " + std::to_string(group) +
-                                            " ranks of an expert group unequally (an expert's shards would differ "
-                                            "in size); give an expert group that divides the shard group or a "
-                                            "multiple of it");
-      }
+    const std::vector<int64_t> sizes = layout.expert_shard_places().group_size;
+    p->expert_shards = sizes.front();
+    if (std::any_of(sizes.begin(), sizes.end(), [&](int64_t size) { return size != p->expert_shards; })) {
+      throw SpecError::strategy(path, "FSDP's hybrid sharding groups " + std::to_string(options.zero_shards()) +
+                                          " replicas, which hold the " + std::to_string(group) +
+                                          " ranks of an expert group unequally (an expert's shards would differ "
+                                          "in size); give an expert group that divides the shard group or a "
+                                          "multiple of it");
     }
   }
   p->experts = find_expert_branches(graph);
@@ -172,7 +168,7 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
   p.gathered_key_values.assign(graph.size(), 0);
   const int64_t context = options.context;
   p.context_ranks = context;
-  if (options.expert > 1) find_expert_layers(graph, options, &p);
+  if (options.expert > 1) find_expert_layers(graph, options, layout, &p);
   // Selective recomputation (Korthikanti et al. 2022, section 5): the core attention's ops keep
   // nothing made among them and re-run their forward in backward.
   p.recomputed.assign(graph.size(), false);

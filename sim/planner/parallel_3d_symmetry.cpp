@@ -134,17 +134,15 @@ void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options
           return layout.expert_data_group(k / ranks * options.context, s, k % ranks);
         });
       } else if (replicas > size) {
-        // Hybrid sharding: the rings of every expert shard group, then of every group across them.
-        // A replica's position in its expert shard group, counted per (shard group, expert rank).
-        const int64_t shard_group = options.zero_shards();
-        std::map<std::pair<int64_t, int64_t>, int64_t> seen;
-        std::vector<int64_t> group_firsts;                // the first replica of each expert shard group
+        // Hybrid sharding: the rings of every expert shard group (one per replica at position
+        // 0), then of every group across them (one per expert rank and position).
+        const std::vector<int64_t> position = layout.expert_shard_places().position;
+        std::vector<int64_t> group_firsts;
         std::map<std::pair<int64_t, int64_t>, int64_t> cross_firsts;  // (expert rank, position) -> replica
         for (int64_t q = 0; q < replicas; ++q) {
-          const int64_t expert_rank = q / options.context % size;
-          const int64_t position = seen[{q / shard_group, expert_rank}]++;
-          if (position == 0) group_firsts.push_back(q);
-          cross_firsts.emplace(std::make_pair(expert_rank, position), q);
+          const int64_t place = position[static_cast<size_t>(q)];
+          if (place == 0) group_firsts.push_back(q);
+          cross_firsts.emplace(std::make_pair(q / options.context % size, place), q);
         }
         std::vector<int64_t> cross_replicas;
         for (const auto& entry : cross_firsts) cross_replicas.push_back(entry.second);
@@ -158,7 +156,7 @@ void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options
         }
         if (holders > expert_shards) {
           add_ring_flow(s, cross_count * ranks, [&](int64_t k) {
-            return layout.expert_cross_group(cross_replicas[static_cast<size_t>(k / ranks)], s, k % ranks);
+            return layout.expert_cross_group(cross_replicas[static_cast<size_t>(k / ranks)], s, k % ranks, position);
           });
         }
       }
