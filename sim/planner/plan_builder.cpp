@@ -5,37 +5,8 @@
 
 namespace placesim {
 
-OptimizerCost optimizer_cost(Optimizer optimizer, double dtype_bytes) {
-  // In mixed precision (elements under 4 bytes) the update works on fp32 master weights and
-  // moments (Micikevicius et al. 2018): it reads the low-precision gradient, reads and writes the
-  // fp32 master and moments, and writes the model's low-precision copy of the weights; PyTorch AMP,
-  // whose parameters and gradients stay fp32, moves the same bytes for SGD, momentum and Adam.
-  const bool mixed = dtype_bytes < 4;
-  const double master_bytes = 4;
-  switch (optimizer) {
-    case Optimizer::kSgd:  // w -= lr*g: read w, g; write w
-      return {2, mixed ? 2 * master_bytes + 2 * dtype_bytes : 3 * dtype_bytes, 0};
-    case Optimizer::kMomentum:  // v = m*v + g; w -= lr*v: read w, g, v; write w, v
-      return {4, mixed ? 4 * master_bytes + 2 * dtype_bytes : 5 * dtype_bytes, 1};
-    case Optimizer::kAdam:  // m, v moments, bias correction, sqrt, divide: read w, g, m, v; write w, m, v
-      return {12, mixed ? 6 * master_bytes + 2 * dtype_bytes : 7 * dtype_bytes, 2};
-    case Optimizer::kLamb:
-      // LAMB (You et al. 2020, algorithm 2) as NVIDIA's fused kernels run it (DeepLearningExamples
-      // BERT, lamb_amp_opt/csrc/multi_tensor_lamb.cu, 21.11): a global gradient norm, then per
-      // tensor the weights' norm, stage 1 (read g, w, m, v; write m, v and the update u), the
-      // update's norm and stage 2 (read u, w; write w): 13 passes of a parameter-sized buffer in
-      // fp32. In fp16 the weights, m and v are fp32 copies (master weights) and g, u are fp16, with
-      // GradScaler's inf check (read and write g) first and the fp16 weights written last:
-      // 8 fp16 passes + 8 fp32 ones = 48 bytes per parameter. FLOPs: Adam's 12 + 3 norms (2 each)
-      // + the trust-ratio scaling (2).
-      if (dtype_bytes >= 4) return {20, 13 * dtype_bytes, 2};
-      return {20, 8 * dtype_bytes + 8 * 4, 2};
-  }
-  return {2, 3 * dtype_bytes, 0};
-}
-
-Task optimizer_task(const Op& op, Optimizer optimizer, DeviceId device, int64_t step, int64_t replica, TaskId after) {
-  const OptimizerCost cost = optimizer_cost(optimizer, op.dtype_bytes);
+Task optimizer_task(const Op& op, const OptimizerStep& optimizer, DeviceId device, int64_t step, int64_t replica, TaskId after) {
+  const OptimizerCost cost = optimizer_step_cost(optimizer, op.dtype_bytes);
   Task task;
   task.name = StepEmitter::prefix(replica) + "opt/" + op.name + StepEmitter::suffix(step);
   task.phase = Phase::kOptimizer;
@@ -90,7 +61,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Placement& placement, const
     for (OpId v : emitter.order()) {
       const Op& op = graph.op(v);
       if (!emitter.selected(v) || op.parameter_count <= 0 || !emitted.backward[v]) continue;
-      previous_update[v] = emitter.add(optimizer_task(op, run.optimizer, device_of(v), step, -1, *emitted.backward[v]));
+      previous_update[v] = emitter.add(optimizer_task(op, {run.optimizer}, device_of(v), step, -1, *emitted.backward[v]));
     }
   }
   return plan;

@@ -78,10 +78,10 @@ TEST(MemoryModel, MixedPrecisionAdamHolds16BytesPerParameter) {
 // w read and written = 8 x 4 bytes: 48. State: m and v, as Adam (so 16 bytes held in fp16).
 TEST(MemoryModel, LambMovesItsFusedPassesAndHoldsAdamsState) {
   const double parameters = 1e6;
-  const Task fp32 = optimizer_task(matmul_op("dense", 1e9, parameters, 0, 4), Optimizer::kLamb, 0, 0, -1, 0);
+  const Task fp32 = optimizer_task(matmul_op("dense", 1e9, parameters, 0, 4), {Optimizer::kLamb}, 0, 0, -1, 0);
   EXPECT_DOUBLE_EQ(fp32.memory_bytes, 52 * parameters);
   EXPECT_DOUBLE_EQ(fp32.flops, 20 * parameters);
-  const Task fp16 = optimizer_task(matmul_op("dense", 1e9, parameters, 0, 2), Optimizer::kLamb, 0, 0, -1, 0);
+  const Task fp16 = optimizer_task(matmul_op("dense", 1e9, parameters, 0, 2), {Optimizer::kLamb}, 0, 0, -1, 0);
   EXPECT_DOUBLE_EQ(fp16.memory_bytes, 48 * parameters);
   RunOptions run;
   run.precision = Precision::kFp16;
@@ -99,14 +99,47 @@ TEST(MemoryModel, MixedPrecisionUpdatesReadAndWriteTheFp32Masters) {
       {Optimizer::kSgd, 12}, {Optimizer::kMomentum, 20}, {Optimizer::kAdam, 28}};
   for (const auto& [optimizer, bytes] : expected) {
     SCOPED_TRACE(to_string(optimizer));
-    EXPECT_DOUBLE_EQ(optimizer_task(matmul_op("dense", 1e9, parameters, 0, 2), optimizer, 0, 0, -1, 0).memory_bytes,
+    EXPECT_DOUBLE_EQ(optimizer_task(matmul_op("dense", 1e9, parameters, 0, 2), {optimizer}, 0, 0, -1, 0).memory_bytes,
                      bytes * parameters);
-    EXPECT_DOUBLE_EQ(optimizer_task(matmul_op("dense", 1e9, parameters, 0, 4), optimizer, 0, 0, -1, 0).memory_bytes,
+    EXPECT_DOUBLE_EQ(optimizer_task(matmul_op("dense", 1e9, parameters, 0, 4), {optimizer}, 0, 0, -1, 0).memory_bytes,
                      bytes * parameters);
   }
   // fp8 weights: 1-byte gradient read and weights written beside the same fp32 master and moments.
-  EXPECT_DOUBLE_EQ(optimizer_task(matmul_op("dense", 1e9, parameters, 0, 1), Optimizer::kAdam, 0, 0, -1, 0).memory_bytes,
+  EXPECT_DOUBLE_EQ(optimizer_task(matmul_op("dense", 1e9, parameters, 0, 1), {Optimizer::kAdam}, 0, 0, -1, 0).memory_bytes,
                    26 * parameters);
+}
+
+// Megatron-LM's mixed-precision optimizer (megatron/optimizer/optimizer.py @de59329835) runs the
+// fp32 update between separate passes over parameter-sized buffers. fp16, Adam: fp16 gradients
+// copied to fp32 (read 2, write 4), unscaled (read 4, write 4), their norm (read 4), Adam on fp32
+// weights, gradients and moments (read 16, write 12), the fp32 weights copied to fp16 (read 4,
+// write 2), the fp16 gradient buffer zeroed (write 2): 6 + 8 + 4 + 28 + 6 + 2 = 54 bytes, against
+// 28 for the fused update alone. bf16 (fp32 gradient buffer, no loss scaling): 4 + 28 + 6 + 4 = 42.
+// fp32: norm, update, zeroing: 4 + 28 + 4 = 36. FLOPs: Adam's 12, the norm's 2, fp16's unscale 1.
+TEST(MemoryModel, MegatronsMixedPrecisionOptimizerMakesItsWrappersPasses) {
+  const double parameters = 1e6;
+  const Op fp16_op = matmul_op("dense", 1e9, parameters, 0, 2);
+  const Task fp16 = optimizer_task(fp16_op, {Optimizer::kAdam, Framework::kMegatron, Precision::kFp16}, 0, 0, -1, 0);
+  EXPECT_DOUBLE_EQ(fp16.memory_bytes, 54 * parameters);
+  EXPECT_DOUBLE_EQ(fp16.flops, 15 * parameters);
+  const Task bf16 = optimizer_task(fp16_op, {Optimizer::kAdam, Framework::kMegatron, Precision::kBf16}, 0, 0, -1, 0);
+  EXPECT_DOUBLE_EQ(bf16.memory_bytes, 42 * parameters);
+  EXPECT_DOUBLE_EQ(bf16.flops, 14 * parameters);
+  const Op fp32_op = matmul_op("dense", 1e9, parameters, 0, 4);
+  EXPECT_DOUBLE_EQ(optimizer_task(fp32_op, {Optimizer::kAdam, Framework::kMegatron, Precision::kFp32}, 0, 0, -1, 0).memory_bytes,
+                   36 * parameters);
+  // SGD with momentum: the update's 20 fp32 bytes in the same wrapper (fp16: 26 + 20).
+  EXPECT_DOUBLE_EQ(
+      optimizer_task(fp16_op, {Optimizer::kMomentum, Framework::kMegatron, Precision::kFp16}, 0, 0, -1, 0).memory_bytes,
+      46 * parameters);
+  // Other frameworks: the fused update alone.
+  EXPECT_DOUBLE_EQ(optimizer_task(fp16_op, {Optimizer::kAdam, Framework::kPyTorchDdp, Precision::kFp16}, 0, 0, -1, 0).memory_bytes,
+                   28 * parameters);
+  // The held state does not change: 2 + 2 + 12 bytes of fp16 weights, gradients, fp32 copies.
+  RunOptions run;
+  run.precision = Precision::kFp16;
+  run.optimizer = Optimizer::kAdam;
+  EXPECT_DOUBLE_EQ(op_static_memory(fp16_op, run).total(), 16 * parameters);
 }
 
 TEST(MemoryModel, GptInFp16WithAdamHolds16BytesPerParameterOnItsDevice) {
