@@ -51,6 +51,12 @@ double KernelModel::gemm_efficiency_for(Precision precision) const {
   return source ? gemm_efficiency.at(*source) : 0.0;
 }
 
+double KernelModel::input_power_fraction(Precision precision) const {
+  if (!input_power) return 1.0;
+  auto it = input_power->throughput_fraction.find(precision);
+  return it == input_power->throughput_fraction.end() ? 1.0 : it->second;
+}
+
 double KernelModel::tile_overhead_k_for(Precision precision) const {
   auto fitted = fitted_for(tile_overhead_k_by_precision, precision);
   return fitted ? tile_overhead_k_by_precision.at(*fitted) : tile_overhead_k;
@@ -95,6 +101,12 @@ uint64_t KernelModel::fingerprint() const {
   if (attention) {
     mix(attention->forward_efficiency);
     mix(attention->backward_efficiency);
+  }
+  if (input_power) {
+    for (const auto& [precision, value] : input_power->throughput_fraction) {
+      mix(static_cast<double>(precision));
+      mix(value);
+    }
   }
   return hash;
 }

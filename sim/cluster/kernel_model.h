@@ -74,6 +74,15 @@ struct KernelModelFit {
   std::vector<BoardGemmRefit> board_gemm;  ///< one per precision group, set by calibrate --board-gemm-kernels
 };
 
+/// Tensor-core rows of the fit timed on inputs that draw less power than a training step's data:
+/// DeepBench's fp16 kernels ran on all-zero inputs (its tensor.h converts uniform floats to
+/// uint16_t, i.e. to 0), and a board at its power limit lowers its clock on random data. A
+/// step's kernels of these precisions run at this fraction of the fitted compute rate
+/// (kernel_cost.cpp); checking the model against its own table (kernel_fit.cpp) leaves it out.
+struct InputPowerCorrection {
+  std::map<Precision, double> throughput_fraction;  ///< per precision, in (0, 1]
+  std::string source;                               ///< the measurement the fraction comes from
+};
 struct KernelModel {
   int64_t sm_count = 0;  ///< streaming multiprocessors (datasheet): tiles run in waves of this many
   /// Fraction of an SM's peak a large tile reaches in its main loop, per precision (fp16 without
@@ -118,6 +127,10 @@ struct KernelModel {
     return is_reduction_kind(op_kind) && reduction_memory_efficiency > 0 ? reduction_memory_efficiency : memory_efficiency;
   }
   KernelModelFit fit;
+  /// Set: the fit's rows of some precisions were timed on low-power inputs (InputPowerCorrection).
+  std::optional<InputPowerCorrection> input_power;
+  /// The fraction of the fitted compute rate a step's kernels of `precision` reach: 1 without a correction.
+  double input_power_fraction(Precision precision) const;
   /// Set: fused attention is costed with this fit; absent: as fast as the GEMMs it replaces.
   std::optional<AttentionKernelFit> attention;
 

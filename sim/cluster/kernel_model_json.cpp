@@ -119,7 +119,7 @@ KernelModel read_kernel_model(const JsonReader& entry) {
   entry.reject_unknown_keys({"sm_count", "gemm_efficiency", "tile_overhead_k", "tile_overhead_k_by_precision", "small_tile_exponent",
                              "kernel_overhead_seconds", "conv_efficiency", "conv_overhead_seconds", "conv_small_tile_exponent", "conv_fill_waves", "memory_efficiency",
                              "memory_latency_seconds", "reduction_memory_efficiency", "isolated_memory_floor_seconds",
-                             "isolated_reduction_floor_seconds", "attention", "fit"});
+                             "isolated_reduction_floor_seconds", "attention", "input_power", "fit"});
   KernelModel model;
   model.sm_count = entry.at("sm_count").as_integer(1, 100'000);
   JsonReader gemm = entry.at("gemm_efficiency");
@@ -152,6 +152,19 @@ KernelModel read_kernel_model(const JsonReader& entry) {
   model.isolated_reduction_floor_seconds = bounded_non_negative(entry, "isolated_reduction_floor_seconds", 1.0);
   model.fit = read_fit(entry.at("fit"));
   if (auto attention = entry.find("attention")) model.attention = read_attention_fit(*attention);
+  if (auto input_power = entry.find("input_power")) {
+    input_power->reject_unknown_keys({"throughput_fraction", "source"});
+    InputPowerCorrection correction;
+    JsonReader fractions = input_power->at("throughput_fraction");
+    fractions.reject_unknown_keys(precision_names());
+    for (const auto& key : fractions.keys()) {
+      correction.throughput_fraction[*parse_precision(key)] = fraction_in(fractions.at(key), 1.0);
+    }
+    if (correction.throughput_fraction.empty()) fractions.fail("a correction names at least one precision");
+    correction.source = input_power->string_at("source");
+    if (correction.source.empty()) input_power->at("source").fail("a correction names the measurement it comes from");
+    model.input_power = correction;
+  }
   return model;
 }
 
@@ -199,6 +212,11 @@ Json write_kernel_model(const KernelModel& model) {
     json["isolated_reduction_floor_seconds"] = model.isolated_reduction_floor_seconds;
   }
   if (model.attention) json["attention"] = write_attention_fit(*model.attention);
+  if (model.input_power) {
+    Json fractions = Json::object();
+    for (const auto& [precision, value] : model.input_power->throughput_fraction) fractions[to_string(precision)] = value;
+    json["input_power"] = {{"throughput_fraction", fractions}, {"source", model.input_power->source}};
+  }
   return json;
 }
 

@@ -89,10 +89,17 @@ GemmShape backward_gemm(const GemmShape& forward, KernelPass pass) {
   return gemm;
 }
 
+/// The device as a training step's kernels see it: the peak at the fitted rate, less what the
+/// fit's low-power inputs did not draw (KernelModel::input_power).
+GemmDevice step_gemm_device(const DeviceSpec& spec, Precision precision) {
+  return GemmDevice{spec.peak_for(precision) * spec.kernel_model->input_power_fraction(precision),
+                    spec.memory_bandwidth_bytes_per_second, spec.kernel_model.get()};
+}
+
 }  // namespace
 
 double attention_gemm_seconds(const AttentionShape& a, bool forward, Precision precision, const DeviceSpec& spec) {
-  GemmDevice device{spec.peak_for(precision), spec.memory_bandwidth_bytes_per_second, spec.kernel_model.get()};
+  const GemmDevice device = step_gemm_device(spec, precision);
   const double bytes = gemm_operand_bytes(precision);
   // With a causal mask the kernel skips the blocks above the diagonal: half the keys on average.
   const int64_t keys = a.causal ? std::max<int64_t>(1, a.keys / 2) : a.keys;
@@ -129,7 +136,7 @@ double attention_seconds(const AttentionShape& a, uint8_t passes, Precision prec
 
 double shaped_seconds(const KernelShape& shape, uint8_t passes, Precision precision, const DeviceSpec& spec) {
   if (shape.kind == KernelKind::kAttention) return attention_seconds(shape.attention, passes, precision, spec);
-  GemmDevice device{spec.peak_for(precision), spec.memory_bandwidth_bytes_per_second, spec.kernel_model.get()};
+  const GemmDevice device = step_gemm_device(spec, precision);
   const double bytes = gemm_operand_bytes(precision);  // a shaped kernel is a GEMM or a convolution
   double seconds = 0;
   for (KernelPass pass : {kForwardPass, kBackwardDataPass, kBackwardFilterPass}) {

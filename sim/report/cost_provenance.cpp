@@ -79,6 +79,7 @@ std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision
       }
       source.fused_attention = fused_attention;
       if (fused_attention) source.attention = spec.kernel_model->attention;
+      source.input_power_fraction = spec.kernel_model->input_power_fraction(precision);
     } else {
       source.kind = "roofline";
     }
@@ -125,6 +126,12 @@ std::string describe(const CostSource& source) {
             " peak x the kernel model's " + source.gemm_efficiency_stand_in + " GEMM efficiency, an estimate (no " +
             to_string(source.precision) + " kernels measured)";
   }
+  if (source.input_power_fraction < 1) {
+    char buffer[96];
+    std::snprintf(buffer, sizeof(buffer), "; %s kernels at %.3g of the fitted compute rate", to_string(source.precision).c_str(),
+                  source.input_power_fraction);
+    text += buffer + std::string(" (the fit's rows ran on zero inputs; kernel_model.input_power)");
+  }
   if (source.layout_transposes) {
     text += "; its tensor-core convolutions pay cuDNN's NCHW <-> NHWC transposes (run.memory_format \"nchw\"; "
             "\"nhwc\" has none)";
@@ -150,6 +157,7 @@ Json cost_sources_json(const std::vector<CostSource>& sources) {
     Json entry = {{"profile", s.profile}, {"kind", s.kind}};
     if (!s.fp8_gemm_efficiency.empty()) entry["fp8_gemm_efficiency"] = s.fp8_gemm_efficiency;
     if (s.layout_transposes) entry["layout_transposes"] = true;
+    if (s.input_power_fraction < 1) entry["input_power_fraction"] = s.input_power_fraction;
     if (s.fused_attention) {
       entry["fused_attention"] = s.attention ? Json{{"implementation", s.attention->implementation},
                                                     {"table", s.attention->table},

@@ -42,6 +42,10 @@ struct CostSource {
   std::optional<AttentionKernelFit> attention;
   bool fused_attention = false;
 
+  /// The run's precision's kernels at this fraction of the fitted compute rate, the fit's rows
+  /// having run on low-power inputs (KernelModel::input_power); 1 = none.
+  double input_power_fraction = 1;
+
   std::optional<StepValidation> step_validation;  ///< the profile's published cases, if any
 };
 

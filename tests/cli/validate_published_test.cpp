@@ -169,7 +169,7 @@ TEST(ValidatePublished, ErrorsAreAlsoGivenByDeviceWithTheirCostSource) {
       << result.output;
   EXPECT_NEAR(std::stod(p100[1]), sums["p100"].first / 4, 0.1);
   ASSERT_TRUE(std::regex_search(result.output, v100,
-                                std::regex(R"(\n  v100-sxm2-32gb\s+(\d+\.\d)% over   1 cases  kernel model of v100-sxm2-16gb\n)")))
+                                std::regex(R"(\n  v100-sxm3-32gb-h\s+(\d+\.\d)% over   1 cases  kernel model of v100-sxm2-16gb\n)")))
       << result.output;
   EXPECT_NEAR(std::stod(v100[1]), sums["v100"].first, 0.1);
   EXPECT_TRUE(std::regex_search(result.output, std::regex(R"(\nMAPE: \d+\.\d% over 5 cases\n$)"))) << result.output;

@@ -261,6 +261,77 @@ TEST(KernelCost, ABackwardTaskRunsTheDataAndFilterKernelsOnItsMicroBatch) {
   EXPECT_DOUBLE_EQ(compute_seconds(task, Precision::kFp32, MemoryFormat::kNchw, cluster_device), expected / 2);
 }
 
+// A fit whose fp16 rows ran on zero inputs (DeepBench's) carries the fraction of its compute
+// rate a board keeps on random data at its power limit: a step's compute-bound kernel of that
+// precision runs at 0.871 of the peak the fit saw (its tile time / 0.871), its fixed overhead and
+// a memory-bound kernel's bandwidth unchanged, other precisions unchanged; checking the model
+// against its own table (predict_kernel_seconds) leaves the correction out.
+TEST(KernelCost, ZeroInputRowsLeaveAStepsTensorCoreKernelsAtTheRandomDataRate) {
+  KernelModel model = test_model();
+  model.gemm_efficiency[Precision::kFp16] = 0.8;
+  DeviceSpec plain = test_spec(model);
+  plain.peak_flops_per_second[Precision::kFp16] = 8 * kPeak;
+  model.input_power = InputPowerCorrection{{{Precision::kFp16, 0.871}}, "a measurement"};
+  DeviceSpec corrected = plain;
+  corrected.kernel_model = std::make_shared<const KernelModel>(model);
+
+  Task task;
+  task.kind = TaskKind::kCompute;
+  task.phase = Phase::kForward;
+  task.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm_of(8192, 8192, 8192)));
+  task.kernel_passes = kForwardPass;
+  task.kernel_samples = 1;
+  // 64 x 64 = 4096 tiles of 128 x 128 in 82 waves of 50 SMs (the fastest tile here), each tile
+  // 2 x 128 x 128 x (8192 + 16) FLOPs at 8e13 / 50 x 0.8 FLOP/s; with the correction at 0.871 of it.
+  const double fp16_plain = kernel_model_seconds(task, Precision::kFp16, plain);
+  const double fp16_corrected = kernel_model_seconds(task, Precision::kFp16, corrected);
+  const double overhead = model.kernel_overhead_seconds;
+  const double tile_seconds = 2.0 * 128 * 128 * (8192 + 16) / (8 * kPeak / 50 * 0.8);
+  EXPECT_NEAR(fp16_plain, 82 * tile_seconds + overhead, 1e-12);
+  EXPECT_NEAR(fp16_corrected, 82 * tile_seconds / 0.871 + overhead, 1e-12);
+  // fp32 has no correction.
+  EXPECT_DOUBLE_EQ(kernel_model_seconds(task, Precision::kFp32, corrected), kernel_model_seconds(task, Precision::kFp32, plain));
+  // The fit's own table is checked at the conditions it was measured under.
+  KernelMeasurement row;
+  row.device = "test-gpu";
+  row.op = "gemm";
+  row.shape = *task.kernel;
+  row.precision = Precision::kFp16;
+  row.seconds = fp16_plain;
+  EXPECT_DOUBLE_EQ(predict_kernel_seconds(row, corrected, *corrected.kernel_model),
+                   predict_kernel_seconds(row, plain, *plain.kernel_model));
+}
+
+// The correction reads and writes with the profile, and a fraction outside (0, 1] or a
+// correction without its source is refused with the JSON path.
+TEST(KernelModelJson, TheInputPowerCorrectionRoundTripsAndNamesABadValue) {
+  KernelModel model = test_model();
+  model.fit.table = "t.csv";
+  model.input_power = InputPowerCorrection{{{Precision::kFp16, 0.871}}, "He 2024"};
+  const Json json = write_kernel_model(model);
+  const KernelModel read = read_kernel_model(JsonReader(json, "profile.json"));
+  ASSERT_TRUE(read.input_power);
+  EXPECT_DOUBLE_EQ(read.input_power_fraction(Precision::kFp16), 0.871);
+  EXPECT_DOUBLE_EQ(read.input_power_fraction(Precision::kFp32), 1.0);
+  EXPECT_EQ(read.input_power->source, "He 2024");
+  EXPECT_EQ(read.fingerprint(), model.fingerprint());
+  KernelModel none = test_model();
+  none.fit.table = "t.csv";
+  EXPECT_NE(read.fingerprint(), none.fingerprint());
+  Json bad = json;
+  bad["input_power"]["throughput_fraction"]["fp16"] = 1.2;
+  try {
+    read_kernel_model(JsonReader(bad, "profile.json"));
+    FAIL() << "accepted a fraction above 1";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("/input_power/throughput_fraction/fp16"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("1.2"), std::string::npos) << error.what();
+  }
+  bad = json;
+  bad["input_power"]["source"] = "";
+  EXPECT_THROW(read_kernel_model(JsonReader(bad, "profile.json")), InputError);
+}
+
 TEST(KernelCost, AnOpWithoutShapeIsMemoryBoundAtTheFittedBandwidth) {
   KernelModel model = test_model();
   model.memory_latency_seconds = 2e-6;
