@@ -302,7 +302,9 @@ TEST(CliTest, SeveralStrategiesStillNameWhereTheCostsComeFrom) {
   EXPECT_EQ(report["compute_costs"][1].at("profile"), "v100-sxm2-16gb");
   EXPECT_EQ(report["compute_costs"][1].at("kind"), "kernel model");
   EXPECT_EQ(report["compute_costs"][1].at("step_validation").at("cases"), 4);
+  EXPECT_DOUBLE_EQ(report["compute_costs"][1].at("input_power_fraction").get<double>(), 0.871);
   EXPECT_FALSE(report["compute_costs"][0].contains("step_validation"));
+  EXPECT_FALSE(report["compute_costs"][0].contains("input_power_fraction"));
 }
 
 // `place --json`: one entry per algorithm with its step time and every op's device.
