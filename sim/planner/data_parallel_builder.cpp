@@ -384,7 +384,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
       for (size_t r = 0; r < replicas; ++r) {
         for (OpId v : buckets[b].ops) {
           TaskId update = emitter.add(
-              optimizer_task(graph.op(v), {run.optimizer, options.communication.framework, run.precision}, device_of[r](v), step, static_cast<int64_t>(r), reduced));
+              optimizer_task(graph.op(v), optimizer_step(run, options.communication.framework), device_of[r](v), step, static_cast<int64_t>(r), reduced));
           parameters_ready[r][v] = {update};
           if (step_barrier) updates_of_step[r].push_back(update);
         }

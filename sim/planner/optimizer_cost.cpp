@@ -31,7 +31,7 @@ OptimizerCost optimizer_cost(Optimizer optimizer, double dtype_bytes) {
   return {2, 3 * dtype_bytes, 0};
 }
 
-double megatron_mixed_precision_step_bytes(double base_fp32_bytes, Precision precision) {
+double megatron_optimizer_step_bytes(double base_fp32_bytes, Precision precision) {
   // Megatron-LM @de59329835 (2022-05-24), megatron/optimizer/optimizer.py,
   // MixedPrecisionOptimizer.step and Float16OptimizerWithFloat16Params, and megatron/training.py,
   // train_step. The fp32 main weights and the optimizer state are updated by the base optimizer
@@ -59,11 +59,13 @@ double megatron_mixed_precision_step_bytes(double base_fp32_bytes, Precision pre
   }
 }
 
+OptimizerStep optimizer_step(const RunOptions& run, Framework framework) { return {run.optimizer, framework, run.precision}; }
+
 OptimizerCost optimizer_step_cost(const OptimizerStep& step, double dtype_bytes) {
   OptimizerCost cost = optimizer_cost(step.optimizer, dtype_bytes);
   if (step.framework != Framework::kMegatron) return cost;
   const OptimizerCost fp32 = optimizer_cost(step.optimizer, 4);
-  cost.bytes_per_parameter = megatron_mixed_precision_step_bytes(fp32.bytes_per_parameter, step.precision);
+  cost.bytes_per_parameter = megatron_optimizer_step_bytes(fp32.bytes_per_parameter, step.precision);
   // Unscaling (one multiply) and the norm (a multiply-add) per parameter.
   cost.flops_per_parameter = fp32.flops_per_parameter + 2 + (step.precision == Precision::kFp16 ? 1 : 0);
   return cost;

@@ -24,15 +24,19 @@ struct OptimizerStep {
   Framework framework = Framework::kLinksOnly;
   Precision precision = Precision::kFp32;
 };
-/// The step's cost per parameter: `optimizer_cost`, except under Megatron-LM in 16-bit
-/// precision, whose wrapper makes separate passes (megatron_mixed_precision_step_bytes).
+/// The run's optimizer step under `framework` (the strategy's: its wrapper's passes).
+OptimizerStep optimizer_step(const RunOptions& run, Framework framework = Framework::kLinksOnly);
+
+/// The step's cost per parameter: `optimizer_cost`, except under Megatron-LM, whose wrapper
+/// makes separate passes in every precision (megatron_optimizer_step_bytes).
 OptimizerCost optimizer_step_cost(const OptimizerStep& step, double dtype_bytes);
 
-/// Bytes per parameter that Megatron-LM's mixed-precision optimizer moves in one step
-/// (MixedPrecisionOptimizer.step, megatron/optimizer/optimizer.py, and train_step): the base
-/// optimizer's fp32 update plus the copy of fp16 gradients to fp32, unscaling, the gradient norm,
-/// the copy of the fp32 weights back to the model's 16-bit ones and the zeroing of the gradient
-/// buffer. `base_fp32_bytes`: the update's bytes per parameter on fp32 weights, gradients and state.
-double megatron_mixed_precision_step_bytes(double base_fp32_bytes, Precision precision);
+/// Bytes per parameter that Megatron-LM's optimizer moves in one step (MixedPrecisionOptimizer.step
+/// or FP32Optimizer.step, megatron/optimizer/optimizer.py, and train_step): the base optimizer's
+/// fp32 update plus, in 16 bits, the copy of fp16 gradients to fp32, unscaling and the copy of the
+/// fp32 weights back to the model's 16-bit ones, and in every precision the gradient norm and the
+/// zeroing of the gradient buffer. `base_fp32_bytes`: the update's bytes per parameter on fp32
+/// weights, gradients and state.
+double megatron_optimizer_step_bytes(double base_fp32_bytes, Precision precision);
 
 }  // namespace placesim

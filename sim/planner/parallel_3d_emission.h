@@ -13,7 +13,6 @@
 
 #include "sim/graph/op_graph.h"
 #include "sim/plan/execution_plan.h"
-#include "sim/planner/optimizer_cost.h"
 #include "sim/planner/parallel_3d_layout.h"
 #include "sim/planner/parallel_3d_partition.h"
 #include "sim/planner/parallel_3d_symmetry.h"
@@ -32,8 +31,6 @@ struct Parallel3dEmission {
   const Cluster& cluster;
   const RunOptions& run;
   const ParallelismOptions& options;
-  /// The optimizer step as the strategy's framework runs it (Megatron-LM's wrapper passes).
-  OptimizerStep optimizer_step() const { return {run.optimizer, options.communication.framework, run.precision}; }
   StepEmitter& emitter;
   const Parallel3dLayout& layout;
   const Parallel3dPartition& partition;

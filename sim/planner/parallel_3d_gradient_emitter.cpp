@@ -258,7 +258,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
         Op updated = P.holder(p.op, e.graph);
         updated.parameter_count /= p.sharded_over;
         Task update =
-            optimizer_task(updated, e.optimizer_step(), e.device(p.replica, s, r), step, e.replicas > 1 ? p.replica : -1, p.after);
+            optimizer_task(updated, optimizer_step(e.run, e.options.communication.framework), e.device(p.replica, s, r), step, e.replicas > 1 ? p.replica : -1, p.after);
         update.name += e.rank_name(r) + scope.tag;
         e.previous_update[e.holder(p.replica, s)][p.op][r] =
             add_update(&e, std::move(update), p.replica, s, r, last_reduction);
@@ -283,7 +283,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
         for (OpId v : {owner, reader}) {
           Op updated = P.holder(v, e.graph);
           if (e.options.zero_stage >= 1) updated.parameter_count /= static_cast<double>(e.shards);
-          Task update = optimizer_task(updated, e.optimizer_step(), e.device(d, static_cast<int64_t>(P.stage_of[v]), r), step,
+          Task update = optimizer_task(updated, optimizer_step(e.run, e.options.communication.framework), e.device(d, static_cast<int64_t>(P.stage_of[v]), r), step,
                                        e.replicas > 1 ? d : -1, reduced);
           update.name += e.rank_name(r);
           e.previous_update[d][v][r] =

@@ -372,7 +372,7 @@ ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, 
       if (!emitter.selected(v) || op.parameter_count <= 0 || !backward[micro_batches - 1][v]) continue;
       // The last micro-batch's backward is the stage's last backward slot: the others are done.
       previous_update[v] =
-          emitter.add(optimizer_task(op, {run.optimizer}, device_of(v), step, -1, *backward[micro_batches - 1][v]));
+          emitter.add(optimizer_task(op, optimizer_step(run), device_of(v), step, -1, *backward[micro_batches - 1][v]));
     }
   }
   return plan;

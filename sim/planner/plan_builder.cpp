@@ -61,7 +61,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Placement& placement, const
     for (OpId v : emitter.order()) {
       const Op& op = graph.op(v);
       if (!emitter.selected(v) || op.parameter_count <= 0 || !emitted.backward[v]) continue;
-      previous_update[v] = emitter.add(optimizer_task(op, {run.optimizer}, device_of(v), step, -1, *emitted.backward[v]));
+      previous_update[v] = emitter.add(optimizer_task(op, optimizer_step(run), device_of(v), step, -1, *emitted.backward[v]));
     }
   }
   return plan;

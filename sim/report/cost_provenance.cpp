@@ -130,7 +130,7 @@ std::string describe(const CostSource& source) {
     char buffer[96];
     std::snprintf(buffer, sizeof(buffer), "; %s kernels at %.3g of the fitted compute rate", to_string(source.precision).c_str(),
                   source.input_power_fraction);
-    text += buffer + std::string(" (the fit's rows ran on zero inputs; kernel_model.input_power)");
+    text += buffer + std::string(" (the fit's rows ran on inputs that draw less power than training data; kernel_model.input_power)");
   }
   if (source.layout_transposes) {
     text += "; its tensor-core convolutions pay cuDNN's NCHW <-> NHWC transposes (run.memory_format \"nchw\"; "
