@@ -45,6 +45,11 @@ Json write_device_profile(const DeviceSpec& spec) {
     profile["kernel_model"] = write_kernel_model(*spec.kernel_model);
     profile["sources"]["kernel_model"] = cited;
   }
+  if (spec.max_achievable_matmul) {
+    Json rates = Json::object();
+    for (const auto& [precision, flops] : spec.max_achievable_matmul->flops_per_second) rates[to_string(precision)] = flops;
+    profile["max_achievable_matmul"] = {{"flops_per_second", rates}, {"source", spec.max_achievable_matmul->source}};
+  }
   if (spec.step_validation) {
     profile["step_validation"] = {{"cases", spec.step_validation->cases},
                                   {"mape_percent", spec.step_validation->mape_percent},

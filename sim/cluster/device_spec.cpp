@@ -28,6 +28,12 @@ double DeviceSpec::peak_for(Precision precision) const {
   return lookup(Precision::kFp32);
 }
 
+double DeviceSpec::matmul_ceiling_for(Precision precision) const {
+  if (!max_achievable_matmul) return 0.0;
+  auto it = max_achievable_matmul->flops_per_second.find(precision);
+  return it == max_achievable_matmul->flops_per_second.end() ? 0.0 : it->second;
+}
+
 bool DeviceSpec::has_peak(Precision precision) const {
   auto it = peak_flops_per_second.find(precision);
   return it != peak_flops_per_second.end() && it->second > 0;

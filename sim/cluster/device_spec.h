@@ -27,6 +27,15 @@ struct StepValidation {
   std::string date;  ///< "YYYY-MM-DD"
 };
 
+/// The fastest a matrix multiply has been measured to run on this device, per precision: a
+/// brute-force search over shapes with random inputs after a warm-up (e.g. the Maximum Achievable
+/// Matmul FLOPS of stas00/ml-engineering). No step kernel's math runs faster (gemm_model.cpp): a
+/// kernel fit's tile efficiency, extrapolated past the table's largest shapes, may say it does.
+struct MatmulCeiling {
+  std::map<Precision, double> flops_per_second;  ///< per precision, at most the peak
+  std::string source;                            ///< the measurement
+};
+
 struct DeviceSpec {
   std::string id;    ///< profile id, e.g. "v100-sxm2-16gb"
   std::string name;  ///< marketing name, e.g. "Tesla V100-SXM2-16GB"
@@ -69,6 +78,10 @@ struct DeviceSpec {
   /// Fitted kernel-level cost model (GEMM tiles and waves, convolution algorithms); null: the
   /// roofline above prices every task.
   std::shared_ptr<const KernelModel> kernel_model;
+  /// Set: a measured ceiling on the rate of this device's matrix-multiply kernels.
+  std::optional<MatmulCeiling> max_achievable_matmul;
+  /// The ceiling for `precision` in FLOP/s; 0 when the profile has none for it.
+  double matmul_ceiling_for(Precision precision) const;
   /// Step-level error on the published cases that use this profile; none: no such case.
   std::optional<StepValidation> step_validation;
 };

@@ -72,7 +72,7 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
                                "memory_bandwidth_bytes_per_second", "kernel_launch_overhead_seconds",
                                "compute_efficiency", "gemm_efficiency_by_flops", "memory_efficiency", "reduction_memory_efficiency", "compute_capability", "pci_bus_id",
                                "kernel_model", "sm_count", "sources", "description", "price_per_hour_usd",
-                               "step_validation"});
+                               "step_validation", "max_achievable_matmul"});
   DeviceSpec spec;
   spec.id = profile.string_at("id");
   spec.name = profile.string_at("name");
@@ -127,6 +127,24 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
   spec.sm_count = profile.integer_or("sm_count", 0, 1, 100'000);
   if (auto kernel_model = profile.find("kernel_model")) {
     spec.kernel_model = std::make_shared<const KernelModel>(read_kernel_model(*kernel_model));
+  }
+  if (auto ceiling = profile.find("max_achievable_matmul")) {
+    ceiling->reject_unknown_keys({"flops_per_second", "source"});
+    JsonReader rates = ceiling->at("flops_per_second");
+    rates.reject_unknown_keys(precision_names());
+    MatmulCeiling measured;
+    for (const auto& key : rates.keys()) {
+      const Precision precision = *parse_precision(key);
+      if (!spec.has_peak(precision)) {
+        rates.at(key).fail("the profile has no " + key + " peak in peak_flops_per_second for this ceiling to be under");
+      }
+      // Measured below the datasheet's peak: a ceiling above it would bound nothing.
+      measured.flops_per_second[precision] = rates.at(key).at_most(rates.positive_at(key), spec.peak_for(precision));
+    }
+    if (measured.flops_per_second.empty()) rates.fail("a ceiling names at least one precision");
+    measured.source = ceiling->string_at("source");
+    if (measured.source.empty()) ceiling->at("source").fail("a ceiling names the measurement it comes from");
+    spec.max_achievable_matmul = measured;
   }
   if (auto validated = profile.find("step_validation")) {
     validated->reject_unknown_keys({"cases", "mape_percent", "date"});

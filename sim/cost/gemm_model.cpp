@@ -46,9 +46,12 @@ GemmEstimate estimate_gemm_with_tile(const GemmShape& gemm, double element_bytes
   const double sm_flops_per_second = device.peak_flops_per_second / static_cast<double>(sms) * efficiency;
   const double tile_seconds = 2.0 * static_cast<double>(tile_rows * tile_columns) * (depth + model.tile_overhead_k_for(precision)) /
                               sm_flops_per_second;
-  const double compute_seconds = (static_cast<double>(estimate.waves) + traffic.fill_waves) * tile_seconds;
   const double b = static_cast<double>(gemm.batch), m = static_cast<double>(gemm.m), n = static_cast<double>(gemm.n),
                k = static_cast<double>(gemm.k);
+  double compute_seconds = (static_cast<double>(estimate.waves) + traffic.fill_waves) * tile_seconds;
+  // The tile model extrapolated past its table's shapes may outrun the fastest matmul measured on
+  // the device; the multiply-adds this kernel really does take at least that long.
+  if (device.max_flops_per_second > 0) compute_seconds = std::max(compute_seconds, 2.0 * b * m * n * k / device.max_flops_per_second);
   double bytes = (traffic.operand_bytes >= 0 ? traffic.operand_bytes : element_bytes * b * (m * k + k * n + m * n)) +
                  traffic.extra_bytes;
   // Split-K writes fp32 partial tiles and reads them back to reduce them.

@@ -18,12 +18,13 @@ struct CacheKey {
   uint64_t model = 0;
   double peak = 0;
   double bandwidth = 0;
+  double ceiling = 0;  ///< the device's matmul ceiling at the precision (boards sharing one fit differ)
   int precision = 0;
   int passes = 0;
   int kind = 0;
 
   bool operator==(const CacheKey& o) const {
-    return shape == o.shape && model == o.model && peak == o.peak && bandwidth == o.bandwidth &&
+    return shape == o.shape && model == o.model && peak == o.peak && bandwidth == o.bandwidth && ceiling == o.ceiling &&
            precision == o.precision && passes == o.passes && kind == o.kind;
   }
 };
@@ -37,6 +38,8 @@ struct CacheKeyHash {
     std::memcpy(&bits, &key.peak, sizeof bits);
     hash = (hash ^ bits) * 1099511628211ull;
     std::memcpy(&bits, &key.bandwidth, sizeof bits);
+    hash = (hash ^ bits) * 1099511628211ull;
+    std::memcpy(&bits, &key.ceiling, sizeof bits);
     return static_cast<size_t>((hash ^ bits) * 1099511628211ull);
   }
 };
@@ -70,6 +73,7 @@ CacheKey key_of(const KernelShape& shape, uint8_t passes, Precision precision, c
   key.model = fingerprint_of(spec.kernel_model);
   key.peak = spec.peak_for(precision);
   key.bandwidth = spec.memory_bandwidth_bytes_per_second;
+  key.ceiling = spec.matmul_ceiling_for(precision);
   key.precision = static_cast<int>(precision);
   key.passes = passes;
   return key;
@@ -90,10 +94,11 @@ GemmShape backward_gemm(const GemmShape& forward, KernelPass pass) {
 }
 
 /// The device as a training step's kernels see it: the peak at the fitted rate, less what the
-/// fit's low-power inputs did not draw (KernelModel::input_power).
+/// fit's low-power inputs did not draw (KernelModel::input_power), and no faster than the fastest
+/// matmul measured on it (DeviceSpec::max_achievable_matmul).
 GemmDevice step_gemm_device(const DeviceSpec& spec, Precision precision) {
   return GemmDevice{spec.peak_for(precision) * spec.kernel_model->input_power_fraction(precision),
-                    spec.memory_bandwidth_bytes_per_second, spec.kernel_model.get()};
+                    spec.memory_bandwidth_bytes_per_second, spec.kernel_model.get(), spec.matmul_ceiling_for(precision)};
 }
 
 }  // namespace

@@ -219,10 +219,8 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
     forward_ready_[m][v] = forward_task_[m][v];
     if (P.roles[v] == TensorRole::kRow && e_.ranks > 1) {
       // Megatron's g: the partial sums of a row-parallel output are all-reduced in forward.
-      TaskId reduced = e_.collective(prefix + "tp-allreduce/" + op.name + suffix_, e_.layout.tensor_group(d_, s),
-                                  P.shard[v].output_bytes * e_.scale, forward_task_[m][v], step_, op.name);
+      const TaskId reduced = tensor_reduction(prefix, "", s, v, P.shard[v].output_bytes * e_.scale, forward_task_[m][v], &cells);
       forward_ready_[m][v].assign(e_.ranks, reduced);
-      for (auto& cell : cells) cell.push_back(reduced);
     }
     if (experts) feed_expert_exchange(m, s, v, /*forward=*/true, forward_ready_[m][v], &cells);
   }
@@ -233,7 +231,7 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
 // backward all-gathers that input again for the weight gradient, beside the input-gradient GEMM
 // (Megatron's LinearWithGradAccumulationAndAsyncCommunication.backward; Korthikanti et al. 2022,
 // section 4.2.2): one all-gather of the whole input, from when the op's backward may start. The
-// input gradient's reduce-scatter (the all-reduce in its place) follows both. nullopt when the op
+// input gradient's reduce-scatter (tensor_reduction) follows both. nullopt when the op
 // reads no sequence-sharded tensor. An expert's GEMMs read the tokens its dispatch routed, which
 // Megatron-Core's token dispatcher gathered whole before routing; they keep them, and gather
 // nothing in backward.
@@ -253,6 +251,34 @@ std::optional<TaskId> Parallel3dSlotEmitter::regather_sequence_input(int64_t m, 
   const std::string& name = e_.graph.op(v).name;
   return e_.collective(replica_prefix_ + "mb" + std::to_string(m) + "/sp-allgather/grad-input/" + name + suffix_,
                        e_.layout.tensor_group(d_, s), bytes, std::move(deps), step_, name, CollectiveKind::kAllGather);
+}
+
+// Sequence parallelism replaces each of Megatron's all-reduces with a reduce-scatter (the sums
+// leave each rank with its sequence shard) and, before the next tensor-parallel GEMM, an
+// all-gather (Korthikanti et al. 2022, section 4.2.2): the same bytes as a ring all-reduce, but
+// NCCL runs the two as separate collectives, whose measured curves are not an all-reduce's (on an
+// NVSwitch machine NCCL's NVLS all-reduce reduces in the switch). The all-gather follows the
+// reduce-scatter at once here; what runs between them in Megatron (the dropout, residual add and
+// norm on the shard) is the sequence-sharded ops that wait for it.
+TaskId Parallel3dSlotEmitter::tensor_reduction(const std::string& prefix, const std::string& what, int64_t s, OpId v,
+                                               double bytes, std::vector<TaskId> deps,
+                                               std::vector<std::vector<TaskId>>* cells) {
+  const std::string& name = e_.graph.op(v).name;
+  const std::vector<DeviceId> group = e_.layout.tensor_group(d_, s);
+  if (!e_.options.sequence_parallel) {
+    const TaskId reduced = e_.collective(prefix + "tp-allreduce/" + what + name + suffix_, group, bytes, std::move(deps), step_, name);
+    for (auto& cell : *cells) cell.push_back(reduced);
+    return reduced;
+  }
+  const TaskId scattered = e_.collective(prefix + "sp-reducescatter/" + what + name + suffix_, group, bytes, std::move(deps),
+                                         step_, name, CollectiveKind::kReduceScatter);
+  const TaskId gathered =
+      e_.collective(prefix + "sp-allgather/" + what + name + suffix_, group, bytes, {scattered}, step_, name, CollectiveKind::kAllGather);
+  for (auto& cell : *cells) {
+    cell.push_back(scattered);
+    cell.push_back(gathered);
+  }
+  return gathered;
 }
 
 std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int64_t c) {
@@ -346,10 +372,9 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
       // Full recomputation re-runs the layer's forward in backward (its FLOPs are in the
       // backward tasks above), and with it Megatron's g: the row-parallel output's all-reduce,
       // once more, before the ops upstream of it go on.
-      TaskId reduced = e_.collective(prefix + "tp-allreduce/recompute/" + op.name + suffix_, e_.layout.tensor_group(d_, s),
-                                     P.shard[v].output_bytes * e_.scale, backward_task_[m][v], step_, op.name);
+      const TaskId reduced =
+          tensor_reduction(prefix, "recompute/", s, v, P.shard[v].output_bytes * e_.scale, backward_task_[m][v], &cells);
       backward_ready_[m][v].assign(e_.ranks, reduced);
-      for (auto& cell : cells) cell.push_back(reduced);
     }
     if (P.roles[v] == TensorRole::kColumn && e_.ranks > 1 && full_input_gradient_bytes > 0) {
       // Megatron's f: the gradient of a column-parallel op's replicated input is a partial
@@ -359,10 +384,8 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
         reduce_after.push_back(*gathered);
         for (auto& cell : cells) cell.push_back(*gathered);
       }
-      TaskId reduced = e_.collective(prefix + "tp-allreduce/grad/" + op.name + suffix_, e_.layout.tensor_group(d_, s),
-                                  full_input_gradient_bytes, std::move(reduce_after), step_, op.name);
+      const TaskId reduced = tensor_reduction(prefix, "grad/", s, v, full_input_gradient_bytes, std::move(reduce_after), &cells);
       backward_ready_[m][v].assign(e_.ranks, reduced);
-      for (auto& cell : cells) cell.push_back(reduced);
     }
     if (experts) feed_expert_exchange(m, s, v, /*forward=*/false, backward_ready_[m][v], &cells);
   }

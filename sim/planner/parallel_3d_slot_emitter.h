@@ -51,6 +51,13 @@ class Parallel3dSlotEmitter {
   /// its backward, for the weight gradient, `tokens` the share of the step's tokens a rank's
   /// tensors hold (scale / context); nullopt when v reads no such input.
   std::optional<TaskId> regather_sequence_input(int64_t m, int64_t s, OpId v, double tokens);
+  /// Megatron's g (a row-parallel output in forward, again under full recomputation) and f (a
+  /// column-parallel input's gradient in backward) over stage s's tensor group, after `deps`: an
+  /// all-reduce named `prefix` "tp-allreduce/" `what` op; under sequence parallelism a
+  /// reduce-scatter to the sequence shards ("sp-reducescatter/") and the all-gather back
+  /// ("sp-allgather/"), each priced as itself, added to every cell. Returns the last task.
+  TaskId tensor_reduction(const std::string& prefix, const std::string& what, int64_t s, OpId v, double bytes,
+                          std::vector<TaskId> deps, std::vector<std::vector<TaskId>>* cells);
   /// Context parallelism: the all-gather of attention v's keys and values (forward) or the
   /// reduce-scatter of their gradients (backward) over rank r's context group, after `deps`.
   /// One task per group: the group's first replica emits it, the others add their `deps`.

@@ -80,6 +80,7 @@ std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision
       source.fused_attention = fused_attention;
       if (fused_attention) source.attention = spec.kernel_model->attention;
       source.input_power_fraction = spec.kernel_model->input_power_fraction(precision);
+      source.matmul_ceiling_flops_per_second = spec.matmul_ceiling_for(precision);
     } else {
       source.kind = "roofline";
     }
@@ -132,6 +133,12 @@ std::string describe(const CostSource& source) {
                   source.input_power_fraction);
     text += buffer + std::string(" (the fit's rows ran on inputs that draw less power than training data; kernel_model.input_power)");
   }
+  if (source.matmul_ceiling_flops_per_second > 0) {
+    char buffer[160];
+    std::snprintf(buffer, sizeof(buffer), "; %s GEMMs at most %.1f TFLOP/s (the fastest matmul measured on it; max_achievable_matmul)",
+                  to_string(source.precision).c_str(), source.matmul_ceiling_flops_per_second / 1e12);
+    text += buffer;
+  }
   if (source.layout_transposes) {
     text += "; its tensor-core convolutions pay cuDNN's NCHW <-> NHWC transposes (run.memory_format \"nchw\"; "
             "\"nhwc\" has none)";
@@ -158,6 +165,7 @@ Json cost_sources_json(const std::vector<CostSource>& sources) {
     if (!s.fp8_gemm_efficiency.empty()) entry["fp8_gemm_efficiency"] = s.fp8_gemm_efficiency;
     if (s.layout_transposes) entry["layout_transposes"] = true;
     if (s.input_power_fraction < 1) entry["input_power_fraction"] = s.input_power_fraction;
+    if (s.matmul_ceiling_flops_per_second > 0) entry["matmul_ceiling_flops_per_second"] = s.matmul_ceiling_flops_per_second;
     if (s.fused_attention) {
       entry["fused_attention"] = s.attention ? Json{{"implementation", s.attention->implementation},
                                                     {"table", s.attention->table},

@@ -45,6 +45,9 @@ struct CostSource {
   /// The run's precision's kernels at this fraction of the fitted compute rate, the fit's rows
   /// having run on low-power inputs (KernelModel::input_power); 1 = none.
   double input_power_fraction = 1;
+  /// The device's measured matmul ceiling at the run's precision (DeviceSpec::max_achievable_matmul),
+  /// under which the kernel model's GEMMs run; 0 = none.
+  double matmul_ceiling_flops_per_second = 0;
 
   std::optional<StepValidation> step_validation;  ///< the profile's published cases, if any
 };

@@ -307,6 +307,27 @@ TEST(CliTest, SeveralStrategiesStillNameWhereTheCostsComeFrom) {
   EXPECT_FALSE(report["compute_costs"][0].contains("input_power_fraction"));
 }
 
+// The H100's FP8 GEMMs run under the fastest FP8 matmul measured on it (stas00/ml-engineering's
+// MAMF table, 1402.6 TFLOPS; hardware_profiles/devices/h100-sxm5-80gb.json): `run` says so, and
+// the JSON report carries the ceiling.
+TEST(CliTest, TheH100sCostLineNamesItsMeasuredMatmulCeiling) {
+  auto text = run_placesim({"run", "scenarios/gpt_fp8_dgx_h100.json"});
+  ASSERT_EQ(text.exit_status, 0) << text.output;
+  EXPECT_TRUE(mentions(text.output, "; fp8 GEMMs at most 1402.6 TFLOP/s (the fastest matmul measured on it; "
+                                    "max_achievable_matmul)")) << text.output;
+  auto json = run_placesim_split({"run", "scenarios/gpt_fp8_dgx_h100.json", "--report", "-"});
+  ASSERT_EQ(json.exit_status, 0) << json.errors;
+  nlohmann::json report;
+  ASSERT_NO_THROW(report = nlohmann::json::parse(json.output)) << json.output;
+  bool found = false;
+  for (const auto& entry : report.at("compute_costs")) {
+    if (entry.at("profile") != "h100-sxm5-80gb") continue;
+    found = true;
+    EXPECT_DOUBLE_EQ(entry.at("matmul_ceiling_flops_per_second").get<double>(), 1402.6e12);
+  }
+  EXPECT_TRUE(found);
+}
+
 // `place --json`: one entry per algorithm with its step time and every op's device.
 TEST(CliTest, PlacePrintsAMachineReadableComparison) {
   std::filesystem::path directory = make_temp_directory();

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <random>
 
 #include <unistd.h>
@@ -12,6 +13,7 @@
 
 #include "sim/calibration/kernel_calibration.h"
 #include "sim/calibration/kernel_fit.h"
+#include "sim/cluster/cluster_json.h"
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/cluster/kernel_model_json.h"
 #include "sim/calibration/kernel_table.h"
@@ -261,6 +263,17 @@ TEST(KernelCost, ABackwardTaskRunsTheDataAndFilterKernelsOnItsMicroBatch) {
   EXPECT_DOUBLE_EQ(compute_seconds(task, Precision::kFp32, MemoryFormat::kNchw, cluster_device), expected / 2);
 }
 
+/// A measured fp16 GEMM row of the test device's table (its time does not enter a prediction).
+KernelMeasurement fp16_gemm_row(const KernelShape& shape) {
+  KernelMeasurement row;
+  row.device = "test-gpu";
+  row.op = "gemm";
+  row.shape = shape;
+  row.precision = Precision::kFp16;
+  row.seconds = 1.0;
+  return row;
+}
+
 // A fit whose fp16 rows ran on zero inputs (DeepBench's) carries the fraction of its compute
 // rate a board keeps on random data at its power limit: a step's compute-bound kernel of that
 // precision runs at 0.871 of the peak the fit saw (its tile time / 0.871), its fixed overhead and
@@ -292,14 +305,74 @@ TEST(KernelCost, ZeroInputRowsLeaveAStepsTensorCoreKernelsAtTheRandomDataRate) {
   // fp32 has no correction.
   EXPECT_DOUBLE_EQ(kernel_model_seconds(task, Precision::kFp32, corrected), kernel_model_seconds(task, Precision::kFp32, plain));
   // The fit's own table is checked at the conditions it was measured under.
-  KernelMeasurement row;
-  row.device = "test-gpu";
-  row.op = "gemm";
-  row.shape = *task.kernel;
-  row.precision = Precision::kFp16;
-  row.seconds = fp16_plain;
+  const KernelMeasurement row = fp16_gemm_row(*task.kernel);
   EXPECT_DOUBLE_EQ(predict_kernel_seconds(row, corrected, *corrected.kernel_model),
                    predict_kernel_seconds(row, plain, *plain.kernel_model));
+}
+
+// A device's measured matmul ceiling bounds a step's GEMMs, not the fit: the same 8192^3 fp16
+// GEMM as above (82 waves of tiles of 2 x 128 x 128 x 8208 FLOPs at 8e13 / 50 x 0.8 FLOP/s:
+// 1.102e13 / 6.4e13 FLOP/s = 0.1722 s of math) under a ceiling of 5e13 FLOP/s takes its
+// 2 x 8192^3 = 1.0995e12 FLOPs / 5e13 = 21.99 ms plus the kernel's fixed overhead; a ceiling
+// above the tile model's rate (7e13) and a GEMM too small to reach it change nothing; fp32 has
+// no ceiling; checking the fit against its own table (predict_kernel_seconds) leaves it out.
+TEST(KernelCost, AMeasuredMatmulCeilingBoundsAStepsGemmsButNotTheFitsTable) {
+  KernelModel model = test_model();
+  model.gemm_efficiency[Precision::kFp16] = 0.8;
+  DeviceSpec plain = test_spec(model);
+  plain.peak_flops_per_second[Precision::kFp16] = 8 * kPeak;
+  DeviceSpec capped = plain;
+  capped.max_achievable_matmul = MatmulCeiling{{{Precision::kFp16, 5e13}}, "a measurement"};
+  DeviceSpec loose = plain;
+  loose.max_achievable_matmul = MatmulCeiling{{{Precision::kFp16, 7e13}}, "a measurement"};
+  auto task_of = [](int64_t n) {
+    Task task;
+    task.kind = TaskKind::kCompute;
+    task.phase = Phase::kForward;
+    task.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm_of(n, n, n)));
+    task.kernel_passes = kForwardPass;
+    task.kernel_samples = 1;
+    return task;
+  };
+  const Task big = task_of(8192), small = task_of(256);
+  const double overhead = model.kernel_overhead_seconds;
+  const double tile_seconds = 2.0 * 128 * 128 * (8192 + 16) / (8 * kPeak / 50 * 0.8);
+  EXPECT_NEAR(kernel_model_seconds(big, Precision::kFp16, plain), 82 * tile_seconds + overhead, 1e-12);
+  EXPECT_NEAR(kernel_model_seconds(big, Precision::kFp16, capped), 2.0 * 8192 * 8192 * 8192 / 5e13 + overhead, 1e-12);
+  EXPECT_DOUBLE_EQ(kernel_model_seconds(big, Precision::kFp16, loose), kernel_model_seconds(big, Precision::kFp16, plain));
+  EXPECT_DOUBLE_EQ(kernel_model_seconds(small, Precision::kFp16, capped), kernel_model_seconds(small, Precision::kFp16, plain));
+  EXPECT_DOUBLE_EQ(kernel_model_seconds(big, Precision::kFp32, capped), kernel_model_seconds(big, Precision::kFp32, plain));
+  const KernelMeasurement row = fp16_gemm_row(*big.kernel);
+  EXPECT_DOUBLE_EQ(predict_kernel_seconds(row, capped, *capped.kernel_model),
+                   predict_kernel_seconds(row, plain, *plain.kernel_model));
+}
+
+// The H100's ceilings are stas00/ml-engineering's Maximum Achievable Matmul FLOPS (794.5 TFLOPS
+// BF16, fp16 taking it, 1402.6 TFLOPS FP8); they read and write with the profile, and a ceiling
+// above the datasheet's peak or without its source is refused with its JSON path.
+TEST(DeviceProfileJson, TheMatmulCeilingRoundTripsAndNamesABadValue) {
+  std::ifstream file(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles/devices/h100-sxm5-80gb.json");
+  const Json json = Json::parse(std::string(std::istreambuf_iterator<char>(file), {}));
+  const DeviceSpec spec = read_device_profile(JsonReader(json, "h100.json"));
+  EXPECT_DOUBLE_EQ(spec.matmul_ceiling_for(Precision::kBf16), 794.5e12);
+  EXPECT_DOUBLE_EQ(spec.matmul_ceiling_for(Precision::kFp16), 794.5e12);
+  EXPECT_DOUBLE_EQ(spec.matmul_ceiling_for(Precision::kFp8), 1402.6e12);
+  EXPECT_DOUBLE_EQ(spec.matmul_ceiling_for(Precision::kTf32), 0.0);  // not measured: none
+  const DeviceSpec again = read_device_profile(JsonReader(write_device_profile(spec), "written.json"));
+  ASSERT_TRUE(again.max_achievable_matmul);
+  EXPECT_EQ(again.max_achievable_matmul->flops_per_second, spec.max_achievable_matmul->flops_per_second);
+  EXPECT_EQ(again.max_achievable_matmul->source, spec.max_achievable_matmul->source);
+  Json bad = json;
+  bad["max_achievable_matmul"]["flops_per_second"]["bf16"] = 1.2e15;  // above the 989.4 TFLOPS peak
+  try {
+    read_device_profile(JsonReader(bad, "h100.json"));
+    FAIL() << "accepted a ceiling above the peak";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("/max_achievable_matmul/flops_per_second/bf16"), std::string::npos) << error.what();
+  }
+  bad = json;
+  bad["max_achievable_matmul"]["source"] = "";
+  EXPECT_THROW(read_device_profile(JsonReader(bad, "h100.json")), InputError);
 }
 
 // The correction reads and writes with the profile, and a fraction outside (0, 1] or a

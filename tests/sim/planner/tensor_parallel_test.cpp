@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 
+#include "sim/analytical/analytical_engine.h"
 #include "sim/session/pipeline.h"
 #include "models/zoo.h"
 #include "sim/core/glob.h"
@@ -203,8 +204,10 @@ TEST(TensorParallel, FullRecomputationAllReducesTheRowParallelOutputsAgainInBack
 // one's backward all-gathers it again for its weight gradient (Megatron-Core's
 // LinearWithGradAccumulationAndAsyncCommunication.backward; Korthikanti et al. 2022, section
 // 4.2.2): two more collectives per layer, each the whole b x s x h activation. The all-gather
-// starts with the op's backward (it waits for what that backward waits for, not for it) and the
-// input gradient's reduce-scatter, the all-reduce in its place, waits for both.
+// starts with the op's backward (it waits for what that backward waits for, not for it). Each of
+// Megatron's all-reduces becomes a reduce-scatter and the all-gather back, of the same bytes:
+// forward after attn_proj and mlp_proj, backward after the input gradients of mlp_fc and qkv
+// (which wait for the re-gather too).
 TEST(TensorParallel, SequenceParallelismGathersEachColumnOpsInputAgainInBackward) {
   OpGraph graph = small_gpt(false, 2);
   Cluster cluster = ring_of_gpus(4);
@@ -215,26 +218,79 @@ TEST(TensorParallel, SequenceParallelismGathersEachColumnOpsInputAgainInBackward
   options.sequence_parallel = true;
   const ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, options, "gpt", nullptr);
   EXPECT_EQ(layer_one_collectives(plan),
-            (std::vector<std::string>{"mb0/tp-allreduce/h.1/attn_proj", "mb0/tp-allreduce/h.1/mlp_proj",
-                                      "mb0/sp-allgather/grad-input/h.1/mlp_fc", "mb0/tp-allreduce/grad/h.1/mlp_fc",
-                                      "mb0/sp-allgather/grad-input/h.1/qkv", "mb0/tp-allreduce/grad/h.1/qkv"}));
+            (std::vector<std::string>{"mb0/sp-reducescatter/h.1/attn_proj", "mb0/sp-allgather/h.1/attn_proj",
+                                      "mb0/sp-reducescatter/h.1/mlp_proj", "mb0/sp-allgather/h.1/mlp_proj",
+                                      "mb0/sp-allgather/grad-input/h.1/mlp_fc", "mb0/sp-reducescatter/grad/h.1/mlp_fc",
+                                      "mb0/sp-allgather/grad/h.1/mlp_fc", "mb0/sp-allgather/grad-input/h.1/qkv",
+                                      "mb0/sp-reducescatter/grad/h.1/qkv", "mb0/sp-allgather/grad/h.1/qkv"}));
   std::map<std::string, TaskId> id_of;
   for (const Task& task : plan.tasks) id_of[task.name] = task.id;
+  for (const std::string name : {"h.1/attn_proj", "h.1/mlp_proj", "grad/h.1/mlp_fc", "grad/h.1/qkv"}) {
+    const Task& scatter = plan.tasks[id_of.at("mb0/sp-reducescatter/" + name)];
+    const Task& gather = plan.tasks[id_of.at("mb0/sp-allgather/" + name)];
+    EXPECT_EQ(scatter.collective, CollectiveKind::kReduceScatter) << name;
+    EXPECT_EQ(gather.collective, CollectiveKind::kAllGather) << name;
+    EXPECT_EQ(gather.deps, std::vector<TaskId>{scatter.id}) << name;
+  }
+  for (const std::string op : {"attn_proj", "mlp_proj"}) {  // the next ops wait for the gather
+    const TaskId gather = id_of.at("mb0/sp-allgather/h.1/" + op);
+    const std::string next = op == "attn_proj" ? "add_1" : "add_2";
+    const std::vector<TaskId>& deps = plan.tasks[id_of.at("mb0/fwd/h.1/" + next + "/tp0")].deps;
+    EXPECT_NE(std::find(deps.begin(), deps.end(), gather), deps.end()) << op;
+  }
   for (const std::string op : {"mlp_fc", "qkv"}) {
-    const Task& gather = plan.tasks[id_of.at("mb0/sp-allgather/grad-input/h.1/" + op)];
-    EXPECT_EQ(gather.collective, CollectiveKind::kAllGather);
-    const Task& reduce = plan.tasks[id_of.at("mb0/tp-allreduce/grad/h.1/" + op)];
-    EXPECT_NE(std::find(reduce.deps.begin(), reduce.deps.end(), gather.id), reduce.deps.end()) << op;
+    const Task& regather = plan.tasks[id_of.at("mb0/sp-allgather/grad-input/h.1/" + op)];
+    EXPECT_EQ(regather.collective, CollectiveKind::kAllGather);
+    const Task& reduce = plan.tasks[id_of.at("mb0/sp-reducescatter/grad/h.1/" + op)];
+    EXPECT_NE(std::find(reduce.deps.begin(), reduce.deps.end(), regather.id), reduce.deps.end()) << op;
     for (const std::string rank : {"/tp0", "/tp1", "/tp2", "/tp3"}) {
       const TaskId backward = id_of.at("mb0/bwd/h.1/" + op + rank);
       EXPECT_NE(std::find(reduce.deps.begin(), reduce.deps.end(), backward), reduce.deps.end()) << op << rank;
-      EXPECT_EQ(std::find(gather.deps.begin(), gather.deps.end(), backward), gather.deps.end()) << op << rank;
+      EXPECT_EQ(std::find(regather.deps.begin(), regather.deps.end(), backward), regather.deps.end()) << op << rank;
       for (TaskId dep : plan.tasks[backward].deps) {
-        EXPECT_NE(std::find(gather.deps.begin(), gather.deps.end(), dep), gather.deps.end()) << op << rank;
+        EXPECT_NE(std::find(regather.deps.begin(), regather.deps.end(), dep), regather.deps.end()) << op << rank;
       }
     }
   }
   // Without sequence parallelism there is nothing to gather again (the tests above: four).
+}
+
+// What the reduce-scatter and all-gather cost in place of the all-reduce: on a DGX H100 the
+// 8-GPU all-reduce is NCCL's NVLS one (hardware_profiles/collectives/azure_nd-h100-v5.csv:
+// 268,435,456 B in 1109.55 us, 423 GB/s of bus bandwidth), while its all-gather and
+// reduce-scatter are OpenXLA's measured 729.28 and 771.104 us at that size
+// (xla_h100-sxm5-nvswitch-8gpu.csv). A 1 x 8192 x 16384 bf16 activation is 268,435,456 B, so
+// each of sequence parallelism's reductions takes 1500.384 us, where an all-reduce took 1109.55.
+TEST(TensorParallel, SequenceParallelReductionsTakeTheReduceScatterAndAllGatherCurves) {
+  auto scenario_text = [](bool sequence_parallel) {
+    return R"({"name": "sp", "model": {"zoo": "gpt", "parameters": {"layers": 2, "hidden": 16384, "heads": 128,
+                 "sequence": 8192, "vocabulary": 32768}},
+               "cluster": {"template": "dgx_h100"},
+               "strategies": [{"name": "tp8", "parallelism": {"tensor": 8, "pipeline": 1, "data": 1,
+                 "sequence_parallel": )" + std::string(sequence_parallel ? "true" : "false") + R"(}}],
+               "run": {"mode": "training", "batch_size": 1, "precision": "bf16", "optimizer": "adam"}})";
+  };
+  for (const bool sequence_parallel : {false, true}) {
+    SCOPED_TRACE(sequence_parallel ? "sequence parallel" : "all-reduce");
+    const Scenario scenario = testing::scenario_from_text(scenario_text(sequence_parallel));
+    const Cluster& cluster = scenario.cluster_for(scenario.strategies.front());
+    const PlannedScenario planned = plan_scenario(scenario);
+    std::map<std::string, double> seconds;
+    for (const Task& task : planned.plan.tasks) {
+      if (task.kind == TaskKind::kCollective && task.op == "h.1/attn_proj") {
+        EXPECT_DOUBLE_EQ(task.bytes, 268435456.0) << task.name;
+        seconds[task.name] = analytical_collective_seconds(task, cluster);
+      }
+    }
+    if (!sequence_parallel) {
+      EXPECT_EQ(seconds.size(), 1u);
+      EXPECT_NEAR(seconds["mb0/tp-allreduce/h.1/attn_proj"], 1109.55e-6, 0.01e-6);
+      continue;
+    }
+    EXPECT_EQ(seconds.size(), 2u);
+    EXPECT_NEAR(seconds["mb0/sp-reducescatter/h.1/attn_proj"], 771.104e-6, 0.001e-6);
+    EXPECT_NEAR(seconds["mb0/sp-allgather/h.1/attn_proj"], 729.28e-6, 0.001e-6);
+  }
 }
 
 // An encoder-decoder's cross-attention splits like self-attention (Megatron's T5: Q and K/V
