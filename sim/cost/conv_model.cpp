@@ -130,7 +130,8 @@ ConvEstimate estimate_conv_with(ConvAlgorithm algorithm, const Conv2dShape& conv
                       as_gemm.extra_elements * element_bytes,
                       conv_fitted ? model.conv_small_tile_exponent : -1.0,
                       conv_fitted ? model.conv_fill_waves : 0.0,
-                      pass == kBackwardFilterPass ? 32 : 1};
+                      pass == kBackwardFilterPass ? 32 : 1,
+                      algorithm == ConvAlgorithm::kFft ? std::numeric_limits<double>::infinity() : 1.0};
   estimate.gemm = estimate_gemm(as_gemm.gemm, element_bytes, precision, device, traffic);
   estimate.seconds = estimate.gemm.seconds + device.model->conv_overhead_seconds;
   return estimate;

@@ -41,8 +41,8 @@ GemmEstimate estimate_gemm_with_tile(const GemmShape& gemm, double element_bytes
   const double small_tile = std::min(1.0, intensity(static_cast<double>(tile_rows), static_cast<double>(tile_columns)) /
                                               intensity(128, 128));
   const double exponent = traffic.small_tile_exponent >= 0 ? traffic.small_tile_exponent : model.small_tile_exponent;
-  const double efficiency =
-      model.gemm_efficiency_for(precision) * traffic.efficiency_scale * std::pow(small_tile, exponent);
+  const double efficiency = std::min(
+      traffic.max_tile_efficiency, model.gemm_efficiency_for(precision) * traffic.efficiency_scale * std::pow(small_tile, exponent));
   const double sm_flops_per_second = device.peak_flops_per_second / static_cast<double>(sms) * efficiency;
   const double tile_seconds = 2.0 * static_cast<double>(tile_rows * tile_columns) * (depth + model.tile_overhead_k_for(precision)) /
                               sm_flops_per_second;

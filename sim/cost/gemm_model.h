@@ -43,6 +43,11 @@ struct GemmTraffic {
   double small_tile_exponent = -1;  ///< < 0: the model's GEMM exponent
   double fill_waves = 0;            ///< waves' worth of fill and drain time
   int64_t max_split_k = 32;         ///< 1: the kernel does not split k (cuDNN's forward and data passes)
+  /// The most of an SM's peak a tile's main loop reaches: 1 where the GEMM counts the kernel's
+  /// real multiply-adds (a GEMM, an implicit-GEMM or Winograd convolution): no tile outruns the
+  /// tensor or CUDA cores. FFT's complex GEMMs are counted at 4 real multiply-adds each, an upper
+  /// bound on what cuFFT-based kernels do, so they have none.
+  double max_tile_efficiency = 1.0;
 };
 
 /// The fastest (tile, split-K) for `gemm`.

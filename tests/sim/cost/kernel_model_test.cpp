@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iomanip>
 #include <iterator>
+#include <limits>
 #include <random>
 
 #include <unistd.h>
@@ -179,6 +180,47 @@ TEST(ConvModel, TheFastestFittedAlgorithmRuns) {
   }
   // FFT has no fitted efficiency here: never chosen.
   EXPECT_NE(best.algorithm, ConvAlgorithm::kFft);
+}
+
+// No tile runs above the SM's peak: an implicit-GEMM convolution fitted at 1.5 x a GEMM
+// efficiency of 0.8 (1.2 of peak) runs its 128 x 128 tiles at 1.0. conv3x3(64, 256, 14, 256)'s
+// forward implicit GEMM is m = 64 x 14 x 14 = 12,544, n = 256, k = 256 x 9 = 2,304: 98 x 2 = 196
+// tiles of 128 x 128 in ceil(196 / 50) = 4 waves (+ 0.5 fill), each tile 2 x 128 x 128 x
+// (2,304 + 16) FLOPs at 10e12 / 50 x 1.0, plus the kernel's 4 us. FFT's complex GEMMs (4 real
+// multiply-adds each, an upper bound) are not capped.
+TEST(ConvModel, NoTileRunsAboveTheSmsPeak) {
+  KernelModel model = test_model();
+  model.conv_small_tile_exponent = 0;  // every tile shape at the same efficiency
+  GemmDevice device{kPeak, kBandwidth, &model};
+  const Conv2dShape conv = conv3x3(64, 256, 14, 256);
+  const ConvAsGemm as_gemm = conv_as_gemm(ConvAlgorithm::kImplicitGemm, conv, kForwardPass);
+  ASSERT_EQ(as_gemm.gemm.m, 12544);
+  ASSERT_EQ(as_gemm.gemm.k, 2304);
+  // The convolution's traffic as estimate_conv_with builds it, at a fitted efficiency of `scale`.
+  auto tiles_of_128 = [&](double scale) {
+    GemmTraffic traffic{scale, as_gemm.tensor_elements * 4, 0, 0, 0.5, 1, 1.0};
+    return estimate_gemm_with_tile(as_gemm.gemm, 4, Precision::kFp32, device, 128, 128, 1, traffic);
+  };
+  const GemmEstimate capped = tiles_of_128(1.5);
+  EXPECT_EQ(capped.tiles, 196);
+  EXPECT_EQ(capped.waves, 4);
+  const double tile_seconds = 2.0 * 128 * 128 * (2304 + 16) / (kPeak / 50 * 1.0);
+  EXPECT_NEAR(capped.seconds, 4.5 * tile_seconds + 4e-6, 1e-12);
+  EXPECT_NEAR(tiles_of_128(1.25).seconds, capped.seconds, 1e-12);               // 0.8 x 1.25 = 1.0
+  EXPECT_NEAR(tiles_of_128(1.0).seconds, 4.5 * tile_seconds / 0.8 + 4e-6, 1e-12);  // 0.8: below it
+  // The convolution picks its fastest tile under the same cap: 1.5 and 1.25 run alike.
+  model.conv_efficiency[ConvAlgorithm::kImplicitGemm] = 1.5;
+  const double at_one_and_a_half = estimate_conv_with(ConvAlgorithm::kImplicitGemm, conv, kForwardPass, 4, Precision::kFp32, device).seconds;
+  model.conv_efficiency[ConvAlgorithm::kImplicitGemm] = 1.25;
+  EXPECT_NEAR(estimate_conv_with(ConvAlgorithm::kImplicitGemm, conv, kForwardPass, 4, Precision::kFp32, device).seconds,
+              at_one_and_a_half, 1e-12);
+  // FFT: the same GEMM machinery without the cap.
+  GemmTraffic fft{1.5, -1, 0, -1, 0, 1, std::numeric_limits<double>::infinity()};
+  GemmTraffic exact = fft;
+  exact.max_tile_efficiency = 1.0;
+  const GemmShape big = gemm_of(4096, 4096, 4096);
+  EXPECT_LT(estimate_gemm(big, 4, Precision::kFp32, device, fft).seconds,
+            estimate_gemm(big, 4, Precision::kFp32, device, exact).seconds);
 }
 
 // A model fitted on GEMMs only (the H100's tables have no convolution) runs a convolution as the
