@@ -139,7 +139,12 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
         rates.at(key).fail("the profile has no " + key + " peak in peak_flops_per_second for this ceiling to be under");
       }
       // Measured below the datasheet's peak: a ceiling above it would bound nothing.
-      measured.flops_per_second[precision] = rates.at(key).at_most(rates.positive_at(key), spec.peak_for(precision));
+      const double ceiling = rates.positive_at(key);
+      if (ceiling > spec.peak_for(precision)) {
+        rates.at(key).fail("a measured ceiling of " + brief(rates.at(key).value()) + " FLOP/s is above the profile's " + key +
+                           " peak of " + brief(Json(spec.peak_for(precision))) + " (peak_flops_per_second/" + key + ")");
+      }
+      measured.flops_per_second[precision] = ceiling;
     }
     if (measured.flops_per_second.empty()) rates.fail("a ceiling names at least one precision");
     measured.source = ceiling->string_at("source");

@@ -411,6 +411,19 @@ TEST(DeviceProfileJson, TheMatmulCeilingRoundTripsAndNamesABadValue) {
     FAIL() << "accepted a ceiling above the peak";
   } catch (const InputError& error) {
     EXPECT_NE(std::string(error.what()).find("/max_achievable_matmul/flops_per_second/bf16"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("above the profile's bf16 peak"), std::string::npos) << error.what();
+  }
+  bad = json;
+  bad["max_achievable_matmul"]["flops_per_second"]["tf32"] = 4e14;  // under the tf32 peak: accepted
+  EXPECT_DOUBLE_EQ(read_device_profile(JsonReader(bad, "h100.json")).matmul_ceiling_for(Precision::kTf32), 4e14);
+  bad = json;
+  bad["peak_flops_per_second"].erase("fp8");
+  try {  // a ceiling for a precision the profile has no peak for
+    read_device_profile(JsonReader(bad, "h100.json"));
+    FAIL() << "accepted an fp8 ceiling without an fp8 peak";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("/max_achievable_matmul/flops_per_second/fp8: the profile has no fp8 peak"),
+              std::string::npos) << error.what();
   }
   bad = json;
   bad["max_achievable_matmul"]["source"] = "";
