@@ -5,12 +5,12 @@
 #include "sim/cluster/collective_profile.h"
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/cluster/kernel_model_json.h"
+#include "sim/core/precision_values_json.h"
 
 namespace placesim {
 
 Json write_device_profile(const DeviceSpec& spec) {
-  Json peaks = Json::object();
-  for (const auto& [precision, flops] : spec.peak_flops_per_second) peaks[to_string(precision)] = flops;
+  const Json peaks = precision_values_json(spec.peak_flops_per_second);
   Json efficiency = {{"default", spec.default_compute_efficiency}};
   for (const auto& [kind, value] : spec.compute_efficiency) efficiency[to_string(kind)] = value;
   std::string kind = spec.kind == DeviceKind::kCpu ? "cpu" : spec.kind == DeviceKind::kGpu ? "gpu" : "tpu";
@@ -46,9 +46,8 @@ Json write_device_profile(const DeviceSpec& spec) {
     profile["sources"]["kernel_model"] = cited;
   }
   if (spec.max_achievable_matmul) {
-    Json rates = Json::object();
-    for (const auto& [precision, flops] : spec.max_achievable_matmul->flops_per_second) rates[to_string(precision)] = flops;
-    profile["max_achievable_matmul"] = {{"flops_per_second", rates}, {"source", spec.max_achievable_matmul->source}};
+    profile["max_achievable_matmul"] = {{"flops_per_second", precision_values_json(spec.max_achievable_matmul->flops_per_second)},
+                                        {"source", spec.max_achievable_matmul->source}};
   }
   if (spec.step_validation) {
     profile["step_validation"] = {{"cases", spec.step_validation->cases},

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "sim/cluster/kernel_model_json.h"
+#include "sim/core/precision_values_json.h"
 
 #ifndef PLACESIM_SOURCE_DIR
 #define PLACESIM_SOURCE_DIR "."
@@ -79,11 +80,9 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
   std::string kind = profile.choice_at("kind", {"cpu", "gpu", "tpu"});
   spec.kind = *parse_device_kind(kind);
   JsonReader peaks = profile.at("peak_flops_per_second");
-  peaks.reject_unknown_keys(precision_names());
-  for (const auto& key : peaks.keys()) {
-    spec.peak_flops_per_second[*parse_precision(key)] =
-        peaks.at(key).at_most(peaks.positive_at(key), kMaxPlausibleFlopsPerSecond);
-  }
+  spec.peak_flops_per_second = read_precision_values(peaks, [](Precision, const JsonReader& peak) {
+    return peak.at_most(peak.as_positive_number(), kMaxPlausibleFlopsPerSecond);
+  });
   if (!spec.peak_flops_per_second.count(Precision::kFp32)) peaks.fail("missing required key \"fp32\"");
   spec.memory_bytes = profile.at("memory_bytes").at_most(profile.positive_at("memory_bytes"), kMaxPlausibleBytes);
   spec.memory_bandwidth_bytes_per_second = profile.at("memory_bandwidth_bytes_per_second")
@@ -131,21 +130,18 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
   if (auto ceiling = profile.find("max_achievable_matmul")) {
     ceiling->reject_unknown_keys({"flops_per_second", "source"});
     JsonReader rates = ceiling->at("flops_per_second");
-    rates.reject_unknown_keys(precision_names());
     MatmulCeiling measured;
-    for (const auto& key : rates.keys()) {
-      const Precision precision = *parse_precision(key);
-      if (!spec.has_peak(precision)) {
-        rates.at(key).fail("the profile has no " + key + " peak in peak_flops_per_second for this ceiling to be under");
-      }
+    measured.flops_per_second = read_precision_values(rates, [&spec](Precision precision, const JsonReader& rate) {
+      const std::string name = to_string(precision);
+      if (!spec.has_peak(precision)) rate.fail("the profile has no " + name + " peak in peak_flops_per_second for this ceiling to be under");
       // Measured below the datasheet's peak: a ceiling above it would bound nothing.
-      const double ceiling = rates.positive_at(key);
-      if (ceiling > spec.peak_for(precision)) {
-        rates.at(key).fail("a measured ceiling of " + brief(rates.at(key).value()) + " FLOP/s is above the profile's " + key +
-                           " peak of " + brief(Json(spec.peak_for(precision))) + " (peak_flops_per_second/" + key + ")");
+      const double flops = rate.as_positive_number();
+      if (flops > spec.peak_for(precision)) {
+        rate.fail("a measured ceiling of " + brief(rate.value()) + " FLOP/s is above the profile's " + name + " peak of " +
+                  brief(Json(spec.peak_for(precision))) + " (peak_flops_per_second/" + name + ")");
       }
-      measured.flops_per_second[precision] = ceiling;
-    }
+      return flops;
+    });
     if (measured.flops_per_second.empty()) rates.fail("a ceiling names at least one precision");
     measured.source = ceiling->string_at("source");
     if (measured.source.empty()) ceiling->at("source").fail("a ceiling names the measurement it comes from");

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/precision_values_json.h"
+
 namespace placesim {
 namespace {
 
@@ -14,12 +16,16 @@ double fraction_in(const JsonReader& value, double max_value) {
   return fraction;
 }
 
+double bounded_non_negative(const JsonReader& value, double max_value) {
+  const double number = value.as_non_negative_number();
+  if (number > max_value) value.fail("expected at most " + brief(Json(max_value)) + ", got " + brief(value.value()));
+  return number;
+}
+
+/// `entry[key]` as bounded_non_negative; 0 when absent.
 double bounded_non_negative(const JsonReader& entry, const std::string& key, double max_value) {
-  double value = entry.non_negative_or(key, 0);
-  if (value > max_value) {
-    entry.at(key).fail("expected at most " + brief(Json(max_value)) + ", got " + brief(entry.at(key).value()));
-  }
-  return value;
+  const auto value = entry.find(key);
+  return value ? bounded_non_negative(*value, max_value) : 0.0;
 }
 
 std::vector<std::string> algorithm_names() {
@@ -123,15 +129,12 @@ KernelModel read_kernel_model(const JsonReader& entry) {
   KernelModel model;
   model.sm_count = entry.at("sm_count").as_integer(1, 100'000);
   JsonReader gemm = entry.at("gemm_efficiency");
-  gemm.reject_unknown_keys(precision_names());
-  for (const auto& key : gemm.keys()) model.gemm_efficiency[*parse_precision(key)] = fraction_in(gemm.at(key), 1.0);
+  model.gemm_efficiency = read_precision_values(gemm, [](Precision, const JsonReader& value) { return fraction_in(value, 1.0); });
   if (!model.gemm_efficiency.count(Precision::kFp32)) gemm.fail("missing required key \"fp32\"");
   model.tile_overhead_k = bounded_non_negative(entry, "tile_overhead_k", 1e6);
   if (auto by_precision = entry.find("tile_overhead_k_by_precision")) {
-    by_precision->reject_unknown_keys(precision_names());
-    for (const auto& key : by_precision->keys()) {
-      model.tile_overhead_k_by_precision[*parse_precision(key)] = bounded_non_negative(*by_precision, key, 1e6);
-    }
+    model.tile_overhead_k_by_precision =
+        read_precision_values(*by_precision, [](Precision, const JsonReader& value) { return bounded_non_negative(value, 1e6); });
   }
   model.small_tile_exponent = bounded_non_negative(entry, "small_tile_exponent", 10);
   model.kernel_overhead_seconds = bounded_non_negative(entry, "kernel_overhead_seconds", 1.0);
@@ -156,10 +159,8 @@ KernelModel read_kernel_model(const JsonReader& entry) {
     input_power->reject_unknown_keys({"throughput_fraction", "source"});
     InputPowerCorrection correction;
     JsonReader fractions = input_power->at("throughput_fraction");
-    fractions.reject_unknown_keys(precision_names());
-    for (const auto& key : fractions.keys()) {
-      correction.throughput_fraction[*parse_precision(key)] = fraction_in(fractions.at(key), 1.0);
-    }
+    correction.throughput_fraction =
+        read_precision_values(fractions, [](Precision, const JsonReader& value) { return fraction_in(value, 1.0); });
     if (correction.throughput_fraction.empty()) fractions.fail("a correction names at least one precision");
     correction.source = input_power->string_at("source");
     if (correction.source.empty()) input_power->at("source").fail("a correction names the measurement it comes from");
@@ -169,8 +170,7 @@ KernelModel read_kernel_model(const JsonReader& entry) {
 }
 
 Json write_kernel_model(const KernelModel& model) {
-  Json gemm = Json::object();
-  for (const auto& [precision, value] : model.gemm_efficiency) gemm[to_string(precision)] = value;
+  const Json gemm = precision_values_json(model.gemm_efficiency);
   Json conv = Json::object();
   for (const auto& [algorithm, value] : model.conv_efficiency) conv[to_string(algorithm)] = value;
   const KernelModelFit& f = model.fit;
@@ -202,9 +202,7 @@ Json write_kernel_model(const KernelModel& model) {
               {"fit", fit}};
   // Written only when fitted (several GEMM precisions; memory-bound rows), so older profiles read unchanged.
   if (!model.tile_overhead_k_by_precision.empty()) {
-    Json by_precision = Json::object();
-    for (const auto& [precision, value] : model.tile_overhead_k_by_precision) by_precision[to_string(precision)] = value;
-    json["tile_overhead_k_by_precision"] = by_precision;
+    json["tile_overhead_k_by_precision"] = precision_values_json(model.tile_overhead_k_by_precision);
   }
   if (model.reduction_memory_efficiency > 0) json["reduction_memory_efficiency"] = model.reduction_memory_efficiency;
   if (model.isolated_memory_floor_seconds > 0) json["isolated_memory_floor_seconds"] = model.isolated_memory_floor_seconds;
@@ -213,9 +211,8 @@ Json write_kernel_model(const KernelModel& model) {
   }
   if (model.attention) json["attention"] = write_attention_fit(*model.attention);
   if (model.input_power) {
-    Json fractions = Json::object();
-    for (const auto& [precision, value] : model.input_power->throughput_fraction) fractions[to_string(precision)] = value;
-    json["input_power"] = {{"throughput_fraction", fractions}, {"source", model.input_power->source}};
+    json["input_power"] = {{"throughput_fraction", precision_values_json(model.input_power->throughput_fraction)},
+                           {"source", model.input_power->source}};
   }
   return json;
 }
