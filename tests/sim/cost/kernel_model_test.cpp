@@ -22,6 +22,7 @@
 #include "sim/cost/cost_model.h"
 #include "sim/cost/kernel_cost.h"
 #include "sim/core/input_error.h"
+#include "tests/support/scenario_text.h"
 
 namespace placesim {
 namespace {
@@ -406,25 +407,19 @@ TEST(DeviceProfileJson, TheMatmulCeilingRoundTripsAndNamesABadValue) {
   EXPECT_EQ(again.max_achievable_matmul->source, spec.max_achievable_matmul->source);
   Json bad = json;
   bad["max_achievable_matmul"]["flops_per_second"]["bf16"] = 1.2e15;  // above the 989.4 TFLOPS peak
-  try {
-    read_device_profile(JsonReader(bad, "h100.json"));
-    FAIL() << "accepted a ceiling above the peak";
-  } catch (const InputError& error) {
-    EXPECT_NE(std::string(error.what()).find("/max_achievable_matmul/flops_per_second/bf16"), std::string::npos) << error.what();
-    EXPECT_NE(std::string(error.what()).find("above the profile's bf16 peak"), std::string::npos) << error.what();
-  }
+  const testing::Refusal above_peak = testing::refusal_of([&] { read_device_profile(JsonReader(bad, "h100.json")); });
+  ASSERT_TRUE(above_peak.refused);
+  EXPECT_EQ(above_peak.json_path, "/max_achievable_matmul/flops_per_second/bf16");
+  EXPECT_NE(above_peak.message.find("above the profile's bf16 peak"), std::string::npos) << above_peak.message;
   bad = json;
   bad["max_achievable_matmul"]["flops_per_second"]["tf32"] = 4e14;  // under the tf32 peak: accepted
   EXPECT_DOUBLE_EQ(read_device_profile(JsonReader(bad, "h100.json")).matmul_ceiling_for(Precision::kTf32), 4e14);
   bad = json;
-  bad["peak_flops_per_second"].erase("fp8");
-  try {  // a ceiling for a precision the profile has no peak for
-    read_device_profile(JsonReader(bad, "h100.json"));
-    FAIL() << "accepted an fp8 ceiling without an fp8 peak";
-  } catch (const InputError& error) {
-    EXPECT_NE(std::string(error.what()).find("/max_achievable_matmul/flops_per_second/fp8: the profile has no fp8 peak"),
-              std::string::npos) << error.what();
-  }
+  bad["peak_flops_per_second"].erase("fp8");  // a ceiling for a precision the profile has no peak for
+  const testing::Refusal no_peak = testing::refusal_of([&] { read_device_profile(JsonReader(bad, "h100.json")); });
+  ASSERT_TRUE(no_peak.refused);
+  EXPECT_EQ(no_peak.json_path, "/max_achievable_matmul/flops_per_second/fp8");
+  EXPECT_NE(no_peak.message.find("the profile has no fp8 peak"), std::string::npos) << no_peak.message;
   bad = json;
   bad["max_achievable_matmul"]["source"] = "";
   EXPECT_THROW(read_device_profile(JsonReader(bad, "h100.json")), InputError);
