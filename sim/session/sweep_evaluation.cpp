@@ -143,7 +143,8 @@ void evaluate_scenario(const Scenario& scenario, Tier tier, SharedCells* shared,
                                               : single_replica_samples_per_second(scenario, strategy, tier, shared);
 }
 
-/// `variant`'s "parallelism" without a GPipe or 1F1B "schedule" (SweepContext::layouts).
+/// `variant`'s "parallelism" without a GPipe or 1F1B "schedule", nor "sequence_parallel" at tensor 1
+/// (SweepContext::layouts).
 SweepContext::Layout flushed_layout(const StrategyVariant& variant) {
   SweepContext::Layout layout;
   if (variant.kind != "parallelism") return layout;
@@ -154,6 +155,10 @@ SweepContext::Layout flushed_layout(const StrategyVariant& variant) {
     layout.schedule = schedule == "gpipe" ? PipelineSchedule::kGpipe : PipelineSchedule::kOneFOneB;
     options.erase("schedule");
   }
+  // Sequence parallelism shards what a tensor group's ranks share; without a tensor group (tensor
+  // 1) the plan is the same with it or without it, so both name one layout and share its cells.
+  const auto tensor = options.find("tensor");
+  if (tensor == options.end() || *tensor == Json(1)) options.erase("sequence_parallel");
   layout.text = options.dump();
   return layout;
 }

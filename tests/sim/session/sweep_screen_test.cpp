@@ -207,5 +207,45 @@ TEST(SweepScreen, KeysShareSchedulesAndDataWidthsButNotTheWidthsOfLayoutsWhoseSl
   EXPECT_NE(key_of(2, "zero3"), key_of(4, "zero3"));
 }
 
+// Sequence parallelism shards what a tensor group's ranks share: at tensor 1 the plan is the same
+// with it or without it, so the two variants are one layout (one screen key, one cell) and each
+// screened row is that configuration's own closed form; at tensor 2 they are two layouts.
+TEST(SweepScreen, SequenceParallelismWithoutATensorGroupSharesTheLayoutWithoutIt) {
+  const SweepContext context = screen_context(R"({
+    "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000}},
+    "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
+    "sweep": {"nodes": [1], "batch_size": [64],
+              "strategies": [{"parallelism": {"pipeline": 2, "tensor": [1, 2], "sequence_parallel": [false, true],
+                                              "stage_split": "layers"}}]}})");
+  auto index_of = [&](const std::string& label_part) {
+    for (const SweepConfiguration& c : context.spec.configurations) {
+      if (context.spec.strategies[c.strategy].label.find(label_part) != std::string::npos) return c.index;
+    }
+    ADD_FAILURE() << "no configuration " << label_part;
+    return size_t{0};
+  };
+  const size_t t1_plain = index_of("sequence_parallel=false tensor=1"), t1_sp = index_of("sequence_parallel=true tensor=1");
+  const size_t t2_plain = index_of("sequence_parallel=false tensor=2"), t2_sp = index_of("sequence_parallel=true tensor=2");
+  EXPECT_FALSE(screen_key(context, t1_plain).empty());
+  EXPECT_EQ(screen_key(context, t1_plain), screen_key(context, t1_sp));
+  EXPECT_EQ(context.cell_keys[t1_plain], context.cell_keys[t1_sp]);
+  EXPECT_NE(screen_key(context, t2_plain), screen_key(context, t2_sp));
+  EXPECT_NE(screen_key(context, t1_plain), screen_key(context, t2_plain));
+
+  const std::vector<ScreenedConfiguration> rows = screen_configurations(context, {t1_plain, t1_sp, t2_plain, t2_sp});
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[1].cell_from, t1_plain);  // the tensor-1 layout's one cell
+  EXPECT_EQ(rows[3].cell_from, t2_sp);     // sequence parallelism at tensor 2: its own
+  for (const ScreenedConfiguration& screen : rows) {
+    const SweepRow closed_form = evaluate_configuration(context, screen.row.index, Tier::kAnalytical);
+    ASSERT_EQ(screen.row.status, RowStatus::kOk) << screen.row.reason;
+    EXPECT_EQ(screen.row.step_seconds, closed_form.step_seconds) << screen.row.index;
+    EXPECT_EQ(screen.row.peak_memory_bytes, closed_form.peak_memory_bytes) << screen.row.index;
+    EXPECT_EQ(screen.row.tasks, closed_form.tasks) << screen.row.index;
+  }
+  // Tensor 2's reduce-scatter and all-gather are not its all-reduce: the two layouts differ.
+  EXPECT_NE(rows[2].row.tasks, rows[3].row.tasks);
+}
+
 }  // namespace
 }  // namespace placesim
