@@ -234,7 +234,8 @@ std::vector<AllreduceChunk> allreduce_chunks(CollectiveAlgorithm algorithm, cons
     case CollectiveAlgorithm::kDoubleBinaryTree: return tree_chunks(group, steps, whole, check);
     case CollectiveAlgorithm::kHalvingDoubling: return halving_doubling_chunks(group, steps, whole, check);
     case CollectiveAlgorithm::kHierarchical: return hierarchical_chunks(group, cluster, steps, whole, check);
-    case CollectiveAlgorithm::kPairwise: break;  // all-to-all only
+    case CollectiveAlgorithm::kHostHalvingDoubling: break;  // refused before execution (Executor::simulate)
+    case CollectiveAlgorithm::kPairwise: break;             // all-to-all only
   }
   check.require(false, "an unknown algorithm");
   return {};

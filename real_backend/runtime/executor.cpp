@@ -30,6 +30,15 @@ Timeline Executor::simulate(const ExecutionPlan& plan, const Cluster& cluster) {
                      "a plan simulated with symmetry leaves out the mirrored devices' tasks and cannot be executed; "
                      "set \"symmetry\": \"off\"");
   }
+  for (size_t i = 0; i < plan.tasks.size(); ++i) {
+    const Task& task = plan.tasks[i];
+    if (task.kind == TaskKind::kCollective && task.algorithm == CollectiveAlgorithm::kHostHalvingDoubling) {
+      throw InputError("plan \"" + plan.name + "\"", "/tasks/" + std::to_string(i) + "/algorithm",
+                       "\"host_halving_doubling\" stages the all-reduce through each machine's CPU, which this "
+                       "backend's collectives do not do; it is simulated only (run, simulate); execute the plan with "
+                       "\"ring\", \"tree\", \"halving_doubling\" or \"hierarchical\"");
+    }
+  }
   check_plan(plan, cluster);
   prepare(plan, cluster);
   std::vector<Timeline> runs;

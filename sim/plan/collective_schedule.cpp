@@ -122,10 +122,13 @@ void tree_schedule(ScheduleWriter& writer, const std::vector<DeviceId>& order, d
   }
 }
 
-void halving_doubling_schedule(ScheduleWriter& writer, const std::vector<DeviceId>& group, double bytes) {
+/// `entry[i]`: the steps rank i waits for before its first send; returns, per rank, the steps of
+/// its last round.
+std::vector<std::vector<size_t>> halving_doubling_schedule(ScheduleWriter& writer, const std::vector<DeviceId>& group,
+                                                           double bytes, std::vector<std::vector<size_t>> entry) {
   const size_t n = group.size();
   const size_t rounds = floor_log2(n);
-  std::vector<std::vector<size_t>> last(n);  // steps each rank depends on before its next send
+  std::vector<std::vector<size_t>> last = std::move(entry);  // steps each rank depends on before its next send
   // Round k: every rank exchanges S / 2^(k+1) with the partner at distance N / 2^(k+1).
   auto exchange = [&](size_t k, bool reducing) {
     size_t distance = n >> (k + 1);
@@ -141,6 +144,62 @@ void halving_doubling_schedule(ScheduleWriter& writer, const std::vector<DeviceI
   };
   for (size_t k = 0; k < rounds; ++k) exchange(k, true);  // recursive halving: the reduce-scatter
   for (size_t k = rounds; k-- > 0;) exchange(k, false);   // recursive doubling: the all-gather, mirrored
+  return last;
+}
+
+/// The CPU of `device`'s node nearest to it (route latency + 1 MiB / bandwidth), where a host
+/// staged collective keeps its buffer; none when the node has no CPU it reaches.
+std::optional<DeviceId> node_host(DeviceId device, const Cluster& cluster) {
+  std::optional<DeviceId> best;
+  double best_metric = std::numeric_limits<double>::infinity();
+  const int node = cluster.device(device).node;
+  for (DeviceId d = 0; d < cluster.devices().size(); ++d) {
+    const ClusterDevice& candidate = cluster.device(d);
+    if (candidate.node != node || candidate.spec.kind != DeviceKind::kCpu || !cluster.reachable(device, d)) continue;
+    const double metric = cluster.route_latency_seconds(device, d) + 1048576.0 / cluster.route_bandwidth_bytes_per_second(device, d);
+    if (metric < best_metric) {
+      best_metric = metric;
+      best = d;
+    }
+  }
+  return best;
+}
+
+/// The hosts of `nodes` (node_host of each node's first device), in node order.
+std::vector<DeviceId> node_hosts(const std::vector<std::vector<DeviceId>>& nodes, const Cluster& cluster) {
+  std::vector<DeviceId> hosts;
+  for (const auto& node : nodes) hosts.push_back(node_host(node.front(), cluster).value());
+  return hosts;
+}
+
+/// Gloo's CudaAllreduceHalvingDoubling with its default host workspace (facebookincubator/gloo
+/// fab5bef, 2017-06-08, gloo/cuda_allreduce_halving_doubling.cc), as Caffe2 ran it in Goyal et
+/// al. 2017 (section 4): inside each node a reduce onto its first device (here a ring
+/// reduce-scatter, then every shard to that device: NCCL's reduce moves the same bytes over the
+/// node's links), one copy of the buffer to the node's host, recursive halving-doubling between
+/// the hosts (the received halves summed on their CPUs), the copy back, and a broadcast inside
+/// the node (the shards from the first device, then a ring all-gather).
+void host_halving_doubling_schedule(ScheduleWriter& writer, const std::vector<std::vector<DeviceId>>& nodes,
+                                    const std::vector<DeviceId>& hosts, double bytes) {
+  const size_t g = nodes.front().size();
+  const size_t m = nodes.size();
+  const double shard = bytes / static_cast<double>(g);
+  std::vector<std::vector<size_t>> to_hosts(m);
+  for (size_t node = 0; node < m; ++node) {
+    const std::vector<DeviceId>& ring = nodes[node];
+    const auto scattered = writer.ring_pass(ring, g - 1, shard, no_entry(g), g - 1);
+    std::vector<size_t> at_root = scattered[0];
+    for (size_t r = 1; r < g; ++r) at_root.push_back(writer.add(ring[r], ring[0], shard, scattered[r]));
+    to_hosts[node] = {writer.add(ring[0], hosts[node], bytes, at_root)};
+  }
+  const auto reduced = halving_doubling_schedule(writer, hosts, bytes, std::move(to_hosts));
+  for (size_t node = 0; node < m; ++node) {
+    const std::vector<DeviceId>& ring = nodes[node];
+    const size_t back = writer.add(hosts[node], ring[0], bytes, reduced[node]);
+    std::vector<std::vector<size_t>> entry(g, std::vector<size_t>{back});
+    for (size_t r = 1; r < g; ++r) entry[r] = {writer.add(ring[0], ring[r], shard, {back})};
+    writer.ring_pass(ring, g - 1, shard, entry);
+  }
 }
 
 void hierarchical_schedule(ScheduleWriter& writer, const std::vector<std::vector<DeviceId>>& nodes, double bytes) {
@@ -322,6 +381,23 @@ bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& grou
       }
       return true;
     }
+    case CollectiveAlgorithm::kHostHalvingDoubling: {
+      auto nodes = by_node(group, cluster);
+      if (nodes.size() < 2 || !power_of_two(nodes.size())) {
+        return reject("host halving-doubling needs a power-of-two number of machines, at least 2, got " +
+                      std::to_string(nodes.size()));
+      }
+      for (const auto& node : nodes) {
+        if (node.size() != nodes.front().size()) {
+          return reject("host halving-doubling needs the same number of devices on every machine");
+        }
+        if (!node_host(node.front(), cluster)) {
+          return reject("host halving-doubling stages through each machine's CPU, and machine of " +
+                        cluster.device(node.front()).name.canonical() + " has none that its devices reach");
+        }
+      }
+      return true;
+    }
     case CollectiveAlgorithm::kPairwise:
       for (DeviceId a : group) {
         for (DeviceId b : group) {
@@ -352,8 +428,13 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
       tree_schedule(writer, reversed, bytes / 2);
       break;
     }
-    case CollectiveAlgorithm::kHalvingDoubling: halving_doubling_schedule(writer, group, bytes); break;
+    case CollectiveAlgorithm::kHalvingDoubling: halving_doubling_schedule(writer, group, bytes, no_entry(n)); break;
     case CollectiveAlgorithm::kHierarchical: hierarchical_schedule(writer, by_node(group, cluster), bytes); break;
+    case CollectiveAlgorithm::kHostHalvingDoubling: {
+      const auto nodes = by_node(group, cluster);
+      host_halving_doubling_schedule(writer, nodes, node_hosts(nodes, cluster), bytes);
+      break;
+    }
     case CollectiveAlgorithm::kPairwise: throw std::invalid_argument("pairwise runs all-to-alls, not all-reduces");
   }
   return writer.take();
@@ -451,6 +532,30 @@ double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vect
       const TwoLevelCosts c = two_level_costs(by_node(group, cluster), cluster);
       return ring_passes(c.local, c.g, bytes / c.g, 2, adds(bytes / c.g)) +
              ring_passes(c.global, c.m, bytes / (c.g * c.m), 2, adds(bytes / (c.g * c.m)));
+    }
+    case CollectiveAlgorithm::kHostHalvingDoubling: {
+      const auto nodes = by_node(group, cluster);
+      const std::vector<DeviceId> hosts = node_hosts(nodes, cluster);
+      const double g = static_cast<double>(nodes.front().size()), m = static_cast<double>(nodes.size());
+      const double shard = bytes / g;
+      PairCosts root, staging, across;
+      for (size_t k = 0; k < nodes.size(); ++k) {
+        for (size_t r = 1; r < nodes[k].size(); ++r) {
+          root.add(nodes[k][r], nodes[k][0], cluster);
+          root.add(nodes[k][0], nodes[k][r], cluster);
+        }
+        staging.add(nodes[k][0], hosts[k], cluster);
+        staging.add(hosts[k], nodes[k][0], cluster);
+      }
+      for (size_t d = 1; d < hosts.size(); d <<= 1) {
+        for (size_t i = 0; i < hosts.size(); ++i) across.add(hosts[i], hosts[i ^ d], cluster);
+      }
+      const double inside = ring_passes(concurrent_ring_costs(nodes, cluster), g, shard, 2, adds(shard)) +
+                            (g > 1 ? 2 * (root.latency + shard / root.bandwidth) : 0.0);
+      const double copies = 2 * (staging.latency + bytes / staging.bandwidth);
+      const double between = 2 * std::log2(m) * across.latency + 2 * (m - 1) / m * bytes / across.bandwidth +
+                             slowest_adds(hosts, (m - 1) / m * bytes, cluster);
+      return inside + copies + between;
     }
     case CollectiveAlgorithm::kPairwise: throw std::invalid_argument("pairwise runs all-to-alls, not all-reduces");
   }

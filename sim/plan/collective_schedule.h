@@ -45,7 +45,11 @@ std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cl
 /// Ring: 2(N-1) rounds of S/N; tree: two heaps (ranks in order and reversed), each reducing then
 /// broadcasting S/2; halving-doubling: log2 N rounds each way (N must be a power of two);
 /// hierarchical: ring reduce-scatter inside each node, ring all-reduce of each shard across
-/// nodes, ring all-gather inside each node (every node must hold the same number of devices).
+/// nodes, ring all-gather inside each node (every node must hold the same number of devices);
+/// host halving-doubling (Gloo's, as Caffe2 ran it): inside each node a ring reduce-scatter and
+/// the shards to its first device, that device's copy to the node's nearest CPU, halving-doubling
+/// between the CPUs (their adds on the CPUs), the copy back, the shards out and a ring all-gather
+/// (a power-of-two number of nodes, each with the same number of devices and a CPU).
 /// Per-phase fidelity keeps the tree and halving-doubling schedules (O(N) and O(N log N) steps)
 /// and turns each ring pass into one step per ring hop: participant i sends `rounds` x chunk to
 /// i+1 once i and i-1 have their inputs, the latency charged `rounds` times. For a lone ring the
@@ -90,6 +94,9 @@ bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& grou
 ///   halving-doubling: 2 log2(N) a + 2(N-1)/N S/B + r((N-1)/N S)
 ///   hierarchical:     2(g-1)(a_l + S/(g B_l)) + 2(M-1)(a_g + S/(g M B_g)) + (g-1) r(S/g) + (M-1) r(S/(g M)),
 ///                     g per node, M nodes
+///   host halving-doubling: 2(g-1)(a_l + S/(g B_l)) + 2(a_r + S/(g B_r)) + 2(a_p + S/B_p)
+///                     + 2 log2(M) a_g + 2(M-1)/M S/B_g + r_cpu((M-1)/M S), r the shards' hops to the
+///                     first device, p the copies to the CPU, g the CPUs' routes
 /// where r(x) = reduction_seconds(x) on the slowest member (0 on GPUs): the adds of the reduce
 /// rounds, on the critical path of every reducing round (the adds of one round's transfers run
 /// side by side, as the engine runs them).

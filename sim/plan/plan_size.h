@@ -24,8 +24,9 @@ inline constexpr double kMaxPlanTasks = 1e8;
 
 /// Transfers of one all-reduce over `replicas` devices, `per_node` of them on each machine, as
 /// allreduce_schedule lays them out: ring 2N(N-1); tree 4(N-1); halving-doubling 2N log2 N;
-/// hierarchical 2N(L-1) + 2N(M-1) for M machines of L devices; per-phase fidelity: ring N,
-/// hierarchical 3N. Auto picks per bucket: the fewest.
+/// hierarchical 2N(L-1) + 2N(M-1) for M machines of L devices; host halving-doubling M(2L(L-1) +
+/// 2(L-1) + 2) + 2M log2 M; per-phase fidelity: ring N, hierarchical 3N, host halving-doubling
+/// M(2L + 2(L-1) + 2) + 2M log2 M. Auto picks per bucket: the fewest.
 inline double allreduce_transfers(std::optional<CollectiveAlgorithm> algorithm, double replicas, double per_node,
                                   CollectiveFidelity fidelity = CollectiveFidelity::kPerRound) {
   const double n = replicas;
@@ -35,12 +36,17 @@ inline double allreduce_transfers(std::optional<CollectiveAlgorithm> algorithm, 
   const double tree = 4 * (n - 1);
   const double halving_doubling = 2 * n * std::ceil(std::log2(n));
   const double hierarchical = per_phase ? 3 * n : 2 * n * (per_machine - 1) + 2 * n * (n / per_machine - 1);
+  const double machines = n / per_machine;
+  const double host_halving_doubling =
+      machines * ((per_phase ? 2 * per_machine : 2 * per_machine * (per_machine - 1)) + 2 * (per_machine - 1) + 2) +
+      2 * machines * std::ceil(std::log2(std::max(machines, 1.0)));
   if (!algorithm) return std::min({ring, tree, halving_doubling, hierarchical});
   switch (*algorithm) {
     case CollectiveAlgorithm::kRing: return ring;
     case CollectiveAlgorithm::kDoubleBinaryTree: return tree;
     case CollectiveAlgorithm::kHalvingDoubling: return halving_doubling;
     case CollectiveAlgorithm::kHierarchical: return hierarchical;
+    case CollectiveAlgorithm::kHostHalvingDoubling: return host_halving_doubling;
     case CollectiveAlgorithm::kPairwise: break;  // all-to-all only: never an all-reduce's
   }
   return ring;

@@ -225,7 +225,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
   // parameters_ready[r][v]: what replica r's forward of op v waits for in the coming step.
   std::vector<std::vector<std::vector<TaskId>>> parameters_ready(replicas, std::vector<std::vector<TaskId>>(graph.size()));
   std::vector<std::vector<TaskId>> start_after(replicas);
-  std::optional<TaskId> previous_collective;
+  std::vector<TaskId> collectives_so_far;  ///< this step's and the earlier steps' all-reduces, in order
   // TensorFlow 1.x runs one step per session.run, which returns when every update op of the
   // step has run: a worker's next step (its pulls, or its first ops) starts after all of them.
   // Other frameworks let a variable's next use wait for its own update only.
@@ -378,9 +378,13 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
       } else {
         collective.deps = all_backward;
       }
-      if (previous_collective) collective.deps.push_back(*previous_collective);
+      // At most `concurrent_collectives` in flight: this one waits for the one that many back.
+      const size_t concurrent = static_cast<size_t>(options.communication.concurrent_collectives);
+      if (collectives_so_far.size() >= concurrent) {
+        collective.deps.push_back(collectives_so_far[collectives_so_far.size() - concurrent]);
+      }
       TaskId reduced = emitter.add(std::move(collective));
-      previous_collective = reduced;
+      collectives_so_far.push_back(reduced);
       for (size_t r = 0; r < replicas; ++r) {
         for (OpId v : buckets[b].ops) {
           TaskId update = emitter.add(

@@ -38,7 +38,28 @@ Parallel3dEmission::Parallel3dEmission(const OpGraph& the_graph, const Cluster& 
                                               the_graph.size(), std::vector<std::optional<TaskId>>(simulated_ranks))),
       previous_slot_ends(simulated_replicas, std::vector<std::vector<std::vector<TaskId>>>(
                                                  stages, std::vector<std::vector<TaskId>>(simulated_ranks))),
-      previous_data_collective(stages, std::vector<std::optional<TaskId>>(simulated_ranks)) {}
+      previous_data_collective(stages, std::vector<std::optional<TaskId>>(simulated_ranks)),
+      data_collectives(stages, std::vector<std::vector<TaskId>>(simulated_ranks)) {}
+
+std::optional<TaskId> Parallel3dEmission::data_collective_to_wait_for(int64_t s, int64_t r) const {
+  const size_t concurrent = static_cast<size_t>(options.communication.concurrent_collectives);
+  if (concurrent <= 1) return previous_data_collective[s][r];
+  const std::vector<TaskId>& so_far = data_collectives[s][r];
+  if (so_far.size() < concurrent) return std::nullopt;
+  return so_far[so_far.size() - concurrent];
+}
+
+void Parallel3dEmission::record_data_collective(int64_t s, int64_t r, TaskId collective) {
+  previous_data_collective[s][r] = collective;
+  data_collectives[s][r].push_back(collective);
+}
+
+bool Parallel3dEmission::on_one_machine(const std::vector<DeviceId>& group) const {
+  for (DeviceId d : group) {
+    if (cluster.device(d).node != cluster.device(group.front()).node) return false;
+  }
+  return true;
+}
 
 CollectiveAlgorithm Parallel3dEmission::algorithm_for(CollectiveKind kind, const std::vector<DeviceId>& group,
                                                       double bytes) {
@@ -56,7 +77,10 @@ CollectiveAlgorithm Parallel3dEmission::algorithm_for(CollectiveKind kind, const
       throw SpecError::strategy("parallelism/algorithm",
                        mode.what + " needs ring all-reduces, got \"" + to_string(*options.algorithm) + "\"");
     }
-  } else if (options.algorithm && collective_supported(kind, *options.algorithm, nullptr)) {
+  } else if (options.algorithm && collective_supported(kind, *options.algorithm, nullptr) &&
+             !(*options.algorithm == CollectiveAlgorithm::kHostHalvingDoubling && on_one_machine(group))) {
+    // Gloo's host-staged halving-doubling runs between machines; a group inside one machine
+    // (a tensor group, one machine's replicas) takes NCCL's choice, as Caffe2's NCCL ops did.
     if (!applicable(*options.algorithm, group, cluster, &why)) {
       throw SpecError::strategy("parallelism/algorithm", why);
     }

@@ -207,7 +207,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
           }
           double bytes = 0;
           for (OpId v : buckets[b]) bytes += P.held_bytes(v);
-          if (e.previous_data_collective[s][r]) gradient_ready.push_back(*e.previous_data_collective[s][r]);
+          if (const std::optional<TaskId> wait = e.data_collective_to_wait_for(s, r)) gradient_ready.push_back(*wait);
           const std::string where =
               "stage" + std::to_string(s) + e.rank_name(r) + "/bucket" + std::to_string(b) + suffix;
           const std::string& op_name = e.graph.op(buckets[b].front()).name;
@@ -220,7 +220,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
                                                          step, op_name, CollectiveKind::kReduceScatter)
                                  : e.gradient_collective("dp-allreduce/" + where, group, bytes, gradient_ready, step,
                                                          op_name);
-            e.previous_data_collective[s][r] = reduced;
+            e.record_data_collective(s, r, reduced);
             reduced_for.assign(reduced_for.size(), reduced);
           } else {
             // Hybrid sharding: reduce-scatter inside each shard group, then all-reduce each 1/shards
@@ -237,7 +237,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
                                                      e.layout.cross_group(j, s, r), bytes / static_cast<double>(e.shards),
                                                      scattered, step, op_name));
             }
-            e.previous_data_collective[s][r] = across.back();
+            e.record_data_collective(s, r, across.back());
             for (int64_t d = 0; d < e.simulated_replicas; ++d) reduced_for[static_cast<size_t>(d)] = across[static_cast<size_t>(d % e.shards)];
           }
         }

@@ -149,6 +149,7 @@ CommunicationOptions read_communication(const JsonReader& reader, Aggregation ag
                                 " has no parameter servers: use \"aggregation\": \"allreduce\", or \"tensorflow-1\"");
   }
   if (reader.has("transport")) options.transport = read_transport(reader);
+  options.concurrent_collectives = reader.integer_or("concurrent_collectives", 1, 1, 64);
   return options;
 }
 

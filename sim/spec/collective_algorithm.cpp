@@ -5,11 +5,12 @@
 
 namespace placesim {
 namespace {
-constexpr std::array<std::pair<CollectiveAlgorithm, const char*>, 5> kNames{{
+constexpr std::array<std::pair<CollectiveAlgorithm, const char*>, 6> kNames{{
     {CollectiveAlgorithm::kRing, "ring"},
     {CollectiveAlgorithm::kDoubleBinaryTree, "tree"},
     {CollectiveAlgorithm::kHalvingDoubling, "halving_doubling"},
     {CollectiveAlgorithm::kHierarchical, "hierarchical"},
+    {CollectiveAlgorithm::kHostHalvingDoubling, "host_halving_doubling"},
     {CollectiveAlgorithm::kPairwise, "pairwise"},
 }};
 }  // namespace

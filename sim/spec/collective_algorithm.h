@@ -12,12 +12,17 @@ enum class CollectiveAlgorithm {
   kDoubleBinaryTree,  ///< two complementary binary trees, each reducing then broadcasting half
   kHalvingDoubling,   ///< recursive halving reduce-scatter, recursive doubling all-gather
   kHierarchical,      ///< reduce-scatter inside each node, all-reduce across nodes, all-gather inside
+  /// Gloo's CUDA halving-doubling as Caffe2 ran it (Goyal et al. 2017): each node reduces onto its
+  /// first device, copies to its host CPU, the hosts run recursive halving-doubling (summing on
+  /// the CPUs), copy back, and each node broadcasts. All-reduce only.
+  kHostHalvingDoubling,
   /// All-to-all only: every device sends its 1/n of the buffer to every other, n - 1 rounds of
   /// pairwise exchanges (NCCL's all-to-all: grouped sends and receives). Not an all-reduce algorithm.
   kPairwise,
 };
 
-std::string to_string(CollectiveAlgorithm algorithm);  ///< "ring", "tree", "halving_doubling", "hierarchical", "pairwise"
+std::string to_string(CollectiveAlgorithm algorithm);  ///< "ring", "tree", "halving_doubling", "hierarchical",
+                                                       ///< "host_halving_doubling", "pairwise"
 std::optional<CollectiveAlgorithm> parse_collective_algorithm(const std::string& text);
 /// The all-reduce algorithms a strategy may name (every algorithm but pairwise).
 std::vector<std::string> collective_algorithm_names();

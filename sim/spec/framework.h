@@ -5,6 +5,7 @@
 // InfiniBand/RoCE (GPUDirect RDMA) or TCP sockets. "links" charges the links only.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,6 +27,11 @@ bool has_parameter_servers(Framework framework);
 struct CommunicationOptions {
   Framework framework = Framework::kLinksOnly;
   std::optional<Transport> transport;  ///< overrides the framework's choice between machines
+  /// Data-parallel gradient collectives of one device in flight at once: the k-th waits for the
+  /// (k - c)-th to end. 1: one communication stream (NCCL under PyTorch DDP, Horovod, Megatron,
+  /// TensorFlow 1.x); Caffe2's Gloo all-reduces ran up to 4 (data_parallel_model.py,
+  /// max_concurrent_distributed_ops = 4; Goyal et al. 2017, section 4.2).
+  int64_t concurrent_collectives = 1;
 };
 
 }  // namespace placesim

@@ -469,6 +469,23 @@ TEST(CpuExecutor, RejectsCollectivesItCannotRun) {
   EXPECT_THROW(executor->check_plan(on_gpu, mixed), InputError);
 }
 
+// Gloo's host-staged halving-doubling moves each machine's sum through its CPU: the backends'
+// collectives run among the group's own devices, so such a plan is simulated, not executed.
+TEST(CpuExecutor, RefusesHostStagedAllReducesByTheirTask) {
+  auto executor = real::make_executor(Backend::kCpu, ExecutionOptions{});
+  Cluster cluster = cpus(2);
+  ExecutionPlan plan = empty_plan(cluster);
+  add(plan, compute_task(0, 1e6));
+  add(plan, allreduce({0, 1}, CollectiveAlgorithm::kHostHalvingDoubling, 1e6), {0});
+  try {
+    executor->simulate(plan, cluster);
+    ADD_FAILURE() << "executed a host-staged all-reduce";
+  } catch (const InputError& error) {
+    EXPECT_EQ(error.json_path(), "/tasks/1/algorithm");
+    EXPECT_NE(std::string(error.what()).find("host_halving_doubling"), std::string::npos) << error.what();
+  }
+}
+
 TEST(CpuExecutor, RejectsPlansThisMachineCannotRun) {
   auto executor = real::make_executor(Backend::kCpu, ExecutionOptions{});
   Cluster gpu_cluster = gpus(1);

@@ -383,6 +383,73 @@ TEST(HierarchicalAllReduce, RailsThroughOneNicShareIt) {
               estimate, estimate * 0.02);
 }
 
+// Gloo's host-staged halving-doubling (Caffe2 in Goyal et al. 2017) on 2 machines of 2 GPUs and a
+// CPU each: GPU<->GPU links (B_l, a_l), each GPU to its CPU over PCIe (B_p, a_p), the CPUs joined
+// by the network (B_g, a_g). Inside each machine a reduce onto the first GPU (one ring round of
+// S/2 each way, then the other GPU's shard to it), the copy to the CPU, halving-doubling between
+// the CPUs (one round of S/2 each way, the CPU adding the half it received: 3 x S/2 of memory
+// traffic, then one round back), the copy back, the shard to the other GPU and one ring round:
+//   4 (a_l + S/(2 B_l)) + 2 (a_p + S/B_p) + 2 a_g + S/B_g + 3 (S/2) / (M_cpu e_cpu).
+Cluster two_machines_with_hosts(double local_bandwidth, double local_latency, double pcie_bandwidth,
+                                double pcie_latency, double network_bandwidth, double network_latency) {
+  Cluster cluster = machines_of_gpus(2, 2);
+  DeviceSpec cpu = testing::round_gpu(1e11, 1e10);
+  cpu.kind = DeviceKind::kCpu;
+  cpu.memory_efficiency = 1.0;
+  std::vector<DeviceId> hosts;
+  for (int node = 0; node < 2; ++node) {
+    ClusterDevice device;
+    device.name = DeviceName{"worker", 0, node, DeviceKind::kCpu, 0};
+    device.spec = cpu;
+    device.node = node;
+    hosts.push_back(cluster.add_device(device, "task:" + std::to_string(node) + "/CPU:0"));
+  }
+  for (size_t node = 0; node < 2; ++node) {
+    cluster.add_link(2 * node, 2 * node + 1, testing::round_link(local_bandwidth, local_latency));
+    for (size_t i = 0; i < 2; ++i) cluster.add_link(2 * node + i, hosts[node], testing::round_link(pcie_bandwidth, pcie_latency));
+  }
+  cluster.add_link(hosts[0], hosts[1], testing::round_link(network_bandwidth, network_latency));
+  return cluster;
+}
+
+TEST(HostHalvingDoubling, ReducesInsideEachMachineThenBetweenItsHostsAndBroadcastsBack) {
+  const double b_l = 1e11, a_l = 1e-6, b_p = 1e10, a_p = 2e-6, b_g = 1e9, a_g = 1e-5, bytes = 1e8;
+  const Cluster cluster = two_machines_with_hosts(b_l, a_l, b_p, a_p, b_g, a_g);
+  const std::vector<DeviceId> group = all(4);  // the GPUs; the CPUs are devices 4 and 5
+  const double cpu_adds = 3 * (bytes / 2) / 1e10;
+  const double expected = 4 * (a_l + bytes / 2 / b_l) + 2 * (a_p + bytes / b_p) + 2 * a_g + bytes / b_g + cpu_adds;
+  EXPECT_NEAR(allreduce_estimate_seconds(CollectiveAlgorithm::kHostHalvingDoubling, group, bytes, cluster), expected,
+              expected * 1e-9);
+  // The schedule per machine: a ring round (2 transfers), the shard to the first GPU and the copy
+  // to the CPU; 2 rounds of 2 between the CPUs; per machine again the copy back, the shard out
+  // and a ring round (2). The CPUs receive (and add) the halving round's halves.
+  const std::vector<CollectiveStep> steps =
+      allreduce_schedule(CollectiveAlgorithm::kHostHalvingDoubling, group, bytes, cluster, CollectiveFidelity::kPerRound);
+  ASSERT_EQ(steps.size(), 2u * 4u + 4u + 2u * 4u);
+  double added_on_hosts = 0;
+  for (const CollectiveStep& step : steps) {
+    if (step.to >= 4) added_on_hosts += step.reduced_bytes;
+  }
+  EXPECT_DOUBLE_EQ(added_on_hosts, 2 * bytes / 2);
+  // SimGrid runs the same transfers and the CPUs' adds.
+  ExecutionPlan plan = testing::empty_plan(cluster);
+  Task task;
+  task.kind = TaskKind::kCollective;
+  task.collective = CollectiveKind::kAllReduce;
+  task.phase = Phase::kCollective;
+  task.group = group;
+  task.algorithm = CollectiveAlgorithm::kHostHalvingDoubling;
+  task.bytes = bytes;
+  testing::add(plan, task);
+  EXPECT_NEAR(make_simgrid_engine()->simulate(plan, cluster).makespan_seconds(), expected, expected * 0.01);
+  // Applicable only where each machine has a CPU and the machine count is a power of two.
+  std::string why;
+  EXPECT_FALSE(applicable(CollectiveAlgorithm::kHostHalvingDoubling, group, machines_of_gpus(2, 2), &why));
+  EXPECT_NE(why.find("CPU"), std::string::npos) << why;
+  EXPECT_FALSE(applicable(CollectiveAlgorithm::kHostHalvingDoubling, {0, 1}, cluster, &why));  // one machine
+  EXPECT_NE(why.find("power-of-two number of machines"), std::string::npos) << why;
+}
+
 // Small messages are latency-bound: a logarithmic algorithm wins (the tree when the group is
 // not a power of two); large ones are bandwidth-bound: the ring's 2(N-1)/N S/B wins over the
 // tree's log N x S/B.

@@ -2,6 +2,8 @@
 // bottleneck, stragglers in sync and async training, staleness, gradient bucketing.
 #include <gtest/gtest.h>
 
+#include "sim/analytical/analytical_engine.h"
+
 #include <cmath>
 
 #include "sim/session/pipeline.h"
@@ -211,15 +213,35 @@ TEST(AsyncDataParallel, StalenessOfIdenticalWorkersAveragesNMinusOne) {
 
 // Bucketed all-reduce overlapping with backward hides communication: the step is shorter than
 // compute + all-reduce; without overlap it is exactly compute + all-reduce.
-TEST(SyncDataParallel, BucketsOverlapAllReduceWithBackwardAndWithoutOverlapItAdds) {
-  const size_t workers = 4, layers = 4;
-  const double flops = 2e11, parameters = 25e6;
+/// 4 layers of 2e11 FLOPs and 25e6 fp32 parameters each on 4 GPUs joined in a ring of 1e10 B/s
+/// links, one layer per all-reduce bucket.
+struct FourLayersOnARing {
+  static constexpr size_t workers = 4, layers = 4;
+  static constexpr double flops = 2e11, parameters = 25e6;
   OpGraph graph = chain(layers, flops, parameters);
-  Cluster cluster = testing::gpus(workers, testing::round_gpu(kGpuPeak, kGpuMemory));
-  for (size_t i = 0; i < workers; ++i) cluster.add_link(i, (i + 1) % workers, testing::round_link(1e10, kLatency));
-  DataParallelOptions options = ring_all_reduce(cluster, workers);
-  options.replicas = {0, 1, 2, 3};
-  options.bucket_bytes = 4 * parameters;  // one layer per bucket
+  Cluster cluster = ring_of_gpus();
+  DataParallelOptions options = bucket_per_layer(cluster);
+
+  static Cluster ring_of_gpus() {
+    Cluster cluster = testing::gpus(workers, testing::round_gpu(kGpuPeak, kGpuMemory));
+    for (size_t i = 0; i < workers; ++i) cluster.add_link(i, (i + 1) % workers, testing::round_link(1e10, kLatency));
+    return cluster;
+  }
+  static DataParallelOptions bucket_per_layer(const Cluster& cluster) {
+    DataParallelOptions options = ring_all_reduce(cluster, workers);
+    options.replicas = {0, 1, 2, 3};
+    options.bucket_bytes = 4 * parameters;  // one layer per bucket
+    return options;
+  }
+};
+
+TEST(SyncDataParallel, BucketsOverlapAllReduceWithBackwardAndWithoutOverlapItAdds) {
+  FourLayersOnARing setup;
+  const size_t layers = setup.layers;
+  const double flops = setup.flops, parameters = setup.parameters;
+  const OpGraph& graph = setup.graph;
+  const Cluster& cluster = setup.cluster;
+  DataParallelOptions& options = setup.options;
   const double compute = layers * 3 * flops / kGpuPeak;
   const double bucket = 4 * parameters;
   const double all_reduce = layers * allreduce_estimate_seconds(CollectiveAlgorithm::kRing, options.replicas, bucket, cluster);
@@ -230,6 +252,37 @@ TEST(SyncDataParallel, BucketsOverlapAllReduceWithBackwardAndWithoutOverlapItAdd
   double overlapped = simulate(graph, cluster, options).run.metrics.step_time_seconds;
   EXPECT_LT(overlapped, 0.9 * (compute + all_reduce));
   EXPECT_GE(overlapped, std::max(compute, all_reduce));
+}
+
+// One communication stream runs a step's bucket all-reduces one after another; with c of them
+// in flight (Caffe2's Gloo ops ran 4, "concurrent_collectives") the k-th waits for the (k-c)-th.
+// Without overlap, on the analytical tier (no link sharing): compute + 4 T + u serially, + 2 T +
+// 2 u with two in flight, + T + 4 u with four (or more), T one bucket's ring all-reduce and u one
+// layer's update, the last wave's updates running one after another on each GPU.
+TEST(SyncDataParallel, ConcurrentCollectivesLetTheKthWaitForTheKMinusCth) {
+  FourLayersOnARing ring;
+  DataParallelOptions& options = ring.options;
+  options.overlap = false;
+  const double compute = ring.layers * 3 * ring.flops / kGpuPeak;
+  const double bucket = allreduce_estimate_seconds(CollectiveAlgorithm::kRing, options.replicas, 4 * ring.parameters, ring.cluster);
+  RunOptions run;
+  for (const auto& [concurrent, waves] : std::vector<std::pair<int64_t, double>>{{1, 4}, {2, 2}, {4, 1}, {8, 1}}) {
+    options.communication.concurrent_collectives = concurrent;
+    const ExecutionPlan plan = build_data_parallel_plan(ring.graph, ring.cluster, run, options, "dp", nullptr);
+    size_t collectives = 0;
+    for (const Task& task : plan.tasks) collectives += task.kind == TaskKind::kCollective ? 1 : 0;
+    ASSERT_EQ(collectives, ring.layers);
+    const AnalyticalStepEstimate estimate = estimate_step(plan, ring.cluster);
+    double update = 0;
+    for (size_t i = 0; i < plan.tasks.size(); ++i) {
+      if (plan.tasks[i].phase == Phase::kOptimizer) {
+        update = estimate.timeline.tasks[i].end_seconds - estimate.timeline.tasks[i].start_seconds;
+      }
+    }
+    ASSERT_GT(update, 0);
+    const double expected = compute + waves * bucket + static_cast<double>(ring.layers) / waves * update;
+    EXPECT_NEAR(estimate.step_seconds, expected, expected * 1e-9) << concurrent;
+  }
 }
 
 // TensorFlow 1.x all-reduces each replicated variable on its own (tensorflow/benchmarks fd87986,

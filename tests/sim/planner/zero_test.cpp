@@ -3,6 +3,8 @@
 // data parallelism, and the closed-form tier against the analytical tier on the whole plan.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "sim/session/pipeline.h"
 #include "sim/analytical/analytical_engine.h"
 #include "sim/analytical/pipeline_closed_form.h"
@@ -85,6 +87,31 @@ TEST(Zero, StageThreeMovesOneAndAHalfTimesTheDataParallelTraffic) {
   const Scenario micro = testing::scenario_from_text(gpt_scenario(R"({"data": 4, "zero": 3, "pipeline": 2, "micro_batches": 4})"));
   // Two stages: each stage's group moves its own parameters; summed over the stages, Psi again.
   EXPECT_DOUBLE_EQ(data_parallel_collective_bytes(plan_scenario(micro).plan, 4), (2 * 4 + 1) / 2.0 * all_reduce);
+}
+
+// A 3D strategy's data-parallel all-reduces of one (stage, rank) run on one stream by default,
+// each waiting for the one before; with "concurrent_collectives": c the k-th waits for the
+// (k-c)-th and not for the ones between (Caffe2's Gloo ops, c = 4).
+TEST(Zero, ConcurrentCollectivesWaitForTheOneCBack) {
+  for (int concurrent : {1, 2, 3}) {
+    const Scenario scenario = testing::scenario_from_text(gpt_scenario(
+        R"({"data": 4, "bucket_bytes": 1, "concurrent_collectives": )" + std::to_string(concurrent) + "}"));
+    const ExecutionPlan plan = plan_scenario(scenario).plan;
+    std::vector<TaskId> reductions;
+    for (TaskId t = 0; t < plan.tasks.size(); ++t) {
+      if (plan.tasks[t].kind == TaskKind::kCollective && plan.tasks[t].name.find("dp-allreduce/") != std::string::npos) {
+        reductions.push_back(t);
+      }
+    }
+    ASSERT_GE(reductions.size(), 6u) << concurrent;  // one per op with weights
+    for (size_t k = 0; k < reductions.size(); ++k) {
+      const std::vector<TaskId>& deps = plan.tasks[reductions[k]].deps;
+      auto waits_for = [&](size_t j) { return std::find(deps.begin(), deps.end(), reductions[j]) != deps.end(); };
+      const size_t c = static_cast<size_t>(concurrent);
+      if (k >= c) EXPECT_TRUE(waits_for(k - c)) << "c " << c << ", reduction " << k;
+      for (size_t j = (k >= c ? k - c + 1 : 0); j < k; ++j) EXPECT_FALSE(waits_for(j)) << "c " << c << ", " << k << " on " << j;
+    }
+  }
 }
 
 // Sharding the optimizer state makes each update 1/N_d of the work; the step is not slower than
