@@ -108,8 +108,12 @@ TEST(Zero, ConcurrentCollectivesWaitForTheOneCBack) {
       const std::vector<TaskId>& deps = plan.tasks[reductions[k]].deps;
       auto waits_for = [&](size_t j) { return std::find(deps.begin(), deps.end(), reductions[j]) != deps.end(); };
       const size_t c = static_cast<size_t>(concurrent);
-      if (k >= c) EXPECT_TRUE(waits_for(k - c)) << "c " << c << ", reduction " << k;
-      for (size_t j = (k >= c ? k - c + 1 : 0); j < k; ++j) EXPECT_FALSE(waits_for(j)) << "c " << c << ", " << k << " on " << j;
+      if (k >= c) {
+        EXPECT_TRUE(waits_for(k - c)) << "c " << c << ", reduction " << k;
+      }
+      for (size_t j = (k >= c ? k - c + 1 : 0); j < k; ++j) {
+        EXPECT_FALSE(waits_for(j)) << "c " << c << ", " << k << " on " << j;
+      }
     }
   }
 }
