@@ -392,8 +392,8 @@ bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& grou
           return reject("host halving-doubling needs the same number of devices on every machine");
         }
         if (!node_host(node.front(), cluster)) {
-          return reject("host halving-doubling stages through each machine's CPU, and machine of " +
-                        cluster.device(node.front()).name.canonical() + " has none that its devices reach");
+          return reject("host halving-doubling stages through each machine's CPU, and the machine of " +
+                        cluster.device(node.front()).name.canonical() + " has no CPU that device reaches");
         }
       }
       return true;
