@@ -63,6 +63,9 @@ class Cluster {
   /// Measured collective curves of one machine (sim/cluster/collective_profile.h), from the
   /// template's "collective_profile"; null: collectives run at link rate.
   std::shared_ptr<const CollectiveProfile> collective_profile;
+  /// Network cards of each node joined to the fabric (clusters built from a template with
+  /// several nodes); empty when not known.
+  std::vector<int> nics_per_node;
 
   DeviceId add_device(ClusterDevice device, std::string vertex_name);
   VertexId add_switch(std::string name);

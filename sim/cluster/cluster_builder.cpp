@@ -267,6 +267,7 @@ Cluster build_from_template(const JsonReader& description, const JsonReader& bas
     if (!fabric && base.has("fabric")) fabric = read_fabric(base.at("fabric"), catalog);
     if (!fabric) nodes_at.fail("a cluster of several nodes needs a \"fabric\" (e.g. {\"link\": \"ib_edr\"})");
     add_fabric(cluster, *fabric, nics_per_node);
+    for (const auto& nics : nics_per_node) cluster.nics_per_node.push_back(static_cast<int>(nics.size()));
   }
   require_connected(cluster, base.has("node") ? base.at("node") : description);
   return cluster;

@@ -73,10 +73,15 @@ std::vector<Transport> make_bundled() {
   {
     Transport nccl_net;
     nccl_net.id = "nccl_ib";
-    // NCCL across machines over InfiniBand with GPUDirect RDMA: fewer SMs busy than over NVLink
-    // (Calculon's processor_usage 0.02 for its InfiniBand network, same file).
+    // NCCL across machines over InfiniBand with GPUDirect RDMA: 2 SMs per network card
+    // (NVIDIA/nccl#689, the maintainer: "a PCI system with a single NIC ... 2 SMs", "DGX with 8
+    // NICs ... 16 SMs"), so the share is set per cluster (nccl_network_share,
+    // sim/planner/framework_transports.h); 0.02, Calculon's processor_usage for its InfiniBand
+    // network (systems/a100_80g.json), where the cluster does not say its nodes' cards.
     nccl_net.gpu_compute_share = 0.02;
-    nccl_net.source = "compute share 0.02: Calculon systems/a100_80g.json InfiniBand processor_usage";
+    nccl_net.source =
+        "compute share: 2 SMs per network card / the GPU's SMs (NVIDIA/nccl#689); 0.02 (Calculon systems/a100_80g.json "
+        "InfiniBand processor_usage) where the cluster does not give its cards";
     transports.push_back(nccl_net);
   }
   {
@@ -97,7 +102,7 @@ std::vector<Transport> make_bundled() {
     // TCP flow rarely runs at line rate; NVIDIA/nccl#450, 100 Gb/s, 4-6 GB/s of 11.8: less still).
     nccl_socket.link_rate_share = 0.53;
     nccl_socket.source =
-        "copies as tcp; compute share: Calculon's network processor_usage 0.02; link rate share 0.53: the median "
+        "copies as tcp; compute share as nccl_ib's (2 SMs per network card, NVIDIA/nccl#689); link rate share 0.53: the median "
         "of nccl-tests all-reduce bus bandwidths over TCP at large sizes against the links' TCP payload rate "
         "(NVIDIA/nccl#209, 32 Gb/s, NCCL 2.3.7-2.4.2: 0.491, 0.518, 0.547; NVIDIA/nccl-tests#83, 25 Gb/s, "
         "NCCL 2.9.6: 0.578)";

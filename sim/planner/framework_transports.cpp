@@ -1,5 +1,6 @@
 #include "sim/planner/framework_transports.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace placesim {
@@ -48,7 +49,16 @@ std::optional<Transport> collective_transport(const CommunicationOptions& option
   }
   if (options.transport) return options.transport;
   if (options.framework == Framework::kTensorFlow1) return bundled("grpc_tcp");
-  return bundled(route_has_rdma(cluster, group.front(), other_machine) ? "nccl_ib" : "nccl_socket");
+  Transport network = bundled(route_has_rdma(cluster, group.front(), other_machine) ? "nccl_ib" : "nccl_socket");
+  network.gpu_compute_share = nccl_network_share(cluster, group.front(), network.gpu_compute_share);
+  return network;
+}
+
+double nccl_network_share(const Cluster& cluster, DeviceId device, double fallback) {
+  const ClusterDevice& gpu = cluster.device(device);
+  const size_t node = static_cast<size_t>(gpu.node);
+  if (gpu.spec.sm_count <= 0 || node >= cluster.nics_per_node.size()) return fallback;
+  return std::min(1.0, kNcclSmsPerNic * cluster.nics_per_node[node] / static_cast<double>(gpu.spec.sm_count));
 }
 
 int plan_transport_index(ExecutionPlan* plan, const Transport& transport) {

@@ -324,6 +324,30 @@ TEST(Transport, AnNcclAllReducesAutoAlgorithmIsOneNcclHas) {
   EXPECT_EQ(picked({Framework::kHorovod, find_transport("tcp")}), "halving_doubling");
 }
 
+// NCCL runs 2 SMs per network card for collectives across machines (NVIDIA/nccl#689: "a PCI
+// system with a single NIC ... 2 SMs", "DGX with 8 NICs ... 16 SMs"): on two DGX A100 (8
+// ConnectX-6 each, 108 SMs) the share is 16/108, on two DGX-1 V100 (4 NICs, 80 SMs) 8/80; inside
+// one machine NCCL's 0.15; a cluster that does not know its cards keeps nccl_ib's 0.02.
+TEST(Transport, NcclAcrossMachinesTakesTwoSmsPerNetworkCard) {
+  auto share = [](const std::string& cluster_text, size_t gpus) {
+    const Scenario scenario = testing::scenario_from_text(R"({"model": {"zoo": "mlp"}, "cluster": )" + cluster_text +
+                                                          R"(, "strategy": {"parallelism": {"data": )" + std::to_string(gpus) +
+                                                          R"(, "framework": "pytorch-ddp"}}, "run": {"batch_size": 64}})");
+    std::vector<DeviceId> group;
+    for (DeviceId d = 0; d < scenario.cluster.devices().size() && group.size() < gpus; ++d) {
+      if (scenario.cluster.device(d).name.kind == DeviceKind::kGpu) group.push_back(d);
+    }
+    return collective_transport({Framework::kPyTorchDdp, std::nullopt}, scenario.cluster, group)->gpu_compute_share;
+  };
+  EXPECT_DOUBLE_EQ(share(R"({"template": "dgx_a100", "nodes": 2, "fabric": {"link": "ib_hdr"}})", 16), 2.0 * 8 / 108);
+  EXPECT_DOUBLE_EQ(share(R"({"template": "dgx1_v100", "nodes": 2, "fabric": {"link": "ib_edr"}})", 16), 2.0 * 4 / 80);
+  EXPECT_DOUBLE_EQ(share(R"({"template": "dgx_a100", "nodes": 2, "fabric": {"link": "ib_hdr"}})", 8), 0.15);  // one machine
+  Cluster unknown = machines(2, 1e10, 1e13, "ib_edr", 5e-6);
+  EXPECT_DOUBLE_EQ(collective_transport({Framework::kPyTorchDdp, std::nullopt}, unknown,
+                                        {gpu_of_machine(1), gpu_of_machine(2)})->gpu_compute_share,
+                   0.02);
+}
+
 TEST(Transport, PlanFilesKeepTransportsAndHostCosts) {
   Cluster cluster = machines(1, 1e9);
   ExecutionPlan plan = empty_plan(cluster);
