@@ -76,7 +76,7 @@ std::vector<Transport> make_bundled() {
     // NCCL across machines over InfiniBand with GPUDirect RDMA: 2 SMs per network card
     // (NVIDIA/nccl#689, the maintainer: "a PCI system with a single NIC ... 2 SMs", "DGX with 8
     // NICs ... 16 SMs"), so the share is set per cluster (nccl_network_share,
-    // sim/planner/framework_transports.h); 0.02, Calculon's processor_usage for its InfiniBand
+    // sim/planner/framework_transports.cpp); 0.02, Calculon's processor_usage for its InfiniBand
     // network (systems/a100_80g.json), where the cluster does not say its nodes' cards.
     nccl_net.gpu_compute_share = 0.02;
     nccl_net.source =

@@ -378,10 +378,8 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
       } else {
         collective.deps = all_backward;
       }
-      // At most `concurrent_collectives` in flight: this one waits for the one that many back.
-      const size_t concurrent = static_cast<size_t>(options.communication.concurrent_collectives);
-      if (collectives_so_far.size() >= concurrent) {
-        collective.deps.push_back(collectives_so_far[collectives_so_far.size() - concurrent]);
+      if (const auto wait = collective_to_wait_for(collectives_so_far, options.communication.concurrent_collectives)) {
+        collective.deps.push_back(*wait);
       }
       TaskId reduced = emitter.add(std::move(collective));
       collectives_so_far.push_back(reduced);

@@ -21,6 +21,23 @@ bool route_has_rdma(const Cluster& cluster, DeviceId from, DeviceId to) {
   return false;
 }
 
+/// SMs NCCL runs per network card for collectives across machines, one thread block per channel:
+/// "If you have a PCI system with a single NIC ... it should just launch 2 SMs. If you are on DGX
+/// with 8 NICs ... it would use 16 SMs" (NCCL's maintainer, NVIDIA/nccl#689).
+constexpr double kNcclSmsPerNic = 2;
+
+/// The share of `device`'s GPU that NCCL's collectives across machines take while they overlap
+/// compute: kNcclSmsPerNic x its node's network cards / its SMs (at most 1); `fallback` where
+/// the cluster does not know its nodes' cards (not built from a template) or the GPU's SMs. A
+/// plan keeps one transport per id (plan_transport_index): machines of different cards in one
+/// cluster share the first one's.
+double nccl_network_share(const Cluster& cluster, DeviceId device, double fallback) {
+  const ClusterDevice& gpu = cluster.device(device);
+  const size_t node = static_cast<size_t>(gpu.node);
+  if (gpu.spec.sm_count <= 0 || node >= cluster.nics_per_node.size()) return fallback;
+  return std::min(1.0, kNcclSmsPerNic * cluster.nics_per_node[node] / static_cast<double>(gpu.spec.sm_count));
+}
+
 }  // namespace
 
 std::optional<Transport> message_transport(const CommunicationOptions& options, const Cluster& cluster,
@@ -54,11 +71,10 @@ std::optional<Transport> collective_transport(const CommunicationOptions& option
   return network;
 }
 
-double nccl_network_share(const Cluster& cluster, DeviceId device, double fallback) {
-  const ClusterDevice& gpu = cluster.device(device);
-  const size_t node = static_cast<size_t>(gpu.node);
-  if (gpu.spec.sm_count <= 0 || node >= cluster.nics_per_node.size()) return fallback;
-  return std::min(1.0, kNcclSmsPerNic * cluster.nics_per_node[node] / static_cast<double>(gpu.spec.sm_count));
+std::optional<TaskId> collective_to_wait_for(const std::vector<TaskId>& so_far, int64_t concurrent) {
+  const size_t back = static_cast<size_t>(std::max<int64_t>(1, concurrent));
+  if (so_far.size() < back) return std::nullopt;
+  return so_far[so_far.size() - back];
 }
 
 int plan_transport_index(ExecutionPlan* plan, const Transport& transport) {

@@ -22,15 +22,10 @@ std::optional<Transport> message_transport(const CommunicationOptions& options, 
 std::optional<Transport> collective_transport(const CommunicationOptions& options, const Cluster& cluster,
                                               const std::vector<DeviceId>& group);
 
-/// SMs NCCL runs per network card for collectives across machines, one thread block per channel:
-/// "If you have a PCI system with a single NIC ... it should just launch 2 SMs. If you are on DGX
-/// with 8 NICs ... it would use 16 SMs" (NCCL's maintainer, NVIDIA/nccl#689).
-inline constexpr double kNcclSmsPerNic = 2;
-
-/// The share of `device`'s GPU that NCCL's collectives across machines take while they overlap
-/// compute: kNcclSmsPerNic x its node's network cards / its SMs (at most 1); `fallback` where
-/// the cluster does not know its nodes' cards (not built from a template) or the GPU's SMs.
-double nccl_network_share(const Cluster& cluster, DeviceId device, double fallback);
+/// What a device's next data-parallel collective waits for when `concurrent` of them run at once
+/// (CommunicationOptions::concurrent_collectives): the one `concurrent` back among `so_far`, its
+/// collectives in emission order; none while fewer have been emitted.
+std::optional<TaskId> collective_to_wait_for(const std::vector<TaskId>& so_far, int64_t concurrent);
 
 /// Index of `transport` in plan->transports, added the first time.
 int plan_transport_index(ExecutionPlan* plan, const Transport& transport);

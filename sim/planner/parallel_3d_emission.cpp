@@ -38,20 +38,14 @@ Parallel3dEmission::Parallel3dEmission(const OpGraph& the_graph, const Cluster& 
                                               the_graph.size(), std::vector<std::optional<TaskId>>(simulated_ranks))),
       previous_slot_ends(simulated_replicas, std::vector<std::vector<std::vector<TaskId>>>(
                                                  stages, std::vector<std::vector<TaskId>>(simulated_ranks))),
-      previous_data_collective(stages, std::vector<std::optional<TaskId>>(simulated_ranks)),
       data_collectives(stages, std::vector<std::vector<TaskId>>(simulated_ranks)) {}
 
-std::optional<TaskId> Parallel3dEmission::data_collective_to_wait_for(int64_t s, int64_t r) const {
-  const size_t concurrent = static_cast<size_t>(options.communication.concurrent_collectives);
-  if (concurrent <= 1) return previous_data_collective[s][r];
-  const std::vector<TaskId>& so_far = data_collectives[s][r];
-  if (so_far.size() < concurrent) return std::nullopt;
-  return so_far[so_far.size() - concurrent];
+std::optional<TaskId> Parallel3dEmission::last_data_collective(int64_t s, int64_t r) const {
+  return collective_to_wait_for(data_collectives[s][r], 1);
 }
 
-void Parallel3dEmission::record_data_collective(int64_t s, int64_t r, TaskId collective) {
-  previous_data_collective[s][r] = collective;
-  data_collectives[s][r].push_back(collective);
+std::optional<TaskId> Parallel3dEmission::data_collective_to_wait_for(int64_t s, int64_t r) const {
+  return collective_to_wait_for(data_collectives[s][r], options.communication.concurrent_collectives);
 }
 
 bool Parallel3dEmission::on_one_machine(const std::vector<DeviceId>& group) const {

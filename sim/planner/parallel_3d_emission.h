@@ -68,16 +68,14 @@ struct Parallel3dEmission {
   std::vector<std::vector<std::vector<std::optional<TaskId>>>> previous_update;
   /// previous_slot_ends[d][s][r]: the marker closing the stage's last slot on that device.
   std::vector<std::vector<std::vector<std::vector<TaskId>>>> previous_slot_ends;
-  /// previous_data_collective[s][r]: the last data-parallel collective of (stage, rank).
-  std::vector<std::vector<std::optional<TaskId>>> previous_data_collective;
-  /// data_collectives[s][r]: the dense data-parallel collectives of (stage, rank) so far, in order.
+  /// data_collectives[s][r]: the data-parallel collectives of (stage, rank) so far, in the order
+  /// they were emitted (a stage's expert reductions by their last).
   std::vector<std::vector<std::vector<TaskId>>> data_collectives;
-  /// What the next dense data-parallel collective of (stage, rank) waits for: the last one with
-  /// one collective in flight (options.communication.concurrent_collectives = 1), else the one
-  /// concurrent_collectives back, none while fewer have been emitted.
+  /// The last of data_collectives[s][r]; none before the first.
+  std::optional<TaskId> last_data_collective(int64_t s, int64_t r) const;
+  /// What the next dense data-parallel collective of (stage, rank) waits for
+  /// (collective_to_wait_for with options.communication.concurrent_collectives).
   std::optional<TaskId> data_collective_to_wait_for(int64_t s, int64_t r) const;
-  /// Records `collective` as (stage, rank)'s latest dense data-parallel collective.
-  void record_data_collective(int64_t s, int64_t r, TaskId collective);
   /// Context parallelism: the key/value gather (forward) or gradient reduce-scatter (backward)
   /// of each (step, context group, micro-batch, attention op, tensor rank, forward), emitted by
   /// the group's first simulated replica; the others add their dependencies to it.

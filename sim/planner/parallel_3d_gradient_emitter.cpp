@@ -82,7 +82,7 @@ void reduce_expert_gradients(Parallel3dEmission* emission, int64_t step, const L
   for (int64_t d = 0; d < e.simulated_replicas; ++d) replicas_of_rank[P.expert_rank(d)].push_back(d);
   // Each expert rank's reductions follow the stage's dense ones on its own devices; the ranks'
   // groups are disjoint, so one rank's do not wait for another's.
-  const std::optional<TaskId> after_dense = e.previous_data_collective[s][r];
+  const std::optional<TaskId> after_dense = e.last_data_collective(s, r);
   std::optional<TaskId> last_of_first_rank;
   const int64_t shards = P.expert_shards;  // 1 without ZeRO
   for (const auto& [rank, members] : replicas_of_rank) {
@@ -157,7 +157,7 @@ void reduce_expert_gradients(Parallel3dEmission* emission, int64_t step, const L
     if (!last_of_first_rank) last_of_first_rank = previous;
   }
   // The next step's dense reductions follow the representative rank's (replica 0's).
-  e.previous_data_collective[s][r] = last_of_first_rank;
+  if (last_of_first_rank && last_of_first_rank != after_dense) e.data_collectives[s][r].push_back(*last_of_first_rank);
 }
 
 }  // namespace
@@ -220,7 +220,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
                                                          step, op_name, CollectiveKind::kReduceScatter)
                                  : e.gradient_collective("dp-allreduce/" + where, group, bytes, gradient_ready, step,
                                                          op_name);
-            e.record_data_collective(s, r, reduced);
+            e.data_collectives[s][r].push_back(reduced);
             reduced_for.assign(reduced_for.size(), reduced);
           } else {
             // Hybrid sharding: reduce-scatter inside each shard group, then all-reduce each 1/shards
@@ -237,7 +237,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
                                                      e.layout.cross_group(j, s, r), bytes / static_cast<double>(e.shards),
                                                      scattered, step, op_name));
             }
-            e.record_data_collective(s, r, across.back());
+            e.data_collectives[s][r].push_back(across.back());
             for (int64_t d = 0; d < e.simulated_replicas; ++d) reduced_for[static_cast<size_t>(d)] = across[static_cast<size_t>(d % e.shards)];
           }
         }
