@@ -89,6 +89,7 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
               << estimate.cell_plan_tasks << " tasks)\n"
               << "Throughput: " << format_rate(samples / estimate.step_seconds, "samples") << " (" << samples
               << " samples per step)\n"
+              << lockstep_text(estimate.lockstep_gemm_factor, estimate.lockstep_gpus)
               << efficiency_text(efficiency) << "\n"
               << pad("Stage", 5, true) << "  " << pad("device (replica 0, tensor rank 0)", width, true)
               << "  forward slot  backward slot  last task ends  in flight  peak memory / capacity\n";

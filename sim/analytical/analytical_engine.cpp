@@ -82,7 +82,8 @@ class ListScheduler {
   void try_start(DeviceId device, double now) {
     while (const std::optional<TaskId> next = ready_.next_compute(device)) {
       const TaskId id = *next;
-      double seconds = compute_seconds(plan_.tasks[id], plan_.precision, plan_.memory_format, cluster_.device(device));
+      double seconds = compute_seconds(plan_.tasks[id], plan_.precision, plan_.memory_format, cluster_.device(device),
+                                       plan_.lockstep_gemm_factor);
       seconds = overlap_.stretched(device, seconds);
       if (seconds > 0) ready_.set_busy(device, true);  // a task that costs nothing does not hold the device
       start(id, now, seconds);

@@ -45,13 +45,14 @@ Task scheduled_part(const Task& task) {
   return part;
 }
 
-/// A plan with what the list schedule reads of `plan` (its precision, memory format and
-/// transports) and no tasks, for parts of `plan` to be list-scheduled.
+/// A plan with what the list schedule reads of `plan` (its precision, memory format, transports
+/// and slowest GPU's factor) and no tasks, for parts of `plan` to be list-scheduled.
 ExecutionPlan empty_like(const ExecutionPlan& plan) {
   ExecutionPlan part;
   part.precision = plan.precision;
   part.memory_format = plan.memory_format;
   part.transports = plan.transports;
+  part.lockstep_gemm_factor = plan.lockstep_gemm_factor;
   return part;
 }
 
@@ -324,6 +325,8 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
   }
 
   cell.cell_plan_tasks = plan.tasks.size();
+  cell.lockstep_gemm_factor = plan.lockstep_gemm_factor;
+  cell.lockstep_gpus = plan.lockstep_gpus;
   cell.forward.resize(model_chunks);
   cell.backward.resize(model_chunks);
   cell.last.resize(stages);
@@ -471,6 +474,8 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
 
   ClosedFormStepEstimate estimate;
   estimate.cell_plan_tasks = cell.cell_plan_tasks;
+  estimate.lockstep_gemm_factor = cell.lockstep_gemm_factor;
+  estimate.lockstep_gpus = cell.lockstep_gpus;
   estimate.forward_slot_seconds.assign(stages, 0);
   estimate.backward_slot_seconds.assign(stages, 0);
   for (size_t c = 0; c < model_chunks; ++c) {

@@ -33,6 +33,10 @@ struct ClosedFormStepEstimate {
   std::vector<double> backward_slot_seconds;  ///< by stage: the same for backward (0 in inference)
   std::vector<double> stage_end_seconds;      ///< by stage: when its last task (update) ends
   size_t cell_plan_tasks = 0;              ///< tasks of the one-micro-batch plan it estimated
+  /// The cell plan's ExecutionPlan::lockstep_gemm_factor and lockstep_gpus: its GEMMs at the
+  /// expected slowest of its GPUs' pace.
+  double lockstep_gemm_factor = 1.0;
+  int64_t lockstep_gpus = 1;
   /// By stage, on its representative device (replica 0, tensor rank 0; the others hold the
   /// same): the memory at its peak. Activations: the cell plan's peak of live buffers plus, for
   /// each other micro-batch the schedule keeps in flight there, what one keeps from its forward
@@ -66,6 +70,8 @@ struct ClosedFormCell {
   bool training = true;
   bool backward_slots = false;  ///< training with backward slots
   size_t cell_plan_tasks = 0;
+  double lockstep_gemm_factor = 1.0;  ///< the cell plan's (ExecutionPlan::lockstep_gemm_factor)
+  int64_t lockstep_gpus = 1;
   std::vector<std::vector<PipelineSlot>> cell_schedule;  ///< by stage: one micro-batch's slots
   std::vector<ClosedFormSlot> forward, backward;  ///< by model chunk (chunk x stages + stage)
   /// By stage: its last slot with the updates that interleave with it, until its marker ends

@@ -49,6 +49,10 @@ Json write_device_profile(const DeviceSpec& spec) {
     profile["max_achievable_matmul"] = {{"flops_per_second", precision_values_json(spec.max_achievable_matmul->flops_per_second)},
                                         {"source", spec.max_achievable_matmul->source}};
   }
+  if (spec.gemm_time_spread) {
+    profile["gpu_to_gpu_spread"] = {{"gemm_time_log_sigma", spec.gemm_time_spread->log_sigma},
+                                    {"source", spec.gemm_time_spread->source}};
+  }
   if (spec.step_validation) {
     profile["step_validation"] = {{"cases", spec.step_validation->cases},
                                   {"mape_percent", spec.step_validation->mape_percent},

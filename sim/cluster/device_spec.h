@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/core/device_name.h"
+#include "sim/cluster/device_spread.h"
 #include "sim/cluster/kernel_model.h"
 #include "sim/core/precision.h"
 #include "sim/graph/op.h"
@@ -80,6 +81,9 @@ struct DeviceSpec {
   std::shared_ptr<const KernelModel> kernel_model;
   /// Set: a measured ceiling on the rate of this device's matrix-multiply kernels.
   std::optional<MatmulCeiling> max_achievable_matmul;
+  /// Set: how much GPUs of this model differ in GEMM speed (device_spread.h); a synchronous job
+  /// runs its GEMMs at its slowest GPU's pace. None: every device of the model alike.
+  std::optional<GemmTimeSpread> gemm_time_spread;
   /// The ceiling for `precision` in FLOP/s; 0 when the profile has none for it.
   double matmul_ceiling_for(Precision precision) const;
   /// Step-level error on the published cases that use this profile; none: no such case.

@@ -73,7 +73,7 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
                                "memory_bandwidth_bytes_per_second", "kernel_launch_overhead_seconds",
                                "compute_efficiency", "gemm_efficiency_by_flops", "memory_efficiency", "reduction_memory_efficiency", "compute_capability", "pci_bus_id",
                                "kernel_model", "sm_count", "sources", "description", "price_per_hour_usd",
-                               "step_validation", "max_achievable_matmul"});
+                               "step_validation", "max_achievable_matmul", "gpu_to_gpu_spread"});
   DeviceSpec spec;
   spec.id = profile.string_at("id");
   spec.name = profile.string_at("name");
@@ -146,6 +146,18 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
     measured.source = ceiling->string_at("source");
     if (measured.source.empty()) ceiling->at("source").fail("a ceiling names the measurement it comes from");
     spec.max_achievable_matmul = measured;
+  }
+  if (auto spread = profile.find("gpu_to_gpu_spread")) {
+    spread->reject_unknown_keys({"gemm_time_log_sigma", "source"});
+    if (spec.kind != DeviceKind::kGpu) spread->fail("only a GPU profile has a spread of GPU speeds");
+    GemmTimeSpread measured;
+    const JsonReader sigma = spread->at("gemm_time_log_sigma");
+    measured.log_sigma = sigma.as_non_negative_number();
+    // 0.5 would put one GPU in six at 1.65x the median's time: a broken fleet, not a spread.
+    if (measured.log_sigma > 0.5) sigma.fail("a spread of GEMM times above 0.5 (log) is not plausible, got " + brief(sigma.value()));
+    measured.source = spread->string_at("source");
+    if (measured.source.empty()) spread->at("source").fail("a spread names the measurement it comes from");
+    spec.gemm_time_spread = measured;
   }
   if (auto validated = profile.find("step_validation")) {
     validated->reject_unknown_keys({"cases", "mape_percent", "date"});

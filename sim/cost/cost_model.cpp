@@ -8,16 +8,22 @@
 
 namespace placesim {
 
-double compute_seconds(const Task& task, Precision precision, MemoryFormat format, const ClusterDevice& device) {
+double compute_seconds(const Task& task, Precision precision, MemoryFormat format, const ClusterDevice& device,
+                       double lockstep_gemm_factor) {
   const DeviceSpec& spec = device.spec;
   const double transposes = layout_transpose_seconds(task, precision, format, spec);
+  // The slowest GPU's pace: its SM clock, which GEMMs and convolutions follow (memory-bound kernels
+  // follow the memory's clock, which does not vary so: docs/cost-model.md).
+  const double slowest = spec.gemm_time_spread && is_gemm_kind(task.op_kind) ? lockstep_gemm_factor : 1.0;
   if (spec.kernel_model) {
-    return (kernel_model_seconds(task, precision, spec) + transposes) / device.speed_factor * task.compute_scale +
+    return (kernel_model_seconds(task, precision, spec) * slowest + transposes) / device.speed_factor *
+               task.compute_scale +
            task.fixed_seconds;
   }
   if (task.flops <= 0 && task.memory_bytes <= 0) return task.fixed_seconds;
   const RooflineTerms terms = roofline_terms(task, precision, spec, spec.memory_efficiency_for(task.op_kind));
-  return (std::max(terms.math_seconds, terms.memory_seconds) + transposes) / device.speed_factor * task.compute_scale +
+  return (std::max(terms.math_seconds, terms.memory_seconds) * slowest + transposes) / device.speed_factor *
+             task.compute_scale +
          spec.kernel_launch_overhead_seconds + task.fixed_seconds;
 }
 

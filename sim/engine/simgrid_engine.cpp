@@ -181,7 +181,8 @@ class Simulation {
     while (const std::optional<TaskId> next = ready_.next_compute(device)) {
       const TaskId id = *next;
       const Task& task = plan_.tasks[id];
-      double seconds = compute_seconds(task, plan_.precision, plan_.memory_format, cluster_.device(device));
+      double seconds = compute_seconds(task, plan_.precision, plan_.memory_format, cluster_.device(device),
+                                       plan_.lockstep_gemm_factor);
       seconds = overlap_.stretched(device, seconds);  // collectives in flight share its SMs
       if (seconds <= 0) {
         finish_instantly(id, now);

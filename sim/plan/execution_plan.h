@@ -143,6 +143,12 @@ struct ExecutionPlan {
   std::vector<Transport> transports;
   /// Which devices the plan simulates for the others (inactive: all of them).
   PlanSymmetry symmetry;
+  /// Predictions only: GEMM and convolution kernels on GPUs with a measured spread of speeds take
+  /// this much longer, the expected slowest of the GPUs the step keeps in lockstep
+  /// (sim/cluster/device_spread.h); 1 = none. The real backends ignore it: their GPUs are what
+  /// they are.
+  double lockstep_gemm_factor = 1.0;
+  int64_t lockstep_gpus = 1;  ///< how many GPUs with a spread that factor is the expected slowest of
 
   /// Successor lists (reverse of deps), computed on demand.
   SuccessorLists successors() const { return SuccessorLists(tasks); }

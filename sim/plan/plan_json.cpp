@@ -162,13 +162,17 @@ Json write_plan_json(const ExecutionPlan& plan, const Cluster& cluster) {
                    {"tasks", tasks}};
   // Written only when it is not the default, so that plans of NCHW frameworks read as before.
   if (plan.memory_format != MemoryFormat::kNchw) document["memory_format"] = to_string(plan.memory_format);
+  if (plan.lockstep_gemm_factor != 1.0) {
+    document["lockstep_gemm_factor"] = plan.lockstep_gemm_factor;
+    document["lockstep_gpus"] = plan.lockstep_gpus;
+  }
   return document;
 }
 
 PlanFile read_plan_json(const JsonReader& document) {
   document.reject_unknown_keys({"schema_version", "kind", "name", "steps", "samples_per_step", "precision",
                                 "memory_format", "cluster", "collective_fidelity", "static_memory", "transports",
-                                "tasks"});
+                                "tasks", "lockstep_gemm_factor", "lockstep_gpus"});
   int64_t version = document.at("schema_version").as_integer(1);
   if (version != ExecutionPlan::kSchemaVersion && version != 1) {
     document.at("schema_version").fail("unsupported plan schema version " + std::to_string(version) +
@@ -191,6 +195,13 @@ PlanFile read_plan_json(const JsonReader& document) {
   }
   plan.collective_fidelity =
       *parse_collective_fidelity(document.choice_or("collective_fidelity", {"per-phase", "per-round"}, "per-phase"));
+  if (auto factor = document.find("lockstep_gemm_factor")) {
+    plan.lockstep_gemm_factor = factor->as_positive_number();
+    if (plan.lockstep_gemm_factor < 1.0 || plan.lockstep_gemm_factor > 10.0) {
+      factor->fail("the slowest GPU's GEMM factor is at least 1 and at most 10, got " + brief(factor->value()));
+    }
+  }
+  plan.lockstep_gpus = document.integer_or("lockstep_gpus", 1, 1, 100'000'000);
   plan.static_memory.assign(cluster.devices().size(), StaticMemory{});
   if (auto memory = document.find("static_memory")) {
     for (const auto& entry : memory->elements()) {

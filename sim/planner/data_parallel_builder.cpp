@@ -7,6 +7,7 @@
 
 #include "sim/plan/collective_schedule.h"
 #include "sim/planner/framework_transports.h"
+#include "sim/planner/lockstep_devices.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/plan_builder.h"
 #include "sim/planner/step_emitter.h"
@@ -101,6 +102,8 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
                                        std::vector<std::string>* notes) {
   const size_t replicas = options.replicas.size();
   ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size * static_cast<int64_t>(replicas));
+  // Synchronous replicas wait for the slowest every step; asynchronous ones each run at their own.
+  if (options.mode == SyncMode::kSync) set_lockstep_devices(cluster, options.replicas, run, &plan);
   StepEmitter emitter(graph, cluster, run, &plan);
   const bool training = emitter.training();
   const bool use_ps = options.aggregation == Aggregation::kParameterServer;

@@ -8,6 +8,7 @@
 #include "sim/spec/parallelism_sizes.h"
 #include "sim/spec/spec_error.h"
 #include "sim/core/units_format.h"
+#include "sim/planner/lockstep_devices.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/parallel_3d_emission.h"
 #include "sim/planner/parallel_3d_gradient_emitter.h"
@@ -330,6 +331,8 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   }
   if (run.symmetry || cells) require_symmetric_devices(cluster, run, options, symmetric_mode(cells));
   ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size * options.data);
+  // Tensor groups, stages and replicas wait for one another: the step runs at its slowest GPU's pace.
+  set_lockstep_devices(cluster, options.devices, run, &plan);
   StepEmitter emitter(graph, cluster, run, &plan);
   const Parallel3dLayout layout(options);
   const Parallel3dPartition partition = partition_parallel_3d(graph, run, options, emitter, layout, notes);

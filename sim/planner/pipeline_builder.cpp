@@ -8,6 +8,7 @@
 #include "sim/core/glob.h"
 #include "sim/spec/spec_error.h"
 #include "sim/core/units_format.h"
+#include "sim/planner/lockstep_devices.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/plan_builder.h"
 #include "sim/planner/step_emitter.h"
@@ -219,6 +220,7 @@ ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, 
   }
   const double scale = 1.0 / static_cast<double>(micro_batches);
   ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size);
+  set_lockstep_devices(cluster, options.devices, run, &plan);  // the slowest stage paces the rest
   StepEmitter emitter(graph, cluster, run, &plan);
   const bool training = emitter.training();
   const std::vector<size_t> stage_of = assign_pipeline_stages(graph, options);

@@ -74,6 +74,8 @@ Json json_report(const std::string& scenario, const ExecutionPlan& plan, const C
           {"collective_fidelity", to_string(plan.collective_fidelity)},
           {"steps", plan.steps},
           {"samples_per_step", plan.samples_per_step},
+          {"lockstep_gemm_factor", plan.lockstep_gemm_factor},
+          {"lockstep_gpus", plan.lockstep_gpus},
           {"precision", to_string(plan.precision)},
           {"step_time_seconds", metrics.step_time_seconds},
           {"makespan_seconds", metrics.makespan_seconds},

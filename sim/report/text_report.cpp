@@ -42,6 +42,13 @@ std::string collective_bandwidth_text(const std::vector<CollectiveBandwidthRow>&
   return out;
 }
 
+std::string lockstep_text(double lockstep_gemm_factor, int64_t lockstep_gpus) {
+  if (lockstep_gemm_factor == 1.0) return "";
+  return "GEMMs at the slowest GPU's pace: x" + format_number(lockstep_gemm_factor, "%.4f") + ", the expected slowest of " +
+         std::to_string(lockstep_gpus) +
+         " GPUs in lockstep, from their measured spread of speeds (docs/cost-model.md; \"gpu_spread\": \"none\" runs every GPU alike)\n";
+}
+
 std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const RunMetrics& metrics,
                         size_t max_path_entries, TimelineOrigin origin, const TrainingEfficiency* efficiency) {
   std::string out;
@@ -51,6 +58,7 @@ std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const
   out += "\n";
   out += "Throughput: " + format_rate(metrics.samples_per_second, "samples") + " (" +
          std::to_string(plan.samples_per_step) + " samples per step)\n";
+  out += lockstep_text(plan.lockstep_gemm_factor, plan.lockstep_gpus);
   if (efficiency) out += efficiency_text(*efficiency);
   out += "\n";
 

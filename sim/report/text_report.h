@@ -15,6 +15,10 @@ enum class TimelineOrigin { kPredicted, kMeasured };
 
 /// `max_path_entries` caps the critical-path listing (the head and the tail are kept); with
 /// `efficiency`, its batches, tokens/s and MFU follow the throughput.
+/// "GEMMs at the slowest GPU's pace: x1.057, the expected slowest of 2048 GPUs in lockstep ..."
+/// (ExecutionPlan::lockstep_gemm_factor); "" when the factor is 1.
+std::string lockstep_text(double lockstep_gemm_factor, int64_t lockstep_gpus);
+
 std::string text_report(const ExecutionPlan& plan, const Cluster& cluster, const RunMetrics& metrics,
                         size_t max_path_entries = 12, TimelineOrigin origin = TimelineOrigin::kPredicted,
                         const TrainingEfficiency* efficiency = nullptr);

@@ -38,7 +38,7 @@ inline const std::vector<std::string> kRun = {"mode",      "steps", "batch_size"
                                               "recompute", "memory_format"};
 
 /// `simulation`.
-inline const std::vector<std::string> kSimulation = {"collectives", "symmetry", "tier"};
+inline const std::vector<std::string> kSimulation = {"collectives", "symmetry", "tier", "gpu_spread"};
 
 /// `outputs`.
 inline const std::vector<std::string> kOutputs = {"trace", "report"};

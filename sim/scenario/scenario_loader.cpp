@@ -99,6 +99,7 @@ void read_simulation(const JsonReader& simulation, RunOptions* run) {
   run->collective_fidelity =
       *parse_collective_fidelity(simulation.choice_or("collectives", {"per-phase", "per-round"}, "per-phase"));
   run->symmetry = simulation.choice_or("symmetry", {"off", "representatives"}, "off") == "representatives";
+  run->gpu_spread = simulation.choice_or("gpu_spread", {"measured", "none"}, "measured") == "measured";
   if (run->symmetry && run->collective_fidelity == CollectiveFidelity::kPerRound) {
     simulation.at("symmetry").fail("symmetry simulates one hop of each ring all-reduce per phase; it cannot be "
                                    "combined with \"collectives\": \"per-round\"");

@@ -26,6 +26,8 @@ Json closed_form_strategy_json(const Strategy& strategy, const Cluster& cluster,
                 {"samples_per_step", samples_per_step},
                 {"samples_per_second", samples_per_step / estimate.step_seconds},
                 {"cell_plan_tasks", estimate.cell_plan_tasks},
+                {"lockstep_gemm_factor", estimate.lockstep_gemm_factor},
+                {"lockstep_gpus", estimate.lockstep_gpus},
                 {"virtual_stages", p.virtual_stages},
                 {"stages", stages}};
   if (efficiency) entry["efficiency"] = efficiency_json(*efficiency);

@@ -47,6 +47,10 @@ struct RunOptions {
   /// From "simulation": {"symmetry": "representatives"}: 3D-parallel plans simulate one tensor
   /// rank of one data replica per pipeline stage (sim/plan/plan_symmetry.h).
   bool symmetry = false;
+  /// From "simulation": {"gpu_spread": ...}: "measured" (true) lets a synchronous step's GEMMs run at
+  /// the pace of its slowest GPU, from its profile's measured spread (sim/cluster/device_spread.h);
+  /// "none" (false) runs every GPU of a model alike.
+  bool gpu_spread = true;
   /// From "simulation": {"tier": ...}: what computes the step (docs/scenario-format.md#simulation).
   Tier tier = Tier::kSimulated;
 };

@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include "sim/cluster/device_spread.h"
+#include "sim/cost/cost_model.h"
 #include "sim/session/pipeline.h"
 #include "sim/plan/collective_schedule.h"
 #include "sim/planner/data_parallel_builder.h"
@@ -173,6 +175,43 @@ TEST(SyncDataParallel, OneWorkerSlowedTwofoldSetsTheStepAndShowsAsStragglerLoss)
   // Backward ends: three at ~compute, one at ~2 x compute: max - mean = 2c - 1.25c = 0.75c.
   EXPECT_NEAR(straggled.dp.straggler_loss_seconds, 0.75 * compute, compute * 0.01);
   EXPECT_NEAR(fast.dp.straggler_loss_seconds, 0, 1e-9);
+}
+
+// GPUs of one model differ in speed (a measured spread, sim/cluster/device_spread.h): a sync step
+// runs its GEMMs at the expected slowest of its replicas' pace, E[max of 4] / E[one] for a
+// log-normal spread of sigma 0.1 (about 1.10); an async worker at its own (1), and so does every
+// GPU with the spread turned off. The chain is all GEMMs: 0.6 s of compute a step, so the step
+// grows by (factor - 1) x 0.6 s.
+TEST(SyncDataParallel, AMeasuredSpreadRunsEveryGemmAtTheExpectedSlowestReplicasPace) {
+  const size_t workers = 4;
+  OpGraph graph = chain(2, 1e12, 1e3);
+  Cluster cluster = star(workers, 1, kFastLink);
+  for (DeviceId id : of_kind(cluster, DeviceKind::kGpu)) cluster.devices()[id].spec.gemm_time_spread = GemmTimeSpread{0.1, "test"};
+  auto plan_with = [&](SyncMode mode, bool spread) {
+    RunOptions run;
+    run.gpu_spread = spread;
+    DataParallelOptions options = ring_all_reduce(cluster, workers);
+    options.mode = mode;
+    return build_data_parallel_plan(graph, cluster, run, options, "dp", nullptr);
+  };
+  const double factor = expected_slowest_of(0.1, 4);
+  EXPECT_NEAR(factor, 1.10, 0.01);
+  const ExecutionPlan measured = plan_with(SyncMode::kSync, true);
+  const ExecutionPlan alike = plan_with(SyncMode::kSync, false);
+  EXPECT_EQ(measured.lockstep_gemm_factor, factor);
+  EXPECT_EQ(alike.lockstep_gemm_factor, 1.0);
+  EXPECT_EQ(plan_with(SyncMode::kAsync, true).lockstep_gemm_factor, 1.0);
+  const double compute = 3 * 2 * 1e12 / kGpuPeak;
+  EXPECT_NEAR(estimate_step(measured, cluster).step_seconds - estimate_step(alike, cluster).step_seconds,
+              (factor - 1) * compute, 1e-6 * compute);
+  // Only GEMMs and convolutions follow the SM clock: an elementwise kernel costs what it did.
+  Task elementwise;
+  elementwise.kind = TaskKind::kCompute;
+  elementwise.op_kind = OpKind::kElementwise;
+  elementwise.memory_bytes = 1e9;
+  const ClusterDevice& gpu = cluster.device(of_kind(cluster, DeviceKind::kGpu).front());
+  EXPECT_EQ(compute_seconds(elementwise, Precision::kFp32, MemoryFormat::kNchw, gpu, factor),
+            compute_seconds(elementwise, Precision::kFp32, MemoryFormat::kNchw, gpu, 1.0));
 }
 
 // Async workers never wait: with one of N workers at half speed, throughput stays near

@@ -199,6 +199,28 @@ TEST(PlanFile, KeepsTheMemoryFormat) {
   EXPECT_EQ(plan_scenario(scenario).plan.memory_format, MemoryFormat::kNhwc);
 }
 
+// The slowest GPU's factor (docs/cost-model.md) travels with the plan, written only when it is not
+// 1; one below 1 (a step faster than its typical GPU) names its path.
+TEST(PlanFile, KeepsTheSlowestGpusFactor) {
+  Cluster cluster = testing::gpus(2);
+  cluster.add_link(0, 1, testing::round_link(1e9, 1e-5));
+  ExecutionPlan plan = mlp_plan(cluster, {0, 1});
+  EXPECT_FALSE(write_plan_json(plan, cluster).contains("lockstep_gemm_factor"));
+  plan.lockstep_gemm_factor = 1.0232;
+  plan.lockstep_gpus = 8;
+  Json written = write_plan_json(plan, cluster);
+  const PlanFile read = read_plan_json(JsonReader(written, "plan.json"));
+  EXPECT_EQ(read.plan.lockstep_gemm_factor, 1.0232);
+  EXPECT_EQ(read.plan.lockstep_gpus, 8);
+  written["lockstep_gemm_factor"] = 0.9;
+  try {
+    read_plan_json(JsonReader(written, "plan.json"));
+    FAIL() << "a factor below 1 was read";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("/lockstep_gemm_factor"), std::string::npos) << error.what();
+  }
+}
+
 TEST(PlanFile, RoundTripKeepsEveryTaskAndTheSimulatedTimes) {
   Cluster cluster = testing::gpus(2);
   cluster.add_link(0, 1, testing::round_link(1e9, 1e-5));
