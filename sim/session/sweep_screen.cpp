@@ -40,11 +40,9 @@ LayoutCell analyse_layout(const SweepContext& context, size_t index) {
   layout.run = scenario.run;
   layout.options = *strategy.parallelism;
   try {
-    // One cell serves every data width, and so every number of GPUs: the screen prices GEMMs
-    // without the slowest GPU's pace, which grows with them (docs/llm-planning.md, "Search speed").
-    RunOptions cell_run = scenario.run;
-    cell_run.gpu_spread = false;
-    layout.cell = analyse_3d_cell(scenario.graph, scenario.cluster_for(strategy), cell_run, layout.options);
+    // One cell serves every data width: its GEMMs run at the slowest of this configuration's GPUs,
+    // as a wider or narrower one's would within a few per mille (docs/llm-planning.md, "Search speed").
+    layout.cell = analyse_3d_cell(scenario.graph, scenario.cluster_for(strategy), scenario.run, layout.options);
   } catch (const SpecError& error) {
     throw locate_spec_error(scenario, strategy, error);  // as evaluate_configuration says it
   }

@@ -52,13 +52,10 @@ double step_bound(const ClosedFormCell& a, const ClosedFormCell& b, int64_t micr
 }
 
 // A small GPT on 1, 2 or 4 DGX A100 (8 to 32 GPUs: data 4 to 16 at pipeline 2): each layout's
-// first multi-node configuration analyses the cell the other node counts take. Every GPU alike
-// ("gpu_spread": "none"), as the screen prices them: a configuration's own closed form would
-// otherwise run at the slowest of its GPUs, which the cell shared across data widths leaves out.
+// first multi-node configuration analyses the cell the other node counts take.
 const char* kScreenSweep = R"({
   "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000}},
   "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
-  "simulation": {"gpu_spread": "none"},
   "sweep": {"nodes": [1, 2, 4], "fabric": ["ib_hdr"], "batch_size": [64],
             "strategies": [{"parallelism": {"pipeline": [2, 4], "micro_batch_size": [1, 2], "stage_split": "layers",
                                             "schedule": ["gpipe", "1f1b"]}},
@@ -136,7 +133,6 @@ TEST(SweepScreen, SearchRowsGiveEveryConfigurationARowOnTheScreenOrTheAnalytical
   const SweepContext context = screen_context(R"({
     "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000}},
     "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
-  "simulation": {"gpu_spread": "none"},
     "sweep": {"devices_per_node": [8, 7], "batch_size": [64, 36],
               "strategies": [{"parallelism": {"pipeline": 2, "stage_split": "layers", "schedule": ["gpipe", "1f1b"]}},
                              {"name": "interleaved", "parallelism": {"pipeline": 2, "virtual_stages": 2, "stage_split": "layers",
@@ -218,7 +214,6 @@ TEST(SweepScreen, SequenceParallelismWithoutATensorGroupSharesTheLayoutWithoutIt
   const SweepContext context = screen_context(R"({
     "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000}},
     "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
-  "simulation": {"gpu_spread": "none"},
     "sweep": {"nodes": [1], "batch_size": [64],
               "strategies": [{"parallelism": {"pipeline": 2, "tensor": [1, 2], "sequence_parallel": [false, true],
                                               "stage_split": "layers"}}]}})");
