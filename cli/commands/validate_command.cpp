@@ -58,17 +58,7 @@ Command add_validate_command(CLI::App& app, const GlobalOptions& global) {
             std::printf("%-28s %14s %14s %9s\n", "case", "predicted ms", "measured ms", "error");
             std::fflush(stdout);
             for (const LoadedPlan& loaded : cases) {
-              // Plan GPUs that share this machine's GPUs (--share-gpus) run at one GPU's pace: no
-              // slowest of several (docs/cost-model.md, "The slowest GPU sets a synchronous step's pace").
-              ExecutionPlan shared;
-              const ExecutionPlan* to_predict = &loaded.plan;
-              if (options->backend.share_gpus && loaded.plan.lockstep_gemm_factor != 1.0) {
-                shared = loaded.plan;
-                shared.lockstep_gemm_factor = 1.0;
-                shared.lockstep_gpus = 1;
-                to_predict = &shared;
-              }
-              SimulatedRun predicted = simulate_plan(*to_predict, loaded.cluster);
+              SimulatedRun predicted = simulate_plan(loaded.plan, loaded.cluster);
               MeasuredRun run = execute_plan(loaded.plan, loaded.cluster,
                                              measured_run_options(options->backend, loaded.plan.name));
               if (!run.reporting_rank) std::exit(0);  // rank 0 compares and prints

@@ -14,7 +14,10 @@ struct SpreadGpus {
 };
 
 SpreadGpus spread_gpus(const Cluster& cluster, const std::vector<DeviceId>& devices) {
-  std::vector<DeviceId> distinct(devices);
+  // A device that shares another's compute (a second stream on the same GPU) is that GPU.
+  std::vector<DeviceId> distinct;
+  distinct.reserve(devices.size());
+  for (DeviceId id : devices) distinct.push_back(cluster.device(id).shares_compute_with.value_or(id));
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
   SpreadGpus gpus;

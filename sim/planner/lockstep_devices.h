@@ -15,7 +15,7 @@ namespace placesim {
 /// another every step (synchronous data-parallel replicas, pipeline stages, a 3D layout's
 /// devices): the expected slowest of the GPUs among them whose profile has a spread, at the widest
 /// spread among them, and how many they are; leaves 1 and 1 with run.gpu_spread off. Repeated
-/// devices count once.
+/// devices, and a device with the one whose compute it shares (`shares_compute_with`), count once.
 void set_lockstep_devices(const Cluster& cluster, const std::vector<DeviceId>& devices, const RunOptions& run,
                           ExecutionPlan* plan);
 

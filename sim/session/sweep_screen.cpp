@@ -41,7 +41,7 @@ LayoutCell analyse_layout(const SweepContext& context, size_t index) {
   layout.options = *strategy.parallelism;
   try {
     // One cell serves every data width: its GEMMs run at the slowest of this configuration's GPUs,
-    // as a wider or narrower one's would within a few per mille (docs/llm-planning.md, "Search speed").
+    // another width's within 1.3% of that pace from 128 to 2,048 GPUs (docs/llm-planning.md, "Search speed").
     layout.cell = analyse_3d_cell(scenario.graph, scenario.cluster_for(strategy), scenario.run, layout.options);
   } catch (const SpecError& error) {
     throw locate_spec_error(scenario, strategy, error);  // as evaluate_configuration says it

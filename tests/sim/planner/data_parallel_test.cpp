@@ -201,6 +201,16 @@ TEST(SyncDataParallel, AMeasuredSpreadRunsEveryGemmAtTheExpectedSlowestReplicasP
   EXPECT_EQ(measured.lockstep_gemm_factor, factor);
   EXPECT_EQ(alike.lockstep_gemm_factor, 1.0);
   EXPECT_EQ(plan_with(SyncMode::kAsync, true).lockstep_gemm_factor, 1.0);
+  EXPECT_EQ(measured.lockstep_gpus, 4);
+  // Two replicas as two streams of one GPU (`shares_compute_with`) are one GPU: nobody to wait for.
+  Cluster streams = star(2, 1, kFastLink);
+  const std::vector<DeviceId> stream_gpus = of_kind(streams, DeviceKind::kGpu);
+  for (DeviceId id : stream_gpus) streams.devices()[id].spec.gemm_time_spread = GemmTimeSpread{0.1, "test"};
+  streams.devices()[stream_gpus[1]].shares_compute_with = stream_gpus[0];
+  const ExecutionPlan one_gpu =
+      build_data_parallel_plan(graph, streams, RunOptions{}, ring_all_reduce(streams, 2), "dp", nullptr);
+  EXPECT_EQ(one_gpu.lockstep_gemm_factor, 1.0);
+  EXPECT_EQ(one_gpu.lockstep_gpus, 1);
   const double compute = 3 * 2 * 1e12 / kGpuPeak;
   EXPECT_NEAR(estimate_step(measured, cluster).step_seconds - estimate_step(alike, cluster).step_seconds,
               (factor - 1) * compute, 1e-6 * compute);
