@@ -12,6 +12,7 @@ packages=(
   libgtest-dev                       # tests
   libonnx-dev libprotobuf-dev protobuf-compiler  # ONNX import/export (ONNX 1.12, protobuf 3.21; optional at build time)
   libonnx-testdata                   # real ONNX files the ONNX tests check (they skip without it)
+  libmimalloc-dev                    # every program's malloc (mimalloc 2.0; optional at build time: docs/performance.md)
   libopenblas-dev                    # real backend: single-threaded sgemm for the CPU executor (OpenBLAS 0.3.21)
   libopenmpi-dev openmpi-bin         # multi-host execution and distributed sweeps (Open MPI 4.1; optional at build time)
   chromium                           # headless rendering checks of report.html and convergence.html (tests/browser/, tests/cli/sweep_cli_test.cpp; they skip without it)
