@@ -1,7 +1,9 @@
 #include "sim/analytical/analytical_engine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <queue>
 #include <stdexcept>
@@ -43,8 +45,13 @@ size_t compute_device_bound(const ExecutionPlan& plan) {
 /// List scheduling in event order: a min-heap of completions; compute tasks queue per device.
 class ListScheduler {
  public:
-  ListScheduler(const ExecutionPlan& plan, const Cluster& cluster)
-      : plan_(plan), cluster_(cluster), ready_(plan, compute_device_bound(plan)) {}
+  ListScheduler(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices)
+      : plan_(plan), cluster_(cluster), ready_(plan, compute_device_bound(plan)), prices_(prices) {
+    if (prices_ && prices_->seconds.size() < plan_.tasks.size()) {
+      throw std::logic_error("analytical estimate: prices for " + std::to_string(prices_->seconds.size()) +
+                             " tasks, the plan has " + std::to_string(plan_.tasks.size()));
+    }
+  }
 
   Timeline run() {
     timeline_.source = "analytical";
@@ -70,7 +77,7 @@ class ListScheduler {
       try_start(task.device, now);
       return;
     }
-    double seconds = task.kind == TaskKind::kTransfer ? transfer_seconds(task) : collective_seconds(task);
+    const double seconds = priced(id, [&] { return task.kind == TaskKind::kTransfer ? transfer_seconds(task) : collective_seconds(task); });
     if (task.kind == TaskKind::kCollective && seconds > 0) overlap_.start(task);
     start(id, now, seconds);
   }
@@ -82,12 +89,23 @@ class ListScheduler {
   void try_start(DeviceId device, double now) {
     while (const std::optional<TaskId> next = ready_.next_compute(device)) {
       const TaskId id = *next;
-      double seconds = compute_seconds(plan_.tasks[id], plan_.precision, plan_.memory_format, cluster_.device(device),
-                                       plan_.lockstep_gemm_factor);
+      double seconds = priced(id, [&] {
+        return compute_seconds(plan_.tasks[id], plan_.precision, plan_.memory_format, cluster_.device(device),
+                               plan_.lockstep_gemm_factor);
+      });
       seconds = overlap_.stretched(device, seconds);
       if (seconds > 0) ready_.set_busy(device, true);  // a task that costs nothing does not hold the device
       start(id, now, seconds);
     }
+  }
+
+  /// Task `id`'s time alone: from the caller's prices when there, else `price()` (kept there).
+  template <typename Price>
+  double priced(TaskId id, Price price) {
+    if (!prices_) return price();
+    double& seconds = prices_->seconds[id];
+    if (std::isnan(seconds)) seconds = price();
+    return seconds;
   }
 
   void start(TaskId id, double now, double seconds) {
@@ -134,6 +152,7 @@ class ListScheduler {
   const ExecutionPlan& plan_;
   const Cluster& cluster_;
   ReadyTasks ready_;
+  TaskSeconds* prices_;  ///< may be null
   Timeline timeline_;
   CollectiveOverlap overlap_{plan_, cluster_};
   // (end time, task id): ties end in id order, deterministically.
@@ -144,9 +163,15 @@ class ListScheduler {
 
 }  // namespace
 
+TaskSeconds::TaskSeconds(size_t tasks) : seconds(tasks, std::numeric_limits<double>::quiet_NaN()) {}
+
 AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster) {
+  return estimate_step(plan, cluster, nullptr);
+}
+
+AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices) {
   AnalyticalStepEstimate estimate;
-  estimate.timeline = ListScheduler(plan, cluster).run();
+  estimate.timeline = ListScheduler(plan, cluster, prices).run();
   estimate.makespan_seconds = estimate.timeline.makespan_seconds();
   estimate.step_seconds = estimate.makespan_seconds / static_cast<double>(std::max<int64_t>(plan.steps, 1));
   return estimate;

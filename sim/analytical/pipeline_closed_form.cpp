@@ -103,8 +103,10 @@ struct SlotTasks {
 
 class CellPlanReader {
  public:
-  CellPlanReader(const ExecutionPlan& plan, const Cluster& cluster, const std::vector<int64_t>& stage_of)
-      : plan_(plan), cluster_(cluster), stage_of_(stage_of), claimed_(plan.tasks.size(), false),
+  /// `prices`: every task of `plan` priced (estimate_step has scheduled the whole plan with them).
+  CellPlanReader(const ExecutionPlan& plan, const Cluster& cluster, const std::vector<int64_t>& stage_of,
+                 const TaskSeconds& prices)
+      : plan_(plan), cluster_(cluster), stage_of_(stage_of), prices_(prices), claimed_(plan.tasks.size(), false),
         chunk_of_(plan.tasks.size(), 0) {}
 
   /// The slot of model chunk `chunk` that `marker` closes. A stage's slots must be claimed in
@@ -167,6 +169,7 @@ class CellPlanReader {
   std::pair<double, double> alone(const std::vector<TaskId>& tasks, TaskId marker) const {
     ExecutionPlan alone = empty_like(plan_);
     alone.tasks.reserve(tasks.size());
+    TaskSeconds prices(tasks.size());  // each task's time alone, as the whole plan's schedule priced it
     // `tasks` ascend: a task's new id is its position among them.
     if (!std::is_sorted(tasks.begin(), tasks.end())) throw std::logic_error("closed form: a slot's tasks out of order");
     auto renumbered = [&](TaskId id) -> std::optional<TaskId> {
@@ -181,9 +184,10 @@ class CellPlanReader {
       for (TaskId dep : original.deps) {
         if (const auto position = renumbered(dep)) task.deps.push_back(*position);
       }
+      prices.seconds[alone.tasks.size()] = prices_.seconds[id];
       alone.tasks.push_back(std::move(task));
     }
-    const Timeline timeline = estimate_step(alone, cluster_).timeline;
+    const Timeline timeline = estimate_step(alone, cluster_, &prices).timeline;
     return {timeline.tasks[*renumbered(marker)].end_seconds, timeline.makespan_seconds()};
   }
 
@@ -204,6 +208,7 @@ class CellPlanReader {
   const ExecutionPlan& plan_;
   const Cluster& cluster_;
   const std::vector<int64_t>& stage_of_;
+  const TaskSeconds& prices_;
   std::vector<bool> claimed_;
   std::vector<size_t> chunk_of_;  ///< by task: the chunk of the slot that claimed it
 };
@@ -303,13 +308,15 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
     slots_plan.tasks.push_back(scheduled_part(plan.tasks[id]));
     slots_plan.tasks.back().deps = plan.tasks[id].deps;
   }
-  const Timeline slots_timeline = estimate_step(slots_plan, cluster).timeline;
-  const Timeline timeline = updates ? estimate_step(plan, cluster).timeline : slots_timeline;
+  // Each task priced once, for these two schedules and every slot's alone.
+  TaskSeconds prices(plan.tasks.size());
+  const Timeline slots_timeline = estimate_step(slots_plan, cluster, &prices).timeline;
+  const Timeline timeline = updates ? estimate_step(plan, cluster, &prices).timeline : slots_timeline;
   std::vector<int64_t> stage_of(cluster.devices().size(), -1);
   for (size_t s = 0; s < stages; ++s) stage_of[options.device(0, static_cast<int64_t>(s), 0)] = static_cast<int64_t>(s);
 
   // The cell plan's slots, by model chunk, claimed in the order each stage runs them.
-  CellPlanReader reader(plan, cluster, stage_of);
+  CellPlanReader reader(plan, cluster, stage_of, prices);
   cell.cell_schedule = one_micro_batch_schedule(options, training);
   const std::vector<std::vector<PipelineSlot>>& cell_schedule = cell.cell_schedule;
   const bool backward_slots = training && cells.backward_done.front() != PipelineCells::kNone;

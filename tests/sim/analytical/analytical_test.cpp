@@ -52,6 +52,31 @@ TEST(Analytical, IndependentOpsOnOneDeviceRunOneAtATimeLowestIdFirst) {
   EXPECT_EQ(result.timeline.source, "analytical");
 }
 
+TEST(Analytical, PricesEachTaskOnceIntoTheCallersPricesAndReadsThemBack) {
+  // A chain a (1 s) -> transfer of 1e9 bytes over 1 GB/s + 10 us -> b (2 s) on GPU 1.
+  Cluster cluster = gpus(2);
+  cluster.add_link(0, 1, round_link(/*bandwidth=*/1e9, /*latency=*/1e-5));
+  ExecutionPlan plan = empty_plan(cluster);
+  TaskId a = add(plan, compute_task(0, 1e12));
+  TaskId t = add(plan, transfer_task(0, 1, 1e9), {a});
+  add(plan, compute_task(1, 2e12), {t});
+  TaskSeconds prices(plan.tasks.size());
+  const AnalyticalStepEstimate first = estimate_step(plan, cluster, &prices);
+  EXPECT_NEAR(first.makespan_seconds, estimate(plan, cluster), kRelative);  // the same timeline as without
+  EXPECT_NEAR(prices.seconds[0], 1.0, kRelative);
+  EXPECT_NEAR(prices.seconds[1], 1e-5 + 1.0, kRelative);
+  EXPECT_NEAR(prices.seconds[2], 2.0, kRelative);
+  // Read back, not priced again: a price set by the caller is the one scheduled.
+  prices.seconds[0] = 5.0;
+  EXPECT_NEAR(estimate_step(plan, cluster, &prices).makespan_seconds, 5.0 + 1e-5 + 1.0 + 2.0, kRelative);
+  // A plan of the first tasks of another may share its prices; fewer prices than tasks is a bug.
+  ExecutionPlan first_two = plan;
+  first_two.tasks.pop_back();
+  EXPECT_NEAR(estimate_step(first_two, cluster, &prices).makespan_seconds, 5.0 + 1e-5 + 1.0, kRelative);
+  TaskSeconds too_few(2);
+  EXPECT_THROW(estimate_step(plan, cluster, &too_few), std::logic_error);
+}
+
 TEST(Analytical, DiamondTakesTheLongerBranch) {
   // a (1 s) -> {b on GPU 0 (2 s), c on GPU 1 (4 s)} -> d (1 s): 1 + max(2, 4) + 1 = 6 s.
   Cluster cluster = gpus(2);
