@@ -160,7 +160,21 @@ SweepContext::Layout flushed_layout(const StrategyVariant& variant) {
   const auto tensor = options.find("tensor");
   if (tensor == options.end() || *tensor == Json(1)) options.erase("sequence_parallel");
   layout.text = options.dump();
+  const auto zero = options.find("zero");
+  if (zero != options.end() && zero->is_number_integer()) layout.zero_stage = zero->get<int>();
   return layout;
+}
+
+/// The layout text the search tier's screen shares cells by: `layout.text` without a ZeRO stage
+/// of 0, 1 or 2. Those stages run the same slots (ZeRO 1 and 2 reduce the gradients with the
+/// same bytes as an all-reduce, parallel_3d_gradient_emitter.cpp) and differ in the static
+/// memory the screen reshards exactly and in the updates, each 1/shards of the parameters, which
+/// a shared cell prices at its own stage's (a stage's finish, within the screen's bound).
+std::string screen_layout_text(const SweepContext::Layout& layout) {
+  if (layout.text.empty() || layout.zero_stage > 2) return layout.text;
+  Json options = Json::parse(layout.text);
+  options.erase("zero");
+  return options.dump();
 }
 
 /// What a configuration's one micro-batch cell depends on besides a GPipe or 1F1B schedule: its
@@ -197,7 +211,7 @@ std::string screen_key(const SweepSpec& spec, const SweepConfiguration& configur
   return std::to_string(configuration.node_type) + "|" + std::to_string(configuration.devices_per_node) + "|" +
          (configuration.nodes > 1 ? configuration.fabric : std::string("one node")) + "|" + configuration.precision +
          "|" + std::to_string(variant.micro_batch_size) + "|" + (variant.sets_algorithm ? "a" : "") + "|" +
-         std::to_string(layout.id) + (layout.per_data_width ? "|" + std::to_string(configuration.nodes) + " nodes" : "");
+         std::to_string(layout.screen_id) + (layout.per_data_width ? "|" + std::to_string(configuration.nodes) + " nodes" : "");
 }
 
 }  // namespace
@@ -206,12 +220,16 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
   SweepContext context;
   context.spec = read_sweep_spec(JsonReader(document, file), catalog);
   context.variations = std::make_shared<const ScenarioVariations>(std::move(document), file, catalog, context.spec.strategies);
-  std::map<std::string, size_t> first_of_text;
+  std::map<std::string, size_t> first_of_text, first_of_screen_text;
   for (const StrategyVariant& variant : context.spec.strategies) {
     SweepContext::Layout layout = flushed_layout(variant);
     layout.id = first_of_text.emplace(layout.text, context.layouts.size()).first->second;
     layout.screened = !layout.text.empty() && !variant.sets_micro_batches;
     layout.per_data_width = layout.screened && slots_move_with_data_width(variant);
+    // Layouts whose slots move with the data width (experts among them, whose ZeRO shards are
+    // their own) keep a cell per ZeRO stage.
+    const std::string screen_text = layout.per_data_width ? layout.text : screen_layout_text(layout);
+    layout.screen_id = first_of_screen_text.emplace(screen_text, context.layouts.size()).first->second;
     context.layouts.push_back(layout);
   }
   for (const SweepConfiguration& configuration : context.spec.configurations) {

@@ -35,10 +35,15 @@ struct SweepContext {
   /// strategies and for PipeDream's schedules. `id`: the first variant of the same text, which
   /// the keys below name. `screened`: whether the search tier covers the layout (screen_key);
   /// `per_data_width`: whether its screen cells serve one data width only (its slots move with it).
+  /// `screen_id`: the first variant whose layout is the same but for a ZeRO stage of 0, 1 or 2,
+  /// which only shard the optimizer state and gradients and divide the updates, so that the
+  /// search tier's screen shares one cell among them (sweep_screen.h); `zero_stage`: the variant's.
   struct Layout {
     std::string text;
     PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
     size_t id = 0;
+    size_t screen_id = 0;
+    int zero_stage = 0;
     bool screened = false;
     bool per_data_width = false;
   };

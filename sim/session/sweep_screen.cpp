@@ -56,14 +56,21 @@ LayoutCell analyse_layout(const SweepContext& context, size_t index) {
   return layout;
 }
 
-/// `estimate` with a ZeRO 1/2 shard's optimizer state (and ZeRO 2's gradients) divided by
-/// `options`' shard group instead of the cell's (parallel_3d_builder.cpp divides each op's);
-/// the rest of the memory is the cell's.
+/// What `options` divides over its ZeRO shard group at `stage` and above (1: the optimizer
+/// state, 2: the gradients): its shard group, or 1.
+double zero_shards_from(const ParallelismOptions& options, int stage) {
+  return options.zero_stage >= stage ? static_cast<double>(options.zero_shards()) : 1.0;
+}
+
+/// `estimate` with the optimizer state (ZeRO 1 and 2) and the gradients (ZeRO 2) divided by
+/// `options`' shard group instead of the cell's, whose ZeRO stage and data width may differ
+/// (parallel_3d_builder.cpp divides each op's); the rest of the memory is the cell's.
 void reshard_memory(const ParallelismOptions& cell, const ParallelismOptions& options, ClosedFormStepEstimate* estimate) {
-  const double reshard = static_cast<double>(cell.zero_shards()) / static_cast<double>(options.zero_shards());
+  const double optimizer = zero_shards_from(cell, 1) / zero_shards_from(options, 1);
+  const double gradients = zero_shards_from(cell, 2) / zero_shards_from(options, 2);
   for (MemoryBreakdown& memory : estimate->stage_peak_memory) {
-    if (options.zero_stage >= 1) memory.optimizer_state_bytes *= reshard;
-    if (options.zero_stage >= 2) memory.gradient_bytes *= reshard;
+    memory.optimizer_state_bytes *= optimizer;
+    memory.gradient_bytes *= gradients;
   }
 }
 
@@ -106,6 +113,7 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       ParallelismOptions options = cell.options;
       RunOptions run = cell.run;
       options.schedule = context.layouts[configuration.strategy].schedule;
+      options.zero_stage = context.layouts[configuration.strategy].zero_stage;  // the cell's may be another of 0-2
       size_parallelism(variant, configuration, true, &options, &run);
       // What place_strategy checks after sizing and a layout's data width or schedule can change
       // (the size limits, interleaving's schedule and Megatron-LM's micro-batch rule), refused as

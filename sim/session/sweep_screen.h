@@ -1,8 +1,9 @@
 // The search tier of a sweep's 3D configurations (docs/llm-planning.md, "Search speed"): one
-// micro-batch cell per layout serves every data width and GPipe/1F1B schedule of it, each
-// configuration costing only its recurrence and memory pass. Approximate: each configuration
-// takes its layout's stage finishes (gradient reductions and updates) at the data width of the
-// configuration that analysed the cell, and its slots as priced at that configuration's batch. A sweep's
+// micro-batch cell per layout serves every data width, GPipe/1F1B schedule and ZeRO stage up to 2
+// of it, each configuration costing only its recurrence and memory pass. Approximate: each
+// configuration takes its layout's stage finishes (gradient reductions and updates) at the data
+// width and ZeRO stage of the configuration that analysed the cell, and its slots as priced at
+// that configuration's batch. A sweep's
 // "fidelity": "search N" screens with it, then evaluates the best N on the analytical tier.
 #pragma once
 
@@ -21,8 +22,8 @@ struct ScreenedConfiguration {
   size_t cell_from = 0;
   /// Tier kSearch. Ok or out_of_memory: step, throughput, breakdown and MFU inputs as the closed
   /// form gives them (sweep_evaluation.h: fill_closed_form_row); peak memory the fullest stage's,
-  /// the cell's with a ZeRO 1/2 shard's optimizer state (and gradients) divided by this
-  /// configuration's shard group; no one-replica baseline (single_replica_samples_per_second
+  /// the cell's with the optimizer state (ZeRO 1 and 2) and the gradients (ZeRO 2) divided by
+  /// this configuration's shard group instead of the cell's; no one-replica baseline (single_replica_samples_per_second
   /// 0), as the step sees the data width only through the cell's stage finishes.
   /// not_applicable: why it cannot be built or sized.
   SweepRow row;
@@ -30,7 +31,8 @@ struct ScreenedConfiguration {
 
 /// What a 3D configuration's screen shares (SweepContext::screen_keys): its node type, GPUs per
 /// node, fabric (or one node), precision, micro-batch size and its "parallelism" variant but for
-/// the data width and a GPipe or 1F1B schedule; for layouts whose slots move with the data width
+/// the data width, a GPipe or 1F1B schedule and a ZeRO stage of 0, 1 or 2 (the same slots; the
+/// updates, 1/shards of the parameters from stage 1, are the cell's stage's); for layouts whose slots move with the data width
 /// (ZeRO 3, FSDP, expert parallelism, stages outermost) also its node count, so their cells
 /// serve only other schedules and batches. "" for what the screen leaves out: other strategies,
 /// PipeDream's schedules and a variant that sets "micro_batches".

@@ -1,6 +1,7 @@
 // The screen of a sweep's 3D configurations (sim/session/sweep_screen.h) against each
 // configuration's own closed form: exact where it analysed the cell or differs from that
-// configuration only in GPipe/1F1B; elsewhere off by no more than the cells' differences allow.
+// configuration only in GPipe/1F1B; elsewhere (another data width or ZeRO stage) off by no more
+// than the cells' differences allow.
 // The step is a max-plus recurrence over slot models (pipeline_closed_form.h), so moving each
 // model by at most d moves the step by at most the sum of d along one path: every stage's last
 // slot once, one stage's finish, and at most M forward and M backward slots per model chunk.
@@ -71,7 +72,7 @@ TEST(SweepScreen, MatchesEachConfigurationsClosedFormWithinWhatItsCellsDifferenc
   // 3 node counts x (2 pipelines x 2 micro-batch sizes x 2 schedules + ZeRO 1 and 2 + ZeRO 3,
   // whose cells serve one node count); PipeDream left out.
   ASSERT_EQ(rows.size(), 3u * 11u);
-  size_t exact = 0, shared = 0, moved = 0;
+  size_t exact = 0, shared = 0, moved = 0, across_zero_stages = 0;
   for (const ScreenedConfiguration& screen : rows) {
     const SweepRow& row = screen.row;
     ASSERT_EQ(row.tier, Tier::kSearch);
@@ -81,7 +82,9 @@ TEST(SweepScreen, MatchesEachConfigurationsClosedFormWithinWhatItsCellsDifferenc
     const Scenario own = configuration_scenario(context, row.index), from = configuration_scenario(context, screen.cell_from);
     const SweepConfiguration& mine = context.spec.configurations[row.index];
     const SweepConfiguration& theirs = context.spec.configurations[screen.cell_from];
-    if (mine.nodes == theirs.nodes) {
+    const int zero = context.layouts[mine.strategy].zero_stage, cell_zero = context.layouts[theirs.strategy].zero_stage;
+    if (zero != cell_zero) ++across_zero_stages;
+    if (mine.nodes == theirs.nodes && zero == cell_zero) {
       // The cell's own configuration or its other schedule: the closed form itself.
       EXPECT_EQ(row.step_seconds, closed_form.step_seconds) << row.index;
       EXPECT_EQ(row.samples_per_second, closed_form.samples_per_second) << row.index;
@@ -99,7 +102,8 @@ TEST(SweepScreen, MatchesEachConfigurationsClosedFormWithinWhatItsCellsDifferenc
         << row.index << " bound " << bound;
     if (row.step_seconds != closed_form.step_seconds) ++moved;
     // Activations are the cell's and a ZeRO shard is divided by this configuration's group: the
-    // closed form's memory to rounding (ZeRO 2 at 32 GPUs: data 16, where the cell had data 8).
+    // closed form's memory to rounding (ZeRO 2 at 32 GPUs: data 16, where the cell had data 8;
+    // ZeRO 2's gradients and optimizer state from ZeRO 1's cell, whose gradients are whole).
     EXPECT_NEAR(row.peak_memory_bytes, closed_form.peak_memory_bytes, 1e-9 * closed_form.peak_memory_bytes) << row.index;
   }
   for (const ScreenedConfiguration& screen : rows) {
@@ -117,10 +121,13 @@ TEST(SweepScreen, MatchesEachConfigurationsClosedFormWithinWhatItsCellsDifferenc
     EXPECT_EQ(row.single_replica_samples_per_second, 0.0) << row.index;
     EXPECT_EQ(row.tasks, closed_form.tasks) << row.index;
   }
-  // One node (its own cells), 2 nodes (the cells the 4-node ones take) and ZeRO 3 at every node count.
-  EXPECT_EQ(exact, 2u * 10u + 3u);
-  EXPECT_EQ(shared, 10u);
-  EXPECT_GT(moved, 0u);  // the tails at data 16 are not data 8's: the bound is what holds
+  // One node (its own cells), 2 nodes (the cells the 4-node ones take) and ZeRO 3 at every node
+  // count; ZeRO 1 and 2 take the cell of the plain layout of the same pipeline and micro-batch
+  // (ZeRO 0: the same slots, its updates whole) at every node count.
+  EXPECT_EQ(exact, 2u * 8u + 3u);
+  EXPECT_EQ(shared, 14u);
+  EXPECT_EQ(across_zero_stages, 6u);
+  EXPECT_GT(moved, 0u);  // the tails at data 16 are not data 8's, ZeRO 2's not ZeRO 1's: the bound is what holds
 }
 
 // The search tier's rows (a sweep's "fidelity": "search N"): one per configuration, in the order
@@ -183,7 +190,7 @@ TEST(SweepScreen, SearchRowsGiveEveryConfigurationARowOnTheScreenOrTheAnalytical
   EXPECT_EQ(screened_ok, 2u + 2u + 1u + 2u);  // plain, its other schedule, interleaved 1F1B, ZeRO 3
 }
 
-TEST(SweepScreen, KeysShareSchedulesAndDataWidthsButNotTheWidthsOfLayoutsWhoseSlotsMoveWithThem) {
+TEST(SweepScreen, KeysShareSchedulesDataWidthsAndZeroStagesUpTo2ButNotTheWidthsOfLayoutsWhoseSlotsMoveWithThem) {
   const SweepContext context = screen_context(kScreenSweep);
   auto key_of = [&](int64_t nodes, const std::string& label_part) {
     for (const SweepConfiguration& c : context.spec.configurations) {
@@ -202,6 +209,10 @@ TEST(SweepScreen, KeysShareSchedulesAndDataWidthsButNotTheWidthsOfLayoutsWhoseSl
   EXPECT_NE(gpipe, key_of(2, "micro_batch_size=2 pipeline=2 schedule=gpipe"));
   EXPECT_NE(gpipe, key_of(2, "micro_batch_size=1 pipeline=4 schedule=gpipe"));
   EXPECT_EQ(key_of(2, "pipedream"), "");
+  // ZeRO 1 and 2 run the plain layout's slots (the same gradient bytes, as an all-reduce): one
+  // cell with it; their memory is resharded and their updates are the cell's.
+  EXPECT_EQ(gpipe, key_of(2, "zero=1"));
+  EXPECT_EQ(gpipe, key_of(2, "zero=2"));
   // ZeRO 3 gathers its parameters over the data width: one cell per node count.
   EXPECT_FALSE(key_of(2, "zero3").empty());
   EXPECT_NE(key_of(2, "zero3"), key_of(4, "zero3"));
