@@ -73,12 +73,32 @@ class SlotEnds {
   std::vector<double> ends_;
 };
 
+/// Sorts `values` ascending: by insertion while it is nearly sorted (the arrivals below come in
+/// emission order, a few places from their time order), else by std::sort. Pairs compare whole,
+/// so every sort gives the same sequence.
+void sort_nearly_sorted(std::vector<std::pair<double, double>>* values) {
+  std::vector<std::pair<double, double>>& v = *values;
+  size_t moves = 0;
+  const size_t budget = 8 * v.size();
+  for (size_t i = 1; i < v.size(); ++i) {
+    const std::pair<double, double> value = v[i];
+    size_t j = i;
+    for (; j > 0 && value < v[j - 1]; --j) v[j] = v[j - 1];
+    v[j] = value;
+    moves += i - j;
+    if (moves > budget) {  // far from sorted: not worth inserting
+      std::sort(v.begin(), v.end());
+      return;
+    }
+  }
+}
+
 /// The elements of `a` and `b` in ascending order (pairs compare whole, so any sort gives the
 /// same sequence): merged when each ascends already, else sorted. Sorts `a` and `b` in place.
 std::vector<std::pair<double, double>> sorted_union(std::vector<std::pair<double, double>>* a,
                                                     std::vector<std::pair<double, double>>* b) {
   for (auto* part : {a, b}) {
-    if (!std::is_sorted(part->begin(), part->end())) std::sort(part->begin(), part->end());
+    if (!std::is_sorted(part->begin(), part->end())) sort_nearly_sorted(part);
   }
   std::vector<std::pair<double, double>> merged(a->size() + b->size());
   std::merge(a->begin(), a->end(), b->begin(), b->end(), merged.begin());
