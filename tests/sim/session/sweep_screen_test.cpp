@@ -218,6 +218,31 @@ TEST(SweepScreen, KeysShareSchedulesDataWidthsAndZeroStagesUpTo2ButNotTheWidthsO
   EXPECT_NE(key_of(2, "zero3"), key_of(4, "zero3"));
 }
 
+// ZeRO 0, 1 and 2 share a screen cell, each configuration taking its own stage; FSDP (ZeRO 3 by
+// its reader, with no "zero" key) keeps its own cells and its stage: on the node count whose
+// cell it analysed, a screened FSDP row is its closed form, memory included.
+TEST(SweepScreen, AnFsdpLayoutKeepsItsOwnCellAndItsShardedMemory) {
+  const SweepContext context = screen_context(R"({
+    "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000}},
+    "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
+    "sweep": {"nodes": [1], "batch_size": [64],
+              "strategies": [{"parallelism": {"pipeline": 2, "stage_split": "layers"}},
+                             {"name": "fsdp", "parallelism": {"pipeline": 2, "stage_split": "layers", "fsdp": "full"}}]}})");
+  ASSERT_EQ(context.spec.configurations.size(), 2u);
+  EXPECT_NE(screen_key(context, 0), screen_key(context, 1));
+  const std::vector<ScreenedConfiguration> rows = screen_configurations(context, {0, 1});
+  ASSERT_EQ(rows.size(), 2u);
+  for (const ScreenedConfiguration& screen : rows) {
+    EXPECT_EQ(screen.cell_from, screen.row.index);
+    const SweepRow closed_form = evaluate_configuration(context, screen.row.index, Tier::kAnalytical);
+    ASSERT_EQ(screen.row.status, closed_form.status) << screen.row.reason;
+    EXPECT_EQ(screen.row.step_seconds, closed_form.step_seconds);
+    EXPECT_EQ(screen.row.peak_memory_bytes, closed_form.peak_memory_bytes);
+  }
+  // Sharded parameters, gradients and optimizer state over the 4 replicas: less memory than plain.
+  EXPECT_LT(rows[1].row.peak_memory_bytes, rows[0].row.peak_memory_bytes);
+}
+
 // Sequence parallelism shards what a tensor group's ranks share: at tensor 1 the plan is the same
 // with it or without it, so the two variants are one layout (one screen key, one cell) and each
 // screened row is that configuration's own closed form; at tensor 2 they are two layouts.
