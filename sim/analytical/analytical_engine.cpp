@@ -165,10 +165,6 @@ class ListScheduler {
 
 TaskSeconds::TaskSeconds(size_t tasks) : seconds(tasks, std::numeric_limits<double>::quiet_NaN()) {}
 
-AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster) {
-  return estimate_step(plan, cluster, nullptr);
-}
-
 AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices) {
   AnalyticalStepEstimate estimate;
   estimate.timeline = ListScheduler(plan, cluster, prices).run();

@@ -20,10 +20,6 @@ struct AnalyticalStepEstimate {
   double step_seconds = 0;  ///< makespan / plan.steps
 };
 
-/// Critical path of the plan DAG with device exclusivity (list scheduling). Throws
-/// std::runtime_error when the plan has a dependency cycle.
-AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster);
-
 /// Each task's time alone, by task id: a compute task's cost-model time (before any collective
 /// overlapping it stretches it), a transfer's or a collective's time on the network. NaN: not
 /// priced yet. A caller that schedules one plan, or parts of it, several times (the closed form:
@@ -33,10 +29,12 @@ struct TaskSeconds {
   explicit TaskSeconds(size_t tasks);
 };
 
-/// estimate_step, taking each task's time from `prices` (at least one entry per task id of the
-/// plan: a plan made of the first tasks of another may share that one's) where it is there and
-/// writing it there where it is not. The same timeline as without.
-AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices);
+/// Critical path of the plan DAG with device exclusivity (list scheduling). Throws
+/// std::runtime_error when the plan has a dependency cycle. With `prices` (at least one entry per
+/// task id of the plan: a plan made of the first tasks of another may share that one's), each
+/// task's time is taken from there where it is there and written there where it is not: the same
+/// timeline as without.
+AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices = nullptr);
 
 /// A transfer of `bytes` alone on its route (0 on the same device).
 double analytical_transfer_seconds(double bytes, DeviceId from, DeviceId to, const Cluster& cluster);

@@ -1,11 +1,12 @@
 #include "sim/cluster/device_spread.h"
 
-#include <algorithm>
 #include <cmath>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <utility>
+
+#include "sim/core/quantile.h"
 
 namespace placesim {
 
@@ -46,24 +47,11 @@ double expected_slowest_of(double log_sigma, int64_t devices) {
   return it->second;
 }
 
-namespace {
-
-// The p-quantile of sorted values, interpolated linearly between order statistics.
-double quantile(const std::vector<double>& sorted, double p) {
-  const double at = p * static_cast<double>(sorted.size() - 1);
-  const size_t below = static_cast<size_t>(at);
-  const size_t above = std::min(below + 1, sorted.size() - 1);
-  return sorted[below] + (sorted[above] - sorted[below]) * (at - static_cast<double>(below));
-}
-
-}  // namespace
-
 double fit_gemm_time_log_sigma(std::vector<double> per_gpu_seconds) {
   if (per_gpu_seconds.size() < 10) throw std::invalid_argument("a spread needs at least ten GPUs' times");
   for (double seconds : per_gpu_seconds) {
     if (!(seconds > 0)) throw std::invalid_argument("a GPU's time must be positive");
   }
-  std::sort(per_gpu_seconds.begin(), per_gpu_seconds.end());
   constexpr double kNormalQuantile90 = 1.2815515655446004;  // Phi^-1(0.9)
   return (std::log(quantile(per_gpu_seconds, 0.9)) - std::log(quantile(per_gpu_seconds, 0.1))) /
          (2.0 * kNormalQuantile90);
