@@ -577,7 +577,7 @@ Tensor LayerBuilder::lstm(const std::string& name, const Tensor& x, int64_t hidd
 
   // The input projection of every step, one GEMM; it owns W_ih and PyTorch's two biases b_ih, b_hh.
   Tensor projected = dense(name + "/input", x, gates);
-  graph_.op(projected.op).parameter_count += static_cast<double>(gates);
+  graph_.mutable_op(projected.op).parameter_count += static_cast<double>(gates);
 
   std::vector<Tensor> outputs(static_cast<size_t>(steps));
   std::optional<Tensor> previous_cell;

@@ -68,13 +68,13 @@ OpGraph build_tf_add_variables(const JsonReader& parameters, int64_t /*batch_siz
   auto variable = [&](const std::string& name, const std::string& initial_value) {
     const OpId value = add(initial_value, "Const", OpKind::kVariable, name, true);
     const OpId var = add(name, "VariableV2", OpKind::kVariable, name, true);
-    graph.op(var).parameter_count = tensor.elements;
+    graph.mutable_op(var).parameter_count = tensor.elements;
     // Assign reads the initial value and writes the variable.
     const OpId assign = add(name + "/Assign", "Assign", OpKind::kDataMovement, name, false);
-    graph.op(assign).colocate_with = name;
-    graph.op(assign).forward_bytes = 2 * tensor_bytes;
+    graph.mutable_op(assign).colocate_with = name;
+    graph.mutable_op(assign).forward_bytes = 2 * tensor_bytes;
     const OpId read = add(name + "/read", "Identity", OpKind::kDataMovement, name, true);
-    graph.op(read).colocate_with = name;
+    graph.mutable_op(read).colocate_with = name;
     graph.add_edge(var, assign);
     graph.add_edge(value, assign);
     graph.add_edge(var, read);
@@ -85,8 +85,8 @@ OpGraph build_tf_add_variables(const JsonReader& parameters, int64_t /*batch_siz
 
   // c = a + b: one add per element; reads two tensors and writes one.
   const OpId sum = add("add", "Add", OpKind::kElementwise, "add", true);
-  graph.op(sum).forward_flops = tensor.elements;
-  graph.op(sum).forward_bytes = 3 * tensor_bytes;
+  graph.mutable_op(sum).forward_flops = tensor.elements;
+  graph.mutable_op(sum).forward_bytes = 3 * tensor_bytes;
   graph.add_edge(a_read, sum);
   graph.add_edge(b_read, sum);
 

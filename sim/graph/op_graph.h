@@ -1,9 +1,12 @@
 // OpGraph: a model as a directed acyclic graph of Ops joined by TensorEdges, stored in a
 // Boost.Graph adjacency list. Ops keep their insertion order (the order logs print them in).
-// Not thread-safe for writes; concurrent reads are fine.
+// Copies share the ops and edges until one of them changes (copy on write): a sweep copies one
+// cached graph into every configuration's scenario. Not thread-safe for writes; concurrent reads
+// are fine.
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -30,7 +33,11 @@ class OpGraph {
  public:
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op, TensorEdge>;
 
-  explicit OpGraph(std::string name = "model") : name_(std::move(name)) {}
+  explicit OpGraph(std::string name = "model");
+  OpGraph(const OpGraph&) = default;             ///< shares the ops and edges (copy on write)
+  OpGraph& operator=(const OpGraph&) = default;
+  OpGraph(OpGraph&& other) noexcept;             ///< leaves `other` an empty graph
+  OpGraph& operator=(OpGraph&& other) noexcept;
 
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
@@ -43,12 +50,14 @@ class OpGraph {
   /// Adds a control dependency (no data).
   void add_control_edge(OpId from, OpId to);
 
-  std::size_t size() const { return boost::num_vertices(graph_); }
-  const Op& op(OpId id) const { return graph_[id]; }
-  Op& op(OpId id) { return graph_[id]; }
+  std::size_t size() const { return boost::num_vertices(data_->graph); }
+  const Op& op(OpId id) const { return data_->graph[id]; }
+  /// Op `id` to change: this graph stops sharing its ops with its copies first. The reference
+  /// is this graph's until it is next copied (a copy made while it is held would share the change).
+  Op& mutable_op(OpId id) { return mutable_data().graph[id]; }
   /// The op named `name`, or size() when absent.
   OpId find(const std::string& name) const;
-  bool contains(const std::string& name) const { return index_.count(name) > 0; }
+  bool contains(const std::string& name) const { return data_->index.count(name) > 0; }
 
   struct Neighbor {
     OpId op;
@@ -64,12 +73,18 @@ class OpGraph {
   bool topological_order(std::vector<OpId>* order, std::vector<std::string>* cycle) const;
 
   GraphTotals totals() const;
-  const Graph& graph() const { return graph_; }
+  const Graph& graph() const { return data_->graph; }
 
  private:
+  struct Data {
+    Graph graph;
+    std::unordered_map<std::string, OpId> index;
+  };
+  /// The data to change, no longer shared with any copy.
+  Data& mutable_data();
+
   std::string name_;
-  Graph graph_;
-  std::unordered_map<std::string, OpId> index_;
+  std::shared_ptr<Data> data_;  ///< shared by copies until one changes; never null
 };
 
 }  // namespace placesim

@@ -312,8 +312,8 @@ Op activation_op(const std::string& name, const std::string& type, OpKind kind) 
 TEST(MemoryModel, BackwardKeepsOnlyTheActivationsItsGradientReads) {
   OpGraph graph;
   OpId conv = graph.add_op(testing::matmul_op("conv", 1e9, 1e3, 1e6));
-  graph.op(conv).type = "Conv2D";
-  graph.op(conv).kind = OpKind::kConv;
+  graph.mutable_op(conv).type = "Conv2D";
+  graph.mutable_op(conv).kind = OpKind::kConv;
   OpId bn = graph.add_op(activation_op("bn", "FusedBatchNorm", OpKind::kNormalization));
   OpId relu = graph.add_op(activation_op("relu", "Relu", OpKind::kElementwise));
   OpId add = graph.add_op(activation_op("add", "AddV2", OpKind::kElementwise));

@@ -1,0 +1,76 @@
+// OpGraph's copies share their ops and edges until one of them changes (copy on write).
+#include "sim/graph/op_graph.h"
+
+#include <gtest/gtest.h>
+
+#include <utility>
+
+namespace placesim {
+namespace {
+
+OpGraph two_ops() {
+  OpGraph graph("two");
+  Op a;
+  a.name = "a";
+  a.output_bytes = 8;
+  Op b;
+  b.name = "b";
+  const OpId from = graph.add_op(a);
+  const OpId to = graph.add_op(b);
+  graph.add_edge(from, to);
+  return graph;
+}
+
+TEST(OpGraph, ACopySharesItsOpsUntilOneOfThemChanges) {
+  const OpGraph original = two_ops();
+  OpGraph copy = original;
+  EXPECT_EQ(&copy.op(0), &original.op(0));  // shared, not copied
+
+  copy.mutable_op(0).forward_flops = 5;
+  Op c;
+  c.name = "c";
+  const OpId added = copy.add_op(c);
+  copy.add_edge(1, added);
+  EXPECT_NE(&copy.op(0), &original.op(0));
+  EXPECT_EQ(copy.op(0).forward_flops, 5);
+  EXPECT_EQ(original.op(0).forward_flops, 0);
+  EXPECT_EQ(copy.size(), 3u);
+  EXPECT_EQ(original.size(), 2u);
+  EXPECT_EQ(original.outputs(1).size(), 0u);
+  EXPECT_EQ(copy.outputs(1).size(), 1u);
+  EXPECT_EQ(original.find("c"), original.size());
+  EXPECT_EQ(copy.find("c"), 2u);
+  ASSERT_EQ(original.outputs(0).size(), 1u);
+  EXPECT_EQ(original.outputs(0).front().edge.bytes, 8);  // the producer's output bytes
+}
+
+TEST(OpGraph, AnOpChangedBeforeACopyIsTheCopysToo) {
+  OpGraph graph = two_ops();
+  graph.mutable_op(1).forward_flops = 7;
+  const OpGraph copy = graph;
+  EXPECT_EQ(copy.op(1).forward_flops, 7);
+  graph.mutable_op(1).forward_flops = 9;  // graph stops sharing first
+  EXPECT_EQ(copy.op(1).forward_flops, 7);
+  EXPECT_EQ(graph.op(1).forward_flops, 9);
+}
+
+TEST(OpGraph, AMovedFromGraphIsEmptyAndCanBeFilledAgain) {
+  OpGraph graph = two_ops();
+  OpGraph moved = std::move(graph);
+  EXPECT_EQ(moved.size(), 2u);
+  EXPECT_EQ(graph.size(), 0u);  // NOLINT(bugprone-use-after-move): the documented state
+  EXPECT_FALSE(graph.contains("a"));
+  Op a;
+  a.name = "a";
+  EXPECT_EQ(graph.add_op(a), 0u);
+  EXPECT_EQ(graph.size(), 1u);
+  OpGraph other = two_ops();
+  other = std::move(graph);
+  EXPECT_EQ(other.size(), 1u);
+  EXPECT_EQ(graph.size(), 0u);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(moved.size(), 2u);
+  EXPECT_EQ(OpGraph().size(), 0u);  // the shared empty data was never changed
+}
+
+}  // namespace
+}  // namespace placesim
