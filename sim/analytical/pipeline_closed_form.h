@@ -109,12 +109,14 @@ struct ClosedFormCell {
 ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, const RunOptions& run,
                                const ParallelismOptions& options);
 
-/// The slots a step runs: each stage's in its schedule's order and all of them in emission order
-/// (pipeline_builder.h). A function of the layout's shape only (stages, model chunks, schedule,
-/// micro-batches, training), so a sweep may build it once for the configurations that share it.
+/// The slots a step runs: each stage's in its schedule's order (the recurrence visits them in
+/// emission order, pipeline_builder.h, without building it). A function of the layout's shape
+/// only (stages, model chunks, schedule, micro-batches, training), so a sweep may build it once
+/// for the configurations that share it.
 struct ClosedFormStepOrder {
   std::vector<std::vector<PipelineSlot>> schedule;  ///< by stage
-  std::vector<StageSlot> emission;
+  /// By stage: the most forward slots not yet backward at any point of its schedule (at least 1).
+  std::vector<int64_t> in_flight;
 };
 
 /// The step order of `options` (its micro-batches and schedule) on `cell`'s stages and chunks.

@@ -80,7 +80,11 @@ std::shared_ptr<const ClosedFormStepOrder> step_order(const SweepContext& contex
   return reused(
       &context.step_orders, [&] { return closed_form_step_order_key(cell, options); },
       [&] { return std::make_shared<const ClosedFormStepOrder>(closed_form_step_order(cell, options)); },
-      [](const std::shared_ptr<const ClosedFormStepOrder>& order) { return order->emission.size(); });
+      [](const std::shared_ptr<const ClosedFormStepOrder>& order) {
+        size_t slots = 0;
+        for (const std::vector<PipelineSlot>& stage : order->schedule) slots += stage.size();
+        return slots;
+      });
 }
 
 }  // namespace
