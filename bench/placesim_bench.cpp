@@ -169,6 +169,32 @@ void run_screen_probe_case(const std::string& name, const char* scenario) {
   std::fflush(stdout);
 }
 
+// The bundled search's screen on one process, split into the cells (building their
+// configurations and analysing them) and the rest (each configuration's sizing, recurrence and
+// memory pass): where a screen's time goes. By name only (a measurement, not a tier).
+void run_screen_split_case(const std::string& name, const std::string& file) {
+  HardwareCatalog catalog(HardwareCatalog::default_root());
+  const SweepContext context = make_sweep_context(parse_json_file(file), file, catalog);
+  std::vector<size_t> all;
+  for (size_t i = 0; i < context.spec.configurations.size(); ++i) {
+    if (!screen_key(context, i).empty()) all.push_back(i);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  double cell_seconds = 0;
+  const std::vector<ScreenedConfiguration> rows = screen_configurations(context, all, &cell_seconds);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  size_t cells = 0, built = 0;
+  for (const ScreenedConfiguration& screen : rows) {
+    cells += screen.cell_from == screen.row.index && screen.row.status != RowStatus::kNotApplicable ? 1 : 0;
+    built += screen.row.status != RowStatus::kNotApplicable ? 1 : 0;
+  }
+  std::printf("%-36s %10zu %10.3f %14.0f %12s %14s  (1 process: %zu cells in %.3f s; %zu rows built, %zu not applicable, "
+              "%.3f s beside the cells)\n",
+              name.c_str(), rows.size(), wall, static_cast<double>(rows.size()) / wall, "-", "-", cells, cell_seconds, built,
+              rows.size() - built, wall - cell_seconds);
+  std::fflush(stdout);
+}
+
 // The search tier as `placesim sweep` runs "fidelity": "search N" (docs/capacity-planning.md),
 // without the files: one work item per screen key on one process per core, the rows sent back
 // as JSON lines, then the best N of the screen on the analytical tier. Prints configurations
@@ -445,6 +471,8 @@ int run(int argc, char** argv) {
   if (only.empty() || only == sweep_3d_case) run_sweep_case(sweep_3d_case, kSweep3dScenario);
   const std::string screen_case = "screen_probe_gpt3_175b_2304_3d_configs";
   if (only == screen_case) run_screen_probe_case(screen_case, kSweep3dScenario);  // by name only: a measurement
+  const std::string split_case = "screen_split_gpt3_175b_20736_3d_configs";
+  if (only == split_case) run_screen_split_case(split_case, "scenarios/sweep_gpt3_175b_search.json");  // by name only
   const std::string search_case = "search_gpt3_175b_20736_3d_configs";
   if (only.empty() || only == search_case) run_search_case(search_case, "scenarios/sweep_gpt3_175b_search.json");
   const std::string sweep_nodes_case = "sweep_mlp_tree_100000_nodes_analytical";

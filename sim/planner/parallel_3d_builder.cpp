@@ -331,6 +331,10 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   }
   if (run.symmetry || cells) require_symmetric_devices(cluster, run, options, symmetric_mode(cells));
   ExecutionPlan plan = start_plan(name, run, cluster, run.batch_size * options.data);
+  // A cell plan holds 2.8-4.4 tasks per op on the bundled GPT-3 search (one micro-batch, one
+  // replica, one tensor rank): room for them up front, so that the tasks are not moved as the
+  // vector grows (a tenth of a screen's time was those moves; docs/performance.md).
+  if (cells) plan.tasks.reserve(5 * graph.size());
   // Tensor groups, stages and replicas wait for one another: the step runs at its slowest GPU's pace.
   set_lockstep_devices(cluster, options.devices, run, &plan);
   StepEmitter emitter(graph, cluster, run, &plan);
