@@ -538,37 +538,25 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
       backward_arrivals[s].reserve(schedule[s].size());
     }
   }
-  // emission_order's sweep, without building the order: each stage in turn runs its next slots
-  // while their inputs are there (a forward's previous model chunk, a backward's next one, have
-  // ended), until every slot has.
-  size_t remaining = 0;
-  for (const std::vector<PipelineSlot>& slots : schedule) remaining += slots.size();
-  while (remaining > 0) {
-    const size_t before = remaining;
-    for (size_t s = 0; s < stages; ++s) {
-      const std::vector<PipelineSlot>& slots = schedule[s];
-      for (size_t& next = slots_done[s]; next < slots.size(); --remaining) {
-        const PipelineSlot& slot = slots[next];
+  // In emission order (pipeline_builder.h), a slot visited once its end time is set.
+  visit_in_emission_order(
+      schedule, chunks,
+      [&](bool forward, size_t c, int64_t m) { return (forward ? forward_end : backward_end).at(c, m) != kNever; },
+      [&](size_t s, const PipelineSlot& slot) {
         const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
         const int64_t m = slot.micro_batch;
         auto& ends = slot.forward ? forward_end : backward_end;
-        const bool ready = slot.forward ? (c == 0 || ends.at(c - 1, m) != kNever)
-                                        : (c + 1 == model_chunks || ends.at(c + 1, m) != kNever);
-        if (!ready) break;
-        const bool last_slot = ++next == slots.size();
+        const bool last_slot = ++slots_done[s] == schedule[s].size();
         const ClosedFormSlot& model = last_slot ? cell.last[s] : slot.forward ? cell.forward[c] : cell.backward[c];
         if (last_slot) estimate.stage_end_seconds[s] = slot_end(cell.finish[s], stage_free[s], ends, m);
         ends.at(c, m) = stage_free[s] = slot_end(model, stage_free[s], ends, m);
-        if (!interleaved) continue;
+        if (!interleaved) return;
         slot_ends[s].push_back(ends.at(c, m));
         auto& arrivals = slot.forward ? forward_arrivals[s] : backward_arrivals[s];
         for (const ClosedFormCell::Input& input : slot.forward ? cell.forward_inputs[c] : cell.backward_inputs[c]) {
           arrivals.emplace_back(ends.at(input.from, m) + input.offset_seconds, input.bytes);
         }
-      }
-    }
-    if (remaining == before) throw std::logic_error("pipeline schedule deadlocks");
-  }
+      });
   for (size_t s = 0; s < stages; ++s) estimate.step_seconds = std::max(estimate.step_seconds, estimate.stage_end_seconds[s]);
 
   // With one micro-batch (chunk) in flight nothing is kept beside the one that peaks.

@@ -9,22 +9,18 @@ namespace placesim {
 
 OpGraph::OpGraph(std::string name) : name_(std::move(name)), data_(std::make_shared<Data>()) {}
 
-namespace {
-/// What a moved-from graph holds: shared, so that its first change copies it.
-template <typename Data>
-const std::shared_ptr<Data>& empty_data() {
+const std::shared_ptr<OpGraph::Data>& OpGraph::empty_data() {
   static const std::shared_ptr<Data> empty = std::make_shared<Data>();
   return empty;
 }
-}  // namespace
 
 OpGraph::OpGraph(OpGraph&& other) noexcept
-    : name_(std::move(other.name_)), data_(std::exchange(other.data_, empty_data<Data>())) {}
+    : name_(std::move(other.name_)), data_(std::exchange(other.data_, empty_data())) {}
 
 OpGraph& OpGraph::operator=(OpGraph&& other) noexcept {
   if (this != &other) {
     name_ = std::move(other.name_);
-    data_ = std::exchange(other.data_, empty_data<Data>());
+    data_ = std::exchange(other.data_, empty_data());
   }
   return *this;
 }

@@ -82,6 +82,8 @@ class OpGraph {
   };
   /// The data to change, no longer shared with any copy.
   Data& mutable_data();
+  /// What a moved-from graph holds: shared, so that its first change copies it.
+  static const std::shared_ptr<Data>& empty_data();
 
   std::string name_;
   std::shared_ptr<Data> data_;  ///< shared by copies until one changes; never null

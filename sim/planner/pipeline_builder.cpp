@@ -128,33 +128,23 @@ std::vector<PipelineSlot> interleaved_schedule(size_t stages, size_t stage, int6
 
 std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot>>& schedule, int64_t micro_batches,
                                       int64_t chunks) {
-  const size_t stages = schedule.size();
-  const size_t chunk_stages = stages * static_cast<size_t>(chunks);  // model chunks, in model order
+  const size_t chunk_stages = schedule.size() * static_cast<size_t>(chunks);  // model chunks, in model order
   // By (micro-batch, model chunk), flat: one allocation each however many micro-batches.
   std::vector<char> forward_done(size_t(micro_batches) * chunk_stages, 0), backward_done(forward_done);
-  std::vector<size_t> next_slot(stages, 0);
-  size_t remaining = 0;
-  for (const auto& slots : schedule) remaining += slots.size();
+  size_t slots = 0;
+  for (const auto& stage : schedule) slots += stage.size();
   std::vector<StageSlot> order;
-  order.reserve(remaining);
-  while (order.size() < remaining) {
-    const size_t before = order.size();
-    for (size_t s = 0; s < stages; ++s) {
-      while (next_slot[s] < schedule[s].size()) {
-        const PipelineSlot slot = schedule[s][next_slot[s]];
-        const size_t m = size_t(slot.micro_batch);
-        const size_t c = size_t(slot.chunk) * stages + s;
-        const size_t at = m * chunk_stages + c;
-        bool ready = slot.forward ? (c == 0 || forward_done[at - 1] != 0)
-                                  : (c + 1 == chunk_stages || backward_done[at + 1] != 0);
-        if (!ready) break;
-        (slot.forward ? forward_done : backward_done)[at] = 1;
+  order.reserve(slots);
+  visit_in_emission_order(
+      schedule, chunks,
+      [&](bool forward, size_t c, int64_t m) {
+        return (forward ? forward_done : backward_done)[size_t(m) * chunk_stages + c] != 0;
+      },
+      [&](size_t s, const PipelineSlot& slot) {
+        const size_t c = size_t(slot.chunk) * schedule.size() + s;
+        (slot.forward ? forward_done : backward_done)[size_t(slot.micro_batch) * chunk_stages + c] = 1;
         order.push_back({s, slot});
-        ++next_slot[s];
-      }
-    }
-    if (order.size() == before) throw std::logic_error("pipeline schedule deadlocks");
-  }
+      });
   return order;
 }
 

@@ -7,6 +7,9 @@
 // dependencies between consecutive slots.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -60,6 +63,34 @@ struct StageSlot {
 /// deadlock.
 std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot>>& schedule, int64_t micro_batches,
                                       int64_t chunks = 1);
+
+/// emission_order's sweep without building the order: `visit(stage, slot)` for every slot, in
+/// that order. `visited(forward, model_chunk, micro_batch)` says whether that slot has been
+/// visited; the caller keeps that record (flags, or end times it computes as it visits), so a
+/// pass over all slots builds nothing of its own. Throws std::logic_error on a deadlock.
+template <typename Visited, typename Visit>
+void visit_in_emission_order(const std::vector<std::vector<PipelineSlot>>& schedule, int64_t chunks,
+                             Visited visited, Visit visit) {
+  const size_t stages = schedule.size();
+  const size_t model_chunks = stages * static_cast<size_t>(chunks);
+  std::vector<size_t> next(stages, 0);
+  size_t remaining = 0;
+  for (const std::vector<PipelineSlot>& slots : schedule) remaining += slots.size();
+  while (remaining > 0) {
+    const size_t before = remaining;
+    for (size_t s = 0; s < stages; ++s) {
+      for (; next[s] < schedule[s].size(); ++next[s], --remaining) {
+        const PipelineSlot& slot = schedule[s][next[s]];
+        const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
+        const bool ready = slot.forward ? (c == 0 || visited(true, c - 1, slot.micro_batch))
+                                        : (c + 1 == model_chunks || visited(false, c + 1, slot.micro_batch));
+        if (!ready) break;
+        visit(s, slot);
+      }
+    }
+    if (remaining == before) throw std::logic_error("pipeline schedule deadlocks");
+  }
+}
 
 /// The stage of every op (by OpId): by the stages' globs when given (an op no glob matches joins
 /// its first consumer's stage, or its predecessor's in topological order when it has no

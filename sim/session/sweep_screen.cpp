@@ -116,10 +116,10 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       const LayoutCell& cell = layout->second;
       ParallelismOptions options = cell.options;
       RunOptions run = cell.run;
-      options.schedule = context.layouts[configuration.strategy].schedule;
+      const SweepContext::Layout& layout_of = context.layouts[configuration.strategy];
+      options.schedule = layout_of.schedule;
       // A cell shared across ZeRO stages 0-2 (screen_key) may be another stage's; FSDP and ZeRO 3
       // layouts keep their own cells and the stage their reader gave them.
-      const SweepContext::Layout& layout_of = context.layouts[configuration.strategy];
       if (!layout_of.per_data_width) options.zero_stage = layout_of.zero_stage;
       size_parallelism(variant, configuration, true, &options, &run);
       // What place_strategy checks after sizing and a layout's data width or schedule can change
