@@ -128,7 +128,8 @@ std::string closed_form_step_order_key(const ClosedFormCell& cell, const Paralle
 /// The step of `options` (its micro-batches and schedule) from its cell: the recurrence over
 /// every slot and each stage's peak memory. `cell` must be analyse_3d_cell's of the same layout
 /// with the same micro-batch share (a sweep reuses one across schedules); `order`
-/// closed_form_step_order's for them.
+/// closed_form_step_order's for them. Of `options` it reads the micro-batches only, so one cell
+/// and one step-order key give one estimate (the search screen keeps it for its ZeRO variants).
 ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, const ParallelismOptions& options,
                                                   const ClosedFormStepOrder& order);
 /// The same, building the order.

@@ -96,6 +96,9 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
   std::vector<ScreenedConfiguration> screened;
   if (cell_seconds) *cell_seconds = 0;
   std::map<std::string, LayoutCell> cells;
+  // A cell's step with a step order (its micro-batches and schedule) is the same for every
+  // configuration that shares both (ZeRO 0 and 1 of a layout and data width): estimated once.
+  std::map<std::pair<std::string, std::string>, ClosedFormStepEstimate> steps;
   for (size_t index : indices) {
     const std::string& key = screen_key(context, index);
     if (key.empty()) continue;
@@ -130,7 +133,14 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       }
       if (!cell_fits(cell.cell, options)) continue;
       screen.cell_from = cell.index;
-      ClosedFormStepEstimate estimate = estimate_3d_step_from_cell(cell.cell, options, *step_order(context, cell.cell, options));
+      std::pair<std::string, std::string> step_key{key, closed_form_step_order_key(cell.cell, options)};
+      auto step = steps.find(step_key);
+      if (step == steps.end()) {
+        step = steps.emplace(std::move(step_key),
+                             estimate_3d_step_from_cell(cell.cell, options, *step_order(context, cell.cell, options)))
+                   .first;
+      }
+      ClosedFormStepEstimate estimate = step->second;
       reshard_memory(cell.options, options, &estimate);
       fill_closed_form_row(estimate, *cell.cluster, options, run.batch_size, &row);
       row.replicas = options.data;
