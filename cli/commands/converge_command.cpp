@@ -65,7 +65,7 @@ std::vector<Strategy> studied_strategies(const Scenario& scenario, const Converg
 
 int run(const ConvergeCommandOptions& options, const GlobalOptions& global) {
   HardwareCatalog catalog = global.catalog();
-  Scenario scenario = load_scenario_to_plan(options.scenario, catalog);
+  Scenario scenario = load_scenario_to_plan(options.scenario, catalog, options.strategy);
   std::vector<Strategy> strategies = studied_strategies(scenario, options);
   ConvergenceOptions convergence;
   convergence.seed = scenario.run.seed;

@@ -65,7 +65,7 @@ int place(PlaceOptions options, const GlobalOptions& global) {
   // A report on standard output is the whole of standard output: no text beside it.
   std::ostringstream discarded;
   std::ostream& out = is_standard_output(options.report) ? discarded : std::cout;
-  Scenario scenario = load_scenario_to_plan(options.scenario, global.catalog());
+  Scenario scenario = load_scenario_to_plan(options.scenario, global.catalog(), options.strategy);
   const Strategy* strategy = &scenario.strategies.front();
   if (!options.strategy.empty()) {
     auto it = std::find_if(scenario.strategies.begin(), scenario.strategies.end(),

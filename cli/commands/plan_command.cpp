@@ -1,6 +1,7 @@
 // `placesim plan SCENARIO -o plan.json`: write the execution plan with its resolved cluster.
 #include <iostream>
 #include <memory>
+#include <string>
 
 #include "cli/command.h"
 #include "sim/session/automatic_stages.h"
@@ -26,9 +27,12 @@ Command add_plan_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--strategy", options->strategy, "The strategy with this name (default: the scenario's first)");
   return {command, [options, &global] {
             output_path(options->output, "--output", "", "", "");
-            Scenario scenario = load_scenario_to_plan(options->scenario, global.catalog());
-            const Strategy& strategy =
-                options->strategy.empty() ? scenario.strategies.front() : strategy_named(scenario, options->strategy);
+            // The strategy's name is checked before any of it is planned; only it is resolved.
+            Scenario scenario = load_scenario(options->scenario, global.catalog());
+            const std::string name =
+                options->strategy.empty() ? scenario.strategies.front().name : strategy_named(scenario, options->strategy).name;
+            resolve_automatic_stages(&scenario, name);
+            const Strategy& strategy = strategy_named(scenario, name);
             PlannedScenario planned = plan_strategy(scenario, strategy);
             if (planned.plan.symmetry.active()) {
               throw InputError(options->scenario, "/simulation/symmetry",

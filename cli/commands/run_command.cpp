@@ -120,7 +120,8 @@ int run(RunCommandOptions options, const GlobalOptions& global) {
     options.outputs.report = "-";
   }
   HardwareCatalog catalog = global.catalog();
-  Scenario scenario = load_scenario_to_plan(options.scenario, catalog);
+  // A strategy given by name is resolved alone (an unknown name: none is).
+  Scenario scenario = load_scenario_to_plan(options.scenario, catalog, options.strategy);
   std::vector<Strategy> strategies = scenario.strategies;
   if (!options.strategy.empty()) strategies = {strategy_named(scenario, options.strategy)};
   bool outside = options.outputs.allow_outside_outputs;

@@ -102,9 +102,10 @@ std::string search_around(const Scenario& scenario, const Strategy& strategy, co
 
 }  // namespace
 
-void resolve_automatic_stages(Scenario* scenario) {
+void resolve_automatic_stages(Scenario* scenario, const std::string& only) {
   for (Strategy& strategy : scenario->strategies) {
     if (!strategy.parallelism || !strategy.parallelism->automatic_stages) continue;
+    if (!only.empty() && strategy.name != only) continue;
     const ParallelismOptions asked = *strategy.parallelism;
     AutomaticStagesSearch search;
     try {
@@ -195,9 +196,9 @@ void resolve_automatic_stages(Scenario* scenario) {
   }
 }
 
-Scenario load_scenario_to_plan(const std::filesystem::path& path, const HardwareCatalog& catalog) {
+Scenario load_scenario_to_plan(const std::filesystem::path& path, const HardwareCatalog& catalog, const std::string& only) {
   Scenario scenario = load_scenario(path, catalog);
-  resolve_automatic_stages(&scenario);
+  resolve_automatic_stages(&scenario, only);
   return scenario;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include "sim/cluster/hardware_catalog.h"
 #include "sim/scenario/scenario.h"
@@ -16,10 +17,13 @@ namespace placesim {
 /// left to it and synchronous data parallelism over the same devices simulates faster than every
 /// pipeline it proposes, becomes that data-parallel strategy (PipeDream's one-stage answer); and
 /// a note of what it chose and what it weighed (Strategy::chosen_by). Throws InputError at the
-/// strategy's parallelism when the model cannot be split so.
-void resolve_automatic_stages(Scenario* scenario);
+/// strategy's parallelism when the model cannot be split so. With `only` not empty, the strategy of
+/// that name alone (a command given one strategy plans no other: the search simulates pipelines).
+void resolve_automatic_stages(Scenario* scenario, const std::string& only = "");
 
-/// load_scenario, then resolve_automatic_stages: the scenario as the commands that plan it see it.
-Scenario load_scenario_to_plan(const std::filesystem::path& path, const HardwareCatalog& catalog);
+/// load_scenario, then resolve_automatic_stages (of the strategy named `only` alone when not
+/// empty): the scenario as the commands that plan it see it.
+Scenario load_scenario_to_plan(const std::filesystem::path& path, const HardwareCatalog& catalog,
+                               const std::string& only = "");
 
 }  // namespace placesim

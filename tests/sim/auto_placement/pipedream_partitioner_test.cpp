@@ -169,6 +169,38 @@ TEST(PipeDreamPartitioner, PicksFifteenOneForVggOnTwoDgx1s) {
   EXPECT_EQ(report.at("per_stage").at(1).at("op_count").get<size_t>(), p.stage_ops[1].size());
 }
 
+// A command given one strategy (`run`/`plan`/`place`/`converge --strategy NAME`) resolves that one
+// alone: the search simulates pipelines, and another strategy's search is not what was asked for.
+// A name that is no strategy's, or a strategy without "auto", resolves nothing.
+TEST(PipeDreamPartitioner, ResolvesOnlyTheNamedStrategyWhenOneIsNamed) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() / "placesim_pipedream_only.json";
+  std::ofstream(file) << R"({
+    "model": {"zoo": "vgg16"},
+    "cluster": {"template": "dgx1_v100", "nodes": 2, "fabric": {"link": "eth_25g"}},
+    "strategies": [
+      {"name": "data parallel", "data_parallel": {"replicas": 16}},
+      {"name": "auto", "parallelism": {"stage_replicas": "auto", "pipeline": 2, "micro_batches": 4, "schedule": "pipedream"}},
+      {"name": "auto too", "parallelism": {"stage_replicas": "auto", "pipeline": 2, "micro_batches": 4, "schedule": "pipedream"}}
+    ],
+    "simulation": {"tier": "analytical"},
+    "run": {"batch_size": 64, "steps": 2}
+  })";
+  Scenario scenario = load_scenario(file, HardwareCatalog(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles"));
+  std::filesystem::remove(file);
+  ASSERT_EQ(scenario.strategies.size(), 3u);
+  resolve_automatic_stages(&scenario, "nope");
+  resolve_automatic_stages(&scenario, "data parallel");
+  EXPECT_TRUE(scenario.strategies[1].parallelism->automatic_stages);
+  EXPECT_TRUE(scenario.strategies[2].parallelism->automatic_stages);
+  EXPECT_TRUE(scenario.strategies[2].chosen_by.empty());
+  resolve_automatic_stages(&scenario, "auto too");
+  EXPECT_TRUE(scenario.strategies[1].parallelism->automatic_stages);
+  ASSERT_TRUE(scenario.strategies[2].parallelism);
+  EXPECT_FALSE(scenario.strategies[2].parallelism->automatic_stages);
+  EXPECT_EQ(scenario.strategies[2].parallelism->stage_replicas, (std::vector<int64_t>{15, 1}));
+  EXPECT_EQ(scenario.strategies[2].name, "auto too");
+}
+
 // Left to choose the number of stages (no "pipeline"), the partitioner weighs synchronous data
 // parallelism over the same devices against its pipelines, as PipeDream's optimizer does (Table 1
 // answers "16", one stage on all 16 GPUs, for ResNet-50). The bundled VGG-16 file asks it on two
