@@ -27,10 +27,9 @@ Command add_plan_command(CLI::App& app, const GlobalOptions& global) {
   command->add_option("--strategy", options->strategy, "The strategy with this name (default: the scenario's first)");
   return {command, [options, &global] {
             output_path(options->output, "--output", "", "", "");
-            // The strategy's name is checked before any of it is planned; only it is resolved.
+            // Only the strategy planned is resolved (an unknown name: none is, and is refused).
             Scenario scenario = load_scenario(options->scenario, global.catalog());
-            const std::string name =
-                options->strategy.empty() ? scenario.strategies.front().name : strategy_named(scenario, options->strategy).name;
+            const std::string name = options->strategy.empty() ? scenario.strategies.front().name : options->strategy;
             resolve_automatic_stages(&scenario, name);
             const Strategy& strategy = strategy_named(scenario, name);
             PlannedScenario planned = plan_strategy(scenario, strategy);

@@ -30,6 +30,9 @@ struct LayoutCell {
   /// one data replica's devices (every replica's devices are the node type's).
   double model_flops_per_sample = 0, hardware_flops_per_sample = 0, tokens_per_sample = 0;
   double peak_flops_per_second_per_replica = 0;
+  /// The step by step-order key (its micro-batches and schedule): the same for every
+  /// configuration sharing both (ZeRO 0 and 1 of a layout and data width), so estimated once.
+  std::map<std::string, ClosedFormStepEstimate> steps;
 };
 
 LayoutCell analyse_layout(const SweepContext& context, size_t index) {
@@ -75,10 +78,11 @@ void reshard_memory(const ParallelismOptions& cell, const ParallelismOptions& op
 }
 
 /// `context`'s step order for `options` on `cell` (closed_form_step_order), built once per process.
+/// `key`: closed_form_step_order_key(cell, options).
 std::shared_ptr<const ClosedFormStepOrder> step_order(const SweepContext& context, const ClosedFormCell& cell,
-                                                      const ParallelismOptions& options) {
+                                                      const ParallelismOptions& options, const std::string& key) {
   return reused(
-      &context.step_orders, [&] { return closed_form_step_order_key(cell, options); },
+      &context.step_orders, [&] { return key; },
       [&] { return std::make_shared<const ClosedFormStepOrder>(closed_form_step_order(cell, options)); },
       [](const std::shared_ptr<const ClosedFormStepOrder>& order) {
         size_t slots = 0;
@@ -96,9 +100,6 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
   std::vector<ScreenedConfiguration> screened;
   if (cell_seconds) *cell_seconds = 0;
   std::map<std::string, LayoutCell> cells;
-  // A cell's step with a step order (its micro-batches and schedule) is the same for every
-  // configuration that shares both (ZeRO 0 and 1 of a layout and data width): estimated once.
-  std::map<std::pair<std::string, std::string>, ClosedFormStepEstimate> steps;
   for (size_t index : indices) {
     const std::string& key = screen_key(context, index);
     if (key.empty()) continue;
@@ -116,7 +117,7 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
         layout = cells.emplace(key, analyse_layout(context, index)).first;
         if (cell_seconds) *cell_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       }
-      const LayoutCell& cell = layout->second;
+      LayoutCell& cell = layout->second;
       ParallelismOptions options = cell.options;
       RunOptions run = cell.run;
       const SweepContext::Layout& layout_of = context.layouts[configuration.strategy];
@@ -133,11 +134,12 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       }
       if (!cell_fits(cell.cell, options)) continue;
       screen.cell_from = cell.index;
-      std::pair<std::string, std::string> step_key{key, closed_form_step_order_key(cell.cell, options)};
-      auto step = steps.find(step_key);
-      if (step == steps.end()) {
-        step = steps.emplace(std::move(step_key),
-                             estimate_3d_step_from_cell(cell.cell, options, *step_order(context, cell.cell, options)))
+      const std::string order_key = closed_form_step_order_key(cell.cell, options);
+      auto step = cell.steps.find(order_key);
+      if (step == cell.steps.end()) {
+        step = cell.steps
+                   .emplace(order_key, estimate_3d_step_from_cell(cell.cell, options,
+                                                                  *step_order(context, cell.cell, options, order_key)))
                    .first;
       }
       ClosedFormStepEstimate estimate = step->second;
