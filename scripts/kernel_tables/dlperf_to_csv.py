@@ -26,8 +26,10 @@ Rows kept (placesim op):
   CUBLAS_GEMM_FWD (C[M,N] = A[M,K] B[N,K]^T)    -> gemm m;n;k;ta;tb as recorded
   CUDNN_ACTIVATION_FWD (ReLU)                   -> elementwise fn=relu, tensor_inputs=1
   CUDNN_OP_TENSOR_ADD_FWD / _MUL_FWD            -> elementwise fn=add / mul, tensor_inputs=2
-Elementwise rows come from batches 8, 16 and 32 only (the smaller batches add ~1,000 rows of the
-same launch floor). Left out: batch-norm inference, pooling, bias adds, dropout and GEMV (no op of the table format, or a
+  CUDNN_POOLING_FWD (MAX, MAX_DETERMINISTIC,    -> pooling n;c;h;w;r;s;pad_h;pad_w;stride_h;stride_w;mode=max|avg
+    AVERAGE_COUNT_*_PADDING)                       (r x s the window)
+Elementwise and pooling rows come from batches 8, 16 and 32 only (the smaller batches add ~1,000 rows of the
+same launch floor). Left out: batch-norm inference, bias adds, dropout and GEMV (no op of the table format, or a
 batch-1 inference kernel), and softmax (its records give a [1, 1000] input at every batch size). A benchmark that occurs in several models (same name: same shape and
 algorithm) is one row: the median of its times; its source names the first file it occurs in and the
 benchmark as KIND#hash (the hash in dlperf's benchmark name).
@@ -83,6 +85,15 @@ def row_of(b, kind, name):
     if kind in ("OP_TENSOR_ADD_FWD", "OP_TENSOR_MUL_FWD"):
         fn = "add" if kind == "OP_TENSOR_ADD_FWD" else "mul"
         return "elementwise", "elements=%d;fn=%s;tensor_inputs=2" % (b["input_size"], fn), ""
+    if kind == "POOLING_FWD":
+        mode = re.search(r"<CUDNN_POOLING_([A-Z_]+)>", name).group(1)
+        mode = "max" if mode.startswith("MAX") else "avg" if mode.startswith("AVERAGE") else None
+        if mode is None:
+            return None
+        shape = "n=%d;c=%d;h=%d;w=%d;r=%d;s=%d;pad_h=%d;pad_w=%d;stride_h=%d;stride_w=%d;mode=%s" % (
+            b["input[0]"], b["input[1]"], b["input[2]"], b["input[3]"], b["filter_height"], b["filter_width"],
+            b["pad_height"], b["pad_width"], b["stride_height"], b["stride_width"], mode)
+        return "pooling", shape, ""
     return None
 
 
@@ -109,7 +120,7 @@ def main():
                 if kind == "GEMM_FWD" and batch == 32:
                     gemm_by_hash[re.search(r"__BatchSize_32__(\d+)", name).group(1)] = b
                 kept = row_of(b, kind, name)
-                if not kept or (kept[0] == "elementwise" and batch < ELEMENTWISE_MIN_BATCH):
+                if not kept or (kept[0] in ("elementwise", "pooling") and batch < ELEMENTWISE_MIN_BATCH):
                     continue
                 if name not in rows:
                     benchmark = "%s#%s" % (kind, re.search(r"__BatchSize_\d+__(\d+)", name).group(1))
@@ -147,7 +158,7 @@ def main():
     out = []
     for op, shape, algorithm, seconds, source in list(rows.values()) + list(latency_rows.values()):
         out.append([device_id, op, shape, "fp32", algorithm, fmt_s(statistics.median(seconds)), source])
-    order = {"gemm": 0, "conv_fwd": 1, "elementwise": 2}
+    order = {"gemm": 0, "conv_fwd": 1, "elementwise": 2, "pooling": 3}
     out.sort(key=lambda row: (order[row[1]], row[2], row[4]))
     write_kernel_table(output, out)
 

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <stdexcept>
 
 #include "sim/calibration/nelder_mead.h"
 #include "sim/core/input_error.h"
 #include "sim/core/quantile.h"
 #include "sim/cost/conv_model.h"
+#include "sim/cost/pooling_model.h"
 
 namespace placesim {
 namespace {
@@ -54,6 +56,30 @@ MemoryFit fit_memory_rows(const std::vector<const KernelMeasurement*>& rows, dou
   return {from_logit(result.x[0]), std::exp(result.x[1]) * 1e-6};
 }
 
+void fit_pooling_rows(const std::vector<const KernelMeasurement*>& rows, double bandwidth_bytes_per_second,
+                      KernelModel* model) {
+  if (model->sm_count < 1) throw std::logic_error("fit_pooling_rows: a kernel model without SMs");
+  auto trial = [&](const std::vector<double>& x) {
+    KernelModel candidate = *model;
+    candidate.pooling_reads_per_second_per_sm = std::exp(x[0]) * 1e9;
+    candidate.isolated_pooling_floor_seconds = std::exp(x[1]) * 1e-6;
+    return candidate;
+  };
+  auto loss = [&](const std::vector<double>& x) {
+    const KernelModel candidate = trial(x);
+    double sum = 0;
+    for (const KernelMeasurement* row : rows) {
+      sum += absolute_log_ratio(pooling_kernel_seconds(row->window_reads, row->memory_bytes, bandwidth_bytes_per_second, candidate) +
+                                    candidate.isolated_pooling_floor_seconds,
+                                row->seconds);
+    }
+    return sum / static_cast<double>(rows.size());
+  };
+  NelderMeadResult result = nelder_mead(loss, {std::log(2.0), std::log(10.0)}, 0.5, 2000);
+  result = nelder_mead(loss, result.x, 0.1, 2000);
+  *model = trial(result.x);
+}
+
 bool is_held_out(const KernelMeasurement& row, int modulus) {
   if (modulus <= 1) return false;
   // FNV-1a over the kernel's identity (not its line or source, so duplicates share a side).
@@ -72,6 +98,10 @@ bool is_held_out(const KernelMeasurement& row, int modulus) {
 }
 
 double predict_kernel_seconds(const KernelMeasurement& row, const DeviceSpec& spec, const KernelModel& model) {
+  if (is_pooling_row(row) && model.pooling_reads_per_second_per_sm > 0) {
+    return pooling_kernel_seconds(row.window_reads, row.memory_bytes, spec.memory_bandwidth_bytes_per_second, model) +
+           model.isolated_pooling_floor_seconds;
+  }
   if (is_memory_bound(row)) {
     // Timed alone: its bytes at the kernel kind's efficiency, plus the isolated op's fixed time.
     const MemoryFit fit{model.memory_efficiency_for(memory_op_kind(row.op)),
@@ -134,7 +164,7 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
     const DeviceSpec* board;
   };
   std::vector<BoardRow> gemm_rows, conv_rows;
-  std::vector<const KernelMeasurement*> elementwise_rows, reduction_rows;
+  std::vector<const KernelMeasurement*> elementwise_rows, reduction_rows, pooling_rows;
   std::set<Precision> gemm_precisions;
   std::map<ConvAlgorithm, int64_t> family_rows;
   int64_t training_rows = 0, held_out_rows = 0;
@@ -147,7 +177,9 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
       continue;
     }
     ++training_rows;
-    if (is_memory_bound(row)) {
+    if (is_pooling_row(row)) {
+      pooling_rows.push_back(&row);
+    } else if (is_memory_bound(row)) {
       (is_reduction_row(row) ? reduction_rows : elementwise_rows).push_back(&row);
     } else if (is_gemm(row)) {
       gemm_rows.push_back({&row, board});
@@ -253,6 +285,9 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
     model.reduction_memory_efficiency = reduction.efficiency;
     model.isolated_reduction_floor_seconds = reduction.floor_seconds;
   }
+  // Pooling kernels timed alone: their window-read rate per SM and their floor, the bytes at the
+  // elementwise efficiency just fitted (pooling_model.h).
+  if (!pooling_rows.empty()) fit_pooling_rows(pooling_rows, spec.memory_bandwidth_bytes_per_second, &model);
 
   KernelFit fit;
   for (const auto& row : rows) {

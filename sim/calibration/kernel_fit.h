@@ -76,6 +76,11 @@ inline double isolated_memory_seconds(double bytes, double bandwidth_bytes_per_s
 /// Fits `rows` (memory-bound, timed alone) on a device of `bandwidth_bytes_per_second`, by
 /// Nelder-Mead on the mean absolute log ratio; rows must not be empty.
 MemoryFit fit_memory_rows(const std::vector<const KernelMeasurement*>& rows, double bandwidth_bytes_per_second);
+/// Fits `model`'s pooling window-read rate per SM and its isolated floor on `rows` (pooling,
+/// timed alone: pooling_kernel_seconds + floor, the bytes at `model`'s memory_efficiency), by
+/// Nelder-Mead on the mean absolute log ratio; rows must not be empty, `model` must have SMs.
+void fit_pooling_rows(const std::vector<const KernelMeasurement*>& rows, double bandwidth_bytes_per_second,
+                      KernelModel* model);
 
 /// Median and 90th percentile of |predicted / measured - 1| per op over `predictions` whose
 /// held_out equals `held_out`, then over all of them.

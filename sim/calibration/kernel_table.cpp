@@ -150,6 +150,23 @@ KernelTable read_table(const std::filesystem::path& path, const std::string& dev
       m.shape = KernelShape::of_conv(conv);
       m.pass = m.op == "conv_fwd" ? kForwardPass : m.op == "conv_bwd_data" ? kBackwardDataPass : kBackwardFilterPass;
       m.algorithm = conv_algorithm_family(fields[4]);
+    } else if (m.op == "pooling") {
+      // Window r x s over an n x c x h x w input: reads output x window elements, moves the
+      // input and the output once (hardware_profiles/kernels/README.md).
+      const int64_t n = row.dimension(shape, "n", 0, 1), c = row.dimension(shape, "c", 0, 1);
+      const int64_t h = row.dimension(shape, "h", 0, 1), w = row.dimension(shape, "w", 0, 1);
+      const int64_t r = row.dimension(shape, "r", 0, 1), s = row.dimension(shape, "s", 0, 1);
+      const int64_t pad_h = row.dimension(shape, "pad_h", 0, 0), pad_w = row.dimension(shape, "pad_w", 0, 0);
+      const int64_t stride_h = row.dimension(shape, "stride_h", 1, 1), stride_w = row.dimension(shape, "stride_w", 1, 1);
+      const int64_t p = (h + 2 * pad_h - r) / stride_h + 1, q = (w + 2 * pad_w - s) / stride_w + 1;
+      if (h + 2 * pad_h < r || w + 2 * pad_w < s || p < 1 || q < 1) {
+        row.fail("shape", "not a valid pooling window: \"" + fields[2] + "\"");
+      }
+      const double outputs = static_cast<double>(n) * static_cast<double>(c) * static_cast<double>(p * q);
+      const double inputs = static_cast<double>(n) * static_cast<double>(c) * static_cast<double>(h * w);
+      m.window_reads = outputs * static_cast<double>(r * s);
+      m.memory_bytes = element_bytes(m.precision) * (inputs + outputs);
+      m.shape_text = fields[2];
     } else if (m.op == "elementwise" || m.op == "softmax" || m.op == "layernorm") {
       const double elements = static_cast<double>(row.dimension(shape, "elements", 0, 1, 1ll << 40));
       const double tensors = m.op == "elementwise" ? static_cast<double>(row.dimension(shape, "tensor_inputs", 1, 1)) + 1 : 2;

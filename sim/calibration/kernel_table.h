@@ -1,7 +1,7 @@
 // KernelTable: measured kernel times read from a CSV table of hardware_profiles/kernels/
 // (header device,op,shape,precision,algorithm,seconds,source; format in that folder's README).
 // GEMM and convolution rows carry their kernel shape; memory-bound rows (elementwise, softmax,
-// layernorm) the bytes they move. Rows this model cannot use are kept out with a count of why.
+// layernorm, pooling) the bytes they move, pooling rows also the window elements they read. Rows this model cannot use are kept out with a count of why.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,8 @@ struct KernelMeasurement {
   /// Memory-bound rows: bytes read and written, element bytes x elements x (tensor inputs + 1) for
   /// elementwise, x 2 for softmax and layernorm (hardware_profiles/kernels/README.md); 0 otherwise.
   double memory_bytes = 0;
+  /// Pooling rows: window elements read, output elements x window (layer_costs.h, pooling_flops).
+  double window_reads = 0;
   std::string shape_text;  ///< the table's shape cell (identifies memory-bound rows)
   KernelPass pass = kForwardPass;
   Precision precision = Precision::kFp32;
@@ -44,13 +46,18 @@ struct KernelTable {
   std::map<std::string, int64_t> skipped;
 };
 
-/// A memory-bound row (elementwise, softmax, layernorm): no kernel shape, its bytes.
+/// A memory-bound row (elementwise, softmax, layernorm, pooling): no kernel shape, its bytes.
 inline bool is_memory_bound(const KernelMeasurement& row) { return row.memory_bytes > 0; }
 /// The op kind a memory-bound row's op stands for in a model graph: softmax a reduction,
-/// layernorm a normalization, elementwise (and anything else) elementwise.
+/// layernorm a normalization, pooling pooling, elementwise (and anything else) elementwise.
 inline OpKind memory_op_kind(const std::string& op) {
-  return op == "softmax" ? OpKind::kReduction : op == "layernorm" ? OpKind::kNormalization : OpKind::kElementwise;
+  return op == "softmax"     ? OpKind::kReduction
+         : op == "layernorm" ? OpKind::kNormalization
+         : op == "pooling"   ? OpKind::kPooling
+                             : OpKind::kElementwise;
 }
+/// Pooling kernels: bound by their window reads or their bytes (pooling_model.h).
+inline bool is_pooling_row(const KernelMeasurement& row) { return row.op == "pooling"; }
 /// Softmax and layernorm: reductions along a dimension, with their own bandwidth efficiency.
 inline bool is_reduction_row(const KernelMeasurement& row) { return is_reduction_kind(memory_op_kind(row.op)); }
 

@@ -98,6 +98,8 @@ uint64_t KernelModel::fingerprint() const {
   mix(reduction_memory_efficiency);
   mix(isolated_memory_floor_seconds);
   mix(isolated_reduction_floor_seconds);
+  mix(pooling_reads_per_second_per_sm);
+  mix(isolated_pooling_floor_seconds);
   if (attention) {
     mix(attention->forward_efficiency);
     mix(attention->backward_efficiency);

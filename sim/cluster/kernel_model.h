@@ -121,6 +121,12 @@ struct KernelModel {
   /// table's rows; a step does not pay it, its ops pay the profile's per-op launch cost instead.
   double isolated_memory_floor_seconds = 0;
   double isolated_reduction_floor_seconds = 0;
+  /// Window elements a pooling kernel reads per second on each SM (cuDNN's pooling reads every
+  /// window from cache, so a 3x3 window runs far below the memory bandwidth): a pooling op takes
+  /// max(window reads / (this x SMs), its bytes at memory_efficiency) (pooling_model.h). 0: not
+  /// fitted, pooling priced as an elementwise kernel.
+  double pooling_reads_per_second_per_sm = 0;
+  double isolated_pooling_floor_seconds = 0;  ///< the pooling rows' fixed time alone (as the floors above)
 
   /// The bandwidth fraction a memory-bound kernel of `op_kind` reaches (is_reduction_kind: its own).
   double memory_efficiency_for(OpKind op_kind) const {

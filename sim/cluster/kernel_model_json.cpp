@@ -125,7 +125,8 @@ KernelModel read_kernel_model(const JsonReader& entry) {
   entry.reject_unknown_keys({"sm_count", "gemm_efficiency", "tile_overhead_k", "tile_overhead_k_by_precision", "small_tile_exponent",
                              "kernel_overhead_seconds", "conv_efficiency", "conv_overhead_seconds", "conv_small_tile_exponent", "conv_fill_waves", "memory_efficiency",
                              "memory_latency_seconds", "reduction_memory_efficiency", "isolated_memory_floor_seconds",
-                             "isolated_reduction_floor_seconds", "attention", "input_power", "fit"});
+                             "isolated_reduction_floor_seconds", "pooling_reads_per_second_per_sm",
+                             "isolated_pooling_floor_seconds", "attention", "input_power", "fit"});
   KernelModel model;
   model.sm_count = entry.at("sm_count").as_integer(1, 100'000);
   JsonReader gemm = entry.at("gemm_efficiency");
@@ -153,6 +154,8 @@ KernelModel read_kernel_model(const JsonReader& entry) {
   if (auto reduction = entry.find("reduction_memory_efficiency")) model.reduction_memory_efficiency = fraction_in(*reduction, 1.0);
   model.isolated_memory_floor_seconds = bounded_non_negative(entry, "isolated_memory_floor_seconds", 1.0);
   model.isolated_reduction_floor_seconds = bounded_non_negative(entry, "isolated_reduction_floor_seconds", 1.0);
+  model.pooling_reads_per_second_per_sm = bounded_non_negative(entry, "pooling_reads_per_second_per_sm", 1e15);
+  model.isolated_pooling_floor_seconds = bounded_non_negative(entry, "isolated_pooling_floor_seconds", 1.0);
   model.fit = read_fit(entry.at("fit"));
   if (auto attention = entry.find("attention")) model.attention = read_attention_fit(*attention);
   if (auto input_power = entry.find("input_power")) {
@@ -208,6 +211,10 @@ Json write_kernel_model(const KernelModel& model) {
   if (model.isolated_memory_floor_seconds > 0) json["isolated_memory_floor_seconds"] = model.isolated_memory_floor_seconds;
   if (model.isolated_reduction_floor_seconds > 0) {
     json["isolated_reduction_floor_seconds"] = model.isolated_reduction_floor_seconds;
+  }
+  if (model.pooling_reads_per_second_per_sm > 0) {
+    json["pooling_reads_per_second_per_sm"] = model.pooling_reads_per_second_per_sm;
+    json["isolated_pooling_floor_seconds"] = model.isolated_pooling_floor_seconds;
   }
   if (model.attention) json["attention"] = write_attention_fit(*model.attention);
   if (model.input_power) {

@@ -7,7 +7,9 @@
 #include <unordered_map>
 
 #include "sim/cost/conv_model.h"
+#include "sim/cost/pooling_model.h"
 #include "sim/cost/roofline.h"
+#include "sim/plan/kernel_precision.h"
 
 namespace placesim {
 namespace {
@@ -172,6 +174,12 @@ double kernel_model_seconds(const Task& task, Precision precision, const DeviceS
     return seconds;
   }
   if (task.flops <= 0 && task.memory_bytes <= 0) return 0;
+  if (task.op_kind == OpKind::kPooling && model.pooling_reads_per_second_per_sm > 0) {
+    // A pooling op's FLOPs count the window elements it reads (layer_costs.h, pooling_flops).
+    const double bytes = task.memory_bytes * kernel_bytes_scale(precision, task.op_kind);
+    return pooling_kernel_seconds(task.flops, bytes, spec.memory_bandwidth_bytes_per_second, model) +
+           model.memory_latency_seconds + model.kernel_overhead_seconds;
+  }
   // No kernel shape: the roofline, with the fitted bandwidth efficiency and fixed costs.
   const RooflineTerms terms = roofline_terms(task, precision, spec, model.memory_efficiency_for(task.op_kind));
   return std::max(terms.math_seconds, terms.memory_seconds + model.memory_latency_seconds) + model.kernel_overhead_seconds;

@@ -490,6 +490,31 @@ TEST(KernelCost, NormalisationsAndReductionsTakeTheirOwnBandwidthFraction) {
 }
 
 
+// Pooling reads every window from cache: with a fit of 1e9 window reads per second on each of
+// 50 SMs (5e10/s), a 3x3 stride-1 pool of 1e6 outputs reads 9e6 elements in 180 us, where its
+// 8 MB (input and output) at 0.8 x 700 GB/s would take 14.29 us: 180 + 4 us overhead. A 2x2
+// stride-2 pool of the same 1e6 outputs reads 4e6 (80 us) but moves 20 MB (35.71 us): the reads
+// still bind. With 2e10 reads/s per SM (1e12/s) the bytes bind: 35.71 + 4 us. Without a pooling
+// fit the op is priced as before, at the elementwise bandwidth.
+TEST(KernelCost, PoolingIsBoundByItsWindowReadsOrItsBytes) {
+  KernelModel model = test_model();
+  model.pooling_reads_per_second_per_sm = 1e9;
+  model.isolated_pooling_floor_seconds = 30e-6;  // the table's, not charged in a step
+  Task task;
+  task.op_kind = OpKind::kPooling;
+  task.flops = 9e6;  // pooling_flops: outputs x window
+  task.memory_bytes = 8e6;
+  EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp32, test_spec(model)), 9e6 / 5e10 + 4e-6, 1e-12);
+  task.flops = 4e6;
+  task.memory_bytes = 20e6;
+  EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp32, test_spec(model)), 4e6 / 5e10 + 4e-6, 1e-12);
+  model.pooling_reads_per_second_per_sm = 2e10;
+  EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp32, test_spec(model)), 20e6 / (kBandwidth * 0.8) + 4e-6, 1e-12);
+  model.pooling_reads_per_second_per_sm = 0;
+  EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp32, test_spec(model)),
+              std::max(4e6 / (kPeak * 0.5), 20e6 / (kBandwidth * 0.8)) + 4e-6, 1e-12);
+}
+
 /// A synthetic table: the rows' times are the model's own, so the fit must recover it.
 std::vector<KernelMeasurement> synthetic_rows(const DeviceSpec& spec, const KernelModel& model) {
   std::vector<KernelMeasurement> rows;
@@ -753,6 +778,38 @@ TEST(KernelFit, RecoversTheMemoryBoundParametersOfASyntheticTable) {
   EXPECT_LT(held_out_memory, 40);
 }
 
+// The fit recovers a known pooling rate and floor from rows generated with them (windows 2x2 to
+// 3x3, strides 1 and 2, sizes over three decades, so that reads and bytes each bind somewhere),
+// and the rate and floor round-trip through the profile JSON.
+TEST(KernelFit, RecoversThePoolingParametersOfASyntheticTable) {
+  KernelModel truth = test_model();
+  truth.pooling_reads_per_second_per_sm = 2.5e9;
+  truth.isolated_pooling_floor_seconds = 7e-6;
+  const DeviceSpec spec = test_spec(truth);
+  std::vector<KernelMeasurement> rows = synthetic_rows(spec, truth);
+  for (int i = 0; i < 80; ++i) {
+    KernelMeasurement row;
+    row.device = spec.id;
+    row.op = "pooling";
+    const double window = i % 2 ? 9 : 4, stride = i % 4 < 2 ? 1 : 2;
+    const double outputs = 1e3 * std::pow(10.0, 3.0 * i / 79.0);
+    row.window_reads = outputs * window;
+    row.memory_bytes = 4 * outputs * (1 + stride * stride);
+    row.shape_text = "pool=" + std::to_string(i);
+    row.seconds = std::max(row.window_reads / (2.5e9 * 50), row.memory_bytes / (kBandwidth * 0.8)) + 7e-6;
+    rows.push_back(row);
+  }
+  KernelFitOptions options;
+  options.table = "synthetic";
+  const KernelFit fit = fit_kernel_model(rows, spec, truth.sm_count, options);
+  EXPECT_NEAR(fit.model.pooling_reads_per_second_per_sm, 2.5e9, 2.5e9 * 0.01);
+  EXPECT_NEAR(fit.model.isolated_pooling_floor_seconds, 7e-6, 7e-6 * 0.02);
+  const KernelModel read = read_kernel_model(JsonReader(write_kernel_model(fit.model), "profile.json"));
+  EXPECT_EQ(read.pooling_reads_per_second_per_sm, fit.model.pooling_reads_per_second_per_sm);
+  EXPECT_EQ(read.isolated_pooling_floor_seconds, fit.model.isolated_pooling_floor_seconds);
+  EXPECT_EQ(read.fingerprint(), fit.model.fingerprint());
+}
+
 TEST(KernelFit, HeldOutRowsNeverReachTheFit) {
   const KernelModel truth = test_model();
   DeviceSpec spec = test_spec(truth);
@@ -780,23 +837,30 @@ TEST(KernelTable, ReadsRowsAndNamesTheLineAndColumnOfABadOne) {
         << "gpu,conv_fwd,n=8;c=64;h=56;w=56;k=64;r=3;s=3;pad_h=1;pad_w=1;stride_h=1;stride_w=1,fp32,WINOGRAD,1e-4,s\n"
         << "gpu,elementwise,elements=1000;fn=add;tensor_inputs=2,fp32,,1e-5,s\n"
         << "gpu,softmax,elements=500;rows=10;cols=50,fp32,,1e-5,s\n"
-        << "gpu,pooling,elements=500,fp32,,1e-5,s\n"
+        << "gpu,pooling,n=2;c=3;h=8;w=8;r=3;s=3;pad_h=1;pad_w=1;stride_h=2;stride_w=2;mode=max,fp32,,1e-5,s\n"
+        << "gpu,dropout,elements=500,fp32,,1e-5,s\n"
         << "other,gemm,m=1;n=1;k=1,fp32,cublas,1e-5,s\n";
   }
   KernelTable table = read_kernel_table(path, "gpu");
-  ASSERT_EQ(table.rows.size(), 4u);
+  ASSERT_EQ(table.rows.size(), 5u);
+  // A 3x3 window, stride 2, padding 1 over 2 x 3 x 8 x 8: 4 x 4 outputs per channel, 96 in all,
+  // 96 x 9 = 864 window reads; bytes 4 B x (384 inputs + 96 outputs) = 1920.
+  EXPECT_TRUE(is_pooling_row(table.rows[4]));
+  EXPECT_EQ(table.rows[4].window_reads, 864);
+  EXPECT_EQ(table.rows[4].memory_bytes, 1920);
+  EXPECT_FALSE(is_reduction_row(table.rows[4]));
   // Memory-bound rows carry their bytes: 4 B x 1000 x (2 inputs + 1 output); softmax 4 x 500 x 2.
   EXPECT_EQ(table.rows[2].memory_bytes, 12000);
   EXPECT_FALSE(is_reduction_row(table.rows[2]));
   EXPECT_EQ(table.rows[3].memory_bytes, 4000);
   EXPECT_TRUE(is_reduction_row(table.rows[3]));
-  EXPECT_EQ(table.skipped.at("pooling: neither a GEMM, a convolution nor a memory-bound op"), 1);
+  EXPECT_EQ(table.skipped.at("dropout: neither a GEMM, a convolution nor a memory-bound op"), 1);
   EXPECT_EQ(table.rows[0].shape.gemm.k, 1760);
   EXPECT_TRUE(table.rows[0].shape.gemm.transpose_b);
   EXPECT_EQ(table.rows[0].source, "a source, with a comma");
   EXPECT_EQ(table.rows[1].algorithm, ConvAlgorithm::kWinogradFused);
   EXPECT_EQ(table.rows[1].line, 3);
-  EXPECT_EQ(table.skipped.size(), 1u);  // the pooling row; the other device's rows are not counted
+  EXPECT_EQ(table.skipped.size(), 1u);  // the dropout row; the other device's rows are not counted
   {
     std::ofstream out(path);
     out << "device,op,shape,precision,algorithm,seconds,source\n"
