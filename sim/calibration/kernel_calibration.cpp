@@ -182,7 +182,9 @@ MemoryCalibration calibrate_memory_from_kernel_tables(const std::vector<std::fil
   std::string table_names;
   for (const auto& path : tables) {
     for (KernelMeasurement& row : read_kernel_table(path, source_id).rows) {
-      if (is_memory_bound(row)) rows.push_back(std::move(row));
+      // Pooling rows are bound by their window reads (pooling_model.h), which a roofline
+      // profile's bandwidth fractions do not price: left to a kernel model's fit.
+      if (is_memory_bound(row) && !is_pooling_row(row)) rows.push_back(std::move(row));
     }
     table_names += std::string(table_names.empty() ? "" : " + ") + fitted_table_name(path, catalog);
   }

@@ -652,6 +652,14 @@ TEST(KernelFit, ARooflineProfileTakesItsSiblingsMeasuredBandwidthFractions) {
       out << "a100-pcie-80gb," << op << ",elements=" << static_cast<int64_t>(elements)
           << (reduction ? ";rows=1;cols=1" : ";fn=add;tensor_inputs=2") << ",fp32,," << seconds << ",synthetic\n";
     }
+    // Pooling rows, bound by their window reads, are no evidence of a bandwidth fraction: kept out
+    // (100x the time their bytes would take would pull the elementwise fraction far down).
+    for (int i = 0; i < 20; ++i) {
+      const int64_t side = 16 + 8 * i;
+      const double seconds = 100 * 4.0 * 64 * 64 * side * side * 2 / (1935e9 * 0.8);
+      out << "a100-pcie-80gb,pooling,n=64;c=64;h=" << side << ";w=" << side
+          << ";r=3;s=3;pad_h=1;pad_w=1;stride_h=1;stride_w=1;mode=avg,fp32,," << seconds << ",synthetic\n";
+    }
   }
   MemoryCalibration fit = calibrate_memory_from_kernel_tables({table}, "a100-sxm4-80gb", "a100-pcie-80gb", catalog, "today");
   EXPECT_NEAR(fit.elementwise.efficiency, 0.8, 0.8 * 0.01);
