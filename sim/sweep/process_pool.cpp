@@ -14,11 +14,20 @@
 
 #include "sim/core/fd_io.h"
 
+#if PLACESIM_MIMALLOC
+#include <mimalloc.h>
+#endif
+
 namespace placesim {
 namespace {
 
 // Child: read an item index, answer [index][size][text], until the parent closes the pipe.
 [[noreturn]] void worker_loop(int in_fd, int out_fd, const std::function<std::string(size_t)>& work) {
+#if PLACESIM_MIMALLOC
+  // A heap of its own: allocating from the parent's heap would write into pages the child shares
+  // with the parent, one copy-on-write fault per 4 KiB page (docs/performance.md).
+  mi_heap_set_default(mi_heap_new());
+#endif
   uint64_t item = 0;
   while (read_all(in_fd, &item, sizeof item)) {
     std::string text;
