@@ -1,7 +1,8 @@
 // KernelTable: measured kernel times read from a CSV table of hardware_profiles/kernels/
 // (header device,op,shape,precision,algorithm,seconds,source; format in that folder's README).
 // GEMM and convolution rows carry their kernel shape; memory-bound rows (elementwise, softmax,
-// layernorm, pooling) the bytes they move, pooling rows also the window elements they read. Rows this model cannot use are kept out with a count of why.
+// layernorm, pooling) the bytes they move, pooling rows also the window elements they read. Rows
+// this model cannot use are kept out with a count of why.
 #pragma once
 
 #include <cstdint>
