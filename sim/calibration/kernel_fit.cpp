@@ -287,7 +287,10 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
   }
   // Pooling kernels timed alone: their window-read rate per SM and their floor, the bytes at the
   // elementwise efficiency just fitted (pooling_model.h).
-  if (!pooling_rows.empty()) fit_pooling_rows(pooling_rows, spec.memory_bandwidth_bytes_per_second, &model);
+  if (!pooling_rows.empty()) {
+    fit_pooling_rows(pooling_rows, spec.memory_bandwidth_bytes_per_second, &model);
+    model.pooling_source = "fitted on the pooling rows of " + options.table + " (" + options.date + ")";
+  }
 
   KernelFit fit;
   for (const auto& row : rows) {

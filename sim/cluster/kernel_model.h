@@ -127,6 +127,9 @@ struct KernelModel {
   /// fitted, pooling priced as an elementwise kernel.
   double pooling_reads_per_second_per_sm = 0;
   double isolated_pooling_floor_seconds = 0;  ///< the pooling rows' fixed time alone (as the floors above)
+  /// Where pooling_reads_per_second_per_sm comes from (the table it was fitted on, or the device
+  /// it was borrowed from), for the line `run` prints; "" when not fitted.
+  std::string pooling_source;
 
   /// The bandwidth fraction a memory-bound kernel of `op_kind` reaches (is_reduction_kind: its own).
   double memory_efficiency_for(OpKind op_kind) const {

@@ -126,7 +126,7 @@ KernelModel read_kernel_model(const JsonReader& entry) {
                              "kernel_overhead_seconds", "conv_efficiency", "conv_overhead_seconds", "conv_small_tile_exponent", "conv_fill_waves", "memory_efficiency",
                              "memory_latency_seconds", "reduction_memory_efficiency", "isolated_memory_floor_seconds",
                              "isolated_reduction_floor_seconds", "pooling_reads_per_second_per_sm",
-                             "isolated_pooling_floor_seconds", "attention", "input_power", "fit"});
+                             "isolated_pooling_floor_seconds", "pooling_source", "attention", "input_power", "fit"});
   KernelModel model;
   model.sm_count = entry.at("sm_count").as_integer(1, 100'000);
   JsonReader gemm = entry.at("gemm_efficiency");
@@ -156,6 +156,11 @@ KernelModel read_kernel_model(const JsonReader& entry) {
   model.isolated_reduction_floor_seconds = bounded_non_negative(entry, "isolated_reduction_floor_seconds", 1.0);
   model.pooling_reads_per_second_per_sm = bounded_non_negative(entry, "pooling_reads_per_second_per_sm", 1e15);
   model.isolated_pooling_floor_seconds = bounded_non_negative(entry, "isolated_pooling_floor_seconds", 1.0);
+  if (auto source = entry.find("pooling_source")) model.pooling_source = source->as_string();
+  if (model.pooling_reads_per_second_per_sm > 0 && model.pooling_source.empty()) {
+    entry.fail("a pooling rate (\"pooling_reads_per_second_per_sm\") needs its \"pooling_source\": the table it was "
+               "fitted on or the device it was borrowed from");
+  }
   model.fit = read_fit(entry.at("fit"));
   if (auto attention = entry.find("attention")) model.attention = read_attention_fit(*attention);
   if (auto input_power = entry.find("input_power")) {
@@ -215,6 +220,7 @@ Json write_kernel_model(const KernelModel& model) {
   if (model.pooling_reads_per_second_per_sm > 0) {
     json["pooling_reads_per_second_per_sm"] = model.pooling_reads_per_second_per_sm;
     json["isolated_pooling_floor_seconds"] = model.isolated_pooling_floor_seconds;
+    json["pooling_source"] = model.pooling_source;
   }
   if (model.attention) json["attention"] = write_attention_fit(*model.attention);
   if (model.input_power) {

@@ -51,12 +51,19 @@ bool has_fused_attention(const ExecutionPlan& plan) {
   return false;
 }
 
+bool has_pooling(const ExecutionPlan& plan) {
+  for (const Task& task : plan.tasks) {
+    if (task.kind == TaskKind::kCompute && task.op_kind == OpKind::kPooling) return true;
+  }
+  return false;
+}
+
 std::vector<CostSource> plan_cost_sources(const Cluster& cluster, const ExecutionPlan& plan) {
-  return cost_sources(cluster, plan.precision, has_nchw_convolutions(plan), has_fused_attention(plan));
+  return cost_sources(cluster, plan.precision, has_nchw_convolutions(plan), has_fused_attention(plan), has_pooling(plan));
 }
 
 std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision, bool nchw_convolutions,
-                                     bool fused_attention) {
+                                     bool fused_attention, bool pooling) {
   std::vector<CostSource> sources;
   std::set<std::string> seen;
   for (const auto& device : cluster.devices()) {
@@ -81,6 +88,9 @@ std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision
       if (fused_attention) source.attention = spec.kernel_model->attention;
       source.input_power_fraction = spec.kernel_model->input_power_fraction(precision);
       source.matmul_ceiling_flops_per_second = spec.matmul_ceiling_for(precision);
+      source.pooling = pooling;
+      source.pooling_reads_per_second_per_sm = spec.kernel_model->pooling_reads_per_second_per_sm;
+      source.pooling_source = spec.kernel_model->pooling_source;
     } else {
       source.kind = "roofline";
     }
@@ -143,6 +153,13 @@ std::string describe(const CostSource& source) {
     text += "; its tensor-core convolutions pay cuDNN's NCHW <-> NHWC transposes (run.memory_format \"nchw\"; "
             "\"nhwc\" has none)";
   }
+  if (source.pooling && source.pooling_reads_per_second_per_sm > 0) {
+    char buffer[96];
+    std::snprintf(buffer, sizeof(buffer), "; pooling: %.3g window reads/s per SM, ", source.pooling_reads_per_second_per_sm);
+    text += buffer + source.pooling_source;
+  } else if (source.pooling) {
+    text += "; pooling: as elementwise kernels, an estimate (no pooling kernel measured)";
+  }
   if (const auto& v = source.step_validation) {
     char buffer[128];
     std::snprintf(buffer, sizeof(buffer), "; published steps %.1f%% MAPE over %lld case%s (%s)", v->mape_percent,
@@ -164,6 +181,11 @@ Json cost_sources_json(const std::vector<CostSource>& sources) {
     Json entry = {{"profile", s.profile}, {"kind", s.kind}};
     if (!s.fp8_gemm_efficiency.empty()) entry["fp8_gemm_efficiency"] = s.fp8_gemm_efficiency;
     if (s.layout_transposes) entry["layout_transposes"] = true;
+    if (s.pooling) {
+      entry["pooling"] = s.pooling_reads_per_second_per_sm > 0
+                             ? Json{{"reads_per_second_per_sm", s.pooling_reads_per_second_per_sm}, {"source", s.pooling_source}}
+                             : Json("as elementwise kernels: no pooling kernel measured");
+    }
     if (s.input_power_fraction < 1) entry["input_power_fraction"] = s.input_power_fraction;
     if (s.matmul_ceiling_flops_per_second > 0) entry["matmul_ceiling_flops_per_second"] = s.matmul_ceiling_flops_per_second;
     if (s.fused_attention) {

@@ -49,6 +49,12 @@ struct CostSource {
   /// under which the kernel model's GEMMs run; 0 = none.
   double matmul_ceiling_flops_per_second = 0;
 
+  /// The run has pooling ops on a device with a kernel model: their window-read rate per SM and
+  /// where it comes from, or 0 and "": priced as elementwise kernels (no pooling kernel measured).
+  bool pooling = false;
+  double pooling_reads_per_second_per_sm = 0;
+  std::string pooling_source;
+
   std::optional<StepValidation> step_validation;  ///< the profile's published cases, if any
 };
 
@@ -56,7 +62,7 @@ struct CostSource {
 /// for a run at `precision`; `nchw_convolutions`: the run has convolutions and keeps NCHW tensors
 /// (has_nchw_convolutions); `fused_attention`: the run has fused attention kernels.
 std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision = Precision::kFp32,
-                                     bool nchw_convolutions = false, bool fused_attention = false);
+                                     bool nchw_convolutions = false, bool fused_attention = false, bool pooling = false);
 /// The entries for running `plan` on `cluster`: at its precision, with what its tasks say about
 /// NCHW convolutions and fused attention.
 std::vector<CostSource> plan_cost_sources(const Cluster& cluster, const ExecutionPlan& plan);
@@ -64,6 +70,8 @@ std::vector<CostSource> plan_cost_sources(const Cluster& cluster, const Executio
 bool has_nchw_convolutions(const ExecutionPlan& plan);
 /// Whether `plan` has a fused attention (FlashAttention) task.
 bool has_fused_attention(const ExecutionPlan& plan);
+/// Whether `plan` has a pooling task.
+bool has_pooling(const ExecutionPlan& plan);
 /// "p100-sxm2-16gb: kernel model of p100-pcie-16gb (deepbench_p100-pcie-16gb.csv, 2026-12-01): held-out kernels 15.7% median,
 /// 80.2% p90 error over 82 rows[; fp8 GEMMs: ...]; published steps 18.1% MAPE over 20 cases (2026-12-01)"; a profile without
 /// published cases says so.

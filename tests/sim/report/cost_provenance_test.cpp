@@ -146,5 +146,30 @@ TEST(CostProvenance, FusedAttentionNamesItsFitOrSaysItHasNone) {
   EXPECT_EQ(cost_sources_json({with}).at(0).at("fused_attention").at("rows"), 18);
 }
 
+// A run with pooling ops says, per device with a kernel model, how they are priced: the fitted
+// window-read rate and its source, or as elementwise kernels when none was measured; a run
+// without pooling, or a roofline device, says nothing of it.
+TEST(CostProvenance, PoolingSaysWhereItsRateComesFrom) {
+  DeviceSpec spec = fitted_gpu();
+  KernelModel model = *spec.kernel_model;
+  model.pooling_reads_per_second_per_sm = 3.2e9;
+  model.pooling_source = "fitted on the pooling rows of pools.csv (today)";
+  spec.kernel_model = std::make_shared<const KernelModel>(model);
+  const CostSource fitted = cost_sources(gpus(1, spec), Precision::kFp32, false, false, true).at(0);
+  EXPECT_NE(describe(fitted).find("; pooling: 3.2e+09 window reads/s per SM, fitted on the pooling rows of pools.csv (today)"),
+            std::string::npos)
+      << describe(fitted);
+  EXPECT_EQ(cost_sources_json({fitted}).at(0).at("pooling").at("reads_per_second_per_sm"), 3.2e9);
+  const CostSource unfitted = cost_sources(gpus(1, fitted_gpu()), Precision::kFp32, false, false, true).at(0);
+  EXPECT_NE(describe(unfitted).find("; pooling: as elementwise kernels, an estimate (no pooling kernel measured)"),
+            std::string::npos)
+      << describe(unfitted);
+  const CostSource without = cost_sources(gpus(1, spec), Precision::kFp32).at(0);
+  EXPECT_EQ(describe(without).find("pooling"), std::string::npos) << describe(without);
+  EXPECT_FALSE(cost_sources_json({without}).at(0).contains("pooling"));
+  EXPECT_EQ(describe(cost_sources(gpus(1, round_gpu()), Precision::kFp32, false, false, true).at(0)).find("pooling"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace placesim
