@@ -59,25 +59,23 @@ MemoryFit fit_memory_rows(const std::vector<const KernelMeasurement*>& rows, dou
 void fit_pooling_rows(const std::vector<const KernelMeasurement*>& rows, double bandwidth_bytes_per_second,
                       KernelModel* model) {
   if (model->sm_count < 1) throw std::logic_error("fit_pooling_rows: a kernel model without SMs");
-  auto trial = [&](const std::vector<double>& x) {
-    KernelModel candidate = *model;
-    candidate.pooling_reads_per_second_per_sm = std::exp(x[0]) * 1e9;
-    candidate.isolated_pooling_floor_seconds = std::exp(x[1]) * 1e-6;
-    return candidate;
+  auto set = [model](const std::vector<double>& x) {  // rate in 1e9 reads/s per SM, floor in us, as logs
+    model->pooling_reads_per_second_per_sm = std::exp(x[0]) * 1e9;
+    model->isolated_pooling_floor_seconds = std::exp(x[1]) * 1e-6;
   };
   auto loss = [&](const std::vector<double>& x) {
-    const KernelModel candidate = trial(x);
+    set(x);
     double sum = 0;
     for (const KernelMeasurement* row : rows) {
-      sum += absolute_log_ratio(pooling_kernel_seconds(row->window_reads, row->memory_bytes, bandwidth_bytes_per_second, candidate) +
-                                    candidate.isolated_pooling_floor_seconds,
+      sum += absolute_log_ratio(pooling_kernel_seconds(row->window_reads, row->memory_bytes, bandwidth_bytes_per_second, *model) +
+                                    model->isolated_pooling_floor_seconds,
                                 row->seconds);
     }
     return sum / static_cast<double>(rows.size());
   };
   NelderMeadResult result = nelder_mead(loss, {std::log(2.0), std::log(10.0)}, 0.5, 2000);
   result = nelder_mead(loss, result.x, 0.1, 2000);
-  *model = trial(result.x);
+  set(result.x);
 }
 
 bool is_held_out(const KernelMeasurement& row, int modulus) {
@@ -289,7 +287,7 @@ KernelFit fit_kernel_model(const std::vector<KernelMeasurement>& rows, const Dev
   // elementwise efficiency just fitted (pooling_model.h).
   if (!pooling_rows.empty()) {
     fit_pooling_rows(pooling_rows, spec.memory_bandwidth_bytes_per_second, &model);
-    model.pooling_source = "fitted on the pooling rows of " + options.table + " (" + options.date + ")";
+    model.pooling_source = "fitted on the pooling rows of " + options.table + (options.date.empty() ? "" : " (" + options.date + ")");
   }
 
   KernelFit fit;

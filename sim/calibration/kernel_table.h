@@ -58,7 +58,7 @@ inline OpKind memory_op_kind(const std::string& op) {
                              : OpKind::kElementwise;
 }
 /// Pooling kernels: bound by their window reads or their bytes (pooling_model.h).
-inline bool is_pooling_row(const KernelMeasurement& row) { return row.op == "pooling"; }
+inline bool is_pooling_row(const KernelMeasurement& row) { return memory_op_kind(row.op) == OpKind::kPooling; }
 /// Softmax and layernorm: reductions along a dimension, with their own bandwidth efficiency.
 inline bool is_reduction_row(const KernelMeasurement& row) { return is_reduction_kind(memory_op_kind(row.op)); }
 

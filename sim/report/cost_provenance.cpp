@@ -36,34 +36,23 @@ std::string gemm_efficiency_stand_in(const DeviceSpec& spec, Precision precision
 
 }  // namespace
 
-bool has_nchw_convolutions(const ExecutionPlan& plan) {
-  if (plan.memory_format != MemoryFormat::kNchw) return false;
+PlanKernels plan_kernels(const ExecutionPlan& plan) {
+  PlanKernels kernels;
+  bool convolutions = false;
   for (const Task& task : plan.tasks) {
-    if (task.kernel && task.kernel->kind == KernelKind::kConv2d) return true;
+    convolutions = convolutions || (task.kernel && task.kernel->kind == KernelKind::kConv2d);
+    kernels.fused_attention = kernels.fused_attention || (task.kernel && task.kernel->kind == KernelKind::kAttention);
+    kernels.pooling = kernels.pooling || (task.kind == TaskKind::kCompute && task.op_kind == OpKind::kPooling);
   }
-  return false;
-}
-
-bool has_fused_attention(const ExecutionPlan& plan) {
-  for (const Task& task : plan.tasks) {
-    if (task.kernel && task.kernel->kind == KernelKind::kAttention) return true;
-  }
-  return false;
-}
-
-bool has_pooling(const ExecutionPlan& plan) {
-  for (const Task& task : plan.tasks) {
-    if (task.kind == TaskKind::kCompute && task.op_kind == OpKind::kPooling) return true;
-  }
-  return false;
+  kernels.nchw_convolutions = convolutions && plan.memory_format == MemoryFormat::kNchw;
+  return kernels;
 }
 
 std::vector<CostSource> plan_cost_sources(const Cluster& cluster, const ExecutionPlan& plan) {
-  return cost_sources(cluster, plan.precision, has_nchw_convolutions(plan), has_fused_attention(plan), has_pooling(plan));
+  return cost_sources(cluster, plan.precision, plan_kernels(plan));
 }
 
-std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision, bool nchw_convolutions,
-                                     bool fused_attention, bool pooling) {
+std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision, PlanKernels kernels) {
   std::vector<CostSource> sources;
   std::set<std::string> seen;
   for (const auto& device : cluster.devices()) {
@@ -84,11 +73,11 @@ std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision
           source.board_gemm = refit;
         }
       }
-      source.fused_attention = fused_attention;
-      if (fused_attention) source.attention = spec.kernel_model->attention;
+      source.fused_attention = kernels.fused_attention;
+      if (kernels.fused_attention) source.attention = spec.kernel_model->attention;
       source.input_power_fraction = spec.kernel_model->input_power_fraction(precision);
       source.matmul_ceiling_flops_per_second = spec.matmul_ceiling_for(precision);
-      source.pooling = pooling;
+      source.pooling = kernels.pooling;
       source.pooling_reads_per_second_per_sm = spec.kernel_model->pooling_reads_per_second_per_sm;
       source.pooling_source = spec.kernel_model->pooling_source;
     } else {
@@ -97,7 +86,7 @@ std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision
     source.fp8_gemm_efficiency = fp8_gemm_efficiency(spec, precision);
     source.gemm_efficiency_stand_in = gemm_efficiency_stand_in(spec, precision);
     source.precision = precision;
-    source.layout_transposes = nchw_convolutions && spec.runs_convolutions_on_tensor_cores(precision);
+    source.layout_transposes = kernels.nchw_convolutions && spec.runs_convolutions_on_tensor_cores(precision);
     source.step_validation = spec.step_validation;
     sources.push_back(std::move(source));
   }

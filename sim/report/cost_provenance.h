@@ -58,20 +58,21 @@ struct CostSource {
   std::optional<StepValidation> step_validation;  ///< the profile's published cases, if any
 };
 
+/// The kinds of kernel a run has whose pricing the cost line names.
+struct PlanKernels {
+  bool nchw_convolutions = false;  ///< convolutions, with the plan keeping NCHW tensors
+  bool fused_attention = false;    ///< fused attention (FlashAttention) kernels
+  bool pooling = false;            ///< pooling ops
+};
+/// What `plan`'s tasks have of PlanKernels (one pass over them).
+PlanKernels plan_kernels(const ExecutionPlan& plan);
+
 /// One entry per distinct profile among the cluster's accelerators and CPUs, in device order,
-/// for a run at `precision`; `nchw_convolutions`: the run has convolutions and keeps NCHW tensors
-/// (has_nchw_convolutions); `fused_attention`: the run has fused attention kernels.
+/// for a run at `precision` with `kernels`.
 std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision = Precision::kFp32,
-                                     bool nchw_convolutions = false, bool fused_attention = false, bool pooling = false);
-/// The entries for running `plan` on `cluster`: at its precision, with what its tasks say about
-/// NCHW convolutions and fused attention.
+                                     PlanKernels kernels = {});
+/// The entries for running `plan` on `cluster`: at its precision, with its plan_kernels.
 std::vector<CostSource> plan_cost_sources(const Cluster& cluster, const ExecutionPlan& plan);
-/// Whether `plan` keeps NCHW tensors and has a convolution task.
-bool has_nchw_convolutions(const ExecutionPlan& plan);
-/// Whether `plan` has a fused attention (FlashAttention) task.
-bool has_fused_attention(const ExecutionPlan& plan);
-/// Whether `plan` has a pooling task.
-bool has_pooling(const ExecutionPlan& plan);
 /// "p100-sxm2-16gb: kernel model of p100-pcie-16gb (deepbench_p100-pcie-16gb.csv, 2026-12-01): held-out kernels 15.7% median,
 /// 80.2% p90 error over 82 rows[; fp8 GEMMs: ...]; published steps 18.1% MAPE over 20 cases (2026-12-01)"; a profile without
 /// published cases says so.

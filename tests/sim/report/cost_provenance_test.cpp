@@ -57,16 +57,16 @@ TEST(CostProvenance, NchwConvolutionsOnTensorCoresSayTheyPayLayoutTransposes) {
   DeviceSpec ampere = fitted_gpu();
   ampere.compute_capability = "8.0";
   const Cluster cluster = gpus(1, ampere);
-  const CostSource tf32 = cost_sources(cluster, Precision::kTf32, true).at(0);
+  const CostSource tf32 = cost_sources(cluster, Precision::kTf32, {.nchw_convolutions = true}).at(0);
   EXPECT_TRUE(tf32.layout_transposes);
   EXPECT_NE(describe(tf32).find("its tensor-core convolutions pay cuDNN's NCHW <-> NHWC transposes"), std::string::npos)
       << describe(tf32);
   EXPECT_TRUE(cost_sources_json({tf32}).at(0).at("layout_transposes").get<bool>());
-  EXPECT_FALSE(cost_sources(cluster, Precision::kFp32, true).at(0).layout_transposes);
-  EXPECT_FALSE(cost_sources(cluster, Precision::kTf32, false).at(0).layout_transposes);
+  EXPECT_FALSE(cost_sources(cluster, Precision::kFp32, {.nchw_convolutions = true}).at(0).layout_transposes);
+  EXPECT_FALSE(cost_sources(cluster, Precision::kTf32, {}).at(0).layout_transposes);
   DeviceSpec pascal = ampere;
   pascal.compute_capability = "6.0";
-  EXPECT_FALSE(cost_sources(gpus(1, pascal), Precision::kFp16, true).at(0).layout_transposes);
+  EXPECT_FALSE(cost_sources(gpus(1, pascal), Precision::kFp16, {.nchw_convolutions = true}).at(0).layout_transposes);
 
   ExecutionPlan plan;
   Task conv = testing::compute_task(0, 1e9, 0, OpKind::kConv);
@@ -74,12 +74,16 @@ TEST(CostProvenance, NchwConvolutionsOnTensorCoresSayTheyPayLayoutTransposes) {
   shape.kind = KernelKind::kConv2d;
   conv.kernel = std::make_shared<const KernelShape>(shape);
   plan.tasks.push_back(conv);
-  EXPECT_TRUE(has_nchw_convolutions(plan));
+  EXPECT_TRUE(plan_kernels(plan).nchw_convolutions);
   plan.memory_format = MemoryFormat::kNhwc;
-  EXPECT_FALSE(has_nchw_convolutions(plan));
+  EXPECT_FALSE(plan_kernels(plan).nchw_convolutions);
   plan.memory_format = MemoryFormat::kNchw;
   plan.tasks[0].kernel = nullptr;
-  EXPECT_FALSE(has_nchw_convolutions(plan));
+  EXPECT_FALSE(plan_kernels(plan).nchw_convolutions);
+  EXPECT_FALSE(plan_kernels(plan).pooling);
+  plan.tasks.push_back(testing::compute_task(0, 1e6, 1e6, OpKind::kPooling));
+  EXPECT_TRUE(plan_kernels(plan).pooling);
+  EXPECT_FALSE(plan_kernels(plan).fused_attention);
 }
 
 }  // namespace
@@ -126,7 +130,7 @@ TEST(CostProvenance, ABoardsOwnGemmRefitIsNamedUnderThePrecisionsItSet) {
 TEST(CostProvenance, FusedAttentionNamesItsFitOrSaysItHasNone) {
   DeviceSpec spec = fitted_gpu();
   const Cluster unfitted = gpus(1, spec);
-  const CostSource without = cost_sources(unfitted, Precision::kFp16, false, true).at(0);
+  const CostSource without = cost_sources(unfitted, Precision::kFp16, {.fused_attention = true}).at(0);
   EXPECT_NE(describe(without).find("; fused attention: as fast as its GEMMs, an estimate"), std::string::npos)
       << describe(without);
   EXPECT_EQ(describe(cost_sources(unfitted, Precision::kFp16).at(0)).find("fused attention"), std::string::npos);
@@ -139,7 +143,7 @@ TEST(CostProvenance, FusedAttentionNamesItsFitOrSaysItHasNone) {
   fit.p90_error = 0.13;
   model.attention = fit;
   spec.kernel_model = std::make_shared<const KernelModel>(model);
-  const CostSource with = cost_sources(gpus(1, spec), Precision::kFp16, false, true).at(0);
+  const CostSource with = cost_sources(gpus(1, spec), Precision::kFp16, {.fused_attention = true}).at(0);
   EXPECT_NE(describe(with).find("; fused attention: flash2 fitted on attention.csv: 2.8% median, 13.0% p90 error over 18 rows"),
             std::string::npos)
       << describe(with);
@@ -155,19 +159,19 @@ TEST(CostProvenance, PoolingSaysWhereItsRateComesFrom) {
   model.pooling_reads_per_second_per_sm = 3.2e9;
   model.pooling_source = "fitted on the pooling rows of pools.csv (today)";
   spec.kernel_model = std::make_shared<const KernelModel>(model);
-  const CostSource fitted = cost_sources(gpus(1, spec), Precision::kFp32, false, false, true).at(0);
+  const CostSource fitted = cost_sources(gpus(1, spec), Precision::kFp32, {.pooling = true}).at(0);
   EXPECT_NE(describe(fitted).find("; pooling: 3.2e+09 window reads/s per SM, fitted on the pooling rows of pools.csv (today)"),
             std::string::npos)
       << describe(fitted);
   EXPECT_EQ(cost_sources_json({fitted}).at(0).at("pooling").at("reads_per_second_per_sm"), 3.2e9);
-  const CostSource unfitted = cost_sources(gpus(1, fitted_gpu()), Precision::kFp32, false, false, true).at(0);
+  const CostSource unfitted = cost_sources(gpus(1, fitted_gpu()), Precision::kFp32, {.pooling = true}).at(0);
   EXPECT_NE(describe(unfitted).find("; pooling: as elementwise kernels, an estimate (no pooling kernel measured)"),
             std::string::npos)
       << describe(unfitted);
   const CostSource without = cost_sources(gpus(1, spec), Precision::kFp32).at(0);
   EXPECT_EQ(describe(without).find("pooling"), std::string::npos) << describe(without);
   EXPECT_FALSE(cost_sources_json({without}).at(0).contains("pooling"));
-  EXPECT_EQ(describe(cost_sources(gpus(1, round_gpu()), Precision::kFp32, false, false, true).at(0)).find("pooling"),
+  EXPECT_EQ(describe(cost_sources(gpus(1, round_gpu()), Precision::kFp32, {.pooling = true}).at(0)).find("pooling"),
             std::string::npos);
 }
 
