@@ -183,19 +183,27 @@ Tensor LayerBuilder::conv2d(const std::string& name, const Tensor& x, const Conv
   return append(std::move(op), {x});
 }
 
-Tensor LayerBuilder::normalization(const std::string& name, const Tensor& x, const std::string& type,
-                                   double parameters) {
+Op LayerBuilder::normalization_op(const std::string& name, const Tensor& x, const std::string& type,
+                                  double parameters) {
   Op op = make_op(name, type, OpKind::kNormalization, x.shape);
   op.forward_flops = kNormalizationFlopsPerElement * x.elements();
   op.parameter_count = parameters;
   op.forward_bytes = bytes(x.elements() + parameters) + op.output_bytes;
   set_backward_costs(op);
-  return append(std::move(op), {x});
+  return op;
+}
+
+Tensor LayerBuilder::normalization(const std::string& name, const Tensor& x, const std::string& type,
+                                   double parameters) {
+  return append(normalization_op(name, x, type, parameters), {x});
 }
 
 Tensor LayerBuilder::batch_norm(const std::string& name, const Tensor& x) {
   if (x.shape.size() < 2) throw ShapeError(qualified(name) + ": batch norm needs a channel dimension");
-  return normalization(name, x, "FusedBatchNorm", 2.0 * static_cast<double>(x.shape[1]));  // gamma and beta
+  // gamma and beta; its statistics reduce over the batch and the spatial positions
+  Op op = normalization_op(name, x, "FusedBatchNorm", 2.0 * static_cast<double>(x.shape[1]));
+  add_batch_statistics_passes(op, bytes(x.elements()));
+  return append(std::move(op), {x});
 }
 
 Tensor LayerBuilder::layer_norm(const std::string& name, const Tensor& x) {

@@ -223,6 +223,8 @@ class LayerBuilder {
   Tensor pool(const std::string& name, const Tensor& x, const PoolOptions& options, const std::string& type);
   /// A normalization over `x` with `parameters` learned values (scales and shifts).
   Tensor normalization(const std::string& name, const Tensor& x, const std::string& type, double parameters);
+  /// That normalization's op, not yet appended.
+  Op normalization_op(const std::string& name, const Tensor& x, const std::string& type, double parameters);
   double bytes(double elements) const { return elements * dtype_bytes_; }
   std::string qualified(const std::string& name) const;
 

@@ -119,9 +119,9 @@ PlacementProblem make_placement_problem(const OpGraph& graph, const Cluster& clu
     const Op& op = graph.op(v);
     for (DeviceId d : problem.devices) {
       const ClusterDevice& device = cluster.device(d);
-      double seconds = compute_seconds(op_compute_task(op, Phase::kForward, d, 0), run.precision, run.memory_format, device);
+      double seconds = compute_seconds(op_compute_task(op, Phase::kForward, run.kind, d, 0), run.precision, run.memory_format, device);
       if (problem.needs_gradient[v]) {
-        seconds += compute_seconds(op_compute_task(op, Phase::kBackward, d, 0), run.precision, run.memory_format, device);
+        seconds += compute_seconds(op_compute_task(op, Phase::kBackward, run.kind, d, 0), run.precision, run.memory_format, device);
       }
       problem.compute_seconds[v][d] = seconds;
     }

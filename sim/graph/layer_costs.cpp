@@ -17,6 +17,12 @@ void set_backward_costs(Op& op) {
   op.backward_bytes = backward_bytes(op.forward_bytes);
 }
 
+void add_batch_statistics_passes(Op& op, double input_bytes) {
+  op.batch_statistics_bytes = input_bytes;
+  op.forward_bytes += input_bytes;
+  op.backward_bytes += input_bytes;
+}
+
 void set_embedding_costs(Op& op, double id_bytes, double output_elements) {
   op.forward_flops = 0;
   op.forward_bytes = id_bytes + 2 * op.output_bytes;

@@ -31,6 +31,15 @@ double backward_bytes(double forward_bytes);
 /// Sets `op`'s backward FLOPs and bytes from its kind and forward costs, as the two above.
 void set_backward_costs(Op& op);
 
+/// Adds a batch normalization's statistics passes to `op`'s costs (after set_backward_costs): in
+/// a training step it reads its input of `input_bytes` once more in each direction, as cuDNN's and
+/// PyTorch's training kernels do, because its statistics reduce over the whole batch, which no
+/// kernel holds on chip: forward reduces the mean and variance before it normalises (x read twice,
+/// y written: 3 passes), backward reduces the sums of dy and dy x-hat before it writes dx (x and dy
+/// read twice, dx written: 5 passes). An inference step normalises with the running statistics
+/// and does not read them (Op::inference_forward_bytes).
+void add_batch_statistics_passes(Op& op, double input_bytes);
+
 /// Costs of an embedding lookup (`op.output_bytes` set) reading `id_bytes` of ids: forward a copy
 /// (0 FLOPs; the ids and the selected rows read, the rows written), backward a scatter-add of
 /// 1 FLOP per output element into the table's gradient.

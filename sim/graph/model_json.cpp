@@ -1,5 +1,6 @@
 #include "sim/graph/model_json.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -23,7 +24,7 @@ double bounded(const JsonReader& op, const std::string& key, double limit) {
 
 Op read_op(const JsonReader& entry) {
   entry.reject_unknown_keys({"name", "type", "kind", "inputs", "forward_flops", "backward_flops", "forward_bytes",
-                             "backward_bytes", "parameters", "output_shape", "output_bytes", "dtype_bytes",
+                             "backward_bytes", "batch_statistics_bytes", "parameters", "output_shape", "output_bytes", "dtype_bytes",
                              "cpu_only", "device", "colocate_with", "layer", "kernel"});
   Op op;
   op.name = entry.string_at("name");
@@ -42,6 +43,12 @@ Op read_op(const JsonReader& entry) {
   op.backward_flops = bounded(entry, "backward_flops", kMaxPlausibleFlops);
   op.forward_bytes = bounded(entry, "forward_bytes", kMaxPlausibleBytes);
   op.backward_bytes = bounded(entry, "backward_bytes", kMaxPlausibleBytes);
+  op.batch_statistics_bytes = bounded(entry, "batch_statistics_bytes", kMaxPlausibleBytes);
+  if (op.batch_statistics_bytes > std::min(op.forward_bytes, op.backward_bytes)) {
+    entry.at("batch_statistics_bytes")
+        .fail("value " + brief(entry.at("batch_statistics_bytes").value()) +
+              " exceeds the op's forward_bytes or backward_bytes, which include it");
+  }
   op.parameter_count = bounded(entry, "parameters", kMaxPlausibleBytes);
   op.dtype_bytes = entry.positive_or("dtype_bytes", 4);
   if (op.dtype_bytes > 16) entry.at("dtype_bytes").fail("expected an element size of at most 16 bytes, got " +
@@ -139,6 +146,7 @@ Json write_model_json(const OpGraph& graph) {
     put("backward_flops", op.backward_flops);
     put("forward_bytes", op.forward_bytes);
     put("backward_bytes", op.backward_bytes);
+    put("batch_statistics_bytes", op.batch_statistics_bytes);
     put("parameters", op.parameter_count);
     entry["output_bytes"] = op.output_bytes;
     if (!op.output_shape.empty()) entry["output_shape"] = op.output_shape;

@@ -56,6 +56,10 @@ struct Op {
   double backward_flops = 0;   ///< gradients w.r.t. inputs and weights (usually 2x forward for GEMMs)
   double forward_bytes = 0;    ///< bytes read + written by the forward kernel(s)
   double backward_bytes = 0;   ///< bytes read + written by the backward kernel(s)
+  /// Of forward_bytes and of backward_bytes each: what a batch normalization reads again in a
+  /// training step to reduce its batch statistics (its input once more; layer_costs.h,
+  /// add_batch_statistics_passes); 0 for every other op.
+  double batch_statistics_bytes = 0;
   double parameter_count = 0;  ///< trainable parameters owned by this op (elements)
   std::vector<int64_t> output_shape;
   double output_bytes = 0;     ///< bytes of the output tensor (activation)
@@ -69,6 +73,8 @@ struct Op {
   std::shared_ptr<const KernelShape> kernel;
 
   double parameter_bytes() const { return parameter_count * dtype_bytes; }
+  /// Forward bytes in an inference step, which normalises with running statistics.
+  double inference_forward_bytes() const { return forward_bytes - batch_statistics_bytes; }
 };
 
 /// A tensor flowing from one op to another; control edges carry no data (TensorFlow's "^op").

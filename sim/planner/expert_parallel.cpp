@@ -73,6 +73,7 @@ Op expert_parallel_shard(const Op& op, int64_t ranks) {
   shard.backward_bytes = 2 * weights + (op.backward_bytes - 2 * weights) * n;
   shard.forward_bytes = std::max(shard.forward_bytes, op.forward_bytes);
   shard.backward_bytes = std::max(shard.backward_bytes, op.backward_bytes);
+  shard.batch_statistics_bytes *= n;  // of the tokens: n x
   if (op.kernel && op.kernel->kind == KernelKind::kGemm) {
     KernelShape kernel = *op.kernel;
     (kernel.gemm.samples_in_batch ? kernel.gemm.batch : kernel.gemm.m) *= ranks;

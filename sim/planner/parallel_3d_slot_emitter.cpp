@@ -160,7 +160,7 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
     if (!e_.emitter.selected(v) || static_cast<int64_t>(P.chunk_of[v]) != c || !P.runs(v, d_)) continue;
     const Op& op = e_.graph.op(v);
     for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
-      Task task = op_compute_task(P.shard[v], Phase::kForward, e_.device(d_, s, r), step_, e_.scale);
+      Task task = op_compute_task(P.shard[v], Phase::kForward, e_.emitter.step_kind(), e_.device(d_, s, r), step_, e_.scale);
       task.name = prefix + "fwd/" + op.name + e_.rank_name(r) + suffix_;
       task.replica = replica_;
       task.output_bytes = P.saved[v] * e_.scale;  // what this op's backward will read
@@ -304,7 +304,7 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
       full_input_gradient_bytes += input.edge.bytes * tokens;
     }
     for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
-      Task task = op_compute_task(P.shard[v], Phase::kBackward, e_.device(d_, s, r), step_, e_.scale);
+      Task task = op_compute_task(P.shard[v], Phase::kBackward, e_.emitter.step_kind(), e_.device(d_, s, r), step_, e_.scale);
       if (task.kernel) task.kernel_passes = e_.emitter.backward_kernel_passes(v);
       task.name = prefix + "bwd/" + op.name + e_.rank_name(r) + suffix_;
       task.replica = replica_;

@@ -255,7 +255,7 @@ ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, 
       for (OpId v : emitter.order()) {
         if (!emitter.selected(v) || stage_of[v] != s) continue;
         const Op& op = graph.op(v);
-        Task task = op_compute_task(op, Phase::kForward, device_of(v), step, scale);
+        Task task = op_compute_task(op, Phase::kForward, run.kind, device_of(v), step, scale);
         task.name = prefix + "fwd/" + op.name + suffix;
         for (const auto& input : graph.inputs(v)) {
           OpId u = input.op;
@@ -289,7 +289,7 @@ ExecutionPlan build_pipeline_plan(const OpGraph& graph, const Cluster& cluster, 
         OpId v = *it;
         if (!emitter.needs_gradient(v) || stage_of[v] != s) continue;
         const Op& op = graph.op(v);
-        Task task = op_compute_task(op, Phase::kBackward, device_of(v), step, scale);
+        Task task = op_compute_task(op, Phase::kBackward, run.kind, device_of(v), step, scale);
         if (task.kernel) task.kernel_passes = emitter.backward_kernel_passes(v);
         task.name = prefix + "bwd/" + op.name + suffix;
         bool waits_for_gradient = false;

@@ -76,8 +76,9 @@ ExecutionPlan start_plan(const std::string& name, const RunOptions& run, const C
   return plan;
 }
 
-Task op_compute_task(const Op& op, Phase phase, DeviceId device, int64_t step, double scale) {
+Task op_compute_task(const Op& op, Phase phase, StepKind kind, DeviceId device, int64_t step, double scale) {
   const bool forward = phase == Phase::kForward;
+  const double forward_bytes = kind == StepKind::kTraining ? op.forward_bytes : op.inference_forward_bytes();
   Task task;
   task.phase = phase;
   task.step = step;
@@ -85,7 +86,7 @@ Task op_compute_task(const Op& op, Phase phase, DeviceId device, int64_t step, d
   task.device = device;
   task.op_kind = op.kind;
   task.flops = (forward ? op.forward_flops : op.backward_flops) * scale;
-  task.memory_bytes = (forward ? op.forward_bytes : op.backward_bytes) * scale;
+  task.memory_bytes = (forward ? forward_bytes : op.backward_bytes) * scale;
   if (forward && (op.forward_flops > 0 || op.forward_bytes > 0)) task.output_bytes = op.output_bytes * scale;
   if (op.kernel) {
     task.kernel = op.kernel;
@@ -171,7 +172,7 @@ ReplicaStep StepEmitter::emit(const Inputs& in) {
   for (OpId v : order_) {
     if (!selected_[v]) continue;
     const Op& op = graph_.op(v);
-    Task task = op_compute_task(op, Phase::kForward, in.device_of(v), in.step);
+    Task task = op_compute_task(op, Phase::kForward, run_.kind, in.device_of(v), in.step);
     task.name = prefix(in.replica) + "fwd/" + op.name + suffix(in.step);
     task.replica = in.replica;
     task.compute_scale = in.compute_scale;
@@ -197,7 +198,7 @@ ReplicaStep StepEmitter::emit(const Inputs& in) {
     OpId v = *it;
     const Op& op = graph_.op(v);
     if (!needs_gradient_[v]) continue;
-    Task task = op_compute_task(op, Phase::kBackward, in.device_of(v), in.step);
+    Task task = op_compute_task(op, Phase::kBackward, run_.kind, in.device_of(v), in.step);
     if (task.kernel) task.kernel_passes = backward_kernel_passes(v);
     task.name = prefix(in.replica) + "bwd/" + op.name + suffix(in.step);
     task.replica = in.replica;

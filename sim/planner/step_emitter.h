@@ -50,6 +50,7 @@ class StepEmitter {
   /// gradient only when an input needs one (frameworks skip it for a layer on the model's input).
   uint8_t backward_kernel_passes(OpId v) const;
   bool training() const { return run_.kind == StepKind::kTraining; }
+  StepKind step_kind() const { return run_.kind; }
   /// "r3/" for replica 3, "" otherwise; "#2" for step 2, "" for step 0.
   static std::string prefix(int64_t replica);
   static std::string suffix(int64_t step);
@@ -68,11 +69,12 @@ class StepEmitter {
 ExecutionPlan start_plan(const std::string& name, const RunOptions& run, const Cluster& cluster,
                          int64_t samples_per_step);
 
-/// The compute task of `op`'s forward or backward pass on `device`, costs multiplied by `scale`
-/// (1 / micro-batches for pipelines). A forward that launches no kernel (a variable, an identity
-/// on a reference, a constant) allocates nothing: its output aliases storage counted elsewhere.
-/// Name, deps and replica are the caller's.
-Task op_compute_task(const Op& op, Phase phase, DeviceId device, int64_t step, double scale = 1.0);
+/// The compute task of `op`'s forward or backward pass on `device` in a step of `kind`, costs
+/// multiplied by `scale` (1 / micro-batches for pipelines). An inference forward reads no batch
+/// statistics (Op::inference_forward_bytes). A forward that launches no kernel (a variable, an
+/// identity on a reference, a constant) allocates nothing: its output aliases storage counted
+/// elsewhere. Name, deps and replica are the caller's.
+Task op_compute_task(const Op& op, Phase phase, StepKind kind, DeviceId device, int64_t step, double scale = 1.0);
 
 /// Seeded log-normal factor with mean 1 for (seed, replica, step): exp(sigma z - sigma^2 / 2),
 /// z standard normal from a counter-based generator (identical on every platform and run).

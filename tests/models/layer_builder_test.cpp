@@ -117,6 +117,15 @@ TEST(LayerBuilderTest, NormalizationElementwiseAndPooling) {
   EXPECT_DOUBLE_EQ(graph.op(bn.op).parameter_count, 2 * 16);  // gamma and beta; not running stats
   EXPECT_DOUBLE_EQ(graph.op(bn.op).forward_flops, 5 * elements);
   EXPECT_DOUBLE_EQ(graph.op(bn.op).backward_flops, 5 * elements);
+  // Training passes over the 3,200 elements: forward reads x for the statistics, reads it again
+  // and writes y (3); backward reads x and dy for the sums, again for dx, and writes dx (5). The
+  // 32 parameters are read forward, read and their gradients written backward.
+  const double parameter_bytes = 2 * 16 * kFloat32Bytes;
+  EXPECT_DOUBLE_EQ(graph.op(bn.op).batch_statistics_bytes, elements * kFloat32Bytes);
+  EXPECT_DOUBLE_EQ(graph.op(bn.op).forward_bytes, 3 * elements * kFloat32Bytes + parameter_bytes);
+  EXPECT_DOUBLE_EQ(graph.op(bn.op).backward_bytes, 5 * elements * kFloat32Bytes + 2 * parameter_bytes);
+  EXPECT_DOUBLE_EQ(graph.op(bn.op).inference_forward_bytes(), 2 * elements * kFloat32Bytes + parameter_bytes);
+  EXPECT_DOUBLE_EQ(graph.op(builder.layer_norm("rows", x).op).batch_statistics_bytes, 0);  // its rows stay on chip
 
   Tensor relu = builder.relu("relu", bn);
   EXPECT_DOUBLE_EQ(graph.op(relu.op).forward_flops, elements);

@@ -87,6 +87,9 @@ TEST_P(ZooRoundTrip, KeepsOpsFlopsParametersAndActivations) {
     ASSERT_NE(twin, imported.size()) << op.name;
     EXPECT_NEAR(imported.op(twin).forward_flops, op.forward_flops, 1e-9 * op.forward_flops) << op.name;
     EXPECT_NEAR(imported.op(twin).forward_bytes, op.forward_bytes, 1e-9 * op.forward_bytes) << op.name;
+    EXPECT_NEAR(imported.op(twin).backward_bytes, op.backward_bytes, 1e-9 * op.backward_bytes) << op.name;
+    EXPECT_NEAR(imported.op(twin).batch_statistics_bytes, op.batch_statistics_bytes, 1e-9 * op.batch_statistics_bytes)
+        << op.name;  // batch norms as standard BatchNormalization nodes, the rest as placesim's
     EXPECT_NEAR(imported.op(twin).parameter_count, op.parameter_count, 1e-9 * op.parameter_count) << op.name;
     EXPECT_EQ(imported.op(twin).kind, op.kind) << op.name;
   }

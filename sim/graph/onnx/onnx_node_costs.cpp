@@ -220,6 +220,9 @@ void cost_onnx_node(const pb::NodeProto& node, const std::vector<std::string>& o
   }
   if (!float_output) return;  // shape and index computations have no gradient
   set_backward_costs(op);
+  if (type == "BatchNormalization" && present(0)) {
+    add_batch_statistics_passes(op, tensor_bytes(input_info(0), context.float_bytes()));
+  }
 }
 
 void cost_placesim_node(const pb::NodeProto& node, const PlacesimNodeScale& scale, NodeCostContext& context, Op& op) {
@@ -242,6 +245,10 @@ void cost_placesim_node(const pb::NodeProto& node, const PlacesimNodeScale& scal
   op.backward_flops = number("backward_flops") * batch_scale;
   op.forward_bytes = number("forward_bytes") * batch_scale * bytes_scale;
   op.backward_bytes = number("backward_bytes") * batch_scale * bytes_scale;
+  op.batch_statistics_bytes = number("batch_statistics_bytes") * batch_scale * bytes_scale;
+  if (op.batch_statistics_bytes > std::min(op.forward_bytes, op.backward_bytes)) {
+    context.fail("attribute batch_statistics_bytes exceeds forward_bytes or backward_bytes, which include it");
+  }
   op.parameter_count = number("parameters");
   op.output_bytes = number("output_bytes") * batch_scale * bytes_scale;
   op.dtype_bytes = number("dtype_bytes") * bytes_scale;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "sim/session/pipeline.h"
+#include "models/layer_builder.h"
 #include "models/zoo.h"
 #include "sim/cluster/cluster_builder.h"
 #include "sim/analytical/analytical_engine.h"
@@ -172,6 +173,30 @@ TEST(Inference, StepsRunOneAfterAnother) {
   // Without a barrier, GPU:0 would start step 2 while GPU:1 still works on step 1.
   const double one_step = 1.0 + (1e-5 + 1e8 / 1e9) + 1.0;
   EXPECT_NEAR(simulate_plan(plan, cluster).metrics.makespan_seconds, 3 * one_step, 3 * one_step * kRelative);
+}
+
+// A batch norm's statistics: a training step's forward reads its input twice and writes its
+// output (3 passes of [4, 8, 6, 6] fp32 = 4,608 bytes each), its backward reads x and dy twice
+// and writes dx (5); an inference step normalises with the running statistics (2 passes). The
+// 16 parameters (gamma and beta) add 64 bytes forward and 128 backward.
+TEST(BatchStatistics, ATrainingStepReadsTheInputOnceMorePerDirection) {
+  OpGraph graph;
+  LayerBuilder builder(graph, 4, 4);
+  builder.batch_norm("bn", builder.input("x", {8, 6, 6}));
+  Cluster cluster = testing::gpus(1);
+  Placement placement{{0, 0}, {}};
+  const double pass = 4.0 * 8 * 6 * 6 * 4;
+  auto bn_bytes = [&](StepKind kind, Phase phase) {
+    RunOptions run;
+    run.kind = kind;
+    for (const Task& task : build_plan(graph, placement, cluster, run, "bn").tasks) {
+      if (task.op == "bn" && task.phase == phase && task.kind == TaskKind::kCompute) return task.memory_bytes;
+    }
+    return -1.0;
+  };
+  EXPECT_DOUBLE_EQ(bn_bytes(StepKind::kTraining, Phase::kForward), 3 * pass + 64);
+  EXPECT_DOUBLE_EQ(bn_bytes(StepKind::kTraining, Phase::kBackward), 5 * pass + 128);
+  EXPECT_DOUBLE_EQ(bn_bytes(StepKind::kInference, Phase::kForward), 2 * pass + 64);
 }
 
 // The run's memory format reaches the plan and its file: "memory_format" is written only when it
