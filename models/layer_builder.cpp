@@ -260,6 +260,7 @@ Tensor LayerBuilder::activation(const std::string& name, const Tensor& x, Activa
   op.forward_flops = kElementwiseFlopsPerElement * x.elements();
   op.forward_bytes = bytes(x.elements()) + op.output_bytes;
   set_backward_costs(op);
+  set_unary_elementwise_backward_bytes(op);
   return append(std::move(op), {x});
 }
 
@@ -325,7 +326,7 @@ Tensor LayerBuilder::add(const std::string& name, const Tensor& a, const Tensor&
   Op op = make_op(name, "AddV2", OpKind::kElementwise, a.shape);
   op.forward_flops = kElementwiseFlopsPerElement * a.elements();
   op.forward_bytes = bytes(a.elements() + b.elements()) + op.output_bytes;
-  set_backward_costs(op);
+  set_identity_backward_costs(op);
   return append(std::move(op), {a, b});
 }
 
@@ -370,6 +371,7 @@ Tensor LayerBuilder::dropout(const std::string& name, const Tensor& x) {
   op.forward_flops = kElementwiseFlopsPerElement * x.elements();
   op.forward_bytes = bytes(x.elements()) + op.output_bytes;
   set_backward_costs(op);
+  set_unary_elementwise_backward_bytes(op);
   return append(std::move(op), {x});
 }
 

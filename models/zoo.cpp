@@ -6,6 +6,7 @@
 
 #include "models/generators.h"
 #include "models/layer_builder.h"
+#include "sim/graph/gradient_sums.h"
 
 namespace placesim {
 namespace {
@@ -79,6 +80,7 @@ OpGraph run_generator(const std::string& name, const Generator& generator, const
   try {
     OpGraph graph = generator(checked, batch_size, dtype_bytes);
     graph.set_name(name);
+    add_gradient_sums(graph);
     return graph;
   } catch (const ShapeError& error) {
     // Shapes depend only on the parameters; the image size is the usual culprit.

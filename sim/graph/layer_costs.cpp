@@ -17,6 +17,13 @@ void set_backward_costs(Op& op) {
   op.backward_bytes = backward_bytes(op.forward_bytes);
 }
 
+void set_unary_elementwise_backward_bytes(Op& op) { op.backward_bytes = op.forward_bytes + op.output_bytes; }
+
+void set_identity_backward_costs(Op& op) {
+  op.backward_flops = 0;
+  op.backward_bytes = 0;
+}
+
 void add_batch_statistics_passes(Op& op, double input_bytes) {
   op.batch_statistics_bytes = input_bytes;
   op.forward_bytes += input_bytes;

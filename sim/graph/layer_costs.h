@@ -31,6 +31,19 @@ double backward_bytes(double forward_bytes);
 /// Sets `op`'s backward FLOPs and bytes from its kind and forward costs, as the two above.
 void set_backward_costs(Op& op);
 
+/// Sets the backward bytes of a unary elementwise op (an activation, dropout; after
+/// set_backward_costs): its gradient kernel reads the output gradient and one saved tensor (the
+/// input, or the output for ReLU, sigmoid and tanh; dropout its mask) and writes the input
+/// gradient: 3 passes of the tensor, where backward_bytes' rule gives 4, i.e. forward_bytes +
+/// output_bytes.
+void set_unary_elementwise_backward_bytes(Op& op);
+
+/// Sets the backward costs of a sum of two tensors of one shape: none. Its gradient is the output
+/// gradient itself, passed to both inputs without a kernel (TensorFlow's _AddGrad returns (grad,
+/// grad) for fully specified equal shapes; PyTorch's AddBackward passes it on); where the two
+/// gradients meet again, at the op that fed both branches, they are summed (gradient_sums.h).
+void set_identity_backward_costs(Op& op);
+
 /// Adds a batch normalization's statistics passes to `op`'s costs (after set_backward_costs): in
 /// a training step it reads its input of `input_bytes` once more in each direction, as cuDNN's and
 /// PyTorch's training kernels do, because its statistics reduce over the whole batch, which no

@@ -24,7 +24,7 @@ double bounded(const JsonReader& op, const std::string& key, double limit) {
 
 Op read_op(const JsonReader& entry) {
   entry.reject_unknown_keys({"name", "type", "kind", "inputs", "forward_flops", "backward_flops", "forward_bytes",
-                             "backward_bytes", "batch_statistics_bytes", "parameters", "output_shape", "output_bytes", "dtype_bytes",
+                             "backward_bytes", "batch_statistics_bytes", "gradient_sum_bytes", "parameters", "output_shape", "output_bytes", "dtype_bytes",
                              "cpu_only", "device", "colocate_with", "layer", "kernel"});
   Op op;
   op.name = entry.string_at("name");
@@ -48,6 +48,11 @@ Op read_op(const JsonReader& entry) {
     entry.at("batch_statistics_bytes")
         .fail("value " + brief(entry.at("batch_statistics_bytes").value()) +
               " exceeds the op's forward_bytes or backward_bytes, which include it");
+  }
+  op.gradient_sum_bytes = bounded(entry, "gradient_sum_bytes", kMaxPlausibleBytes);
+  if (op.gradient_sum_bytes > op.backward_bytes) {
+    entry.at("gradient_sum_bytes")
+        .fail("value " + brief(entry.at("gradient_sum_bytes").value()) + " exceeds the op's backward_bytes, which include it");
   }
   op.parameter_count = bounded(entry, "parameters", kMaxPlausibleBytes);
   op.dtype_bytes = entry.positive_or("dtype_bytes", 4);
@@ -147,6 +152,7 @@ Json write_model_json(const OpGraph& graph) {
     put("forward_bytes", op.forward_bytes);
     put("backward_bytes", op.backward_bytes);
     put("batch_statistics_bytes", op.batch_statistics_bytes);
+    put("gradient_sum_bytes", op.gradient_sum_bytes);
     put("parameters", op.parameter_count);
     entry["output_bytes"] = op.output_bytes;
     if (!op.output_shape.empty()) entry["output_shape"] = op.output_shape;

@@ -60,6 +60,9 @@ struct Op {
   /// training step to reduce its batch statistics (its input once more; layer_costs.h,
   /// add_batch_statistics_passes); 0 for every other op.
   double batch_statistics_bytes = 0;
+  /// Of backward_bytes: summing the gradients of this op's consumers where several read its
+  /// output (sim/graph/gradient_sums.h); 0 where one does.
+  double gradient_sum_bytes = 0;
   double parameter_count = 0;  ///< trainable parameters owned by this op (elements)
   std::vector<int64_t> output_shape;
   double output_bytes = 0;     ///< bytes of the output tensor (activation)

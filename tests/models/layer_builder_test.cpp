@@ -130,10 +130,17 @@ TEST(LayerBuilderTest, NormalizationElementwiseAndPooling) {
   Tensor relu = builder.relu("relu", bn);
   EXPECT_DOUBLE_EQ(graph.op(relu.op).forward_flops, elements);
   EXPECT_DOUBLE_EQ(graph.op(relu.op).forward_bytes, 2 * elements * kFloat32Bytes);
+  // ReluGrad reads dy and y and writes dx: 3 passes.
+  EXPECT_DOUBLE_EQ(graph.op(relu.op).backward_bytes, 3 * elements * kFloat32Bytes);
 
   Tensor sum = builder.add("add", relu, x);
   EXPECT_EQ(graph.op(sum.op).type, "AddV2");
   EXPECT_DOUBLE_EQ(graph.op(sum.op).forward_bytes, 3 * elements * kFloat32Bytes);
+  // Its gradient is dy itself, for both inputs: no kernel.
+  EXPECT_DOUBLE_EQ(graph.op(sum.op).backward_bytes, 0);
+  EXPECT_DOUBLE_EQ(graph.op(sum.op).backward_flops, 0);
+  // Dropout's backward reads dy and the mask and writes dx: 3 passes.
+  EXPECT_DOUBLE_EQ(graph.op(builder.dropout("drop", sum).op).backward_bytes, 3 * elements * kFloat32Bytes);
   EXPECT_EQ(graph.inputs(sum.op).size(), 2u);
 
   // 3x3 max pool, stride 2, pad 1: floor((10 + 2 - 3) / 2) + 1 = 5; 9 comparisons per output.

@@ -90,6 +90,7 @@ TEST_P(ZooRoundTrip, KeepsOpsFlopsParametersAndActivations) {
     EXPECT_NEAR(imported.op(twin).backward_bytes, op.backward_bytes, 1e-9 * op.backward_bytes) << op.name;
     EXPECT_NEAR(imported.op(twin).batch_statistics_bytes, op.batch_statistics_bytes, 1e-9 * op.batch_statistics_bytes)
         << op.name;  // batch norms as standard BatchNormalization nodes, the rest as placesim's
+    EXPECT_NEAR(imported.op(twin).gradient_sum_bytes, op.gradient_sum_bytes, 1e-9 * op.gradient_sum_bytes) << op.name;
     EXPECT_NEAR(imported.op(twin).parameter_count, op.parameter_count, 1e-9 * op.parameter_count) << op.name;
     EXPECT_EQ(imported.op(twin).kind, op.kind) << op.name;
   }

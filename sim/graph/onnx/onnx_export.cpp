@@ -425,6 +425,7 @@ class Exporter {
     set_string(n, "forward_bytes", number_text(op.forward_bytes));
     set_string(n, "backward_bytes", number_text(op.backward_bytes));
     if (op.batch_statistics_bytes > 0) set_string(n, "batch_statistics_bytes", number_text(op.batch_statistics_bytes));
+    if (op.gradient_sum_bytes > 0) set_string(n, "gradient_sum_bytes", number_text(op.gradient_sum_bytes));
     set_string(n, "parameters", number_text(op.parameter_count));
     set_string(n, "output_bytes", number_text(op.output_bytes));
     set_string(n, "dtype_bytes", number_text(op.dtype_bytes));

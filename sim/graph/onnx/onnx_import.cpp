@@ -11,6 +11,7 @@
 
 #include "sim/core/input_error.h"
 #include "sim/core/json_reader.h"
+#include "sim/graph/gradient_sums.h"
 #include "sim/graph/layer_costs.h"
 #include "sim/graph/onnx/onnx_attributes.h"
 #include "sim/graph/onnx/onnx_dims.h"
@@ -581,6 +582,7 @@ OpGraph Importer::build_graph() {
     for (const auto& type : assumed_shapes_) list += (list.empty() ? "" : ", ") + type;
     warn("ONNX has no shape inference for " + list + "; their outputs were given their first input's shape");
   }
+  add_gradient_sums(graph);
   return graph;
 }
 

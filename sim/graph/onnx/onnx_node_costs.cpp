@@ -220,6 +220,13 @@ void cost_onnx_node(const pb::NodeProto& node, const std::vector<std::string>& o
   }
   if (!float_output) return;  // shape and index computations have no gradient
   set_backward_costs(op);
+  if (known && known->cost == OnnxCost::kPerOutputElement && outputs.size() == 1) {
+    // Inputs of the output's size; the others are scalars (Clip's bounds, Dropout's ratio).
+    int full_inputs = 0;
+    for (size_t i = 0; i < inputs.size(); ++i) full_inputs += present(i) && dims_product(input_info(i).dims) == output_elements;
+    if (full_inputs == 1) set_unary_elementwise_backward_bytes(op);
+    if (full_inputs == 2 && inputs.size() == 2 && type == "Add") set_identity_backward_costs(op);
+  }
   if (type == "BatchNormalization" && present(0)) {
     add_batch_statistics_passes(op, tensor_bytes(input_info(0), context.float_bytes()));
   }
@@ -248,6 +255,10 @@ void cost_placesim_node(const pb::NodeProto& node, const PlacesimNodeScale& scal
   op.batch_statistics_bytes = number("batch_statistics_bytes") * batch_scale * bytes_scale;
   if (op.batch_statistics_bytes > std::min(op.forward_bytes, op.backward_bytes)) {
     context.fail("attribute batch_statistics_bytes exceeds forward_bytes or backward_bytes, which include it");
+  }
+  op.gradient_sum_bytes = number("gradient_sum_bytes") * batch_scale * bytes_scale;
+  if (op.gradient_sum_bytes > op.backward_bytes) {
+    context.fail("attribute gradient_sum_bytes exceeds backward_bytes, which includes it");
   }
   op.parameter_count = number("parameters");
   op.output_bytes = number("output_bytes") * batch_scale * bytes_scale;
