@@ -351,6 +351,7 @@ Tensor LayerBuilder::concat(const std::string& name, const std::vector<Tensor>& 
   Op op = make_op(name, "ConcatV2", OpKind::kDataMovement, shape);
   op.forward_bytes = bytes(input_elements) + op.output_bytes;
   set_backward_costs(op);
+  set_concat_backward_bytes(op);
   return append(std::move(op), inputs);
 }
 

@@ -24,6 +24,8 @@ void set_identity_backward_costs(Op& op) {
   op.backward_bytes = 0;
 }
 
+void set_concat_backward_bytes(Op& op) { op.backward_bytes = op.forward_bytes; }
+
 void add_batch_statistics_passes(Op& op, double input_bytes) {
   op.batch_statistics_bytes = input_bytes;
   op.forward_bytes += input_bytes;

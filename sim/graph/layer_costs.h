@@ -44,6 +44,11 @@ void set_unary_elementwise_backward_bytes(Op& op);
 /// gradients meet again, at the op that fed both branches, they are summed (gradient_sums.h).
 void set_identity_backward_costs(Op& op);
 
+/// Sets the backward bytes of a concatenation: its gradient slices dy into each input's gradient
+/// (TensorFlow's _ConcatGradHelper: one Slice per input, a copy on a GPU), dy read once and every
+/// input gradient written once, the forward's bytes, where backward_bytes' rule gives twice them.
+void set_concat_backward_bytes(Op& op);
+
 /// Adds a batch normalization's statistics passes to `op`'s costs (after set_backward_costs): in
 /// a training step it reads its input of `input_bytes` once more in each direction, as cuDNN's and
 /// PyTorch's training kernels do, because its statistics reduce over the whole batch, which no

@@ -154,6 +154,9 @@ TEST(LayerBuilderTest, NormalizationElementwiseAndPooling) {
 
   Tensor concat = builder.concat("concat", {pool, pool});
   EXPECT_EQ(concat.shape, (std::vector<int64_t>{2, 32, 5, 5}));
+  // Reads two 800-element inputs, writes 1,600; backward slices dy into the two gradients: the same.
+  EXPECT_DOUBLE_EQ(graph.op(concat.op).forward_bytes, 2 * 2.0 * 16 * 5 * 5 * kFloat32Bytes * 2);
+  EXPECT_DOUBLE_EQ(graph.op(concat.op).backward_bytes, graph.op(concat.op).forward_bytes);
   EXPECT_DOUBLE_EQ(graph.op(concat.op).forward_flops, 0);
 
   Tensor flat = builder.flatten("flatten", pool);

@@ -227,6 +227,7 @@ void cost_onnx_node(const pb::NodeProto& node, const std::vector<std::string>& o
     if (full_inputs == 1) set_unary_elementwise_backward_bytes(op);
     if (full_inputs == 2 && inputs.size() == 2 && type == "Add") set_identity_backward_costs(op);
   }
+  if (type == "Concat") set_concat_backward_bytes(op);
   if (type == "BatchNormalization" && present(0)) {
     add_batch_statistics_passes(op, tensor_bytes(input_info(0), context.float_bytes()));
   }
