@@ -259,8 +259,7 @@ Tensor LayerBuilder::activation(const std::string& name, const Tensor& x, Activa
   Op op = make_op(name, activation_type(function), OpKind::kElementwise, x.shape);
   op.forward_flops = kElementwiseFlopsPerElement * x.elements();
   op.forward_bytes = bytes(x.elements()) + op.output_bytes;
-  set_backward_costs(op);
-  set_unary_elementwise_backward_bytes(op);
+  set_backward_costs(op, GradientKernel::kUnaryElementwise);
   return append(std::move(op), {x});
 }
 
@@ -326,7 +325,7 @@ Tensor LayerBuilder::add(const std::string& name, const Tensor& a, const Tensor&
   Op op = make_op(name, "AddV2", OpKind::kElementwise, a.shape);
   op.forward_flops = kElementwiseFlopsPerElement * a.elements();
   op.forward_bytes = bytes(a.elements() + b.elements()) + op.output_bytes;
-  set_identity_backward_costs(op);
+  set_backward_costs(op, GradientKernel::kIdentity);
   return append(std::move(op), {a, b});
 }
 
@@ -350,8 +349,7 @@ Tensor LayerBuilder::concat(const std::string& name, const std::vector<Tensor>& 
   for (const Tensor& input : inputs) shape[axis] += input.shape[axis];
   Op op = make_op(name, "ConcatV2", OpKind::kDataMovement, shape);
   op.forward_bytes = bytes(input_elements) + op.output_bytes;
-  set_backward_costs(op);
-  set_concat_backward_bytes(op);
+  set_backward_costs(op, GradientKernel::kSlices);
   return append(std::move(op), inputs);
 }
 
@@ -371,8 +369,7 @@ Tensor LayerBuilder::dropout(const std::string& name, const Tensor& x) {
   Op op = make_op(name, "Dropout", OpKind::kElementwise, x.shape);
   op.forward_flops = kElementwiseFlopsPerElement * x.elements();
   op.forward_bytes = bytes(x.elements()) + op.output_bytes;
-  set_backward_costs(op);
-  set_unary_elementwise_backward_bytes(op);
+  set_backward_costs(op, GradientKernel::kUnaryElementwise);
   return append(std::move(op), {x});
 }
 

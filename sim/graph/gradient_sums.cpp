@@ -1,6 +1,7 @@
 #include "sim/graph/gradient_sums.h"
 
 namespace placesim {
+
 double gradient_sum_bytes(const OpGraph& graph, OpId producer) {
   const Op& op = graph.op(producer);
   // A variable's readers are its read op and its initialiser (TensorFlow's Assign, which has no

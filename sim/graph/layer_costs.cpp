@@ -12,19 +12,15 @@ double backward_flops(OpKind kind, double forward_flops) {
 
 double backward_bytes(double forward_bytes) { return 2 * forward_bytes; }
 
-void set_backward_costs(Op& op) {
-  op.backward_flops = backward_flops(op.kind, op.forward_flops);
-  op.backward_bytes = backward_bytes(op.forward_bytes);
+void set_backward_costs(Op& op, GradientKernel gradient) {
+  op.backward_flops = gradient == GradientKernel::kIdentity ? 0 : backward_flops(op.kind, op.forward_flops);
+  switch (gradient) {
+    case GradientKernel::kGeneric: op.backward_bytes = backward_bytes(op.forward_bytes); break;
+    case GradientKernel::kUnaryElementwise: op.backward_bytes = op.forward_bytes + op.output_bytes; break;
+    case GradientKernel::kIdentity: op.backward_bytes = 0; break;
+    case GradientKernel::kSlices: op.backward_bytes = op.forward_bytes; break;
+  }
 }
-
-void set_unary_elementwise_backward_bytes(Op& op) { op.backward_bytes = op.forward_bytes + op.output_bytes; }
-
-void set_identity_backward_costs(Op& op) {
-  op.backward_flops = 0;
-  op.backward_bytes = 0;
-}
-
-void set_concat_backward_bytes(Op& op) { op.backward_bytes = op.forward_bytes; }
 
 void add_batch_statistics_passes(Op& op, double input_bytes) {
   op.batch_statistics_bytes = input_bytes;

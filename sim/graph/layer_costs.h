@@ -28,26 +28,28 @@ double backward_flops(OpKind kind, double forward_flops);
 /// gradient and the saved inputs and write the input and weight gradients).
 double backward_bytes(double forward_bytes);
 
-/// Sets `op`'s backward FLOPs and bytes from its kind and forward costs, as the two above.
-void set_backward_costs(Op& op);
+/// The kernel an op's gradient runs, for what it moves.
+enum class GradientKernel {
+  /// Reads the output gradient and the saved inputs, writes the input and weight gradients:
+  /// backward_bytes' rule, twice the forward.
+  kGeneric,
+  /// An activation or dropout: reads dy and one saved tensor (the input, or the output for ReLU,
+  /// sigmoid and tanh; dropout its mask) and writes dx: 3 passes, forward_bytes + output_bytes.
+  kUnaryElementwise,
+  /// A sum of two tensors of one shape: its gradient is dy itself, passed to both inputs without
+  /// a kernel (TensorFlow's _AddGrad returns (grad, grad) for fully specified equal shapes;
+  /// PyTorch's AddBackward passes it on): no FLOPs, no bytes. Where the two gradients meet again,
+  /// at the op that fed both branches, they are summed (gradient_sums.h).
+  kIdentity,
+  /// A concatenation: dy sliced into each input's gradient (TensorFlow's _ConcatGradHelper, a
+  /// Slice per input, a copy on a GPU): dy read once, each input gradient written once, the
+  /// forward's bytes.
+  kSlices,
+};
 
-/// Sets the backward bytes of a unary elementwise op (an activation, dropout; after
-/// set_backward_costs): its gradient kernel reads the output gradient and one saved tensor (the
-/// input, or the output for ReLU, sigmoid and tanh; dropout its mask) and writes the input
-/// gradient: 3 passes of the tensor, where backward_bytes' rule gives 4, i.e. forward_bytes +
-/// output_bytes.
-void set_unary_elementwise_backward_bytes(Op& op);
-
-/// Sets the backward costs of a sum of two tensors of one shape: none. Its gradient is the output
-/// gradient itself, passed to both inputs without a kernel (TensorFlow's _AddGrad returns (grad,
-/// grad) for fully specified equal shapes; PyTorch's AddBackward passes it on); where the two
-/// gradients meet again, at the op that fed both branches, they are summed (gradient_sums.h).
-void set_identity_backward_costs(Op& op);
-
-/// Sets the backward bytes of a concatenation: its gradient slices dy into each input's gradient
-/// (TensorFlow's _ConcatGradHelper: one Slice per input, a copy on a GPU), dy read once and every
-/// input gradient written once, the forward's bytes, where backward_bytes' rule gives twice them.
-void set_concat_backward_bytes(Op& op);
+/// Sets `op`'s backward FLOPs (backward_flops, none for kIdentity) and bytes from its kind, its
+/// forward costs and the kernel its gradient runs.
+void set_backward_costs(Op& op, GradientKernel gradient = GradientKernel::kGeneric);
 
 /// Adds a batch normalization's statistics passes to `op`'s costs (after set_backward_costs): in
 /// a training step it reads its input of `input_bytes` once more in each direction, as cuDNN's and

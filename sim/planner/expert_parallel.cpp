@@ -74,6 +74,7 @@ Op expert_parallel_shard(const Op& op, int64_t ranks) {
   shard.forward_bytes = std::max(shard.forward_bytes, op.forward_bytes);
   shard.backward_bytes = std::max(shard.backward_bytes, op.backward_bytes);
   shard.batch_statistics_bytes *= n;  // of the tokens: n x
+  shard.gradient_sum_bytes *= n;
   if (op.kernel && op.kernel->kind == KernelKind::kGemm) {
     KernelShape kernel = *op.kernel;
     (kernel.gemm.samples_in_batch ? kernel.gemm.batch : kernel.gemm.m) *= ranks;

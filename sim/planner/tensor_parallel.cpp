@@ -102,6 +102,7 @@ Op tensor_parallel_shard(const Op& op, TensorRole role, int64_t ranks) {
   shard.forward_bytes /= t;
   shard.backward_bytes /= t;
   shard.batch_statistics_bytes /= t;
+  shard.gradient_sum_bytes /= t;
   if (role != TensorRole::kSequence) shard.parameter_count /= t;
   if (role != TensorRole::kRow) shard.output_bytes /= t;
   if (op.kernel) shard.kernel = shard_kernel(*op.kernel, role, ranks);

@@ -219,15 +219,15 @@ void cost_onnx_node(const pb::NodeProto& node, const std::vector<std::string>& o
     return;
   }
   if (!float_output) return;  // shape and index computations have no gradient
-  set_backward_costs(op);
+  GradientKernel gradient = type == "Concat" ? GradientKernel::kSlices : GradientKernel::kGeneric;
   if (known && known->cost == OnnxCost::kPerOutputElement && outputs.size() == 1) {
     // Inputs of the output's size; the others are scalars (Clip's bounds, Dropout's ratio).
     int full_inputs = 0;
     for (size_t i = 0; i < inputs.size(); ++i) full_inputs += present(i) && dims_product(input_info(i).dims) == output_elements;
-    if (full_inputs == 1) set_unary_elementwise_backward_bytes(op);
-    if (full_inputs == 2 && inputs.size() == 2 && type == "Add") set_identity_backward_costs(op);
+    if (full_inputs == 1) gradient = GradientKernel::kUnaryElementwise;
+    if (full_inputs == 2 && inputs.size() == 2 && type == "Add") gradient = GradientKernel::kIdentity;
   }
-  if (type == "Concat") set_concat_backward_bytes(op);
+  set_backward_costs(op, gradient);
   if (type == "BatchNormalization" && present(0)) {
     add_batch_statistics_passes(op, tensor_bytes(input_info(0), context.float_bytes()));
   }

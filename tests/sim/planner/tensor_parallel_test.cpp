@@ -370,6 +370,7 @@ TEST(TensorParallel, SequenceParallelismDividesEveryLayersActivationsByT) {
     auto roles = tensor_parallel_roles(graph, default_column_parallel_ops(), default_row_parallel_ops());
     use_sequence_parallelism(&roles);
     double layer_bytes = 0;
+    int summed = 0;
     for (OpId v = 0; v < graph.size(); ++v) {
       if (graph.op(v).layer != "h.1") continue;
       layer_bytes += saved_activation_bytes(graph, roles, t, v);
@@ -379,7 +380,15 @@ TEST(TensorParallel, SequenceParallelismDividesEveryLayersActivationsByT) {
         EXPECT_EQ(shard.parameter_count, op.parameter_count) << op.name << ": layer norm weights stay whole";
         EXPECT_DOUBLE_EQ(shard.forward_flops, op.forward_flops / static_cast<double>(t)) << op.name;
       }
+      // The residual stream's gradient sums are on 1/t of the sequence too, still part of the
+      // shard's backward bytes.
+      if (op.gradient_sum_bytes > 0) {
+        ++summed;
+        EXPECT_DOUBLE_EQ(shard.gradient_sum_bytes, op.gradient_sum_bytes / static_cast<double>(t)) << op.name;
+        EXPECT_LE(shard.gradient_sum_bytes, shard.backward_bytes) << op.name;
+      }
     }
+    EXPECT_GT(summed, 0) << "the residual stream forks in every layer";
     EXPECT_DOUBLE_EQ(layer_bytes, s * b * h * (34 + 5 * a * s / h) / static_cast<double>(t)) << t << " ranks";
   }
 }
