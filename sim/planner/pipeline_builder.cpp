@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <map>
 #include <stdexcept>
+#include <string>
 
 #include "sim/core/glob.h"
 #include "sim/spec/spec_error.h"
@@ -70,10 +71,20 @@ std::string samples(double count) {
   return buffer;
 }
 
+/// Throws std::logic_error when a schedule's micro-batches or chunks do not fit a PipelineSlot
+/// (far beyond any plan placesim builds: the plan size limits refuse such steps first).
+void check_slot_range(int64_t micro_batches, int64_t chunks) {
+  if (micro_batches > PipelineSlot::kMaxMicroBatches || chunks > PipelineSlot::kMaxChunks) {
+    throw std::logic_error("pipeline schedule: " + std::to_string(micro_batches) + " micro-batches of " +
+                           std::to_string(chunks) + " chunks do not fit a slot");
+  }
+}
+
 /// Interleaved 1F1B's forwards (or backwards) in order: groups of `stages` micro-batches, each
 /// group through chunk 0, 1, ..., V-1 (backwards: V-1 down to 0).
 std::vector<PipelineSlot> interleaved_order(size_t stages, int64_t chunks, int64_t micro_batches, bool forward) {
   std::vector<PipelineSlot> slots;
+  slots.reserve(static_cast<size_t>(micro_batches * chunks));
   const int64_t group = static_cast<int64_t>(stages);
   for (int64_t first = 0; first < micro_batches; first += group) {
     const int64_t end = std::min(micro_batches, first + group);
@@ -89,7 +100,9 @@ std::vector<PipelineSlot> interleaved_order(size_t stages, int64_t chunks, int64
 
 std::vector<PipelineSlot> pipeline_schedule(PipelineSchedule schedule, size_t stages, size_t stage,
                                             int64_t micro_batches, bool training) {
+  check_slot_range(micro_batches, 1);
   std::vector<PipelineSlot> slots;
+  slots.reserve(static_cast<size_t>(training ? 2 * micro_batches : micro_batches));
   if (!training || schedule == PipelineSchedule::kGpipe) {
     for (int64_t m = 0; m < micro_batches; ++m) slots.push_back({true, m});
     if (training) {
@@ -109,6 +122,7 @@ std::vector<PipelineSlot> pipeline_schedule(PipelineSchedule schedule, size_t st
 
 std::vector<PipelineSlot> interleaved_schedule(size_t stages, size_t stage, int64_t chunks, int64_t micro_batches,
                                                bool training) {
+  check_slot_range(micro_batches, chunks);
   const std::vector<PipelineSlot> forwards = interleaved_order(stages, chunks, micro_batches, true);
   if (!training) return forwards;
   const std::vector<PipelineSlot> backwards = interleaved_order(stages, chunks, micro_batches, false);
@@ -117,7 +131,9 @@ std::vector<PipelineSlot> interleaved_schedule(size_t stages, size_t stage, int6
   // chunk's input there, plus (V - 1) x K to fill the first group's other chunks.
   const int64_t warmup =
       std::min(static_cast<int64_t>(stages - stage - 1) * 2 + (chunks - 1) * static_cast<int64_t>(stages), total);
-  std::vector<PipelineSlot> slots(forwards.begin(), forwards.begin() + warmup);
+  std::vector<PipelineSlot> slots;
+  slots.reserve(2 * forwards.size());
+  slots.assign(forwards.begin(), forwards.begin() + warmup);
   for (int64_t i = 0; warmup + i < total; ++i) {
     slots.push_back(forwards[static_cast<size_t>(warmup + i)]);
     slots.push_back(backwards[static_cast<size_t>(i)]);

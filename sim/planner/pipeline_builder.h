@@ -22,14 +22,28 @@ namespace placesim {
 
 /// One unit of a stage's schedule: the forward or the backward of one micro-batch through one of
 /// the stage's model chunks.
+/// Packed in 8 bytes: the closed-form tier walks millions of these per search
+/// (docs/performance.md), and a step's schedule of 24-byte slots did not stay in cache.
 struct PipelineSlot {
-  bool forward = true;
-  int64_t micro_batch = 0;
+  static constexpr int kMicroBatchBits = 47, kChunkBits = 16;
+  static constexpr int64_t kMaxMicroBatches = int64_t{1} << (kMicroBatchBits - 1);
+  static constexpr int64_t kMaxChunks = int64_t{1} << (kChunkBits - 1);
+  PipelineSlot() = default;
+  // The schedules check their ranges (kMaxMicroBatches, kMaxChunks) before they build slots.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+  PipelineSlot(bool is_forward, int64_t micro_batch_index, int64_t chunk_index = 0)
+      : forward(is_forward), micro_batch(micro_batch_index), chunk(chunk_index) {}
+#pragma GCC diagnostic pop
+
+  bool forward : 1 = true;
+  int64_t micro_batch : kMicroBatchBits = 0;
   /// Which of the stage's chunks (interleaved 1F1B): stage s of K runs chunk c x K + s of the
   /// model. Always 0 without interleaving.
-  int64_t chunk = 0;
+  int64_t chunk : kChunkBits = 0;
   bool operator==(const PipelineSlot&) const = default;
 };
+static_assert(sizeof(PipelineSlot) == 8, "PipelineSlot packs into one word");
 
 /// The slots stage `stage` (0-based) of `stages` runs, in order. GPipe: F0..F(M-1), B0..B(M-1).
 /// 1F1B (PipeDream-flush, Narayanan et al. 2021): min(K-s-1, M) warm-up forwards, then one
