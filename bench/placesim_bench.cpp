@@ -29,6 +29,7 @@
 #include "sim/scenario/scenario_loader.h"
 #include "sim/sweep/process_pool.h"
 #include "sim/sweep/recommendation.h"
+#include "sim/sweep/row_wire.h"
 #include "sim/sweep/sweep_outcome.h"
 #include "sim/engine/engine_factory.h"
 #include "sim/engine/simgrid_engine.h"
@@ -197,7 +198,7 @@ void run_screen_split_case(const std::string& name, const std::string& file) {
 
 // The search tier as `placesim sweep` runs "fidelity": "search N" (docs/capacity-planning.md),
 // without the files: one work item per screen key on one process per core, the rows sent back
-// as JSON lines, then the best N of the screen on the analytical tier. Prints configurations
+// in row_wire.h's binary form, then the best N of the screen on the analytical tier. Prints configurations
 // per second over the whole sweep, and how many could be built and fit.
 void run_search_case(const std::string& name, const std::string& file) {
   HardwareCatalog catalog(HardwareCatalog::default_root());
@@ -210,17 +211,9 @@ void run_search_case(const std::string& name, const std::string& file) {
   const int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::map<std::pair<size_t, Tier>, SweepRow> rows;
   auto collect = [&](size_t, const std::string& text) {
-    std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);) {
-      const SweepRow row = row_from_json(Json::parse(line));
-      rows[{row.index, row.tier}] = row;
-    }
+    for (SweepRow& row : decode_rows(text)) rows[{row.index, row.tier}] = std::move(row);
   };
-  auto to_text = [](const std::vector<SweepRow>& group) {
-    std::string text;
-    for (const SweepRow& row : group) text += (text.empty() ? "" : "\n") + row_json(row).dump();
-    return text;
-  };
+  auto to_text = [](const std::vector<SweepRow>& group) { return encode_rows(group); };
   const auto start = std::chrono::steady_clock::now();
   run_in_processes(
       screened_leaders, workers,

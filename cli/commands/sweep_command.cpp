@@ -28,6 +28,7 @@
 #include "sim/sweep/recommendation.h"
 #include "sim/sweep/report/sweep_report.h"
 #include "sim/sweep/result_store.h"
+#include "sim/sweep/row_wire.h"
 
 namespace placesim {
 namespace {
@@ -46,15 +47,10 @@ real::HostGroup* sweep_ranks() {
 }
 
 /// The rows of `index` and the configurations evaluated with it (configurations_sharing_cells),
-/// one JSON object per line; on the search tier, the screen's rows (search_rows).
+/// as a worker sends them back (row_wire.h); on the search tier, the screen's rows (search_rows).
 std::string evaluate_to_text(const SweepContext& context, size_t index, Tier tier) {
-  std::string text;
   const std::vector<size_t> group = configurations_sharing_cells(context, index, tier);
-  for (const SweepRow& row : tier == Tier::kSearch ? search_rows(context, group) : evaluate_configurations(context, group, tier)) {
-    if (!text.empty()) text += '\n';
-    text += row_json(row).dump();
-  }
-  return text;
+  return encode_rows(tier == Tier::kSearch ? search_rows(context, group) : evaluate_configurations(context, group, tier));
 }
 
 /// Evaluates `items` on `tier` and appends each row to the store as it arrives: on `jobs` local
@@ -72,9 +68,7 @@ void evaluate(const SweepContext& context, const std::vector<size_t>& items, Tie
   const std::vector<size_t> leaders = work_items(context, items, tier);
   auto work = [&](size_t index) { return evaluate_to_text(context, index, tier); };
   auto on_result = [&](size_t, const std::string& text) {
-    std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);) {
-      SweepRow row = row_from_json(Json::parse(line));
+    for (SweepRow& row : decode_rows(text)) {
       if (wanted.count(row.index) == 0 || store->has(row.index, row.tier)) continue;
       store->append(row);
       if (bar) bar->advance();
