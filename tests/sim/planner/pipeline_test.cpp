@@ -113,6 +113,17 @@ TEST(PipelineSchedule, OneFOneBWarmsUpWithKMinusSMinusOneForwardsThenAlternates)
   EXPECT_EQ(last, alternate);
 }
 
+TEST(PipelineSchedule, ASlotHoldsItsLargestMicroBatchAndChunkAndTheSchedulesRefuseMore) {
+  // 8 bytes: 1 bit of direction, 47 of micro-batch, 16 of chunk (both signed).
+  const PipelineSlot largest{false, PipelineSlot::kMaxMicroBatches - 1, PipelineSlot::kMaxChunks - 1};
+  EXPECT_FALSE(largest.forward);
+  EXPECT_EQ(largest.micro_batch, (int64_t{1} << 46) - 1);
+  EXPECT_EQ(largest.chunk, 32767);
+  EXPECT_THROW(pipeline_schedule(PipelineSchedule::kOneFOneB, 4, 0, PipelineSlot::kMaxMicroBatches + 1),
+               std::logic_error);
+  EXPECT_THROW(interleaved_schedule(4, 0, PipelineSlot::kMaxChunks + 1, 4, true), std::logic_error);
+}
+
 TEST(PipelineStages, EqualLayersSplitIntoEqualContiguousStages) {
   OpGraph graph = chain(8);
   auto stage_of = assign_pipeline_stages(graph, pipeline(4, 1, PipelineSchedule::kGpipe));
