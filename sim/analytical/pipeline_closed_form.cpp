@@ -64,6 +64,7 @@ class SlotEnds {
       : micro_batches_(static_cast<size_t>(micro_batches)), ends_(chunks * micro_batches_, kNever) {}
   double& at(size_t chunk, int64_t micro_batch) { return ends_[index(chunk, micro_batch)]; }
   double at(size_t chunk, int64_t micro_batch) const { return ends_[index(chunk, micro_batch)]; }
+  std::vector<double> release() { return std::move(ends_); }
 
  private:
   size_t index(size_t chunk, int64_t micro_batch) const {
@@ -72,6 +73,55 @@ class SlotEnds {
   size_t micro_batches_;
   std::vector<double> ends_;
 };
+
+/// Of the first `slots` slots of stage `stage`'s plain schedule (pipeline_schedule's) of
+/// `micro_batches`: how many are forwards and how many backwards, and the last of them.
+struct ScheduleBeginning {
+  int64_t forwards = 0, backwards = 0;
+  PipelineSlot last;
+};
+
+ScheduleBeginning schedule_beginning(PipelineSchedule schedule, bool training, size_t stages, size_t stage,
+                                     int64_t micro_batches, int64_t slots) {
+  ScheduleBeginning beginning;
+  // GPipe and inference: the forwards, then the backwards; 1F1B: `warmup` forwards, then a
+  // forward and a backward alternately, then the backwards.
+  const int64_t warmup = !training || schedule == PipelineSchedule::kGpipe
+                             ? micro_batches
+                             : std::min(static_cast<int64_t>(stages - stage - 1), micro_batches);
+  if (slots <= warmup) {
+    beginning.forwards = slots;
+  } else if (warmup == micro_batches) {
+    beginning.forwards = micro_batches;
+    beginning.backwards = slots - micro_batches;
+  } else {
+    const int64_t alternating = std::min(slots - warmup, 2 * (micro_batches - warmup));
+    beginning.forwards = warmup + (alternating + 1) / 2;
+    beginning.backwards = alternating / 2 + (slots - warmup - alternating);
+  }
+  if (slots > 0) {
+    const bool last_is_forward =
+        slots <= warmup || (warmup < micro_batches && slots - warmup <= 2 * (micro_batches - warmup) &&
+                            (slots - warmup) % 2 == 1);
+    beginning.last = last_is_forward ? PipelineSlot{true, beginning.forwards - 1} : PipelineSlot{false, beginning.backwards - 1};
+  }
+  return beginning;
+}
+
+/// How many of stage `stage`'s first slots the plain schedules of `earlier` and `later`
+/// micro-batches share, short of either's last slot (ClosedFormRecurrence).
+int64_t shared_slots(PipelineSchedule schedule, bool training, size_t stages, size_t stage, int64_t earlier,
+                     int64_t later) {
+  const int64_t fewer = std::min(earlier, later);
+  const int64_t length = training ? 2 * fewer : fewer;  // the shorter schedule's slots
+  // Up to where the fewer's schedule turns to its last backwards and the other's goes on with a
+  // forward: after its warm-up and steady slots (GPipe and inference: its forwards).
+  const int64_t warmup = !training || schedule == PipelineSchedule::kGpipe
+                             ? fewer
+                             : std::min(static_cast<int64_t>(stages - stage - 1), fewer);
+  const int64_t common = earlier == later ? length : warmup + 2 * (fewer - warmup);
+  return std::max<int64_t>(0, std::min(common, length - 1));
+}
 
 /// Sorts `values` ascending: by insertion while it is nearly sorted (the arrivals below come in
 /// emission order, a few places from their time order), else by std::sort. Pairs compare whole,
@@ -500,7 +550,7 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
 }
 
 ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, const ParallelismOptions& options,
-                                                  const ClosedFormStepOrder& order) {
+                                                  const ClosedFormStepOrder& order, ClosedFormRecurrence* recurrence) {
   const size_t stages = cell.stages;
   const int64_t chunks = cell.chunks;
   const size_t model_chunks = stages * static_cast<size_t>(chunks);
@@ -538,6 +588,29 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
       backward_arrivals[s].reserve(schedule[s].size());
     }
   }
+  // The slots this step shares with the recorded one (ClosedFormRecurrence): copied, each stage
+  // then going on from the first slot it does not share.
+  const bool copies = recurrence && chunks == 1 && recurrence->micro_batches > 0 && recurrence->stages == stages &&
+                      recurrence->schedule == options.schedule && recurrence->training == cell.training;
+  std::vector<size_t> first_slot(stages, 0);
+  if (copies) {
+    const int64_t recorded = recurrence->micro_batches;
+    for (size_t s = 0; s < stages; ++s) {
+      const int64_t shared =
+          shared_slots(options.schedule, cell.training, stages, s, recorded, micro_batches);
+      if (shared == 0) continue;
+      const ScheduleBeginning beginning =
+          schedule_beginning(options.schedule, cell.training, stages, s, micro_batches, shared);
+      for (int64_t m = 0; m < beginning.forwards; ++m) {
+        forward_end.at(s, m) = recurrence->forward_end[s * static_cast<size_t>(recorded) + static_cast<size_t>(m)];
+      }
+      for (int64_t m = 0; m < beginning.backwards; ++m) {
+        backward_end.at(s, m) = recurrence->backward_end[s * static_cast<size_t>(recorded) + static_cast<size_t>(m)];
+      }
+      stage_free[s] = (beginning.last.forward ? forward_end : backward_end).at(s, beginning.last.micro_batch);
+      slots_done[s] = first_slot[s] = static_cast<size_t>(shared);
+    }
+  }
   // In emission order (pipeline_builder.h), a slot visited once its end time is set.
   visit_in_emission_order(
       schedule, chunks,
@@ -556,7 +629,8 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
         for (const ClosedFormCell::Input& input : slot.forward ? cell.forward_inputs[c] : cell.backward_inputs[c]) {
           arrivals.emplace_back(ends.at(input.from, m) + input.offset_seconds, input.bytes);
         }
-      });
+      },
+      &first_slot);
   for (size_t s = 0; s < stages; ++s) estimate.step_seconds = std::max(estimate.step_seconds, estimate.stage_end_seconds[s]);
 
   // With one micro-batch (chunk) in flight nothing is kept beside the one that peaks.
@@ -607,6 +681,15 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
     estimate.stage_peak_memory.push_back(memory);
     estimate.stage_micro_batches_in_flight.push_back(in_flight);
     estimate.stage_memory_capacity_bytes.push_back(cell.capacity_bytes[s]);
+  }
+  // Kept for the next step: this one when the record is of another schedule or of fewer micro-batches.
+  if (recurrence && chunks == 1 && (!copies || micro_batches >= recurrence->micro_batches)) {
+    recurrence->schedule = options.schedule;
+    recurrence->training = cell.training;
+    recurrence->stages = stages;
+    recurrence->micro_batches = micro_batches;
+    recurrence->forward_end = forward_end.release();
+    recurrence->backward_end = backward_end.release();
   }
   return estimate;
 }

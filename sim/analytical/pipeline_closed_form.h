@@ -125,13 +125,35 @@ ClosedFormStepOrder closed_form_step_order(const ClosedFormCell& cell, const Par
 /// What closed_form_step_order depends on, as text: configurations with the same key share an order.
 std::string closed_form_step_order_key(const ClosedFormCell& cell, const ParallelismOptions& options);
 
+/// What one step's recurrence on a cell leaves for the next step of the same cell and schedule
+/// with other micro-batches (plain GPipe or 1F1B, one model chunk per stage): when each stage's
+/// forward and backward slot of each micro-batch ended. Two such schedules of M < M' micro-batches
+/// begin alike on every stage (GPipe: the M forwards; 1F1B: the warm-up and the steady slots of
+/// M, min(K - s - 1, M) + 2 (M - min(K - s - 1, M)) of them), and every slot of that common
+/// beginning but either step's last on its stage waits for slots of the common beginnings only
+/// (a forward for the previous stage's forward of its micro-batch, a backward for the next
+/// stage's backward of it, and for its stage's slot before it): it ends at the same time in both
+/// steps, to the last bit, and the later step copies it instead of computing it again.
+struct ClosedFormRecurrence {
+  PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+  bool training = true;
+  size_t stages = 0;
+  int64_t micro_batches = 0;  ///< 0: nothing recorded
+  /// By (stage, micro-batch) at stage x micro_batches + micro-batch: when the slot ended.
+  std::vector<double> forward_end, backward_end;
+};
+
 /// The step of `options` (its micro-batches and schedule) from its cell: the recurrence over
 /// every slot and each stage's peak memory. `cell` must be analyse_3d_cell's of the same layout
 /// with the same micro-batch share (a sweep reuses one across schedules); `order`
-/// closed_form_step_order's for them. Of `options` it reads the micro-batches only, so one cell
-/// and one step-order key give one estimate (the search screen keeps it for its ZeRO variants).
+/// closed_form_step_order's for them. Of `options` it reads the micro-batches and the schedule
+/// only, so one cell and one step-order key give one estimate (the search screen keeps it for its
+/// ZeRO variants). `recurrence` (may be null): another step's on the same cell, whose common
+/// beginning with this one it copies when it has this one's schedule and stages; this step's
+/// replaces it when it has more micro-batches (the longer a step, the more of the next it serves).
 ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, const ParallelismOptions& options,
-                                                  const ClosedFormStepOrder& order);
+                                                  const ClosedFormStepOrder& order,
+                                                  ClosedFormRecurrence* recurrence = nullptr);
 /// The same, building the order.
 ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, const ParallelismOptions& options);
 

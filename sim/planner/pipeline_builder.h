@@ -81,15 +81,17 @@ std::vector<StageSlot> emission_order(const std::vector<std::vector<PipelineSlot
 /// emission_order's sweep without building the order: `visit(stage, slot)` for every slot, in
 /// that order. `visited(forward, model_chunk, micro_batch)` says whether that slot has been
 /// visited; the caller keeps that record (flags, or end times it computes as it visits), so a
-/// pass over all slots builds nothing of its own. Throws std::logic_error on a deadlock.
+/// pass over all slots builds nothing of its own. With `first` (by stage), the slots before
+/// stage s's first[s] count as visited already (`visited` must say so) and are not visited
+/// again. Throws std::logic_error on a deadlock.
 template <typename Visited, typename Visit>
 void visit_in_emission_order(const std::vector<std::vector<PipelineSlot>>& schedule, int64_t chunks,
-                             Visited visited, Visit visit) {
+                             Visited visited, Visit visit, const std::vector<size_t>* first = nullptr) {
   const size_t stages = schedule.size();
   const size_t model_chunks = stages * static_cast<size_t>(chunks);
-  std::vector<size_t> next(stages, 0);
+  std::vector<size_t> next = first ? *first : std::vector<size_t>(stages, 0);
   size_t remaining = 0;
-  for (const std::vector<PipelineSlot>& slots : schedule) remaining += slots.size();
+  for (size_t s = 0; s < stages; ++s) remaining += schedule[s].size() - next[s];
   while (remaining > 0) {
     const size_t before = remaining;
     for (size_t s = 0; s < stages; ++s) {

@@ -100,6 +100,10 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
   std::vector<ScreenedConfiguration> screened;
   if (cell_seconds) *cell_seconds = 0;
   std::map<std::string, LayoutCell> cells;
+  // The last cell's recurrences by schedule, for its next data widths (ClosedFormRecurrence): one
+  // cell's at a time, since a process screening many keeps every cell.
+  const LayoutCell* recorded_cell = nullptr;
+  std::map<PipelineSchedule, ClosedFormRecurrence> recurrences;
   for (size_t index : indices) {
     const std::string& key = screen_key(context, index);
     if (key.empty()) continue;
@@ -137,9 +141,14 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       const std::string order_key = closed_form_step_order_key(cell.cell, options);
       auto step = cell.steps.find(order_key);
       if (step == cell.steps.end()) {
+        if (recorded_cell != &cell) {
+          recurrences.clear();
+          recorded_cell = &cell;
+        }
         step = cell.steps
                    .emplace(order_key, estimate_3d_step_from_cell(cell.cell, options,
-                                                                  *step_order(context, cell.cell, options, order_key)))
+                                                                  *step_order(context, cell.cell, options, order_key),
+                                                                  &recurrences[options.schedule]))
                    .first;
       }
       ClosedFormStepEstimate estimate = step->second;

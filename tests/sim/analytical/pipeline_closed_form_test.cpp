@@ -248,6 +248,69 @@ TEST(PipelineClosedForm, ACellServesGpipeAnd1f1bButNotOtherStagesOrChunks) {
   EXPECT_FALSE(cell_fits(cell, interleaved));
 }
 
+bool same_step(const ClosedFormStepEstimate& a, const ClosedFormStepEstimate& b) {
+  if (a.step_seconds != b.step_seconds || a.stage_end_seconds != b.stage_end_seconds ||
+      a.stage_micro_batches_in_flight != b.stage_micro_batches_in_flight) {
+    return false;
+  }
+  for (size_t s = 0; s < a.stage_peak_memory.size(); ++s) {
+    if (a.stage_peak_memory[s].total() != b.stage_peak_memory[s].total()) return false;
+  }
+  return true;
+}
+
+TEST(PipelineClosedForm, AStepCopiesTheSlotsItSharesWithTheLastStepOfItsCellToTheLastBit) {
+  Config c;
+  c.tensor = 2;
+  c.pipeline = 4;
+  c.data = 2;
+  c.micro_batches = 8;
+  const Scenario scenario = load(gpt_3d(c));
+  const ParallelismOptions& options = *scenario.strategies.front().parallelism;
+  const ClosedFormCell cell =
+      analyse_3d_cell(scenario.graph, scenario.cluster_for(scenario.strategies.front()), scenario.run, options);
+  // Fewer micro-batches than stages (1F1B's warm-up cut short), as many, more, and back again.
+  for (PipelineSchedule schedule : {PipelineSchedule::kOneFOneB, PipelineSchedule::kGpipe}) {
+    ClosedFormRecurrence recurrence;
+    int64_t most = 0;
+    for (int64_t micro_batches : {8, 3, 12, 1, 5, 40, 2, 4, 7, 40}) {
+      ParallelismOptions step = options;
+      step.schedule = schedule;
+      step.micro_batches = micro_batches;
+      const ClosedFormStepOrder order = closed_form_step_order(cell, step);
+      const ClosedFormStepEstimate copied = estimate_3d_step_from_cell(cell, step, order, &recurrence);
+      EXPECT_TRUE(same_step(copied, estimate_3d_step_from_cell(cell, step, order)))
+          << (schedule == PipelineSchedule::kGpipe ? "GPipe, " : "1F1B, ") << micro_batches << " micro-batches";
+      most = std::max(most, micro_batches);
+      EXPECT_EQ(recurrence.micro_batches, most);  // the longest step so far serves the next
+    }
+  }
+
+  // Which slots a step copies, worked out by hand: after 8 micro-batches of 1F1B on 4 stages, a
+  // step of 5 shares on stage 0 (warm-up 3) its first 3 + 2 x (5 - 3) = 7 slots, F0..F4 B0 B1;
+  // on stage 2 (warm-up 1) its first 1 + 2 x 4 = 9, F0..F4 B0..B3; on stage 3 (no warm-up) its
+  // first 10 but the last, F0..F4 B0..B3. A recorded end time changed in a stage's last copied
+  // slot moves the step (the stage's next slot, computed, starts after it); one outside does not.
+  ParallelismOptions eight = options, five = options;
+  eight.micro_batches = 8;
+  five.micro_batches = 5;
+  const ClosedFormStepOrder order_of_five = closed_form_step_order(cell, five);
+  const ClosedFormStepEstimate own = estimate_3d_step_from_cell(cell, five, order_of_five);
+  auto with_changed = [&](bool forward, size_t stage, size_t micro_batch) {
+    ClosedFormRecurrence recurrence;
+    estimate_3d_step_from_cell(cell, eight, closed_form_step_order(cell, eight), &recurrence);
+    EXPECT_EQ(recurrence.micro_batches, 8);
+    (forward ? recurrence.forward_end : recurrence.backward_end)[stage * 8 + micro_batch] += 1.0;  // a second late
+    return estimate_3d_step_from_cell(cell, five, order_of_five, &recurrence);
+  };
+  EXPECT_FALSE(same_step(with_changed(false, 0, 1), own));  // stage 0's B1: copied
+  EXPECT_TRUE(same_step(with_changed(false, 0, 2), own));   // its B2: computed
+  EXPECT_FALSE(same_step(with_changed(false, 2, 3), own));  // stage 2's B3: copied
+  EXPECT_TRUE(same_step(with_changed(false, 2, 4), own));   // its B4: computed
+  EXPECT_FALSE(same_step(with_changed(true, 3, 4), own));   // stage 3's F4: copied
+  EXPECT_TRUE(same_step(with_changed(false, 3, 4), own));   // its B4, its last slot: computed
+}
+
 TEST(PipelineClosedForm, IsRefusedWhereReplicasDiffer) {
   Config c;
   c.data = 2;
