@@ -143,18 +143,6 @@ void sort_nearly_sorted(std::vector<std::pair<double, double>>* values) {
   }
 }
 
-/// The elements of `a` and `b` in ascending order (pairs compare whole, so any sort gives the
-/// same sequence): merged when each ascends already, else sorted. Sorts `a` and `b` in place.
-std::vector<std::pair<double, double>> sorted_union(std::vector<std::pair<double, double>>* a,
-                                                    std::vector<std::pair<double, double>>* b) {
-  for (auto* part : {a, b}) {
-    if (!std::is_sorted(part->begin(), part->end())) sort_nearly_sorted(part);
-  }
-  std::vector<std::pair<double, double>> merged(a->size() + b->size());
-  std::merge(a->begin(), a->end(), b->begin(), b->end(), merged.begin());
-  return merged;
-}
-
 /// When `slot` ends: the latest of (the stage's previous slot's end + its time alone) and, for
 /// each chunk it receives from, (that chunk's slot for `micro_batch` ends + the delay).
 double slot_end(const ClosedFormSlot& slot, double previous_end, const SlotEnds& sender_ends, int64_t micro_batch) {
@@ -574,20 +562,7 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
   std::vector<double> stage_free(stages, 0);
   std::vector<size_t> slots_done(stages, 0);
   estimate.stage_end_seconds.assign(stages, 0);
-  // Interleaved, for memory: when each slot ends, and when each received input (activation or
-  // gradient) starts to arrive, as long after its sender's slot ended as in the cell plan.
   const bool interleaved = chunks > 1;
-  std::vector<std::vector<double>> slot_ends(stages);
-  // (start, bytes) of the inputs of forward and of backward slots: each list nearly always
-  // ascends, so that the memory pass merges the two instead of sorting them.
-  std::vector<std::vector<std::pair<double, double>>> forward_arrivals(stages), backward_arrivals(stages);
-  if (interleaved) {
-    for (size_t s = 0; s < stages; ++s) {
-      slot_ends[s].reserve(schedule[s].size());
-      forward_arrivals[s].reserve(schedule[s].size());
-      backward_arrivals[s].reserve(schedule[s].size());
-    }
-  }
   // The slots this step shares with the recorded one (ClosedFormRecurrence): copied, each stage
   // then going on from the first slot it does not share.
   const bool copies = recurrence && chunks == 1 && recurrence->micro_batches > 0 && recurrence->stages == stages &&
@@ -623,18 +598,20 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
         const ClosedFormSlot& model = last_slot ? cell.last[s] : slot.forward ? cell.forward[c] : cell.backward[c];
         if (last_slot) estimate.stage_end_seconds[s] = slot_end(cell.finish[s], stage_free[s], ends, m);
         ends.at(c, m) = stage_free[s] = slot_end(model, stage_free[s], ends, m);
-        if (!interleaved) return;
-        slot_ends[s].push_back(ends.at(c, m));
-        auto& arrivals = slot.forward ? forward_arrivals[s] : backward_arrivals[s];
-        for (const ClosedFormCell::Input& input : slot.forward ? cell.forward_inputs[c] : cell.backward_inputs[c]) {
-          arrivals.emplace_back(ends.at(input.from, m) + input.offset_seconds, input.bytes);
-        }
       },
       &first_slot);
   for (size_t s = 0; s < stages; ++s) estimate.step_seconds = std::max(estimate.step_seconds, estimate.stage_end_seconds[s]);
 
   // With one micro-batch (chunk) in flight nothing is kept beside the one that peaks.
   const std::vector<double> nothing_kept(static_cast<size_t>(chunks), 0);
+  // Interleaved, by stage: (start, bytes) of each input its forward and its backward slots
+  // receive (activations, gradients), which starts to arrive as long after its sender's slot
+  // ended as in the cell plan; in the stage's order, each list nearly ascends.
+  std::vector<std::pair<double, double>> forward_arrivals, backward_arrivals;
+  for (size_t s = 0; interleaved && s < stages; ++s) {
+    forward_arrivals.reserve(schedule[s].size());
+    backward_arrivals.reserve(schedule[s].size());
+  }
   for (size_t s = 0; s < stages; ++s) {
     // Inference: nothing waits for a backward.
     const int64_t in_flight = backward_slots ? order.in_flight[s] : 1;
@@ -646,8 +623,31 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
       // `open` of its chunks open before it), plus what the other micro-batch chunks open
       // beside it keep, plus the inputs that have begun to arrive for later slots (the warm-up
       // runs the senders ahead).
-      std::vector<std::pair<double, double>> received = sorted_union(&forward_arrivals[s], &backward_arrivals[s]);
-      size_t next_arrival = 0;
+      forward_arrivals.clear();
+      backward_arrivals.clear();
+      for (const PipelineSlot& slot : schedule[s]) {
+        const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
+        const SlotEnds& ends = slot.forward ? forward_end : backward_end;
+        auto& arrivals = slot.forward ? forward_arrivals : backward_arrivals;
+        for (const ClosedFormCell::Input& input : slot.forward ? cell.forward_inputs[c] : cell.backward_inputs[c]) {
+          arrivals.emplace_back(ends.at(input.from, slot.micro_batch) + input.offset_seconds, input.bytes);
+        }
+      }
+      // Both in ascending order, read as std::merge would give them (a backward's input after a
+      // forward's that compares equal), so that `arrived` sums them in the same order.
+      for (auto* arrivals : {&forward_arrivals, &backward_arrivals}) {
+        if (!std::is_sorted(arrivals->begin(), arrivals->end())) sort_nearly_sorted(arrivals);
+      }
+      size_t next_forward = 0, next_backward = 0;
+      // The list holding the next arrival (nullptr when both are read).
+      auto next_list = [&]() -> std::vector<std::pair<double, double>>* {
+        const bool forwards_left = next_forward < forward_arrivals.size();
+        const bool backwards_left = next_backward < backward_arrivals.size();
+        if (backwards_left && (!forwards_left || backward_arrivals[next_backward] < forward_arrivals[next_forward])) {
+          return &backward_arrivals;
+        }
+        return forwards_left ? &forward_arrivals : nullptr;
+      };
       double arrived = 0, consumed = 0;  // inputs begun to arrive by a slot's end; those of it and earlier slots
       std::vector<int64_t> open_of(static_cast<size_t>(chunks), 0);
       // The cell's slot peaks by (direction, chunk), looked up once per stage, not once per slot.
@@ -665,9 +665,11 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
         const ClosedFormCell::SlotPeak* found = peak_of[static_cast<size_t>(slot.chunk) * 2 + (slot.forward ? 1 : 0)];
         if (!found) throw std::logic_error("closed form: a slot without its cell-plan peak");
         const ClosedFormCell::SlotPeak& peak = *found;
-        while (next_arrival < received.size() &&
-               received[next_arrival].first < slot_ends[s][i] - peak.peak_before_end_seconds) {
-          arrived += received[next_arrival++].second;
+        const double ends_seconds = (slot.forward ? forward_end : backward_end).at(c, slot.micro_batch);
+        for (auto* list = next_list(); list; list = next_list()) {
+          size_t& next = list == &forward_arrivals ? next_forward : next_backward;
+          if (!((*list)[next].first < ends_seconds - peak.peak_before_end_seconds)) break;
+          arrived += (*list)[next++].second;
         }
         double held = peak.peak_bytes + std::max(0.0, arrived - consumed);
         for (size_t k = 0; k < kept.size(); ++k) held += static_cast<double>(open_of[k] - peak.open[k]) * kept[k];
