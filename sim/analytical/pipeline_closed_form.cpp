@@ -124,7 +124,7 @@ int64_t shared_slots(PipelineSchedule schedule, bool training, size_t stages, si
 }
 
 /// Sorts `values` ascending: by insertion while it is nearly sorted (the arrivals below come in
-/// emission order, a few places from their time order), else by std::sort. Pairs compare whole,
+/// their stage's slot order, a few places from their time order), else by std::sort. Pairs compare whole,
 /// so every sort gives the same sequence.
 void sort_nearly_sorted(std::vector<std::pair<double, double>>* values) {
   std::vector<std::pair<double, double>>& v = *values;
@@ -567,6 +567,10 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
   // then going on from the first slot it does not share.
   const bool copies = recurrence && chunks == 1 && recurrence->micro_batches > 0 && recurrence->stages == stages &&
                       recurrence->schedule == options.schedule && recurrence->training == cell.training;
+  if (copies && (recurrence->forward_end.size() != stages * static_cast<size_t>(recurrence->micro_batches) ||
+                 recurrence->backward_end.size() != recurrence->forward_end.size())) {
+    throw std::logic_error("closed form: a recorded recurrence without an end time for each of its slots");
+  }
   std::vector<size_t> first_slot(stages, 0);
   if (copies) {
     const int64_t recorded = recurrence->micro_batches;

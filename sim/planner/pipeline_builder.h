@@ -21,9 +21,8 @@
 namespace placesim {
 
 /// One unit of a stage's schedule: the forward or the backward of one micro-batch through one of
-/// the stage's model chunks.
-/// Packed in 8 bytes: the closed-form tier walks millions of these per search
-/// (docs/performance.md), and a step's schedule of 24-byte slots did not stay in cache.
+/// the stage's model chunks. Packed in 8 bytes: the search screen walks millions of them, and a
+/// step's schedule of 24-byte slots did not stay in cache (docs/performance.md, session 38).
 struct PipelineSlot {
   static constexpr int kMicroBatchBits = 47, kChunkBits = 16;
   static constexpr int64_t kMaxMicroBatches = int64_t{1} << (kMicroBatchBits - 1);
