@@ -74,40 +74,6 @@ class SlotEnds {
   std::vector<double> ends_;
 };
 
-/// Of the first `slots` slots of stage `stage`'s plain schedule (pipeline_schedule's) of
-/// `micro_batches`: how many are forwards and how many backwards, and the last of them.
-struct ScheduleBeginning {
-  int64_t forwards = 0, backwards = 0;
-  PipelineSlot last;
-};
-
-ScheduleBeginning schedule_beginning(PipelineSchedule schedule, bool training, size_t stages, size_t stage,
-                                     int64_t micro_batches, int64_t slots) {
-  ScheduleBeginning beginning;
-  // GPipe and inference: the forwards, then the backwards; 1F1B: `warmup` forwards, then a
-  // forward and a backward alternately, then the backwards.
-  const int64_t warmup = !training || schedule == PipelineSchedule::kGpipe
-                             ? micro_batches
-                             : std::min(static_cast<int64_t>(stages - stage - 1), micro_batches);
-  if (slots <= warmup) {
-    beginning.forwards = slots;
-  } else if (warmup == micro_batches) {
-    beginning.forwards = micro_batches;
-    beginning.backwards = slots - micro_batches;
-  } else {
-    const int64_t alternating = std::min(slots - warmup, 2 * (micro_batches - warmup));
-    beginning.forwards = warmup + (alternating + 1) / 2;
-    beginning.backwards = alternating / 2 + (slots - warmup - alternating);
-  }
-  if (slots > 0) {
-    const bool last_is_forward =
-        slots <= warmup || (warmup < micro_batches && slots - warmup <= 2 * (micro_batches - warmup) &&
-                            (slots - warmup) % 2 == 1);
-    beginning.last = last_is_forward ? PipelineSlot{true, beginning.forwards - 1} : PipelineSlot{false, beginning.backwards - 1};
-  }
-  return beginning;
-}
-
 /// How many of stage `stage`'s first slots the plain schedules of `earlier` and `later`
 /// micro-batches share, short of either's last slot (ClosedFormRecurrence).
 int64_t shared_slots(PipelineSchedule schedule, bool training, size_t stages, size_t stage, int64_t earlier,
@@ -575,19 +541,15 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
   if (copies) {
     const int64_t recorded = recurrence->micro_batches;
     for (size_t s = 0; s < stages; ++s) {
-      const int64_t shared =
-          shared_slots(options.schedule, cell.training, stages, s, recorded, micro_batches);
-      if (shared == 0) continue;
-      const ScheduleBeginning beginning =
-          schedule_beginning(options.schedule, cell.training, stages, s, micro_batches, shared);
-      for (int64_t m = 0; m < beginning.forwards; ++m) {
-        forward_end.at(s, m) = recurrence->forward_end[s * static_cast<size_t>(recorded) + static_cast<size_t>(m)];
+      const size_t shared =
+          static_cast<size_t>(shared_slots(options.schedule, cell.training, stages, s, recorded, micro_batches));
+      for (size_t i = 0; i < shared; ++i) {
+        const PipelineSlot& slot = schedule[s][i];
+        const std::vector<double>& recorded_end = slot.forward ? recurrence->forward_end : recurrence->backward_end;
+        stage_free[s] = (slot.forward ? forward_end : backward_end).at(s, slot.micro_batch) =
+            recorded_end[s * static_cast<size_t>(recorded) + static_cast<size_t>(slot.micro_batch)];
       }
-      for (int64_t m = 0; m < beginning.backwards; ++m) {
-        backward_end.at(s, m) = recurrence->backward_end[s * static_cast<size_t>(recorded) + static_cast<size_t>(m)];
-      }
-      stage_free[s] = (beginning.last.forward ? forward_end : backward_end).at(s, beginning.last.micro_batch);
-      slots_done[s] = first_slot[s] = static_cast<size_t>(shared);
+      slots_done[s] = first_slot[s] = shared;
     }
   }
   // In emission order (pipeline_builder.h), a slot visited once its end time is set.
@@ -611,11 +573,7 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
   // Interleaved, by stage: (start, bytes) of each input its forward and its backward slots
   // receive (activations, gradients), which starts to arrive as long after its sender's slot
   // ended as in the cell plan; in the stage's order, each list nearly ascends.
-  std::vector<std::pair<double, double>> forward_arrivals, backward_arrivals;
-  for (size_t s = 0; interleaved && s < stages; ++s) {
-    forward_arrivals.reserve(schedule[s].size());
-    backward_arrivals.reserve(schedule[s].size());
-  }
+  std::vector<std::pair<double, double>> forward_arrivals, backward_arrivals, received;
   for (size_t s = 0; s < stages; ++s) {
     // Inference: nothing waits for a backward.
     const int64_t in_flight = backward_slots ? order.in_flight[s] : 1;
@@ -637,21 +595,14 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
           arrivals.emplace_back(ends.at(input.from, slot.micro_batch) + input.offset_seconds, input.bytes);
         }
       }
-      // Both in ascending order, read as std::merge would give them (a backward's input after a
-      // forward's that compares equal), so that `arrived` sums them in the same order.
+      // Each sorted (pairs compare whole, so any sort gives the same sequence), then merged.
       for (auto* arrivals : {&forward_arrivals, &backward_arrivals}) {
         if (!std::is_sorted(arrivals->begin(), arrivals->end())) sort_nearly_sorted(arrivals);
       }
-      size_t next_forward = 0, next_backward = 0;
-      // The list holding the next arrival (nullptr when both are read).
-      auto next_list = [&]() -> std::vector<std::pair<double, double>>* {
-        const bool forwards_left = next_forward < forward_arrivals.size();
-        const bool backwards_left = next_backward < backward_arrivals.size();
-        if (backwards_left && (!forwards_left || backward_arrivals[next_backward] < forward_arrivals[next_forward])) {
-          return &backward_arrivals;
-        }
-        return forwards_left ? &forward_arrivals : nullptr;
-      };
+      received.resize(forward_arrivals.size() + backward_arrivals.size());
+      std::merge(forward_arrivals.begin(), forward_arrivals.end(), backward_arrivals.begin(), backward_arrivals.end(),
+                 received.begin());
+      size_t next_arrival = 0;
       double arrived = 0, consumed = 0;  // inputs begun to arrive by a slot's end; those of it and earlier slots
       std::vector<int64_t> open_of(static_cast<size_t>(chunks), 0);
       // The cell's slot peaks by (direction, chunk), looked up once per stage, not once per slot.
@@ -670,10 +621,9 @@ ClosedFormStepEstimate estimate_3d_step_from_cell(const ClosedFormCell& cell, co
         if (!found) throw std::logic_error("closed form: a slot without its cell-plan peak");
         const ClosedFormCell::SlotPeak& peak = *found;
         const double ends_seconds = (slot.forward ? forward_end : backward_end).at(c, slot.micro_batch);
-        for (auto* list = next_list(); list; list = next_list()) {
-          size_t& next = list == &forward_arrivals ? next_forward : next_backward;
-          if (!((*list)[next].first < ends_seconds - peak.peak_before_end_seconds)) break;
-          arrived += (*list)[next++].second;
+        while (next_arrival < received.size() &&
+               received[next_arrival].first < ends_seconds - peak.peak_before_end_seconds) {
+          arrived += received[next_arrival++].second;
         }
         double held = peak.peak_bytes + std::max(0.0, arrived - consumed);
         for (size_t k = 0; k < kept.size(); ++k) held += static_cast<double>(open_of[k] - peak.open[k]) * kept[k];

@@ -1,5 +1,6 @@
 #include "sim/sweep/row_wire.h"
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -105,6 +106,17 @@ RowStatus status_of(uint64_t code) {
   throw std::runtime_error("malformed sweep result: unknown status " + std::to_string(code));
 }
 
+/// A row's real-valued fields, in the order the bytes carry them (encode_rows and decode_rows
+/// both walk this list, so they cannot disagree). `Row`: SweepRow or const SweepRow.
+template <typename Row>
+auto real_fields(Row& row) {
+  return std::array{&row.step_seconds,      &row.samples_per_second,     &row.single_replica_samples_per_second,
+                    &row.compute_seconds,   &row.exposed_communication_seconds, &row.bubble_seconds,
+                    &row.straggler_seconds, &row.other_seconds,          &row.peak_memory_bytes,
+                    &row.memory_capacity_bytes, &row.model_flops_per_sample, &row.hardware_flops_per_sample,
+                    &row.tokens_per_sample, &row.peak_flops_per_second};
+}
+
 }  // namespace
 
 std::string encode_rows(const std::vector<SweepRow>& rows) {
@@ -118,13 +130,7 @@ std::string encode_rows(const std::vector<SweepRow>& rows) {
     out.text(row.reason);
     out.u64(static_cast<uint64_t>(row.replicas));
     out.u64(row.tasks);
-    for (double value : {row.step_seconds, row.samples_per_second, row.single_replica_samples_per_second,
-                         row.compute_seconds, row.exposed_communication_seconds, row.bubble_seconds,
-                         row.straggler_seconds, row.other_seconds, row.peak_memory_bytes, row.memory_capacity_bytes,
-                         row.model_flops_per_sample, row.hardware_flops_per_sample, row.tokens_per_sample,
-                         row.peak_flops_per_second}) {
-      out.f64(value);
-    }
+    for (const double* value : real_fields(row)) out.f64(*value);
   }
   return out.take();
 }
@@ -142,13 +148,7 @@ std::vector<SweepRow> decode_rows(const std::string& bytes) {
     row.reason = in.text();
     row.replicas = static_cast<int64_t>(in.u64());
     row.tasks = static_cast<size_t>(in.u64());
-    for (double* value : {&row.step_seconds, &row.samples_per_second, &row.single_replica_samples_per_second,
-                          &row.compute_seconds, &row.exposed_communication_seconds, &row.bubble_seconds,
-                          &row.straggler_seconds, &row.other_seconds, &row.peak_memory_bytes, &row.memory_capacity_bytes,
-                          &row.model_flops_per_sample, &row.hardware_flops_per_sample, &row.tokens_per_sample,
-                          &row.peak_flops_per_second}) {
-      *value = in.f64();
-    }
+    for (double* value : real_fields(row)) *value = in.f64();
     rows.push_back(std::move(row));
   }
   if (!in.done()) throw std::runtime_error("malformed sweep result: bytes after the last row");

@@ -217,12 +217,19 @@ TEST(PipelineClosedForm, AMiddleStagesSlotsGrowInProportionToItsLayers) {
 // One micro-batch runs alike under GPipe and 1F1B: the 1F1B layout's cell fits the GPipe one and
 // gives its whole estimate (the slots' sum differs only by the schedule's recurrence), but not a
 // layout with other stages or model chunks.
+// Tensor 2 x pipeline 4 x data 2, 8 micro-batches of 1F1B: a cell with a warm-up on every stage
+// but the last.
+Config four_stages() {
+  Config c;
+  c.tensor = 2;
+  c.pipeline = 4;
+  c.data = 2;
+  c.micro_batches = 8;
+  return c;
+}
+
 TEST(PipelineClosedForm, ACellServesGpipeAnd1f1bButNotOtherStagesOrChunks) {
-  Config one_f_one_b;
-  one_f_one_b.tensor = 2;
-  one_f_one_b.pipeline = 4;
-  one_f_one_b.data = 2;
-  one_f_one_b.micro_batches = 8;
+  const Config one_f_one_b = four_stages();
   Config gpipe = one_f_one_b;
   gpipe.schedule = "gpipe";
   const Scenario a = load(gpt_3d(one_f_one_b)), b = load(gpt_3d(gpipe));
@@ -260,12 +267,7 @@ bool same_step(const ClosedFormStepEstimate& a, const ClosedFormStepEstimate& b)
 }
 
 TEST(PipelineClosedForm, AStepCopiesTheSlotsItSharesWithTheLastStepOfItsCellToTheLastBit) {
-  Config c;
-  c.tensor = 2;
-  c.pipeline = 4;
-  c.data = 2;
-  c.micro_batches = 8;
-  const Scenario scenario = load(gpt_3d(c));
+  const Scenario scenario = load(gpt_3d(four_stages()));
   const ParallelismOptions& options = *scenario.strategies.front().parallelism;
   const ClosedFormCell cell =
       analyse_3d_cell(scenario.graph, scenario.cluster_for(scenario.strategies.front()), scenario.run, options);
