@@ -45,8 +45,12 @@ size_t compute_device_bound(const ExecutionPlan& plan) {
 /// List scheduling in event order: a min-heap of completions; compute tasks queue per device.
 class ListScheduler {
  public:
-  ListScheduler(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices)
-      : plan_(plan), cluster_(cluster), ready_(plan, compute_device_bound(plan)), prices_(prices) {
+  ListScheduler(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices, const std::vector<bool>* handled)
+      : plan_(plan), cluster_(cluster), ready_(plan, compute_device_bound(plan), handled), prices_(prices) {
+    if (handled && handled->size() != plan_.tasks.size()) {
+      throw std::logic_error("analytical estimate: " + std::to_string(handled->size()) + " flags for a plan of " +
+                             std::to_string(plan_.tasks.size()) + " tasks");
+    }
     if (prices_ && prices_->seconds.size() < plan_.tasks.size()) {
       throw std::logic_error("analytical estimate: prices for " + std::to_string(prices_->seconds.size()) +
                              " tasks, the plan has " + std::to_string(plan_.tasks.size()));
@@ -62,8 +66,8 @@ class ListScheduler {
       events_.pop();
       finish(id, now);
     }
-    if (ready_.completed() != plan_.tasks.size()) {
-      throw std::runtime_error("analytical estimate: " + std::to_string(plan_.tasks.size() - ready_.completed()) +
+    if (ready_.completed() != ready_.handled_count()) {
+      throw std::runtime_error("analytical estimate: " + std::to_string(ready_.handled_count() - ready_.completed()) +
                                " tasks never became ready (a dependency cycle)");
     }
     return std::move(timeline_);
@@ -165,9 +169,10 @@ class ListScheduler {
 
 TaskSeconds::TaskSeconds(size_t tasks) : seconds(tasks, std::numeric_limits<double>::quiet_NaN()) {}
 
-AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices) {
+AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices,
+                                     const std::vector<bool>* handled) {
   AnalyticalStepEstimate estimate;
-  estimate.timeline = ListScheduler(plan, cluster, prices).run();
+  estimate.timeline = ListScheduler(plan, cluster, prices, handled).run();
   estimate.makespan_seconds = estimate.timeline.makespan_seconds();
   estimate.step_seconds = estimate.makespan_seconds / static_cast<double>(std::max<int64_t>(plan.steps, 1));
   return estimate;

@@ -33,8 +33,11 @@ struct TaskSeconds {
 /// std::runtime_error when the plan has a dependency cycle. With `prices` (at least one entry per
 /// task id of the plan: a plan made of the first tasks of another may share that one's), each
 /// task's time is taken from there where it is there and written there where it is not: the same
-/// timeline as without.
-AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices = nullptr);
+/// timeline as without. With `handled` (one flag per task), only the flagged tasks run, a
+/// dependency outside them never holding one back (ReadyTasks): the timeline of the plan made of
+/// them alone, without copying it (the others' intervals stay empty).
+AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices = nullptr,
+                                     const std::vector<bool>* handled = nullptr);
 
 /// A transfer of `bytes` alone on its route (0 on the same device).
 double analytical_transfer_seconds(double bytes, DeviceId from, DeviceId to, const Cluster& cluster);

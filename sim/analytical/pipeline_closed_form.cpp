@@ -1,6 +1,7 @@
 #include "sim/analytical/pipeline_closed_form.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <limits>
 #include <map>
 #include <optional>
@@ -325,16 +326,12 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
   PipelineCells cells;
   const ExecutionPlan plan = build_parallel_3d_cell_plan(graph, cluster, run, options, &cells);
   const bool updates = cells.first_update_task != PipelineCells::kNone;
-  ExecutionPlan slots_plan = empty_like(plan);
-  const size_t slot_tasks = updates ? cells.first_update_task : plan.tasks.size();
-  slots_plan.tasks.reserve(slot_tasks);
-  for (size_t id = 0; id < slot_tasks; ++id) {
-    slots_plan.tasks.push_back(scheduled_part(plan.tasks[id]));
-    slots_plan.tasks.back().deps = plan.tasks[id].deps;
-  }
+  // The slots: the tasks before the first update, which wait for none of the updates.
+  std::vector<bool> slot_tasks(plan.tasks.size(), true);
+  if (updates) std::fill(slot_tasks.begin() + static_cast<std::ptrdiff_t>(cells.first_update_task), slot_tasks.end(), false);
   // Each task priced once, for these two schedules and every slot's alone.
   TaskSeconds prices(plan.tasks.size());
-  const Timeline slots_timeline = estimate_step(slots_plan, cluster, &prices).timeline;
+  const Timeline slots_timeline = estimate_step(plan, cluster, &prices, updates ? &slot_tasks : nullptr).timeline;
   const Timeline timeline = updates ? estimate_step(plan, cluster, &prices).timeline : slots_timeline;
   std::vector<int64_t> stage_of(cluster.devices().size(), -1);
   for (size_t s = 0; s < stages; ++s) stage_of[options.device(0, static_cast<int64_t>(s), 0)] = static_cast<int64_t>(s);

@@ -77,6 +77,32 @@ TEST(Analytical, PricesEachTaskOnceIntoTheCallersPricesAndReadsThemBack) {
   EXPECT_THROW(estimate_step(plan, cluster, &too_few), std::logic_error);
 }
 
+TEST(Analytical, RunsOnlyTheHandledTasksAsIfTheOthersWereDone) {
+  // GPU 0: a (1 s) -> b (2 s) -> c (3 s); GPU 1: d (4 s) after b. Handling a, c and d only:
+  // b never runs, so c and d wait for a's end alone: c on GPU 0 from 1 s to 4 s, d on GPU 1 from
+  // 0 s (its only dependency, b, is outside) to 4 s; b's interval stays empty.
+  Cluster cluster = gpus(2);
+  ExecutionPlan plan = empty_plan(cluster);
+  TaskId a = add(plan, compute_task(0, 1e12));
+  TaskId b = add(plan, compute_task(0, 2e12), {a});
+  TaskId c = add(plan, compute_task(0, 3e12), {a, b});
+  TaskId d = add(plan, compute_task(1, 4e12), {b});
+  const std::vector<bool> handled = {true, false, true, true};
+  const AnalyticalStepEstimate some = estimate_step(plan, cluster, nullptr, &handled);
+  EXPECT_NEAR(some.timeline.tasks[c].start_seconds, 1.0, kRelative);
+  EXPECT_NEAR(some.timeline.tasks[c].end_seconds, 4.0, kRelative);
+  EXPECT_NEAR(some.timeline.tasks[d].start_seconds, 0.0, kRelative);
+  EXPECT_NEAR(some.makespan_seconds, 4.0, kRelative);
+  EXPECT_EQ(some.timeline.tasks[b].duration(), 0.0);
+  // All flags set: the whole plan's timeline (a, b, c chained: 6 s; d from 3 s to 7 s).
+  const std::vector<bool> all(plan.tasks.size(), true);
+  EXPECT_NEAR(estimate_step(plan, cluster, nullptr, &all).makespan_seconds, 7.0, kRelative);
+  EXPECT_NEAR(estimate(plan, cluster), 7.0, kRelative);
+  // One flag per task, or it is a bug.
+  const std::vector<bool> short_flags = {true, true};
+  EXPECT_THROW(estimate_step(plan, cluster, nullptr, &short_flags), std::logic_error);
+}
+
 TEST(Analytical, DiamondTakesTheLongerBranch) {
   // a (1 s) -> {b on GPU 0 (2 s), c on GPU 1 (4 s)} -> d (1 s): 1 + max(2, 4) + 1 = 6 s.
   Cluster cluster = gpus(2);
