@@ -4,7 +4,6 @@
 #include <cstddef>
 #include <limits>
 #include <map>
-#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -132,7 +131,7 @@ class CellPlanReader {
   CellPlanReader(const ExecutionPlan& plan, const Cluster& cluster, const std::vector<int64_t>& stage_of,
                  const TaskSeconds& prices)
       : plan_(plan), cluster_(cluster), stage_of_(stage_of), prices_(prices), claimed_(plan.tasks.size(), false),
-        chunk_of_(plan.tasks.size(), 0) {}
+        chunk_of_(plan.tasks.size(), 0), position_(plan.tasks.size(), -1) {}
 
   /// The slot of model chunk `chunk` that `marker` closes. A stage's slots must be claimed in
   /// the stage's order: each takes what the earlier ones left.
@@ -191,29 +190,29 @@ class CellPlanReader {
 
   /// `tasks` (ascending) list-scheduled by themselves, every other dependency met at time 0:
   /// when `marker` ends, and when the last of them does.
-  std::pair<double, double> alone(const std::vector<TaskId>& tasks, TaskId marker) const {
+  std::pair<double, double> alone(const std::vector<TaskId>& tasks, TaskId marker) {
     ExecutionPlan alone = empty_like(plan_);
     alone.tasks.reserve(tasks.size());
     TaskSeconds prices(tasks.size());  // each task's time alone, as the whole plan's schedule priced it
-    // `tasks` ascend: a task's new id is its position among them.
+    // `tasks` ascend: a task's new id is its position among them (position_, cleared after).
     if (!std::is_sorted(tasks.begin(), tasks.end())) throw std::logic_error("closed form: a slot's tasks out of order");
-    auto renumbered = [&](TaskId id) -> std::optional<TaskId> {
-      const auto it = std::lower_bound(tasks.begin(), tasks.end(), id);
-      if (it == tasks.end() || *it != id) return std::nullopt;
-      return static_cast<TaskId>(it - tasks.begin());
-    };
+    for (size_t i = 0; i < tasks.size(); ++i) position_[tasks[i]] = static_cast<int64_t>(i);
     for (TaskId id : tasks) {
       const Task& original = plan_.tasks[id];
       Task task = scheduled_part(original);
       task.id = alone.tasks.size();
+      task.deps.reserve(original.deps.size());
       for (TaskId dep : original.deps) {
-        if (const auto position = renumbered(dep)) task.deps.push_back(*position);
+        if (position_[dep] >= 0) task.deps.push_back(static_cast<TaskId>(position_[dep]));
       }
       prices.seconds[alone.tasks.size()] = prices_.seconds[id];
       alone.tasks.push_back(std::move(task));
     }
+    const int64_t marker_position = position_[marker];
+    for (TaskId id : tasks) position_[id] = -1;
+    if (marker_position < 0) throw std::logic_error("closed form: a slot's marker outside its tasks");
     const Timeline timeline = estimate_step(alone, cluster_, &prices).timeline;
-    return {timeline.tasks[*renumbered(marker)].end_seconds, timeline.makespan_seconds()};
+    return {timeline.tasks[static_cast<size_t>(marker_position)].end_seconds, timeline.makespan_seconds()};
   }
 
  private:
@@ -236,6 +235,7 @@ class CellPlanReader {
   const TaskSeconds& prices_;
   std::vector<bool> claimed_;
   std::vector<size_t> chunk_of_;  ///< by task: the chunk of the slot that claimed it
+  std::vector<int64_t> position_;  ///< by task: its place in the tasks alone() schedules now, else -1
 };
 
 /// Waiting for its inputs, a slot ends (at `end_seconds` in `timeline`) as long after its latest
@@ -262,12 +262,13 @@ ClosedFormSlot model_slot(const SlotTasks& slot, double alone_seconds, const Cel
   return model;
 }
 
-/// `device`'s buffer allocations (bytes) and releases (-bytes) by time, a release before an
-/// allocation at the same instant: what peak_between scans.
-std::vector<std::pair<double, double>> buffer_events(const std::vector<BufferLifetime>& buffers, DeviceId device) {
+/// The allocations (bytes) and releases (-bytes) of `buffers` (one device's) by time, a release
+/// before an allocation at the same instant: what peak_between scans.
+std::vector<std::pair<double, double>> buffer_events(const std::vector<const BufferLifetime*>& buffers) {
   std::vector<std::pair<double, double>> events;  // (time, bytes allocated or, negative, released)
-  for (const BufferLifetime& buffer : buffers) {
-    if (buffer.device != device || buffer.bytes <= 0) continue;
+  for (const BufferLifetime* buffer_of_device : buffers) {
+    const BufferLifetime& buffer = *buffer_of_device;
+    if (buffer.bytes <= 0) continue;
     events.emplace_back(buffer.start_seconds, buffer.bytes);
     events.emplace_back(buffer.release_seconds, -buffer.bytes);
   }
@@ -420,6 +421,12 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
   const std::vector<BufferLifetime> buffers = buffer_lifetimes(plan, timeline);
   const std::vector<double> cell_peak = peak_live_bytes(buffers, cluster.devices().size());
   const std::vector<double> workspace = workspace_bytes(plan, cluster.devices().size());
+  // By stage: the buffers on its representative device, in the order buffer_lifetimes gives them.
+  std::vector<std::vector<const BufferLifetime*>> stage_buffers(stages);
+  for (const BufferLifetime& buffer : buffers) {
+    const int64_t stage = stage_of[buffer.device];
+    if (stage >= 0) stage_buffers[static_cast<size_t>(stage)].push_back(&buffer);
+  }
   cell.kept_bytes.assign(stages, std::vector<double>(static_cast<size_t>(chunks), 0));
   cell.slot_peaks.resize(stages);
   for (size_t s = 0; s < stages; ++s) {
@@ -432,10 +439,10 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
       const double forward_slot_end = end_in(timeline, cells.forward_done[c]);
       double backward_start = std::numeric_limits<double>::infinity();
       for (TaskId id : backward_tasks[c].members) backward_start = std::min(backward_start, timeline.tasks[id].start_seconds);
-      for (const BufferLifetime& buffer : buffers) {
-        if (buffer.device == device && buffer.start_seconds > previous_end && buffer.start_seconds <= forward_slot_end &&
-            buffer.start_seconds < backward_start && buffer.release_seconds > backward_start) {
-          kept[static_cast<size_t>(slot.chunk)] += buffer.bytes;
+      for (const BufferLifetime* buffer : stage_buffers[s]) {
+        if (buffer->start_seconds > previous_end && buffer->start_seconds <= forward_slot_end &&
+            buffer->start_seconds < backward_start && buffer->release_seconds > backward_start) {
+          kept[static_cast<size_t>(slot.chunk)] += buffer->bytes;
         }
       }
       previous_end = forward_slot_end;
@@ -443,7 +450,7 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
     if (chunks > 1) {
       // Each cell slot's peak (one micro-batch, `open` of its chunks open before it).
       std::vector<int64_t> open_of(static_cast<size_t>(chunks), 0);
-      const std::vector<std::pair<double, double>> events = buffer_events(buffers, device);
+      const std::vector<std::pair<double, double>> events = buffer_events(stage_buffers[s]);
       for (const PipelineSlot& slot : cell_schedule[s]) {
         const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
         const SlotTasks& tasks = slot.forward ? forward_tasks[c] : backward_tasks[c];

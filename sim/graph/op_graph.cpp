@@ -54,6 +54,7 @@ OpId OpGraph::find(const std::string& name) const {
 
 std::vector<OpGraph::Neighbor> OpGraph::inputs(OpId id) const {
   std::vector<Neighbor> result;
+  result.reserve(boost::in_degree(id, data_->graph));
   for (auto [it, end] = boost::in_edges(id, data_->graph); it != end; ++it) {
     result.push_back({boost::source(*it, data_->graph), data_->graph[*it]});
   }
@@ -62,6 +63,7 @@ std::vector<OpGraph::Neighbor> OpGraph::inputs(OpId id) const {
 
 std::vector<OpGraph::Neighbor> OpGraph::outputs(OpId id) const {
   std::vector<Neighbor> result;
+  result.reserve(boost::out_degree(id, data_->graph));
   for (auto [it, end] = boost::out_edges(id, data_->graph); it != end; ++it) {
     result.push_back({boost::target(*it, data_->graph), data_->graph[*it]});
   }
