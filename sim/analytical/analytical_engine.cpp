@@ -45,8 +45,9 @@ size_t compute_device_bound(const ExecutionPlan& plan) {
 /// List scheduling in event order: a min-heap of completions; compute tasks queue per device.
 class ListScheduler {
  public:
-  ListScheduler(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices, const std::vector<bool>* handled)
-      : plan_(plan), cluster_(cluster), ready_(plan, compute_device_bound(plan), handled), prices_(prices) {
+  ListScheduler(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices, const std::vector<bool>* handled,
+                const SuccessorLists* successors)
+      : plan_(plan), cluster_(cluster), ready_(plan, compute_device_bound(plan), handled, successors), prices_(prices) {
     if (handled && handled->size() != plan_.tasks.size()) {
       throw std::logic_error("analytical estimate: " + std::to_string(handled->size()) + " flags for a plan of " +
                              std::to_string(plan_.tasks.size()) + " tasks");
@@ -170,9 +171,9 @@ class ListScheduler {
 TaskSeconds::TaskSeconds(size_t tasks) : seconds(tasks, std::numeric_limits<double>::quiet_NaN()) {}
 
 AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices,
-                                     const std::vector<bool>* handled) {
+                                     const std::vector<bool>* handled, const SuccessorLists* successors) {
   AnalyticalStepEstimate estimate;
-  estimate.timeline = ListScheduler(plan, cluster, prices, handled).run();
+  estimate.timeline = ListScheduler(plan, cluster, prices, handled, successors).run();
   estimate.makespan_seconds = estimate.timeline.makespan_seconds();
   estimate.step_seconds = estimate.makespan_seconds / static_cast<double>(std::max<int64_t>(plan.steps, 1));
   return estimate;

@@ -35,9 +35,11 @@ struct TaskSeconds {
 /// task's time is taken from there where it is there and written there where it is not: the same
 /// timeline as without. With `handled` (one flag per task), only the flagged tasks run, a
 /// dependency outside them never holding one back (ReadyTasks): the timeline of the plan made of
-/// them alone, without copying it (the others' intervals stay empty).
+/// them alone, without copying it (the others' intervals stay empty). `successors`: the plan's
+/// (ExecutionPlan::successors) for a caller scheduling it several times; null: built here.
 AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices = nullptr,
-                                     const std::vector<bool>* handled = nullptr);
+                                     const std::vector<bool>* handled = nullptr,
+                                     const SuccessorLists* successors = nullptr);
 
 /// A transfer of `bytes` alone on its route (0 on the same device).
 double analytical_transfer_seconds(double bytes, DeviceId from, DeviceId to, const Cluster& cluster);

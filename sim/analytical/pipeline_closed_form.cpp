@@ -330,10 +330,14 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
   // The slots: the tasks before the first update, which wait for none of the updates.
   std::vector<bool> slot_tasks(plan.tasks.size(), true);
   if (updates) std::fill(slot_tasks.begin() + static_cast<std::ptrdiff_t>(cells.first_update_task), slot_tasks.end(), false);
-  // Each task priced once, for these two schedules and every slot's alone.
+  // Each task priced once (for these two schedules and every slot's alone), its successors
+  // listed once (for the two schedules and the memory pass).
   TaskSeconds prices(plan.tasks.size());
-  const Timeline slots_timeline = estimate_step(plan, cluster, &prices, updates ? &slot_tasks : nullptr).timeline;
-  const Timeline timeline = updates ? estimate_step(plan, cluster, &prices).timeline : slots_timeline;
+  const SuccessorLists successors = plan.successors();
+  const Timeline slots_timeline =
+      estimate_step(plan, cluster, &prices, updates ? &slot_tasks : nullptr, &successors).timeline;
+  const Timeline timeline =
+      updates ? estimate_step(plan, cluster, &prices, nullptr, &successors).timeline : slots_timeline;
   std::vector<int64_t> stage_of(cluster.devices().size(), -1);
   for (size_t s = 0; s < stages; ++s) stage_of[options.device(0, static_cast<int64_t>(s), 0)] = static_cast<int64_t>(s);
 
@@ -418,7 +422,7 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
   // during the forward slot and before the backward slot starts, released after it starts); the
   // schedule keeps up to k micro-batches (interleaved: micro-batch chunks) in flight on a stage,
   // so while one peaks, the others hold what they keep.
-  const std::vector<BufferLifetime> buffers = buffer_lifetimes(plan, timeline);
+  const std::vector<BufferLifetime> buffers = buffer_lifetimes(plan, timeline, &successors);
   const std::vector<double> cell_peak = peak_live_bytes(buffers, cluster.devices().size());
   const std::vector<double> workspace = workspace_bytes(plan, cluster.devices().size());
   // By stage: the buffers on its representative device, in the order buffer_lifetimes gives them.

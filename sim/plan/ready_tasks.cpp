@@ -1,14 +1,23 @@
 #include "sim/plan/ready_tasks.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace placesim {
 
-ReadyTasks::ReadyTasks(const ExecutionPlan& plan, size_t device_count, const std::vector<bool>* handled)
+ReadyTasks::ReadyTasks(const ExecutionPlan& plan, size_t device_count, const std::vector<bool>* handled,
+                       const SuccessorLists* successors)
     : plan_(plan),
       handled_(handled),
-      successors_(plan.successors()),
+      own_successors_(successors ? SuccessorLists() : plan.successors()),
+      successors_(successors ? successors : &own_successors_),
       unfinished_deps_(plan.tasks.size(), 0),
       ready_compute_(device_count),
       busy_(device_count, false) {
+  if (successors_->size() != plan.tasks.size()) {
+    throw std::logic_error("ready tasks: successor lists of " + std::to_string(successors_->size()) +
+                           " tasks for a plan of " + std::to_string(plan.tasks.size()));
+  }
   for (const Task& task : plan.tasks) handled_count_ += handles(task.id);
   restart();
 }

@@ -17,8 +17,14 @@ namespace placesim {
 class ReadyTasks {
  public:
   /// `handled`: the tasks this run handles (a multi-host plan's part on this host); a dependency
-  /// outside it never holds a task back. Null: every task.
-  ReadyTasks(const ExecutionPlan& plan, size_t device_count, const std::vector<bool>* handled = nullptr);
+  /// outside it never holds a task back. Null: every task. `successors`: the plan's
+  /// (ExecutionPlan::successors), for a caller that schedules one plan several times and builds
+  /// them once; it must outlive this. Null: built here.
+  ReadyTasks(const ExecutionPlan& plan, size_t device_count, const std::vector<bool>* handled = nullptr,
+             const SuccessorLists* successors = nullptr);
+  // It may point at its own successor lists: not copied or moved.
+  ReadyTasks(const ReadyTasks&) = delete;
+  ReadyTasks& operator=(const ReadyTasks&) = delete;
 
   /// Forgets every completion, queued task and busy device: the state before a run, for a
   /// backend that runs one plan many times.
@@ -31,7 +37,7 @@ class ReadyTasks {
   template <typename OnReady>
   void complete(TaskId id, OnReady&& on_ready) {
     ++completed_;
-    for (TaskId next : successors_[id]) {
+    for (TaskId next : (*successors_)[id]) {
       if (handles(next) && --unfinished_deps_[next] == 0) on_ready(next);
     }
   }
@@ -56,7 +62,8 @@ class ReadyTasks {
  private:
   const ExecutionPlan& plan_;
   const std::vector<bool>* handled_;
-  SuccessorLists successors_;
+  SuccessorLists own_successors_;     ///< when the caller gives none
+  const SuccessorLists* successors_;  ///< own_successors_ or the caller's
   std::vector<size_t> unfinished_deps_;
   std::vector<std::priority_queue<TaskId, std::vector<TaskId>, std::greater<>>> ready_compute_;
   std::vector<bool> busy_;

@@ -17,8 +17,10 @@ bool touches(const Task& task, DeviceId device) {
 
 }  // namespace
 
-std::vector<BufferLifetime> buffer_lifetimes(const ExecutionPlan& plan, const Timeline& timeline) {
-  auto successors = plan.successors();
+std::vector<BufferLifetime> buffer_lifetimes(const ExecutionPlan& plan, const Timeline& timeline,
+                                             const SuccessorLists* given_successors) {
+  const SuccessorLists built = given_successors ? SuccessorLists() : plan.successors();
+  const SuccessorLists& successors = given_successors ? *given_successors : built;
   // The flags densely (a task's successors are scattered over a plan of millions of tasks).
   std::vector<uint8_t> reads(plan.tasks.size());
   for (const Task& task : plan.tasks) reads[task.id] = task.reads_dep_outputs;

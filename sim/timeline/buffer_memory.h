@@ -35,7 +35,9 @@ struct BufferLifetime {
   double release_seconds = 0;
   double bytes = 0;
 };
-std::vector<BufferLifetime> buffer_lifetimes(const ExecutionPlan& plan, const Timeline& timeline);
+/// `successors`: the plan's (ExecutionPlan::successors) when the caller has them; null: built here.
+std::vector<BufferLifetime> buffer_lifetimes(const ExecutionPlan& plan, const Timeline& timeline,
+                                             const SuccessorLists* successors = nullptr);
 
 /// Per device: the peak of the bytes its buffers hold at once (a release before an allocation
 /// at the same instant).

@@ -101,6 +101,17 @@ TEST(Analytical, RunsOnlyTheHandledTasksAsIfTheOthersWereDone) {
   // One flag per task, or it is a bug.
   const std::vector<bool> short_flags = {true, true};
   EXPECT_THROW(estimate_step(plan, cluster, nullptr, &short_flags), std::logic_error);
+  // The caller's successor lists, built once for several schedules, give the same timelines.
+  const SuccessorLists successors = plan.successors();
+  const AnalyticalStepEstimate shared = estimate_step(plan, cluster, nullptr, &handled, &successors);
+  EXPECT_EQ(shared.timeline.tasks[c].end_seconds, some.timeline.tasks[c].end_seconds);
+  EXPECT_EQ(shared.timeline.tasks[d].start_seconds, some.timeline.tasks[d].start_seconds);
+  EXPECT_NEAR(estimate_step(plan, cluster, nullptr, nullptr, &successors).makespan_seconds, 7.0, kRelative);
+  // Lists of another plan are a bug.
+  ExecutionPlan shorter = plan;
+  shorter.tasks.pop_back();
+  const SuccessorLists other = shorter.successors();
+  EXPECT_THROW(estimate_step(plan, cluster, nullptr, nullptr, &other), std::logic_error);
 }
 
 TEST(Analytical, DiamondTakesTheLongerBranch) {
