@@ -191,14 +191,24 @@ std::string cell_key(const SweepSpec& spec, const SweepConfiguration& configurat
 }
 
 /// Whether a layout's slots move with the data width: ZeRO 3 and FSDP gather parameters over it,
-/// experts exchange tokens over it, and with the stages outermost (`device_order`) replica 0's
-/// stages sit elsewhere.
+/// and with the stages outermost (`device_order`) replica 0's stages sit elsewhere. Experts do
+/// not: an expert group is `expert` consecutive replicas whatever their number, so replica 0's
+/// all-to-alls run on the same devices; what the data width changes (each expert's gradients
+/// reduced over data / expert replicas) is in the stages' finish, as the dense gradients are.
 bool slots_move_with_data_width(const StrategyVariant& variant) {
   const Json& options = variant.strategy.at("parallelism");
   const auto zero = options.find("zero");
-  const auto expert = options.find("expert");
   return (zero != options.end() && zero->is_number() && zero->get<double>() >= 3) || options.contains("fsdp") ||
-         (expert != options.end() && *expert != Json(1)) || options.contains("device_order");
+         options.contains("device_order");
+}
+
+/// Whether a layout's ZeRO stages need cells of their own: those whose slots move with the data
+/// width, and experts, whose optimizer state and gradients divide over their own shard groups
+/// (data / expert replicas) where the screen's resharding divides a cell's over the data width.
+bool cell_per_zero_stage(const StrategyVariant& variant) {
+  const Json& options = variant.strategy.at("parallelism");
+  const auto expert = options.find("expert");
+  return slots_move_with_data_width(variant) || (expert != options.end() && *expert != Json(1));
 }
 
 /// The configurations one screened cell serves: node type, GPUs per node, fabric (or one
@@ -226,9 +236,10 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
     layout.id = first_of_text.emplace(layout.text, context.layouts.size()).first->second;
     layout.screened = !layout.text.empty() && !variant.sets_micro_batches;
     layout.per_data_width = layout.screened && slots_move_with_data_width(variant);
-    // Layouts whose slots move with the data width (experts among them, whose ZeRO shards are
-    // their own) keep a cell per ZeRO stage.
-    const std::string screen_text = layout.per_data_width ? layout.text : screen_layout_text(layout);
+    // Layouts whose slots move with the data width, and experts (whose ZeRO shards are their
+    // own), keep a cell per ZeRO stage.
+    const std::string screen_text =
+        layout.screened && cell_per_zero_stage(variant) ? layout.text : screen_layout_text(layout);
     layout.screen_id = first_of_screen_text.emplace(screen_text, context.layouts.size()).first->second;
     context.layouts.push_back(layout);
   }

@@ -32,9 +32,10 @@ struct ScreenedConfiguration {
 /// What a 3D configuration's screen shares (SweepContext::screen_keys): its node type, GPUs per
 /// node, fabric (or one node), precision, micro-batch size and its "parallelism" variant but for
 /// the data width, a GPipe or 1F1B schedule and a ZeRO stage of 0, 1 or 2 (the same slots; the
-/// updates, 1/shards of the parameters from stage 1, are the cell's stage's); for layouts whose slots move with the data width
-/// (ZeRO 3, FSDP, expert parallelism, stages outermost) also its node count, so their cells
-/// serve only other schedules and batches. "" for what the screen leaves out: other strategies,
+/// updates, 1/shards of the parameters from stage 1, are the cell's stage's; expert layouts keep
+/// their ZeRO stage, whose expert shards are their own); for layouts whose slots move with the
+/// data width (ZeRO 3, FSDP, stages outermost) also its node count, so their cells serve only
+/// other schedules and batches. "" for what the screen leaves out: other strategies,
 /// PipeDream's schedules and a variant that sets "micro_batches".
 const std::string& screen_key(const SweepContext& context, size_t index);
 

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "sim/analytical/pipeline_closed_form.h"
+#include "sim/planner/parallel_3d_builder.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/session/sweep_screen.h"
 
@@ -216,6 +217,87 @@ TEST(SweepScreen, KeysShareSchedulesDataWidthsAndZeroStagesUpTo2ButNotTheWidthsO
   // ZeRO 3 gathers its parameters over the data width: one cell per node count.
   EXPECT_FALSE(key_of(2, "zero3").empty());
   EXPECT_NE(key_of(2, "zero3"), key_of(4, "zero3"));
+}
+
+// Experts: an expert group is `expert` consecutive data replicas whatever the data width, so
+// replica 0's all-to-alls run on the same GPUs at every node count and the layout's cell serves
+// them all (a small Mixtral, 4 experts, pipeline 2, expert 2, on 1, 2 and 4 DGX A100: data 4, 8
+// and 16). Its ZeRO stages keep cells of their own (an expert's optimizer state divides over
+// data / expert replicas, not over the data width the screen reshards by).
+TEST(SweepScreen, ExpertLayoutsShareACellAcrossDataWidthsWhoseSlotsAreTheirOwn) {
+  const SweepContext context = screen_context(R"({
+    "model": {"zoo": "mixtral_8x7b", "parameters": {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "ffn": 128,
+                                                    "experts": 4, "top_k": 2, "sequence": 32, "vocabulary": 128}},
+    "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
+    "simulation": {"gpu_spread": "none"},
+    "sweep": {"nodes": [1, 2, 4], "fabric": ["ib_hdr"], "batch_size": [64],
+              "strategies": [{"parallelism": {"pipeline": 2, "expert": 2, "zero": [0, 1], "stage_split": "layers"}}]}})");
+  auto key_of = [&](int64_t nodes, int zero) {
+    for (const SweepConfiguration& c : context.spec.configurations) {
+      if (c.nodes == nodes && context.layouts[c.strategy].zero_stage == zero) return screen_key(context, c.index);
+    }
+    return std::string("none");
+  };
+  ASSERT_FALSE(key_of(2, 0).empty());
+  EXPECT_EQ(key_of(2, 0), key_of(4, 0));  // across data widths
+  EXPECT_EQ(key_of(2, 1), key_of(4, 1));
+  EXPECT_NE(key_of(2, 0), key_of(2, 1));  // not across ZeRO stages
+  EXPECT_NE(key_of(1, 0), key_of(2, 0));  // one node: no fabric
+
+  std::vector<size_t> all(context.spec.configurations.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const std::vector<ScreenedConfiguration> rows = screen_configurations(context, all);
+  ASSERT_EQ(rows.size(), 3u * 2u);
+  size_t shared = 0;
+  for (const ScreenedConfiguration& screen : rows) {
+    const SweepRow& row = screen.row;
+    ASSERT_EQ(row.status, RowStatus::kOk) << row.reason;
+    const SweepRow closed_form = evaluate_configuration(context, row.index, Tier::kAnalytical);
+    ASSERT_EQ(closed_form.status, RowStatus::kOk) << closed_form.reason;
+    // Memory: the cell's activations, the ZeRO 1 shards divided by this configuration's groups.
+    EXPECT_NEAR(row.peak_memory_bytes, closed_form.peak_memory_bytes, 1e-9 * closed_form.peak_memory_bytes) << row.index;
+    if (screen.cell_from == row.index) {
+      EXPECT_EQ(row.step_seconds, closed_form.step_seconds) << row.index;
+      continue;
+    }
+    ++shared;
+    // Replica 0's all-to-alls are this configuration's own: the same groups and bytes, in order.
+    const Scenario own = configuration_scenario(context, row.index), from = configuration_scenario(context, screen.cell_from);
+    const ParallelismOptions& options = *own.strategies.front().parallelism;
+    const ParallelismOptions& from_options = *from.strategies.front().parallelism;
+    EXPECT_NE(options.data, from_options.data);
+    auto all_to_alls = [](const Scenario& scenario, const ParallelismOptions& layout) {
+      PipelineCells cells;
+      const ExecutionPlan plan = build_parallel_3d_cell_plan(scenario.graph, scenario.cluster_for(scenario.strategies.front()),
+                                                             scenario.run, layout, &cells);
+      std::vector<std::pair<std::vector<DeviceId>, double>> exchanges;
+      for (const Task& task : plan.tasks) {
+        if (task.kind == TaskKind::kCollective && task.collective == CollectiveKind::kAllToAll) {
+          exchanges.emplace_back(task.group, task.bytes);
+        }
+      }
+      return exchanges;
+    };
+    const auto exchanges = all_to_alls(own, options);
+    EXPECT_EQ(exchanges.size(), 2u * 2u * 2u);  // 2 MoE layers, dispatch and combine, forward and backward
+    EXPECT_EQ(exchanges, all_to_alls(from, from_options));
+    // So the slots are the cell's but for each op's per-micro-batch share of its whole-batch
+    // cost (a weight read once per batch shared over another number of micro-batches: a few
+    // bytes of a small op, ~1e-6 of a slot here; the dense layouts' cells differ alike) and with
+    // the GPUs' spread off, whose expected slowest moves with the GPU count; the stages' last
+    // slots and finish (the gradient reductions over another data width) are the cell's.
+    const ClosedFormCell own_cell = analyse_3d_cell(own.graph, own.cluster_for(own.strategies.front()), own.run, options);
+    const ClosedFormCell cell_from =
+        analyse_3d_cell(from.graph, from.cluster_for(from.strategies.front()), from.run, *from.strategies.front().parallelism);
+    ASSERT_EQ(own_cell.forward.size(), cell_from.forward.size());
+    for (size_t c = 0; c < own_cell.forward.size(); ++c) {
+      EXPECT_LE(slot_distance(own_cell.forward[c], cell_from.forward[c]), 1e-5 * own_cell.forward[c].alone_seconds) << c;
+      EXPECT_LE(slot_distance(own_cell.backward[c], cell_from.backward[c]), 1e-5 * own_cell.backward[c].alone_seconds) << c;
+    }
+    const double bound = step_bound(own_cell, cell_from, options.micro_batches);
+    EXPECT_LE(std::abs(row.step_seconds - closed_form.step_seconds), bound + 1e-12 * closed_form.step_seconds) << row.index;
+  }
+  EXPECT_EQ(shared, 2u);  // 4 nodes take 2 nodes' cells, for ZeRO 0 and 1
 }
 
 // ZeRO 0, 1 and 2 share a screen cell, each configuration taking its own stage; FSDP (ZeRO 3 by
