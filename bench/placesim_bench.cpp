@@ -468,6 +468,9 @@ int run(int argc, char** argv) {
   if (only == split_case) run_screen_split_case(split_case, "scenarios/sweep_gpt3_175b_search.json");  // by name only
   const std::string search_case = "search_gpt3_175b_20736_3d_configs";
   if (only.empty() || only == search_case) run_search_case(search_case, "scenarios/sweep_gpt3_175b_search.json");
+  // The same tier over expert layouts (a cell per layout across data widths since 2026-12-06).
+  const std::string moe_search_case = "search_mixtral_8x7b_4096_moe_configs";
+  if (only.empty() || only == moe_search_case) run_search_case(moe_search_case, "scenarios/sweep_mixtral_8x7b_search.json");
   const std::string sweep_nodes_case = "sweep_mlp_tree_100000_nodes_analytical";
   if (only.empty() || only == sweep_nodes_case) run_sweep_case(sweep_nodes_case, kSweep100000NodesScenario);
   return 0;

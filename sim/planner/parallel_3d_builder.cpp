@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <set>
 #include <stdexcept>
 
 #include "sim/spec/parallelism_sizes.h"
@@ -32,11 +31,12 @@ std::string slot_marker(const std::string& replica_prefix, int64_t m, bool forwa
 /// The tasks of `cell` that no other task of it depends on: the next slot waits for these only,
 /// so that the ordering keeps no buffer alive longer than its data needs it.
 std::vector<TaskId> cell_sinks(const ExecutionPlan& plan, const std::vector<TaskId>& cell) {
-  std::set<TaskId> awaited;
-  for (TaskId id : cell) awaited.insert(plan.tasks[id].deps.begin(), plan.tasks[id].deps.end());
+  std::vector<TaskId> awaited;  // sorted, for lookups
+  for (TaskId id : cell) awaited.insert(awaited.end(), plan.tasks[id].deps.begin(), plan.tasks[id].deps.end());
+  std::sort(awaited.begin(), awaited.end());
   std::vector<TaskId> sinks;
   for (TaskId id : cell) {
-    if (!awaited.count(id)) sinks.push_back(id);
+    if (!std::binary_search(awaited.begin(), awaited.end(), id)) sinks.push_back(id);
   }
   return sinks;
 }

@@ -164,6 +164,20 @@ TEST(Placement, GlobMatching) {
   EXPECT_TRUE(glob_match("?onst", "Const"));
   EXPECT_FALSE(glob_match("a", "add"));
   EXPECT_TRUE(glob_match("*", ""));
+  // Literal and "*suffix" patterns (compared directly) against the general rule.
+  EXPECT_TRUE(glob_match("h.0/qkv", "h.0/qkv"));
+  EXPECT_FALSE(glob_match("h.0/qkv", "h.0/qkvx"));
+  EXPECT_TRUE(glob_match("*/qkv", "h.12/attn/qkv"));
+  EXPECT_TRUE(glob_match("*/qkv", "/qkv"));
+  EXPECT_FALSE(glob_match("*/qkv", "qkv"));
+  EXPECT_FALSE(glob_match("*/qkv", "h.12/qkv_bias"));
+  EXPECT_FALSE(glob_match("*/qkv", "h.12/qkv/"));
+  EXPECT_TRUE(glob_match("*", "anything"));
+  EXPECT_TRUE(glob_match("**/qkv", "h.1/qkv"));
+  EXPECT_TRUE(glob_match("*/q?v", "h.1/qkv"));
+  EXPECT_FALSE(glob_match("*/q?v", "h.1/qv"));
+  EXPECT_TRUE(glob_match("h.*/mlp_fc", "h.3/expert_1/mlp_fc"));
+  EXPECT_FALSE(glob_match("h.*/mlp_fc", "g.3/mlp_fc"));
 }
 
 // The seed scenario's log, compared with the TensorFlow 1.x log_device_placement format (device
