@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <cmath>
 #include <functional>
 #include <map>
@@ -479,4 +480,13 @@ int run(int argc, char** argv) {
 }  // namespace
 }  // namespace placesim::bench
 
-int main(int argc, char** argv) { return placesim::bench::run(argc, argv); }
+int main(int argc, char** argv) {
+  // Its scenarios are read relative to the repository root: run elsewhere, it says so instead of
+  // aborting on the uncaught error.
+  try {
+    return placesim::bench::run(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "placesim_bench: %s (run it from the repository root)\n", error.what());
+    return 2;
+  }
+}

@@ -48,10 +48,6 @@ class ListScheduler {
   ListScheduler(const ExecutionPlan& plan, const Cluster& cluster, TaskSeconds* prices, const std::vector<bool>* handled,
                 const SuccessorLists* successors)
       : plan_(plan), cluster_(cluster), ready_(plan, compute_device_bound(plan), handled, successors), prices_(prices) {
-    if (handled && handled->size() != plan_.tasks.size()) {
-      throw std::logic_error("analytical estimate: " + std::to_string(handled->size()) + " flags for a plan of " +
-                             std::to_string(plan_.tasks.size()) + " tasks");
-    }
     if (prices_ && prices_->seconds.size() < plan_.tasks.size()) {
       throw std::logic_error("analytical estimate: prices for " + std::to_string(prices_->seconds.size()) +
                              " tasks, the plan has " + std::to_string(plan_.tasks.size()));

@@ -14,6 +14,10 @@ ReadyTasks::ReadyTasks(const ExecutionPlan& plan, size_t device_count, const std
       unfinished_deps_(plan.tasks.size(), 0),
       ready_compute_(device_count),
       busy_(device_count, false) {
+  if (handled_ && handled_->size() != plan.tasks.size()) {
+    throw std::logic_error("ready tasks: " + std::to_string(handled_->size()) + " flags for a plan of " +
+                           std::to_string(plan.tasks.size()) + " tasks");
+  }
   if (successors_->size() != plan.tasks.size()) {
     throw std::logic_error("ready tasks: successor lists of " + std::to_string(successors_->size()) +
                            " tasks for a plan of " + std::to_string(plan.tasks.size()));

@@ -16,8 +16,8 @@ namespace placesim {
 
 class ReadyTasks {
  public:
-  /// `handled`: the tasks this run handles (a multi-host plan's part on this host); a dependency
-  /// outside it never holds a task back. Null: every task. `successors`: the plan's
+  /// `handled`: the tasks this run handles (a multi-host plan's part on this host), one flag per
+  /// task; a dependency outside it never holds a task back. Null: every task. `successors`: the plan's
   /// (ExecutionPlan::successors), for a caller that schedules one plan several times and builds
   /// them once; it must outlive this. Null: built here.
   ReadyTasks(const ExecutionPlan& plan, size_t device_count, const std::vector<bool>* handled = nullptr,

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "sim/analytical/analytical_engine.h"
 #include "sim/core/input_error.h"
+#include "sim/planner/parallel_3d_builder.h"
 #include "sim/session/pipeline.h"
 #include "sim/session/tier_step.h"
 #include "tests/support/closed_form_steps.h"
@@ -128,6 +130,37 @@ TEST(ExpertParallel, AllToAllsRouteTheTokensBetweenTheGroup) {
   const Task& gradients = *find_task(plan, "r0/mb0/ep-alltoall/grad/dispatch/h.0/moe_combine");
   EXPECT_TRUE(waits_for(gradients, find_task(plan, "r1/mb0/bwd/h.0/expert_2/mlp_fc")->id));
   EXPECT_TRUE(waits_for(*find_task(plan, "r0/mb0/bwd/h.0/expert_3/dispatch"), gradients.id));
+}
+
+// An expert group is `expert` consecutive replicas whatever their number: replica 0's all-to-alls
+// in a one-micro-batch cell plan (pipeline 2 x expert 2) run on the same two GPUs with the same
+// bytes at data 4 (1 DGX A100), 8 (2) and 16 (4), so the search tier's screen shares one cell
+// across these data widths (sim/session/sweep_screen.h).
+TEST(ExpertParallel, ReplicaZerosAllToAllsAreTheSameAtEveryDataWidth) {
+  auto exchanges_at = [](int64_t data, int nodes) {
+    const std::string layout = R"({"pipeline": 2, "data": )" + std::to_string(data) + R"(, "expert": 2, "stage_split": "layers"})";
+    const Scenario scenario = testing::scenario_from_text(mixtral_scenario(layout, nodes));
+    const Strategy& strategy = scenario.strategies.front();
+    PipelineCells cells;
+    const ExecutionPlan plan =
+        build_parallel_3d_cell_plan(scenario.graph, scenario.cluster_for(strategy), scenario.run, *strategy.parallelism, &cells);
+    std::vector<std::tuple<std::vector<DeviceId>, double, CollectiveAlgorithm>> exchanges;
+    for (const Task* task : collectives(plan, CollectiveKind::kAllToAll)) {
+      exchanges.emplace_back(task->group, task->bytes, task->algorithm);
+    }
+    return exchanges;
+  };
+  const auto at_4 = exchanges_at(4, 1);
+  // 2 MoE layers x (dispatch, combine) x (forward, backward), between replicas 0 and 1's GPUs
+  // of each stage (devices 0 and 2 for stage 0: a replica spans its 2 stages).
+  ASSERT_EQ(at_4.size(), 8u);
+  for (const auto& [group, bytes, algorithm] : at_4) {
+    EXPECT_EQ(group.size(), 2u);
+    EXPECT_EQ(group[1] - group[0], 2u);
+    EXPECT_EQ(algorithm, CollectiveAlgorithm::kPairwise);
+  }
+  EXPECT_EQ(exchanges_at(8, 2), at_4);
+  EXPECT_EQ(exchanges_at(16, 4), at_4);
 }
 
 // With data 4 x expert 2 (`layout`): the `kind` collectives of the gradients carry the dense
