@@ -423,7 +423,6 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
   // schedule keeps up to k micro-batches (interleaved: micro-batch chunks) in flight on a stage,
   // so while one peaks, the others hold what they keep.
   const std::vector<BufferLifetime> buffers = buffer_lifetimes(plan, timeline, &successors);
-  const std::vector<double> cell_peak = peak_live_bytes(buffers, cluster.devices().size());
   const std::vector<double> workspace = workspace_bytes(plan, cluster.devices().size());
   // By stage: the buffers on its representative device, in the order buffer_lifetimes gives them.
   std::vector<std::vector<const BufferLifetime*>> stage_buffers(stages);
@@ -451,10 +450,14 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
       }
       previous_end = forward_slot_end;
     }
+    // The stage's buffers over the whole cell plan: their peak is the cell's (peak_live_bytes'
+    // rule, on the representative device only, not on every device of the cluster).
+    const std::vector<std::pair<double, double>> events = buffer_events(stage_buffers[s]);
+    const double cell_peak = peak_between(events, -std::numeric_limits<double>::infinity(),
+                                          std::numeric_limits<double>::infinity()).first;
     if (chunks > 1) {
       // Each cell slot's peak (one micro-batch, `open` of its chunks open before it).
       std::vector<int64_t> open_of(static_cast<size_t>(chunks), 0);
-      const std::vector<std::pair<double, double>> events = buffer_events(stage_buffers[s]);
       for (const PipelineSlot& slot : cell_schedule[s]) {
         const size_t c = static_cast<size_t>(slot.chunk) * stages + s;
         const SlotTasks& tasks = slot.forward ? forward_tasks[c] : backward_tasks[c];
@@ -473,7 +476,7 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
       memory.optimizer_state_bytes = plan.static_memory[device].optimizer_state_bytes;
     }
     cell.static_memory.push_back(memory);
-    cell.cell_peak_bytes.push_back(cell_peak[device]);
+    cell.cell_peak_bytes.push_back(cell_peak);
     cell.workspace_bytes.push_back(workspace[device]);
     cell.capacity_bytes.push_back(cluster.device(device).spec.memory_bytes);
   }
