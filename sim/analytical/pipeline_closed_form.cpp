@@ -476,6 +476,13 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
       memory.optimizer_state_bytes = plan.static_memory[device].optimizer_state_bytes;
     }
     cell.static_memory.push_back(memory);
+    MemoryBreakdown experts;
+    if (s < cells.expert_static_memory.size()) {
+      experts.parameter_bytes = cells.expert_static_memory[s].parameter_bytes;
+      experts.gradient_bytes = cells.expert_static_memory[s].gradient_bytes;
+      experts.optimizer_state_bytes = cells.expert_static_memory[s].optimizer_state_bytes;
+    }
+    cell.expert_static_memory.push_back(experts);
     cell.cell_peak_bytes.push_back(cell_peak);
     cell.workspace_bytes.push_back(workspace[device]);
     cell.capacity_bytes.push_back(cluster.device(device).spec.memory_bytes);

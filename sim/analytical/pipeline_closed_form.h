@@ -90,6 +90,9 @@ struct ClosedFormCell {
   /// memory and the capacity.
   std::vector<double> cell_peak_bytes, workspace_bytes, capacity_bytes;
   std::vector<MemoryBreakdown> static_memory;  ///< parameters, gradients, optimizer state
+  /// By stage: the part of static_memory its experts hold (PipelineCells::expert_static_memory),
+  /// divided over the cell's expert shard group where the rest divides over its ZeRO shard group.
+  std::vector<MemoryBreakdown> expert_static_memory;
   /// By stage and its chunk: what a micro-batch chunk keeps from its forward slot to its backward.
   std::vector<std::vector<double>> kept_bytes;
   /// By stage, interleaved: each cell slot's (forward?, chunk) peak, how long before its end it

@@ -46,8 +46,10 @@ int64_t stashed_versions(const Parallel3dEmission& e, int64_t s) {
   return pipedream_weight_versions(e.stages, s, e.micro_batches, e.options.double_buffered, e.options.stage_replicas);
 }
 
-/// Every device's static memory (ZeRO-sharded) and the notes that describe the split.
-void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std::vector<std::string>* notes) {
+/// Every device's static memory (ZeRO-sharded) and the notes that describe the split; with
+/// `cell_index`, also each stage's representative's share held by experts.
+void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std::vector<std::string>* notes,
+                           PipelineCells* cell_index) {
   const Parallel3dPartition& P = e.partition;
   const ParallelismOptions& options = e.options;
   if (e.shards > 1 && notes) {
@@ -59,6 +61,7 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
   }
   std::vector<double> stage_flops(e.stages, 0);
   std::vector<size_t> stage_ops(e.stages, 0);
+  if (cell_index) cell_index->expert_static_memory.assign(static_cast<size_t>(e.stages), StaticMemory{});
   for (OpId v : e.emitter.order()) {
     if (!e.emitter.selected(v)) continue;
     const int64_t s = static_cast<int64_t>(P.stage_of[v]);
@@ -78,6 +81,9 @@ void account_static_memory(const Parallel3dEmission& e, ExecutionPlan* plan, std
     for (int64_t d = 0; d < options.stage_width(s); ++d) {  // each stage replica once
       if (!P.runs(v, d)) continue;  // another expert rank's expert
       for (int64_t r = 0; r < e.ranks; ++r) add_static_memory(&plan->static_memory[e.device(d, s, r)], memory);
+    }
+    if (cell_index && P.expert_op(v) && P.runs(v, 0)) {
+      add_static_memory(&cell_index->expert_static_memory[static_cast<size_t>(s)], memory);
     }
     stage_flops[s] += P.shard[v].forward_flops + P.shard[v].backward_flops;
     ++stage_ops[s];
@@ -342,7 +348,7 @@ ExecutionPlan build_plan(const OpGraph& graph, const Cluster& cluster, const Run
   const Parallel3dPartition partition = partition_parallel_3d(graph, run, options, emitter, layout, notes);
   check_asynchronous(options, &partition, cells);
   Parallel3dEmission e(graph, cluster, run, options, emitter, layout, partition, cells);
-  account_static_memory(e, &plan, notes);
+  account_static_memory(e, &plan, notes, cell_index);
 
   std::vector<std::vector<PipelineSlot>> schedule(e.stages);
   for (int64_t s = 0; s < e.stages; ++s) {

@@ -37,6 +37,11 @@ struct PipelineCells {
   std::vector<TaskId> backward_done;  ///< by model chunk
   /// The first of the tasks after every slot (all-reduces, updates); kNone in inference.
   TaskId first_update_task = kNone;
+  /// By stage: what of its representative's static memory (ExecutionPlan::static_memory) its
+  /// experts hold, so that a search screen can divide it over another layout's expert shard group
+  /// (ParallelismOptions::expert_zero_shards) and the rest over its ZeRO shard group. Zeros
+  /// without experts spread over replicas.
+  std::vector<StaticMemory> expert_static_memory;
 };
 
 /// A cell plan, for the closed-form tier (sim/analytical/pipeline_closed_form.h): the plan of one

@@ -95,7 +95,7 @@ void find_expert_layers(const OpGraph& graph, const ParallelismOptions& options,
     // hold every expert rank it holds equally often (as when one of the expert group and the
     // shard group divides the other), so that every expert's shard is the same size.
     const std::vector<int64_t> sizes = layout.expert_shard_places().group_size;
-    p->expert_shards = sizes.front();
+    p->expert_shards = options.expert_zero_shards();  // replica 0's group, sizes.front()
     if (std::any_of(sizes.begin(), sizes.end(), [&](int64_t size) { return size != p->expert_shards; })) {
       throw SpecError::strategy(path, "FSDP's hybrid sharding groups " + std::to_string(options.zero_shards()) +
                                           " replicas, which hold the " + std::to_string(group) +

@@ -202,13 +202,6 @@ bool slots_move_with_data_width(const StrategyVariant& variant) {
          options.contains("device_order");
 }
 
-/// Whether a layout spreads experts over replicas ("expert" above 1).
-bool has_experts(const StrategyVariant& variant) {
-  const Json& options = variant.strategy.at("parallelism");
-  const auto expert = options.find("expert");
-  return expert != options.end() && *expert != Json(1);
-}
-
 /// The configurations one screened cell serves: node type, GPUs per node, fabric (or one
 /// node), precision, micro-batch size and layout, whatever the schedule and batch, and whatever
 /// the data width unless the layout's slots move with it (then also the node count). "" for
@@ -234,11 +227,8 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
     layout.id = first_of_text.emplace(layout.text, context.layouts.size()).first->second;
     layout.screened = !layout.text.empty() && !variant.sets_micro_batches;
     layout.per_data_width = layout.screened && slots_move_with_data_width(variant);
-    // Layouts whose slots move with the data width, and experts (an expert's optimizer state and
-    // gradients divide over data / expert replicas, where the screen reshards a cell's by the data
-    // width), keep a cell per ZeRO stage.
-    const bool own_zero_cells = layout.per_data_width || (layout.screened && has_experts(variant));
-    const std::string screen_text = own_zero_cells ? layout.text : screen_layout_text(layout);
+    // Layouts whose slots move with the data width keep a cell per ZeRO stage.
+    const std::string screen_text = layout.per_data_width ? layout.text : screen_layout_text(layout);
     layout.screen_id = first_of_screen_text.emplace(screen_text, context.layouts.size()).first->second;
     context.layouts.push_back(layout);
   }

@@ -37,8 +37,8 @@ struct SweepContext {
   /// `per_data_width`: whether its screen cells serve one data width only (its slots move with it).
   /// `screen_id`: the first variant whose layout is the same but for a ZeRO stage of 0, 1 or 2,
   /// which only shard the optimizer state and gradients and divide the updates, so that the
-  /// search tier's screen shares one cell among them (sweep_screen.h; not for expert layouts,
-  /// whose experts shard over data / expert replicas, nor those per data width); `zero_stage`: the variant's
+  /// search tier's screen shares one cell among them (sweep_screen.h; experts' shards too, divided over
+  /// their own holders; not for layouts per data width); `zero_stage`: the variant's
   /// "zero" (0 without one: an FSDP layout's stage 3 is its reader's, and such layouts, whose slots
   /// move with the data width, keep their own cells).
   struct Layout {

@@ -60,20 +60,31 @@ LayoutCell analyse_layout(const SweepContext& context, size_t index) {
 }
 
 /// What `options` divides over its ZeRO shard group at `stage` and above (1: the optimizer
-/// state, 2: the gradients): its shard group, or 1.
-double zero_shards_from(const ParallelismOptions& options, int stage) {
-  return options.zero_stage >= stage ? static_cast<double>(options.zero_shards()) : 1.0;
+/// state, 2: the gradients): its shard group, or 1; `experts`: what an expert's divides over
+/// instead (its holders in the shard group, ParallelismOptions::expert_zero_shards).
+double zero_shards_from(const ParallelismOptions& options, int stage, bool experts) {
+  if (options.zero_stage < stage) return 1.0;
+  return static_cast<double>(experts ? options.expert_zero_shards() : options.zero_shards());
 }
 
 /// `estimate` with the optimizer state (ZeRO 1 and 2) and the gradients (ZeRO 2) divided by
-/// `options`' shard group instead of the cell's, whose ZeRO stage and data width may differ
-/// (parallel_3d_builder.cpp divides each op's); the rest of the memory is the cell's.
-void reshard_memory(const ParallelismOptions& cell, const ParallelismOptions& options, ClosedFormStepEstimate* estimate) {
-  const double optimizer = zero_shards_from(cell, 1) / zero_shards_from(options, 1);
-  const double gradients = zero_shards_from(cell, 2) / zero_shards_from(options, 2);
-  for (MemoryBreakdown& memory : estimate->stage_peak_memory) {
-    memory.optimizer_state_bytes *= optimizer;
-    memory.gradient_bytes *= gradients;
+/// `options`' shard groups instead of the cell's, whose ZeRO stage and data width may differ
+/// (parallel_3d_builder.cpp divides each op's): the experts' part (`cell_memory`'s
+/// expert_static_memory) over the expert shard groups, the rest over the ZeRO shard groups. The
+/// rest of the memory is the cell's.
+void reshard_memory(const ParallelismOptions& cell, const ClosedFormCell& cell_memory, const ParallelismOptions& options,
+                    ClosedFormStepEstimate* estimate) {
+  auto ratio = [&](int stage, bool experts) {
+    return zero_shards_from(cell, stage, experts) / zero_shards_from(options, stage, experts);
+  };
+  for (size_t s = 0; s < estimate->stage_peak_memory.size(); ++s) {
+    MemoryBreakdown& memory = estimate->stage_peak_memory[s];
+    const MemoryBreakdown& experts = cell_memory.expert_static_memory.at(s);
+    memory.optimizer_state_bytes =
+        (memory.optimizer_state_bytes - experts.optimizer_state_bytes) * ratio(1, false) +
+        experts.optimizer_state_bytes * ratio(1, true);
+    memory.gradient_bytes =
+        (memory.gradient_bytes - experts.gradient_bytes) * ratio(2, false) + experts.gradient_bytes * ratio(2, true);
   }
 }
 
@@ -152,7 +163,7 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
                    .first;
       }
       ClosedFormStepEstimate estimate = step->second;
-      reshard_memory(cell.options, options, &estimate);
+      reshard_memory(cell.options, cell.cell, options, &estimate);
       fill_closed_form_row(estimate, *cell.cluster, options, run.batch_size, &row);
       row.replicas = options.data;
       row.model_flops_per_sample = cell.model_flops_per_sample;

@@ -23,7 +23,8 @@ struct ScreenedConfiguration {
   /// Tier kSearch. Ok or out_of_memory: step, throughput, breakdown and MFU inputs as the closed
   /// form gives them (sweep_evaluation.h: fill_closed_form_row); peak memory the fullest stage's,
   /// the cell's with the optimizer state (ZeRO 1 and 2) and the gradients (ZeRO 2) divided by
-  /// this configuration's shard group instead of the cell's; no one-replica baseline (single_replica_samples_per_second
+  /// this configuration's shard groups (an expert's: its holders in one) instead of the cell's;
+  /// no one-replica baseline (single_replica_samples_per_second
   /// 0), as the step sees the data width only through the cell's stage finishes.
   /// not_applicable: why it cannot be built or sized.
   SweepRow row;
@@ -32,8 +33,8 @@ struct ScreenedConfiguration {
 /// What a 3D configuration's screen shares (SweepContext::screen_keys): its node type, GPUs per
 /// node, fabric (or one node), precision, micro-batch size and its "parallelism" variant but for
 /// the data width, a GPipe or 1F1B schedule and a ZeRO stage of 0, 1 or 2 (the same slots; the
-/// updates, 1/shards of the parameters from stage 1, are the cell's stage's; expert layouts keep
-/// their ZeRO stage, whose expert shards are their own); for layouts whose slots move with the
+/// updates, 1/shards of the parameters from stage 1, are the cell's stage's; an expert's shards
+/// divide over its holders, the rest over the shard group); for layouts whose slots move with the
 /// data width (ZeRO 3, FSDP, stages outermost) also its node count, so their cells serve only
 /// other schedules and batches. "" for what the screen leaves out: other strategies,
 /// PipeDream's schedules and a variant that sets "micro_batches".

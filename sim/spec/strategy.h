@@ -221,6 +221,17 @@ struct ParallelismOptions {
     return zero_stage == 0 ? 1 : shard_group > 0 && shard_group < replicas() ? shard_group : replicas();
   }
 
+  /// The holders of replica 0's experts in its ZeRO shard group: the replicas an expert's
+  /// optimizer state (ZeRO 1), gradients (2) and parameters (3) divide over, where a dense op's
+  /// divide over zero_shards(); 1 without ZeRO or without experts spread (expert 1: every
+  /// replica of the shard group holds them, so zero_shards()). Replica q holds expert rank
+  /// (q / context) mod expert.
+  int64_t expert_zero_shards() const {
+    if (zero_stage == 0) return 1;
+    int64_t holders = 0;
+    for (int64_t q = 0; q < zero_shards(); ++q) holders += q / context % expert == 0;
+    return holders;
+  }
   /// The replicas stage `stage` runs on: its stage_replicas width, else replicas().
   int64_t stage_width(int64_t stage) const {
     return stage_replicas.empty() ? replicas() : stage_replicas[static_cast<size_t>(stage)];

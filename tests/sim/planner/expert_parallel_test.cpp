@@ -225,6 +225,54 @@ TEST(ExpertParallel, EachDeviceHoldsItsExperts) {
   EXPECT_DOUBLE_EQ(plan_of(R"({"data": 4, "expert": 2, "zero": 1})").static_memory.at(devices[3]).total(), 1275584);
 }
 
+// An expert's shards divide over its holders in replica 0's shard group (replica q holds expert
+// rank (q / context) mod expert): data 4 x expert 2 under ZeRO 1: replicas 0 and 2 of 4; with
+// context 2 (8 replicas) replicas 0, 1, 4 and 5; FSDP's hybrid groups of 8 of 16 replicas at
+// expert 2: 0, 2, 4, 6; groups of 4 of 8 at expert 4: replica 0 alone; without ZeRO nothing.
+TEST(ExpertParallel, AnExpertsZeroShardsAreItsHoldersInOneShardGroup) {
+  auto shards = [](int64_t data, int64_t expert, int zero, int64_t context = 1, int64_t group = 0) {
+    ParallelismOptions options;
+    options.data = data;
+    options.expert = expert;
+    options.zero_stage = zero;
+    options.context = context;
+    options.shard_group = group;
+    return options.expert_zero_shards();
+  };
+  EXPECT_EQ(shards(4, 2, 1), 2);
+  EXPECT_EQ(shards(4, 2, 2, 2), 4);
+  EXPECT_EQ(shards(16, 2, 3, 1, 8), 4);
+  EXPECT_EQ(shards(8, 4, 3, 1, 4), 1);
+  EXPECT_EQ(shards(4, 2, 0), 1);
+  EXPECT_EQ(shards(8, 1, 1), 8);  // every replica holds every expert
+}
+
+// A cell plan records what of each stage's representative's static memory its experts hold, as
+// EachDeviceHoldsItsExperts counts it: 16 x 98,304 = 1,572,864 bytes of parameters (2), gradients
+// (2) and optimizer state (12) without ZeRO; under ZeRO 1 the optimizer state over the 2 holders,
+// 12 x 98,304 / 2 = 589,824, of the device's 715,200.
+TEST(ExpertParallel, ACellPlanRecordsItsExpertsStaticMemory) {
+  for (int zero : {0, 1}) {
+    const Scenario scenario = scenario_of(R"({"data": 4, "expert": 2, "zero": )" + std::to_string(zero) + "}");
+    const Strategy& strategy = scenario.strategies.front();
+    PipelineCells cells;
+    const ExecutionPlan plan =
+        build_parallel_3d_cell_plan(scenario.graph, scenario.cluster_for(strategy), scenario.run, *strategy.parallelism, &cells);
+    ASSERT_EQ(cells.expert_static_memory.size(), 1u);
+    const StaticMemory& experts = cells.expert_static_memory[0];
+    EXPECT_DOUBLE_EQ(experts.parameter_bytes, 2 * 98304);
+    EXPECT_DOUBLE_EQ(experts.gradient_bytes, 2 * 98304);
+    EXPECT_DOUBLE_EQ(experts.optimizer_state_bytes, zero ? 589824 : 12 * 98304);
+    EXPECT_DOUBLE_EQ(plan.static_memory.at(strategy.parallelism->device(0, 0, 0)).optimizer_state_bytes,
+                     zero ? 715200 : 12 * (41792 + 98304));
+  }
+  PipelineCells dense;
+  const Scenario scenario = scenario_of(R"({"data": 4, "zero": 1})");
+  build_parallel_3d_cell_plan(scenario.graph, scenario.cluster_for(scenario.strategies.front()), scenario.run,
+                              *scenario.strategies.front().parallelism, &dense);
+  EXPECT_DOUBLE_EQ(dense.expert_static_memory.at(0).total(), 0);  // expert 1: every op's shards are the data width's
+}
+
 // ZeRO 3 (FSDP full sharding): the dense parameters sharded over the 4 replicas, each expert's
 // over the 2 holding it: 16 x 41,792 / 4 + 16 x 98,304 / 2 = 167,168 + 786,432 = 953,600 bytes per
 // device. Before use, an expert's parameters are all-gathered over its 2 holders (h.0's expert 1

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
+#include <utility>
 
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/scenario/scenario_loader.h"
@@ -221,16 +223,17 @@ TEST(SweepScreen, KeysShareSchedulesDataWidthsAndZeroStagesUpTo2ButNotTheWidthsO
 // Experts: an expert group is `expert` consecutive data replicas whatever the data width, so
 // replica 0's all-to-alls run on the same GPUs at every node count and the layout's cell serves
 // them all (a small Mixtral, 4 experts, pipeline 2, expert 2, on 1, 2 and 4 DGX A100: data 4, 8
-// and 16). Its ZeRO stages keep cells of their own (an expert's optimizer state divides over
-// data / expert replicas, not over the data width the screen reshards by).
-TEST(SweepScreen, ExpertLayoutsShareACellAcrossDataWidthsWhoseSlotsAreTheirOwn) {
+// and 16), and its ZeRO stages 0-2 as a dense layout's do: an expert's optimizer state and
+// gradients divide over its holders (data / expert replicas), the rest over the data width, and
+// the screen reshards each part by its own group.
+TEST(SweepScreen, ExpertLayoutsShareACellAcrossDataWidthsAndZeroStages) {
   const SweepContext context = screen_context(R"({
     "model": {"zoo": "mixtral_8x7b", "parameters": {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "ffn": 128,
                                                     "experts": 4, "top_k": 2, "sequence": 32, "vocabulary": 128}},
     "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
     "simulation": {"gpu_spread": "none"},
     "sweep": {"nodes": [1, 2, 4], "fabric": ["ib_hdr"], "batch_size": [64],
-              "strategies": [{"parallelism": {"pipeline": 2, "expert": 2, "zero": [0, 1], "stage_split": "layers"}}]}})");
+              "strategies": [{"parallelism": {"pipeline": 2, "expert": 2, "zero": [0, 1, 2], "stage_split": "layers"}}]}})");
   auto key_of = [&](int64_t nodes, int zero) {
     for (const SweepConfiguration& c : context.spec.configurations) {
       if (c.nodes == nodes && context.layouts[c.strategy].zero_stage == zero) return screen_key(context, c.index);
@@ -239,40 +242,45 @@ TEST(SweepScreen, ExpertLayoutsShareACellAcrossDataWidthsWhoseSlotsAreTheirOwn) 
   };
   ASSERT_FALSE(key_of(2, 0).empty());
   EXPECT_EQ(key_of(2, 0), key_of(4, 0));  // across data widths
-  EXPECT_EQ(key_of(2, 1), key_of(4, 1));
-  EXPECT_NE(key_of(2, 0), key_of(2, 1));  // not across ZeRO stages
+  EXPECT_EQ(key_of(2, 0), key_of(2, 1));  // and ZeRO stages
+  EXPECT_EQ(key_of(4, 2), key_of(2, 1));
   EXPECT_NE(key_of(1, 0), key_of(2, 0));  // one node: no fabric
 
   std::vector<size_t> all(context.spec.configurations.size());
   for (size_t i = 0; i < all.size(); ++i) all[i] = i;
   const std::vector<ScreenedConfiguration> rows = screen_configurations(context, all);
-  ASSERT_EQ(rows.size(), 3u * 2u);
+  ASSERT_EQ(rows.size(), 3u * 3u);
   size_t shared = 0;
+  std::map<std::pair<int64_t, int>, double> memory;  // by (data width, ZeRO stage)
   for (const ScreenedConfiguration& screen : rows) {
     const SweepRow& row = screen.row;
     ASSERT_EQ(row.status, RowStatus::kOk) << row.reason;
     const SweepRow closed_form = evaluate_configuration(context, row.index, Tier::kAnalytical);
     ASSERT_EQ(closed_form.status, RowStatus::kOk) << closed_form.reason;
-    // Memory: the cell's activations, the ZeRO 1 shards divided by this configuration's groups.
+    // Memory: the cell's activations, the ZeRO shards divided by this configuration's groups (an
+    // expert's over its holders: data / 2 replicas here, the rest over all data replicas).
     EXPECT_NEAR(row.peak_memory_bytes, closed_form.peak_memory_bytes, 1e-9 * closed_form.peak_memory_bytes) << row.index;
+    const Scenario own = configuration_scenario(context, row.index);
+    const ParallelismOptions& options = *own.strategies.front().parallelism;
+    memory[{options.data, options.zero_stage}] = row.peak_memory_bytes;
     if (screen.cell_from == row.index) {
       EXPECT_EQ(row.step_seconds, closed_form.step_seconds) << row.index;
       continue;
     }
     ++shared;
-    const Scenario own = configuration_scenario(context, row.index), from = configuration_scenario(context, screen.cell_from);
-    const ParallelismOptions& options = *own.strategies.front().parallelism;
-    EXPECT_NE(options.data, from.strategies.front().parallelism->data);
+    const Scenario from = configuration_scenario(context, screen.cell_from);
+    const ParallelismOptions& from_options = *from.strategies.front().parallelism;
+    EXPECT_TRUE(options.data != from_options.data || options.zero_stage != from_options.zero_stage);
     // Replica 0's all-to-alls are the same at every data width
-    // (ExpertParallel.ReplicaZerosAllToAllsAreTheSameAtEveryDataWidth), so the slots are the
-    // cell's but for each op's per-micro-batch share of its whole-batch cost (a weight read once
-    // per batch shared over another number of micro-batches: a few bytes of a small op, ~1e-6 of
-    // a slot here; the dense layouts' cells differ alike) and with the GPUs' spread off, whose
-    // expected slowest moves with the GPU count; the stages' last slots and finish (the gradient
-    // reductions over another data width) are the cell's.
+    // (ExpertParallel.ReplicaZerosAllToAllsAreTheSameAtEveryDataWidth) and ZeRO stage, so the
+    // slots are the cell's but for each op's per-micro-batch share of its whole-batch cost (a
+    // weight read once per batch shared over another number of micro-batches: a few bytes of a
+    // small op, ~1e-6 of a slot here; the dense layouts' cells differ alike); the stages' last
+    // slots and finish (the gradient reductions over another data width, another stage's
+    // updates) are the cell's.
     const ClosedFormCell own_cell = analyse_3d_cell(own.graph, own.cluster_for(own.strategies.front()), own.run, options);
     const ClosedFormCell cell_from =
-        analyse_3d_cell(from.graph, from.cluster_for(from.strategies.front()), from.run, *from.strategies.front().parallelism);
+        analyse_3d_cell(from.graph, from.cluster_for(from.strategies.front()), from.run, from_options);
     ASSERT_EQ(own_cell.forward.size(), cell_from.forward.size());
     for (size_t c = 0; c < own_cell.forward.size(); ++c) {
       EXPECT_LE(slot_distance(own_cell.forward[c], cell_from.forward[c]), 1e-5 * own_cell.forward[c].alone_seconds) << c;
@@ -281,7 +289,13 @@ TEST(SweepScreen, ExpertLayoutsShareACellAcrossDataWidthsWhoseSlotsAreTheirOwn) 
     const double bound = step_bound(own_cell, cell_from, options.micro_batches);
     EXPECT_LE(std::abs(row.step_seconds - closed_form.step_seconds), bound + 1e-12 * closed_form.step_seconds) << row.index;
   }
-  EXPECT_EQ(shared, 2u);  // 4 nodes take 2 nodes' cells, for ZeRO 0 and 1
+  EXPECT_EQ(shared, 2u + 5u);  // one node's ZeRO 1 and 2 take its ZeRO 0 cell; 2 and 4 nodes one cell
+  // Each ZeRO stage saves memory at every data width, and more at a wider one.
+  for (int64_t data : {4, 8, 16}) {
+    EXPECT_LT(memory.at({data, 1}), memory.at({data, 0})) << data;
+    EXPECT_LT(memory.at({data, 2}), memory.at({data, 1})) << data;
+  }
+  EXPECT_LT(memory.at({16, 1}), memory.at({8, 1}));
 }
 
 // ZeRO 0, 1 and 2 share a screen cell, each configuration taking its own stage; FSDP (ZeRO 3 by
