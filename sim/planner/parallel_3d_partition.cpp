@@ -177,11 +177,8 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
       throw SpecError::strategy("parallelism/selective_recompute",
                        "selective recomputation and run.recompute (full) both asked for: choose one");
     }
-    for (OpId v = 0; v < graph.size(); ++v) {
-      for (const auto& pattern : options.selective_recompute) {
-        p.recomputed[v] = p.recomputed[v] || glob_match(pattern, graph.op(v).name);
-      }
-    }
+    const std::vector<GlobPattern> recomputed = glob_patterns(options.selective_recompute);
+    for (OpId v = 0; v < graph.size(); ++v) p.recomputed[v] = matches_any(recomputed, graph.op(v).name);
   }
   for (OpId v : emitter.order()) {
     const Op& op = graph.op(v);

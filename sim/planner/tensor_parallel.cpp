@@ -5,13 +5,6 @@
 namespace placesim {
 namespace {
 
-bool matches_any(const std::vector<std::string>& patterns, const std::string& name) {
-  for (const auto& pattern : patterns) {
-    if (glob_match(pattern, name)) return true;
-  }
-  return false;
-}
-
 int64_t split_count(int64_t count, int64_t ranks) { return (count + ranks - 1) / ranks; }
 
 /// The kernel one rank runs: column-parallel GEMMs split their output features (n), row-parallel
@@ -70,13 +63,14 @@ std::vector<std::string> default_selective_recompute_ops() {
 std::vector<TensorRole> tensor_parallel_roles(const OpGraph& graph, const std::vector<std::string>& column,
                                               const std::vector<std::string>& row) {
   std::vector<TensorRole> roles(graph.size(), TensorRole::kReplicated);
+  const std::vector<GlobPattern> rows = glob_patterns(row), columns = glob_patterns(column);
   std::vector<OpId> order;
   graph.topological_order(&order, nullptr);
   for (OpId v : order) {
     const std::string& name = graph.op(v).name;
-    if (matches_any(row, name)) {
+    if (matches_any(rows, name)) {
       roles[v] = TensorRole::kRow;
-    } else if (matches_any(column, name)) {
+    } else if (matches_any(columns, name)) {
       roles[v] = TensorRole::kColumn;
     } else {
       for (const auto& input : graph.inputs(v)) {

@@ -180,6 +180,19 @@ TEST(Placement, GlobMatching) {
   EXPECT_FALSE(glob_match("h.*/mlp_fc", "g.3/mlp_fc"));
 }
 
+// A pattern classified once answers as glob_match does, for each of its three kinds.
+TEST(Placement, AGlobPatternClassifiedOnceMatchesAsGlobMatch) {
+  const std::vector<std::string> names = {"h.0/qkv", "h.12/attn/qkv", "/qkv", "qkv", "h.12/qkv_bias", "h.3/expert_1/mlp_fc",
+                                          "g.3/mlp_fc", "", "h.1/qv"};
+  const std::vector<GlobPattern> patterns = glob_patterns({"h.0/qkv", "*/qkv", "h.*/mlp_fc", "*/q?v", "*", "**/qkv"});
+  for (const GlobPattern& pattern : patterns) {
+    for (const std::string& name : names) EXPECT_EQ(pattern.matches(name), glob_match(pattern.text(), name)) << pattern.text() << " " << name;
+  }
+  EXPECT_TRUE(matches_any(glob_patterns({"*/mlp_proj", "*/qkv"}), "h.2/qkv"));
+  EXPECT_FALSE(matches_any(glob_patterns({"*/mlp_proj", "*/qkv"}), "h.2/qkv_bias"));
+  EXPECT_FALSE(matches_any({}, "h.2/qkv"));
+}
+
 // The seed scenario's log, compared with the TensorFlow 1.x log_device_placement format (device
 // names of TensorFlow 1.4 and later, as every placesim output): "Device mapping:", one line per
 // GPU, then "name: (Type): /job:localhost/replica:0/task:0/device:CPU:0".
