@@ -85,10 +85,8 @@ void find_expert_layers(const OpGraph& graph, const ParallelismOptions& options,
                         Parallel3dPartition* p) {
   const std::string path = "parallelism/expert";
   const int64_t group = options.expert;
-  if (options.data % group != 0) {
-    throw SpecError::strategy(path, "an expert group of " + std::to_string(group) +
-                                        " data-parallel replicas must divide the data-parallel size " +
-                                        std::to_string(options.data));
+  if (const std::string problem = options.expert_groups_problem(); !problem.empty()) {
+    throw SpecError::strategy(path, problem);
   }
   if (options.zero_stage >= 1) {
     // An expert's shards divide over its holders inside one shard group: each shard group must

@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/input_error.h"
@@ -141,10 +142,16 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       // layouts keep their own cells and the stage their reader gave them.
       if (!layout_of.per_data_width) options.zero_stage = layout_of.zero_stage;
       size_parallelism(variant, configuration, true, &options, &run);
-      // What place_strategy checks after sizing and a layout's data width or schedule can change
-      // (the size limits, interleaving's schedule and Megatron-LM's micro-batch rule), refused as
-      // it refuses them; tensor groups and stage devices are the cell's.
-      for (const MaybeProblem& problem : {sized_parallelism_problem(options), virtual_stages_problem(options)}) {
+      // What place_strategy and the planner check that a layout's data width or schedule can
+      // change (the size limits, interleaving's schedule and Megatron-LM's micro-batch rule, expert
+      // groups dividing the data width), refused as they refuse them, in their order; tensor
+      // groups and stage devices are the cell's.
+      MaybeProblem expert_groups;
+      if (std::string problem = options.expert_groups_problem(); !problem.empty()) {
+        expert_groups = OptionProblem{"expert", std::move(problem)};
+      }
+      for (const MaybeProblem& problem :
+           {sized_parallelism_problem(options), virtual_stages_problem(options), expert_groups}) {
         if (problem) throw context.variations->option_error(configuration.strategy, *problem);
       }
       if (!cell_fits(cell.cell, options)) continue;

@@ -221,6 +221,14 @@ struct ParallelismOptions {
     return zero_stage == 0 ? 1 : shard_group > 0 && shard_group < replicas() ? shard_group : replicas();
   }
 
+  /// Why the replicas cannot form expert groups (each `expert` consecutive data replicas, so
+  /// `expert` must divide `data`), or "" when they can. The planner refuses such a layout with
+  /// it, and the sweep's search screen, which sizes a layout's data width without planning it, too.
+  std::string expert_groups_problem() const {
+    if (data % expert == 0) return "";
+    return "an expert group of " + std::to_string(expert) + " data-parallel replicas must divide the data-parallel size " +
+           std::to_string(data);
+  }
   /// The holders of replica 0's experts in its ZeRO shard group: the replicas an expert's
   /// optimizer state (ZeRO 1), gradients (2) and parameters (3) divide over, where a dense op's
   /// divide over zero_shards(); 1 without ZeRO or without experts spread (expert 1: every
@@ -228,9 +236,10 @@ struct ParallelismOptions {
   /// (q / context) mod expert.
   int64_t expert_zero_shards() const {
     if (zero_stage == 0) return 1;
-    int64_t holders = 0;
-    for (int64_t q = 0; q < zero_shards(); ++q) holders += q / context % expert == 0;
-    return holders;
+    // Replicas 0..S-1 run in cycles of context x expert, each holding rank 0 in its first
+    // `context`; a partial last cycle holds it in up to `context` more.
+    const int64_t shards = zero_shards(), cycle = context * expert;
+    return shards / cycle * context + std::min(shards % cycle, context);
   }
   /// The replicas stage `stage` runs on: its stage_replicas width, else replicas().
   int64_t stage_width(int64_t stage) const {

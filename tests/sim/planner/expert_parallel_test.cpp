@@ -245,6 +245,10 @@ TEST(ExpertParallel, AnExpertsZeroShardsAreItsHoldersInOneShardGroup) {
   EXPECT_EQ(shards(8, 4, 3, 1, 4), 1);
   EXPECT_EQ(shards(4, 2, 0), 1);
   EXPECT_EQ(shards(8, 1, 1), 8);  // every replica holds every expert
+  // Shard groups that end inside a cycle of context x expert replicas: 6 of 12 at expert 4
+  // (replicas 0 and 4), 6 of 12 at context 2 x expert 2 (replicas 0, 1, 4, 5).
+  EXPECT_EQ(shards(12, 4, 1, 1, 6), 2);
+  EXPECT_EQ(shards(6, 2, 1, 2, 6), 4);
 }
 
 // A cell plan records what of each stage's representative's static memory its experts hold, as

@@ -298,6 +298,31 @@ TEST(SweepScreen, ExpertLayoutsShareACellAcrossDataWidthsAndZeroStages) {
   EXPECT_LT(memory.at({16, 1}), memory.at({8, 1}));
 }
 
+// An expert group is `expert` consecutive data replicas, so it must divide the data width, which
+// the planner checks and a shared cell cannot: with the node counts listed widest first, 4 DGX
+// A100 (tensor 2 x pipeline 2 x data 8) analyse the cell that 3 (data 6, which expert 4 does not
+// divide) would take. The screen refuses it as the analytical tier does, with the same reason.
+TEST(SweepScreen, ANarrowerDataWidthThatExpertGroupsDoNotDivideIsRefusedAsThePlannerRefusesIt) {
+  const SweepContext context = screen_context(R"({
+    "model": {"zoo": "mixtral_8x7b", "parameters": {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "ffn": 128,
+                                                    "experts": 4, "top_k": 2, "sequence": 32, "vocabulary": 128}},
+    "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
+    "sweep": {"nodes": [4, 3], "fabric": ["ib_hdr"], "batch_size": [48],
+              "strategies": [{"parallelism": {"tensor": 2, "pipeline": 2, "expert": 4, "stage_split": "layers"}}]}})");
+  ASSERT_EQ(context.spec.configurations.size(), 2u);
+  EXPECT_EQ(screen_key(context, 0), screen_key(context, 1));
+  const std::vector<ScreenedConfiguration> rows = screen_configurations(context, {0, 1});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].row.status, RowStatus::kOk) << rows[0].row.reason;
+  const SweepRow analytical = evaluate_configuration(context, 1, Tier::kAnalytical);
+  ASSERT_EQ(analytical.status, RowStatus::kNotApplicable);
+  EXPECT_NE(analytical.reason.find("an expert group of 4 data-parallel replicas must divide the data-parallel size 6"),
+            std::string::npos)
+      << analytical.reason;
+  EXPECT_EQ(rows[1].row.status, RowStatus::kNotApplicable);
+  EXPECT_EQ(rows[1].row.reason, analytical.reason);
+}
+
 // ZeRO 0, 1 and 2 share a screen cell, each configuration taking its own stage; FSDP (ZeRO 3 by
 // its reader, with no "zero" key) keeps its own cells and its stage: on the node count whose
 // cell it analysed, a screened FSDP row is its closed form, memory included.
