@@ -16,6 +16,7 @@
 #include "sim/scenario/scenario_loader.h"
 #include "sim/scenario/spec_error_location.h"
 #include "sim/scenario/sweep_reader.h"
+#include "sim/spec/collective_algorithm.h"
 
 namespace placesim {
 namespace {
@@ -190,16 +191,26 @@ std::string cell_key(const SweepSpec& spec, const SweepConfiguration& configurat
          (variant.sets_algorithm ? "a" : "") + "|" + std::to_string(layout.id);
 }
 
-/// Whether a layout's slots move with the data width: ZeRO 3 and FSDP gather parameters over it,
-/// and with the stages outermost (`device_order`) replica 0's stages sit elsewhere. Experts do
-/// not: an expert group is `expert` consecutive replicas whatever their number, so replica 0's
-/// all-to-alls run on the same devices; what the data width changes (each expert's gradients
-/// reduced over data / expert replicas) is in the stages' finish, as the dense gradients are.
-bool slots_move_with_data_width(const StrategyVariant& variant) {
+/// Whether a layout's cells serve one data width only. Its slots move with the data width: ZeRO 3
+/// and FSDP gather parameters over it, and with the stages outermost (`device_order`) replica 0's
+/// stages sit elsewhere. Or whether it can be planned at all does: the collective algorithm it
+/// names applies to some data-parallel groups only (halving-doubling needs a power-of-two group,
+/// Gloo's host halving-doubling a power-of-two number of machines, hierarchical the same number of
+/// devices on each), which the planner checks per group and a cell of another width cannot.
+/// Experts do not move the slots: an expert group is `expert` consecutive replicas whatever their
+/// number, so replica 0's all-to-alls run on the same devices; what the data width changes (each
+/// expert's gradients reduced over data / expert replicas) is in the stages' finish, as the dense
+/// gradients are.
+bool cells_per_data_width(const StrategyVariant& variant) {
   const Json& options = variant.strategy.at("parallelism");
   const auto zero = options.find("zero");
+  const auto algorithm = options.find("algorithm");
+  std::optional<CollectiveAlgorithm> named;
+  if (algorithm != options.end() && algorithm->is_string()) named = parse_collective_algorithm(algorithm->get<std::string>());
+  const bool any_group = algorithm == options.end() ||
+                         (named && (*named == CollectiveAlgorithm::kRing || *named == CollectiveAlgorithm::kDoubleBinaryTree));
   return (zero != options.end() && zero->is_number() && zero->get<double>() >= 3) || options.contains("fsdp") ||
-         options.contains("device_order");
+         options.contains("device_order") || !any_group;
 }
 
 /// The configurations one screened cell serves: node type, GPUs per node, fabric (or one
@@ -226,7 +237,7 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
     SweepContext::Layout layout = flushed_layout(variant);
     layout.id = first_of_text.emplace(layout.text, context.layouts.size()).first->second;
     layout.screened = !layout.text.empty() && !variant.sets_micro_batches;
-    layout.per_data_width = layout.screened && slots_move_with_data_width(variant);
+    layout.per_data_width = layout.screened && cells_per_data_width(variant);
     // Layouts whose slots move with the data width keep a cell per ZeRO stage.
     const std::string screen_text = layout.per_data_width ? layout.text : screen_layout_text(layout);
     layout.screen_id = first_of_screen_text.emplace(screen_text, context.layouts.size()).first->second;

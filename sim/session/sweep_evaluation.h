@@ -34,7 +34,8 @@ struct SweepContext {
   /// GPipe or 1F1B (one micro-batch runs alike under both), and the schedule; text "" for other
   /// strategies and for PipeDream's schedules. `id`: the first variant of the same text, which
   /// the keys below name. `screened`: whether the search tier covers the layout (screen_key);
-  /// `per_data_width`: whether its screen cells serve one data width only (its slots move with it).
+  /// `per_data_width`: whether its screen cells serve one data width only (its slots move with it,
+  /// or its collective algorithm applies to some data-parallel groups only).
   /// `screen_id`: the first variant whose layout is the same but for a ZeRO stage of 0, 1 or 2,
   /// which only shard the optimizer state and gradients and divide the updates, so that the
   /// search tier's screen shares one cell among them (sweep_screen.h; experts' shards too, divided over

@@ -323,6 +323,37 @@ TEST(SweepScreen, ANarrowerDataWidthThatExpertGroupsDoNotDivideIsRefusedAsThePla
   EXPECT_EQ(rows[1].row.reason, analytical.reason);
 }
 
+// Halving-doubling applies to power-of-two groups only: pipeline 2 on 2 DGX A100 reduces over
+// 8 replicas, on 3 over 12, which the planner refuses. A layout naming it keeps a cell per node
+// count, so each configuration is checked on its own groups; ring and tree layouts share theirs.
+TEST(SweepScreen, ALayoutWhoseAlgorithmFitsSomeGroupsOnlyKeepsACellPerDataWidth) {
+  const SweepContext context = screen_context(R"({
+    "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000}},
+    "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
+    "sweep": {"nodes": [2, 3], "fabric": ["ib_hdr"], "batch_size": [96],
+              "strategies": [{"parallelism": {"pipeline": 2, "stage_split": "layers",
+                                              "algorithm": ["halving_doubling", "tree"]}}]}})");
+  ASSERT_EQ(context.spec.configurations.size(), 4u);
+  std::map<std::pair<int64_t, std::string>, size_t> index;  // by (nodes, algorithm)
+  for (const SweepConfiguration& c : context.spec.configurations) {
+    const std::string algorithm = context.spec.strategies[c.strategy].strategy.at("parallelism").at("algorithm").get<std::string>();
+    index[{c.nodes, algorithm}] = c.index;
+  }
+  const size_t hd2 = index.at({2, "halving_doubling"}), hd3 = index.at({3, "halving_doubling"});
+  const size_t tree2 = index.at({2, "tree"}), tree3 = index.at({3, "tree"});
+  EXPECT_NE(screen_key(context, hd2), screen_key(context, hd3));
+  EXPECT_EQ(screen_key(context, tree2), screen_key(context, tree3));
+  const std::vector<ScreenedConfiguration> rows = screen_configurations(context, {hd2, hd3});
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].row.status, RowStatus::kOk) << rows[0].row.reason;
+  const SweepRow analytical = evaluate_configuration(context, hd3, Tier::kAnalytical);
+  ASSERT_EQ(analytical.status, RowStatus::kNotApplicable);
+  EXPECT_NE(analytical.reason.find("halving-doubling needs a power-of-two group, got 12 devices"), std::string::npos)
+      << analytical.reason;
+  EXPECT_EQ(rows[1].row.status, RowStatus::kNotApplicable);
+  EXPECT_EQ(rows[1].row.reason, analytical.reason);
+}
+
 // ZeRO 0, 1 and 2 share a screen cell, each configuration taking its own stage; FSDP (ZeRO 3 by
 // its reader, with no "zero" key) keeps its own cells and its stage: on the node count whose
 // cell it analysed, a screened FSDP row is its closed form, memory included.
