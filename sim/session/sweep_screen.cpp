@@ -1,5 +1,6 @@
 #include "sim/session/sweep_screen.h"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -116,7 +117,27 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
   // cell's at a time, since a process screening many keeps every cell.
   const LayoutCell* recorded_cell = nullptr;
   std::map<PipelineSchedule, ClosedFormRecurrence> recurrences;
-  for (size_t index : indices) {
+  // Each key's cell is analysed at its narrowest data width whatever order the sweep lists its
+  // node counts in: the stages' finish (gradient reductions over the cell's data width) is then
+  // the cheapest of the key's, so wider configurations screen optimistic there and are ranked
+  // into the evaluated best rather than out of it (the bundled Mixtral search listed widest
+  // first had excluded 12 acceptable configurations that way; docs/capacity-planning.md).
+  // Keys stay together, in the order they first appear (a cell's recurrences serve its next
+  // configurations only while it is the last cell analysed).
+  std::map<std::string, size_t> key_rank;
+  for (size_t index : indices) key_rank.emplace(screen_key(context, index), key_rank.size());
+  std::vector<std::pair<size_t, size_t>> ranked;  // (key rank, index)
+  ranked.reserve(indices.size());
+  for (size_t index : indices) ranked.emplace_back(key_rank.at(screen_key(context, index)), index);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return context.spec.configurations.at(a.second).nodes < context.spec.configurations.at(b.second).nodes;
+  });
+  std::vector<size_t> order;
+  order.reserve(ranked.size());
+  for (const auto& entry : ranked) order.push_back(entry.second);
+  std::map<size_t, ScreenedConfiguration> by_index;
+  for (size_t index : order) {
     const std::string& key = screen_key(context, index);
     if (key.empty()) continue;
     const SweepConfiguration& configuration = context.spec.configurations.at(index);
@@ -187,7 +208,11 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       screen.cell_from = index;
       row = not_applicable_row(index, Tier::kSearch, error);
     }
-    screened.push_back(std::move(screen));
+    by_index.emplace(index, std::move(screen));
+  }
+  for (size_t index : indices) {
+    auto screen = by_index.find(index);
+    if (screen != by_index.end()) screened.push_back(std::move(screen->second));
   }
   return screened;
 }

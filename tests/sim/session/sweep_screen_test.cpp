@@ -11,6 +11,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <utility>
 
 #include "sim/analytical/pipeline_closed_form.h"
@@ -299,15 +300,15 @@ TEST(SweepScreen, ExpertLayoutsShareACellAcrossDataWidthsAndZeroStages) {
 }
 
 // An expert group is `expert` consecutive data replicas, so it must divide the data width, which
-// the planner checks and a shared cell cannot: with the node counts listed widest first, 4 DGX
-// A100 (tensor 2 x pipeline 2 x data 8) analyse the cell that 3 (data 6, which expert 4 does not
-// divide) would take. The screen refuses it as the analytical tier does, with the same reason.
-TEST(SweepScreen, ANarrowerDataWidthThatExpertGroupsDoNotDivideIsRefusedAsThePlannerRefusesIt) {
+// the planner checks and a shared cell cannot: 4 DGX A100 (tensor 2 x pipeline 2 x data 8)
+// analyse the cell that 5 (data 10, which expert 4 does not divide) would take. The screen
+// refuses it as the analytical tier does, with the same reason.
+TEST(SweepScreen, AWiderDataWidthThatExpertGroupsDoNotDivideIsRefusedAsThePlannerRefusesIt) {
   const SweepContext context = screen_context(R"({
     "model": {"zoo": "mixtral_8x7b", "parameters": {"layers": 2, "hidden": 64, "heads": 4, "kv_heads": 2, "ffn": 128,
                                                     "experts": 4, "top_k": 2, "sequence": 32, "vocabulary": 128}},
     "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
-    "sweep": {"nodes": [4, 3], "fabric": ["ib_hdr"], "batch_size": [48],
+    "sweep": {"nodes": [4, 5], "fabric": ["ib_hdr"], "batch_size": [80],
               "strategies": [{"parallelism": {"tensor": 2, "pipeline": 2, "expert": 4, "stage_split": "layers"}}]}})");
   ASSERT_EQ(context.spec.configurations.size(), 2u);
   EXPECT_EQ(screen_key(context, 0), screen_key(context, 1));
@@ -316,7 +317,7 @@ TEST(SweepScreen, ANarrowerDataWidthThatExpertGroupsDoNotDivideIsRefusedAsThePla
   EXPECT_EQ(rows[0].row.status, RowStatus::kOk) << rows[0].row.reason;
   const SweepRow analytical = evaluate_configuration(context, 1, Tier::kAnalytical);
   ASSERT_EQ(analytical.status, RowStatus::kNotApplicable);
-  EXPECT_NE(analytical.reason.find("an expert group of 4 data-parallel replicas must divide the data-parallel size 6"),
+  EXPECT_NE(analytical.reason.find("an expert group of 4 data-parallel replicas must divide the data-parallel size 10"),
             std::string::npos)
       << analytical.reason;
   EXPECT_EQ(rows[1].row.status, RowStatus::kNotApplicable);
@@ -352,6 +353,38 @@ TEST(SweepScreen, ALayoutWhoseAlgorithmFitsSomeGroupsOnlyKeepsACellPerDataWidth)
       << analytical.reason;
   EXPECT_EQ(rows[1].row.status, RowStatus::kNotApplicable);
   EXPECT_EQ(rows[1].row.reason, analytical.reason);
+}
+
+// Each key's cell comes from its narrowest data width whatever order the node counts are listed
+// in, so a sweep's screen does not depend on it: the bundled test sweep with its node counts
+// reversed gives every configuration the same row, and the same analysing node count.
+TEST(SweepScreen, TheNarrowestDataWidthAnalysesTheCellWhateverTheOrderOfTheNodeCounts) {
+  const std::string reversed = std::regex_replace(kScreenSweep, std::regex("\\[1, 2, 4\\]"), "[4, 2, 1]");
+  ASSERT_NE(reversed, std::string(kScreenSweep));
+  const SweepContext ascending = screen_context(kScreenSweep), descending = screen_context(reversed);
+  auto screen_all = [](const SweepContext& context) {
+    std::vector<size_t> all(context.spec.configurations.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    // By (nodes, strategy variant): the row and its analysing configuration's node count.
+    std::map<std::pair<int64_t, size_t>, std::pair<SweepRow, int64_t>> rows;
+    for (const ScreenedConfiguration& screen : screen_configurations(context, all)) {
+      const SweepConfiguration& c = context.spec.configurations.at(screen.row.index);
+      rows[{c.nodes, c.strategy}] = {screen.row, context.spec.configurations.at(screen.cell_from).nodes};
+    }
+    return rows;
+  };
+  const auto a = screen_all(ascending), b = screen_all(descending);
+  ASSERT_EQ(a.size(), b.size());
+  size_t shared = 0;
+  for (const auto& [key, row] : a) {
+    const auto& other = b.at(key);
+    EXPECT_EQ(row.first.status, other.first.status);
+    EXPECT_EQ(row.first.step_seconds, other.first.step_seconds) << key.first << " " << key.second;
+    EXPECT_EQ(row.first.peak_memory_bytes, other.first.peak_memory_bytes);
+    EXPECT_EQ(row.second, other.second);
+    shared += row.second != key.first;
+  }
+  EXPECT_GT(shared, 0u);
 }
 
 // ZeRO 0, 1 and 2 share a screen cell, each configuration taking its own stage; FSDP (ZeRO 3 by
