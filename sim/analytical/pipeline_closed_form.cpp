@@ -14,6 +14,15 @@
 namespace placesim {
 namespace {
 
+/// The static part of a memory breakdown: parameters, gradients and optimizer state.
+MemoryBreakdown static_breakdown(const StaticMemory& memory) {
+  MemoryBreakdown breakdown;
+  breakdown.parameter_bytes = memory.parameter_bytes;
+  breakdown.gradient_bytes = memory.gradient_bytes;
+  breakdown.optimizer_state_bytes = memory.optimizer_state_bytes;
+  return breakdown;
+}
+
 constexpr double kNever = -std::numeric_limits<double>::infinity();
 
 /// What the analytical tier's list schedule reads of `task` (analytical_engine.h: its kind,
@@ -469,20 +478,10 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
         open_of[static_cast<size_t>(slot.chunk)] += slot.forward ? 1 : -1;
       }
     }
-    MemoryBreakdown memory;
-    if (device < plan.static_memory.size()) {
-      memory.parameter_bytes = plan.static_memory[device].parameter_bytes;
-      memory.gradient_bytes = plan.static_memory[device].gradient_bytes;
-      memory.optimizer_state_bytes = plan.static_memory[device].optimizer_state_bytes;
-    }
-    cell.static_memory.push_back(memory);
-    MemoryBreakdown experts;
-    if (s < cells.expert_static_memory.size()) {
-      experts.parameter_bytes = cells.expert_static_memory[s].parameter_bytes;
-      experts.gradient_bytes = cells.expert_static_memory[s].gradient_bytes;
-      experts.optimizer_state_bytes = cells.expert_static_memory[s].optimizer_state_bytes;
-    }
-    cell.expert_static_memory.push_back(experts);
+    cell.static_memory.push_back(
+        static_breakdown(device < plan.static_memory.size() ? plan.static_memory[device] : StaticMemory{}));
+    cell.expert_static_memory.push_back(
+        static_breakdown(s < cells.expert_static_memory.size() ? cells.expert_static_memory[s] : StaticMemory{}));
     cell.cell_peak_bytes.push_back(cell_peak);
     cell.workspace_bytes.push_back(workspace[device]);
     cell.capacity_bytes.push_back(cluster.device(device).spec.memory_bytes);
