@@ -104,6 +104,30 @@ std::shared_ptr<const ClosedFormStepOrder> step_order(const SweepContext& contex
       });
 }
 
+/// `indices` in the order the screen analyses them: each key's narrowest data width first,
+/// whatever order the sweep lists its node counts in. The stages' finish (gradient reductions
+/// over the cell's data width) is then the cheapest of the key's, so wider configurations
+/// mostly screen optimistic there and are ranked into the evaluated best rather than out of it
+/// (the bundled Mixtral search listed widest first had excluded 12 acceptable configurations;
+/// narrowest first none, but two within 0.3% of the 30-day target: docs/capacity-planning.md). Keys stay together, in the order they first appear (a cell's
+/// recurrences serve its next configurations only while it is the last cell analysed), and
+/// within a key and node count the order is kept.
+std::vector<size_t> narrowest_first(const SweepContext& context, const std::vector<size_t>& indices) {
+  std::map<std::string, size_t> key_rank;
+  for (size_t index : indices) key_rank.emplace(context.screen_keys.at(index), key_rank.size());
+  std::vector<std::pair<size_t, size_t>> ranked;  // (key rank, index)
+  ranked.reserve(indices.size());
+  for (size_t index : indices) ranked.emplace_back(key_rank.at(context.screen_keys.at(index)), index);
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first < b.first;
+    return context.spec.configurations.at(a.second).nodes < context.spec.configurations.at(b.second).nodes;
+  });
+  std::vector<size_t> order;
+  order.reserve(ranked.size());
+  for (const auto& entry : ranked) order.push_back(entry.second);
+  return order;
+}
+
 }  // namespace
 
 const std::string& screen_key(const SweepContext& context, size_t index) { return context.screen_keys.at(index); }
@@ -117,25 +141,7 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
   // cell's at a time, since a process screening many keeps every cell.
   const LayoutCell* recorded_cell = nullptr;
   std::map<PipelineSchedule, ClosedFormRecurrence> recurrences;
-  // Each key's cell is analysed at its narrowest data width whatever order the sweep lists its
-  // node counts in: the stages' finish (gradient reductions over the cell's data width) is then
-  // the cheapest of the key's, so wider configurations screen optimistic there and are ranked
-  // into the evaluated best rather than out of it (the bundled Mixtral search listed widest
-  // first had excluded 12 acceptable configurations that way; docs/capacity-planning.md).
-  // Keys stay together, in the order they first appear (a cell's recurrences serve its next
-  // configurations only while it is the last cell analysed).
-  std::map<std::string, size_t> key_rank;
-  for (size_t index : indices) key_rank.emplace(screen_key(context, index), key_rank.size());
-  std::vector<std::pair<size_t, size_t>> ranked;  // (key rank, index)
-  ranked.reserve(indices.size());
-  for (size_t index : indices) ranked.emplace_back(key_rank.at(screen_key(context, index)), index);
-  std::stable_sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first < b.first;
-    return context.spec.configurations.at(a.second).nodes < context.spec.configurations.at(b.second).nodes;
-  });
-  std::vector<size_t> order;
-  order.reserve(ranked.size());
-  for (const auto& entry : ranked) order.push_back(entry.second);
+  const std::vector<size_t> order = narrowest_first(context, indices);
   std::map<size_t, ScreenedConfiguration> by_index;
   for (size_t index : order) {
     const std::string& key = screen_key(context, index);
