@@ -480,8 +480,7 @@ ClosedFormCell analyse_3d_cell(const OpGraph& graph, const Cluster& cluster, con
     }
     cell.static_memory.push_back(
         static_breakdown(device < plan.static_memory.size() ? plan.static_memory[device] : StaticMemory{}));
-    cell.expert_static_memory.push_back(
-        static_breakdown(s < cells.expert_static_memory.size() ? cells.expert_static_memory[s] : StaticMemory{}));
+    cell.expert_static_memory.push_back(static_breakdown(cells.expert_static_memory.at(s)));
     cell.cell_peak_bytes.push_back(cell_peak);
     cell.workspace_bytes.push_back(workspace[device]);
     cell.capacity_bytes.push_back(cluster.device(device).spec.memory_bytes);

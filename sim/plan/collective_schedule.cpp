@@ -358,15 +358,20 @@ std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cl
   return memo.emplace(group, std::move(*ring)).first->second;
 }
 
+bool applies_to_any_group(CollectiveAlgorithm algorithm) {
+  return algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kDoubleBinaryTree;
+}
+
 bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster,
                 std::string* why) {
+  if (applies_to_any_group(algorithm)) return true;
   auto reject = [&](const std::string& reason) {
     if (why) *why = reason;
     return false;
   };
   switch (algorithm) {
     case CollectiveAlgorithm::kRing:
-    case CollectiveAlgorithm::kDoubleBinaryTree: return true;
+    case CollectiveAlgorithm::kDoubleBinaryTree: return true;  // applies_to_any_group, above
     case CollectiveAlgorithm::kHalvingDoubling:
       if (!power_of_two(group.size())) {
         return reject("halving-doubling needs a power-of-two group, got " + std::to_string(group.size()) + " devices");

@@ -83,6 +83,11 @@ std::vector<CollectiveStep> collective_schedule(CollectiveKind kind, CollectiveA
 /// busiest sender's sends one after another at each pair's bandwidth). `why` says why not.
 bool collective_supported(CollectiveKind kind, CollectiveAlgorithm algorithm, std::string* why);
 
+/// Whether `algorithm` runs on any group (ring, double binary tree), so that applicable() need
+/// not look at the group; the others need some group shape (a power-of-two size or machine count,
+/// as many devices per machine, routes between every two members).
+bool applies_to_any_group(CollectiveAlgorithm algorithm);
+
 /// Whether `algorithm` can run on `group`; `why` says why not.
 bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster,
                 std::string* why);

@@ -38,8 +38,8 @@ struct PipelineCells {
   /// The first of the tasks after every slot (all-reduces, updates); kNone in inference.
   TaskId first_update_task = kNone;
   /// By stage: what of its representative's static memory (ExecutionPlan::static_memory) its
-  /// experts hold, so that a search screen can divide it over another layout's expert shard group
-  /// (ParallelismOptions::expert_zero_shards) and the rest over its ZeRO shard group. Zeros
+  /// experts hold, already divided over their expert shard group
+  /// (ParallelismOptions::expert_zero_shards) where the rest is over the ZeRO shard group. Zeros
   /// without experts spread over replicas.
   std::vector<StaticMemory> expert_static_memory;
 };

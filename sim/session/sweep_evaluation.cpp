@@ -16,6 +16,7 @@
 #include "sim/scenario/scenario_loader.h"
 #include "sim/scenario/spec_error_location.h"
 #include "sim/scenario/sweep_reader.h"
+#include "sim/plan/collective_schedule.h"
 #include "sim/spec/collective_algorithm.h"
 
 namespace placesim {
@@ -194,9 +195,8 @@ std::string cell_key(const SweepSpec& spec, const SweepConfiguration& configurat
 /// Whether a layout's cells serve one data width only. Its slots move with the data width: ZeRO 3
 /// and FSDP gather parameters over it, and with the stages outermost (`device_order`) replica 0's
 /// stages sit elsewhere. Or whether it can be planned at all does: the collective algorithm it
-/// names applies to some data-parallel groups only (halving-doubling needs a power-of-two group,
-/// Gloo's host halving-doubling a power-of-two number of machines, hierarchical the same number of
-/// devices on each), which the planner checks per group and a cell of another width cannot.
+/// names needs some group shape (applies_to_any_group), which the planner checks on each
+/// data-parallel group and a cell of another width cannot.
 /// Experts do not move the slots: an expert group is `expert` consecutive replicas whatever their
 /// number, so replica 0's all-to-alls run on the same devices; what the data width changes (each
 /// expert's gradients reduced over data / expert replicas) is in the stages' finish, as the dense
@@ -207,15 +207,14 @@ bool cells_per_data_width(const StrategyVariant& variant) {
   const auto algorithm = options.find("algorithm");
   std::optional<CollectiveAlgorithm> named;
   if (algorithm != options.end() && algorithm->is_string()) named = parse_collective_algorithm(algorithm->get<std::string>());
-  const bool any_group = algorithm == options.end() ||
-                         (named && (*named == CollectiveAlgorithm::kRing || *named == CollectiveAlgorithm::kDoubleBinaryTree));
+  const bool any_group = algorithm == options.end() || (named && applies_to_any_group(*named));
   return (zero != options.end() && zero->is_number() && zero->get<double>() >= 3) || options.contains("fsdp") ||
          options.contains("device_order") || !any_group;
 }
 
 /// The configurations one screened cell serves: node type, GPUs per node, fabric (or one
 /// node), precision, micro-batch size and layout, whatever the schedule and batch, and whatever
-/// the data width unless the layout's slots move with it (then also the node count). "" for
+/// the data width unless the layout has cells per data width (then also the node count). "" for
 /// layouts without cells (other strategies, PipeDream) and variants that set "micro_batches".
 std::string screen_key(const SweepSpec& spec, const SweepConfiguration& configuration, const SweepContext::Layout& layout) {
   if (!layout.screened) return "";
@@ -238,7 +237,8 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
     layout.id = first_of_text.emplace(layout.text, context.layouts.size()).first->second;
     layout.screened = !layout.text.empty() && !variant.sets_micro_batches;
     layout.per_data_width = layout.screened && cells_per_data_width(variant);
-    // Layouts whose slots move with the data width keep a cell per ZeRO stage.
+    // Layouts with a cell per data width keep one per ZeRO stage too (the screen takes their
+    // reader's stage).
     const std::string screen_text = layout.per_data_width ? layout.text : screen_layout_text(layout);
     layout.screen_id = first_of_screen_text.emplace(screen_text, context.layouts.size()).first->second;
     context.layouts.push_back(layout);

@@ -79,14 +79,15 @@ void reshard_memory(const ParallelismOptions& cell, const ClosedFormCell& cell_m
   auto ratio = [&](int stage, bool experts) {
     return zero_shards_from(cell, stage, experts) / zero_shards_from(options, stage, experts);
   };
+  const double optimizer = ratio(1, false), expert_optimizer = ratio(1, true);
+  const double gradients = ratio(2, false), expert_gradients = ratio(2, true);
   for (size_t s = 0; s < estimate->stage_peak_memory.size(); ++s) {
     MemoryBreakdown& memory = estimate->stage_peak_memory[s];
     const MemoryBreakdown& experts = cell_memory.expert_static_memory.at(s);
-    memory.optimizer_state_bytes =
-        (memory.optimizer_state_bytes - experts.optimizer_state_bytes) * ratio(1, false) +
-        experts.optimizer_state_bytes * ratio(1, true);
-    memory.gradient_bytes =
-        (memory.gradient_bytes - experts.gradient_bytes) * ratio(2, false) + experts.gradient_bytes * ratio(2, true);
+    memory.optimizer_state_bytes = (memory.optimizer_state_bytes - experts.optimizer_state_bytes) * optimizer +
+                                   experts.optimizer_state_bytes * expert_optimizer;
+    memory.gradient_bytes = (memory.gradient_bytes - experts.gradient_bytes) * gradients +
+                            experts.gradient_bytes * expert_gradients;
   }
 }
 
@@ -109,9 +110,10 @@ std::shared_ptr<const ClosedFormStepOrder> step_order(const SweepContext& contex
 /// over the cell's data width) is then the cheapest of the key's, so wider configurations
 /// mostly screen optimistic there and are ranked into the evaluated best rather than out of it
 /// (the bundled Mixtral search listed widest first had excluded 12 acceptable configurations;
-/// narrowest first none, but two within 0.3% of the 30-day target: docs/capacity-planning.md). Keys stay together, in the order they first appear (a cell's
-/// recurrences serve its next configurations only while it is the last cell analysed), and
-/// within a key and node count the order is kept.
+/// narrowest first none, but two within 0.3% of the 30-day target: docs/capacity-planning.md).
+/// Keys stay together, in the order they first appear (a cell's recurrences serve its next
+/// configurations only while it is the last cell analysed), and within a key and node count the
+/// order is kept.
 std::vector<size_t> narrowest_first(const SweepContext& context, const std::vector<size_t>& indices) {
   std::map<std::string, size_t> key_rank;
   for (size_t index : indices) key_rank.emplace(context.screen_keys.at(index), key_rank.size());

@@ -35,8 +35,9 @@ struct ScreenedConfiguration {
 /// the data width, a GPipe or 1F1B schedule and a ZeRO stage of 0, 1 or 2 (the same slots; the
 /// updates, 1/shards of the parameters from stage 1, are the cell's stage's; an expert's shards
 /// divide over its holders, the rest over the shard group); for layouts whose slots move with the
-/// data width (ZeRO 3, FSDP, stages outermost) also its node count, so their cells serve only
-/// other schedules and batches. "" for what the screen leaves out: other strategies,
+/// data width (ZeRO 3, FSDP, stages outermost) or whose collective algorithm needs some group
+/// shape (halving-doubling, ...) also its node count, so their cells serve only other schedules
+/// and batches. "" for what the screen leaves out: other strategies,
 /// PipeDream's schedules and a variant that sets "micro_batches".
 const std::string& screen_key(const SweepContext& context, size_t index);
 
@@ -46,9 +47,9 @@ const std::string& screen_key(const SweepContext& context, size_t index);
 /// their own GPUs and batch (size_parallelism) and run estimate_3d_step_from_cell, building no
 /// scenario. Leaves out configurations with an empty screen_key and those whose sizing no longer
 /// fits the cell (cell_fits); a configuration that cannot be built or sized is a not_applicable
-/// row, as evaluate_configuration gives it (other exceptions are bugs, and propagate). Rows in the
-/// order of `indices`. `cell_seconds` (may be null):
-/// wall seconds spent building the cells' configurations and analysing the cells, for the bench.
+/// row, as evaluate_configuration gives it (other exceptions are bugs, and propagate). Rows come
+/// in the order of `indices`. `cell_seconds` (may be null): wall seconds spent building the
+/// cells' configurations and analysing the cells, for the bench.
 std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& context,
                                                          const std::vector<size_t>& indices,
                                                          double* cell_seconds = nullptr);

@@ -231,9 +231,8 @@ struct ParallelismOptions {
   }
   /// The holders of replica 0's experts in its ZeRO shard group: the replicas an expert's
   /// optimizer state (ZeRO 1), gradients (2) and parameters (3) divide over, where a dense op's
-  /// divide over zero_shards(); 1 without ZeRO or without experts spread (expert 1: every
-  /// replica of the shard group holds them, so zero_shards()). Replica q holds expert rank
-  /// (q / context) mod expert.
+  /// divide over zero_shards(); 1 without ZeRO, zero_shards() with expert 1 (every replica
+  /// holds every expert). Replica q holds expert rank (q / context) mod expert.
   int64_t expert_zero_shards() const {
     if (zero_stage == 0) return 1;
     // Replicas 0..S-1 run in cycles of context x expert, each holding rank 0 in its first

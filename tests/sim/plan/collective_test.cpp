@@ -287,6 +287,19 @@ TEST(HalvingDoublingAllReduce, NeedsAPowerOfTwo) {
   EXPECT_NE(why.find("power-of-two"), std::string::npos);
 }
 
+// Ring and double binary tree run on any group (a sweep's screen shares their cells across data
+// widths); every other algorithm needs some group shape.
+TEST(CollectiveApplicability, OnlyRingAndTreeRunOnAnyGroup) {
+  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDoubleBinaryTree}) {
+    EXPECT_TRUE(applies_to_any_group(algorithm));
+    EXPECT_TRUE(applicable(algorithm, all(6), full_mesh(6), nullptr));
+  }
+  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kHalvingDoubling, CollectiveAlgorithm::kHierarchical,
+                                        CollectiveAlgorithm::kHostHalvingDoubling, CollectiveAlgorithm::kPairwise}) {
+    EXPECT_FALSE(applies_to_any_group(algorithm)) << to_string(algorithm);
+  }
+}
+
 // `machines` machines of `per_machine` GPUs each (task t = machine t), with no links yet.
 Cluster machines_of_gpus(size_t machines, size_t per_machine) {
   Cluster cluster;
