@@ -59,4 +59,13 @@ int64_t attention_queries(const Op& op) {
   return op.kernel->kind == KernelKind::kGemm ? op.kernel->gemm.m : 0;
 }
 
+std::string_view numbered_layer_prefix(std::string_view layer) {
+  const size_t dot = layer.rfind('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == layer.size() ||
+      layer.find_first_not_of("0123456789", dot + 1) != std::string_view::npos) {
+    return {};
+  }
+  return layer.substr(0, dot);
+}
+
 }  // namespace placesim

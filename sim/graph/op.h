@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/graph/kernel_shape.h"
@@ -47,6 +48,9 @@ struct Op;
 int64_t attention_heads(const Op& op);
 /// The queries (tokens) of such an attention op, 0 for any other op.
 int64_t attention_queries(const Op& op);
+/// The prefix of a numbered layer's name, `<prefix>.<index>` (the zoo's transformer blocks `h.0`,
+/// `h.1`, ...: what "stage_split": "layers" splits); empty for any other layer name.
+std::string_view numbered_layer_prefix(std::string_view layer);
 
 struct Op {
   std::string name;

@@ -40,13 +40,10 @@ std::map<std::string, size_t> numbered_blocks(const OpGraph& graph, const StepEm
   for (OpId v : emitter.order()) {
     if (!emitter.selected(v)) continue;
     const std::string& layer = graph.op(v).layer;
-    const size_t dot = layer.rfind('.');
-    if (dot == std::string::npos || dot == 0 || dot + 1 == layer.size() ||
-        layer.find_first_not_of("0123456789", dot + 1) != std::string::npos) {
-      continue;
-    }
-    if (prefix.empty()) prefix = layer.substr(0, dot);
-    if (layer.substr(0, dot) != prefix) return {};
+    const std::string_view layer_prefix = numbered_layer_prefix(layer);
+    if (layer_prefix.empty()) continue;
+    if (prefix.empty()) prefix = layer_prefix;
+    if (layer_prefix != prefix) return {};
     blocks.emplace(layer, blocks.size());
   }
   return blocks;

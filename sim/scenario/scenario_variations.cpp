@@ -90,4 +90,12 @@ Scenario ScenarioVariations::scenario(const ScenarioVariation& variation, const 
   return scenario;
 }
 
+OpGraph ScenarioVariations::layer_probe_graph(const RunOptions& run, int64_t layers, ScenarioReuse* reuse) const {
+  const JsonReader model = JsonReader(document_, file_).at("model");
+  if (!model.has("zoo")) model.fail("a layer probe needs a zoo model");
+  Json probe = model.value();
+  probe["parameters"]["layers"] = layers;
+  return build_model_graph(JsonReader(probe, file_, "/model"), run, base_directory_, reuse);
+}
+
 }  // namespace placesim

@@ -56,6 +56,12 @@ class ScenarioVariations {
   /// `sizing` may be empty; `reuse` (may be null): graphs and clusters earlier variations built.
   Scenario scenario(const ScenarioVariation& variation, const Sizing& sizing, ScenarioReuse* reuse) const;
 
+  /// The document's zoo model with its "layers" parameter set to `layers`, for a variation's
+  /// `run` (its scenario's, sized): the search screen's layer probes
+  /// (sim/analytical/cell_extrapolation.h). InputError: the model is not a zoo model, or its zoo
+  /// model takes no "layers" or not that many.
+  OpGraph layer_probe_graph(const RunOptions& run, int64_t layers, ScenarioReuse* reuse) const;
+
  private:
   Json document_;
   std::string file_;

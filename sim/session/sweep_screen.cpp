@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "sim/scenario/scenario_loader.h"
 #include "sim/scenario/spec_error_location.h"
 #include "sim/scenario/strategy_devices.h"
+#include "sim/session/layer_probe.h"
 #include "sim/session/pipeline.h"
 
 namespace placesim {
@@ -47,7 +49,9 @@ LayoutCell analyse_layout(const SweepContext& context, size_t index) {
   try {
     // One cell serves every data width: its GEMMs run at the slowest of this configuration's GPUs,
     // another width's within 1.3% of that pace from 128 to 2,048 GPUs (docs/llm-planning.md, "Search speed").
-    layout.cell = analyse_3d_cell(scenario.graph, scenario.cluster_for(strategy), scenario.run, layout.options);
+    std::optional<ClosedFormCell> probed = layer_probed_cell(context, scenario);
+    layout.cell = probed ? std::move(*probed)
+                         : analyse_3d_cell(scenario.graph, scenario.cluster_for(strategy), scenario.run, layout.options);
   } catch (const SpecError& error) {
     throw locate_spec_error(scenario, strategy, error);  // as evaluate_configuration says it
   }

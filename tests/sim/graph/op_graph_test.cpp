@@ -72,5 +72,14 @@ TEST(OpGraph, AMovedFromGraphIsEmptyAndCanBeFilledAgain) {
   EXPECT_EQ(OpGraph().size(), 0u);  // the shared empty data was never changed
 }
 
+TEST(NumberedLayerPrefix, IsWhatComesBeforeTheLastDotWhenDigitsFollowIt) {
+  EXPECT_EQ(numbered_layer_prefix("h.12"), "h");
+  EXPECT_EQ(numbered_layer_prefix("encoder.layer.3"), "encoder.layer");
+  EXPECT_EQ(numbered_layer_prefix("ln_f"), "");
+  EXPECT_EQ(numbered_layer_prefix("h.1a"), "");
+  EXPECT_EQ(numbered_layer_prefix("h."), "");
+  EXPECT_EQ(numbered_layer_prefix(".3"), "");
+}
+
 }  // namespace
 }  // namespace placesim

@@ -1,0 +1,78 @@
+#include "sim/session/layer_probe.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+
+#include "sim/analytical/cell_extrapolation.h"
+
+namespace placesim {
+namespace {
+
+/// Layers per model chunk of the two layer probes (cell_extrapolation.h). The first layer of a
+/// chunk follows the chunk's input and the second differs from later ones on expert layouts
+/// (on the bundled Mixtral search, probes of 1 and 2 layers per chunk put the screen's samples/s
+/// up to 4.1% from the whole model's cells, 2 and 3 up to 0.9%; dense GPTs' to the bit); a
+/// layout with no more than the probes' 5 layers per chunk together is analysed whole, which
+/// then costs no more.
+constexpr int64_t kShallowProbeLayers = 2, kDeepProbeLayers = 3;
+
+/// Whether `full`'s totals (ops, FLOPs, parameters, activations) lie on the line through the
+/// probes' at their layer counts: every layer adds the same, as the probes assume.
+bool layers_alike(const OpGraph& shallow, int64_t shallow_layers, const OpGraph& deep, int64_t deep_layers,
+                  const OpGraph& full, int64_t layers) {
+  const GraphTotals a = shallow.totals(), b = deep.totals(), c = full.totals();
+  const double slope = static_cast<double>(layers - shallow_layers) / static_cast<double>(deep_layers - shallow_layers);
+  auto on_line = [slope](double x, double y, double z) {
+    return std::abs(x + slope * (y - x) - z) <= 1e-9 * std::max(1.0, std::abs(z));
+  };
+  return on_line(static_cast<double>(a.ops), static_cast<double>(b.ops), static_cast<double>(c.ops)) &&
+         on_line(a.forward_flops, b.forward_flops, c.forward_flops) &&
+         on_line(a.backward_flops, b.backward_flops, c.backward_flops) &&
+         on_line(a.parameter_count, b.parameter_count, c.parameter_count) &&
+         on_line(a.activation_bytes, b.activation_bytes, c.activation_bytes);
+}
+
+}  // namespace
+
+int64_t numbered_layers(const OpGraph& graph) {
+  std::set<std::string> layers;
+  std::string prefix;
+  for (OpId v = 0; v < graph.size(); ++v) {
+    const std::string& layer = graph.op(v).layer;
+    const std::string_view layer_prefix = numbered_layer_prefix(layer);
+    if (layer_prefix.empty()) continue;
+    if (prefix.empty()) prefix = layer_prefix;
+    if (layer_prefix != prefix) return 0;
+    layers.insert(layer);
+  }
+  return static_cast<int64_t>(layers.size());
+}
+
+std::optional<ClosedFormCell> layer_probed_cell(const SweepContext& context, const Scenario& scenario) {
+  const Strategy& strategy = scenario.strategies.front();
+  const ParallelismOptions& options = *strategy.parallelism;
+  if (!options.whole_layer_stages) return std::nullopt;
+  const int64_t chunks = options.pipeline * options.virtual_stages;
+  const int64_t layers = numbered_layers(scenario.graph);
+  if (layers == 0 || layers % chunks != 0 || layers / chunks <= kShallowProbeLayers + kDeepProbeLayers) {
+    return std::nullopt;
+  }
+  const int64_t shallow_layers = kShallowProbeLayers * chunks, deep_layers = kDeepProbeLayers * chunks;
+  try {
+    const OpGraph shallow = context.variations->layer_probe_graph(scenario.run, shallow_layers, &context.reuse);
+    const OpGraph deep = context.variations->layer_probe_graph(scenario.run, deep_layers, &context.reuse);
+    if (numbered_layers(shallow) != shallow_layers || numbered_layers(deep) != deep_layers ||
+        !layers_alike(shallow, shallow_layers, deep, deep_layers, scenario.graph, layers)) {
+      return std::nullopt;
+    }
+    const Cluster& cluster = scenario.cluster_for(strategy);
+    return extrapolate_cell(analyse_3d_cell(shallow, cluster, scenario.run, options), shallow_layers,
+                            analyse_3d_cell(deep, cluster, scenario.run, options), deep_layers, layers);
+  } catch (const std::exception&) {
+    return std::nullopt;  // the whole model's analysis says what is wrong, or succeeds
+  }
+}
+
+}  // namespace placesim
