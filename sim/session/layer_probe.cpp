@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include "sim/analytical/cell_extrapolation.h"
 
@@ -37,10 +38,12 @@ bool layers_alike(const OpGraph& shallow, int64_t shallow_layers, const OpGraph&
 }  // namespace
 
 int64_t numbered_layers(const OpGraph& graph) {
-  std::set<std::string> layers;
-  std::string prefix;
+  std::set<std::string_view> layers;
+  std::string_view prefix, previous;
   for (OpId v = 0; v < graph.size(); ++v) {
     const std::string& layer = graph.op(v).layer;
+    if (layer == previous) continue;  // a layer's ops are mostly consecutive: one look per run
+    previous = layer;
     const std::string_view layer_prefix = numbered_layer_prefix(layer);
     if (layer_prefix.empty()) continue;
     if (prefix.empty()) prefix = layer_prefix;
