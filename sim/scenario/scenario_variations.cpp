@@ -63,23 +63,37 @@ Scenario ScenarioVariations::scenario(const ScenarioVariation& variation, const 
                                                     dp->bucket_bytes));
   }
 
-  scenario.cluster = reused(
+  std::optional<Cluster> uncached;
+  const Cluster& shared = reused_in_place(
       reuse ? &reuse->clusters : nullptr,
       [&] { return variation.cluster_template + "|" + std::to_string(variation.nodes) + "|" + variation.fabric_link; },
       [&] { return build_template_cluster(variation.cluster_template, variation.nodes, variation.fabric_link, *catalog_); },
-      [](const Cluster& cluster) { return cluster.devices().size(); });
-  if (perturbations_) apply_perturbations(*perturbations_, &scenario.cluster, &scenario.run);
+      [](const Cluster& cluster) { return cluster.devices().size(); }, &uncached);
+  // Without perturbations the strategy is placed on the shared cluster and the scenario copies it
+  // after: a variation the placement refuses (many of a search's layouts) copies none.
+  if (perturbations_) {
+    scenario.cluster = shared;
+    apply_perturbations(*perturbations_, &scenario.cluster, &scenario.run);
+  }
+  const Cluster& cluster = perturbations_ ? scenario.cluster : shared;
 
   std::vector<DeviceId> devices;
   devices.reserve(variation.devices.size());
   for (const std::string& name : variation.devices) {
     std::string error;
     const std::optional<DeviceName> spec = DeviceName::parse(name, &error);
-    const std::vector<DeviceId> matches = spec ? scenario.cluster.match(*spec) : std::vector<DeviceId>{};
+    const std::vector<DeviceId> matches = spec ? cluster.match(*spec) : std::vector<DeviceId>{};
     if (matches.empty()) throw std::logic_error("a variation's device \"" + name + "\" is not in its cluster");
     devices.push_back(matches.front());
   }
-  Strategy strategy = place_strategy(unplaced, devices, scenario.cluster);
+  Strategy strategy = place_strategy(unplaced, devices, cluster);
+  if (!perturbations_) {
+    if (uncached) {
+      scenario.cluster = std::move(*uncached);
+    } else {
+      scenario.cluster = shared;
+    }
+  }
   locate_graph_ops(document.at("model"), base_directory_, &scenario);
   scenario.strategy_sources[strategy.name] = unplaced.source;
   scenario.strategies.push_back(std::move(strategy));

@@ -56,7 +56,8 @@ int64_t numbered_layers(const OpGraph& graph) {
 std::optional<ClosedFormCell> layer_probed_cell(const SweepContext& context, const Scenario& scenario) {
   const Strategy& strategy = scenario.strategies.front();
   const ParallelismOptions& options = *strategy.parallelism;
-  if (!options.whole_layer_stages) return std::nullopt;
+  // Expert groups that do not divide the data width: the whole model's analysis refuses it.
+  if (!options.whole_layer_stages || !options.expert_groups_problem().empty()) return std::nullopt;
   const int64_t chunks = options.pipeline * options.virtual_stages;
   const int64_t layers = numbered_layers(scenario.graph);
   if (layers == 0 || layers % chunks != 0 || layers / chunks <= kShallowProbeLayers + kDeepProbeLayers) {
