@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <string_view>
 #include <vector>
 
 namespace placesim {
@@ -13,7 +14,21 @@ std::string lower(std::string text) {
   return text;
 }
 
-std::optional<int> parse_index(const std::string& text) {
+/// Whether `text` is `lower_word` in any case.
+bool equals_in_any_case(std::string_view text, std::string_view lower_word) {
+  return text.size() == lower_word.size() &&
+         std::equal(text.begin(), text.end(), lower_word.begin(),
+                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
+
+std::optional<DeviceKind> device_kind_of(std::string_view text) {
+  if (equals_in_any_case(text, "cpu")) return DeviceKind::kCpu;
+  if (equals_in_any_case(text, "gpu")) return DeviceKind::kGpu;
+  if (equals_in_any_case(text, "tpu")) return DeviceKind::kTpu;
+  return std::nullopt;
+}
+
+std::optional<int> parse_index(std::string_view text) {
   if (text.empty() || text.size() > 9) return std::nullopt;
   int value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -21,18 +36,16 @@ std::optional<int> parse_index(const std::string& text) {
   return value;
 }
 
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::string current;
-  for (char c : text) {
-    if (c == separator) {
-      parts.push_back(current);
-      current.clear();
-    } else {
-      current += c;
-    }
+/// `text`'s pieces between separators, as views into it (a name is parsed for every device of
+/// every configuration a sweep builds).
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  size_t begin = 0;
+  for (size_t end = text.find(separator); end != std::string_view::npos; end = text.find(separator, begin)) {
+    parts.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
   }
-  parts.push_back(current);
+  parts.push_back(text.substr(begin));
   return parts;
 }
 
@@ -47,13 +60,7 @@ std::string to_string(DeviceKind kind) {
   return "?";
 }
 
-std::optional<DeviceKind> parse_device_kind(std::string text) {
-  text = lower(text);
-  if (text == "cpu") return DeviceKind::kCpu;
-  if (text == "gpu") return DeviceKind::kGpu;
-  if (text == "tpu") return DeviceKind::kTpu;
-  return std::nullopt;
-}
+std::optional<DeviceKind> parse_device_kind(std::string text) { return device_kind_of(text); }
 
 std::optional<DeviceName> DeviceName::parse(const std::string& text, std::string* error) {
   auto reject = [&](const std::string& why) -> std::optional<DeviceName> {
@@ -62,33 +69,34 @@ std::optional<DeviceName> DeviceName::parse(const std::string& text, std::string
   };
   if (text.empty()) return reject("empty device name");
   DeviceName name;
-  std::string body = text;
-  if (body.front() == '/') body = body.substr(1);
+  std::string_view body = text;
+  if (body.front() == '/') body.remove_prefix(1);
   if (body.empty()) return reject("empty device name");
-  for (const std::string& part : split(body, '/')) {
-    auto fields = split(part, ':');
-    std::string key = lower(fields[0]);
-    if (key == "job" && fields.size() == 2 && !fields[1].empty()) {
-      name.job = fields[1];
-    } else if (key == "replica" && fields.size() == 2) {
+  for (const std::string_view part : split(body, '/')) {
+    const std::vector<std::string_view> fields = split(part, ':');
+    const std::string_view key = fields[0];
+    auto quoted = [part] { return "\"" + std::string(part) + "\""; };
+    if (equals_in_any_case(key, "job") && fields.size() == 2 && !fields[1].empty()) {
+      name.job = std::string(fields[1]);
+    } else if (equals_in_any_case(key, "replica") && fields.size() == 2) {
       name.replica = parse_index(fields[1]);
-      if (!name.replica) return reject("bad replica number in \"" + part + "\"");
-    } else if (key == "task" && fields.size() == 2) {
+      if (!name.replica) return reject("bad replica number in " + quoted());
+    } else if (equals_in_any_case(key, "task") && fields.size() == 2) {
       name.task = parse_index(fields[1]);
-      if (!name.task) return reject("bad task number in \"" + part + "\"");
-    } else if (key == "device" && fields.size() == 3) {
-      name.kind = parse_device_kind(fields[1]);
+      if (!name.task) return reject("bad task number in " + quoted());
+    } else if (equals_in_any_case(key, "device") && fields.size() == 3) {
+      name.kind = device_kind_of(fields[1]);
       name.index = parse_index(fields[2]);
-      if (!name.kind) return reject("unknown device type \"" + fields[1] + "\" (expected CPU, GPU or TPU)");
-      if (!name.index && fields[2] != "*") return reject("bad device index in \"" + part + "\"");
-    } else if (fields.size() == 2 && parse_device_kind(fields[0])) {
-      name.kind = parse_device_kind(fields[0]);
+      if (!name.kind) return reject("unknown device type \"" + std::string(fields[1]) + "\" (expected CPU, GPU or TPU)");
+      if (!name.index && fields[2] != "*") return reject("bad device index in " + quoted());
+    } else if (fields.size() == 2 && device_kind_of(fields[0])) {
+      name.kind = device_kind_of(fields[0]);
       name.index = parse_index(fields[1]);
-      if (!name.index && fields[1] != "*") return reject("bad device index in \"" + part + "\"");
-    } else if (fields.size() == 1 && parse_device_kind(fields[0])) {
-      name.kind = parse_device_kind(fields[0]);
+      if (!name.index && fields[1] != "*") return reject("bad device index in " + quoted());
+    } else if (fields.size() == 1 && device_kind_of(fields[0])) {
+      name.kind = device_kind_of(fields[0]);
     } else {
-      return reject("cannot parse \"" + part + "\" (expected job:NAME, replica:N, task:N, device:TYPE:N or TYPE:N)");
+      return reject("cannot parse " + quoted() + " (expected job:NAME, replica:N, task:N, device:TYPE:N or TYPE:N)");
     }
   }
   return name;
