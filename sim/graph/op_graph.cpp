@@ -52,8 +52,8 @@ OpId OpGraph::find(const std::string& name) const {
   return it == data_->index.end() ? size() : it->second;
 }
 
-std::vector<OpGraph::Neighbor> OpGraph::inputs(OpId id) const {
-  std::vector<Neighbor> result;
+OpGraph::Neighbors OpGraph::inputs(OpId id) const {
+  Neighbors result;
   result.reserve(boost::in_degree(id, data_->graph));
   for (auto [it, end] = boost::in_edges(id, data_->graph); it != end; ++it) {
     result.push_back({boost::source(*it, data_->graph), data_->graph[*it]});
@@ -61,8 +61,8 @@ std::vector<OpGraph::Neighbor> OpGraph::inputs(OpId id) const {
   return result;
 }
 
-std::vector<OpGraph::Neighbor> OpGraph::outputs(OpId id) const {
-  std::vector<Neighbor> result;
+OpGraph::Neighbors OpGraph::outputs(OpId id) const {
+  Neighbors result;
   result.reserve(boost::out_degree(id, data_->graph));
   for (auto [it, end] = boost::out_edges(id, data_->graph); it != end; ++it) {
     result.push_back({boost::target(*it, data_->graph), data_->graph[*it]});

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
 #include <boost/graph/adjacency_list.hpp>
 
 #include "sim/graph/op.h"
@@ -63,10 +64,13 @@ class OpGraph {
     OpId op;
     TensorEdge edge;
   };
+  /// An op's producers or consumers: most have a few, held without an allocation (the planners
+  /// ask for them once per op of every plan a sweep builds).
+  using Neighbors = boost::container::small_vector<Neighbor, 4>;
   /// Producers feeding `id`, in edge insertion order.
-  std::vector<Neighbor> inputs(OpId id) const;
+  Neighbors inputs(OpId id) const;
   /// Consumers of `id`, in edge insertion order.
-  std::vector<Neighbor> outputs(OpId id) const;
+  Neighbors outputs(OpId id) const;
 
   /// Ops in a topological order, stable with respect to insertion order (Kahn's algorithm).
   /// Returns false and fills `cycle` with the op names on one cycle when the graph has one.
