@@ -11,12 +11,13 @@
 namespace placesim {
 namespace {
 
-/// Layers per model chunk of the two layer probes (cell_extrapolation.h). The first layer of a
-/// chunk follows the chunk's input and the second differs from later ones on expert layouts
-/// (on the bundled Mixtral search, probes of 1 and 2 layers per chunk put the screen's samples/s
-/// up to 4.1% from the whole model's cells, 2 and 3 up to 0.9%; dense GPTs' to the bit); a
-/// layout with no more than the probes' 5 layers per chunk together is analysed whole, which
-/// then costs no more.
+/// Layers per model chunk of the two layer probes (cell_extrapolation.h). In the tests every
+/// number of a cell but the stages' finish lies on the line through probes of 2 and 3 layers per
+/// chunk (layer_probe_test.cpp); the finish all-reduces gradients in buckets of a fixed size,
+/// ceil(bytes / bucket) of them, so its error grows with how far the line is drawn out: on the
+/// bundled Mixtral search probes of 1 and 2 layers per chunk put the screen's samples/s up to
+/// 4.1% from the whole cells', 2 and 3 up to 0.87%. A layout with no more layers per chunk than
+/// the two probes hold together (5) is analysed whole, which then costs no more.
 constexpr int64_t kShallowProbeLayers = 2, kDeepProbeLayers = 3;
 
 /// Whether `full`'s totals (ops, FLOPs, parameters, activations) lie on the line through the
