@@ -13,13 +13,13 @@ namespace {
 class LayerLine {
  public:
   LayerLine(int64_t shallow_layers, int64_t deep_layers, int64_t layers)
-      : slope_(static_cast<double>(layers - shallow_layers) / static_cast<double>(deep_layers - shallow_layers)) {}
+      : shallow_layers_(shallow_layers), deep_layers_(deep_layers), layers_(layers) {}
 
   bool ok() const { return ok_; }
   void require(bool condition) { ok_ = ok_ && condition; }
 
   double at(double a, double b) {
-    const double value = a + slope_ * (b - a);
+    const double value = at_layers(a, shallow_layers_, b, deep_layers_, layers_);
     require(std::isfinite(value) && (value >= 0 || a < 0 || b < 0));  // delays may be negative
     return value;
   }
@@ -76,11 +76,16 @@ class LayerLine {
   }
 
  private:
-  double slope_;
+  int64_t shallow_layers_, deep_layers_, layers_;
   bool ok_ = true;
 };
 
 }  // namespace
+
+double at_layers(double shallow_value, int64_t shallow_layers, double deep_value, int64_t deep_layers, int64_t layers) {
+  const double slope = static_cast<double>(layers - shallow_layers) / static_cast<double>(deep_layers - shallow_layers);
+  return shallow_value + slope * (deep_value - shallow_value);
+}
 
 std::optional<ClosedFormCell> extrapolate_cell(const ClosedFormCell& shallow, int64_t shallow_layers,
                                                const ClosedFormCell& deep, int64_t deep_layers, int64_t layers) {

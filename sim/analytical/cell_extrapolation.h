@@ -15,6 +15,11 @@
 
 namespace placesim {
 
+/// The value at `layers` on the line through (shallow_layers, shallow_value) and (deep_layers,
+/// deep_value): what extrapolate_cell gives each number of a cell, and what a caller checks the
+/// model's own totals against.
+double at_layers(double shallow_value, int64_t shallow_layers, double deep_value, int64_t deep_layers, int64_t layers);
+
 /// The cell at `layers` from `shallow` at `shallow_layers` and `deep` at `deep_layers`
 /// (shallow_layers < deep_layers; any counts proportional to the layers per chunk will do):
 /// every recorded number on the line through the two, the task count rounded. nullopt when the

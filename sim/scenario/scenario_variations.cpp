@@ -69,10 +69,11 @@ Scenario ScenarioVariations::scenario(const ScenarioVariation& variation, const 
       [&] { return variation.cluster_template + "|" + std::to_string(variation.nodes) + "|" + variation.fabric_link; },
       [&] { return build_template_cluster(variation.cluster_template, variation.nodes, variation.fabric_link, *catalog_); },
       [](const Cluster& cluster) { return cluster.devices().size(); }, &uncached);
-  // Without perturbations the strategy is placed on the shared cluster and the scenario copies it
+  auto take_cluster = [&] { scenario.cluster = uncached ? std::move(*uncached) : Cluster(shared); };
+  // Without perturbations the strategy is placed on the shared cluster and the scenario takes it
   // after: a variation the placement refuses (many of a search's layouts) copies none.
   if (perturbations_) {
-    scenario.cluster = shared;
+    take_cluster();
     apply_perturbations(*perturbations_, &scenario.cluster, &scenario.run);
   }
   const Cluster& cluster = perturbations_ ? scenario.cluster : shared;
@@ -87,13 +88,7 @@ Scenario ScenarioVariations::scenario(const ScenarioVariation& variation, const 
     devices.push_back(matches.front());
   }
   Strategy strategy = place_strategy(unplaced, devices, cluster);
-  if (!perturbations_) {
-    if (uncached) {
-      scenario.cluster = std::move(*uncached);
-    } else {
-      scenario.cluster = shared;
-    }
-  }
+  if (!perturbations_) take_cluster();
   locate_graph_ops(document.at("model"), base_directory_, &scenario);
   scenario.strategy_sources[strategy.name] = unplaced.source;
   scenario.strategies.push_back(std::move(strategy));

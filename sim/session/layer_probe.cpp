@@ -25,9 +25,8 @@ constexpr int64_t kShallowProbeLayers = 2, kDeepProbeLayers = 3;
 bool layers_alike(const OpGraph& shallow, int64_t shallow_layers, const OpGraph& deep, int64_t deep_layers,
                   const OpGraph& full, int64_t layers) {
   const GraphTotals a = shallow.totals(), b = deep.totals(), c = full.totals();
-  const double slope = static_cast<double>(layers - shallow_layers) / static_cast<double>(deep_layers - shallow_layers);
-  auto on_line = [slope](double x, double y, double z) {
-    return std::abs(x + slope * (y - x) - z) <= 1e-9 * std::max(1.0, std::abs(z));
+  auto on_line = [&](double x, double y, double z) {
+    return std::abs(at_layers(x, shallow_layers, y, deep_layers, layers) - z) <= 1e-9 * std::max(1.0, std::abs(z));
   };
   return on_line(static_cast<double>(a.ops), static_cast<double>(b.ops), static_cast<double>(c.ops)) &&
          on_line(a.forward_flops, b.forward_flops, c.forward_flops) &&

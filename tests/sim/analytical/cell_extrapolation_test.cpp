@@ -43,6 +43,13 @@ ClosedFormCell two_stage_cell(double layers) {
   return cell;
 }
 
+TEST(CellExtrapolation, AtLayersReadsTheLineThroughTwoDepths) {
+  // 10 at 4 layers, 14 at 6: 2 per layer, so 10 + (32 - 4) x 2 = 66 at 32 and 6 at 2.
+  EXPECT_DOUBLE_EQ(at_layers(10, 4, 14, 6, 32), 66);
+  EXPECT_DOUBLE_EQ(at_layers(10, 4, 14, 6, 2), 6);
+  EXPECT_DOUBLE_EQ(at_layers(-0.02, 4, -0.03, 6, 32), -0.16);
+}
+
 TEST(CellExtrapolation, EveryNumberIsOnTheLineThroughTheTwoCellsAtTheLayerCount) {
   // Probes at 2 and 3 layers per stage (4 and 6 in all), drawn out to 16 per stage (32 in all):
   // the slope (32 - 4) / (6 - 4) = 14 steps of one layer per stage from the shallow cell.
