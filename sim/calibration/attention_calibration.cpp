@@ -37,12 +37,13 @@ AttentionCalibration calibrate_attention_from_kernel_tables(const std::vector<st
     }
     table_names += std::string(table_names.empty() ? "" : " + ") + fitted_table_name(path, catalog);
   }
-  // The GEMM model's time for each row's work, and the ratio to the measured time, per pass.
+  // The GEMM model's time for each row's work, and the ratio to the measured time, per pass;
+  // the table's kernels were timed in bursts, so the GEMM model runs at a burst's rate.
   std::vector<double> model_seconds;
   std::vector<double> ratios[2];
   for (const KernelMeasurement& row : rows) {
     const bool forward = row.pass == kForwardPass;
-    model_seconds.push_back(attention_gemm_seconds(row.shape.attention, forward, row.precision, spec));
+    model_seconds.push_back(attention_gemm_seconds(row.shape.attention, forward, row.precision, spec, KernelLoad::kBurst));
     ratios[forward ? 0 : 1].push_back(model_seconds.back() / row.seconds);
   }
   for (int pass = 0; pass < 2; ++pass) {

@@ -49,6 +49,12 @@ Json write_device_profile(const DeviceSpec& spec) {
     profile["max_achievable_matmul"] = {{"flops_per_second", precision_values_json(spec.max_achievable_matmul->flops_per_second)},
                                         {"source", spec.max_achievable_matmul->source}};
   }
+  if (spec.sustained_matmul) {
+    profile["sustained_matmul"] = {
+        {"sustained_flops_per_second", precision_values_json(spec.sustained_matmul->sustained_flops_per_second)},
+        {"burst_flops_per_second", precision_values_json(spec.sustained_matmul->burst_flops_per_second)},
+        {"source", spec.sustained_matmul->source}};
+  }
   if (spec.gemm_time_spread) {
     profile["gpu_to_gpu_spread"] = {{"gemm_time_log_sigma", spec.gemm_time_spread->log_sigma},
                                     {"source", spec.gemm_time_spread->source}};

@@ -34,6 +34,28 @@ double DeviceSpec::matmul_ceiling_for(Precision precision) const {
   return it == max_achievable_matmul->flops_per_second.end() ? 0.0 : it->second;
 }
 
+double DeviceSpec::sustained_fraction_for(Precision precision) const {
+  if (!sustained_matmul) return 1.0;
+  auto sustained = sustained_matmul->sustained_flops_per_second.find(precision);
+  auto burst = sustained_matmul->burst_flops_per_second.find(precision);
+  if (sustained == sustained_matmul->sustained_flops_per_second.end() ||
+      burst == sustained_matmul->burst_flops_per_second.end()) {
+    return 1.0;
+  }
+  return sustained->second / burst->second;
+}
+
+double DeviceSpec::step_matmul_ceiling_for(Precision precision) const {
+  const double measured = matmul_ceiling_for(precision);
+  double sustained = 0;
+  if (sustained_matmul) {
+    auto it = sustained_matmul->sustained_flops_per_second.find(precision);
+    if (it != sustained_matmul->sustained_flops_per_second.end()) sustained = it->second;
+  }
+  if (measured > 0 && sustained > 0) return std::min(measured, sustained);
+  return std::max(measured, sustained);
+}
+
 bool DeviceSpec::has_peak(Precision precision) const {
   auto it = peak_flops_per_second.find(precision);
   return it != peak_flops_per_second.end() && it->second > 0;

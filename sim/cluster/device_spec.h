@@ -37,6 +37,18 @@ struct MatmulCeiling {
   std::string source;                            ///< the measurement
 };
 
+/// The matmul rate a device holds under a training step's load beside a short burst's, measured
+/// by one method on one board: under sustained load the board draws its power limit and its
+/// clock settles below the boost clock a burst runs at (e.g. the Maximum Sustainable and
+/// Achievable Matmul FLOPS of stas00/ml-engineering). Kernel tables are timed in bursts, so a
+/// step's tensor-core kernels run at sustained / burst of their fitted rate, and no faster than
+/// the sustained rate.
+struct SustainedMatmul {
+  std::map<Precision, double> sustained_flops_per_second;  ///< per precision, positive
+  std::map<Precision, double> burst_flops_per_second;      ///< the same precisions, at least the sustained rate
+  std::string source;                                      ///< the measurement
+};
+
 struct DeviceSpec {
   std::string id;    ///< profile id, e.g. "v100-sxm2-16gb"
   std::string name;  ///< marketing name, e.g. "Tesla V100-SXM2-16GB"
@@ -86,6 +98,14 @@ struct DeviceSpec {
   std::optional<GemmTimeSpread> gemm_time_spread;
   /// The ceiling for `precision` in FLOP/s; 0 when the profile has none for it.
   double matmul_ceiling_for(Precision precision) const;
+  /// Set: the matmul rate this device keeps under sustained load, against a burst's.
+  std::optional<SustainedMatmul> sustained_matmul;
+  /// The fraction of a burst's kernel rate a step's kernels of `precision` keep under sustained
+  /// load (sustained / burst); 1 when the profile has no measurement for it.
+  double sustained_fraction_for(Precision precision) const;
+  /// The most FLOP/s a step's matmul of `precision` reaches: the lower of the measured ceiling
+  /// (matmul_ceiling_for) and the sustained rate; 0 when the profile has neither.
+  double step_matmul_ceiling_for(Precision precision) const;
   /// Step-level error on the published cases that use this profile; none: no such case.
   std::optional<StepValidation> step_validation;
 };

@@ -66,6 +66,21 @@ void require_profile_file(const JsonReader& where, const std::filesystem::path& 
   }
 }
 
+/// Matmul rates measured on the device, per precision (a ceiling, a burst: `what`): each positive
+/// and at most the profile's peak for a precision it lists there.
+std::map<Precision, double> read_rates_under_peak(const JsonReader& rates, const DeviceSpec& spec, const std::string& what) {
+  return read_precision_values(rates, [&spec, &what](Precision precision, const JsonReader& rate) {
+    const std::string name = to_string(precision);
+    if (!spec.has_peak(precision)) rate.fail("the profile has no " + name + " peak in peak_flops_per_second for this " + what + " to be under");
+    const double flops = rate.as_positive_number();
+    if (flops > spec.peak_for(precision)) {
+      rate.fail("a measured " + what + " of " + brief(rate.value()) + " FLOP/s is above the profile's " + name + " peak of " +
+                brief(Json(spec.peak_for(precision))) + " (peak_flops_per_second/" + name + ")");
+    }
+    return flops;
+  });
+}
+
 }  // namespace
 
 DeviceSpec read_device_profile(const JsonReader& profile) {
@@ -73,7 +88,7 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
                                "memory_bandwidth_bytes_per_second", "kernel_launch_overhead_seconds",
                                "compute_efficiency", "gemm_efficiency_by_flops", "memory_efficiency", "reduction_memory_efficiency", "compute_capability", "pci_bus_id",
                                "kernel_model", "sm_count", "sources", "description", "price_per_hour_usd",
-                               "step_validation", "max_achievable_matmul", "gpu_to_gpu_spread"});
+                               "step_validation", "max_achievable_matmul", "sustained_matmul", "gpu_to_gpu_spread"});
   DeviceSpec spec;
   spec.id = profile.string_at("id");
   spec.name = profile.string_at("name");
@@ -131,21 +146,42 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
     ceiling->reject_unknown_keys({"flops_per_second", "source"});
     JsonReader rates = ceiling->at("flops_per_second");
     MatmulCeiling measured;
-    measured.flops_per_second = read_precision_values(rates, [&spec](Precision precision, const JsonReader& rate) {
-      const std::string name = to_string(precision);
-      if (!spec.has_peak(precision)) rate.fail("the profile has no " + name + " peak in peak_flops_per_second for this ceiling to be under");
-      // Measured below the datasheet's peak: a ceiling above it would bound nothing.
-      const double flops = rate.as_positive_number();
-      if (flops > spec.peak_for(precision)) {
-        rate.fail("a measured ceiling of " + brief(rate.value()) + " FLOP/s is above the profile's " + name + " peak of " +
-                  brief(Json(spec.peak_for(precision))) + " (peak_flops_per_second/" + name + ")");
-      }
-      return flops;
-    });
+    // Measured below the datasheet's peak: a ceiling above it would bound nothing.
+    measured.flops_per_second = read_rates_under_peak(rates, spec, "ceiling");
     if (measured.flops_per_second.empty()) rates.fail("a ceiling names at least one precision");
     measured.source = ceiling->string_at("source");
     if (measured.source.empty()) ceiling->at("source").fail("a ceiling names the measurement it comes from");
     spec.max_achievable_matmul = measured;
+  }
+  if (auto sustained = profile.find("sustained_matmul")) {
+    sustained->reject_unknown_keys({"sustained_flops_per_second", "burst_flops_per_second", "source"});
+    SustainedMatmul measured;
+    // A burst is the same kernel before the board reaches its power limit: at most the peak.
+    JsonReader bursts = sustained->at("burst_flops_per_second");
+    measured.burst_flops_per_second = read_rates_under_peak(bursts, spec, "burst");
+    if (measured.burst_flops_per_second.empty()) bursts.fail("a sustained rate names at least one precision");
+    JsonReader rates = sustained->at("sustained_flops_per_second");
+    measured.sustained_flops_per_second = read_precision_values(rates, [&measured](Precision precision, const JsonReader& rate) {
+      const std::string name = to_string(precision);
+      auto burst = measured.burst_flops_per_second.find(precision);
+      if (burst == measured.burst_flops_per_second.end()) {
+        rate.fail("a sustained " + name + " rate needs the burst rate measured beside it (burst_flops_per_second/" + name + ")");
+      }
+      const double flops = rate.as_positive_number();
+      if (flops > burst->second) {
+        rate.fail("a sustained rate of " + brief(rate.value()) + " FLOP/s is above its burst of " + brief(Json(burst->second)) +
+                  " (burst_flops_per_second/" + name + ")");
+      }
+      return flops;
+    });
+    for (const auto& [precision, flops] : measured.burst_flops_per_second) {
+      if (!measured.sustained_flops_per_second.count(precision)) {
+        rates.fail("the burst rate for " + to_string(precision) + " has no sustained rate beside it");
+      }
+    }
+    measured.source = sustained->string_at("source");
+    if (measured.source.empty()) sustained->at("source").fail("a sustained rate names the measurement it comes from");
+    spec.sustained_matmul = measured;
   }
   if (auto spread = profile.find("gpu_to_gpu_spread")) {
     spread->reject_unknown_keys({"gemm_time_log_sigma", "source"});

@@ -73,9 +73,9 @@ CacheKey key_of(const KernelShape& shape, uint8_t passes, Precision precision, c
                  c.stride_w, c.pad_h,    c.pad_w, c.dilation_h, c.dilation_w, c.groups, 0, 0};
   }
   key.model = fingerprint_of(spec.kernel_model);
-  key.peak = spec.peak_for(precision);
+  key.peak = spec.peak_for(precision) * spec.sustained_fraction_for(precision);
   key.bandwidth = spec.memory_bandwidth_bytes_per_second;
-  key.ceiling = spec.matmul_ceiling_for(precision);
+  key.ceiling = spec.step_matmul_ceiling_for(precision);
   key.precision = static_cast<int>(precision);
   key.passes = passes;
   return key;
@@ -96,17 +96,25 @@ GemmShape backward_gemm(const GemmShape& forward, KernelPass pass) {
 }
 
 /// The device as a training step's kernels see it: the peak at the fitted rate, less what the
-/// fit's low-power inputs did not draw (KernelModel::input_power), and no faster than the fastest
-/// matmul measured on it (DeviceSpec::max_achievable_matmul).
-GemmDevice step_gemm_device(const DeviceSpec& spec, Precision precision) {
-  return GemmDevice{spec.peak_for(precision) * spec.kernel_model->input_power_fraction(precision),
-                    spec.memory_bandwidth_bytes_per_second, spec.kernel_model.get(), spec.matmul_ceiling_for(precision)};
+/// fit's low-power inputs did not draw (KernelModel::input_power) and what the clock loses once
+/// the board runs at its power limit (DeviceSpec::sustained_matmul: the fit's kernels were timed
+/// in bursts), and no faster than the fastest matmul measured on it, sustained
+/// (DeviceSpec::step_matmul_ceiling_for).
+/// Under KernelLoad::kBurst, as the fit's tables were timed: at the burst's rate and the burst
+/// ceiling (DeviceSpec::matmul_ceiling_for).
+GemmDevice step_gemm_device(const DeviceSpec& spec, Precision precision, KernelLoad load = KernelLoad::kSustained) {
+  const bool sustained = load == KernelLoad::kSustained;
+  return GemmDevice{spec.peak_for(precision) * spec.kernel_model->input_power_fraction(precision) *
+                        (sustained ? spec.sustained_fraction_for(precision) : 1.0),
+                    spec.memory_bandwidth_bytes_per_second, spec.kernel_model.get(),
+                    sustained ? spec.step_matmul_ceiling_for(precision) : spec.matmul_ceiling_for(precision)};
 }
 
 }  // namespace
 
-double attention_gemm_seconds(const AttentionShape& a, bool forward, Precision precision, const DeviceSpec& spec) {
-  const GemmDevice device = step_gemm_device(spec, precision);
+double attention_gemm_seconds(const AttentionShape& a, bool forward, Precision precision, const DeviceSpec& spec,
+                              KernelLoad load) {
+  const GemmDevice device = step_gemm_device(spec, precision, load);
   const double bytes = gemm_operand_bytes(precision);
   // With a causal mask the kernel skips the blocks above the diagonal: half the keys on average.
   const int64_t keys = a.causal ? std::max<int64_t>(1, a.keys / 2) : a.keys;

@@ -13,9 +13,15 @@ namespace placesim {
 /// spec.kernel_model.
 double kernel_model_seconds(const Task& task, Precision precision, const DeviceSpec& spec);
 
+/// Under which load a kernel runs: a training step's, sustained at the board's power limit
+/// (DeviceSpec::sustained_matmul), or a burst, as kernel tables are timed.
+enum class KernelLoad { kSustained, kBurst };
+
 /// The GEMM model's time for the work of a fused attention kernel (before its fitted
 /// efficiency): forward Q K^T and P V; backward the scores again, dP, dV, dQ and dK; with a
-/// causal mask each on half the keys. Requires spec.kernel_model.
-double attention_gemm_seconds(const AttentionShape& attention, bool forward, Precision precision, const DeviceSpec& spec);
+/// causal mask each on half the keys; under `load` (a step's; a burst to fit measured kernels).
+/// Requires spec.kernel_model.
+double attention_gemm_seconds(const AttentionShape& attention, bool forward, Precision precision, const DeviceSpec& spec,
+                              KernelLoad load = KernelLoad::kSustained);
 
 }  // namespace placesim

@@ -76,7 +76,10 @@ std::vector<CostSource> cost_sources(const Cluster& cluster, Precision precision
       source.fused_attention = kernels.fused_attention;
       if (kernels.fused_attention) source.attention = spec.kernel_model->attention;
       source.input_power_fraction = spec.kernel_model->input_power_fraction(precision);
-      source.matmul_ceiling_flops_per_second = spec.matmul_ceiling_for(precision);
+      source.sustained_fraction = spec.sustained_fraction_for(precision);
+      source.matmul_ceiling_flops_per_second = spec.step_matmul_ceiling_for(precision);
+      source.sustained_ceiling = source.matmul_ceiling_flops_per_second > 0 &&
+                                 source.matmul_ceiling_flops_per_second != spec.matmul_ceiling_for(precision);
       source.pooling = kernels.pooling;
       source.pooling_reads_per_second_per_sm = spec.kernel_model->pooling_reads_per_second_per_sm;
       source.pooling_source = spec.kernel_model->pooling_source;
@@ -132,10 +135,19 @@ std::string describe(const CostSource& source) {
                   source.input_power_fraction);
     text += buffer + std::string(" (the fit's rows ran on inputs that draw less power than training data; kernel_model.input_power)");
   }
+  if (source.sustained_fraction < 1) {
+    char buffer[96];
+    std::snprintf(buffer, sizeof(buffer), "; %s tensor-core kernels at %.3g of a burst's rate", to_string(source.precision).c_str(),
+                  source.sustained_fraction);
+    text += buffer + std::string(" (the board at its power limit through a step, where its kernel tables were timed in bursts; "
+                                 "sustained_matmul)");
+  }
   if (source.matmul_ceiling_flops_per_second > 0) {
-    char buffer[160];
-    std::snprintf(buffer, sizeof(buffer), "; %s GEMMs at most %.1f TFLOP/s (the fastest matmul measured on it; max_achievable_matmul)",
-                  to_string(source.precision).c_str(), source.matmul_ceiling_flops_per_second / 1e12);
+    char buffer[192];
+    std::snprintf(buffer, sizeof(buffer), "; %s GEMMs at most %.1f TFLOP/s (%s)", to_string(source.precision).c_str(),
+                  source.matmul_ceiling_flops_per_second / 1e12,
+                  source.sustained_ceiling ? "the fastest matmul measured on it under sustained load; sustained_matmul"
+                                           : "the fastest matmul measured on it; max_achievable_matmul");
     text += buffer;
   }
   if (source.layout_transposes) {
@@ -176,6 +188,7 @@ Json cost_sources_json(const std::vector<CostSource>& sources) {
                              : Json("as elementwise kernels: no pooling kernel measured");
     }
     if (s.input_power_fraction < 1) entry["input_power_fraction"] = s.input_power_fraction;
+    if (s.sustained_fraction < 1) entry["sustained_fraction"] = s.sustained_fraction;
     if (s.matmul_ceiling_flops_per_second > 0) entry["matmul_ceiling_flops_per_second"] = s.matmul_ceiling_flops_per_second;
     if (s.fused_attention) {
       entry["fused_attention"] = s.attention ? Json{{"implementation", s.attention->implementation},

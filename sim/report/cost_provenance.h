@@ -45,9 +45,15 @@ struct CostSource {
   /// The run's precision's kernels at this fraction of the fitted compute rate, the fit's rows
   /// having run on low-power inputs (KernelModel::input_power); 1 = none.
   double input_power_fraction = 1;
-  /// The device's measured matmul ceiling at the run's precision (DeviceSpec::max_achievable_matmul),
-  /// under which the kernel model's GEMMs run; 0 = none.
+  /// The run's precision's kernels at this fraction of a burst's rate, the board running at its
+  /// power limit through a step (DeviceSpec::sustained_matmul); 1 = none measured.
+  double sustained_fraction = 1;
+  /// The device's measured matmul ceiling at the run's precision under a step's load
+  /// (DeviceSpec::step_matmul_ceiling_for), under which the kernel model's GEMMs run; 0 = none.
   double matmul_ceiling_flops_per_second = 0;
+  /// Whether that ceiling is the sustained rate (DeviceSpec::sustained_matmul) rather than a
+  /// burst's (max_achievable_matmul).
+  bool sustained_ceiling = false;
 
   /// The run has pooling ops on a device with a kernel model: their window-read rate per SM and
   /// where it comes from, or 0 and "": priced as elementwise kernels (no pooling kernel measured).

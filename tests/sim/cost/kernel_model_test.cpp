@@ -65,6 +65,17 @@ GemmShape gemm_of(int64_t m, int64_t n, int64_t k) {
   return gemm;
 }
 
+/// A forward task of one n x n x n GEMM on one sample.
+Task forward_gemm_task(int64_t n) {
+  Task task;
+  task.kind = TaskKind::kCompute;
+  task.phase = Phase::kForward;
+  task.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm_of(n, n, n)));
+  task.kernel_passes = kForwardPass;
+  task.kernel_samples = 1;
+  return task;
+}
+
 Conv2dShape conv3x3(int64_t n, int64_t c, int64_t hw, int64_t k) {
   Conv2dShape conv;
   conv.n = n, conv.c = c, conv.h = hw, conv.w = hw, conv.k = k, conv.r = 3, conv.s = 3, conv.pad_h = 1, conv.pad_w = 1;
@@ -331,12 +342,7 @@ TEST(KernelCost, ZeroInputRowsLeaveAStepsTensorCoreKernelsAtTheRandomDataRate) {
   DeviceSpec corrected = plain;
   corrected.kernel_model = std::make_shared<const KernelModel>(model);
 
-  Task task;
-  task.kind = TaskKind::kCompute;
-  task.phase = Phase::kForward;
-  task.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm_of(8192, 8192, 8192)));
-  task.kernel_passes = kForwardPass;
-  task.kernel_samples = 1;
+  const Task task = forward_gemm_task(8192);
   // 64 x 64 = 4096 tiles of 128 x 128 in 82 waves of 50 SMs (the fastest tile here), each tile
   // 2 x 128 x 128 x (8192 + 16) FLOPs at 8e13 / 50 x 0.8 FLOP/s; with the correction at 0.871 of it.
   const double fp16_plain = kernel_model_seconds(task, Precision::kFp16, plain);
@@ -354,8 +360,8 @@ TEST(KernelCost, ZeroInputRowsLeaveAStepsTensorCoreKernelsAtTheRandomDataRate) {
 }
 
 // A device's measured matmul ceiling bounds a step's GEMMs, not the fit: the same 8192^3 fp16
-// GEMM as above (82 waves of tiles of 2 x 128 x 128 x 8208 FLOPs at 8e13 / 50 x 0.8 FLOP/s:
-// 1.102e13 / 6.4e13 FLOP/s = 0.1722 s of math) under a ceiling of 5e13 FLOP/s takes its
+// GEMM as above (82 waves of 50 tiles of 2 x 128 x 128 x 8208 FLOPs at 8e13 / 50 x 0.8 FLOP/s:
+// 1.103e12 / 6.4e13 FLOP/s = 17.23 ms of math) under a ceiling of 5e13 FLOP/s takes its
 // 2 x 8192^3 = 1.0995e12 FLOPs / 5e13 = 21.99 ms plus the kernel's fixed overhead; a ceiling
 // above the tile model's rate (7e13) and a GEMM too small to reach it change nothing; fp32 has
 // no ceiling; checking the fit against its own table (predict_kernel_seconds) leaves it out.
@@ -368,16 +374,7 @@ TEST(KernelCost, AMeasuredMatmulCeilingBoundsAStepsGemmsButNotTheFitsTable) {
   capped.max_achievable_matmul = MatmulCeiling{{{Precision::kFp16, 5e13}}, "a measurement"};
   DeviceSpec loose = plain;
   loose.max_achievable_matmul = MatmulCeiling{{{Precision::kFp16, 7e13}}, "a measurement"};
-  auto task_of = [](int64_t n) {
-    Task task;
-    task.kind = TaskKind::kCompute;
-    task.phase = Phase::kForward;
-    task.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm_of(n, n, n)));
-    task.kernel_passes = kForwardPass;
-    task.kernel_samples = 1;
-    return task;
-  };
-  const Task big = task_of(8192), small = task_of(256);
+  const Task big = forward_gemm_task(8192), small = forward_gemm_task(256);
   const double overhead = model.kernel_overhead_seconds;
   const double tile_seconds = 2.0 * 128 * 128 * (8192 + 16) / (8 * kPeak / 50 * 0.8);
   EXPECT_NEAR(kernel_model_seconds(big, Precision::kFp16, plain), 82 * tile_seconds + overhead, 1e-12);
@@ -388,6 +385,95 @@ TEST(KernelCost, AMeasuredMatmulCeilingBoundsAStepsGemmsButNotTheFitsTable) {
   const KernelMeasurement row = fp16_gemm_row(*big.kernel);
   EXPECT_DOUBLE_EQ(predict_kernel_seconds(row, capped, *capped.kernel_model),
                    predict_kernel_seconds(row, plain, *plain.kernel_model));
+}
+
+// A step runs at the board's power limit, where the fit's kernels were timed in bursts: with a
+// sustained rate of 5.6e13 FLOP/s measured beside a burst of 7e13 (0.8), the same 8192^3 fp16
+// GEMM (82 waves of 50 tiles of 2 x 128 x 128 x 8208 FLOPs, 1.103e12 FLOPs at the fitted 6.4e13
+// FLOP/s: 17.23 ms) takes 82 tile times / 0.8 = 21.54 ms: its 2 x 8192^3 / 21.54 ms = 5.1e13
+// FLOP/s is under the sustained ceiling of 5.6e13, so the tile model, not the ceiling, sets it.
+// Under a burst ceiling of 3e13 (max_achievable_matmul) the lower of the two ceilings bounds
+// it: 2 x 8192^3 / 3e13 = 36.65 ms; with a sustained rate of 2e13 (burst 4e13) below that
+// ceiling, 2 x 8192^3 / 2e13 = 54.98 ms. A precision without a sustained measurement (fp32) and
+// the fit's own table (bursts) do not move.
+TEST(KernelCost, ASustainedMatmulRateSlowsAStepsKernelsButNotTheFitsTable) {
+  KernelModel model = test_model();
+  model.gemm_efficiency[Precision::kFp16] = 0.8;
+  DeviceSpec plain = test_spec(model);
+  plain.peak_flops_per_second[Precision::kFp16] = 8 * kPeak;
+  DeviceSpec sustained = plain;
+  sustained.sustained_matmul = SustainedMatmul{{{Precision::kFp16, 5.6e13}}, {{Precision::kFp16, 7e13}}, "a measurement"};
+  EXPECT_DOUBLE_EQ(sustained.sustained_fraction_for(Precision::kFp16), 0.8);
+  EXPECT_DOUBLE_EQ(sustained.sustained_fraction_for(Precision::kFp32), 1.0);
+  EXPECT_DOUBLE_EQ(sustained.step_matmul_ceiling_for(Precision::kFp16), 5.6e13);
+  EXPECT_DOUBLE_EQ(sustained.step_matmul_ceiling_for(Precision::kFp32), 0.0);
+  const Task task = forward_gemm_task(8192);
+  const double overhead = model.kernel_overhead_seconds;
+  const double tile_seconds = 2.0 * 128 * 128 * (8192 + 16) / (8 * kPeak / 50 * 0.8);
+  EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp16, plain), 82 * tile_seconds + overhead, 1e-12);
+  EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp16, sustained), 82 * tile_seconds / 0.8 + overhead, 1e-12);
+  DeviceSpec capped = sustained;
+  capped.max_achievable_matmul = MatmulCeiling{{{Precision::kFp16, 3e13}}, "a measurement"};
+  EXPECT_DOUBLE_EQ(capped.step_matmul_ceiling_for(Precision::kFp16), 3e13);
+  EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp16, capped), 2.0 * 8192 * 8192 * 8192 / 3e13 + overhead, 1e-12);
+  capped.sustained_matmul->sustained_flops_per_second[Precision::kFp16] = 2e13;
+  capped.sustained_matmul->burst_flops_per_second[Precision::kFp16] = 4e13;
+  EXPECT_DOUBLE_EQ(capped.step_matmul_ceiling_for(Precision::kFp16), 2e13);
+  EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp16, capped), 2.0 * 8192 * 8192 * 8192 / 2e13 + overhead, 1e-12);
+  EXPECT_DOUBLE_EQ(kernel_model_seconds(task, Precision::kFp32, sustained), kernel_model_seconds(task, Precision::kFp32, plain));
+  const KernelMeasurement row = fp16_gemm_row(*task.kernel);
+  EXPECT_DOUBLE_EQ(predict_kernel_seconds(row, sustained, *sustained.kernel_model),
+                   predict_kernel_seconds(row, plain, *plain.kernel_model));
+}
+
+// The H200's sustained and burst rates are its own (stas00/ml-engineering's MSMF and MAMF, one
+// H200 SXM at 700 W: BF16 708.5 / 841.9 TFLOPS, fp16 taking them, FP8 1288.7 / 1491.9); they
+// read and write with the profile, and a sustained rate above its burst, one without its burst,
+// a burst above the peak or a rate without its source is refused with its JSON path.
+TEST(DeviceProfileJson, TheSustainedMatmulRateRoundTripsAndNamesABadValue) {
+  std::ifstream file(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles/devices/h200-sxm-141gb.json");
+  const Json json = Json::parse(std::string(std::istreambuf_iterator<char>(file), {}));
+  const DeviceSpec spec = read_device_profile(JsonReader(json, "h200.json"));
+  EXPECT_NEAR(spec.sustained_fraction_for(Precision::kBf16), 708.5 / 841.9, 1e-15);
+  EXPECT_NEAR(spec.sustained_fraction_for(Precision::kFp16), 708.5 / 841.9, 1e-15);
+  EXPECT_NEAR(spec.sustained_fraction_for(Precision::kFp8), 1288.7 / 1491.9, 1e-15);
+  EXPECT_DOUBLE_EQ(spec.sustained_fraction_for(Precision::kTf32), 1.0);  // not measured: none
+  // The lower of the two ceilings: the sustained rate under the burst table's 794.5 (BF16) and 1453.4 (FP8).
+  EXPECT_DOUBLE_EQ(spec.step_matmul_ceiling_for(Precision::kBf16), 708.5e12);
+  EXPECT_DOUBLE_EQ(spec.step_matmul_ceiling_for(Precision::kFp8), 1288.7e12);
+  const DeviceSpec again = read_device_profile(JsonReader(write_device_profile(spec), "written.json"));
+  ASSERT_TRUE(again.sustained_matmul);
+  EXPECT_EQ(again.sustained_matmul->sustained_flops_per_second, spec.sustained_matmul->sustained_flops_per_second);
+  EXPECT_EQ(again.sustained_matmul->burst_flops_per_second, spec.sustained_matmul->burst_flops_per_second);
+  EXPECT_EQ(again.sustained_matmul->source, spec.sustained_matmul->source);
+  auto refusal = [](const Json& profile) {
+    return testing::refusal_of([&] { read_device_profile(JsonReader(profile, "h200.json")); });
+  };
+  Json bad = json;
+  bad["sustained_matmul"]["sustained_flops_per_second"]["bf16"] = 9e14;  // above its 841.9 TFLOPS burst
+  testing::Refusal refused = refusal(bad);
+  ASSERT_TRUE(refused.refused);
+  EXPECT_EQ(refused.json_path, "/sustained_matmul/sustained_flops_per_second/bf16");
+  EXPECT_NE(refused.message.find("above its burst"), std::string::npos) << refused.message;
+  bad = json;
+  bad["sustained_matmul"]["burst_flops_per_second"].erase("fp8");  // a sustained rate with no burst beside it
+  refused = refusal(bad);
+  ASSERT_TRUE(refused.refused);
+  EXPECT_EQ(refused.json_path, "/sustained_matmul/sustained_flops_per_second/fp8");
+  EXPECT_NE(refused.message.find("needs the burst rate"), std::string::npos) << refused.message;
+  bad = json;
+  bad["sustained_matmul"]["sustained_flops_per_second"].erase("fp8");  // a burst with no sustained rate
+  refused = refusal(bad);
+  ASSERT_TRUE(refused.refused);
+  EXPECT_EQ(refused.json_path, "/sustained_matmul/sustained_flops_per_second");
+  bad = json;
+  bad["sustained_matmul"]["burst_flops_per_second"]["bf16"] = 1.2e15;  // above the 989.4 TFLOPS peak
+  refused = refusal(bad);
+  ASSERT_TRUE(refused.refused);
+  EXPECT_EQ(refused.json_path, "/sustained_matmul/burst_flops_per_second/bf16");
+  bad = json;
+  bad["sustained_matmul"]["source"] = "";
+  EXPECT_THROW(read_device_profile(JsonReader(bad, "h200.json")), InputError);
 }
 
 // The H100's ceilings are stas00/ml-engineering's Maximum Achievable Matmul FLOPS (794.5 TFLOPS
