@@ -91,15 +91,16 @@ struct DeviceSpec {
   /// Fitted kernel-level cost model (GEMM tiles and waves, convolution algorithms); null: the
   /// roofline above prices every task.
   std::shared_ptr<const KernelModel> kernel_model;
-  /// Set: a measured ceiling on the rate of this device's matrix-multiply kernels.
-  std::optional<MatmulCeiling> max_achievable_matmul;
+  /// Set: a measured ceiling on the rate of this device's matrix-multiply kernels. The measured
+  /// blocks are shared, not copied, with the spec (a cluster holds a spec per device).
+  std::shared_ptr<const MatmulCeiling> max_achievable_matmul;
   /// Set: how much GPUs of this model differ in GEMM speed (device_spread.h); a synchronous job
   /// runs its GEMMs at its slowest GPU's pace. None: every device of the model alike.
-  std::optional<GemmTimeSpread> gemm_time_spread;
+  std::shared_ptr<const GemmTimeSpread> gemm_time_spread;
   /// The ceiling for `precision` in FLOP/s; 0 when the profile has none for it.
   double matmul_ceiling_for(Precision precision) const;
   /// Set: the matmul rate this device keeps under sustained load, against a burst's.
-  std::optional<SustainedMatmul> sustained_matmul;
+  std::shared_ptr<const SustainedMatmul> sustained_matmul;
   /// The fraction of a burst's kernel rate a step's kernels of `precision` keep under sustained
   /// load (sustained / burst); 1 when the profile has no measurement for it.
   double sustained_fraction_for(Precision precision) const;

@@ -151,7 +151,7 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
     if (measured.flops_per_second.empty()) rates.fail("a ceiling names at least one precision");
     measured.source = ceiling->string_at("source");
     if (measured.source.empty()) ceiling->at("source").fail("a ceiling names the measurement it comes from");
-    spec.max_achievable_matmul = measured;
+    spec.max_achievable_matmul = std::make_shared<const MatmulCeiling>(std::move(measured));
   }
   if (auto sustained = profile.find("sustained_matmul")) {
     sustained->reject_unknown_keys({"sustained_flops_per_second", "burst_flops_per_second", "source"});
@@ -181,7 +181,7 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
     }
     measured.source = sustained->string_at("source");
     if (measured.source.empty()) sustained->at("source").fail("a sustained rate names the measurement it comes from");
-    spec.sustained_matmul = measured;
+    spec.sustained_matmul = std::make_shared<const SustainedMatmul>(std::move(measured));
   }
   if (auto spread = profile.find("gpu_to_gpu_spread")) {
     spread->reject_unknown_keys({"gemm_time_log_sigma", "source"});
@@ -193,7 +193,7 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
     if (measured.log_sigma > 0.5) sigma.fail("a spread of GEMM times above 0.5 (log) is not plausible, got " + brief(sigma.value()));
     measured.source = spread->string_at("source");
     if (measured.source.empty()) spread->at("source").fail("a spread names the measurement it comes from");
-    spec.gemm_time_spread = measured;
+    spec.gemm_time_spread = std::make_shared<const GemmTimeSpread>(std::move(measured));
   }
   if (auto validated = profile.find("step_validation")) {
     validated->reject_unknown_keys({"cases", "mape_percent", "date"});

@@ -371,9 +371,9 @@ TEST(KernelCost, AMeasuredMatmulCeilingBoundsAStepsGemmsButNotTheFitsTable) {
   DeviceSpec plain = test_spec(model);
   plain.peak_flops_per_second[Precision::kFp16] = 8 * kPeak;
   DeviceSpec capped = plain;
-  capped.max_achievable_matmul = MatmulCeiling{{{Precision::kFp16, 5e13}}, "a measurement"};
+  capped.max_achievable_matmul = std::make_shared<const MatmulCeiling>(MatmulCeiling{{{Precision::kFp16, 5e13}}, "a measurement"});
   DeviceSpec loose = plain;
-  loose.max_achievable_matmul = MatmulCeiling{{{Precision::kFp16, 7e13}}, "a measurement"};
+  loose.max_achievable_matmul = std::make_shared<const MatmulCeiling>(MatmulCeiling{{{Precision::kFp16, 7e13}}, "a measurement"});
   const Task big = forward_gemm_task(8192), small = forward_gemm_task(256);
   const double overhead = model.kernel_overhead_seconds;
   const double tile_seconds = 2.0 * 128 * 128 * (8192 + 16) / (8 * kPeak / 50 * 0.8);
@@ -402,7 +402,8 @@ TEST(KernelCost, ASustainedMatmulRateSlowsAStepsKernelsButNotTheFitsTable) {
   DeviceSpec plain = test_spec(model);
   plain.peak_flops_per_second[Precision::kFp16] = 8 * kPeak;
   DeviceSpec sustained = plain;
-  sustained.sustained_matmul = SustainedMatmul{{{Precision::kFp16, 5.6e13}}, {{Precision::kFp16, 7e13}}, "a measurement"};
+  sustained.sustained_matmul =
+      std::make_shared<const SustainedMatmul>(SustainedMatmul{{{Precision::kFp16, 5.6e13}}, {{Precision::kFp16, 7e13}}, "a measurement"});
   EXPECT_DOUBLE_EQ(sustained.sustained_fraction_for(Precision::kFp16), 0.8);
   EXPECT_DOUBLE_EQ(sustained.sustained_fraction_for(Precision::kFp32), 1.0);
   EXPECT_DOUBLE_EQ(sustained.step_matmul_ceiling_for(Precision::kFp16), 5.6e13);
@@ -413,11 +414,11 @@ TEST(KernelCost, ASustainedMatmulRateSlowsAStepsKernelsButNotTheFitsTable) {
   EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp16, plain), 82 * tile_seconds + overhead, 1e-12);
   EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp16, sustained), 82 * tile_seconds / 0.8 + overhead, 1e-12);
   DeviceSpec capped = sustained;
-  capped.max_achievable_matmul = MatmulCeiling{{{Precision::kFp16, 3e13}}, "a measurement"};
+  capped.max_achievable_matmul = std::make_shared<const MatmulCeiling>(MatmulCeiling{{{Precision::kFp16, 3e13}}, "a measurement"});
   EXPECT_DOUBLE_EQ(capped.step_matmul_ceiling_for(Precision::kFp16), 3e13);
   EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp16, capped), 2.0 * 8192 * 8192 * 8192 / 3e13 + overhead, 1e-12);
-  capped.sustained_matmul->sustained_flops_per_second[Precision::kFp16] = 2e13;
-  capped.sustained_matmul->burst_flops_per_second[Precision::kFp16] = 4e13;
+  capped.sustained_matmul =
+      std::make_shared<const SustainedMatmul>(SustainedMatmul{{{Precision::kFp16, 2e13}}, {{Precision::kFp16, 4e13}}, "a measurement"});
   EXPECT_DOUBLE_EQ(capped.step_matmul_ceiling_for(Precision::kFp16), 2e13);
   EXPECT_NEAR(kernel_model_seconds(task, Precision::kFp16, capped), 2.0 * 8192 * 8192 * 8192 / 2e13 + overhead, 1e-12);
   EXPECT_DOUBLE_EQ(kernel_model_seconds(task, Precision::kFp32, sustained), kernel_model_seconds(task, Precision::kFp32, plain));

@@ -186,7 +186,7 @@ TEST(SyncDataParallel, AMeasuredSpreadRunsEveryGemmAtTheExpectedSlowestReplicasP
   const size_t workers = 4;
   OpGraph graph = chain(2, 1e12, 1e3);
   Cluster cluster = star(workers, 1, kFastLink);
-  for (DeviceId id : of_kind(cluster, DeviceKind::kGpu)) cluster.devices()[id].spec.gemm_time_spread = GemmTimeSpread{0.1, "test"};
+  for (DeviceId id : of_kind(cluster, DeviceKind::kGpu)) cluster.devices()[id].spec.gemm_time_spread = std::make_shared<const GemmTimeSpread>(GemmTimeSpread{0.1, "test"});
   auto plan_with = [&](SyncMode mode, bool spread) {
     RunOptions run;
     run.gpu_spread = spread;
@@ -205,7 +205,7 @@ TEST(SyncDataParallel, AMeasuredSpreadRunsEveryGemmAtTheExpectedSlowestReplicasP
   // Two replicas as two streams of one GPU (`shares_compute_with`) are one GPU: nobody to wait for.
   Cluster streams = star(2, 1, kFastLink);
   const std::vector<DeviceId> stream_gpus = of_kind(streams, DeviceKind::kGpu);
-  for (DeviceId id : stream_gpus) streams.devices()[id].spec.gemm_time_spread = GemmTimeSpread{0.1, "test"};
+  for (DeviceId id : stream_gpus) streams.devices()[id].spec.gemm_time_spread = std::make_shared<const GemmTimeSpread>(GemmTimeSpread{0.1, "test"});
   streams.devices()[stream_gpus[1]].shares_compute_with = stream_gpus[0];
   const ExecutionPlan one_gpu =
       build_data_parallel_plan(graph, streams, RunOptions{}, ring_all_reduce(streams, 2), "dp", nullptr);
