@@ -155,6 +155,11 @@ DeviceSpec read_device_profile(const JsonReader& profile) {
   }
   if (auto sustained = profile.find("sustained_matmul")) {
     sustained->reject_unknown_keys({"sustained_flops_per_second", "burst_flops_per_second", "source"});
+    // It corrects rates fitted on burst-timed kernels; a roofline's efficiencies are estimates of a step's.
+    if (!spec.kernel_model) {
+      sustained->fail("a sustained matmul rate corrects a kernel model's burst-timed rates, and this profile has no "
+                      "kernel_model (a roofline profile's compute_efficiency is what a step reaches)");
+    }
     SustainedMatmul measured;
     // A burst is the same kernel before the board reaches its power limit: at most the peak.
     JsonReader bursts = sustained->at("burst_flops_per_second");

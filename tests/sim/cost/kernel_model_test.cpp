@@ -430,7 +430,8 @@ TEST(KernelCost, ASustainedMatmulRateSlowsAStepsKernelsButNotTheFitsTable) {
 // The H200's sustained and burst rates are its own (stas00/ml-engineering's MSMF and MAMF, one
 // H200 SXM at 700 W: BF16 708.5 / 841.9 TFLOPS, fp16 taking them, FP8 1288.7 / 1491.9); they
 // read and write with the profile, and a sustained rate above its burst, one without its burst,
-// a burst above the peak or a rate without its source is refused with its JSON path.
+// a burst above the peak, a rate without its source or on a profile without a kernel model is
+// refused with its JSON path.
 TEST(DeviceProfileJson, TheSustainedMatmulRateRoundTripsAndNamesABadValue) {
   std::ifstream file(std::filesystem::path(PLACESIM_SOURCE_DIR) / "hardware_profiles/devices/h200-sxm-141gb.json");
   const Json json = Json::parse(std::string(std::istreambuf_iterator<char>(file), {}));
@@ -475,6 +476,13 @@ TEST(DeviceProfileJson, TheSustainedMatmulRateRoundTripsAndNamesABadValue) {
   bad = json;
   bad["sustained_matmul"]["source"] = "";
   EXPECT_THROW(read_device_profile(JsonReader(bad, "h200.json")), InputError);
+  bad = json;
+  bad.erase("kernel_model");  // a roofline profile: nothing burst-timed to correct
+  bad["sources"].erase("kernel_model");
+  refused = refusal(bad);
+  ASSERT_TRUE(refused.refused);
+  EXPECT_EQ(refused.json_path, "/sustained_matmul");
+  EXPECT_NE(refused.message.find("has no kernel_model"), std::string::npos) << refused.message;
 }
 
 // The H100's ceilings are stas00/ml-engineering's Maximum Achievable Matmul FLOPS (794.5 TFLOPS
