@@ -106,8 +106,14 @@ int run_closed_form(const RunCommandOptions& options, const Scenario& scenario, 
     for (const std::string& verdict : steps[i].out_of_memory) std::cout << "OUT OF MEMORY: " << verdict << "\n";
     std::cout << "\n";
   }
+  // Where the costs come from, as the other tiers print it: from the graph's ops, as there is no plan.
+  const std::vector<CostSource> sources = cost_sources(scenario.cluster_for(strategies.front()), scenario.run.precision,
+                                                       graph_kernels(scenario.graph, scenario.run.memory_format));
+  if (!options.quiet) std::cout << cost_sources_text(sources);
   if (!report.empty()) {
-    write_file_atomically(report, closed_form_report(scenario.name, rows).dump(2) + "\n");
+    Json document = closed_form_report(scenario.name, rows);
+    document["compute_costs"] = cost_sources_json(sources);
+    write_file_atomically(report, document.dump(2) + "\n");
   }
   return 0;
 }

@@ -48,6 +48,19 @@ PlanKernels plan_kernels(const ExecutionPlan& plan) {
   return kernels;
 }
 
+PlanKernels graph_kernels(const OpGraph& graph, MemoryFormat format) {
+  PlanKernels kernels;
+  bool convolutions = false;
+  for (OpId id = 0; id < graph.size(); ++id) {
+    const Op& op = graph.op(id);
+    convolutions = convolutions || (op.kernel && op.kernel->kind == KernelKind::kConv2d);
+    kernels.fused_attention = kernels.fused_attention || (op.kernel && op.kernel->kind == KernelKind::kAttention);
+    kernels.pooling = kernels.pooling || op.kind == OpKind::kPooling;
+  }
+  kernels.nchw_convolutions = convolutions && format == MemoryFormat::kNchw;
+  return kernels;
+}
+
 std::vector<CostSource> plan_cost_sources(const Cluster& cluster, const ExecutionPlan& plan) {
   return cost_sources(cluster, plan.precision, plan_kernels(plan));
 }

@@ -9,6 +9,7 @@
 
 #include "sim/cluster/cluster.h"
 #include "sim/core/json_reader.h"
+#include "sim/graph/op_graph.h"
 #include "sim/plan/execution_plan.h"
 
 namespace placesim {
@@ -72,6 +73,9 @@ struct PlanKernels {
 };
 /// What `plan`'s tasks have of PlanKernels (one pass over them).
 PlanKernels plan_kernels(const ExecutionPlan& plan);
+/// What `graph`'s ops have of PlanKernels, their tensors kept in `format`: for a tier that builds
+/// no plan of the step (the closed form), the kinds plan_kernels finds in the tasks they become.
+PlanKernels graph_kernels(const OpGraph& graph, MemoryFormat format);
 
 /// One entry per distinct profile among the cluster's accelerators and CPUs, in device order,
 /// for a run at `precision` with `kernels`.

@@ -65,6 +65,32 @@ TEST(TiersCli, TheBundledClosedFormScenarioReportsEveryStage) {
   std::filesystem::remove_all(outputs);
 }
 
+// The closed-form tier says where its costs come from, as the other tiers do: the bundled Mixtral
+// scenario on H100s names the kernel model, its fused attention fit and the sustained clock
+// (0.842 of a burst's rate: 708.5 / 841.9 TFLOPS, hardware_profiles/devices/h100-sxm5-80gb.json),
+// in the text and in the JSON report's compute_costs.
+TEST(TiersCli, TheClosedFormTierSaysWhereItsCostsComeFrom) {
+  std::filesystem::path outputs = make_temp_directory();
+  auto result = run_placesim({"run", "scenarios/mixtral_8x7b_dgx_h100.json", "--report", (outputs / "report.json").string()});
+  ASSERT_EQ(result.exit_status, 0) << result.output;
+  EXPECT_NE(result.output.find("Compute costs (docs/cost-model.md"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("  h100-sxm5-80gb: kernel model ("), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("; fused attention: flash2 fitted on"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("; bf16 tensor-core kernels at 0.842 of a burst's rate"), std::string::npos) << result.output;
+  EXPECT_NE(result.output.find("; bf16 GEMMs at most 708.5 TFLOP/s"), std::string::npos) << result.output;
+  const nlohmann::json report = read_json(outputs / "report.json");
+  bool found = false;
+  for (const auto& entry : report.at("compute_costs")) {
+    if (entry.at("profile") != "h100-sxm5-80gb") continue;
+    found = true;
+    EXPECT_NEAR(entry.at("sustained_fraction").get<double>(), 708.5 / 841.9, 1e-15);
+    EXPECT_DOUBLE_EQ(entry.at("matmul_ceiling_flops_per_second").get<double>(), 708.5e12);
+    EXPECT_EQ(entry.at("fused_attention").at("implementation"), "flash2");
+  }
+  EXPECT_TRUE(found);
+  std::filesystem::remove_all(outputs);
+}
+
 // The same 1T model on 40 GB A100s does not fit (stage 0 holds 64 micro-batches' checkpoints):
 // the closed-form tier refuses it like the other tiers, naming each stage, unless --allow-oom.
 TEST(TiersCli, TheClosedFormTierRefusesAConfigurationThatDoesNotFit) {

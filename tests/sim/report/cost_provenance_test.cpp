@@ -86,6 +86,39 @@ TEST(CostProvenance, NchwConvolutionsOnTensorCoresSayTheyPayLayoutTransposes) {
   EXPECT_FALSE(plan_kernels(plan).fused_attention);
 }
 
+// The closed-form tier has no plan of the step: the graph's ops say the same. A convolution with
+// its shape in NCHW, a pooling op, a fused attention kernel; NHWC, or a convolution without a
+// shape, has no layout transposes; a graph of none of them, nothing.
+TEST(CostProvenance, AGraphsOpsNameTheKernelsItsPlanWouldHave) {
+  auto op_of = [](const std::string& name, OpKind kind, std::optional<KernelKind> kernel) {
+    Op op;
+    op.name = name;
+    op.kind = kind;
+    if (kernel) {
+      KernelShape shape;
+      shape.kind = *kernel;
+      op.kernel = std::make_shared<const KernelShape>(shape);
+    }
+    return op;
+  };
+  OpGraph graph;
+  graph.add_op(op_of("dense", OpKind::kMatMul, KernelKind::kGemm));
+  PlanKernels none = graph_kernels(graph, MemoryFormat::kNchw);
+  EXPECT_FALSE(none.nchw_convolutions || none.pooling || none.fused_attention);
+  graph.add_op(op_of("conv", OpKind::kConv, KernelKind::kConv2d));
+  graph.add_op(op_of("pool", OpKind::kPooling, std::nullopt));
+  const PlanKernels nchw = graph_kernels(graph, MemoryFormat::kNchw);
+  EXPECT_TRUE(nchw.nchw_convolutions);
+  EXPECT_TRUE(nchw.pooling);
+  EXPECT_FALSE(nchw.fused_attention);
+  EXPECT_FALSE(graph_kernels(graph, MemoryFormat::kNhwc).nchw_convolutions);
+  graph.add_op(op_of("flash_attention", OpKind::kOther, KernelKind::kAttention));
+  EXPECT_TRUE(graph_kernels(graph, MemoryFormat::kNhwc).fused_attention);
+  OpGraph unshaped;
+  unshaped.add_op(op_of("conv", OpKind::kConv, std::nullopt));
+  EXPECT_FALSE(graph_kernels(unshaped, MemoryFormat::kNchw).nchw_convolutions);
+}
+
 }  // namespace
 }  // namespace placesim
 
