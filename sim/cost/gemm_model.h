@@ -19,8 +19,9 @@ struct GemmDevice {
   double peak_flops_per_second = 0;  ///< at the GEMM's precision
   double memory_bandwidth_bytes_per_second = 0;
   const KernelModel* model = nullptr;
-  /// The device's measured matmul ceiling at this precision (DeviceSpec::max_achievable_matmul):
-  /// no kernel's math runs faster; 0 = none (checking a fit against its own table has none).
+  /// The device's measured matmul ceiling at this precision (a step's: DeviceSpec::
+  /// step_matmul_ceiling_for): no kernel's math runs faster; 0 = none (checking a fit against its
+  /// own table has none).
   double max_flops_per_second = 0;
 };
 

@@ -20,7 +20,7 @@ struct CacheKey {
   uint64_t model = 0;
   double peak = 0;
   double bandwidth = 0;
-  double ceiling = 0;  ///< the device's matmul ceiling at the precision (boards sharing one fit differ)
+  double ceiling = 0;  ///< the step's matmul ceiling at the precision (boards sharing one fit differ)
   int precision = 0;
   int passes = 0;
   int kind = 0;
@@ -58,7 +58,9 @@ uint64_t fingerprint_of(const std::shared_ptr<const KernelModel>& model) {
   return last_fingerprint;
 }
 
-CacheKey key_of(const KernelShape& shape, uint8_t passes, Precision precision, const DeviceSpec& spec) {
+/// `device`: the step's (step_gemm_device), whose peak and ceiling carry the device's corrections.
+CacheKey key_of(const KernelShape& shape, uint8_t passes, Precision precision, const DeviceSpec& spec,
+                const GemmDevice& device) {
   CacheKey key;
   key.kind = static_cast<int>(shape.kind);
   if (shape.kind == KernelKind::kGemm) {
@@ -73,9 +75,9 @@ CacheKey key_of(const KernelShape& shape, uint8_t passes, Precision precision, c
                  c.stride_w, c.pad_h,    c.pad_w, c.dilation_h, c.dilation_w, c.groups, 0, 0};
   }
   key.model = fingerprint_of(spec.kernel_model);
-  key.peak = spec.peak_for(precision) * spec.sustained_fraction_for(precision);
-  key.bandwidth = spec.memory_bandwidth_bytes_per_second;
-  key.ceiling = spec.step_matmul_ceiling_for(precision);
+  key.peak = device.peak_flops_per_second;
+  key.bandwidth = device.memory_bandwidth_bytes_per_second;
+  key.ceiling = device.max_flops_per_second;
   key.precision = static_cast<int>(precision);
   key.passes = passes;
   return key;
@@ -110,11 +112,8 @@ GemmDevice step_gemm_device(const DeviceSpec& spec, Precision precision, KernelL
                     sustained ? spec.step_matmul_ceiling_for(precision) : spec.matmul_ceiling_for(precision)};
 }
 
-}  // namespace
-
-double attention_gemm_seconds(const AttentionShape& a, bool forward, Precision precision, const DeviceSpec& spec,
-                              KernelLoad load) {
-  const GemmDevice device = step_gemm_device(spec, precision, load);
+/// attention_gemm_seconds on `device`.
+double attention_gemm_seconds_on(const AttentionShape& a, bool forward, Precision precision, const GemmDevice& device) {
   const double bytes = gemm_operand_bytes(precision);
   // With a causal mask the kernel skips the blocks above the diagonal: half the keys on average.
   const int64_t keys = a.causal ? std::max<int64_t>(1, a.keys / 2) : a.keys;
@@ -134,24 +133,22 @@ double attention_gemm_seconds(const AttentionShape& a, bool forward, Precision p
   return 2 * scores + context + 2 * keys_side;
 }
 
-namespace {
-
-/// A fused attention kernel's passes: its GEMMs' time divided by the device's fitted efficiency.
-double attention_seconds(const AttentionShape& a, uint8_t passes, Precision precision, const DeviceSpec& spec) {
-  const std::optional<AttentionKernelFit>& fit = spec.kernel_model->attention;
+/// A fused attention kernel's passes on `device`: its GEMMs' time divided by the fitted efficiency.
+double attention_seconds(const AttentionShape& a, uint8_t passes, Precision precision, const GemmDevice& device) {
+  const std::optional<AttentionKernelFit>& fit = device.model->attention;
   double seconds = 0;
   if (passes & kForwardPass) {
-    seconds += attention_gemm_seconds(a, true, precision, spec) / (fit ? fit->forward_efficiency : 1.0);
+    seconds += attention_gemm_seconds_on(a, true, precision, device) / (fit ? fit->forward_efficiency : 1.0);
   }
   if (passes & kBackwardPasses) {  // one fused backward kernel computes dQ, dK and dV
-    seconds += attention_gemm_seconds(a, false, precision, spec) / (fit ? fit->backward_efficiency : 1.0);
+    seconds += attention_gemm_seconds_on(a, false, precision, device) / (fit ? fit->backward_efficiency : 1.0);
   }
   return seconds;
 }
 
-double shaped_seconds(const KernelShape& shape, uint8_t passes, Precision precision, const DeviceSpec& spec) {
-  if (shape.kind == KernelKind::kAttention) return attention_seconds(shape.attention, passes, precision, spec);
-  const GemmDevice device = step_gemm_device(spec, precision);
+/// A shaped kernel's passes on `device` (step_gemm_device).
+double shaped_seconds(const KernelShape& shape, uint8_t passes, Precision precision, const GemmDevice& device) {
+  if (shape.kind == KernelKind::kAttention) return attention_seconds(shape.attention, passes, precision, device);
   const double bytes = gemm_operand_bytes(precision);  // a shaped kernel is a GEMM or a convolution
   double seconds = 0;
   for (KernelPass pass : {kForwardPass, kBackwardDataPass, kBackwardFilterPass}) {
@@ -168,16 +165,22 @@ double shaped_seconds(const KernelShape& shape, uint8_t passes, Precision precis
 
 }  // namespace
 
+double attention_gemm_seconds(const AttentionShape& attention, bool forward, Precision precision, const DeviceSpec& spec,
+                              KernelLoad load) {
+  return attention_gemm_seconds_on(attention, forward, precision, step_gemm_device(spec, precision, load));
+}
+
 double kernel_model_seconds(const Task& task, Precision precision, const DeviceSpec& spec) {
   const KernelModel& model = *spec.kernel_model;
   if (task.kernel && task.kernel_passes != 0 && task.kernel->kind != KernelKind::kNone) {
     thread_local std::unordered_map<CacheKey, double, CacheKeyHash> cache;
     const KernelShape shape = task.kernel->with_samples(task.kernel_samples);
-    CacheKey key = key_of(shape, task.kernel_passes, precision, spec);
+    const GemmDevice device = step_gemm_device(spec, precision);  // once: the key reads its corrections
+    CacheKey key = key_of(shape, task.kernel_passes, precision, spec, device);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
     if (cache.size() > (1u << 20)) cache.clear();
-    double seconds = shaped_seconds(shape, task.kernel_passes, precision, spec);
+    double seconds = shaped_seconds(shape, task.kernel_passes, precision, device);
     cache.emplace(key, seconds);
     return seconds;
   }

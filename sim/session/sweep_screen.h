@@ -43,9 +43,9 @@ const std::string& screen_key(const SweepContext& context, size_t index);
 
 /// Screens `indices`, each key's narrowest data width first (then in order): a layout's first
 /// configuration that builds analyses its cell (analyse_3d_cell, or for a deep model of alike
-/// whole-layer stages from two shallow probes of it, layer_probe.h); the others copy that configuration's options and run, size them for
-/// their own GPUs and batch (size_parallelism) and run estimate_3d_step_from_cell, building no
-/// scenario. Leaves out configurations with an empty screen_key and those whose sizing no longer
+/// whole-layer stages from two shallow probes of it, layer_probe.h); the others copy that
+/// configuration's options and run, size them for their own GPUs and batch (size_parallelism)
+/// and run estimate_3d_step_from_cell, building no scenario. Leaves out configurations with an empty screen_key and those whose sizing no longer
 /// fits the cell (cell_fits); a configuration that cannot be built or sized is a not_applicable
 /// row, as evaluate_configuration gives it (other exceptions are bugs, and propagate). Rows come
 /// in the order of `indices`. `cell_seconds` (may be null): wall seconds spent building the

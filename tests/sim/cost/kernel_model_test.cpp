@@ -76,6 +76,20 @@ Task forward_gemm_task(int64_t n) {
   return task;
 }
 
+/// test_model() with a fitted fp16 GEMM efficiency of 0.8 (the 8192^3 GEMM tests below).
+KernelModel fp16_model() {
+  KernelModel model = test_model();
+  model.gemm_efficiency[Precision::kFp16] = 0.8;
+  return model;
+}
+
+/// test_spec(model) with an fp16 peak of 8 x kPeak.
+DeviceSpec fp16_spec(const KernelModel& model) {
+  DeviceSpec spec = test_spec(model);
+  spec.peak_flops_per_second[Precision::kFp16] = 8 * kPeak;
+  return spec;
+}
+
 Conv2dShape conv3x3(int64_t n, int64_t c, int64_t hw, int64_t k) {
   Conv2dShape conv;
   conv.n = n, conv.c = c, conv.h = hw, conv.w = hw, conv.k = k, conv.r = 3, conv.s = 3, conv.pad_h = 1, conv.pad_w = 1;
@@ -334,10 +348,8 @@ KernelMeasurement fp16_gemm_row(const KernelShape& shape) {
 // a memory-bound kernel's bandwidth unchanged, other precisions unchanged; checking the model
 // against its own table (predict_kernel_seconds) leaves the correction out.
 TEST(KernelCost, ZeroInputRowsLeaveAStepsTensorCoreKernelsAtTheRandomDataRate) {
-  KernelModel model = test_model();
-  model.gemm_efficiency[Precision::kFp16] = 0.8;
-  DeviceSpec plain = test_spec(model);
-  plain.peak_flops_per_second[Precision::kFp16] = 8 * kPeak;
+  KernelModel model = fp16_model();
+  DeviceSpec plain = fp16_spec(model);
   model.input_power = InputPowerCorrection{{{Precision::kFp16, 0.871}}, "a measurement"};
   DeviceSpec corrected = plain;
   corrected.kernel_model = std::make_shared<const KernelModel>(model);
@@ -366,10 +378,8 @@ TEST(KernelCost, ZeroInputRowsLeaveAStepsTensorCoreKernelsAtTheRandomDataRate) {
 // above the tile model's rate (7e13) and a GEMM too small to reach it change nothing; fp32 has
 // no ceiling; checking the fit against its own table (predict_kernel_seconds) leaves it out.
 TEST(KernelCost, AMeasuredMatmulCeilingBoundsAStepsGemmsButNotTheFitsTable) {
-  KernelModel model = test_model();
-  model.gemm_efficiency[Precision::kFp16] = 0.8;
-  DeviceSpec plain = test_spec(model);
-  plain.peak_flops_per_second[Precision::kFp16] = 8 * kPeak;
+  KernelModel model = fp16_model();
+  DeviceSpec plain = fp16_spec(model);
   DeviceSpec capped = plain;
   capped.max_achievable_matmul = std::make_shared<const MatmulCeiling>(MatmulCeiling{{{Precision::kFp16, 5e13}}, "a measurement"});
   DeviceSpec loose = plain;
@@ -397,10 +407,8 @@ TEST(KernelCost, AMeasuredMatmulCeilingBoundsAStepsGemmsButNotTheFitsTable) {
 // ceiling, 2 x 8192^3 / 2e13 = 54.98 ms. A precision without a sustained measurement (fp32) and
 // the fit's own table (bursts) do not move.
 TEST(KernelCost, ASustainedMatmulRateSlowsAStepsKernelsButNotTheFitsTable) {
-  KernelModel model = test_model();
-  model.gemm_efficiency[Precision::kFp16] = 0.8;
-  DeviceSpec plain = test_spec(model);
-  plain.peak_flops_per_second[Precision::kFp16] = 8 * kPeak;
+  KernelModel model = fp16_model();
+  DeviceSpec plain = fp16_spec(model);
   DeviceSpec sustained = plain;
   sustained.sustained_matmul =
       std::make_shared<const SustainedMatmul>(SustainedMatmul{{{Precision::kFp16, 5.6e13}}, {{Precision::kFp16, 7e13}}, "a measurement"});
