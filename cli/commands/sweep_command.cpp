@@ -52,7 +52,7 @@ std::string evaluate_to_text(const SweepContext& context, size_t index, Tier tie
   return encode_rows(tier == Tier::kSearch ? search_rows(context, group) : evaluate_configurations(context, group, tier));
 }
 
-/// Evaluates `items` on `tier` and appends each row to the store as it arrives: on `jobs` local
+/// Evaluates `items` on `tier` and appends each group's rows to the store as it arrives: on `jobs` local
 /// processes, or over the MPI ranks when there are several.
 void evaluate(const SweepContext& context, const std::vector<size_t>& items, Tier tier, int jobs, bool quiet,
               ResultStore* store) {
@@ -67,10 +67,17 @@ void evaluate(const SweepContext& context, const std::vector<size_t>& items, Tie
   const std::vector<size_t> leaders = work_items(context, items, tier);
   auto work = [&](size_t index) { return evaluate_to_text(context, index, tier); };
   auto on_result = [&](size_t, const std::string& text) {
-    for (SweepRow& row : decode_rows(text)) {
-      if (wanted.count(row.index) == 0 || store->has(row.index, row.tier)) continue;
-      store->append(row);
-      if (bar) bar->advance();
+    std::vector<SweepRow> rows = decode_rows(text);
+    std::set<std::pair<size_t, Tier>> taken;  // a group's row appended once, as one row at a time did
+    rows.erase(std::remove_if(rows.begin(), rows.end(),
+                              [&](const SweepRow& row) {
+                                return wanted.count(row.index) == 0 || store->has(row.index, row.tier) ||
+                                       !taken.insert({row.index, row.tier}).second;
+                              }),
+               rows.end());
+    store->append(rows);
+    if (bar) {
+      for (size_t i = 0; i < rows.size(); ++i) bar->advance();
     }
   };
   if (real::HostGroup* group = sweep_ranks()) {

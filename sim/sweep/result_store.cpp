@@ -70,11 +70,15 @@ ResultStore::~ResultStore() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void ResultStore::append(const SweepRow& row) {
-  std::string line = row_json(row).dump() + "\n";
+void ResultStore::append(const SweepRow& row) { append(std::vector<SweepRow>{row}); }
+
+void ResultStore::append(const std::vector<SweepRow>& rows) {
+  if (rows.empty()) return;
+  std::string lines;
+  for (const SweepRow& row : rows) append_row_json_line(row, &lines);
   struct stat before;
   bool sized = ::fstat(fd_, &before) == 0;
-  if (!write_all(fd_, line.data(), line.size())) {
+  if (!write_all(fd_, lines.data(), lines.size())) {
     std::string reason = std::strerror(errno);
     // No partial line is kept: a resumed sweep would drop it anyway, but a reader of the file should
     // not see one.
@@ -83,7 +87,7 @@ void ResultStore::append(const SweepRow& row) {
                                              "; the results before it are kept: free space and rerun the same "
                                              "command to resume");
   }
-  rows_[{row.index, row.tier}] = row;
+  for (const SweepRow& row : rows) rows_[{row.index, row.tier}] = row;
 }
 
 }  // namespace placesim

@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "sim/sweep/sweep_row.h"
 
@@ -31,6 +32,9 @@ class ResultStore {
   /// Appends one row as a line, written to the operating system at once. Throws InputError
   /// (disk full: the reason) and leaves no partial line when it cannot.
   void append(const SweepRow& row);
+  /// Appends `rows` as lines in one write (a worker's group of rows as it arrives), each row
+  /// whole: when the write fails none of them is kept, nor a partial line.
+  void append(const std::vector<SweepRow>& rows);
 
  private:
   std::filesystem::path path_;

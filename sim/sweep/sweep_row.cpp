@@ -1,6 +1,9 @@
 #include "sim/sweep/sweep_row.h"
 
 #include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
 #include <stdexcept>
 
 namespace placesim {
@@ -14,27 +17,64 @@ std::string to_string(RowStatus status) {
   return "ok";
 }
 
+namespace {
+
+/// `value` as nlohmann's dump writes a double (its shortest round-trip digits, "null" when not
+/// finite), so that a line is byte for byte what dumping row_json's object gave.
+void append_json_number(double value, std::string* out) {
+  if (!std::isfinite(value)) {
+    out->append("null");
+    return;
+  }
+  std::array<char, 64> digits;
+  out->append(digits.data(), nlohmann::detail::to_chars(digits.data(), digits.data() + digits.size(), value));
+}
+
+template <typename Integer>
+void append_json_integer(Integer value, std::string* out) {
+  std::array<char, 24> digits;
+  out->append(digits.data(), std::to_chars(digits.data(), digits.data() + digits.size(), value).ptr);
+}
+
+}  // namespace
+
+void append_row_json_line(const SweepRow& row, std::string* out) {
+  // The keys in the order a Json object (a std::map) keeps them.
+  auto number = [out](const char* key, double value) {
+    out->append(key);
+    append_json_number(value, out);
+  };
+  number("{\"bubble_seconds\":", row.bubble_seconds);
+  number(",\"compute_seconds\":", row.compute_seconds);
+  number(",\"exposed_communication_seconds\":", row.exposed_communication_seconds);
+  number(",\"hardware_flops_per_sample\":", row.hardware_flops_per_sample);
+  out->append(",\"index\":");
+  append_json_integer(row.index, out);
+  number(",\"memory_capacity_bytes\":", row.memory_capacity_bytes);
+  number(",\"model_flops_per_sample\":", row.model_flops_per_sample);
+  number(",\"other_seconds\":", row.other_seconds);
+  number(",\"peak_flops_per_second\":", row.peak_flops_per_second);
+  number(",\"peak_memory_bytes\":", row.peak_memory_bytes);
+  out->append(",\"reason\":");
+  out->append(row.reason.empty() ? std::string("\"\"") : Json(row.reason).dump());  // escaped as dump escapes it
+  out->append(",\"replicas\":");
+  append_json_integer(row.replicas, out);
+  number(",\"samples_per_second\":", row.samples_per_second);
+  number(",\"single_replica_samples_per_second\":", row.single_replica_samples_per_second);
+  out->append(",\"status\":\"").append(to_string(row.status));
+  number("\",\"step_seconds\":", row.step_seconds);
+  number(",\"straggler_seconds\":", row.straggler_seconds);
+  out->append(",\"tasks\":");
+  append_json_integer(row.tasks, out);
+  out->append(",\"tier\":\"").append(to_string(row.tier));
+  number("\",\"tokens_per_sample\":", row.tokens_per_sample);
+  out->append("}\n");
+}
+
 Json row_json(const SweepRow& row) {
-  return Json{{"index", row.index},
-              {"tier", to_string(row.tier)},
-              {"status", to_string(row.status)},
-              {"reason", row.reason},
-              {"step_seconds", row.step_seconds},
-              {"samples_per_second", row.samples_per_second},
-              {"single_replica_samples_per_second", row.single_replica_samples_per_second},
-              {"replicas", row.replicas},
-              {"compute_seconds", row.compute_seconds},
-              {"exposed_communication_seconds", row.exposed_communication_seconds},
-              {"bubble_seconds", row.bubble_seconds},
-              {"straggler_seconds", row.straggler_seconds},
-              {"other_seconds", row.other_seconds},
-              {"peak_memory_bytes", row.peak_memory_bytes},
-              {"memory_capacity_bytes", row.memory_capacity_bytes},
-              {"tasks", row.tasks},
-              {"model_flops_per_sample", row.model_flops_per_sample},
-              {"hardware_flops_per_sample", row.hardware_flops_per_sample},
-              {"tokens_per_sample", row.tokens_per_sample},
-              {"peak_flops_per_second", row.peak_flops_per_second}};
+  std::string line;
+  append_row_json_line(row, &line);
+  return Json::parse(line);
 }
 
 SweepRow row_from_json(const Json& json) {

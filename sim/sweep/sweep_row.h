@@ -48,6 +48,10 @@ struct SweepRow {
   double peak_flops_per_second = 0;
 };
 
+/// `row` as one line of the resume file: row_json(row).dump() and a newline, appended to `out`
+/// without building the JSON object (a million-configuration sweep writes a million of them).
+void append_row_json_line(const SweepRow& row, std::string* out);
+/// `row` as a JSON object (the line append_row_json_line writes, read back).
 Json row_json(const SweepRow& row);
 /// Throws std::runtime_error (not an InputError: the resume file is ours) when malformed.
 SweepRow row_from_json(const Json& json);

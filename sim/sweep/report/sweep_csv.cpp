@@ -1,6 +1,8 @@
+#include <array>
+#include <charconv>
 #include <cmath>
-#include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "sim/core/csv_fields.h"
 #include "sim/sweep/report/sweep_report.h"
@@ -8,11 +10,17 @@
 namespace placesim {
 namespace {
 
-std::string csv_number(double v) {
-  if (!std::isfinite(v)) return "";
-  char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%.9g", v);
-  return buffer;
+/// `v` as printf's "%.9g" writes it (std::to_chars with a precision is specified as that
+/// conversion), without formatting through a stream; nothing when not finite.
+void append_csv_number(double v, std::string* csv) {
+  if (!std::isfinite(v)) return;
+  std::array<char, 40> buffer;
+  csv->append(buffer.data(), std::to_chars(buffer.data(), buffer.data() + buffer.size(), v, std::chars_format::general, 9).ptr);
+}
+
+void append_csv_integer(int64_t v, std::string* csv) {
+  std::array<char, 24> buffer;
+  csv->append(buffer.data(), std::to_chars(buffer.data(), buffer.data() + buffer.size(), v).ptr);
 }
 
 }  // namespace
@@ -31,41 +39,75 @@ std::string sweep_csv(const SweepReport& report) {
       "peak_memory_bytes,memory_capacity_bytes,usd_per_hour,time_to_train_seconds,usd_to_train,meets_target,"
       "within_budget,pareto,recommended,analytical_step_seconds,simulated_step_seconds,analytical_error_percent,tasks,"
       "mfu,hfu,model_tflops_per_second_per_device,tokens_per_day,search_step_seconds,search_error_percent\n";
+  // Each cell is appended followed by a comma, the row's last comma then turned into its end:
+  // a million-configuration sweep writes its rows without a temporary string per cell.
+  auto text = [&csv](std::string_view value) { csv.append(value).push_back(','); };
+  auto integer = [&csv](int64_t value) {
+    append_csv_integer(value, &csv);
+    csv.push_back(',');
+  };
+  auto number_if = [&csv](bool present, double value) {
+    if (present) append_csv_number(value, &csv);
+    csv.push_back(',');
+  };
+  auto number = [&](double value) { number_if(true, value); };
   for (const SweepOutcome& o : report.outcomes) {
     const SweepConfiguration& c = o.configuration;
     const NodeType& type = spec.node_types[c.node_type];
     const StrategyVariant& strategy = spec.strategies[c.strategy];
-    csv += std::to_string(c.index) + "," + csv_cell(type.template_id) + "," + csv_cell(type.device_id) + "," +
-           std::to_string(c.devices_per_node) + "," + std::to_string(c.nodes) + "," + std::to_string(c.devices()) + "," +
-           csv_cell(c.fabric) + "," + csv_cell(strategy.label) + "," + strategy.kind + "," + std::to_string(c.batch_size) +
-           "," + std::to_string(global_batch(spec, c)) + "," + c.precision + ",";
+    integer(static_cast<int64_t>(c.index));
+    text(csv_cell(type.template_id));
+    text(csv_cell(type.device_id));
+    integer(c.devices_per_node);
+    integer(c.nodes);
+    integer(c.devices());
+    text(csv_cell(c.fabric));
+    text(csv_cell(strategy.label));
+    text(strategy.kind);
+    integer(c.batch_size);
+    integer(global_batch(spec, c));
+    text(c.precision);
     if (!o.evaluated()) {
       csv += ",not_evaluated" + std::string(30, ',') + "\n";
       continue;
     }
     const SweepRow& r = o.row();
-    bool ok = o.fits();
-    auto if_ok = [&](double v) { return ok ? csv_number(v) : std::string(); };
-    auto flag = [&](bool v) { return ok ? std::string(v ? "1" : "0") : std::string(); };
-    csv += to_string(r.tier) + "," + to_string(r.status) + "," + csv_cell(r.reason) + "," + csv_number(r.step_seconds) + "," +
-           csv_number(r.samples_per_second) + "," + (spec.tokens_per_sample > 0 ? if_ok(o.tokens_per_second) : "") + "," +
-           // No baseline (search rows, strategies without one): empty, not a measured 0.
-           (r.single_replica_samples_per_second > 0 ? csv_number(r.single_replica_samples_per_second) : "") + "," +
-           (o.scaling_efficiency > 0 ? if_ok(o.scaling_efficiency) : "") + "," +
-           csv_number(r.compute_seconds) + "," + csv_number(r.exposed_communication_seconds) + "," +
-           csv_number(r.bubble_seconds) + "," + csv_number(r.straggler_seconds) + "," + csv_number(r.other_seconds) + "," +
-           csv_number(r.peak_memory_bytes) + "," + csv_number(r.memory_capacity_bytes) + "," + csv_number(o.usd_per_hour) +
-           "," + if_ok(o.time_to_train_seconds) + "," + if_ok(o.usd_to_train) + "," + flag(o.meets_target) + "," +
-           flag(o.within_budget) + "," + (o.pareto ? "1" : "0") + "," + (o.recommended ? "1" : "0") + "," +
-           (o.analytical ? csv_number(o.analytical->step_seconds) : "") + "," +
-           (o.simulated ? csv_number(o.simulated->step_seconds) : "") + "," +
-           (o.analytical_error_percent() ? csv_number(*o.analytical_error_percent()) : "") + "," +
-           std::to_string(r.tasks) + "," + (r.peak_flops_per_second > 0 ? if_ok(o.mfu) : "") + "," +
-           (r.peak_flops_per_second > 0 ? if_ok(o.hfu) : "") + "," +
-           (r.model_flops_per_sample > 0 ? if_ok(o.model_flops_per_second_per_device / 1e12) : "") + "," +
-           (spec.tokens_per_sample > 0 ? if_ok(o.tokens_per_second * 86400.0) : "") + "," +
-           (o.searched ? csv_number(o.searched->step_seconds) : "") + "," +
-           (o.search_error_percent() ? csv_number(*o.search_error_percent()) : "") + "\n";
+    const bool ok = o.fits();
+    auto flag = [&](bool v) { text(ok ? (v ? "1" : "0") : ""); };
+    text(to_string(r.tier));
+    text(to_string(r.status));
+    text(csv_cell(r.reason));
+    number(r.step_seconds);
+    number(r.samples_per_second);
+    number_if(spec.tokens_per_sample > 0 && ok, o.tokens_per_second);
+    // No baseline (search rows, strategies without one): empty, not a measured 0.
+    number_if(r.single_replica_samples_per_second > 0, r.single_replica_samples_per_second);
+    number_if(o.scaling_efficiency > 0 && ok, o.scaling_efficiency);
+    number(r.compute_seconds);
+    number(r.exposed_communication_seconds);
+    number(r.bubble_seconds);
+    number(r.straggler_seconds);
+    number(r.other_seconds);
+    number(r.peak_memory_bytes);
+    number(r.memory_capacity_bytes);
+    number(o.usd_per_hour);
+    number_if(ok, o.time_to_train_seconds);
+    number_if(ok, o.usd_to_train);
+    flag(o.meets_target);
+    flag(o.within_budget);
+    text(o.pareto ? "1" : "0");
+    text(o.recommended ? "1" : "0");
+    number_if(o.analytical.has_value(), o.analytical ? o.analytical->step_seconds : 0);
+    number_if(o.simulated.has_value(), o.simulated ? o.simulated->step_seconds : 0);
+    number_if(o.analytical_error_percent().has_value(), o.analytical_error_percent().value_or(0));
+    integer(static_cast<int64_t>(r.tasks));
+    number_if(r.peak_flops_per_second > 0 && ok, o.mfu);
+    number_if(r.peak_flops_per_second > 0 && ok, o.hfu);
+    number_if(r.model_flops_per_sample > 0 && ok, o.model_flops_per_second_per_device / 1e12);
+    number_if(spec.tokens_per_sample > 0 && ok, o.tokens_per_second * 86400.0);
+    number_if(o.searched.has_value(), o.searched ? o.searched->step_seconds : 0);
+    number_if(o.search_error_percent().has_value(), o.search_error_percent().value_or(0));
+    csv.back() = '\n';
   }
   return csv;
 }

@@ -160,6 +160,31 @@ TEST(ResultStoreAppend, AFullDiskNamesTheReasonAndKeepsNoPartialLine) {
   EXPECT_LE(text.size(), header_bytes + 300);
 }
 
+TEST(ResultStoreAppend, AGroupThatCannotBeWrittenWholeKeepsNoneOfItsRows) {
+  TempDirectory dir;
+  fs::path path = dir.path() / "results.jsonl";
+  ResultStore store(path, "fingerprint");
+  SweepRow first;
+  first.reason = std::string(150, 'r');
+  store.append(first);
+  const size_t kept_bytes = fs::file_size(path);
+  auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit previous;
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &previous), 0);
+  struct rlimit limit = previous;
+  limit.rlim_cur = kept_bytes + 300;  // room for one more row of the group and part of the next
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limit), 0);
+  std::vector<SweepRow> group(3, first);
+  for (size_t i = 0; i < group.size(); ++i) group[i].index = i + 1;
+  std::string error = error_of([&] { store.append(group); });
+  ::setrlimit(RLIMIT_FSIZE, &previous);
+  std::signal(SIGXFSZ, previous_handler);
+  EXPECT_NE(error.find("results.jsonl: cannot append a result: File too large"), std::string::npos) << error;
+  EXPECT_EQ(fs::file_size(path), kept_bytes) << "a row of the group, or part of one, was kept";
+  EXPECT_EQ(store.rows().size(), 1u);
+  EXPECT_FALSE(store.has(1, Tier::kAnalytical));
+}
+
 TEST(InputFile, RefusesAFifoWithoutBlockingAndADevice) {
   TempDirectory dir;
   fs::path pipe = dir.path() / "scenario.json";

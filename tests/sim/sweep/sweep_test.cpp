@@ -318,6 +318,61 @@ TEST(SweepRow, SplitsTheIdlePartOfAStepInOrder) {
 
 // --- resume store ---------------------------------------------------------------------------
 
+/// The resume file's line as nlohmann writes the object of the row's fields (what the store
+/// wrote before it wrote lines directly).
+std::string dumped_object(const SweepRow& row) {
+  return Json{{"index", row.index},
+              {"tier", to_string(row.tier)},
+              {"status", to_string(row.status)},
+              {"reason", row.reason},
+              {"step_seconds", row.step_seconds},
+              {"samples_per_second", row.samples_per_second},
+              {"single_replica_samples_per_second", row.single_replica_samples_per_second},
+              {"replicas", row.replicas},
+              {"compute_seconds", row.compute_seconds},
+              {"exposed_communication_seconds", row.exposed_communication_seconds},
+              {"bubble_seconds", row.bubble_seconds},
+              {"straggler_seconds", row.straggler_seconds},
+              {"other_seconds", row.other_seconds},
+              {"peak_memory_bytes", row.peak_memory_bytes},
+              {"memory_capacity_bytes", row.memory_capacity_bytes},
+              {"tasks", row.tasks},
+              {"model_flops_per_sample", row.model_flops_per_sample},
+              {"hardware_flops_per_sample", row.hardware_flops_per_sample},
+              {"tokens_per_sample", row.tokens_per_sample},
+              {"peak_flops_per_second", row.peak_flops_per_second}}
+             .dump();
+}
+
+TEST(SweepRow, ALineIsTheDumpOfItsObjectByteForByte) {
+  // Doubles at every switch of the number format (fixed below 1e15, exponent from 1e16 and
+  // under 1e-4, a negative zero, integral values written with ".0"), not finite ones (null),
+  // a reason with characters to escape, every tier and status, a negative replica count.
+  const std::vector<double> numbers = {0.0, -0.0, 1.0, 0.1, 1.0 / 3.0, 56.684158860869125, 6.33216e+16, 1e15, 1e16,
+                                       123456789012345.0, 1e-4, 1.5e-5, 1e-300, 1.7976931348623157e308, -2.5,
+                                       std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()};
+  const std::vector<Tier> tiers = {Tier::kAnalytical, Tier::kSimulated, Tier::kSearch};
+  const std::vector<RowStatus> statuses = {RowStatus::kOk, RowStatus::kOutOfMemory, RowStatus::kNotApplicable};
+  for (size_t i = 0; i < numbers.size(); ++i) {
+    SweepRow row;
+    row.index = 1000003 * i;
+    row.tier = tiers[i % tiers.size()];
+    row.status = statuses[i % statuses.size()];
+    row.reason = i % 2 ? "stage 0 needs \"1.2 TiB\"\tof\n80 GiB \\ caf\u00e9 \x01" : "";
+    row.replicas = i == 3 ? -1 : static_cast<int64_t>(i);
+    row.tasks = 7 * i;
+    double* fields[] = {&row.step_seconds, &row.samples_per_second, &row.single_replica_samples_per_second,
+                        &row.compute_seconds, &row.exposed_communication_seconds, &row.bubble_seconds,
+                        &row.straggler_seconds, &row.other_seconds, &row.peak_memory_bytes,
+                        &row.memory_capacity_bytes, &row.model_flops_per_sample, &row.hardware_flops_per_sample,
+                        &row.tokens_per_sample, &row.peak_flops_per_second};
+    for (size_t f = 0; f < std::size(fields); ++f) *fields[f] = numbers[(i + f) % numbers.size()];
+    std::string line;
+    append_row_json_line(row, &line);
+    EXPECT_EQ(line, dumped_object(row) + "\n") << "numbers from " << i;
+  }
+}
+
 std::filesystem::path temp_file(const std::string& name) {
   std::filesystem::path dir = std::filesystem::temp_directory_path() / ("placesim_sweep_test_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
