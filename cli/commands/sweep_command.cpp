@@ -101,6 +101,9 @@ std::vector<size_t> missing(const std::vector<size_t>& indices, Tier tier, const
 struct SecondPass {
   size_t best = 0;
   size_t extra = 0;
+  /// The store's rows assessed after the pass, when nothing was evaluated since: what the report
+  /// assesses unless another pass follows (a million configurations' assessment takes a second).
+  std::optional<std::vector<SweepOutcome>> outcomes;
 };
 
 /// The second pass of "analytical+recheck N" and "search N": evaluates on `exact` the best
@@ -117,14 +120,15 @@ SecondPass evaluate_best_then_recommended(const SweepContext& context,
   ranking.resize(std::min(ranking.size(), count));
   const std::vector<size_t> best = missing(ranking, exact, *store);
   evaluate(context, best, exact, jobs, quiet, store);
-  SecondPass done{best.size(), 0};
+  SecondPass done{best.size(), 0, std::nullopt};
   for (size_t round = 0; round < spec.configurations.size(); ++round) {
-    std::vector<SweepOutcome> outcomes = assess(spec, store->rows());
-    const std::optional<size_t> recommended = recommend(spec, &outcomes).index;
+    done.outcomes = assess(spec, store->rows());
+    const std::optional<size_t> recommended = recommend(spec, &*done.outcomes).index;
     if (!recommended || store->has(*recommended, exact)) break;
     ++done.extra;
     if (!quiet) std::cerr << "placesim: " << verb << " configuration " << *recommended << " as well: " << why << "\n";
     evaluate(context, {*recommended}, exact, jobs, true, store);
+    done.outcomes.reset();  // the store has a row more
   }
   return done;
 }
@@ -133,7 +137,9 @@ SecondPass evaluate_best_then_recommended(const SweepContext& context,
 /// the search tier covers and evaluates the others on the analytical tier; then the second pass
 /// on the analytical tier, ranked on the search rows and the analytical rows of configurations
 /// without one.
-void search(const SweepContext& context, const std::vector<size_t>& left, int jobs, bool quiet, ResultStore* store) {
+/// Returns the second pass's assessment of the store's rows (SecondPass::outcomes).
+std::optional<std::vector<SweepOutcome>> search(const SweepContext& context, const std::vector<size_t>& left, int jobs,
+                                                bool quiet, ResultStore* store) {
   const SweepSpec& spec = context.spec;
   std::vector<size_t> screened, exact;
   for (size_t index : left) (screen_key(context, index).empty() ? exact : screened).push_back(index);
@@ -146,7 +152,7 @@ void search(const SweepContext& context, const std::vector<size_t>& left, int jo
       first_pass.emplace(key, row);
     }
   }
-  const SecondPass done =
+  SecondPass done =
       evaluate_best_then_recommended(context, first_pass, spec.search, Tier::kAnalytical, "evaluating",
                                      "after the search's best " + std::to_string(spec.search) +
                                          " the best is a screen's estimate",
@@ -156,6 +162,7 @@ void search(const SweepContext& context, const std::vector<size_t>& left, int jo
               << " on the search tier in this run; evaluated " << exact.size() << " it does not cover, " << done.best
               << " of the search's best " << spec.search << " and " << done.extra << " more on the analytical tier\n";
   }
+  return std::move(done.outcomes);
 }
 
 int run(const SweepCommandOptions& options, const GlobalOptions& global) {
@@ -204,8 +211,9 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
     if (left.size() < all.size()) std::cerr << "; resuming: " << all.size() - left.size() << " already in " << (out / "results.jsonl").string();
     std::cerr << "\n";
   }
+  std::optional<std::vector<SweepOutcome>> assessed;  // the store's rows as a second pass left them
   if (spec.search > 0) {
-    search(context, left, jobs, options.quiet, &store);
+    assessed = search(context, left, jobs, options.quiet, &store);
   } else {
     evaluate(context, left, spec.tier, jobs, options.quiet, &store);
   }
@@ -217,10 +225,11 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
     for (const auto& [key, row] : store.rows()) {
       if (key.second == Tier::kAnalytical) analytical.emplace(key, row);
     }
-    const SecondPass done = evaluate_best_then_recommended(context, analytical, spec.recheck, Tier::kSimulated,
+    SecondPass done = evaluate_best_then_recommended(context, analytical, spec.recheck, Tier::kSimulated,
                                                            "simulating",
                                                            "after the re-checks the best is an analytical estimate",
                                                            jobs, options.quiet, &store);
+    assessed = std::move(done.outcomes);
     if (!options.quiet) {
       const size_t simulated = done.best + done.extra;
       std::cerr << "placesim: simulated " << simulated << " configuration" << (simulated == 1 ? "" : "s")
@@ -235,7 +244,7 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
   SweepReport report;
   report.scenario = base.name;
   report.spec = &spec;
-  report.outcomes = assess(spec, store.rows());
+  report.outcomes = assessed ? std::move(*assessed) : assess(spec, store.rows());
   mark_pareto_frontier(&report.outcomes);
   report.recommendation = recommend(spec, &report.outcomes);
   write_file_atomically(out / "results.csv", sweep_csv(report));

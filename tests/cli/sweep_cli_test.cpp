@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -323,16 +324,30 @@ TEST_F(SweepCli, TheReportHasADataPointPerConfiguration) {
   ASSERT_EQ(sweep(scenario, "out").exit_status, 0);
   std::string html = read_text(directory_ / "out" / "report.html");
   std::string csv = read_text(directory_ / "out" / "results.csv");
-  // Every configuration of this sweep fits (an MLP is small), so every chart shows all 18.
+  // Every configuration of this sweep fits (an MLP is small), so every chart shows all 18: each
+  // one a marker's configuration or named in the tooltip of the marker it coincides with.
   size_t ok = count_matches(csv, ",ok,");
   EXPECT_EQ(ok, 18u);
+  size_t merged = 0;
   for (const std::string id : {"throughput", "scaling", "pareto"}) {
     size_t start = html.find("<svg id=\"" + id + "\"");
     ASSERT_NE(start, std::string::npos) << id;
     std::string svg = html.substr(start, html.find("</svg>", start) - start);
-    size_t points = count_matches(svg, "<path class=\"point\"");
-    EXPECT_EQ(points, ok) << id;
+    std::set<std::string> shown;
+    const std::regex marker(R"re(<path class="point" data-config="([0-9]+)"[^>]*><title>[^<]*?(?:\(the same here: ([^)]*)\))?</title>)re");
+    for (auto m = std::sregex_iterator(svg.begin(), svg.end(), marker); m != std::sregex_iterator(); ++m) {
+      EXPECT_TRUE(shown.insert((*m)[1].str()).second) << id << ": configuration " << (*m)[1] << " drawn twice";
+      const std::string others = (*m)[2].str();
+      const std::regex named("#([0-9]+)");
+      for (auto n = std::sregex_iterator(others.begin(), others.end(), named); n != std::sregex_iterator(); ++n) {
+        EXPECT_TRUE(shown.insert((*n)[1].str()).second) << id << ": configuration " << (*n)[1] << " named twice";
+        ++merged;
+      }
+    }
+    EXPECT_EQ(shown.size(), ok) << id;
   }
+  // Rings and ZeRO-like ties of an MLP's layouts give some coincident markers.
+  EXPECT_GT(merged, 0u);
 }
 
 // Headless Chromium (Debian `chromium`, scripts/install_deps.sh): the page loads without a
@@ -361,7 +376,8 @@ TEST_F(SweepCli, TheReportLoadsInHeadlessChromium) {
   EXPECT_EQ(messages.find("CONSOLE"), std::string::npos) << messages;  // console messages are logged as "CONSOLE(...)"
   EXPECT_EQ(messages.find("Uncaught"), std::string::npos) << messages;
   size_t points = count_matches(loaded, "<path class=\"point\"");
-  EXPECT_EQ(points, 3u * 18u) << "the loaded page lost chart points";
+  EXPECT_EQ(points, count_matches(read_text(page), "<path class=\"point\"")) << "the loaded page lost chart points";
+  EXPECT_GT(points, 0u);
 }
 
 }  // namespace

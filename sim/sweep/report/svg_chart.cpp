@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <iterator>
 #include <map>
+#include <optional>
+#include <set>
+#include <utility>
 
 #include "sim/core/units_format.h"
 #include "sim/report/chart/chart_legend.h"
@@ -47,6 +51,109 @@ double widest_label(const ChartAxis& axis, double font_size) {
   return widest;
 }
 
+/// One marker of a series and the points drawn as it: those whose markers' centres fall in one
+/// half-pixel square (configurations with the same value, such as ZeRO stages that leave a
+/// step's time as it was, or values closer than the chart can show). `lead` gives the marker
+/// its position, configuration and tooltip: the first of them, or the highlighted one.
+struct CoincidentPoints {
+  const ChartPoint* lead = nullptr;
+  std::vector<size_t> others;  ///< the other points' configurations, in series order
+};
+
+/// `series`' points grouped by the half-pixel square of their markers' centres (`centre_of`
+/// gives it in pixels), in the order each marker is first drawn: one element per visible marker
+/// instead of one per configuration, so that a million-configuration sweep's page draws what
+/// it shows and stays loadable.
+template <typename CentreOf>
+std::vector<CoincidentPoints> coincident_points(const ChartSeries& series, CentreOf centre_of) {
+  std::vector<CoincidentPoints> markers;
+  std::map<std::pair<long long, long long>, size_t> marker_at;
+  for (const ChartPoint& p : series.points) {
+    const auto [x, y] = centre_of(p);
+    auto [it, inserted] = marker_at.emplace(std::make_pair(std::llround(2 * x), std::llround(2 * y)), markers.size());
+    if (inserted) {
+      markers.push_back({&p, {}});
+      continue;
+    }
+    CoincidentPoints& marker = markers[it->second];
+    if (p.highlight && !marker.lead->highlight) {
+      marker.others.insert(marker.others.begin(), marker.lead->config);
+      marker.lead = &p;
+    } else {
+      marker.others.push_back(p.config);
+    }
+  }
+  return markers;
+}
+
+/// What a merged marker's tooltip adds: the other configurations drawn there (the first ten).
+std::string also_here(const std::vector<size_t>& others) {
+  if (others.empty()) return "";
+  constexpr size_t kNamed = 10;
+  std::string text = " (the same here: ";
+  for (size_t i = 0; i < std::min(others.size(), kNamed); ++i) text += (i ? ", #" : "#") + std::to_string(others[i]);
+  if (others.size() > kNamed) text += " and " + std::to_string(others.size() - kNamed) + " more";
+  return text + ")";
+}
+
+/// A scatter legend's labels at most this wide (pixels): a search's series are named by every
+/// option of their layout, whose full names had left its plots a few pixels wide.
+constexpr double kLegendLabelWidth = 0.35 * kChartWidth;
+
+/// `names` as legend labels: those wider than kLegendLabelWidth without the words every one of
+/// them shares (the options all the layouts drawn agree on, the device type, the batch), and
+/// then still too wide cut short with an ellipsis. The others as they are; a chart's elements
+/// keep the full names (data-series, tooltips).
+std::vector<std::string> legend_labels(const std::vector<std::string>& names, double font_size) {
+  auto words_of = [](const std::string& name) {
+    std::vector<std::string> words;
+    for (size_t start = 0; start <= name.size();) {
+      const size_t end = std::min(name.find(' ', start), name.size());
+      if (end > start) words.push_back(name.substr(start, end - start));
+      start = end + 1;
+    }
+    return words;
+  };
+  std::vector<bool> wide(names.size(), false);
+  std::optional<std::set<std::string>> shared;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (text_width(names[i], font_size) <= kLegendLabelWidth) continue;
+    wide[i] = true;
+    const std::vector<std::string> words = words_of(names[i]);
+    const std::set<std::string> own(words.begin(), words.end());
+    if (!shared) {
+      shared = own;
+    } else {
+      std::set<std::string> both;
+      std::set_intersection(shared->begin(), shared->end(), own.begin(), own.end(), std::inserter(both, both.end()));
+      shared = std::move(both);
+    }
+  }
+  std::vector<std::string> labels = names;
+  const size_t wide_count = static_cast<size_t>(std::count(wide.begin(), wide.end(), true));
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (!wide[i]) continue;
+    std::string label;
+    if (wide_count > 1) {
+      for (const std::string& word : words_of(names[i])) {
+        if (shared->count(word) == 0) label += (label.empty() ? "" : " ") + word;
+      }
+      while (!label.empty() && label.back() == ',') label.pop_back();
+    }
+    if (label.empty()) label = names[i];
+    if (text_width(label, font_size) > kLegendLabelWidth) {
+      while (!label.empty() && text_width(label + "\u2026", font_size) > kLegendLabelWidth) {
+        // A whole character at a time: a UTF-8 sequence's continuation bytes, then its lead.
+        while (!label.empty() && (static_cast<unsigned char>(label.back()) & 0xC0) == 0x80) label.pop_back();
+        if (!label.empty()) label.pop_back();
+      }
+      label += "\u2026";
+    }
+    labels[i] = label;
+  }
+  return labels;
+}
+
 }  // namespace
 
 std::string render_scatter(const ScatterChart& chart) {
@@ -59,10 +166,13 @@ std::string render_scatter(const ScatterChart& chart) {
   }
   std::vector<SeriesStyle> styles;
   std::vector<LegendEntry> entries;
+  std::vector<std::string> names;
+  for (const ChartSeries& series : chart.series) names.push_back(series.name);
+  const std::vector<std::string> labels = legend_labels(names, kFont);
   for (size_t s = 0; s < chart.series.size(); ++s) {
     const ChartSeries& series = chart.series[s];
     styles.push_back(series.style.value_or(series_style(s)));
-    entries.push_back({series.name, styles.back(),
+    entries.push_back({labels[s], styles.back(),
                        series.line || series.step_line ? LegendSymbol::kMarkerAndLine : LegendSymbol::kMarker, series.name});
   }
   bool any_highlight = false;
@@ -134,14 +244,17 @@ std::string render_scatter(const ScatterChart& chart) {
   }
   for (size_t s = 0; s < chart.series.size(); ++s) {
     const ChartSeries& series = chart.series[s];
-    for (const auto& p : series.points) {
+    const std::string series_name = html_escape(series.name);
+    for (const CoincidentPoints& marker : coincident_points(
+             series, [&](const ChartPoint& p) { return std::make_pair(series_px(s, p.x), py(p.y)); })) {
+      const ChartPoint& p = *marker.lead;
       if (p.highlight) {
         svg += "<circle class=\"highlight\" data-series=\"recommended\" cx=\"" + svg_number(series_px(s, p.x)) + "\" cy=\"" +
                svg_number(py(p.y)) + "\" r=\"10\" fill=\"none\" stroke=\"" + kHighlight + "\" stroke-width=\"2.5\"/>\n";
       }
-      svg += "<path class=\"point\" data-config=\"" + std::to_string(p.config) + "\" data-series=\"" + html_escape(series.name) +
-             "\" d=\"" + marker_path(styles[s].marker, series_px(s, p.x), py(p.y), kMarkerSize) + "\" fill=\"none\" stroke=\"" +
-             styles[s].color + "\" stroke-width=\"1.8\"><title>" + html_escape(p.tooltip) + "</title></path>\n";
+      svg += "<path class=\"point\" data-config=\"" + std::to_string(p.config) + "\" data-series=\"" + series_name +
+             "\" d=\"" + marker_path(styles[s].marker, series_px(s, p.x), py(p.y), kMarkerSize) + "\" fill=\"none\" stroke=\"" + styles[s].color + "\" stroke-width=\"1.8\"><title>" +
+             html_escape(p.tooltip + also_here(marker.others)) + "</title></path>\n";
     }
   }
   svg += legend.render(left + plot_w + 24, kTop);

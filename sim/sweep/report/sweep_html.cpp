@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 #include <map>
 
 #include "sim/core/units_format.h"
@@ -46,21 +47,58 @@ std::string bar_label(const SweepSpec& spec, const SweepOutcome& o) {
          (o.recommended ? " (recommended)" : "");
 }
 
+/// Series drawn apart on the per-device-count charts: those of the best configurations; the
+/// others' points are one grey series. A search names each layout a strategy of its own, so it
+/// has thousands of series, and a legend entry each had made its charts tens of thousands of
+/// pixels tall (the bundled GPT-3 search's 20,748). 15 and the grey one keep the legend (with
+/// the recommendation's ring) within the plot's height.
+constexpr size_t kSeriesDrawnApart = 15;
+
 /// One series per (strategy, device type, batch), in sweep order, of the configurations that
-/// fit and for which `y` is defined (positive).
-std::vector<ChartSeries> per_series(const SweepReport& report, double (*y)(const SweepOutcome&)) {
+/// fit and for which `y` is defined (positive). With more than kSeriesDrawnApart + 1 of them,
+/// the kSeriesDrawnApart holding the best configurations of `ranking` (best first) keep theirs
+/// and the rest are drawn as one grey series underneath, which `note` then names.
+std::vector<ChartSeries> per_series(const SweepReport& report, const std::vector<size_t>& ranking,
+                                    double (*y)(const SweepOutcome&), std::string* note) {
   const SweepSpec& spec = *report.spec;
   std::vector<ChartSeries> series;
   std::map<std::string, size_t> index_of;
+  std::vector<size_t> series_of(report.outcomes.size(), SIZE_MAX);
   for (const SweepOutcome& o : report.outcomes) {
     if (!o.fits() || !(y(o) > 0)) continue;
     const std::string name = series_name(spec, o.configuration);
     auto [it, inserted] = index_of.emplace(name, series.size());
     if (inserted) series.push_back({name, {}, true, false, std::nullopt});
+    series_of[o.configuration.index] = it->second;
     series[it->second].points.push_back({static_cast<double>(o.configuration.devices()), y(o), o.configuration.index,
                                          tooltip(spec, o), o.recommended});
   }
-  return series;
+  if (series.size() <= kSeriesDrawnApart + 1) return series;
+  std::vector<bool> apart(series.size(), false);
+  size_t kept = 0;
+  for (size_t i = 0; i < ranking.size() && kept < kSeriesDrawnApart; ++i) {
+    const size_t s = series_of[ranking[i]];
+    if (s != SIZE_MAX && !apart[s]) apart[s] = true, ++kept;
+  }
+  ChartSeries others{"", {}, false, false, SeriesStyle{"#b8c0c8", MarkerShape::kCircle}};
+  std::vector<ChartSeries> drawn;
+  size_t merged_series = 0;
+  for (size_t s = 0; s < series.size(); ++s) {
+    if (apart[s]) {
+      drawn.push_back(std::move(series[s]));
+      continue;
+    }
+    ++merged_series;
+    for (ChartPoint& point : series[s].points) others.points.push_back(std::move(point));
+  }
+  others.name = "the other " + std::to_string(merged_series) + " series";
+  const size_t merged_points = others.points.size();
+  drawn.insert(drawn.begin(), std::move(others));  // first: beneath the series drawn apart
+  *note = std::to_string(series.size()) + " series of strategy, device type and batch: the " + std::to_string(kept) +
+          " with the best configurations drawn apart, the other " + std::to_string(merged_series) + " (" +
+          std::to_string(merged_points) + " configuration" + (merged_points == 1 ? "" : "s") +
+          ") in grey; results.csv has every configuration.";
+  return drawn;
 }
 
 /// What the scaling chart leaves out: configurations that fit but have no scaling efficiency
@@ -75,8 +113,12 @@ std::string undefined_scaling_note(const SweepReport& report) {
     if (std::find(strategies.begin(), strategies.end(), label) == strategies.end()) strategies.push_back(label);
   }
   if (count == 0) return "";
+  // A search's strategies are its layouts, thousands of them, each named by its options: the
+  // note is one line under the chart, so it names them while that stays short, else counts them.
+  constexpr size_t kNamedCharacters = 120;
   std::string names;
   for (const auto& name : strategies) names += (names.empty() ? "" : ", ") + name;
+  if (names.size() > kNamedCharacters) names = std::to_string(strategies.size()) + " strategies";
   return "Not shown: " + std::to_string(count) + " configuration" + (count == 1 ? "" : "s") + " (" + names +
          ") without a one-device baseline, for which scaling efficiency is not defined.";
 }
@@ -106,13 +148,17 @@ std::string sweep_html(const SweepReport& report) {
                                         (report.recommendation.index ? std::to_string(*report.recommendation.index) : "") +
                                         "\">" + html_escape(report.recommendation.reason) + ".</p>\n");
 
+  const std::vector<size_t> ranking = rank_configurations(report.outcomes);
   ScatterChart throughput{"throughput", "Throughput vs device count, per strategy, device type and batch", "devices",
-                          "samples/s", AxisScale::kLog2, AxisScale::kLinear,
-                          per_series(report, [](const SweepOutcome& o) { return o.row().samples_per_second; }), "", true};
+                          "samples/s", AxisScale::kLog2, AxisScale::kLinear, {}, "", true};
+  throughput.series =
+      per_series(report, ranking, [](const SweepOutcome& o) { return o.row().samples_per_second; }, &throughput.note);
   ScatterChart efficiency{"scaling", "Scaling efficiency vs device count, per strategy, device type and batch", "devices",
-                          "throughput / (devices x one device)", AxisScale::kLog2, AxisScale::kLinear,
-                          per_series(report, [](const SweepOutcome& o) { return o.scaling_efficiency; }),
-                          undefined_scaling_note(report), true};
+                          "throughput / (devices x one device)", AxisScale::kLog2, AxisScale::kLinear, {}, "", true};
+  std::string grouped;
+  efficiency.series = per_series(report, ranking, [](const SweepOutcome& o) { return o.scaling_efficiency; }, &grouped);
+  efficiency.note = undefined_scaling_note(report);
+  if (!grouped.empty()) efficiency.note = grouped + (efficiency.note.empty() ? "" : " " + efficiency.note);
   ScatterChart pareto{"pareto", "Cost to train vs time to train (Pareto frontier in red)", "time to train (hours)",
                       "cost to train (US$)", AxisScale::kLog10, AxisScale::kLog10, {}, "", false};
   ChartSeries others{"other configurations", {}, false, false, SeriesStyle{"#8a96a3", MarkerShape::kCircle}};
@@ -131,7 +177,6 @@ std::string sweep_html(const SweepReport& report) {
 
   StackedBarChart breakdown{"breakdown", "Where each step's time goes (best configurations first)", "seconds per step",
                             {"compute", "exposed communication", "bubble", "straggler wait", "other"}, {}};
-  std::vector<size_t> ranking = rank_configurations(report.outcomes);
   std::vector<size_t> shown(ranking.begin(), ranking.begin() + static_cast<long>(std::min(kBreakdownBars, ranking.size())));
   if (report.recommendation.index && std::find(shown.begin(), shown.end(), *report.recommendation.index) == shown.end()) {
     shown.push_back(*report.recommendation.index);

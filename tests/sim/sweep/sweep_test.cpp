@@ -14,6 +14,8 @@
 #include "sim/sweep/progress_bar.h"
 #include "sim/sweep/recommendation.h"
 #include "sim/sweep/report/sweep_report.h"
+#include "sim/report/chart/svg_text.h"
+#include "sim/sweep/report/svg_chart.h"
 #include "sim/sweep/result_store.h"
 #include "sim/scenario/sweep_reader.h"
 #include "sim/sweep/sweep_spec.h"
@@ -552,6 +554,95 @@ TEST(SweepReports, ScalingChartLeavesOutAndNamesRowsWithoutABaseline) {
   // Efficiencies: 2 devices at 2x one device = 1.0; the axis is 0 to 1 in steps of 0.2.
   EXPECT_NE(scaling.find(">1.0</text>"), std::string::npos);
   EXPECT_EQ(count(svg_of(html, "throughput"), std::regex("<path class=\"point\"")), 10u);
+}
+
+TEST(SweepReports, ASearchsManySeriesDrawTheBestFifteenApartAndTheRestInGrey) {
+  // 19 strategies (a search's layouts) on one device type, each on 8 devices at global batch
+  // 512: strategy k gives 1000 + 100 k samples/s, so the best fifteen are strategies 18 down to
+  // 4, and 0-3 are one grey series beneath them.
+  SweepSpec spec;
+  spec.node_types.push_back({"box_a", "gpuA", {"GPU:0", "GPU:1", "GPU:2", "GPU:3", "GPU:4", "GPU:5", "GPU:6", "GPU:7"}, true, 8});
+  spec.prices.usd_per_device_hour["gpuA"] = 2.0;
+  spec.train_samples = 3.6e6;
+  std::vector<SweepRow> rows;
+  for (size_t k = 0; k < 19; ++k) {
+    spec.strategies.push_back(variant_of("layout " + std::to_string(k), "parallelism", Json{{"parallelism", {{"tensor", 2}}}}));
+    SweepConfiguration c;
+    c.index = k, c.node_type = 0, c.strategy = k, c.batch_size = 512, c.devices_per_node = 8, c.precision = "fp16";
+    spec.configurations.push_back(c);
+    rows.push_back(ok_row(k, 1000.0 + 100.0 * static_cast<double>(k)));
+  }
+  SweepReport report;
+  report.scenario = "search";
+  report.spec = &spec;
+  report.outcomes = assess(spec, rows_of(rows));
+  mark_pareto_frontier(&report.outcomes);
+  report.recommendation = recommend(spec, &report.outcomes);
+  const std::string throughput = svg_of(sweep_html(report), "throughput");
+  std::set<std::string> names;
+  for (const auto& entry : legend_of(throughput)) names.insert(entry[0]);
+  EXPECT_EQ(names.size(), 17u) << throughput;  // fifteen series, the grey one, the recommendation's ring
+  EXPECT_EQ(names.count("the other 4 series"), 1u);
+  for (size_t k = 4; k < 19; ++k) EXPECT_EQ(names.count("layout " + std::to_string(k) + ", gpuA, global batch 512"), 1u) << k;
+  EXPECT_EQ(names.count("layout 3, gpuA, global batch 512"), 0u);
+  EXPECT_NE(throughput.find("19 series of strategy, device type and batch: the 15 with the best configurations drawn "
+                            "apart, the other 4 (4 configurations) in grey"),
+            std::string::npos);
+  // Every configuration is still a marker (100 samples/s apart on a 0-3000 axis: no two coincide).
+  EXPECT_EQ(count(throughput, std::regex("<path class=\"point\"")), 19u);
+  // The scaling chart's note, one line, counts the strategies without a baseline when naming
+  // them would run past 120 characters (19 names of 8-9 characters and their commas do).
+  EXPECT_NE(sweep_html(report).find("Not shown: 19 configurations (19 strategies) without a one-device baseline"),
+            std::string::npos);
+  EXPECT_NE(throughput.find("class=\"point\" data-config=\"0\" data-series=\"the other 4 series\""), std::string::npos);
+}
+
+TEST(SweepReports, LongSeriesNamesAreShortenedInTheLegendOnly) {
+  // Two layouts named by every option (wider than 35% of the chart at 12 px) differ only in
+  // tensor and pipeline: their labels keep those; a short name stays; one without anything to
+  // drop is cut with an ellipsis. Points and legend entries keep the full names (data-series).
+  const std::string common = "schedule=1f1b selective_recompute=false stage_split=layers virtual_stages=1 zero=1 "
+                             "sequence_parallel=true, h100-sxm5-80gb, global batch 1024";
+  const std::string a = "3D expert=8 tensor=1 pipeline=4 " + common, b = "3D expert=8 tensor=2 pipeline=2 " + common;
+  const std::string alone = std::string(200, 'x');
+  ScatterChart chart{"c", "t", "x", "y", AxisScale::kLinear, AxisScale::kLinear, {}, "", false};
+  for (const std::string& name : {a, b, std::string("the other 3 series")}) {
+    chart.series.push_back({name, {{8, 100, chart.series.size(), "tip", false}}, false, false, std::nullopt});
+  }
+  std::string svg = render_scatter(chart);
+  EXPECT_NE(svg.find(">tensor=1 pipeline=4</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">tensor=2 pipeline=2</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">the other 3 series</text>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("class=\"legend-entry\" data-series=\"" + a + "\""), std::string::npos) << svg;
+  EXPECT_NE(svg.find("class=\"point\" data-config=\"1\" data-series=\"" + b + "\""), std::string::npos) << svg;
+  chart.series = {{alone, {{8, 100, 0, "tip", false}}, false, false, std::nullopt}};
+  svg = render_scatter(chart);
+  const std::regex cut(">(x+)\u2026</text>");
+  std::smatch label;
+  ASSERT_TRUE(std::regex_search(svg, label, cut)) << svg;
+  EXPECT_LT(label[1].length(), alone.size());
+  EXPECT_LE(text_width(label[1].str() + "\u2026", 12), 0.35 * kChartWidth);
+}
+
+TEST(SweepReports, CoincidentMarkersAreDrawnOnceAndNameEveryConfiguration) {
+  // Configurations 3, 5 and 9 of one series have one value at one device count (ZeRO stages
+  // that leave a step as it was), 4 another; the ringed recommendation (9) leads its marker.
+  // Twelve more coincide at 16 devices: the tooltip names ten of the other eleven and counts one.
+  ScatterChart chart{"c", "t", "x", "y", AxisScale::kLinear, AxisScale::kLinear, {}, "", false};
+  ChartSeries series{"s", {}, false, false, std::nullopt};
+  series.points = {{8, 100, 3, "#3", false}, {8, 200, 4, "#4", false}, {8, 100, 5, "#5", false}, {8, 100, 9, "#9", true}};
+  for (size_t config = 20; config < 32; ++config) series.points.push_back({16, 50, config, "#" + std::to_string(config), false});
+  chart.series.push_back(series);
+  const std::string svg = render_scatter(chart);
+  EXPECT_EQ(count(svg, std::regex("<path class=\"point\"")), 3u);
+  EXPECT_NE(svg.find("data-config=\"9\" data-series=\"s\""), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<title>#9 (the same here: #3, #5)</title>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("data-config=\"4\" data-series=\"s\""), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<title>#4</title>"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("<title>#20 (the same here: #21, #22, #23, #24, #25, #26, #27, #28, #29, #30 and 1 more)</title>"),
+            std::string::npos)
+      << svg;
+  EXPECT_EQ(count(svg, std::regex("class=\"highlight\"")), 1u);
 }
 
 TEST(SweepReports, DeviceAxisEndsAtTheLargestConfigurationAndLabelsCarryTheGlobalBatch) {
