@@ -96,6 +96,20 @@ std::vector<size_t> missing(const std::vector<size_t>& indices, Tier tier, const
   return left;
 }
 
+using RowMap = std::map<std::pair<size_t, Tier>, SweepRow>;
+
+/// The rows of `store` whose (index, tier) `keep` accepts: the store's own map when it accepts
+/// every one (nothing copied: a million rows), else a copy of those it accepts, in `copy`.
+template <typename Keep>
+const RowMap& rows_where(const ResultStore& store, Keep keep, RowMap* copy) {
+  const RowMap& rows = store.rows();
+  if (std::all_of(rows.begin(), rows.end(), [&](const auto& entry) { return keep(entry.first); })) return rows;
+  for (const auto& [key, row] : rows) {
+    if (keep(key)) copy->emplace(key, row);
+  }
+  return *copy;
+}
+
 /// What evaluate_best_then_recommended evaluated: the best configurations of the first pass, and
 /// the ones evaluated after them because the recommendation still stood on a first-pass row.
 struct SecondPass {
@@ -112,23 +126,37 @@ struct SecondPass {
 /// row (the new rows moved the ranking), that configuration too, saying so with
 /// "VERB configuration N as well: WHY", so the recommendation always stands on `exact`.
 SecondPass evaluate_best_then_recommended(const SweepContext& context,
-                                          const std::map<std::pair<size_t, Tier>, SweepRow>& first_pass, size_t count,
+                                          const RowMap& first_pass, size_t count,
                                           Tier exact, const std::string& verb, const std::string& why, int jobs,
                                           bool quiet, ResultStore* store) {
   const SweepSpec& spec = context.spec;
-  std::vector<size_t> ranking = rank_configurations(assess(spec, first_pass));
+  std::vector<SweepOutcome> outcomes = assess(spec, first_pass);
+  std::vector<size_t> ranking = rank_configurations(outcomes);
   ranking.resize(std::min(ranking.size(), count));
   const std::vector<size_t> best = missing(ranking, exact, *store);
   evaluate(context, best, exact, jobs, quiet, store);
+  // `outcomes` assess the store's rows but those of `changed` (configuration indices, which are
+  // their positions) when the first pass's rows were the store's: then only they are assessed
+  // again (a million configurations' assessment takes a second); otherwise all, once.
+  bool current = &first_pass == &store->rows();
+  std::vector<size_t> changed = best;
   SecondPass done{best.size(), 0, std::nullopt};
   for (size_t round = 0; round < spec.configurations.size(); ++round) {
-    done.outcomes = assess(spec, store->rows());
-    const std::optional<size_t> recommended = recommend(spec, &*done.outcomes).index;
-    if (!recommended || store->has(*recommended, exact)) break;
+    if (current) {
+      for (size_t i : changed) outcomes[i] = assess_configuration(spec, store->rows(), spec.configurations[i]);
+    } else {
+      outcomes = assess(spec, store->rows());
+      current = true;
+    }
+    const std::optional<size_t> recommended = recommend(spec, &outcomes).index;
+    if (!recommended || store->has(*recommended, exact)) {
+      done.outcomes = std::move(outcomes);
+      break;
+    }
     ++done.extra;
     if (!quiet) std::cerr << "placesim: " << verb << " configuration " << *recommended << " as well: " << why << "\n";
     evaluate(context, {*recommended}, exact, jobs, true, store);
-    done.outcomes.reset();  // the store has a row more
+    changed = {*recommended};
   }
   return done;
 }
@@ -146,12 +174,14 @@ std::optional<std::vector<SweepOutcome>> search(const SweepContext& context, con
   evaluate(context, screened, Tier::kSearch, jobs, quiet, store);
   evaluate(context, exact, Tier::kAnalytical, jobs, quiet, store);
 
-  std::map<std::pair<size_t, Tier>, SweepRow> first_pass;
-  for (const auto& [key, row] : store->rows()) {
-    if (key.second == Tier::kSearch || (key.second == Tier::kAnalytical && !store->has(key.first, Tier::kSearch))) {
-      first_pass.emplace(key, row);
-    }
-  }
+  // The first pass's rows: the search rows and the analytical rows of configurations without one.
+  RowMap copy;
+  const RowMap& first_pass = rows_where(
+      *store,
+      [&](const std::pair<size_t, Tier>& key) {
+        return key.second == Tier::kSearch || (key.second == Tier::kAnalytical && !store->has(key.first, Tier::kSearch));
+      },
+      &copy);
   SecondPass done =
       evaluate_best_then_recommended(context, first_pass, spec.search, Tier::kAnalytical, "evaluating",
                                      "after the search's best " + std::to_string(spec.search) +
@@ -221,10 +251,9 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
   if (spec.recheck > 0) {
     // Re-check the best N of the analytical pass (ranking on analytical rows only, so a resumed
     // sweep picks the same ones).
-    std::map<std::pair<size_t, Tier>, SweepRow> analytical;
-    for (const auto& [key, row] : store.rows()) {
-      if (key.second == Tier::kAnalytical) analytical.emplace(key, row);
-    }
+    RowMap copy;
+    const RowMap& analytical =
+        rows_where(store, [](const std::pair<size_t, Tier>& key) { return key.second == Tier::kAnalytical; }, &copy);
     SecondPass done = evaluate_best_then_recommended(context, analytical, spec.recheck, Tier::kSimulated,
                                                            "simulating",
                                                            "after the re-checks the best is an analytical estimate",

@@ -28,9 +28,15 @@ std::string neutralise_formula(const std::string& text) {
 std::string csv_cell(const std::string& text) {
   std::string cell = neutralise_formula(text);
   if (cell.find_first_of(",\"\n\r") == std::string::npos) return cell;
-  std::string quoted = "\"";
-  for (char c : cell) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return quoted + "\"";
+  std::string quoted;
+  quoted.reserve(cell.size() + 2);
+  quoted += '"';
+  for (char c : cell) {
+    if (c == '"') quoted += '"';  // doubled
+    quoted += c;
+  }
+  quoted += '"';
+  return quoted;
 }
 
 }  // namespace placesim

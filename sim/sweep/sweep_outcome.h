@@ -45,5 +45,9 @@ struct SweepOutcome {
 /// One outcome per configuration, in index order, with costs and constraints filled in
 /// (pareto and recommended are left false: see pareto_frontier.h and recommendation.h).
 std::vector<SweepOutcome> assess(const SweepSpec& spec, const std::map<std::pair<size_t, Tier>, SweepRow>& rows);
+/// The outcome of one configuration, as assess gives it: after a configuration's rows change,
+/// its outcome alone can be assessed again.
+SweepOutcome assess_configuration(const SweepSpec& spec, const std::map<std::pair<size_t, Tier>, SweepRow>& rows,
+                                  const SweepConfiguration& configuration);
 
 }  // namespace placesim
