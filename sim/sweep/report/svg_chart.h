@@ -73,6 +73,10 @@ struct StackedBarChart {
   std::vector<StackedBar> bars;
 };
 
+/// The chart as an <svg>: axes, a legend entry per series (a label wider than 35% of the chart
+/// shortened, its elements keeping the full name), then each series' line and markers. Markers
+/// of one series whose centres share a half-pixel square are drawn once, their tooltip naming
+/// the other configurations there.
 std::string render_scatter(const ScatterChart& chart);
 std::string render_stacked_bars(const StackedBarChart& chart);
 
