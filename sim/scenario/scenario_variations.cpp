@@ -4,6 +4,7 @@
 
 #include "sim/cluster/cluster_builder.h"
 #include "sim/cluster/precision_support.h"
+#include "sim/core/glob.h"
 #include "sim/core/input_error.h"
 #include "sim/scenario/plan_fit.h"
 #include "sim/scenario/scenario_parts.h"
@@ -105,6 +106,21 @@ OpGraph ScenarioVariations::layer_probe_graph(const RunOptions& run, int64_t lay
   Json probe = model.value();
   probe["parameters"]["layers"] = layers;
   return build_model_graph(JsonReader(probe, file_, "/model"), run, base_directory_, reuse);
+}
+
+bool ScenarioVariations::selective_recompute_selects_nothing(size_t strategy, ScenarioReuse* reuse) const {
+  const Strategy& variant = strategies_.at(strategy).strategy;
+  if (!variant.parallelism || variant.parallelism->selective_recompute.empty()) return false;
+  try {
+    const OpGraph graph = build_model_graph(JsonReader(document_, file_).at("model"), run_, base_directory_, reuse);
+    const std::vector<GlobPattern> patterns = glob_patterns(variant.parallelism->selective_recompute);
+    for (OpId v = 0; v < graph.size(); ++v) {
+      if (matches_any(patterns, graph.op(v).name)) return false;
+    }
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
 }
 
 }  // namespace placesim

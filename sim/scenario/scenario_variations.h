@@ -62,6 +62,13 @@ class ScenarioVariations {
   /// model takes no "layers" or not that many.
   OpGraph layer_probe_graph(const RunOptions& run, int64_t layers, ScenarioReuse* reuse) const;
 
+  /// Whether variant `strategy` asks for selective recomputation that selects no op of the
+  /// document's model: its patterns (by default the unfused attention's scores, softmax and
+  /// context) name none of its ops, as with fused attention, so every plan of the variant is the
+  /// plan without it (false when it asks for none, or the model cannot be built: the variant's
+  /// own scenarios then say why).
+  bool selective_recompute_selects_nothing(size_t strategy, ScenarioReuse* reuse) const;
+
  private:
   Json document_;
   std::string file_;

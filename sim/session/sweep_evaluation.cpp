@@ -176,6 +176,13 @@ std::string screen_layout_text(const SweepContext::Layout& layout) {
   if (layout.text.empty() || layout.zero_stage > 2) return layout.text;
   Json options = Json::parse(layout.text);
   options.erase("zero");
+  // Patterns that select no op leave every plan as it is without them (and "false" is the
+  // default); the configurations' hardware FLOPs, which count the recomputation, are their own
+  // (sweep_screen.cpp).
+  if (layout.selective_recompute_shares_cells) options.erase("selective_recompute_ops");
+  if (layout.selective_recompute_shares_cells || options.value("selective_recompute", Json(true)) == Json(false)) {
+    options.erase("selective_recompute");
+  }
   return options.dump();
 }
 
@@ -230,13 +237,24 @@ std::string screen_key(const SweepSpec& spec, const SweepConfiguration& configur
 SweepContext make_sweep_context(Json document, const std::string& file, const HardwareCatalog& catalog) {
   SweepContext context;
   context.spec = read_sweep_spec(JsonReader(document, file), catalog);
+  // A run with full recomputation refuses selective recomputation besides it, configuration by
+  // configuration: such variants keep cells of their own.
+  const bool full_recomputation = document.contains("run") && document["run"].is_object() &&
+                                  document["run"].value("recompute", Json(false)) == Json(true);
   context.variations = std::make_shared<const ScenarioVariations>(std::move(document), file, catalog, context.spec.strategies);
   std::map<std::string, size_t> first_of_text, first_of_screen_text;
-  for (const StrategyVariant& variant : context.spec.strategies) {
+  for (size_t v = 0; v < context.spec.strategies.size(); ++v) {
+    const StrategyVariant& variant = context.spec.strategies[v];
     SweepContext::Layout layout = flushed_layout(variant);
     layout.id = first_of_text.emplace(layout.text, context.layouts.size()).first->second;
     layout.screened = !layout.text.empty() && !variant.sets_micro_batches;
     layout.per_data_width = layout.screened && cells_per_data_width(variant);
+    if (variant.kind == "parallelism") {
+      const Json& options = variant.strategy.at("parallelism");
+      layout.selective_recompute = options.value("selective_recompute", Json(false)) == Json(true);
+      layout.selective_recompute_shares_cells = layout.screened && layout.selective_recompute && !full_recomputation &&
+                                                context.variations->selective_recompute_selects_nothing(v, &context.reuse);
+    }
     // Layouts with a cell per data width keep one per ZeRO stage too (the screen takes their
     // reader's stage).
     const std::string screen_text = layout.per_data_width ? layout.text : screen_layout_text(layout);

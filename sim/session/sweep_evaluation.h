@@ -41,7 +41,9 @@ struct SweepContext {
   /// search tier's screen shares one cell among them (sweep_screen.h; experts' shards too, divided over
   /// their own holders; not for layouts per data width); `zero_stage`: the variant's
   /// "zero" (0 without one: an FSDP layout's stage 3 is its reader's, and such layouts, whose slots
-  /// move with the data width, keep their own cells).
+  /// move with the data width, keep their own cells). The screen's layouts also leave out selective
+  /// recomputation that selects no op of the model (ScenarioVariations::
+  /// selective_recompute_selects_nothing): the plans are the same with it or without it.
   struct Layout {
     std::string text;
     PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
@@ -50,6 +52,11 @@ struct SweepContext {
     int zero_stage = 0;
     bool screened = false;
     bool per_data_width = false;
+    /// The variant asks for selective recomputation (its configurations' hardware FLOPs count
+    /// the recomputed attention), and whether the screen shares its cells with the layout
+    /// without it, as its patterns select no op of the model (fused attention).
+    bool selective_recompute = false;
+    bool selective_recompute_shares_cells = false;
   };
   std::vector<Layout> layouts;
   /// By configuration: what its one micro-batch's cell depends on ("" = shares none); and the

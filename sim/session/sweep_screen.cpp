@@ -12,6 +12,7 @@
 #include "sim/analytical/pipeline_closed_form.h"
 #include "sim/core/input_error.h"
 #include "sim/core/reuse_cache.h"
+#include "sim/graph/model_flops.h"
 #include "sim/scenario/parallelism_reader.h"
 #include "sim/scenario/scenario_loader.h"
 #include "sim/scenario/spec_error_location.h"
@@ -34,10 +35,24 @@ struct LayoutCell {
   /// one data replica's devices (every replica's devices are the node type's).
   double model_flops_per_sample = 0, hardware_flops_per_sample = 0, tokens_per_sample = 0;
   double peak_flops_per_second_per_replica = 0;
+  /// Whether the analysing configuration asks for selective recomputation, and the hardware FLOPs
+  /// per sample of a configuration that asks otherwise, when the cell serves both (their
+  /// patterns select no op: SweepContext::Layout::selective_recompute_shares_cells).
+  bool selective_recompute = false;
+  double other_hardware_flops_per_sample = 0;
   /// The step by step-order key (its micro-batches and schedule): the same for every
   /// configuration sharing both (ZeRO 0 and 1 of a layout and data width), so estimated once.
   std::map<std::string, ClosedFormStepEstimate> steps;
 };
+
+/// Whether the configurations of screen key `key` differ in asking for selective recomputation
+/// (a cell shared across it: SweepContext::Layout::selective_recompute_shares_cells).
+bool mixes_selective_recompute(const SweepContext& context, const std::string& key) {
+  for (size_t member : context.screen_groups.at(key)) {
+    if (context.layouts[context.spec.configurations[member].strategy].selective_recompute_shares_cells) return true;
+  }
+  return false;
+}
 
 LayoutCell analyse_layout(const SweepContext& context, size_t index) {
   LayoutCell layout;
@@ -61,6 +76,15 @@ LayoutCell analyse_layout(const SweepContext& context, size_t index) {
   layout.tokens_per_sample = efficiency.tokens_per_sample;
   layout.peak_flops_per_second_per_replica =
       efficiency.peak_flops_per_second / static_cast<double>(layout.options.data);
+  layout.selective_recompute = !layout.options.selective_recompute.empty();
+  if (mixes_selective_recompute(context, screen_key(context, index))) {
+    // As training_efficiency counts them for the other choice (a shared cell's run has no full
+    // recomputation: make_sweep_context).
+    layout.other_hardware_flops_per_sample =
+        model_flops(scenario.graph, scenario.run.batch_size, scenario.run.kind == StepKind::kTraining,
+                    layout.selective_recompute ? Recomputation::kNone : Recomputation::kSelective)
+            .hardware_flops_per_sample;
+  }
   layout.cluster = std::make_shared<const Cluster>(strategy.cluster ? std::move(*strategy.cluster) : std::move(scenario.cluster));
   return layout;
 }
@@ -207,7 +231,9 @@ std::vector<ScreenedConfiguration> screen_configurations(const SweepContext& con
       fill_closed_form_row(estimate, *cell.cluster, options, run.batch_size, &row);
       row.replicas = options.data;
       row.model_flops_per_sample = cell.model_flops_per_sample;
-      row.hardware_flops_per_sample = cell.hardware_flops_per_sample;
+      row.hardware_flops_per_sample = layout_of.selective_recompute == cell.selective_recompute
+                                          ? cell.hardware_flops_per_sample
+                                          : cell.other_hardware_flops_per_sample;
       row.tokens_per_sample = cell.tokens_per_sample;
       row.peak_flops_per_second = cell.peak_flops_per_second_per_replica * static_cast<double>(options.data);
       // No one-replica baseline, so no scaling efficiency: the screen's step sees the data width

@@ -32,7 +32,9 @@ struct ScreenedConfiguration {
 
 /// What a 3D configuration's screen shares (SweepContext::screen_keys): its node type, GPUs per
 /// node, fabric (or one node), precision, micro-batch size and its "parallelism" variant but for
-/// the data width, a GPipe or 1F1B schedule and a ZeRO stage of 0, 1 or 2 (the same slots; the
+/// the data width, a GPipe or 1F1B schedule, selective recomputation whose patterns select no op
+/// of the model (fused attention: the same plans; each configuration's hardware FLOPs its own)
+/// and a ZeRO stage of 0, 1 or 2 (the same slots; the
 /// updates, 1/shards of the parameters from stage 1, are the cell's stage's; an expert's shards
 /// divide over its holders, the rest over the shard group); for layouts whose slots move with the
 /// data width (ZeRO 3, FSDP, stages outermost) or whose collective algorithm needs some group

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <regex>
+#include <set>
 #include <utility>
 
 #include "sim/analytical/pipeline_closed_form.h"
@@ -450,6 +451,54 @@ TEST(SweepScreen, SequenceParallelismWithoutATensorGroupSharesTheLayoutWithoutIt
   }
   // Tensor 2's reduce-scatter and all-gather are not its all-reduce: the two layouts differ.
   EXPECT_NE(rows[2].row.tasks, rows[3].row.tasks);
+}
+
+TEST(SweepScreen, SelectiveRecomputationOfFusedAttentionSharesTheLayoutWithoutIt) {
+  // Megatron's selective recomputation names the core attention's scores, softmax and context
+  // ops; fused attention (one FlashAttention op per layer) has none of them, so the plans with it
+  // and without it are the same: one screen cell. Its hardware FLOPs differ (HFU counts the
+  // recomputed attention, docs/llm-planning.md) and stay each configuration's own. Unfused, the
+  // two layouts keep their cells. A run with full recomputation refuses selective besides it,
+  // configuration by configuration, so there the layouts keep theirs too.
+  auto sweep = [](const std::string& attention, const std::string& run_extra) {
+    return screen_context(R"({
+      "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000,
+                                             "attention": ")" + attention + R"("}},
+      "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16")" + run_extra + R"(},
+      "sweep": {"nodes": [2, 4], "fabric": ["ib_hdr"], "batch_size": [64],
+                "strategies": [{"parallelism": {"pipeline": 2, "tensor": 2, "selective_recompute": [false, true],
+                                                "stage_split": "layers"}}]}})");
+  };
+  auto keys_of = [](const SweepContext& context) {
+    std::set<std::string> keys;
+    for (size_t i = 0; i < context.spec.configurations.size(); ++i) keys.insert(screen_key(context, i));
+    return keys;
+  };
+  const SweepContext fused = sweep("fused", ""), unfused = sweep("unfused", ""), full = sweep("fused", R"(, "recompute": true)");
+  EXPECT_EQ(keys_of(fused).size(), 1u);
+  EXPECT_EQ(keys_of(unfused).size(), 2u);
+  EXPECT_EQ(keys_of(full).size(), 2u);
+  std::vector<size_t> all(fused.spec.configurations.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  const std::vector<ScreenedConfiguration> rows = screen_configurations(fused, all);
+  ASSERT_EQ(rows.size(), 4u);  // 2 node counts x selective recomputation off and on
+  std::set<double> hardware;
+  for (const ScreenedConfiguration& screen : rows) {
+    const SweepRow closed_form = evaluate_configuration(fused, screen.row.index, Tier::kAnalytical);
+    ASSERT_EQ(screen.row.status, RowStatus::kOk) << screen.row.reason;
+    EXPECT_EQ(screen.cell_from, rows.front().cell_from);
+    EXPECT_EQ(screen.row.tasks, closed_form.tasks) << screen.row.index;
+    EXPECT_EQ(screen.row.model_flops_per_sample, closed_form.model_flops_per_sample) << screen.row.index;
+    EXPECT_EQ(screen.row.hardware_flops_per_sample, closed_form.hardware_flops_per_sample) << screen.row.index;
+    hardware.insert(screen.row.hardware_flops_per_sample);
+    if (fused.spec.configurations[screen.row.index].nodes == fused.spec.configurations[screen.cell_from].nodes) {
+      EXPECT_EQ(screen.row.step_seconds, closed_form.step_seconds) << screen.row.index;
+      EXPECT_EQ(screen.row.peak_memory_bytes, closed_form.peak_memory_bytes) << screen.row.index;
+    }
+  }
+  // With and without the recomputed attention: 4 L H Q T more per token with it (PaLM's count).
+  ASSERT_EQ(hardware.size(), 2u);
+  EXPECT_DOUBLE_EQ(*hardware.rbegin() - *hardware.begin(), 4.0 * 4 * 256 * 128 * 128);
 }
 
 }  // namespace
