@@ -243,6 +243,9 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
                                   document["run"].value("recompute", Json(false)) == Json(true);
   context.variations = std::make_shared<const ScenarioVariations>(std::move(document), file, catalog, context.spec.strategies);
   std::map<std::string, size_t> first_of_text, first_of_screen_text;
+  // Whether selective recomputation selects nothing, by the variant's "selective_recompute_ops"
+  // ("" for the default patterns): one look at the model per pattern list, not per variant.
+  std::map<std::string, bool> selects_nothing_by_patterns;
   for (size_t v = 0; v < context.spec.strategies.size(); ++v) {
     const StrategyVariant& variant = context.spec.strategies[v];
     SweepContext::Layout layout = flushed_layout(variant);
@@ -252,8 +255,17 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
     if (variant.kind == "parallelism") {
       const Json& options = variant.strategy.at("parallelism");
       layout.selective_recompute = options.value("selective_recompute", Json(false)) == Json(true);
-      layout.selective_recompute_shares_cells = layout.screened && layout.selective_recompute && !full_recomputation &&
-                                                context.variations->selective_recompute_selects_nothing(v, &context.reuse);
+      if (layout.screened && layout.selective_recompute && !full_recomputation) {
+        const auto patterns = options.find("selective_recompute_ops");
+        const std::string given = patterns == options.end() ? "" : patterns->dump();
+        auto known = selects_nothing_by_patterns.find(given);
+        if (known == selects_nothing_by_patterns.end()) {
+          known = selects_nothing_by_patterns
+                      .emplace(given, context.variations->selective_recompute_selects_nothing(v, &context.reuse))
+                      .first;
+        }
+        layout.selective_recompute_shares_cells = known->second;
+      }
     }
     // Layouts with a cell per data width keep one per ZeRO stage too (the screen takes their
     // reader's stage).
