@@ -145,8 +145,8 @@ void evaluate_scenario(const Scenario& scenario, Tier tier, SharedCells* shared,
                                               : single_replica_samples_per_second(scenario, strategy, tier, shared);
 }
 
-/// `variant`'s "parallelism" without a GPipe or 1F1B "schedule", nor "sequence_parallel" at tensor 1
-/// (SweepContext::layouts).
+/// `variant`'s "parallelism" without a GPipe or 1F1B "schedule", nor "sequence_parallel" at tensor 1,
+/// nor "selective_recompute": false (SweepContext::layouts).
 SweepContext::Layout flushed_layout(const StrategyVariant& variant) {
   SweepContext::Layout layout;
   if (variant.kind != "parallelism") return layout;
@@ -161,6 +161,8 @@ SweepContext::Layout flushed_layout(const StrategyVariant& variant) {
   // 1) the plan is the same with it or without it, so both name one layout and share its cells.
   const auto tensor = options.find("tensor");
   if (tensor == options.end() || *tensor == Json(1)) options.erase("sequence_parallel");
+  // "selective_recompute": false is the default: the same layout as leaving it out.
+  if (options.value("selective_recompute", Json(true)) == Json(false)) options.erase("selective_recompute");
   layout.text = options.dump();
   const auto zero = options.find("zero");
   if (zero != options.end() && zero->is_number_integer()) layout.zero_stage = zero->get<int>();
@@ -176,13 +178,9 @@ std::string screen_layout_text(const SweepContext::Layout& layout) {
   if (layout.text.empty() || layout.zero_stage > 2) return layout.text;
   Json options = Json::parse(layout.text);
   options.erase("zero");
-  // Patterns that select no op leave every plan as it is without them (and "false" is the
-  // default); the configurations' hardware FLOPs, which count the recomputation, are their own
-  // (sweep_screen.cpp).
-  if (layout.selective_recompute_shares_cells) options.erase("selective_recompute_ops");
-  if (layout.selective_recompute_shares_cells || options.value("selective_recompute", Json(true)) == Json(false)) {
-    options.erase("selective_recompute");
-  }
+  // Patterns that select no op leave every plan as it is without them; the configurations'
+  // hardware FLOPs, which count the recomputation, are their own (sweep_screen.cpp).
+  if (layout.selective_recompute_shares_cells) options.erase("selective_recompute"), options.erase("selective_recompute_ops");
   return options.dump();
 }
 

@@ -1,6 +1,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -55,6 +56,7 @@ std::string sweep_csv(const SweepReport& report) {
     csv.push_back(',');
   };
   auto number = [&](double value) { number_if(true, value); };
+  auto optional_number = [&](std::optional<double> value) { number_if(value.has_value(), value.value_or(0)); };
   for (const SweepOutcome& o : report.outcomes) {
     const SweepConfiguration& c = o.configuration;
     const NodeType& type = spec.node_types[c.node_type];
@@ -101,16 +103,16 @@ std::string sweep_csv(const SweepReport& report) {
     flag(o.within_budget);
     text(o.pareto ? "1" : "0");
     text(o.recommended ? "1" : "0");
-    number_if(o.analytical.has_value(), o.analytical ? o.analytical->step_seconds : 0);
-    number_if(o.simulated.has_value(), o.simulated ? o.simulated->step_seconds : 0);
-    number_if(o.analytical_error_percent().has_value(), o.analytical_error_percent().value_or(0));
+    optional_number(o.analytical ? std::optional(o.analytical->step_seconds) : std::nullopt);
+    optional_number(o.simulated ? std::optional(o.simulated->step_seconds) : std::nullopt);
+    optional_number(o.analytical_error_percent());
     integer(static_cast<int64_t>(r.tasks));
     number_if(r.peak_flops_per_second > 0 && ok, o.mfu);
     number_if(r.peak_flops_per_second > 0 && ok, o.hfu);
     number_if(r.model_flops_per_sample > 0 && ok, o.model_flops_per_second_per_device / 1e12);
     number_if(spec.tokens_per_sample > 0 && ok, o.tokens_per_second * 86400.0);
-    number_if(o.searched.has_value(), o.searched ? o.searched->step_seconds : 0);
-    number_if(o.search_error_percent().has_value(), o.search_error_percent().value_or(0));
+    optional_number(o.searched ? std::optional(o.searched->step_seconds) : std::nullopt);
+    optional_number(o.search_error_percent());
     csv.back() = '\n';
   }
   return csv;
