@@ -18,7 +18,9 @@
 // write the [S, S] scores to memory ("unfused", the default, as Megatron-LM ran before 2022).
 // `dropout: true` adds Megatron's dropouts (Shoeybi et al. 2019): on the embeddings' sum, on the
 // attention probabilities, and after each block's attention and MLP output projections; off by
-// default (GPT-2 small's published counts have none).
+// default (GPT-2 small's published counts have none). `bias_dropout_fusion: true` runs each of the
+// last two with its residual add as one kernel (LayerBuilder::dropout_add), as Megatron-LM does by
+// default since 2020 (bias_dropout_add_fused_train; --no-bias-dropout-fusion turns it off).
 #include <string>
 
 #include "models/generators.h"
@@ -28,11 +30,16 @@
 namespace placesim {
 
 OpGraph build_gpt(const JsonReader& parameters, int64_t batch_size, double dtype_bytes) {
-  parameters.reject_unknown_keys({"layers", "hidden", "heads", "sequence", "vocabulary", "dropout", "attention"});
+  parameters.reject_unknown_keys(
+      {"layers", "hidden", "heads", "sequence", "vocabulary", "dropout", "bias_dropout_fusion", "attention"});
   // GPT-2 small.
   const auto [layers, hidden, heads, sequence, vocabulary] =
       read_transformer_shape(parameters, {.layers = 12, .hidden = 768, .heads = 12, .sequence = 1024, .vocabulary = 50257});
   const bool dropout = parameters.bool_or("dropout", false);
+  const bool fused_dropout_add = parameters.bool_or("bias_dropout_fusion", false);
+  if (fused_dropout_add && !dropout) {
+    parameters.at("bias_dropout_fusion").fail("fuses the hidden dropouts with the residual adds: it needs \"dropout\": true");
+  }
   const bool fused = read_fused_attention(parameters);
 
   OpGraph graph("gpt");
@@ -53,12 +60,20 @@ OpGraph build_gpt(const JsonReader& parameters, int64_t batch_size, double dtype
     Tensor qkv = b.dense("qkv", b.layer_norm("ln_1", x), 3 * hidden);
     Tensor context = b.core_attention(qkv, heads, heads, fused, dropout);
     Tensor attention = b.dense("attn_proj", context, hidden);
-    if (dropout) attention = b.dropout("attn_proj_dropout", attention);
-    x = b.add("add_1", x, attention);
+    if (dropout && fused_dropout_add) {
+      x = b.dropout_add("attn_proj_dropout_add", attention, x);
+    } else {
+      if (dropout) attention = b.dropout("attn_proj_dropout", attention);
+      x = b.add("add_1", x, attention);
+    }
     Tensor mlp = b.gelu("gelu", b.dense("mlp_fc", b.layer_norm("ln_2", x), 4 * hidden));
     Tensor mlp_out = b.dense("mlp_proj", mlp, hidden);
-    if (dropout) mlp_out = b.dropout("mlp_dropout", mlp_out);
-    x = b.add("add_2", x, mlp_out);
+    if (dropout && fused_dropout_add) {
+      x = b.dropout_add("mlp_dropout_add", mlp_out, x);
+    } else {
+      if (dropout) mlp_out = b.dropout("mlp_dropout", mlp_out);
+      x = b.add("add_2", x, mlp_out);
+    }
   }
   b.set_layer("ln_f");
   x = b.layer_norm("LayerNorm", x);

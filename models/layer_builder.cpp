@@ -373,6 +373,20 @@ Tensor LayerBuilder::dropout(const std::string& name, const Tensor& x) {
   return append(std::move(op), {x});
 }
 
+Tensor LayerBuilder::dropout_add(const std::string& name, const Tensor& x, const Tensor& residual) {
+  if (x.shape != residual.shape) {
+    throw ShapeError(qualified(name) + ": cannot add " + shape_text(x.shape) + " and " + shape_text(residual.shape));
+  }
+  Op op = make_op(name, "DropoutAdd", OpKind::kElementwise, x.shape);
+  const double elements = x.elements(), mask_bytes = elements;  // PyTorch's dropout mask: 1 byte per element
+  op.forward_flops = 2 * kElementwiseFlopsPerElement * elements;
+  op.forward_bytes = bytes(2 * elements) + op.output_bytes + mask_bytes;
+  // dx = dy x mask / (1 - p): dy and the mask read, dx written; the residual's gradient is dy itself.
+  op.backward_flops = kElementwiseFlopsPerElement * elements;
+  op.backward_bytes = op.output_bytes + mask_bytes + bytes(elements);
+  return append(std::move(op), {x, residual});
+}
+
 Tensor LayerBuilder::softmax(const std::string& name, const Tensor& x) {
   Op op = make_op(name, "Softmax", OpKind::kReduction, x.shape);
   op.forward_flops = kSoftmaxFlopsPerElement * x.elements();

@@ -140,6 +140,10 @@ class LayerBuilder {
   /// Reshape to `shape` (same element count).
   Tensor reshape(const std::string& name, const Tensor& x, const std::vector<int64_t>& shape);
   Tensor dropout(const std::string& name, const Tensor& x);
+  /// `residual` + dropout(`x`) in one kernel (Megatron-LM's bias_dropout_add_fused_train, the
+  /// bias being the dense op's): reads both, writes the sum and a 1-byte mask per element;
+  /// backward writes dropout's input gradient from dy and the mask (the residual's is dy).
+  Tensor dropout_add(const std::string& name, const Tensor& x, const Tensor& residual);
   /// Softmax over the last dimension.
   Tensor softmax(const std::string& name, const Tensor& x);
   /// SparseSoftmaxCrossEntropyWithLogits: logits [..., classes] and labels [...] -> loss [...].

@@ -122,7 +122,7 @@ double saved_activation_bytes(const OpGraph& graph, const std::vector<TensorRole
     return bytes;
   }
   if (op.type == "Softmax") return shard.output_bytes;
-  if (op.type == "Dropout") return shard.output_bytes / op.dtype_bytes;  // a 1-byte mask per element
+  if (op.type == "Dropout" || op.type == "DropoutAdd") return shard.output_bytes / op.dtype_bytes;  // a 1-byte mask per element
   if (op.type == "AddV2" || op.type == "Placeholder" || op.type == "Reshape" || op.type == "ConcatV2" ||
       op.kind == OpKind::kVariable || op.kind == OpKind::kNoOp) {
     return 0;

@@ -167,6 +167,35 @@ TEST(LayerBuilderTest, NormalizationElementwiseAndPooling) {
   EXPECT_DOUBLE_EQ(graph.op(ln.op).parameter_count, 2 * 400);
 }
 
+// Megatron-LM's bias_dropout_add: residual + dropout(x) in one kernel. Over 3,200 fp16 elements
+// (6,400 bytes a tensor): forward reads x and the residual and writes the sum and a 1-byte mask,
+// 3 x 6,400 + 3,200 bytes; backward reads dy and the mask and writes dx, 2 x 6,400 + 3,200 (the
+// residual's gradient is dy itself). Separately, the dropout (2 passes forward, 3 backward) and
+// the add (3 forward, none backward) move 5 x 6,400 forward and 3 x 6,400 backward.
+TEST(LayerBuilderTest, FusedDropoutAddReadsBothInputsAndKeepsAMask) {
+  OpGraph graph;
+  constexpr double kFloat16Bytes = 2;
+  LayerBuilder builder(graph, 2, kFloat16Bytes);
+  Tensor x = builder.input("x", {16, 100});
+  Tensor residual = builder.input("residual", {16, 100});
+  const double elements = 2.0 * 16 * 100, tensor_bytes = elements * kFloat16Bytes;
+  Tensor sum = builder.dropout_add("dropout_add", x, residual);
+  const Op& op = graph.op(sum.op);
+  EXPECT_EQ(op.type, "DropoutAdd");
+  EXPECT_EQ(sum.shape, x.shape);
+  EXPECT_EQ(graph.inputs(sum.op).size(), 2u);
+  EXPECT_DOUBLE_EQ(op.forward_flops, 2 * elements);  // the dropout's scale and the sum
+  EXPECT_DOUBLE_EQ(op.forward_bytes, 3 * tensor_bytes + elements);
+  EXPECT_DOUBLE_EQ(op.backward_flops, elements);
+  EXPECT_DOUBLE_EQ(op.backward_bytes, 2 * tensor_bytes + elements);
+  EXPECT_DOUBLE_EQ(op.parameter_count, 0);
+  const Op& dropout = graph.op(builder.dropout("dropout", x).op);
+  const Op& add = graph.op(builder.add("add", x, residual).op);
+  EXPECT_DOUBLE_EQ(dropout.forward_bytes + add.forward_bytes, 5 * tensor_bytes);
+  EXPECT_DOUBLE_EQ(dropout.backward_bytes + add.backward_bytes, 3 * tensor_bytes);
+  EXPECT_THROW(builder.dropout_add("mismatch", x, builder.input("other", {16, 99})), ShapeError);
+}
+
 TEST(LayerBuilderTest, AttentionPiecesAreMatMuls) {
   // B = 2, S = 8, h = 16, 4 heads of 4.
   OpGraph graph;

@@ -112,6 +112,36 @@ TEST(ZooTest, GptFollowsTheParameterFormulaForOtherShapes) {
   EXPECT_NEAR(2 * gemm_macs(graph), gpt_forward_flops(4, 3, 256, 128, 1000), 1e-9 * gemm_macs(graph));
 }
 
+// Megatron's dropouts on a 3-layer GPT: the embeddings' sum, each layer's attention probabilities
+// and its two block outputs (3 L + 1 ops more); with "bias_dropout_fusion" each block output's
+// dropout and residual add are one op (LayerBuilder::dropout_add), L + 1 ops more than without
+// dropout. Neither changes the parameters or the forward FLOPs of separate dropout (1 per element
+// each) and add (1).
+TEST(ZooTest, GptFusesEachBlockOutputsDropoutWithItsResidualAdd) {
+  const Json shape = {{"layers", 3}, {"hidden", 256}, {"heads", 8}, {"sequence", 128}, {"vocabulary", 1000}};
+  Json separate = shape, fused = shape;
+  separate["dropout"] = true;
+  fused["dropout"] = true;
+  fused["bias_dropout_fusion"] = true;
+  const OpGraph plain = build("gpt", shape, 4), dropped = build("gpt", separate, 4), fusing = build("gpt", fused, 4);
+  EXPECT_EQ(dropped.size(), plain.size() + 3 * 3 + 1);
+  EXPECT_EQ(fusing.size(), plain.size() + 3 + 1);
+  for (const char* name : {"h.0/attn_proj_dropout_add", "h.2/mlp_dropout_add", "h.1/attn_dropout", "embedding/dropout"}) {
+    EXPECT_TRUE(fusing.contains(name)) << name;
+  }
+  for (const char* name : {"h.0/add_1", "h.0/attn_proj_dropout", "h.2/mlp_dropout"}) EXPECT_FALSE(fusing.contains(name)) << name;
+  const OpId fused_add = fusing.find("h.1/mlp_dropout_add");
+  EXPECT_EQ(fusing.op(fused_add).type, "DropoutAdd");
+  EXPECT_EQ(fusing.op(fused_add).output_shape, (std::vector<int64_t>{4, 128, 256}));
+  EXPECT_DOUBLE_EQ(fusing.totals().parameter_count, plain.totals().parameter_count);
+  EXPECT_DOUBLE_EQ(fusing.totals().forward_flops, dropped.totals().forward_flops);
+  Json alone = shape;
+  alone["bias_dropout_fusion"] = true;
+  EXPECT_NE(thrown_message("gpt", alone).find("/model/parameters/bias_dropout_fusion: fuses the hidden dropouts"),
+            std::string::npos)
+      << thrown_message("gpt", alone);
+}
+
 // Llama 3 (Grattafiori et al. 2024, table 3; Hugging Face Meta-Llama-3 configs), L layers, hidden h,
 // head dim d, K key/value heads, FFN f, vocabulary V, untied embeddings:
 //   L (2h + 2h^2 + 2 h K d + 3 h f) + 2 V h + h

@@ -130,9 +130,10 @@ TEST(TensorParallel, LayerTimeIsSplitComputePlusFourRingAllReducesOfTheActivatio
   }
 }
 
-OpGraph small_gpt(bool dropout, int64_t batch, const std::string& vocabulary = "128") {
+OpGraph small_gpt(bool dropout, int64_t batch, const std::string& vocabulary = "128", bool fused_dropout_add = false) {
   Json parameters = Json::parse(R"({"layers": 2, "hidden": 64, "heads": 8, "sequence": 32, "vocabulary": )" +
-                                vocabulary + (dropout ? R"(, "dropout": true})" : "}"));
+                                vocabulary + (dropout ? R"(, "dropout": true)" : "") +
+                                (fused_dropout_add ? R"(, "bias_dropout_fusion": true})" : "}"));
   return build_zoo_model("gpt", JsonReader(parameters, "test"), batch, /*fp16=*/2);
 }
 
@@ -344,10 +345,13 @@ TEST(TensorParallel, RejectsAGroupThatDoesNotDivideTheHeads) {
 
 // Korthikanti et al. 2022, section 4.1 (fp16, with Megatron's dropouts, no sequence parallelism):
 // one transformer layer keeps s b h (34 + 5 a s / h) bytes for its backward on one device and
-// s b h (10 + 24/t + 5 a s / (h t)) on each of t tensor-parallel ranks.
+// s b h (10 + 24/t + 5 a s / (h t)) on each of t tensor-parallel ranks; the same with each hidden
+// dropout fused with its residual add (Megatron's bias_dropout_add: it keeps the dropout's mask,
+// s b h bytes, as the separate dropout does, and the add nothing).
 TEST(TensorParallel, ActivationsSavedPerLayerMatchKorthikanti) {
   const double b = 2, s = 32, h = 64, a = 8;
-  OpGraph graph = small_gpt(true, 2);
+  for (bool fused : {false, true}) {
+  OpGraph graph = small_gpt(true, 2, "128", fused);
   for (int64_t t : {1, 2, 4, 8}) {
     const double td = static_cast<double>(t);
     auto roles = tensor_parallel_roles(graph, default_column_parallel_ops(), default_row_parallel_ops());
@@ -356,7 +360,8 @@ TEST(TensorParallel, ActivationsSavedPerLayerMatchKorthikanti) {
       if (graph.op(v).layer == "h.1") layer_bytes += saved_activation_bytes(graph, roles, t, v);
     }
     const double expected = t == 1 ? s * b * h * (34 + 5 * a * s / h) : s * b * h * (10 + 24 / td + 5 * a * s / (h * td));
-    EXPECT_DOUBLE_EQ(layer_bytes, expected) << t << " ranks";
+    EXPECT_DOUBLE_EQ(layer_bytes, expected) << t << " ranks" << (fused ? ", fused dropout-adds" : "");
+  }
   }
 }
 
