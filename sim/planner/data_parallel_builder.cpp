@@ -50,18 +50,19 @@ struct Bucket {
 /// Parameter ops grouped into buckets, in the order backward finishes them (reverse topological
 /// order), as PyTorch DDP and Horovod fuse gradients (joins_gradient_group: a DDP bucket closes
 /// once it holds `bucket_bytes`, Horovod's stays within it; kOneBucketPerOp: every op alone).
-std::vector<Bucket> make_buckets(const OpGraph& graph, const StepEmitter& emitter, double bucket_bytes,
-                                 Framework framework) {
+std::vector<Bucket> make_buckets(const OpGraph& graph, const StepEmitter& emitter, const RunOptions& run,
+                                 double bucket_bytes, Framework framework) {
   std::vector<Bucket> buckets;
   const auto& order = emitter.order();
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const Op& op = graph.op(*it);
     if (!emitter.selected(*it) || op.parameter_count <= 0) continue;
-    if (buckets.empty() || !joins_gradient_group(framework, buckets.back().bytes, op.parameter_bytes(), bucket_bytes)) {
+    const double gradient = gradient_bytes(op, run);
+    if (buckets.empty() || !joins_gradient_group(framework, buckets.back().bytes, gradient, bucket_bytes)) {
       buckets.emplace_back();
     }
     buckets.back().ops.push_back(*it);
-    buckets.back().bytes += op.parameter_bytes();
+    buckets.back().bytes += gradient;
   }
   return buckets;
 }
@@ -147,7 +148,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
     notes->push_back(text);
   }
 
-  std::vector<Bucket> buckets = use_ps ? std::vector<Bucket>{} : make_buckets(graph, emitter, options.bucket_bytes, options.communication.framework);
+  std::vector<Bucket> buckets = use_ps ? std::vector<Bucket>{} : make_buckets(graph, emitter, run, options.bucket_bytes, options.communication.framework);
   std::vector<CollectiveAlgorithm> bucket_algorithm(buckets.size());
   // `auto` picks as the library that runs the all-reduce would: among NCCL's algorithms on an
   // NCCL transport (every framework's but TensorFlow 1.x's gRPC between machines and a TCP/verbs
@@ -315,7 +316,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
             local.replica = static_cast<int64_t>(r);
             local.op = op.name;
             local.algorithm = CollectiveAlgorithm::kRing;
-            local.bytes = op.parameter_bytes();
+            local.bytes = gradient_bytes(op, run);
             for (size_t member : machine_members[r]) {
               local.group.push_back(device_of[member](v));
               local.deps.push_back(*emitted[member].backward[v]);
@@ -328,7 +329,7 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
           // The push's first task (the serialisation, or the transfer) sends the gradient in static
           // memory, not the output of the backward task it waits for (tasks[i].id == i).
           const TaskId first = plan.tasks.size();
-          TaskId push = send(op.name, device_of[r](v), server, op.parameter_bytes(), ready, step, static_cast<int64_t>(r),
+          TaskId push = send(op.name, device_of[r](v), server, gradient_bytes(op, run), ready, step, static_cast<int64_t>(r),
                              Phase::kPush);
           plan.tasks[first].reads_dep_outputs = false;
           if (options.mode == SyncMode::kAsync) {

@@ -22,11 +22,20 @@ double optimizer_state_bytes_per_parameter(Optimizer optimizer, Precision precis
   return kFp32Bytes + copies * kFp32Bytes;
 }
 
+double gradient_element_bytes(const RunOptions& run, double dtype_bytes) {
+  constexpr double kFp32Bytes = 4;
+  return run.fp32_gradients && mixed_precision(run.precision) ? kFp32Bytes : dtype_bytes;
+}
+
+double gradient_bytes(const Op& op, const RunOptions& run) {
+  return op.parameter_count * gradient_element_bytes(run, op.dtype_bytes);
+}
+
 StaticMemory op_static_memory(const Op& op, const RunOptions& run) {
   StaticMemory memory;
   memory.parameter_bytes = op.parameter_bytes() + op.parameter_count * fp8_weight_cache_bytes_per_parameter(op, run.precision);
   if (run.kind == StepKind::kTraining && op.parameter_count > 0) {
-    memory.gradient_bytes = op.parameter_bytes();
+    memory.gradient_bytes = gradient_bytes(op, run);
     memory.optimizer_state_bytes =
         op.parameter_count * optimizer_state_bytes_per_parameter(run.optimizer, run.precision, op.dtype_bytes);
   }

@@ -32,8 +32,17 @@ double fp8_weight_cache_bytes_per_parameter(const Op& op, Precision precision);
 /// (ZeRO, Rajbhandari et al. 2020, section 3.1).
 double optimizer_state_bytes_per_parameter(Optimizer optimizer, Precision precision, double dtype_bytes);
 
+/// Bytes of one gradient element: 4 under mixed precision with run.fp32_gradients (the gradients
+/// accumulated and reduced in fp32, as Megatron-LM does for bf16), else `dtype_bytes`, the
+/// parameters' own.
+double gradient_element_bytes(const RunOptions& run, double dtype_bytes);
+
+/// `op`'s gradients in bytes: its parameter count x gradient_element_bytes. What it holds in
+/// training and what each data-parallel reduction of them moves.
+double gradient_bytes(const Op& op, const RunOptions& run);
+
 /// The static memory op `op` adds to the device it runs on: parameters (with fp8's weight
-/// caches) always; gradients and optimizer state when training.
+/// caches) always; gradients (gradient_bytes) and optimizer state when training.
 StaticMemory op_static_memory(const Op& op, const RunOptions& run);
 
 void add_static_memory(StaticMemory* into, const StaticMemory& more);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <tuple>
 
+#include "sim/planner/memory_model.h"
 #include "sim/planner/plan_builder.h"
 
 namespace placesim {
@@ -43,6 +44,23 @@ TaskId add_update(Parallel3dEmission* emission, Task update, int64_t d, int64_t 
   return e.emitter.add(std::move(update));
 }
 
+/// Op v's gradients on one (stage, tensor rank): its shard's (or, for a tied copy, its owner's)
+/// parameters at the run's gradient element size (gradient_element_bytes: fp32 under
+/// run.fp32_gradients).
+double gradient_bytes_of(const Parallel3dEmission& e, OpId v) {
+  const Op& op = e.graph.op(v);
+  return e.partition.held_bytes(v) * gradient_element_bytes(e.run, op.dtype_bytes) / op.dtype_bytes;
+}
+
+/// The bytes of one data-parallel all-reduce of a bucket whose gradients hold `gradients` bytes
+/// and whose parameters `parameters`: the gradients' without ZeRO; with ZeRO 1 and 2, where it
+/// stands for a reduce-scatter of the gradients and, after each shard's update, an all-gather of
+/// the parameters, the mean of the two, as a ring moves (n - 1)/n of each (equal when the
+/// gradients keep the parameters' type).
+double all_reduce_bytes(const Parallel3dEmission& e, double gradients, double parameters) {
+  return e.options.zero_stage == 1 || e.options.zero_stage == 2 ? (gradients + parameters) / 2 : gradients;
+}
+
 /// The ops with weights for which `reduced_here` holds, in buckets of e.options.bucket_bytes in
 /// the order backward completes them (the reverse of the forward order), as the framework fills
 /// them (joins_gradient_group: PyTorch DDP's close once full, Horovod's stay within the size).
@@ -53,13 +71,14 @@ std::vector<std::vector<OpId>> gradient_buckets(const Parallel3dEmission& e, con
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const OpId v = *it;
     if (e.partition.held_bytes(v) <= 0 || !reduced_here(v)) continue;
-    if (buckets.empty() || !joins_gradient_group(e.options.communication.framework, bucket_bytes,
-                                                 e.partition.held_bytes(v), e.options.bucket_bytes)) {
+    const double gradients = gradient_bytes_of(e, v);
+    if (buckets.empty() || !joins_gradient_group(e.options.communication.framework, bucket_bytes, gradients,
+                                                 e.options.bucket_bytes)) {
       buckets.emplace_back();
       bucket_bytes = 0;
     }
     buckets.back().push_back(v);
-    bucket_bytes += e.partition.held_bytes(v);
+    bucket_bytes += gradients;
   }
   return buckets;
 }
@@ -102,8 +121,11 @@ void reduce_expert_gradients(Parallel3dEmission* emission, int64_t step, const L
       for (int64_t d : members) {
         for (OpId v : buckets[b]) ready.push_back(last_backward[d][v][r]);
       }
-      double bytes = 0;
-      for (OpId v : buckets[b]) bytes += P.held_bytes(v);
+      double bytes = 0, parameters = 0;
+      for (OpId v : buckets[b]) {
+        bytes += gradient_bytes_of(e, v);
+        parameters += P.held_bytes(v);
+      }
       if (previous) ready.push_back(*previous);
       const std::string where = "/stage" + std::to_string(s) + e.rank_name(r) + "/experts" + std::to_string(rank) +
                                 "/bucket" + std::to_string(b) + suffix;
@@ -138,7 +160,7 @@ void reduce_expert_gradients(Parallel3dEmission* emission, int64_t step, const L
         // before use); without ZeRO, or with one holder per shard group, an all-reduce.
         const bool scatters = e.options.zero_stage >= 3 && shards > 1;
         previous = e.gradient_collective((scatters ? "ep-zero3-reduce-scatter" : "ep-dp-allreduce") + where, holders,
-                                         bytes, ready, step, op_name,
+                                         scatters ? bytes : all_reduce_bytes(e, bytes, parameters), ready, step, op_name,
                                          scatters ? CollectiveKind::kReduceScatter : CollectiveKind::kAllReduce);
         for (int64_t d : members) reduced_for[d] = *previous;
       }
@@ -205,8 +227,11 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
           } else {
             for (int64_t d : members) group.push_back(e.device(d, s, r));
           }
-          double bytes = 0;
-          for (OpId v : buckets[b]) bytes += P.held_bytes(v);
+          double bytes = 0, parameters = 0;
+          for (OpId v : buckets[b]) {
+            bytes += gradient_bytes_of(e, v);
+            parameters += P.held_bytes(v);
+          }
           if (const std::optional<TaskId> wait = e.data_collective_to_wait_for(s, r)) gradient_ready.push_back(*wait);
           const std::string where =
               "stage" + std::to_string(s) + e.rank_name(r) + "/bucket" + std::to_string(b) + suffix;
@@ -218,7 +243,8 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
             TaskId reduced = e.options.zero_stage >= 3
                                  ? e.gradient_collective("zero3-reduce-scatter/" + where, group, bytes, gradient_ready,
                                                          step, op_name, CollectiveKind::kReduceScatter)
-                                 : e.gradient_collective("dp-allreduce/" + where, group, bytes, gradient_ready, step,
+                                 : e.gradient_collective("dp-allreduce/" + where, group,
+                                                         all_reduce_bytes(e, bytes, parameters), gradient_ready, step,
                                                          op_name);
             e.data_collectives[s][r].push_back(reduced);
             reduced_for.assign(reduced_for.size(), reduced);
@@ -268,7 +294,7 @@ void emit_gradient_updates(Parallel3dEmission* emission, int64_t step, const Las
   // Tied weights: the two stages' copies of the gradient summed, then both copies updated.
   for (const auto& [reader, owner] : P.ties) {
     const int64_t owner_stage = static_cast<int64_t>(P.stage_of[owner]), reader_stage = static_cast<int64_t>(P.stage_of[reader]);
-    const double bytes = P.held_bytes(owner) / static_cast<double>(e.options.zero_stage >= 2 ? e.shards : 1);
+    const double bytes = gradient_bytes_of(e, owner) / static_cast<double>(e.options.zero_stage >= 2 ? e.shards : 1);
     for (int64_t d = 0; d < e.simulated_replicas; ++d) {
       for (int64_t r = 0; r < e.simulated_ranks; ++r) {
         std::vector<TaskId> deps;

@@ -35,7 +35,7 @@ inline const std::vector<std::string> kParallelism = {
 /// `run`.
 inline const std::vector<std::string> kRun = {"mode",      "steps", "batch_size",           "precision",         "seed",
                                               "optimizer", "fetch", "log_device_placement", "tensorflow_version",
-                                              "recompute", "memory_format"};
+                                              "recompute", "memory_format", "fp32_gradients"};
 
 /// `simulation`.
 inline const std::vector<std::string> kSimulation = {"collectives", "symmetry", "tier", "gpu_spread"};

@@ -89,6 +89,7 @@ RunOptions read_run(const JsonReader& run) {
   options.tensorflow_version = *parse_tensorflow_version(
       run.choice_or("tensorflow_version", tensorflow_version_names(), to_string(TensorFlowVersion{})));
   options.recompute = run.bool_or("recompute", false);
+  options.fp32_gradients = run.bool_or("fp32_gradients", false);
   return options;
 }
 

@@ -42,6 +42,11 @@ struct RunOptions {
   /// forward runs again inside its backward (Chen et al. 2016, "Training Deep Nets with
   /// Sublinear Memory Cost"), trading compute for memory.
   bool recompute = false;
+  /// Mixed precision only: the gradients accumulate over the micro-batches and are reduced across
+  /// the data-parallel replicas in fp32 (4 bytes each) instead of the 16-bit type: what Megatron-LM
+  /// forces for bf16 (`accumulate_allreduce_grads_in_fp32`), Llama 3's training did (Grattafiori et
+  /// al. 2024, section 3.3.2, "Numerical stability") and PyTorch FSDP's reduce_dtype=float32 does.
+  bool fp32_gradients = false;
   /// From the scenario's "simulation" block: how finely the engine runs all-reduces.
   CollectiveFidelity collective_fidelity = CollectiveFidelity::kPerPhase;
   /// From "simulation": {"symmetry": "representatives"}: 3D-parallel plans simulate one tensor

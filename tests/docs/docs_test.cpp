@@ -434,7 +434,7 @@ std::vector<std::string> table_keys(const std::string& document, const std::stri
   std::vector<std::string> keys;
   std::string line;
   bool in_table = false;
-  const std::regex row(R"(^\| `([A-Za-z_]+)` \|)");
+  const std::regex row(R"(^\| `([A-Za-z_][A-Za-z0-9_]*)` \|)");  // a key may hold digits: fp32_gradients
   while (std::getline(lines, line)) {
     if (line.rfind("#", 0) == 0) break;  // the next section
     if (line.rfind("|", 0) != 0) {

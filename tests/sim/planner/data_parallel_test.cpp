@@ -355,6 +355,33 @@ TEST(SyncDataParallel, TensorFlowOneReducesEachOpsGradientsOnItsOwn) {
   EXPECT_EQ(all_reduces("pytorch-ddp", R"(, "bucket_bytes": 1)"), 3u);
 }
 
+// A data-parallel all-reduce moves the gradients at their element size: the default MLP's
+// 1,863,690 parameters in fp16 are 3,727,380 bytes in one DDP bucket; "fp32_gradients" (PyTorch
+// FSDP's reduce_dtype=float32, Megatron's bf16 runs) doubles them to 7,454,760, and each replica
+// holds 4 bytes of gradient per parameter instead of 2.
+TEST(SyncDataParallel, Fp32GradientsAllReduceFourBytesPerParameter) {
+  auto plan_of = [](const std::string& fp32) {
+    const Scenario scenario = testing::scenario_from_text(
+        R"({"model": {"zoo": "mlp"}, "cluster": {"template": "dgx1_p100"},
+            "strategy": {"data_parallel": {"replicas": 2, "aggregation": "allreduce", "framework": "pytorch-ddp"}},
+            "run": {"batch_size": 64, "steps": 1, "precision": "fp16", "optimizer": "adam")" + fp32 + "}}");
+    return plan_scenario(scenario).plan;
+  };
+  const double parameters = (785 + 1025) * 1024 + 1025 * 10;
+  for (const std::string& fp32 : {std::string(), std::string(R"(, "fp32_gradients": true)")}) {
+    const ExecutionPlan plan = plan_of(fp32);
+    const double element = fp32.empty() ? 2 : 4;
+    std::vector<double> bytes;
+    for (const Task& task : plan.tasks) {
+      if (task.kind == TaskKind::kCollective) bytes.push_back(task.bytes);
+    }
+    EXPECT_EQ(bytes, std::vector<double>{element * parameters}) << fp32;
+    double gradients = 0;
+    for (const StaticMemory& memory : plan.static_memory) gradients = std::max(gradients, memory.gradient_bytes);
+    EXPECT_DOUBLE_EQ(gradients, element * parameters) << fp32;
+  }
+}
+
 // Horovod fuses gradients while the fused size stays within its threshold; PyTorch DDP closes a
 // bucket once it holds the cap. The default MLP's gradients come in backward order as fc3 41,000
 // B ((1024 + 1) x 10 x 4), fc2 4,198,400 B and fc1 3,215,360 B. Within 5,000,000 B Horovod fuses

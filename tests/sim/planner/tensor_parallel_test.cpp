@@ -14,6 +14,7 @@
 #include "sim/core/input_error.h"
 #include "sim/spec/spec_error.h"
 #include "sim/planner/parallel_3d_builder.h"
+#include "sim/planner/memory_model.h"
 #include "sim/planner/tensor_parallel.h"
 #include "tests/support/scenario_text.h"
 #include "tests/support/test_support.h"
@@ -521,6 +522,65 @@ TEST(TensorParallel, MixedPrecisionAdamHoldsSixteenBytesPerParameterShard) {
       EXPECT_DOUBLE_EQ(memory.total(), 16 * parameters) << t << " ranks, device " << device;
     }
   }
+}
+
+// With run.fp32_gradients (Megatron-LM's bf16 runs accumulate and reduce their gradients in
+// fp32) each parameter's gradient takes 4 bytes instead of 2: mixed-precision Adam then holds
+// 2 + 4 + 12 = 18 bytes per parameter; an fp32 run's gradients are fp32 already (4 + 4 + 8).
+TEST(TensorParallel, Fp32GradientsHoldFourBytesPerParameterUnderMixedPrecision) {
+  const double L = 2, h = 64, V = 128, S = 32;
+  OpGraph graph = small_gpt(false, 2);
+  RunOptions run;
+  run.batch_size = 2;
+  run.precision = Precision::kBf16;
+  run.optimizer = Optimizer::kAdam;
+  run.fp32_gradients = true;
+  const double parameters = L * ((12 * h * h + 9 * h) / 2 + 4 * h) + V * h / 2 + S * h + 2 * h;  // t = 2
+  Cluster cluster = ring_of_gpus(2);
+  ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, tensor_parallel(2), "gpt", nullptr);
+  EXPECT_DOUBLE_EQ(plan.static_memory[0].gradient_bytes, 4 * parameters);
+  EXPECT_DOUBLE_EQ(plan.static_memory[0].total(), 18 * parameters);
+  EXPECT_DOUBLE_EQ(gradient_element_bytes(run, 2), 4);
+  run.precision = Precision::kFp32;
+  EXPECT_DOUBLE_EQ(gradient_element_bytes(run, 4), 4);
+  run.precision = Precision::kBf16;
+  run.fp32_gradients = false;
+  EXPECT_DOUBLE_EQ(gradient_element_bytes(run, 2), 2);
+}
+
+// The data-parallel reduction of a (stage, rank)'s gradients moves them at their element size:
+// the small fp16 GPT with t = 2 and D = 2 holds P = L ((12h^2 + 9h)/2 + 4h) + Vh/2 + Sh + 2h
+// parameters per rank (as above), reduced as one bucket: 2P bytes, 4P with fp32 gradients; under
+// ZeRO 1 the all-reduce stands for a reduce-scatter of the gradients and an all-gather of the fp16
+// parameters, (4P + 2P) / 2 = 3P.
+TEST(Parallel3d, Fp32GradientsDoubleTheDataParallelReductionOfFp16Parameters) {
+  const double L = 2, h = 64, V = 128, S = 32;
+  const double parameters = L * ((12 * h * h + 9 * h) / 2 + 4 * h) + V * h / 2 + S * h + 2 * h;
+  OpGraph graph = small_gpt(false, 2);
+  Cluster cluster = switched_gpus(4);
+  auto reduced_bytes = [&](bool fp32_gradients, int zero) {
+    RunOptions run;
+    run.batch_size = 2;
+    run.precision = Precision::kFp16;
+    run.optimizer = Optimizer::kAdam;
+    run.fp32_gradients = fp32_gradients;
+    ParallelismOptions options = tensor_parallel(4);
+    options.tensor = 2;
+    options.data = 2;
+    options.zero_stage = zero;
+    options.bucket_bytes = 1e12;
+    ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, options, "gpt", nullptr);
+    std::vector<double> bytes;
+    for (const Task& task : plan.tasks) {
+      if (task.kind == TaskKind::kCollective && task.name.rfind("dp-allreduce/stage0/tp0/", 0) == 0) bytes.push_back(task.bytes);
+    }
+    EXPECT_EQ(bytes.size(), 1u) << "one bucket on rank 0";
+    return bytes.empty() ? 0.0 : bytes.front();
+  };
+  EXPECT_DOUBLE_EQ(reduced_bytes(false, 0), 2 * parameters);
+  EXPECT_DOUBLE_EQ(reduced_bytes(true, 0), 4 * parameters);
+  EXPECT_DOUBLE_EQ(reduced_bytes(false, 1), 2 * parameters);
+  EXPECT_DOUBLE_EQ(reduced_bytes(true, 1), 3 * parameters);
 }
 
 // Data parallelism on top of tensor parallelism adds one gradient all-reduce per (stage, rank)
