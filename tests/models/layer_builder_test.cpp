@@ -180,7 +180,7 @@ TEST(LayerBuilderTest, FusedDropoutAddReadsBothInputsAndKeepsAMask) {
   Tensor residual = builder.input("residual", {16, 100});
   const double elements = 2.0 * 16 * 100, tensor_bytes = elements * kFloat16Bytes;
   Tensor sum = builder.dropout_add("dropout_add", x, residual);
-  const Op& op = graph.op(sum.op);
+  const Op op = graph.op(sum.op);  // copies: the graph's ops move as more are added
   EXPECT_EQ(op.type, "DropoutAdd");
   EXPECT_EQ(sum.shape, x.shape);
   EXPECT_EQ(graph.inputs(sum.op).size(), 2u);
@@ -189,8 +189,8 @@ TEST(LayerBuilderTest, FusedDropoutAddReadsBothInputsAndKeepsAMask) {
   EXPECT_DOUBLE_EQ(op.backward_flops, elements);
   EXPECT_DOUBLE_EQ(op.backward_bytes, 2 * tensor_bytes + elements);
   EXPECT_DOUBLE_EQ(op.parameter_count, 0);
-  const Op& dropout = graph.op(builder.dropout("dropout", x).op);
-  const Op& add = graph.op(builder.add("add", x, residual).op);
+  const Op dropout = graph.op(builder.dropout("dropout", x).op);
+  const Op add = graph.op(builder.add("add", x, residual).op);
   EXPECT_DOUBLE_EQ(dropout.forward_bytes + add.forward_bytes, 5 * tensor_bytes);
   EXPECT_DOUBLE_EQ(dropout.backward_bytes + add.backward_bytes, 3 * tensor_bytes);
   EXPECT_THROW(builder.dropout_add("mismatch", x, builder.input("other", {16, 99})), ShapeError);
