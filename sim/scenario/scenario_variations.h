@@ -62,6 +62,9 @@ class ScenarioVariations {
   /// model takes no "layers" or not that many.
   OpGraph layer_probe_graph(const RunOptions& run, int64_t layers, ScenarioReuse* reuse) const;
 
+  /// The document's "run", read once: what every variation starts from.
+  const RunOptions& run() const { return run_; }
+
   /// Whether variant `strategy` asks for selective recomputation that selects no op of the
   /// document's model: its patterns (by default the unfused attention's scores, softmax and
   /// context) name none of its ops, as with fused attention, so every plan of the variant is the

@@ -235,11 +235,10 @@ std::string screen_key(const SweepSpec& spec, const SweepConfiguration& configur
 SweepContext make_sweep_context(Json document, const std::string& file, const HardwareCatalog& catalog) {
   SweepContext context;
   context.spec = read_sweep_spec(JsonReader(document, file), catalog);
+  context.variations = std::make_shared<const ScenarioVariations>(std::move(document), file, catalog, context.spec.strategies);
   // A run with full recomputation refuses selective recomputation besides it, configuration by
   // configuration: such variants keep cells of their own.
-  const bool full_recomputation = document.contains("run") && document["run"].is_object() &&
-                                  document["run"].value("recompute", Json(false)) == Json(true);
-  context.variations = std::make_shared<const ScenarioVariations>(std::move(document), file, catalog, context.spec.strategies);
+  const bool full_recomputation = context.variations->run().recompute;
   std::map<std::string, size_t> first_of_text, first_of_screen_text;
   // Whether selective recomputation selects nothing, by the variant's "selective_recompute_ops"
   // ("" for the default patterns): one look at the model per pattern list, not per variant.

@@ -496,66 +496,57 @@ TEST(TensorParallel, RecomputationKeepsOneLayerInputPerLayerAndMicroBatch) {
   for (const auto& [layer, bytes] : kept) EXPECT_DOUBLE_EQ(bytes, micro_batches * 2 * s * b * h) << layer;
 }
 
-// Mixed-precision Adam: fp16 weights 2 + fp16 gradients 2 + fp32 master 4 + momentum 4 +
-// variance 4 = 16 bytes per parameter (ZeRO, Rajbhandari et al. 2020). With t ranks each holds
-// the split weights / t and the replicated ones whole. GPT (L layers, hidden h, vocabulary V,
-// sequence S): per layer 12h^2 + 9h split (QKV, projections, MLP with biases) and 4h replicated
-// (two layer norms); the vocabulary-parallel embedding V h split; positions S h and the final
-// layer norm 2h replicated.
-TEST(TensorParallel, MixedPrecisionAdamHoldsSixteenBytesPerParameterShard) {
+/// The small GPT's parameters on each of t tensor ranks (L 2, hidden h 64, vocabulary V 128,
+/// sequence S 32): per layer 12h^2 + 9h split (QKV, projections, MLP with biases) and 4h
+/// replicated (two layer norms); the vocabulary-parallel embedding V h split; positions S h and
+/// the final layer norm 2h replicated.
+double small_gpt_parameters_per_rank(double t) {
   const double L = 2, h = 64, V = 128, S = 32;
+  return L * ((12 * h * h + 9 * h) / t + 4 * h) + V * h / t + S * h + 2 * h;
+}
+
+// Mixed-precision Adam: fp16 weights 2 + fp16 gradients 2 + fp32 master 4 + momentum 4 +
+// variance 4 = 16 bytes per parameter (ZeRO, Rajbhandari et al. 2020), each of t ranks holding
+// small_gpt_parameters_per_rank(t). With run.fp32_gradients (Megatron-LM's bf16 runs accumulate
+// and reduce their gradients in fp32) the gradients take 4 bytes: 2 + 4 + 12 = 18; an fp32 run's
+// gradients are fp32 already.
+TEST(TensorParallel, MixedPrecisionAdamHoldsSixteenBytesPerParameterShardEighteenWithFp32Gradients) {
   OpGraph graph = small_gpt(false, 2);
   RunOptions run;
   run.batch_size = 2;
   run.precision = Precision::kFp16;
   run.optimizer = Optimizer::kAdam;
-  for (size_t t : {1u, 2u, 4u}) {
-    const double td = static_cast<double>(t);
-    Cluster cluster = ring_of_gpus(t);
-    ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, tensor_parallel(t), "gpt", nullptr);
-    const double parameters = L * ((12 * h * h + 9 * h) / td + 4 * h) + V * h / td + S * h + 2 * h;
-    for (size_t device = 0; device < t; ++device) {
-      const StaticMemory& memory = plan.static_memory[device];
-      EXPECT_DOUBLE_EQ(memory.parameter_bytes, 2 * parameters);
-      EXPECT_DOUBLE_EQ(memory.gradient_bytes, 2 * parameters);
-      EXPECT_DOUBLE_EQ(memory.optimizer_state_bytes, 12 * parameters);
-      EXPECT_DOUBLE_EQ(memory.total(), 16 * parameters) << t << " ranks, device " << device;
+  for (bool fp32_gradients : {false, true}) {
+    run.fp32_gradients = fp32_gradients;
+    const double gradient_element = fp32_gradients ? 4 : 2;
+    EXPECT_DOUBLE_EQ(gradient_element_bytes(run, 2), gradient_element);
+    for (size_t t : {1u, 2u, 4u}) {
+      Cluster cluster = ring_of_gpus(t);
+      ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, tensor_parallel(t), "gpt", nullptr);
+      const double parameters = small_gpt_parameters_per_rank(static_cast<double>(t));
+      for (size_t device = 0; device < t; ++device) {
+        const StaticMemory& memory = plan.static_memory[device];
+        EXPECT_DOUBLE_EQ(memory.parameter_bytes, 2 * parameters);
+        EXPECT_DOUBLE_EQ(memory.gradient_bytes, gradient_element * parameters);
+        EXPECT_DOUBLE_EQ(memory.optimizer_state_bytes, 12 * parameters);
+        EXPECT_DOUBLE_EQ(memory.total(), (14 + gradient_element) * parameters)
+            << t << " ranks, device " << device << (fp32_gradients ? ", fp32 gradients" : "");
+      }
     }
   }
-}
-
-// With run.fp32_gradients (Megatron-LM's bf16 runs accumulate and reduce their gradients in
-// fp32) each parameter's gradient takes 4 bytes instead of 2: mixed-precision Adam then holds
-// 2 + 4 + 12 = 18 bytes per parameter; an fp32 run's gradients are fp32 already (4 + 4 + 8).
-TEST(TensorParallel, Fp32GradientsHoldFourBytesPerParameterUnderMixedPrecision) {
-  const double L = 2, h = 64, V = 128, S = 32;
-  OpGraph graph = small_gpt(false, 2);
-  RunOptions run;
-  run.batch_size = 2;
-  run.precision = Precision::kBf16;
-  run.optimizer = Optimizer::kAdam;
-  run.fp32_gradients = true;
-  const double parameters = L * ((12 * h * h + 9 * h) / 2 + 4 * h) + V * h / 2 + S * h + 2 * h;  // t = 2
-  Cluster cluster = ring_of_gpus(2);
-  ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, tensor_parallel(2), "gpt", nullptr);
-  EXPECT_DOUBLE_EQ(plan.static_memory[0].gradient_bytes, 4 * parameters);
-  EXPECT_DOUBLE_EQ(plan.static_memory[0].total(), 18 * parameters);
+  run.precision = Precision::kBf16;  // still asking for fp32 gradients
   EXPECT_DOUBLE_EQ(gradient_element_bytes(run, 2), 4);
   run.precision = Precision::kFp32;
   EXPECT_DOUBLE_EQ(gradient_element_bytes(run, 4), 4);
-  run.precision = Precision::kBf16;
-  run.fp32_gradients = false;
-  EXPECT_DOUBLE_EQ(gradient_element_bytes(run, 2), 2);
 }
 
 // The data-parallel reduction of a (stage, rank)'s gradients moves them at their element size:
-// the small fp16 GPT with t = 2 and D = 2 holds P = L ((12h^2 + 9h)/2 + 4h) + Vh/2 + Sh + 2h
-// parameters per rank (as above), reduced as one bucket: 2P bytes, 4P with fp32 gradients; under
-// ZeRO 1 the all-reduce stands for a reduce-scatter of the gradients and an all-gather of the fp16
-// parameters, (4P + 2P) / 2 = 3P.
+// the small fp16 GPT with t = 2 and D = 2 holds P = small_gpt_parameters_per_rank(2) parameters
+// per rank, reduced as one bucket: 2P bytes, 4P with fp32 gradients; under ZeRO 1 the all-reduce
+// stands for a reduce-scatter of the gradients and an all-gather of the fp16 parameters,
+// (4P + 2P) / 2 = 3P.
 TEST(Parallel3d, Fp32GradientsDoubleTheDataParallelReductionOfFp16Parameters) {
-  const double L = 2, h = 64, V = 128, S = 32;
-  const double parameters = L * ((12 * h * h + 9 * h) / 2 + 4 * h) + V * h / 2 + S * h + 2 * h;
+  const double parameters = small_gpt_parameters_per_rank(2);
   OpGraph graph = small_gpt(false, 2);
   Cluster cluster = switched_gpus(4);
   auto reduced_bytes = [&](bool fp32_gradients, int zero) {
