@@ -311,6 +311,7 @@ Tensor LayerBuilder::dense(const std::string& name, const Tensor& x, int64_t out
   gemm.m = static_cast<int64_t>(rows);
   gemm.n = out_features;
   gemm.k = static_cast<int64_t>(in_features);
+  gemm.input_from_normalization = graph_.op(x.op).kind == OpKind::kNormalization;
   op.kernel = std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm));
   op.parameter_count = tied ? 0.0 : weights + biases;
   op.forward_bytes = bytes(x.elements() + weights + biases) + op.output_bytes;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/cost/fp8_casts.h"
 #include "sim/cost/kernel_cost.h"
 #include "sim/cost/layout_transposes.h"
 #include "sim/cost/roofline.h"
@@ -11,7 +12,8 @@ namespace placesim {
 double compute_seconds(const Task& task, Precision precision, MemoryFormat format, const ClusterDevice& device,
                        double lockstep_gemm_factor) {
   const DeviceSpec& spec = device.spec;
-  const double transposes = layout_transpose_seconds(task, precision, format, spec);
+  // Kernels the framework runs around a GEMM: cuDNN's layout transposes, Transformer Engine's FP8 casts.
+  const double transposes = layout_transpose_seconds(task, precision, format, spec) + fp8_cast_seconds(task, precision, spec);
   // The slowest GPU's pace: its SM clock, which GEMMs and convolutions follow (memory-bound kernels
   // follow the memory's clock, which does not vary so: docs/cost-model.md).
   const double slowest = spec.gemm_time_spread && is_gemm_kind(task.op_kind) ? lockstep_gemm_factor : 1.0;

@@ -12,7 +12,8 @@ namespace placesim {
 /// max(flops / (peak[precision] x efficiency[kind]), bytes / (memory bandwidth x memory
 /// efficiency)) / speed_factor x compute_scale + launch overhead; a convolution in an NCHW
 /// framework on tensor cores adds its layout transposes (layout_transposes.h). Under fp8 the peak and the bytes
-/// are those of the task's kernel (kernel_precision.h: FP8 GEMMs with 1-byte operands, bf16 otherwise). A task with no FLOPs and no bytes launches
+/// are those of the task's kernel (kernel_precision.h: FP8 GEMMs with 1-byte operands, bf16 otherwise), and a
+/// dense layer's GEMM adds Transformer Engine's casts of its input and output gradient (fp8_casts.h). A task with no FLOPs and no bytes launches
 /// nothing and costs 0 (a variable, an identity on a reference, a NoOp). A GEMM or convolution on a
 /// GPU whose profile has a spread of speeds takes `lockstep_gemm_factor` times its kernel time
 /// (ExecutionPlan::lockstep_gemm_factor).

@@ -20,6 +20,10 @@ struct GemmShape {
   bool transpose_a = false;
   bool transpose_b = false;
   bool samples_in_batch = false;  ///< the samples scale `batch` (attention's heads x sequences), else `m`
+  /// `A` is a normalization's output (a layer norm or RMSNorm feeding a dense layer): under FP8,
+  /// Transformer Engine's LayerNormLinear casts it to FP8 in the norm's own kernel, so the GEMM's
+  /// forward needs no cast of its own (kernel_cost.h, "FP8 casts").
+  bool input_from_normalization = false;
 
   double flops() const { return 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) *
                                 static_cast<double>(k); }
