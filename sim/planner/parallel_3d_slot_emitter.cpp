@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/plan/kernel_precision.h"
 #include "sim/planner/tensor_parallel.h"
 
 namespace placesim {
@@ -227,6 +228,15 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
   return cells;
 }
 
+// Bytes of a sequence-parallel all-gather of `bytes` (counted at the run's element size): under
+// fp8 what is gathered is a Transformer Engine GEMM's FP8 operand, 1 byte per element (TE v1.8:
+// LayerNormLinear writes the norm's output in FP8 and gathers it, forward and again for the
+// weight gradient; a row-parallel layer's output gradient is cast to FP8 before its gather,
+// grad_output_preprocess); the reduce-scatters move the bf16 sums. docs/tensor-parallel.md.
+double Parallel3dSlotEmitter::sequence_gather_bytes(double bytes) const {
+  return bytes * kernel_bytes_scale(e_.run.precision, OpKind::kMatMul);
+}
+
 // Sequence parallelism keeps a column-parallel op's input sharded over the sequence, so its
 // backward all-gathers that input again for the weight gradient, beside the input-gradient GEMM
 // (Megatron's LinearWithGradAccumulationAndAsyncCommunication.backward; Korthikanti et al. 2022,
@@ -250,7 +260,8 @@ std::optional<TaskId> Parallel3dSlotEmitter::regather_sequence_input(int64_t m, 
   }
   const std::string& name = e_.graph.op(v).name;
   return e_.collective(replica_prefix_ + "mb" + std::to_string(m) + "/sp-allgather/grad-input/" + name + suffix_,
-                       e_.layout.tensor_group(d_, s), bytes, std::move(deps), step_, name, CollectiveKind::kAllGather);
+                       e_.layout.tensor_group(d_, s), sequence_gather_bytes(bytes), std::move(deps), step_, name,
+                       CollectiveKind::kAllGather);
 }
 
 // Sequence parallelism replaces each of Megatron's all-reduces with a reduce-scatter (the sums
@@ -273,7 +284,8 @@ TaskId Parallel3dSlotEmitter::tensor_reduction(const std::string& prefix, const 
   const TaskId scattered = e_.collective(prefix + "sp-reducescatter/" + what + name + suffix_, group, bytes, std::move(deps),
                                          step_, name, CollectiveKind::kReduceScatter);
   const TaskId gathered =
-      e_.collective(prefix + "sp-allgather/" + what + name + suffix_, group, bytes, {scattered}, step_, name, CollectiveKind::kAllGather);
+      e_.collective(prefix + "sp-allgather/" + what + name + suffix_, group, sequence_gather_bytes(bytes), {scattered}, step_,
+                    name, CollectiveKind::kAllGather);
   for (auto& cell : *cells) {
     cell.push_back(scattered);
     cell.push_back(gathered);

@@ -47,6 +47,9 @@ class Parallel3dSlotEmitter {
                                      const std::function<TaskId(int64_t)>& ready_on_rank,
                                      const std::string& gather_name, const std::string& op_name);
   TaskId gather(int64_t m, int64_t s, OpId v, int64_t r, bool forward, std::optional<TaskId>* chain);
+  /// Bytes a sequence-parallel all-gather of `bytes` (at the run's element size) moves: half
+  /// under fp8, whose gathered tensors are Transformer Engine's FP8 GEMM operands.
+  double sequence_gather_bytes(double bytes) const;
   /// Sequence parallelism: the all-gather of column-parallel op v's sequence-sharded input in
   /// its backward, for the weight gradient, `tokens` the share of the step's tokens a rank's
   /// tensors hold (scale / context); nullopt when v reads no such input.

@@ -257,6 +257,34 @@ TEST(TensorParallel, SequenceParallelismGathersEachColumnOpsInputAgainInBackward
   // Without sequence parallelism there is nothing to gather again (the tests above: four).
 }
 
+// Under fp8 Transformer Engine gathers FP8 operands (LayerNormLinear's FP8 norm output, a
+// row-parallel layer's output gradient cast before its gather): every sequence-parallel
+// all-gather moves 1 byte per element, 2 x 32 x 64 = 4,096 bytes, half the reduce-scatters'
+// 8,192 bf16 bytes, which stay as they are.
+TEST(TensorParallel, UnderFp8SequenceParallelAllGathersMoveOneBytePerElement) {
+  OpGraph graph = small_gpt(false, 2);
+  Cluster cluster = ring_of_gpus(4);
+  RunOptions run;
+  run.batch_size = 2;
+  run.precision = Precision::kFp8;
+  ParallelismOptions options = tensor_parallel(4);
+  options.sequence_parallel = true;
+  const ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, options, "gpt", nullptr);
+  int gathers = 0, scatters = 0;
+  for (const Task& task : plan.tasks) {
+    if (task.kind != TaskKind::kCollective || task.op.rfind("h.1/", 0) != 0) continue;
+    if (task.collective == CollectiveKind::kAllGather) {
+      EXPECT_DOUBLE_EQ(task.bytes, 2.0 * 32 * 64 * 1) << task.name;
+      ++gathers;
+    } else {
+      EXPECT_DOUBLE_EQ(task.bytes, 2.0 * 32 * 64 * 2) << task.name;
+      ++scatters;
+    }
+  }
+  EXPECT_EQ(gathers, 6);  // two after the forward reduce-scatters, two re-gathers, two after the backward ones
+  EXPECT_EQ(scatters, 4);
+}
+
 // What the reduce-scatter and all-gather cost in place of the all-reduce: on a DGX H100 the
 // 8-GPU all-reduce is NCCL's NVLS one (hardware_profiles/collectives/azure_nd-h100-v5.csv:
 // 268,435,456 B in 1109.55 us, 423 GB/s of bus bandwidth), while its all-gather and
