@@ -202,6 +202,18 @@ TEST(TensorParallel, FullRecomputationAllReducesTheRowParallelOutputsAgainInBack
   // Without recomputation the forward's all-reduces are not repeated (the test above: four).
 }
 
+/// The small GPT (batch 2) on 4 tensor-parallel ranks with sequence parallelism, in `precision`.
+ExecutionPlan tensor_4_sequence_parallel_gpt_plan(Precision precision) {
+  OpGraph graph = small_gpt(false, 2);
+  Cluster cluster = ring_of_gpus(4);
+  RunOptions run;
+  run.batch_size = 2;
+  run.precision = precision;
+  ParallelismOptions options = tensor_parallel(4);
+  options.sequence_parallel = true;
+  return build_parallel_3d_plan(graph, cluster, run, options, "gpt", nullptr);
+}
+
 // Sequence parallelism keeps the input of qkv and mlp_fc sharded over the sequence, so each
 // one's backward all-gathers it again for its weight gradient (Megatron-Core's
 // LinearWithGradAccumulationAndAsyncCommunication.backward; Korthikanti et al. 2022, section
@@ -211,14 +223,7 @@ TEST(TensorParallel, FullRecomputationAllReducesTheRowParallelOutputsAgainInBack
 // forward after attn_proj and mlp_proj, backward after the input gradients of mlp_fc and qkv
 // (which wait for the re-gather too).
 TEST(TensorParallel, SequenceParallelismGathersEachColumnOpsInputAgainInBackward) {
-  OpGraph graph = small_gpt(false, 2);
-  Cluster cluster = ring_of_gpus(4);
-  RunOptions run;
-  run.batch_size = 2;
-  run.precision = Precision::kFp16;
-  ParallelismOptions options = tensor_parallel(4);
-  options.sequence_parallel = true;
-  const ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, options, "gpt", nullptr);
+  const ExecutionPlan plan = tensor_4_sequence_parallel_gpt_plan(Precision::kFp16);
   EXPECT_EQ(layer_one_collectives(plan),
             (std::vector<std::string>{"mb0/sp-reducescatter/h.1/attn_proj", "mb0/sp-allgather/h.1/attn_proj",
                                       "mb0/sp-reducescatter/h.1/mlp_proj", "mb0/sp-allgather/h.1/mlp_proj",
@@ -262,14 +267,7 @@ TEST(TensorParallel, SequenceParallelismGathersEachColumnOpsInputAgainInBackward
 // all-gather moves 1 byte per element, 2 x 32 x 64 = 4,096 bytes, half the reduce-scatters'
 // 8,192 bf16 bytes, which stay as they are.
 TEST(TensorParallel, UnderFp8SequenceParallelAllGathersMoveOneBytePerElement) {
-  OpGraph graph = small_gpt(false, 2);
-  Cluster cluster = ring_of_gpus(4);
-  RunOptions run;
-  run.batch_size = 2;
-  run.precision = Precision::kFp8;
-  ParallelismOptions options = tensor_parallel(4);
-  options.sequence_parallel = true;
-  const ExecutionPlan plan = build_parallel_3d_plan(graph, cluster, run, options, "gpt", nullptr);
+  const ExecutionPlan plan = tensor_4_sequence_parallel_gpt_plan(Precision::kFp8);
   int gathers = 0, scatters = 0;
   for (const Task& task : plan.tasks) {
     if (task.kind != TaskKind::kCollective || task.op.rfind("h.1/", 0) != 0) continue;
