@@ -135,7 +135,8 @@ std::string describe(const CostSource& source) {
   }
   if (!source.fp8_gemm_efficiency.empty()) {
     text += "; fp8 GEMMs: the datasheet's dense FP8 peak x " + source.fp8_gemm_efficiency +
-            ", an estimate (no FP8 kernels measured)";
+            ", an estimate (no FP8 kernels measured), each linear layer's with Transformer Engine's casts of its "
+            "input and output gradient (docs/cost-model.md, FP8 casts)";
   }
   if (!source.gemm_efficiency_stand_in.empty()) {
     text += "; " + to_string(source.precision) + " GEMMs: the datasheet's " + to_string(source.precision) +

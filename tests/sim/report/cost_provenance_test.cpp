@@ -50,6 +50,19 @@ TEST(CostProvenance, APrecisionWithoutItsOwnFitNamesTheEfficiencyItBorrows) {
   }
 }
 
+// An fp8 run's GEMMs borrow the 16-bit fit's efficiency of the FP8 peak and pay Transformer
+// Engine's casts; the line says both.
+TEST(CostProvenance, Fp8GemmsNameTheEfficiencyTheyBorrowAndTheirCasts) {
+  DeviceSpec spec = fitted_gpu();
+  spec.peak_flops_per_second[Precision::kFp8] = 32e12;
+  const CostSource source = cost_sources(gpus(2, spec), Precision::kFp8).at(0);
+  EXPECT_NE(describe(source).find("; fp8 GEMMs: the datasheet's dense FP8 peak x the kernel model's fp16 GEMM "
+                                  "efficiency (no fp8 fit), an estimate (no FP8 kernels measured), each linear layer's "
+                                  "with Transformer Engine's casts of its input and output gradient"),
+            std::string::npos)
+      << describe(source);
+}
+
 // A run whose convolutions keep NCHW tensors says, per device whose tensor cores run them, that
 // they pay cuDNN's layout transposes; off tensor cores (fp32, or a pre-Volta GPU) and under NHWC
 // it says nothing.
