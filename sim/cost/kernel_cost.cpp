@@ -175,12 +175,14 @@ double kernel_model_seconds(const Task& task, Precision precision, const DeviceS
   if (task.kernel && task.kernel_passes != 0 && task.kernel->kind != KernelKind::kNone) {
     thread_local std::unordered_map<CacheKey, double, CacheKeyHash> cache;
     const KernelShape shape = task.kernel->with_samples(task.kernel_samples);
-    const GemmDevice device = step_gemm_device(spec, precision);  // once: the key reads its corrections
-    CacheKey key = key_of(shape, task.kernel_passes, precision, spec, device);
+    // Under fp8 a linear layer's GEMMs compute in FP8, attention in bf16 (kernel_precision.h).
+    const Precision kernel = kernel_precision(precision, task.op_kind, task.kernel.get());
+    const GemmDevice device = step_gemm_device(spec, kernel);  // once: the key reads its corrections
+    CacheKey key = key_of(shape, task.kernel_passes, kernel, spec, device);
     auto it = cache.find(key);
     if (it != cache.end()) return it->second;
     if (cache.size() > (1u << 20)) cache.clear();
-    double seconds = shaped_seconds(shape, task.kernel_passes, precision, device);
+    double seconds = shaped_seconds(shape, task.kernel_passes, kernel, device);
     cache.emplace(key, seconds);
     return seconds;
   }

@@ -11,6 +11,7 @@
 #include "sim/cost/cost_model.h"
 #include "sim/cost/kernel_cost.h"
 #include "sim/cost/gemm_model.h"
+#include "sim/plan/kernel_precision.h"
 #include "sim/plan/plan_json.h"
 #include "sim/planner/memory_model.h"
 #include "sim/planner/plan_builder.h"
@@ -100,6 +101,54 @@ TEST(Fp8, AKernelModelWithoutAnFp8FitUsesItsBf16EfficiencyAtTheFp8Peak) {
   const GemmDevice fp8_device{2e14, 1e12, spec.kernel_model.get()};
   EXPECT_DOUBLE_EQ(kernel_model_seconds(task, Precision::kFp8, spec),
                    estimate_gemm(gemm, 1, Precision::kFp8, fp8_device).seconds);
+}
+
+// Transformer Engine runs only its linear layers' GEMMs in FP8: attention computes in bf16 unless
+// its FP8 attention is on (fp8_dpa, off by default), fused or as batched GEMMs. Which precision
+// each kernel takes, and a fused attention kernel and a batched GEMM on the H100's kernel model
+// costing the same in an fp8 run as in a bf16 one, where a dense layer's GEMM differs.
+TEST(Fp8, AttentionComputesInBf16AndOnlyLinearLayersGemmsInFp8) {
+  GemmShape dense;
+  dense.m = 4096;
+  dense.n = 4096;
+  dense.k = 4096;
+  GemmShape batched = dense;
+  batched.batch = 32;
+  batched.m = 2048;
+  batched.n = 2048;
+  batched.k = 128;
+  batched.samples_in_batch = true;
+  AttentionShape attention;
+  attention.batch = 32;
+  attention.queries = attention.keys = 2048;
+  attention.head_dim = 128;
+  attention.causal = true;
+  const KernelShape dense_kernel = KernelShape::of_gemm(dense), batched_kernel = KernelShape::of_gemm(batched),
+                    attention_kernel = KernelShape::of_attention(attention);
+  EXPECT_EQ(kernel_precision(Precision::kFp8, OpKind::kMatMul, &dense_kernel), Precision::kFp8);
+  EXPECT_EQ(kernel_precision(Precision::kFp8, OpKind::kMatMul), Precision::kFp8);  // no shape: a GEMM
+  EXPECT_EQ(kernel_precision(Precision::kFp8, OpKind::kMatMul, &batched_kernel), Precision::kBf16);
+  EXPECT_EQ(kernel_precision(Precision::kFp8, OpKind::kMatMul, &attention_kernel), Precision::kBf16);
+  EXPECT_EQ(kernel_precision(Precision::kFp8, OpKind::kElementwise), Precision::kBf16);
+  EXPECT_EQ(kernel_precision(Precision::kBf16, OpKind::kMatMul, &dense_kernel), Precision::kBf16);
+  EXPECT_DOUBLE_EQ(kernel_bytes_scale(Precision::kFp8, OpKind::kMatMul, &dense_kernel), 0.5);
+  EXPECT_DOUBLE_EQ(kernel_bytes_scale(Precision::kFp8, OpKind::kMatMul, &attention_kernel), 1.0);
+
+  const ClusterDevice h100 = catalog_device("h100-sxm5-80gb");
+  auto task_of = [](const KernelShape& kernel) {
+    Task task = testing::compute_task(0, 1e12);
+    task.kernel = std::make_shared<const KernelShape>(kernel);
+    task.kernel_passes = kForwardPass | kBackwardPasses;
+    return task;
+  };
+  for (const KernelShape* kernel : {&batched_kernel, &attention_kernel}) {
+    const Task task = task_of(*kernel);
+    EXPECT_DOUBLE_EQ(compute_seconds(task, Precision::kFp8, MemoryFormat::kNchw, h100),
+                     compute_seconds(task, Precision::kBf16, MemoryFormat::kNchw, h100))
+        << kernel->describe();
+  }
+  const Task linear = task_of(dense_kernel);
+  EXPECT_LT(kernel_model_seconds(linear, Precision::kFp8, h100.spec), kernel_model_seconds(linear, Precision::kBf16, h100.spec));
 }
 
 // Tiny GPT, fp8 with Adam. Every parameter: bf16 weight 2 + bf16 gradient 2 + fp32 master 4 +
