@@ -1,11 +1,14 @@
 #include "sim/cost/fp8_casts.h"
 
+#include "sim/plan/kernel_precision.h"
+
 namespace placesim {
 
 Fp8Casts fp8_casts(const Task& task, Precision precision) {
   Fp8Casts casts;
   if (precision != Precision::kFp8 || !task.kernel || task.kernel->kind != KernelKind::kGemm) return casts;
-  if (task.kernel->gemm.samples_in_batch) return casts;  // attention's batched GEMMs: not a linear layer
+  // Only the GEMMs that compute in FP8 (kernel_precision.h): not attention's, not the output layer's.
+  if (kernel_precision(precision, task.op_kind, task.kernel.get()) != Precision::kFp8) return casts;
   const GemmShape gemm = task.kernel->with_samples(task.kernel_samples).gemm;
   const double batch = static_cast<double>(gemm.batch);
   const double input = batch * static_cast<double>(gemm.m) * static_cast<double>(gemm.k);

@@ -20,7 +20,7 @@ int64_t output_size(int64_t input, int64_t kernel, int64_t stride, int64_t pad, 
 bool GemmShape::operator==(const GemmShape& o) const {
   return batch == o.batch && m == o.m && n == o.n && k == o.k && transpose_a == o.transpose_a &&
          transpose_b == o.transpose_b && samples_in_batch == o.samples_in_batch &&
-         input_from_normalization == o.input_from_normalization;
+         input_from_normalization == o.input_from_normalization && output_layer == o.output_layer;
 }
 
 double AttentionShape::forward_flops() const {

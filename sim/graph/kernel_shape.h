@@ -22,8 +22,12 @@ struct GemmShape {
   bool samples_in_batch = false;  ///< the samples scale `batch` (attention's heads x sequences), else `m`
   /// `A` is a normalization's output (a layer norm or RMSNorm feeding a dense layer): under FP8,
   /// Transformer Engine's LayerNormLinear casts it to FP8 in the norm's own kernel, so the GEMM's
-  /// forward needs no cast of its own (kernel_cost.h, "FP8 casts").
+  /// forward needs no cast of its own (sim/cost/fp8_casts.h).
   bool input_from_normalization = false;
+  /// The model's output layer (the GEMM whose output is the loss's logits): frameworks keep it in
+  /// 16 bits under FP8 (Megatron-Core's output layer is its own ColumnParallelLinear, outside
+  /// Transformer Engine; sim/plan/kernel_precision.h).
+  bool output_layer = false;
 
   double flops() const { return 2.0 * static_cast<double>(batch) * static_cast<double>(m) * static_cast<double>(n) *
                                 static_cast<double>(k); }

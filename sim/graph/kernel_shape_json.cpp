@@ -10,7 +10,7 @@ constexpr int64_t kMaxDimension = std::numeric_limits<int32_t>::max();
 
 GemmShape read_gemm(const JsonReader& entry) {
   entry.reject_unknown_keys({"batch", "m", "n", "k", "transpose_a", "transpose_b", "samples_in_batch",
-                            "input_from_normalization"});
+                            "input_from_normalization", "output_layer"});
   GemmShape gemm;
   gemm.batch = entry.integer_or("batch", 1, 1, kMaxDimension);
   gemm.m = entry.at("m").as_integer(1, kMaxDimension);
@@ -20,6 +20,7 @@ GemmShape read_gemm(const JsonReader& entry) {
   gemm.transpose_b = entry.bool_or("transpose_b", false);
   gemm.samples_in_batch = entry.bool_or("samples_in_batch", false);
   gemm.input_from_normalization = entry.bool_or("input_from_normalization", false);
+  gemm.output_layer = entry.bool_or("output_layer", false);
   return gemm;
 }
 
@@ -88,6 +89,7 @@ Json write_kernel_shape(const KernelShape& kernel) {
     if (g.transpose_b) gemm["transpose_b"] = true;
     if (g.samples_in_batch) gemm["samples_in_batch"] = true;
     if (g.input_from_normalization) gemm["input_from_normalization"] = true;
+    if (g.output_layer) gemm["output_layer"] = true;
     return Json{{"gemm", gemm}};
   }
   if (kernel.kind == KernelKind::kConv2d) {

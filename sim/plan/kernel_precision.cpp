@@ -3,17 +3,19 @@
 namespace placesim {
 namespace {
 
-/// Attention's kernels: a fused attention kernel, or the batched GEMMs of Q K^T and P V.
-bool is_attention_kernel(const KernelShape* kernel) {
-  return kernel &&
-         (kernel->kind == KernelKind::kAttention || (kernel->kind == KernelKind::kGemm && kernel->gemm.samples_in_batch));
+/// Kernels an fp8 run keeps in 16 bits: attention's (a fused attention kernel, or the batched
+/// GEMMs of Q K^T and P V) and the model's output layer.
+bool stays_16_bit(const KernelShape* kernel) {
+  if (!kernel) return false;
+  if (kernel->kind == KernelKind::kAttention) return true;
+  return kernel->kind == KernelKind::kGemm && (kernel->gemm.samples_in_batch || kernel->gemm.output_layer);
 }
 
 }  // namespace
 
 Precision kernel_precision(Precision run, OpKind kind, const KernelShape* kernel) {
   if (run != Precision::kFp8) return run;
-  return is_gemm_kind(kind) && !is_attention_kernel(kernel) ? Precision::kFp8 : Precision::kBf16;
+  return is_gemm_kind(kind) && !stays_16_bit(kernel) ? Precision::kFp8 : Precision::kBf16;
 }
 
 double kernel_bytes_scale(Precision run, OpKind kind, const KernelShape* kernel) {

@@ -15,7 +15,9 @@ namespace placesim {
 /// (KernelKind::kAttention) or as batched GEMMs whose samples scale the batch (NVIDIA
 /// Transformer Engine user guide, "Using FP8 with Transformer Engine": only the GEMMs of Linear
 /// layers run in FP8; TE v1.8's DotProductAttention computes in bf16 unless its FP8 attention is
-/// switched on, fp8_dpa, off by default); `run` itself for every other precision.
+/// switched on, fp8_dpa, off by default) and for the model's output layer (GemmShape::output_layer:
+/// Megatron-Core's is its own ColumnParallelLinear, outside TE's FP8 autocast); `run` itself for
+/// every other precision.
 Precision kernel_precision(Precision run, OpKind kind, const KernelShape* kernel = nullptr);
 
 /// What a task's memory traffic (counted at the run's element_bytes) is multiplied by for its

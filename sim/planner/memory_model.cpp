@@ -1,5 +1,6 @@
 #include "sim/planner/memory_model.h"
 
+#include "sim/plan/kernel_precision.h"
 #include "sim/planner/plan_builder.h"
 
 namespace placesim {
@@ -9,7 +10,7 @@ bool mixed_precision(Precision precision) {
 }
 
 double fp8_weight_cache_bytes_per_parameter(const Op& op, Precision precision) {
-  if (precision != Precision::kFp8 || !is_gemm_kind(op.kind)) return 0;
+  if (kernel_precision(precision, op.kind, op.kernel.get()) != Precision::kFp8) return 0;
   constexpr double kFp8WeightBytes = 1;     // the FP8 copy the forward GEMM reads
   constexpr double kFp8TransposeBytes = 1;  // its transpose, for the backward data GEMM on Hopper
   return kFp8WeightBytes + kFp8TransposeBytes;

@@ -21,8 +21,8 @@ bool mixed_precision(Precision precision);
 /// Linear layer's weight to FP8 once per step and caches it across micro-batches (the
 /// `is_first_microbatch` argument of te.Linear.forward, "FP8 weight caching" in its
 /// advanced-optimizations guide); Hopper's FP8 tensor cores take only the TN layout, so the
-/// backward data GEMM needs the transposed copy (TE's cast_transpose). 0 for other ops and
-/// other precisions. With mixed-precision Adam an fp8 GEMM parameter holds 2 + 2 (fp8 copies)
+/// backward data GEMM needs the transposed copy (TE's cast_transpose). 0 for ops that do not
+/// compute in FP8 (kernel_precision.h: attention, the output layer) and other precisions. With mixed-precision Adam an fp8 GEMM parameter holds 2 + 2 (fp8 copies)
 /// + 2 + 12 = 18 bytes; its other parameters (embeddings, norms) 16 (docs/llm-planning.md, "FP8").
 double fp8_weight_cache_bytes_per_parameter(const Op& op, Precision precision);
 

@@ -1,11 +1,14 @@
 // Transformer Engine's FP8 casts around a linear layer's GEMMs (sim/cost/fp8_casts.h), against
-// byte counts and times worked out by hand, and the flag that marks a normalization's output.
+// byte counts and times worked out by hand, and the flags that mark a normalization's output and
+// the output layer (which an fp8 run keeps in bf16).
 #include <gtest/gtest.h>
 
 #include "models/layer_builder.h"
 #include "sim/cost/cost_model.h"
 #include "sim/cost/fp8_casts.h"
 #include "sim/graph/kernel_shape_json.h"
+#include "sim/plan/kernel_precision.h"
+#include "sim/planner/memory_model.h"
 #include "tests/support/test_support.h"
 
 namespace placesim {
@@ -104,12 +107,38 @@ TEST(Fp8Casts, TheLayerBuilderMarksADenseLayerFedByANorm) {
   EXPECT_FALSE(graph.op(graph.find("fc2")).kernel->gemm.input_from_normalization);
 }
 
-TEST(Fp8Casts, TheFlagRoundTripsThroughAKernelShapesJson) {
+// The GEMM whose output the loss reads, directly or through a bias add, is the output layer; an
+// fp8 run keeps it in bf16 (Megatron-Core's output layer is outside Transformer Engine), so it
+// pays no casts and keeps no FP8 weight copies.
+TEST(Fp8Casts, TheLayerBuilderMarksTheOutputLayerWhichStaysBf16WithoutCasts) {
+  OpGraph graph("test");
+  LayerBuilder b(graph, 2, 2);
+  Tensor x = b.input("x", {8, 16}, 2);
+  Tensor labels = b.input("labels", {8}, 4);
+  Tensor h = b.dense("fc1", x, 32);
+  Tensor logits = b.bias_add("bias", b.dense("head", h, 64, /*bias=*/false));
+  b.softmax_cross_entropy("xent", logits, labels);
+  const Op& head = graph.op(graph.find("head"));
+  const Op& fc1 = graph.op(graph.find("fc1"));
+  EXPECT_TRUE(head.kernel->gemm.output_layer);
+  EXPECT_FALSE(fc1.kernel->gemm.output_layer);
+  EXPECT_EQ(kernel_precision(Precision::kFp8, head.kind, head.kernel.get()), Precision::kBf16);
+  EXPECT_EQ(kernel_precision(Precision::kFp8, fc1.kind, fc1.kernel.get()), Precision::kFp8);
+  Task task = compute_task(0, 1e9, 0, OpKind::kMatMul);
+  task.kernel = head.kernel;
+  task.kernel_passes = kForwardPass | kBackwardPasses;
+  EXPECT_EQ(fp8_casts(task, Precision::kFp8).kernels, 0);
+  EXPECT_DOUBLE_EQ(fp8_weight_cache_bytes_per_parameter(head, Precision::kFp8), 0);
+  EXPECT_DOUBLE_EQ(fp8_weight_cache_bytes_per_parameter(fc1, Precision::kFp8), 2);
+}
+
+TEST(Fp8Casts, TheFlagsRoundTripThroughAKernelShapesJson) {
   GemmShape gemm;
   gemm.m = 8;
   gemm.n = 16;
   gemm.k = 32;
   gemm.input_from_normalization = true;
+  gemm.output_layer = true;
   const KernelShape shape = KernelShape::of_gemm(gemm);
   const Json json = write_kernel_shape(shape);
   EXPECT_EQ(read_kernel_shape(JsonReader(json, "test", "/kernel")), shape);
