@@ -67,6 +67,11 @@ struct DeviceSpec {
   double memory_efficiency_for(OpKind op_kind) const {
     return is_reduction_kind(op_kind) && reduction_memory_efficiency > 0 ? reduction_memory_efficiency : memory_efficiency;
   }
+  /// The bandwidth fraction a step's memory-bound kernel of `op_kind` reaches: its kernel model's
+  /// fitted fraction where the device has one, else the profile's.
+  double step_memory_efficiency_for(OpKind op_kind) const {
+    return kernel_model ? kernel_model->memory_efficiency_for(op_kind) : memory_efficiency_for(op_kind);
+  }
   std::string compute_capability;               ///< GPUs only, "" otherwise
   int64_t sm_count = 0;                         ///< GPUs: streaming multiprocessors (datasheet); 0 = not given
   std::string pci_bus_id;                       ///< GPUs only, for the TensorFlow device mapping

@@ -6,9 +6,11 @@ namespace placesim {
 
 Fp8Casts fp8_casts(const Task& task, Precision precision) {
   Fp8Casts casts;
-  if (precision != Precision::kFp8 || !task.kernel || task.kernel->kind != KernelKind::kGemm) return casts;
   // Only the GEMMs that compute in FP8 (kernel_precision.h): not attention's, not the output layer's.
-  if (kernel_precision(precision, task.op_kind, task.kernel.get()) != Precision::kFp8) return casts;
+  if (!task.kernel || task.kernel->kind != KernelKind::kGemm ||
+      kernel_precision(precision, task.op_kind, task.kernel.get()) != Precision::kFp8) {
+    return casts;
+  }
   const GemmShape gemm = task.kernel->with_samples(task.kernel_samples).gemm;
   const double batch = static_cast<double>(gemm.batch);
   const double input = batch * static_cast<double>(gemm.m) * static_cast<double>(gemm.k);
@@ -30,13 +32,11 @@ Fp8Casts fp8_casts(const Task& task, Precision precision) {
 double fp8_cast_seconds(const Task& task, Precision precision, const DeviceSpec& spec) {
   const Fp8Casts casts = fp8_casts(task, precision);
   if (casts.kernels == 0) return 0;
-  if (spec.kernel_model) {
-    const KernelModel& model = *spec.kernel_model;
-    return casts.bytes / (spec.memory_bandwidth_bytes_per_second * model.memory_efficiency_for(OpKind::kElementwise)) +
-           casts.kernels * (model.memory_latency_seconds + model.kernel_overhead_seconds);
-  }
-  return casts.bytes / (spec.memory_bandwidth_bytes_per_second * spec.memory_efficiency_for(OpKind::kElementwise)) +
-         casts.kernels * spec.kernel_launch_overhead_seconds;
+  const double fixed_per_kernel = spec.kernel_model
+                                      ? spec.kernel_model->memory_latency_seconds + spec.kernel_model->kernel_overhead_seconds
+                                      : spec.kernel_launch_overhead_seconds;
+  return casts.bytes / (spec.memory_bandwidth_bytes_per_second * spec.step_memory_efficiency_for(OpKind::kElementwise)) +
+         casts.kernels * fixed_per_kernel;
 }
 
 }  // namespace placesim

@@ -15,8 +15,8 @@ struct Fp8Casts {
   int kernels = 0;   ///< separate kernel launches
 };
 
-/// For a dense-layer GEMM task (a kernel shape of kind GEMM whose samples scale `m`) of an fp8
-/// run; none for any other task or precision. Per pass the task runs:
+/// For a GEMM task that computes in FP8 (kernel_precision.h: a linear layer's, not attention's
+/// nor the output layer's, in an fp8 run); none for any other task. Per pass the task runs:
 /// - forward: the input (m x k) cast and transposed in one kernel (fp8_cast_transpose_fused: 2
 ///   bytes read, 1 + 1 written per element), unless a normalization produced it
 ///   (GemmShape::input_from_normalization: TE's LayerNormLinear writes the norm's output in FP8);

@@ -35,9 +35,8 @@ double layout_transpose_bytes(const Task& task, Precision precision, MemoryForma
 double layout_transpose_seconds(const Task& task, Precision precision, MemoryFormat format, const DeviceSpec& spec) {
   const double bytes = layout_transpose_bytes(task, precision, format, spec);
   if (bytes <= 0) return 0;
-  const double elementwise = spec.kernel_model ? spec.kernel_model->memory_efficiency_for(OpKind::kElementwise)
-                                                : spec.memory_efficiency_for(OpKind::kElementwise);
-  return bytes / (spec.memory_bandwidth_bytes_per_second * elementwise * kTransposeRelativeEfficiency);
+  return bytes / (spec.memory_bandwidth_bytes_per_second * spec.step_memory_efficiency_for(OpKind::kElementwise) *
+                  kTransposeRelativeEfficiency);
 }
 
 }  // namespace placesim
