@@ -164,6 +164,15 @@ Parallel3dPartition partition_parallel_3d(const OpGraph& graph, const RunOptions
   const int64_t context = options.context;
   p.context_ranks = context;
   if (options.expert > 1) find_expert_layers(graph, options, layout, &p);
+  if (options.tensor_comm_overlap && ranks > 1) {
+    for (OpId v = 0; v < graph.size(); ++v) {
+      if (graph.op(v).type != "MoeDispatch") continue;
+      throw SpecError::strategy("parallelism/tp_comm_overlap",
+                                "overlapping sequence parallelism's collectives with the GEMMs is modelled for dense "
+                                "layers only; \"" + graph.name() + "\" routes tokens to experts (op \"" +
+                                    graph.op(v).name + "\"): leave \"tp_comm_overlap\" out");
+    }
+  }
   // Selective recomputation (Korthikanti et al. 2022, section 5): the core attention's ops keep
   // nothing made among them and re-run their forward in backward.
   p.recomputed.assign(graph.size(), false);

@@ -6,6 +6,22 @@
 #include "sim/planner/tensor_parallel.h"
 
 namespace placesim {
+namespace {
+
+// Transformer Engine's userbuffers overlap (ParallelismOptions::tensor_comm_overlap; TE v1.8
+// 3ec998e9 / v1.9 e79d915a, transformer_engine/pytorch/module/base.py initialize_ub and
+// csrc/comm_gemm_overlap.h; docs/tensor-parallel.md, "Communication overlapped with the GEMMs").
+// A row-parallel GEMM's reduce-scatter runs in this many chunks: the "pipeline" method's
+// num_splits, 4 by default in TE v1.9 (base.py) and in every H100 configuration of
+// NeMo-Framework-Launcher (launcher_scripts/conf/training/tp_overlap/ub_cfg_h100_*.yaml).
+constexpr int kUserbuffersSplits = 4;
+// The SMs that reduce-scatter's kernels take from the GEMM beside it (set_sm_margin: the GEMM
+// runs on the GPU's SMs less these): TE v1.8's add_ub default num_sm 16 (base.py); the launcher's
+// H100 configurations give proj_fprop / fc2_fprop 16 to 24 with set_sm_margin 1.
+constexpr double kUserbuffersReduceScatterSms = 16;
+constexpr const char* kUserbuffersTransport = "te_userbuffers";
+
+}  // namespace
 
 Parallel3dSlotEmitter::Parallel3dSlotEmitter(Parallel3dEmission* emission, int64_t step, int64_t replica,
                                              GatheredParameters* gathered)
@@ -22,7 +38,9 @@ Parallel3dSlotEmitter::Parallel3dSlotEmitter(Parallel3dEmission* emission, int64
       backward_ready_(emission->micro_batches, std::vector<std::vector<TaskId>>(emission->graph.size())),
       received_(emission->micro_batches),
       scattered_inputs_(emission->micro_batches),
-      gathered_gradients_(emission->micro_batches) {}
+      gathered_gradients_(emission->micro_batches),
+      overlapped_forward_(emission->micro_batches),
+      overlapped_backward_(emission->micro_batches) {}
 
 // Megatron's scatter/gather (ParallelismOptions::scatter_gather): a tensor that each rank holds
 // whole (`bytes` per rank equal to the full tensor's, or with context parallelism to the rank's
@@ -36,12 +54,12 @@ bool Parallel3dSlotEmitter::scatters(double bytes_per_rank, double full_bytes) c
 // What each rank's consumers wait for: the all-gather, whose output (the whole tensor) is on
 // every rank of the group (sim/timeline/buffer_memory.h).
 std::vector<TaskId> Parallel3dSlotEmitter::scatter_gather(const std::string& tensor, int64_t from, int64_t to, double bytes,
-                          const std::function<TaskId(int64_t)>& ready_on_rank, const std::string& gather_name,
+                          const std::function<std::vector<TaskId>(int64_t)>& ready_on_rank, const std::string& gather_name,
                           const std::string& op_name) {
   std::vector<TaskId> pieces;
   for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
     pieces.push_back(e_.stage_transfer(tensor + e_.rank_name(r) + "/scatter", e_.device(d_, from, r), e_.device(d_, to, r),
-                                       bytes / static_cast<double>(e_.ranks), {ready_on_rank(r)}, step_, replica_));
+                                       bytes / static_cast<double>(e_.ranks), ready_on_rank(r), step_, replica_));
   }
   const TaskId gathered_id = e_.collective(gather_name, e_.layout.tensor_group(d_, to), bytes, std::move(pieces), step_, op_name,
                                         CollectiveKind::kAllGather);
@@ -160,6 +178,9 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
   for (OpId v : e_.emitter.order()) {
     if (!e_.emitter.selected(v) || static_cast<int64_t>(P.chunk_of[v]) != c || !P.runs(v, d_)) continue;
     const Op& op = e_.graph.op(v);
+    // Under the userbuffers overlap a column op gathers its sequence-sharded input itself.
+    const double gathered_bytes = sequence_input_bytes(v, e_.scale / static_cast<double>(e_.options.context));
+    std::vector<Task> held;
     for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
       Task task = op_compute_task(P.shard[v], Phase::kForward, e_.emitter.step_kind(), e_.device(d_, s, r), step_, e_.scale);
       task.name = prefix + "fwd/" + op.name + e_.rank_name(r) + suffix_;
@@ -179,7 +200,7 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
         }
         const int64_t from = static_cast<int64_t>(P.stage_of[u]);
         if (input.edge.control || from == s) {
-          task.deps.push_back(forward_ready_[m][u][r]);
+          add_ready(forward_ready_, overlapped_forward_, m, u, r, &task.deps);
           continue;
         }
         const std::string tensor = "mb" + std::to_string(m) + "/" + e_.graph.op(u).name;
@@ -189,7 +210,11 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
             scattered = scattered_inputs_[m]
                            .emplace(std::make_pair(u, s),
                                     scatter_gather(tensor, from, s, P.shard[u].output_bytes * e_.scale,
-                                                   [&](int64_t rank) { return forward_ready_[m][u][rank]; },
+                                                   [&](int64_t rank) {
+                                                     std::vector<TaskId> ready;
+                                                     add_ready(forward_ready_, overlapped_forward_, m, u, rank, &ready);
+                                                     return ready;
+                                                   },
                                                    prefix + "pp-allgather/" + e_.graph.op(u).name + suffix_,
                                                    e_.graph.op(u).name))
                            .first;
@@ -200,8 +225,10 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
         auto key = std::make_tuple(u, s, r);
         auto it = received_[m].find(key);
         if (it == received_[m].end()) {
+          std::vector<TaskId> ready;
+          add_ready(forward_ready_, overlapped_forward_, m, u, r, &ready);
           TaskId id = e_.stage_transfer(tensor + e_.rank_name(r), e_.device(d_, from, r), task.device,
-                                        P.shard[u].output_bytes * e_.scale, {forward_ready_[m][u][r]}, step_, replica_);
+                                        P.shard[u].output_bytes * e_.scale, std::move(ready), step_, replica_);
           it = received_[m].emplace(key, id).first;
         }
         task.deps.push_back(it->second);
@@ -215,7 +242,24 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
         task.deps.push_back(gathered);
         cells[r].push_back(gathered);
       }
-      forward_task_[m][v].push_back(add_to_slot(std::move(task), m, s, v, r, /*forward=*/true, &gather_chain[r], &cells[r]));
+      if (P.roles[v] == TensorRole::kRow && overlaps_tensor_collectives() && transformer_engine_gemm(v)) {
+        // The pipelined reduce-scatter's SMs are set aside from the GEMM (set_sm_margin).
+        const double sms = static_cast<double>(e_.cluster.device(task.device).spec.sm_count);
+        if (sms > kUserbuffersReduceScatterSms) task.compute_scale *= sms / (sms - kUserbuffersReduceScatterSms);
+      }
+      if (gathered_bytes > 0) {
+        held.push_back(std::move(task));
+      } else {
+        forward_task_[m][v].push_back(add_to_slot(std::move(task), m, s, v, r, /*forward=*/true, &gather_chain[r], &cells[r]));
+      }
+    }
+    if (gathered_bytes > 0) {
+      const TaskId gathered = overlapped_gather(prefix + "sp-allgather/" + op.name + suffix_, s, v, gathered_bytes, &held, &cells);
+      if (transformer_engine_gemm(v)) overlapped_forward_[m][v] = gathered;
+      for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
+        forward_task_[m][v].push_back(add_to_slot(std::move(held[static_cast<size_t>(r)]), m, s, v, r, /*forward=*/true,
+                                                  &gather_chain[r], &cells[r]));
+      }
     }
     forward_ready_[m][v] = forward_task_[m][v];
     if (P.roles[v] == TensorRole::kRow && e_.ranks > 1) {
@@ -237,6 +281,87 @@ double Parallel3dSlotEmitter::sequence_gather_bytes(double bytes) const {
   return bytes * kernel_bytes_scale(e_.run.precision, OpKind::kMatMul);
 }
 
+std::vector<TaskId> Parallel3dSlotEmitter::deps_of(const std::vector<TaskId>& tasks) const {
+  std::vector<TaskId> deps;
+  for (TaskId id : tasks) {
+    for (TaskId dep : e_.emitter.at(id).deps) deps.push_back(dep);
+  }
+  return deps;
+}
+
+bool Parallel3dSlotEmitter::overlaps_tensor_collectives() const {
+  return e_.options.tensor_comm_overlap && e_.options.sequence_parallel && e_.ranks > 1;
+}
+
+bool Parallel3dSlotEmitter::transformer_engine_gemm(OpId v) const {
+  const auto& kernel = e_.graph.op(v).kernel;
+  return kernel && kernel->kind == KernelKind::kGemm && !kernel->gemm.output_layer;
+}
+
+// A column op's input that sequence parallelism left sharded: a sequence op's output, or a row
+// op's reduce-scattered one.
+double Parallel3dSlotEmitter::sequence_input_bytes(OpId v, double tokens) const {
+  const Parallel3dPartition& P = e_.partition;
+  if (!overlaps_tensor_collectives() || P.roles[v] != TensorRole::kColumn) return 0;
+  double bytes = 0;
+  for (const auto& input : e_.graph.inputs(v)) {
+    if (input.edge.control) continue;
+    if (P.roles[input.op] == TensorRole::kSequence || P.roles[input.op] == TensorRole::kRow) bytes += input.edge.bytes * tokens;
+  }
+  return bytes;
+}
+
+// Transformer Engine v1.8/v1.9 (3ec998e9 / e79d915a), module/base.py initialize_ub: the
+// all-gathers before a column-parallel GEMM (qkv_fprop, fc1_fprop) and of a row-parallel GEMM's
+// output gradient (proj_dgrad, fc2_dgrad) are "ring_exchange": the GEMM runs as one chunk per
+// rank, each while the next chunk arrives from the ring neighbour, copied by cudaMemcpyAsync on
+// the copy engines (use_ce; csrc/comm_gemm_overlap.h, UbufP2PCommOverlap::split_overlap_ag).
+// Nothing is exposed while a chunk's exchange is shorter than its GEMM; here the gather runs
+// beside the whole GEMM and the op's consumers wait for both, max(GEMM, gather) (the chunked
+// form's (t - 1) max(GEMM/t, gather/(t - 1)) + GEMM/t, short of it by at most GEMM/t when the
+// gather is the longer). The output layer and the embedding are not TE modules: their
+// all-gather runs before them, as without the overlap.
+TaskId Parallel3dSlotEmitter::overlapped_gather(const std::string& name, int64_t s, OpId v, double bytes,
+                                                std::vector<Task>* held, std::vector<std::vector<TaskId>>* cells) {
+  const bool beside = transformer_engine_gemm(v);
+  std::vector<TaskId> deps;
+  for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
+    const Task& task = (*held)[static_cast<size_t>(r)];
+    deps.insert(deps.end(), task.deps.begin(), task.deps.end());
+    const auto& ends = e_.previous_slot_ends[e_.holder(d_, s)][s][r];
+    deps.insert(deps.end(), ends.begin(), ends.end());
+  }
+  const std::string& op_name = e_.graph.op(v).name;
+  const TaskId gathered = e_.collective(name, e_.layout.tensor_group(d_, s), sequence_gather_bytes(bytes), std::move(deps),
+                                        step_, op_name, CollectiveKind::kAllGather);
+  if (beside) {
+    on_userbuffers(gathered);
+  } else {
+    for (Task& task : *held) task.deps.push_back(gathered);
+  }
+  for (auto& cell : *cells) cell.push_back(gathered);
+  return gathered;
+}
+
+void Parallel3dSlotEmitter::on_userbuffers(TaskId collective) {
+  Task& task = e_.emitter.at(collective);
+  if (task.transport < 0) return;
+  Transport userbuffers = e_.emitter.transport(task.transport);
+  userbuffers.source = "Transformer Engine's userbuffers (module/base.py initialize_ub, TE v1.8/v1.9) at " +
+                       userbuffers.id + "'s rate; no share of the SMs while it overlaps (ring exchanges on the copy "
+                       "engines; a pipelined reduce-scatter's SMs are set aside from its GEMM)";
+  userbuffers.id = kUserbuffersTransport;
+  userbuffers.gpu_compute_share = 0;
+  task.transport = e_.emitter.transport_index(userbuffers);
+}
+
+void Parallel3dSlotEmitter::add_ready(const RankTasks& ready, const std::vector<std::map<OpId, TaskId>>& overlapped,
+                                      int64_t m, OpId u, int64_t r, std::vector<TaskId>* deps) const {
+  deps->push_back(ready[m][u][r]);
+  if (overlapped[m].empty()) return;
+  if (auto it = overlapped[m].find(u); it != overlapped[m].end()) deps->push_back(it->second);
+}
+
 // Sequence parallelism keeps a column-parallel op's input sharded over the sequence, so its
 // backward all-gathers that input again for the weight gradient, beside the input-gradient GEMM
 // (Megatron's LinearWithGradAccumulationAndAsyncCommunication.backward; Korthikanti et al. 2022,
@@ -254,13 +379,9 @@ std::optional<TaskId> Parallel3dSlotEmitter::regather_sequence_input(int64_t m, 
     bytes += input.edge.bytes * tokens;
   }
   if (bytes <= 0) return std::nullopt;
-  std::vector<TaskId> deps;
-  for (TaskId id : backward_task_[m][v]) {
-    for (TaskId dep : e_.emitter.at(id).deps) deps.push_back(dep);
-  }
   const std::string& name = e_.graph.op(v).name;
   return e_.collective(replica_prefix_ + "mb" + std::to_string(m) + "/sp-allgather/grad-input/" + name + suffix_,
-                       e_.layout.tensor_group(d_, s), sequence_gather_bytes(bytes), std::move(deps), step_, name,
+                       e_.layout.tensor_group(d_, s), sequence_gather_bytes(bytes), deps_of(backward_task_[m][v]), step_, name,
                        CollectiveKind::kAllGather);
 }
 
@@ -276,6 +397,30 @@ TaskId Parallel3dSlotEmitter::tensor_reduction(const std::string& prefix, const 
                                                std::vector<std::vector<TaskId>>* cells) {
   const std::string& name = e_.graph.op(v).name;
   const std::vector<DeviceId> group = e_.layout.tensor_group(d_, s);
+  if (overlaps_tensor_collectives() && what.empty()) {
+    // Under the userbuffers overlap the consumer gathers (overlapped_gather). After a row-parallel
+    // GEMM TE reduce-scatters in kUserbuffersSplits chunks, each beside the GEMM's next chunk
+    // ("pipeline", UbufCommOverlap::split_overlap_rs; 4 splits: TE v1.9's default and every H100
+    // configuration of NeMo-Framework-Launcher), the last one exposed after the GEMM ("exposes one
+    // reduce-scatter chunk", NeMo's communication_overlap.rst).
+    std::vector<TaskId> exposed_after = deps;
+    double exposed_bytes = bytes;
+    if (transformer_engine_gemm(v)) {
+      const double splits = kUserbuffersSplits;
+      const TaskId beside = e_.collective(prefix + "sp-reducescatter/userbuffers/" + name + suffix_, group,
+                                          bytes * (splits - 1) / splits, deps_of(deps), step_, name,
+                                          CollectiveKind::kReduceScatter);
+      on_userbuffers(beside);
+      for (auto& cell : *cells) cell.push_back(beside);
+      exposed_after.push_back(beside);
+      exposed_bytes = bytes / splits;
+    }
+    const TaskId scattered = e_.collective(prefix + "sp-reducescatter/" + name + suffix_, group, exposed_bytes,
+                                           std::move(exposed_after), step_, name, CollectiveKind::kReduceScatter);
+    if (transformer_engine_gemm(v)) on_userbuffers(scattered);
+    for (auto& cell : *cells) cell.push_back(scattered);
+    return scattered;
+  }
   if (!e_.options.sequence_parallel) {
     const TaskId reduced = e_.collective(prefix + "tp-allreduce/" + what + name + suffix_, group, bytes, std::move(deps), step_, name);
     for (auto& cell : *cells) cell.push_back(reduced);
@@ -315,6 +460,9 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
       input_gradient_bytes += tensor_parallel_edge_bytes(input.edge.bytes, P.roles[input.op], e_.ranks) * tokens;
       full_input_gradient_bytes += input.edge.bytes * tokens;
     }
+    // Under the userbuffers overlap a row op gathers its sequence-sharded output gradient itself.
+    const bool gathers_gradient = overlaps_tensor_collectives() && P.roles[v] == TensorRole::kRow;
+    std::vector<Task> held;
     for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
       Task task = op_compute_task(P.shard[v], Phase::kBackward, e_.emitter.step_kind(), e_.device(d_, s, r), step_, e_.scale);
       if (task.kernel) task.kernel_passes = e_.emitter.backward_kernel_passes(v);
@@ -337,7 +485,7 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
         waits_for_gradient = true;
         const int64_t from = static_cast<int64_t>(P.stage_of[consumer]);
         if (from == s) {
-          task.deps.push_back(backward_ready_[m][consumer][r]);
+          add_ready(backward_ready_, overlapped_backward_, m, consumer, r, &task.deps);
         } else {
           const std::string tensor = "mb" + std::to_string(m) + "/grad/" + op.name;
           const double bytes = tensor_parallel_edge_bytes(output.edge.bytes, P.roles[v], e_.ranks) * tokens;
@@ -349,7 +497,11 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
                   gathered_gradients_[m]
                       .emplace(key, scatter_gather(
                                         tensor, from, s, bytes,
-                                        [&](int64_t rank) { return backward_ready_[m][consumer][rank]; },
+                                        [&](int64_t rank) {
+                                          std::vector<TaskId> ready;
+                                          add_ready(backward_ready_, overlapped_backward_, m, consumer, rank, &ready);
+                                          return ready;
+                                        },
                                         prefix + "pp-allgather/grad/" + op.name + "/" + e_.graph.op(consumer).name +
                                             suffix_,
                                         op.name))
@@ -357,8 +509,10 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
             }
             task.deps.push_back(gradient_gather->second[static_cast<size_t>(r)]);
           } else {
+            std::vector<TaskId> ready;
+            add_ready(backward_ready_, overlapped_backward_, m, consumer, r, &ready);
             task.deps.push_back(e_.stage_transfer(tensor + e_.rank_name(r), e_.device(d_, from, r), task.device, bytes,
-                                                  {backward_ready_[m][consumer][r]}, step_, replica_));
+                                                  std::move(ready), step_, replica_));
           }
         }
       }
@@ -369,9 +523,24 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
         task.kernel_passes |= kForwardPass;
       }
       task.output_bytes = input_gradient_bytes;
+      if (gathers_gradient) {
+        held.push_back(std::move(task));
+        continue;
+      }
       const TaskId id = add_to_slot(std::move(task), m, s, v, r, /*forward=*/false, &gather_chain[r], &cells[r]);
       backward_task_[m][v].push_back(id);
       if (!e_.run.recompute || P.holds_checkpoint[v]) e_.emitter.at(forward_task_[m][v][r]).keep_until.push_back(id);
+    }
+    if (gathers_gradient) {
+      const TaskId gathered = overlapped_gather(prefix + "sp-allgather/grad/" + op.name + suffix_, s, v,
+                                                P.shard[v].output_bytes * e_.scale, &held, &cells);
+      if (transformer_engine_gemm(v)) overlapped_backward_[m][v] = gathered;
+      for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
+        const TaskId id = add_to_slot(std::move(held[static_cast<size_t>(r)]), m, s, v, r, /*forward=*/false,
+                                      &gather_chain[r], &cells[r]);
+        backward_task_[m][v].push_back(id);
+        if (!e_.run.recompute || P.holds_checkpoint[v]) e_.emitter.at(forward_task_[m][v][r]).keep_until.push_back(id);
+      }
     }
     backward_ready_[m][v] = backward_task_[m][v];
     for (int64_t r = 0; P.gathered_key_values[v] > 0 && r < e_.simulated_ranks; ++r) {
@@ -392,12 +561,29 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
       // Megatron's f: the gradient of a column-parallel op's replicated input is a partial
       // sum on every rank, all-reduced in backward.
       std::vector<TaskId> reduce_after = backward_task_[m][v];
-      if (const std::optional<TaskId> gathered = regather_sequence_input(m, s, v, tokens)) {
+      const std::optional<TaskId> gathered = regather_sequence_input(m, s, v, tokens);
+      if (gathered) {
         reduce_after.push_back(*gathered);
         for (auto& cell : cells) cell.push_back(*gathered);
       }
-      const TaskId reduced = tensor_reduction(prefix, "grad/", s, v, full_input_gradient_bytes, std::move(reduce_after), &cells);
-      backward_ready_[m][v].assign(e_.ranks, reduced);
+      if (overlaps_tensor_collectives()) {
+        // Transformer Engine's "bulk" overlap (UbufCommOverlap::bulk_overlap; Megatron-Core's
+        // LinearWithGradAccumulationAndAsyncCommunication does the same with an asynchronous
+        // NCCL call): the input gradient's reduce-scatter runs beside the weight-gradient GEMM,
+        // from when the op's backward may start here (the data-gradient GEMM before it is not a
+        // task of its own). The row op before it gathers the gradient (overlapped_gather).
+        const std::string& name = op.name;
+        const TaskId scattered =
+            e_.collective(prefix + "sp-reducescatter/grad/" + name + suffix_, e_.layout.tensor_group(d_, s),
+                          full_input_gradient_bytes, deps_of(backward_task_[m][v]), step_, name,
+                          CollectiveKind::kReduceScatter);
+        for (auto& cell : cells) cell.push_back(scattered);
+        overlapped_backward_[m][v] = scattered;
+      } else {
+        const TaskId reduced =
+            tensor_reduction(prefix, "grad/", s, v, full_input_gradient_bytes, std::move(reduce_after), &cells);
+        backward_ready_[m][v].assign(e_.ranks, reduced);
+      }
     }
     if (experts) feed_expert_exchange(m, s, v, /*forward=*/false, backward_ready_[m][v], &cells);
   }

@@ -44,7 +44,7 @@ class Parallel3dSlotEmitter {
  private:
   bool scatters(double bytes_per_rank, double full_bytes) const;
   std::vector<TaskId> scatter_gather(const std::string& tensor, int64_t from, int64_t to, double bytes,
-                                     const std::function<TaskId(int64_t)>& ready_on_rank,
+                                     const std::function<std::vector<TaskId>(int64_t)>& ready_on_rank,
                                      const std::string& gather_name, const std::string& op_name);
   TaskId gather(int64_t m, int64_t s, OpId v, int64_t r, bool forward, std::optional<TaskId>* chain);
   /// Bytes a sequence-parallel all-gather of `bytes` (at the run's element size) moves: half
@@ -61,6 +61,32 @@ class Parallel3dSlotEmitter {
   /// ("sp-allgather/"), each priced as itself, added to every cell. Returns the last task.
   TaskId tensor_reduction(const std::string& prefix, const std::string& what, int64_t s, OpId v, double bytes,
                           std::vector<TaskId> deps, std::vector<std::vector<TaskId>>* cells);
+  /// Transformer Engine's userbuffers overlap (ParallelismOptions::tensor_comm_overlap) applies:
+  /// sequence parallelism over a tensor group of two or more.
+  bool overlaps_tensor_collectives() const;
+  /// Whether op v's GEMM runs in Transformer Engine, whose userbuffers overlap its collectives:
+  /// a GEMM but the output layer (Megatron-Core's is its own ColumnParallelLinear).
+  bool transformer_engine_gemm(OpId v) const;
+  /// Under the overlap: bytes of the sequence-sharded tensors column op v reads, which it
+  /// all-gathers itself (0 for any other op).
+  double sequence_input_bytes(OpId v, double tokens) const;
+  /// Under the overlap, the all-gather an op makes of a sequence-sharded tensor (forward: a column
+  /// op's input; backward: a row op's output gradient), after `deps`: beside a Transformer Engine
+  /// GEMM by ring exchange on the copy engines (its `held` tasks go on without it; their
+  /// consumers wait for it, overlapped_), else before the op (`held` wait for it). Adds it to every
+  /// cell and returns it.
+  TaskId overlapped_gather(const std::string& name, int64_t s, OpId v, double bytes, std::vector<Task>* held,
+                           std::vector<std::vector<TaskId>>* cells);
+  /// A collective moved by Transformer Engine's userbuffers: NCCL's transport without its share of
+  /// the SMs (the copy engines move a ring exchange; a pipelined reduce-scatter's SMs are the
+  /// GEMM's margin, counted in the GEMM's time).
+  void on_userbuffers(TaskId collective);
+  /// What op u's consumers wait for, forward or backward, on rank r: its ready task and the
+  /// collective overlapping its GEMM, if any.
+  void add_ready(const RankTasks& ready, const std::vector<std::map<OpId, TaskId>>& overlapped, int64_t m, OpId u,
+                 int64_t r, std::vector<TaskId>* deps) const;
+  /// Every dependency of `tasks`, in order, repeats kept.
+  std::vector<TaskId> deps_of(const std::vector<TaskId>& tasks) const;
   /// Context parallelism: the all-gather of attention v's keys and values (forward) or the
   /// reduce-scatter of their gradients (backward) over rank r's context group, after `deps`.
   /// One task per group: the group's first replica emits it, the others add their `deps`.
@@ -98,6 +124,11 @@ class Parallel3dSlotEmitter {
   std::vector<std::map<std::pair<OpId, int64_t>, std::vector<TaskId>>> scattered_inputs_;
   /// By micro-batch: the same for gradients, by (op, consumer).
   std::vector<std::map<std::pair<OpId, OpId>, std::vector<TaskId>>> gathered_gradients_;
+  /// By micro-batch: the collective running beside op v's GEMM under the userbuffers overlap
+  /// (forward: its input's all-gather; backward: its output gradient's all-gather, or its input
+  /// gradient's reduce-scatter), which v's consumers wait for as well as v.
+  std::vector<std::map<OpId, TaskId>> overlapped_forward_;
+  std::vector<std::map<OpId, TaskId>> overlapped_backward_;
 };
 
 }  // namespace placesim

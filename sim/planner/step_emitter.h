@@ -40,6 +40,8 @@ class StepEmitter {
   Task& at(TaskId id) { return plan_->tasks[id]; }
   /// Index of `transport` in the plan's table of transports (Task::transport), added once.
   int transport_index(const Transport& transport);
+  /// The plan's transport at `index` (Task::transport).
+  const Transport& transport(int index) const { return plan_->transports.at(static_cast<size_t>(index)); }
   TaskId transfer(const std::string& tensor, DeviceId from, DeviceId to, double bytes, std::vector<TaskId> deps,
                   int64_t step, int64_t replica, Phase phase);
 

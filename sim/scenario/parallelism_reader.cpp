@@ -143,6 +143,12 @@ ParallelismFields read_parallelism_fields(const JsonReader& reader) {
   // when the plan is built.
   options.virtual_stages = reader.integer_or("virtual_stages", 1, 1, 65536);
   options.sequence_parallel = reader.bool_or("sequence_parallel", false);
+  options.tensor_comm_overlap = reader.bool_or("tp_comm_overlap", false);
+  if (options.tensor_comm_overlap && !options.sequence_parallel) {
+    reader.at("tp_comm_overlap")
+        .fail("overlaps sequence parallelism's all-gathers and reduce-scatters with the GEMMs, as Megatron-LM's "
+              "--tp-comm-overlap does: give \"sequence_parallel\": true as well");
+  }
   options.whole_layer_stages = reader.choice_or("stage_split", {"compute", "layers"}, "compute") == "layers";
   options.scatter_gather = reader.bool_or("scatter_gather", true);
   if (reader.bool_or("selective_recompute", false)) {

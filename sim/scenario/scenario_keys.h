@@ -28,7 +28,7 @@ inline const std::vector<std::string> kDataParallel = {"replicas",     "mode",  
 /// `parallelism` of a strategy (sim/scenario/parallelism_reader.cpp).
 inline const std::vector<std::string> kParallelism = {
     "tensor", "pipeline", "data", "context", "expert", "devices", "device_order", "micro_batches", "schedule", "virtual_stages",
-    "column_parallel", "row_parallel", "algorithm", "bucket_bytes", "sequence_parallel", "scatter_gather",
+    "column_parallel", "row_parallel", "algorithm", "bucket_bytes", "sequence_parallel", "tp_comm_overlap", "scatter_gather",
     "selective_recompute", "selective_recompute_ops", "zero", "fsdp", "tied_embeddings", "stage_split",
     "framework", "transport", "concurrent_collectives", "stage_replicas", "stage_ops"};
 

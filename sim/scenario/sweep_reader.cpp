@@ -100,7 +100,7 @@ const std::vector<std::string> kDataParallelSwept = {"mode", "aggregation", "num
                                                      "overlap", "bucket_bytes", "sharding"};
 const std::vector<std::string> kPipelineSwept = {"micro_batches", "schedule"};
 const std::vector<std::string> kParallelismSwept = {"tensor", "context", "expert", "device_order", "pipeline", "micro_batches", "micro_batch_size", "schedule",
-                                                    "virtual_stages", "algorithm", "sequence_parallel",
+                                                    "virtual_stages", "algorithm", "sequence_parallel", "tp_comm_overlap",
                                                     "selective_recompute", "zero", "fsdp", "scatter_gather",
                                                     "bucket_bytes", "stage_split"};
 

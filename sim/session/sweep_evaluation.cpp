@@ -145,7 +145,7 @@ void evaluate_scenario(const Scenario& scenario, Tier tier, SharedCells* shared,
                                               : single_replica_samples_per_second(scenario, strategy, tier, shared);
 }
 
-/// `variant`'s "parallelism" without a GPipe or 1F1B "schedule", nor "sequence_parallel" at tensor 1,
+/// `variant`'s "parallelism" without a GPipe or 1F1B "schedule", nor "sequence_parallel" or "tp_comm_overlap" at tensor 1,
 /// nor "selective_recompute": false (SweepContext::layouts).
 SweepContext::Layout flushed_layout(const StrategyVariant& variant) {
   SweepContext::Layout layout;
@@ -160,7 +160,10 @@ SweepContext::Layout flushed_layout(const StrategyVariant& variant) {
   // Sequence parallelism shards what a tensor group's ranks share; without a tensor group (tensor
   // 1) the plan is the same with it or without it, so both name one layout and share its cells.
   const auto tensor = options.find("tensor");
-  if (tensor == options.end() || *tensor == Json(1)) options.erase("sequence_parallel");
+  if (tensor == options.end() || *tensor == Json(1)) {
+    options.erase("sequence_parallel");
+    options.erase("tp_comm_overlap");
+  }
   // "selective_recompute": false is the default: the same layout as leaving it out.
   if (options.value("selective_recompute", Json(true)) == Json(false)) options.erase("selective_recompute");
   layout.text = options.dump();

@@ -178,6 +178,10 @@ struct ParallelismOptions {
   /// into pipeline x virtual_stages chunks, chunk c on stage c mod pipeline. 1 = plain 1F1B/GPipe.
   int64_t virtual_stages = 1;
   bool sequence_parallel = false;  ///< replicated ops on 1/t of the sequence (tensor_parallel.h)
+  /// Transformer Engine's userbuffers overlap of sequence parallelism's collectives with the
+  /// GEMMs beside them (Megatron-LM's --tp-comm-overlap, NeMo's ub_tp_comm_overlap); needs
+  /// sequence_parallel. docs/tensor-parallel.md, "Communication overlapped with the GEMMs".
+  bool tensor_comm_overlap = false;
   /// How the model is cut into pipeline stages (model chunks with interleaving): false = balanced
   /// by compute, op by op (a cut may fall inside a layer); true = whole layers, as Megatron-LM
   /// and DeepSpeed's `type:transformer` partition assign them: the numbered blocks (`h.0`,
