@@ -560,28 +560,41 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
     if (P.roles[v] == TensorRole::kColumn && e_.ranks > 1 && full_input_gradient_bytes > 0) {
       // Megatron's f: the gradient of a column-parallel op's replicated input is a partial
       // sum on every rank, all-reduced in backward.
-      std::vector<TaskId> reduce_after = backward_task_[m][v];
       const std::optional<TaskId> gathered = regather_sequence_input(m, s, v, tokens);
       if (gathered) {
-        reduce_after.push_back(*gathered);
         for (auto& cell : cells) cell.push_back(*gathered);
-      }
-      if (overlaps_tensor_collectives()) {
-        // Transformer Engine's "bulk" overlap (UbufCommOverlap::bulk_overlap; Megatron-Core's
-        // LinearWithGradAccumulationAndAsyncCommunication does the same with an asynchronous
-        // NCCL call): the input gradient's reduce-scatter runs beside the weight-gradient GEMM,
-        // from when the op's backward may start here (the data-gradient GEMM before it is not a
-        // task of its own). The row op before it gathers the gradient (overlapped_gather).
+        // The input gradient's reduce-scatter runs beside the weight-gradient GEMM, after the
+        // re-gather: Megatron-Core issues it asynchronously once the data-gradient GEMM is done
+        // and waits for it after the weight gradient (LinearWithGradAccumulationAndAsyncCommunication
+        // .backward, `_reduce_scatter_base(..., async_op=True)`, at 23.04 and core_r0.8.0; TE's
+        // LayerNormLinear likewise, and its userbuffers' "bulk" method, UbufCommOverlap::bulk_overlap).
+        // Here it may start with the op's backward (one task holds both GEMMs), after the
+        // re-gather: short of the code by at most the data-gradient GEMM where the reduce-scatter
+        // outlasts the weight gradient. docs/tensor-parallel.md, "Sequence parallelism".
         const std::string& name = op.name;
+        std::vector<TaskId> scatter_after = deps_of(backward_task_[m][v]);
+        scatter_after.push_back(*gathered);
         const TaskId scattered =
             e_.collective(prefix + "sp-reducescatter/grad/" + name + suffix_, e_.layout.tensor_group(d_, s),
-                          full_input_gradient_bytes, deps_of(backward_task_[m][v]), step_, name,
+                          full_input_gradient_bytes, std::move(scatter_after), step_, name,
                           CollectiveKind::kReduceScatter);
         for (auto& cell : cells) cell.push_back(scattered);
-        overlapped_backward_[m][v] = scattered;
+        if (overlaps_tensor_collectives()) {
+          overlapped_backward_[m][v] = scattered;  // the row op before it gathers (overlapped_gather)
+        } else {
+          // The all-gather back (the row-parallel output's gradient, Megatron's g) after both.
+          std::vector<TaskId> gather_after = backward_task_[m][v];
+          gather_after.push_back(scattered);
+          const TaskId regathered =
+              e_.collective(prefix + "sp-allgather/grad/" + name + suffix_, e_.layout.tensor_group(d_, s),
+                            sequence_gather_bytes(full_input_gradient_bytes), std::move(gather_after), step_, name,
+                            CollectiveKind::kAllGather);
+          for (auto& cell : cells) cell.push_back(regathered);
+          backward_ready_[m][v].assign(e_.ranks, regathered);
+        }
       } else {
         const TaskId reduced =
-            tensor_reduction(prefix, "grad/", s, v, full_input_gradient_bytes, std::move(reduce_after), &cells);
+            tensor_reduction(prefix, "grad/", s, v, full_input_gradient_bytes, backward_task_[m][v], &cells);
         backward_ready_[m][v].assign(e_.ranks, reduced);
       }
     }

@@ -52,6 +52,12 @@ PlanIndex plan_of(bool overlap) {
   return index;
 }
 
+/// Each task's interval as the analytical tier schedules p's plan.
+std::vector<TaskInterval> analytical_timeline(const PlanIndex& p, bool overlap) {
+  const Scenario scenario = testing::scenario_from_text(gpt_text(overlap));
+  return estimate_step(p.planned.plan, scenario.cluster_for(scenario.strategies.front())).timeline.tasks;
+}
+
 // Forward, per layer: the column GEMMs (qkv, mlp_fc) gather their sequence-sharded input
 // themselves, beside the GEMM on the copy engines (TE's ring exchange: transport te_userbuffers,
 // no share of the SMs), and what reads their output waits for the GEMM and the gather; the row
@@ -125,10 +131,8 @@ TEST(TensorCommOverlap, BackwardGathersBesideRowGemmsAndReducesBesideColumnGemms
 // end and the other chunks' end.
 TEST(TensorCommOverlap, ConsumersStartWhenBothTheGemmAndItsCollectiveAreDone) {
   const PlanIndex p = plan_of(true);
-  const Scenario scenario = testing::scenario_from_text(gpt_text(true));
-  const AnalyticalStepEstimate estimate =
-      estimate_step(p.planned.plan, scenario.cluster_for(scenario.strategies.front()));
-  auto interval = [&](const std::string& name) { return estimate.timeline.tasks.at(p.id_of.at(name)); };
+  const std::vector<TaskInterval> timeline = analytical_timeline(p, true);
+  auto interval = [&](const std::string& name) { return timeline.at(p.id_of.at(name)); };
   const auto gemm = interval("mb0/fwd/h.1/mlp_fc/tp0"), gather = interval("mb0/sp-allgather/h.1/mlp_fc");
   EXPECT_GT(gemm.duration(), 0);
   EXPECT_GT(gather.duration(), 0);
@@ -136,6 +140,26 @@ TEST(TensorCommOverlap, ConsumersStartWhenBothTheGemmAndItsCollectiveAreDone) {
   const auto row = interval("mb0/fwd/h.1/mlp_proj/tp0"), beside = interval("mb0/sp-reducescatter/userbuffers/h.1/mlp_proj");
   EXPECT_DOUBLE_EQ(interval("mb0/sp-reducescatter/h.1/mlp_proj").start_seconds, std::max(row.end_seconds, beside.end_seconds));
   EXPECT_LT(beside.start_seconds, row.end_seconds);
+}
+
+// Without the userbuffers too, a column GEMM's input-gradient reduce-scatter runs beside its
+// backward (Megatron-Core's asynchronous reduce-scatter beside the weight gradient): it starts
+// once the backward has started and the re-gather is done, not when the backward ends; the
+// all-gather back starts at the later of the backward's and the reduce-scatter's ends.
+TEST(TensorCommOverlap, WithoutItTheInputGradientsReduceScatterStillRunsBesideTheWeightGradient) {
+  const PlanIndex p = plan_of(false);
+  const std::vector<TaskInterval> timeline = analytical_timeline(p, false);
+  auto interval = [&](const std::string& name) { return timeline.at(p.id_of.at(name)); };
+  for (const std::string op : {"qkv", "mlp_fc"}) {
+    const auto backward = interval("mb0/bwd/h.1/" + op + "/tp0");
+    const auto scatter = interval("mb0/sp-reducescatter/grad/h.1/" + op);
+    const auto regather = interval("mb0/sp-allgather/grad-input/h.1/" + op);
+    EXPECT_DOUBLE_EQ(scatter.start_seconds, std::max(backward.start_seconds, regather.end_seconds)) << op;
+    EXPECT_DOUBLE_EQ(interval("mb0/sp-allgather/grad/h.1/" + op).start_seconds,
+                     std::max(backward.end_seconds, scatter.end_seconds))
+        << op;
+    EXPECT_EQ(p.transport("mb0/sp-reducescatter/grad/h.1/" + op).id, "nccl");
+  }
 }
 
 // The embedding and the output layer are not Transformer Engine modules: the output layer's

@@ -220,8 +220,11 @@ ExecutionPlan tensor_4_sequence_parallel_gpt_plan(Precision precision) {
 // 4.2.2): two more collectives per layer, each the whole b x s x h activation. The all-gather
 // starts with the op's backward (it waits for what that backward waits for, not for it). Each of
 // Megatron's all-reduces becomes a reduce-scatter and the all-gather back, of the same bytes:
-// forward after attn_proj and mlp_proj, backward after the input gradients of mlp_fc and qkv
-// (which wait for the re-gather too).
+// forward after attn_proj and mlp_proj, backward of the input gradients of mlp_fc and qkv. That
+// backward reduce-scatter runs beside the weight-gradient GEMM (Megatron-Core issues it
+// asynchronously after the data gradient: `_reduce_scatter_base(..., async_op=True)`): it waits
+// for the re-gather and for what the op's backward waits for, not for the backward; the
+// all-gather back waits for both.
 TEST(TensorParallel, SequenceParallelismGathersEachColumnOpsInputAgainInBackward) {
   const ExecutionPlan plan = tensor_4_sequence_parallel_gpt_plan(Precision::kFp16);
   EXPECT_EQ(layer_one_collectives(plan),
@@ -237,7 +240,9 @@ TEST(TensorParallel, SequenceParallelismGathersEachColumnOpsInputAgainInBackward
     const Task& gather = plan.tasks[id_of.at("mb0/sp-allgather/" + name)];
     EXPECT_EQ(scatter.collective, CollectiveKind::kReduceScatter) << name;
     EXPECT_EQ(gather.collective, CollectiveKind::kAllGather) << name;
-    EXPECT_EQ(gather.deps, std::vector<TaskId>{scatter.id}) << name;
+    EXPECT_NE(std::find(gather.deps.begin(), gather.deps.end(), scatter.id), gather.deps.end()) << name;
+    // Forward, the gather waits for the scatter alone; backward, for the op's backward too.
+    EXPECT_EQ(gather.deps.size(), name.rfind("grad/", 0) == 0 ? 5u : 1u) << name;
   }
   for (const std::string op : {"attn_proj", "mlp_proj"}) {  // the next ops wait for the gather
     const TaskId gather = id_of.at("mb0/sp-allgather/h.1/" + op);
@@ -252,10 +257,13 @@ TEST(TensorParallel, SequenceParallelismGathersEachColumnOpsInputAgainInBackward
     EXPECT_NE(std::find(reduce.deps.begin(), reduce.deps.end(), regather.id), reduce.deps.end()) << op;
     for (const std::string rank : {"/tp0", "/tp1", "/tp2", "/tp3"}) {
       const TaskId backward = id_of.at("mb0/bwd/h.1/" + op + rank);
-      EXPECT_NE(std::find(reduce.deps.begin(), reduce.deps.end(), backward), reduce.deps.end()) << op << rank;
+      EXPECT_EQ(std::find(reduce.deps.begin(), reduce.deps.end(), backward), reduce.deps.end()) << op << rank;
       EXPECT_EQ(std::find(regather.deps.begin(), regather.deps.end(), backward), regather.deps.end()) << op << rank;
+      const Task& gather_back = plan.tasks[id_of.at("mb0/sp-allgather/grad/h.1/" + op)];
+      EXPECT_NE(std::find(gather_back.deps.begin(), gather_back.deps.end(), backward), gather_back.deps.end()) << op;
       for (TaskId dep : plan.tasks[backward].deps) {
         EXPECT_NE(std::find(regather.deps.begin(), regather.deps.end(), dep), regather.deps.end()) << op << rank;
+        EXPECT_NE(std::find(reduce.deps.begin(), reduce.deps.end(), dep), reduce.deps.end()) << op << rank;
       }
     }
   }
