@@ -3,6 +3,7 @@
 #include <optional>
 #include <sstream>
 
+#include "sim/graph/fp8_gemm_roles.h"
 #include "sim/graph/layer_costs.h"
 
 namespace placesim {
@@ -398,29 +399,13 @@ Tensor LayerBuilder::softmax(const std::string& name, const Tensor& x) {
 
 // The GEMM that produces the loss's logits, directly or through a bias add, is the model's output
 // layer: its kernel shape says so (GemmShape::output_layer), so an fp8 run keeps it in 16 bits.
-void LayerBuilder::mark_output_layer(const Tensor& logits) {
-  OpId v = logits.op;
-  for (int hop = 0; hop < 2; ++hop) {
-    const Op& op = graph_.op(v);
-    if (op.kind == OpKind::kMatMul && op.kernel && op.kernel->kind == KernelKind::kGemm) {
-      KernelShape shape = *op.kernel;
-      shape.gemm.output_layer = true;
-      graph_.mutable_op(v).kernel = std::make_shared<const KernelShape>(shape);
-      return;
-    }
-    const auto inputs = graph_.inputs(v);
-    if (op.kind != OpKind::kElementwise || inputs.empty()) return;
-    v = inputs.front().op;
-  }
-}
-
 Tensor LayerBuilder::softmax_cross_entropy(const std::string& name, const Tensor& logits, const Tensor& labels) {
   std::vector<int64_t> loss_shape(logits.shape.begin(), logits.shape.end() - 1);
   if (logits.shape.size() < 2 || labels.shape != loss_shape) {
     throw ShapeError(qualified(name) + ": labels " + shape_text(labels.shape) + " do not match logits " +
                      shape_text(logits.shape));
   }
-  mark_output_layer(logits);
+  mark_output_layer(graph_, logits.op);
   Op op = make_op(name, "SparseSoftmaxCrossEntropyWithLogits", OpKind::kReduction, loss_shape);
   op.forward_flops = kCrossEntropyFlopsPerLogit * logits.elements();
   op.forward_bytes = bytes(logits.elements()) + labels.elements() * kLabelBytes + op.output_bytes;

@@ -232,9 +232,6 @@ class LayerBuilder {
   double bytes(double elements) const { return elements * dtype_bytes_; }
   std::string qualified(const std::string& name) const;
 
-  /// Marks the GEMM producing `logits` (directly or through a bias add) as the output layer.
-  void mark_output_layer(const Tensor& logits);
-
   OpGraph& graph_;
   int64_t batch_size_;
   double dtype_bytes_;

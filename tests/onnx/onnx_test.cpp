@@ -152,6 +152,31 @@ TEST(OnnxRoundTrip, ConvolutionsKeepTheirKernelShapes) {
   EXPECT_EQ(convolutions, 53);  // ResNet-50: the stem, 16 blocks x 3, and 4 projection shortcuts
 }
 
+// Transformer Engine's FP8 roles survive the round trip, re-inferred on import where the file's
+// operators do not carry them (sim/graph/fp8_gemm_roles.h): a GEMM fed by a layer norm reads its
+// input from normalization; the GEMM behind the loss (or the graph's end) is the output layer.
+TEST(OnnxRoundTrip, GemmsKeepTheirFp8Roles) {
+  SKIP_WITHOUT_ONNX();
+  for (const std::string name : {"resnet50", "gpt", "bert_large", "llama3_8b"}) {
+    OpGraph original = zoo(name, 1);
+    OpGraph imported = round_trip(original, 1);
+    int normalized = 0, output_layers = 0;
+    for (OpId id = 0; id < original.size(); ++id) {
+      const Op& op = original.op(id);
+      if (!op.kernel || op.kernel->kind != KernelKind::kGemm) continue;
+      normalized += op.kernel->gemm.input_from_normalization;
+      output_layers += op.kernel->gemm.output_layer;
+      const Op& twin = imported.op(imported.find(op.name));
+      // Attention's batched GEMMs and GPT's tied logits come back as placesim nodes without a shape.
+      if (!twin.kernel) continue;
+      EXPECT_EQ(twin.kernel->gemm.input_from_normalization, op.kernel->gemm.input_from_normalization) << name << " " << op.name;
+      EXPECT_EQ(twin.kernel->gemm.output_layer, op.kernel->gemm.output_layer) << name << " " << op.name;
+    }
+    EXPECT_EQ(output_layers, name == "bert_large" ? 2 : 1) << name;  // BERT: the masked-LM and next-sentence heads
+    if (name != "resnet50") EXPECT_GT(normalized, 0) << name;
+  }
+}
+
 // An ONNX file is an input file like any other: a named pipe is refused before it is opened
 // (it would block), not reported as missing.
 TEST(OnnxErrors, ANamedPipeIsRefusedWithoutBlocking) {

@@ -11,6 +11,7 @@
 
 #include "sim/core/input_error.h"
 #include "sim/core/json_reader.h"
+#include "sim/graph/fp8_gemm_roles.h"
 #include "sim/graph/gradient_sums.h"
 #include "sim/graph/layer_costs.h"
 #include "sim/graph/onnx/onnx_attributes.h"
@@ -583,6 +584,7 @@ OpGraph Importer::build_graph() {
     warn("ONNX has no shape inference for " + list + "; their outputs were given their first input's shape");
   }
   add_gradient_sums(graph);
+  infer_fp8_gemm_roles(graph);
   return graph;
 }
 
