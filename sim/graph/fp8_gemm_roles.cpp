@@ -58,16 +58,16 @@ void infer_fp8_gemm_roles(OpGraph& graph) {
   for (OpId v = 0; v < graph.size(); ++v) {
     bool read = false;
     for (const auto& output : graph.outputs(v)) read = read || !output.edge.control;
-    const Op& op = graph.op(v);
-    if (model_ends().count(op.type)) {
+    if (read) continue;  // not an end of the model
+    OpId logits = v;
+    if (model_ends().count(graph.op(v).type)) {
       for (const auto& input : graph.inputs(v)) {
         if (input.edge.control) continue;
-        mark_output_layer(graph, input.op);
+        logits = input.op;
         break;
       }
-    } else if (!read && op.forward_flops > 0) {
-      mark_output_layer(graph, v);
     }
+    mark_output_layer(graph, logits);
   }
 }
 

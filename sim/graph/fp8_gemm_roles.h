@@ -15,7 +15,8 @@ void mark_output_layer(OpGraph& graph, OpId logits);
 /// For a graph that does not say (an ONNX import): every GEMM whose first data input a layer norm
 /// writes (LayerNormalization, SkipLayerNormalization, SimplifiedLayerNormalization,
 /// RMSNormalization, or placesim's LayerNorm and RMSNorm) reads its input from normalization; the GEMM behind each of the graph's
-/// ends (an op nothing reads, or a softmax or loss that ends it) is the output layer.
+/// ends (an op nothing reads, or the op a softmax or loss that nothing reads reads) is the
+/// output layer.
 void infer_fp8_gemm_roles(OpGraph& graph);
 
 }  // namespace placesim

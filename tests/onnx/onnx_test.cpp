@@ -93,6 +93,12 @@ TEST_P(ZooRoundTrip, KeepsOpsFlopsParametersAndActivations) {
     EXPECT_NEAR(imported.op(twin).gradient_sum_bytes, op.gradient_sum_bytes, 1e-9 * op.gradient_sum_bytes) << op.name;
     EXPECT_NEAR(imported.op(twin).parameter_count, op.parameter_count, 1e-9 * op.parameter_count) << op.name;
     EXPECT_EQ(imported.op(twin).kind, op.kind) << op.name;
+    // Kernel shapes too: standard nodes derive theirs, placesim's carry them.
+    EXPECT_EQ(imported.op(twin).kernel != nullptr, op.kernel != nullptr) << op.name;
+    if (op.kernel && imported.op(twin).kernel) {
+      EXPECT_TRUE(*imported.op(twin).kernel == *op.kernel)
+          << op.name << ": " << imported.op(twin).kernel->describe() << " vs " << op.kernel->describe();
+    }
   }
 }
 
@@ -109,6 +115,14 @@ TEST(OnnxRoundTrip, ImportsAtAnotherBatchSize) {
     EXPECT_NEAR(actual.forward_flops, expected.forward_flops, 1e-9 * expected.forward_flops);
     EXPECT_NEAR(actual.parameter_count, expected.parameter_count, 1e-9 * expected.parameter_count);
     EXPECT_NEAR(actual.activation_bytes, expected.activation_bytes, 1e-9 * expected.activation_bytes);
+    // Every kernel shape is the batch-6 model's, those placesim's nodes carry scaled with it.
+    const OpGraph at_six = zoo(name, 6);
+    for (OpId id = 0; id < at_six.size(); ++id) {
+      const Op& op = at_six.op(id);
+      const Op& twin = imported.op(imported.find(op.name));
+      ASSERT_EQ(twin.kernel != nullptr, op.kernel != nullptr) << op.name;
+      if (op.kernel) EXPECT_TRUE(*twin.kernel == *op.kernel) << op.name << ": " << twin.kernel->describe();
+    }
   }
 }
 
@@ -167,8 +181,7 @@ TEST(OnnxRoundTrip, GemmsKeepTheirFp8Roles) {
       normalized += op.kernel->gemm.input_from_normalization;
       output_layers += op.kernel->gemm.output_layer;
       const Op& twin = imported.op(imported.find(op.name));
-      // Attention's batched GEMMs and GPT's tied logits come back as placesim nodes without a shape.
-      if (!twin.kernel) continue;
+      ASSERT_TRUE(twin.kernel) << name << " " << op.name;
       EXPECT_EQ(twin.kernel->gemm.input_from_normalization, op.kernel->gemm.input_from_normalization) << name << " " << op.name;
       EXPECT_EQ(twin.kernel->gemm.output_layer, op.kernel->gemm.output_layer) << name << " " << op.name;
     }

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "sim/core/input_error.h"
+#include "sim/graph/kernel_shape_json.h"
 #include "sim/graph/onnx/onnx_dims.h"
 #include "sim/graph/onnx/onnx_model.h"
 #include "sim/graph/onnx/onnx_operators.h"
@@ -312,6 +313,10 @@ class Exporter {
     if (!same(biases, 0) && !same(biases, static_cast<double>(y[1]))) return false;
     const auto kernel_area = static_cast<int64_t>(area);
     std::vector<std::pair<int64_t, int64_t>> kernels;
+    // The op's own kernel shape first: a 7 x 1 and a 1 x 7 window fit the same sizes.
+    if (op.kernel && op.kernel->kind == KernelKind::kConv2d && op.kernel->conv.r * op.kernel->conv.s == kernel_area) {
+      kernels.emplace_back(op.kernel->conv.r, op.kernel->conv.s);
+    }
     const auto root = static_cast<int64_t>(std::llround(std::sqrt(area)));
     if (root * root == kernel_area) kernels.emplace_back(root, root);
     for (int64_t kh = 1; kh <= kernel_area; ++kh) {
@@ -436,6 +441,7 @@ class Exporter {
     if (!op.requested_device.empty()) set_string(n, "device", op.requested_device);
     if (!op.colocate_with.empty()) set_string(n, "colocate_with", op.colocate_with);
     if (!op.layer.empty()) set_string(n, "layer", op.layer);
+    if (op.kernel) set_string(n, "kernel", write_kernel_shape(*op.kernel).dump());  // scaled with the batch on import
   }
 
   struct Table {

@@ -10,6 +10,7 @@
 
 #include "sim/core/json_reader.h"
 #include "sim/graph/kernel_shape.h"
+#include "sim/graph/kernel_shape_json.h"
 #include "sim/graph/layer_costs.h"
 #include "sim/graph/onnx/onnx_attributes.h"
 #include "sim/graph/onnx/onnx_dims.h"
@@ -67,6 +68,27 @@ std::shared_ptr<const KernelShape> onnx_kernel_shape(const pb::NodeProto& node, 
     return std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm));
   }
   return nullptr;
+}
+
+/// An Einsum that is a dense layer reading a [z, y] table, as placesim exports tied logits:
+/// "<rows>y,zy-><rows>z" (x W^T), a GEMM of m = the rows' product, n = z, k = y; null otherwise.
+std::shared_ptr<const KernelShape> einsum_dense_kernel(const std::string& equation, const std::vector<int64_t>& a,
+                                                       const std::vector<int64_t>& out) {
+  const size_t comma = equation.find(','), arrow = equation.find("->");
+  if (comma == std::string::npos || arrow == std::string::npos || arrow < comma) return nullptr;
+  const std::string lhs = equation.substr(0, comma), rhs = equation.substr(comma + 1, arrow - comma - 1);
+  const std::string result = equation.substr(arrow + 2);
+  if (lhs.size() < 2 || rhs.size() != 2 || rhs[1] != lhs.back() || result != lhs.substr(0, lhs.size() - 1) + rhs[0]) {
+    return nullptr;
+  }
+  if (a.size() != lhs.size() || out.size() != result.size()) return nullptr;
+  GemmShape gemm;
+  gemm.m = 1;
+  for (size_t i = 0; i + 1 < out.size(); ++i) gemm.m *= out[i];
+  gemm.n = out.back();
+  gemm.k = a.back();
+  if (gemm.m < 1 || gemm.n < 1 || gemm.k < 1 || gemm.m > (1ll << 31)) return nullptr;
+  return std::make_shared<const KernelShape>(KernelShape::of_gemm(gemm));
 }
 
 // MACs of an einsum: output elements x the sizes of the summed-over labels.
@@ -182,12 +204,13 @@ void cost_onnx_node(const pb::NodeProto& node, const std::vector<std::string>& o
       bool ok = false;
       macs = einsum_macs(string_attribute(node, "equation", ""), shapes, first_output.dims, &ok);
       if (!ok) context.fail("cannot read the einsum equation \"" + string_attribute(node, "equation", "") + "\"");
+      if (shapes.size() == 2) op.kernel = einsum_dense_kernel(string_attribute(node, "equation", ""), shapes[0], first_output.dims);
     } else {  // MatMul, MatMulInteger, QLinearMatMul: [..., M, K] x [..., K, N]
       int64_t inner = a.dims.empty() ? 1 : a.dims.back();
       macs = dims_product(first_output.dims) * static_cast<double>(inner);
     }
     op.forward_flops = gemm_forward_flops(macs);
-    if (present(1)) op.kernel = onnx_kernel_shape(node, type, a.dims, input_info(1).dims, first_output.dims);
+    if (present(1) && !op.kernel) op.kernel = onnx_kernel_shape(node, type, a.dims, input_info(1).dims, first_output.dims);
   } else if (known->cost == OnnxCost::kPerOutputElement) {
     op.forward_flops = kElementwiseFlopsPerElement * output_elements;
   } else if (known->cost == OnnxCost::kPerInputElement) {
@@ -272,6 +295,17 @@ void cost_placesim_node(const pb::NodeProto& node, const PlacesimNodeScale& scal
   if (node.output_size() > 0) {
     const TensorInfo* output = context.find_tensor(node.output(0));
     if (output && output->known) op.output_shape = output->dims;
+  }
+  // The op's kernel shape as placesim exported it (sim/graph/kernel_shape_json.h), its samples
+  // scaled as the op's costs are.
+  const std::string kernel = string_attribute(node, "kernel", "");
+  if (!kernel.empty()) {
+    try {
+      const Json document = Json::parse(kernel);
+      op.kernel = std::make_shared<const KernelShape>(read_kernel_shape(JsonReader(document, "kernel")).with_samples(batch_scale));
+    } catch (const std::exception& error) {
+      context.fail("attribute kernel is not a kernel shape: " + std::string(error.what()));
+    }
   }
 }
 
