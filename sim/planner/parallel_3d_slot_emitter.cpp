@@ -332,7 +332,9 @@ TaskId Parallel3dSlotEmitter::overlapped_gather(const std::string& name, int64_t
     deps.insert(deps.end(), ends.begin(), ends.end());
   }
   const std::string& op_name = e_.graph.op(v).name;
-  const TaskId gathered = e_.collective(name, e_.layout.tensor_group(d_, s), sequence_gather_bytes(bytes), std::move(deps),
+  // TE gathers its GEMM's FP8 operand under fp8; the output layer and the embedding gather bf16.
+  const double moved = beside ? sequence_gather_bytes(bytes) : bytes;
+  const TaskId gathered = e_.collective(name, e_.layout.tensor_group(d_, s), moved, std::move(deps),
                                         step_, op_name, CollectiveKind::kAllGather);
   if (beside) {
     on_userbuffers(gathered);
@@ -381,7 +383,8 @@ std::optional<TaskId> Parallel3dSlotEmitter::regather_sequence_input(int64_t m, 
   if (bytes <= 0) return std::nullopt;
   const std::string& name = e_.graph.op(v).name;
   return e_.collective(replica_prefix_ + "mb" + std::to_string(m) + "/sp-allgather/grad-input/" + name + suffix_,
-                       e_.layout.tensor_group(d_, s), sequence_gather_bytes(bytes), deps_of(backward_task_[m][v]), step_, name,
+                       e_.layout.tensor_group(d_, s), transformer_engine_gemm(v) ? sequence_gather_bytes(bytes) : bytes,
+                       deps_of(backward_task_[m][v]), step_, name,
                        CollectiveKind::kAllGather);
 }
 

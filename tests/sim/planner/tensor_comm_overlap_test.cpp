@@ -18,7 +18,7 @@ namespace {
 // A GPT of 2 layers (h = 1024, 16 heads, 512 tokens, vocabulary 4,096) on one DGX H100, tensor 4
 // with sequence parallelism, one micro-batch of 2 samples, bf16: every layer activation is
 // 2 x 512 x 1024 x 2 B = 2,097,152 B.
-std::string gpt_text(bool overlap, bool sequence_parallel = true) {
+std::string gpt_text(bool overlap, bool sequence_parallel = true, const std::string& precision = "bf16") {
   return R"({"name": "tpo", "model": {"zoo": "gpt", "parameters": {"layers": 2, "hidden": 1024, "heads": 16,
                "sequence": 512, "vocabulary": 4096}},
              "cluster": {"template": "dgx_h100"},
@@ -26,7 +26,7 @@ std::string gpt_text(bool overlap, bool sequence_parallel = true) {
                "sequence_parallel": )" +
          std::string(sequence_parallel ? "true" : "false") + R"(, "tp_comm_overlap": )" + (overlap ? "true" : "false") +
          R"(}}],
-             "run": {"mode": "training", "batch_size": 2, "precision": "bf16", "optimizer": "adam"}})";
+             "run": {"mode": "training", "batch_size": 2, "precision": ")" + precision + R"(", "optimizer": "adam"}})";
 }
 
 constexpr double kActivationBytes = 2.0 * 512 * 1024 * 2;
@@ -45,8 +45,8 @@ struct PlanIndex {
   }
 };
 
-PlanIndex plan_of(bool overlap) {
-  const Scenario scenario = testing::scenario_from_text(gpt_text(overlap));
+PlanIndex plan_of(bool overlap, const std::string& precision = "bf16") {
+  const Scenario scenario = testing::scenario_from_text(gpt_text(overlap, true, precision));
   PlanIndex index{plan_scenario(scenario), {}};
   for (const Task& task : index.planned.plan.tasks) index.id_of[task.name] = task.id;
   return index;
@@ -180,6 +180,28 @@ TEST(TensorCommOverlap, TheEmbeddingAndTheOutputLayerGatherBeforeThemselves) {
   EXPECT_TRUE(p.waits("mb0/bwd/embedding/wte/tp0", "mb0/sp-allgather/grad/embedding/wte"));
   EXPECT_DOUBLE_EQ(p.task("mb0/sp-reducescatter/embedding/wte").bytes, kActivationBytes);
   EXPECT_FALSE(p.has("mb0/sp-reducescatter/userbuffers/embedding/wte"));
+}
+
+// Under fp8 TE gathers its GEMMs' FP8 operands, 1 byte per element (forward inputs, backward output
+// gradients); the output layer (bf16: its input, forward and again in backward) and the
+// embedding gather bf16, 2 bytes.
+TEST(TensorCommOverlap, UnderFp8TransformerEngineGathersFp8AndTheRestBf16) {
+  const PlanIndex p = plan_of(true, "fp8");
+  for (const std::string name : {"mb0/sp-allgather/h.1/qkv", "mb0/sp-allgather/h.1/mlp_fc",
+                                 "mb0/sp-allgather/grad/h.1/attn_proj", "mb0/sp-allgather/grad/h.1/mlp_proj"}) {
+    EXPECT_DOUBLE_EQ(p.task(name).bytes, kActivationBytes / 2) << name;
+  }
+  EXPECT_DOUBLE_EQ(p.task("mb0/sp-allgather/grad/embedding/wte").bytes, kActivationBytes);
+  int head_gathers = 0;
+  for (const auto& [name, id] : p.id_of) {
+    if (name.rfind("mb0/sp-allgather/", 0) != 0 || name.find("/h.") != std::string::npos ||
+        name.find("grad/") != std::string::npos) {
+      continue;
+    }
+    EXPECT_DOUBLE_EQ(p.planned.plan.tasks[id].bytes, kActivationBytes) << name;
+    ++head_gathers;
+  }
+  EXPECT_EQ(head_gathers, 2);  // the output layer's input, forward and re-gathered in backward
 }
 
 // Megatron-LM's --tp-comm-overlap needs sequence parallelism; mixture-of-experts layers are not
