@@ -15,8 +15,10 @@ bool stays_16_bit(const KernelShape* kernel) {
 
 Precision kernel_precision(Precision run, OpKind kind, const KernelShape* kernel) {
   if (run != Precision::kFp8) return run;
-  return is_gemm_kind(kind) && !stays_16_bit(kernel) ? Precision::kFp8 : Precision::kBf16;
+  return linear_layer_gemm(kind, kernel) ? Precision::kFp8 : Precision::kBf16;
 }
+
+bool linear_layer_gemm(OpKind kind, const KernelShape* kernel) { return is_gemm_kind(kind) && !stays_16_bit(kernel); }
 
 double kernel_bytes_scale(Precision run, OpKind kind, const KernelShape* kernel) {
   if (kernel_precision(run, kind, kernel) != Precision::kFp8) return 1.0;

@@ -20,6 +20,12 @@ namespace placesim {
 /// every other precision.
 Precision kernel_precision(Precision run, OpKind kind, const KernelShape* kernel = nullptr);
 
+/// Whether a kernel of `kind` (shape `kernel`, null when it has none) is a linear layer's GEMM,
+/// the kernels Transformer Engine runs (in FP8 under fp8, and with its userbuffers' overlap of
+/// tensor-parallel collectives): a GEMM or convolution kind, but not attention's (fused or
+/// batched) nor the output layer's.
+bool linear_layer_gemm(OpKind kind, const KernelShape* kernel);
+
 /// What a task's memory traffic (counted at the run's element_bytes) is multiplied by for its
 /// kernel: gemm_operand_bytes / element_bytes = 1/2 for an fp8 GEMM (1-byte operands read where
 /// the graph counted 2), 1 otherwise.

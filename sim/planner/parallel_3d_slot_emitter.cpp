@@ -277,8 +277,9 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
 // LayerNormLinear writes the norm's output in FP8 and gathers it, forward and again for the
 // weight gradient; a row-parallel layer's output gradient is cast to FP8 before its gather,
 // grad_output_preprocess); the reduce-scatters move the bf16 sums. docs/tensor-parallel.md.
-double Parallel3dSlotEmitter::sequence_gather_bytes(double bytes) const {
-  return bytes * kernel_bytes_scale(e_.run.precision, OpKind::kMatMul);
+double Parallel3dSlotEmitter::sequence_gather_bytes(double bytes, const Op* consumer) const {
+  return bytes * (consumer ? kernel_bytes_scale(e_.run.precision, consumer->kind, consumer->kernel.get())
+                           : kernel_bytes_scale(e_.run.precision, OpKind::kMatMul));
 }
 
 std::vector<TaskId> Parallel3dSlotEmitter::deps_of(const std::vector<TaskId>& tasks) const {
@@ -294,8 +295,7 @@ bool Parallel3dSlotEmitter::overlaps_tensor_collectives() const {
 }
 
 bool Parallel3dSlotEmitter::transformer_engine_gemm(OpId v) const {
-  const auto& kernel = e_.graph.op(v).kernel;
-  return kernel && kernel->kind == KernelKind::kGemm && !kernel->gemm.output_layer;
+  return linear_layer_gemm(e_.graph.op(v).kind, e_.graph.op(v).kernel.get());
 }
 
 // A column op's input that sequence parallelism left sharded: a sequence op's output, or a row
@@ -332,10 +332,8 @@ TaskId Parallel3dSlotEmitter::overlapped_gather(const std::string& name, int64_t
     deps.insert(deps.end(), ends.begin(), ends.end());
   }
   const std::string& op_name = e_.graph.op(v).name;
-  // TE gathers its GEMM's FP8 operand under fp8; the output layer and the embedding gather bf16.
-  const double moved = beside ? sequence_gather_bytes(bytes) : bytes;
-  const TaskId gathered = e_.collective(name, e_.layout.tensor_group(d_, s), moved, std::move(deps),
-                                        step_, op_name, CollectiveKind::kAllGather);
+  const TaskId gathered = e_.collective(name, e_.layout.tensor_group(d_, s), sequence_gather_bytes(bytes, &e_.graph.op(v)),
+                                        std::move(deps), step_, op_name, CollectiveKind::kAllGather);
   if (beside) {
     on_userbuffers(gathered);
   } else {
@@ -383,7 +381,7 @@ std::optional<TaskId> Parallel3dSlotEmitter::regather_sequence_input(int64_t m, 
   if (bytes <= 0) return std::nullopt;
   const std::string& name = e_.graph.op(v).name;
   return e_.collective(replica_prefix_ + "mb" + std::to_string(m) + "/sp-allgather/grad-input/" + name + suffix_,
-                       e_.layout.tensor_group(d_, s), transformer_engine_gemm(v) ? sequence_gather_bytes(bytes) : bytes,
+                       e_.layout.tensor_group(d_, s), sequence_gather_bytes(bytes, &e_.graph.op(v)),
                        deps_of(backward_task_[m][v]), step_, name,
                        CollectiveKind::kAllGather);
 }

@@ -47,9 +47,11 @@ class Parallel3dSlotEmitter {
                                      const std::function<std::vector<TaskId>(int64_t)>& ready_on_rank,
                                      const std::string& gather_name, const std::string& op_name);
   TaskId gather(int64_t m, int64_t s, OpId v, int64_t r, bool forward, std::optional<TaskId>* chain);
-  /// Bytes a sequence-parallel all-gather of `bytes` (at the run's element size) moves: half
-  /// under fp8, whose gathered tensors are Transformer Engine's FP8 GEMM operands.
-  double sequence_gather_bytes(double bytes) const;
+  /// Bytes a sequence-parallel all-gather of `bytes` (at the run's element size) moves for
+  /// `consumer`: half under fp8 where the consumer's GEMM computes in FP8 (Transformer Engine
+  /// gathers its FP8 operand), `bytes` for any other; a consumer not known here (null) is taken
+  /// to be such a GEMM.
+  double sequence_gather_bytes(double bytes, const Op* consumer = nullptr) const;
   /// Sequence parallelism: the all-gather of column-parallel op v's sequence-sharded input in
   /// its backward, for the weight gradient, `tokens` the share of the step's tokens a rank's
   /// tensors hold (scale / context); nullopt when v reads no such input.
@@ -64,8 +66,9 @@ class Parallel3dSlotEmitter {
   /// Transformer Engine's userbuffers overlap (ParallelismOptions::tensor_comm_overlap) applies:
   /// sequence parallelism over a tensor group of two or more.
   bool overlaps_tensor_collectives() const;
-  /// Whether op v's GEMM runs in Transformer Engine, whose userbuffers overlap its collectives:
-  /// a GEMM but the output layer (Megatron-Core's is its own ColumnParallelLinear).
+  /// Whether op v runs in Transformer Engine, whose userbuffers overlap its collectives: a
+  /// linear layer's GEMM (kernel_precision.h's linear_layer_gemm; Megatron-Core's output layer
+  /// is its own ColumnParallelLinear).
   bool transformer_engine_gemm(OpId v) const;
   /// Under the overlap: bytes of the sequence-sharded tensors column op v reads, which it
   /// all-gathers itself (0 for any other op).
