@@ -23,6 +23,7 @@
 #include "bench/synthetic_plan.h"
 #include "sim/session/pipeline.h"
 #include "sim/session/sweep_evaluation.h"
+#include "sim/session/sweep_run.h"
 #include "sim/session/sweep_screen.h"
 #include "sim/analytical/analytical_engine.h"
 #include "sim/analytical/pipeline_closed_form.h"
@@ -214,18 +215,16 @@ void run_search_case(const std::string& name, const std::string& file) {
   auto collect = [&](size_t, const std::string& text) {
     for (SweepRow& row : decode_rows(text)) rows[{row.index, row.tier}] = std::move(row);
   };
-  auto to_text = [](const std::vector<SweepRow>& group) { return encode_rows(group); };
   const auto start = std::chrono::steady_clock::now();
-  run_in_processes(
-      screened_leaders, workers,
-      [&](size_t i) { return to_text(search_rows(context, configurations_sharing_cells(context, i, Tier::kSearch))); }, collect);
-  run_in_processes(
-      exact, workers, [&](size_t i) { return to_text({evaluate_configuration(context, i, Tier::kAnalytical)}); }, collect);
+  // As `placesim sweep` hands them out (sweep_run.cpp): one work item per group of configurations
+  // that share cells on the tier, each group's rows evaluated together.
+  auto on_tier = [&](Tier tier) { return [&context, tier](size_t i) { return sweep_work_item_text(context, i, tier); }; };
+  run_in_processes(screened_leaders, workers, on_tier(Tier::kSearch), collect);
+  run_in_processes(work_items(context, exact, Tier::kAnalytical), workers, on_tier(Tier::kAnalytical), collect);
   const double screen_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<size_t> best = rank_configurations(assess(spec, rows));
   best.resize(std::min(best.size(), spec.search));
-  run_in_processes(
-      best, workers, [&](size_t i) { return to_text({evaluate_configuration(context, i, Tier::kAnalytical)}); }, collect);
+  run_in_processes(work_items(context, best, Tier::kAnalytical), workers, on_tier(Tier::kAnalytical), collect);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   size_t built = 0, fit = 0;
   for (const auto& [key, row] : rows) {

@@ -1,6 +1,7 @@
 #include "sim/graph/op_graph.h"
 
 #include <algorithm>
+#include <iterator>
 #include <queue>
 #include <stdexcept>
 #include <utility>
@@ -25,6 +26,44 @@ OpGraph& OpGraph::operator=(OpGraph&& other) noexcept {
   return *this;
 }
 
+OpGraph::LayoutCache::LayoutCache(const LayoutCache& other) {
+  std::lock_guard<std::mutex> lock(other.mutex_);
+  owner_ = other.owner_;
+  raw_.store(owner_.get(), std::memory_order_release);
+}
+
+void OpGraph::LayoutCache::fill(const Graph& graph, const std::vector<OpId>& order) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (owner_) return;
+  auto layout = std::make_shared<Layout>();
+  layout->order = order;
+  const std::size_t n = boost::num_vertices(graph);
+  layout->input_begin.reserve(n + 1);
+  layout->output_begin.reserve(n + 1);
+  layout->inputs.reserve(boost::num_edges(graph));
+  layout->outputs.reserve(boost::num_edges(graph));
+  for (OpId v = 0; v < n; ++v) {
+    layout->input_begin.push_back(layout->inputs.size());
+    for (auto [it, end] = boost::in_edges(v, graph); it != end; ++it) {
+      layout->inputs.push_back({boost::source(*it, graph), graph[*it]});
+    }
+    layout->output_begin.push_back(layout->outputs.size());
+    for (auto [it, end] = boost::out_edges(v, graph); it != end; ++it) {
+      layout->outputs.push_back({boost::target(*it, graph), graph[*it]});
+    }
+  }
+  layout->input_begin.push_back(layout->inputs.size());
+  layout->output_begin.push_back(layout->outputs.size());
+  owner_ = std::move(layout);
+  raw_.store(owner_.get(), std::memory_order_release);
+}
+
+void OpGraph::LayoutCache::clear() {
+  if (!owner_) return;
+  raw_.store(nullptr, std::memory_order_release);
+  owner_.reset();
+}
+
 OpGraph::Data& OpGraph::mutable_data() {
   if (data_.use_count() > 1) data_ = std::make_shared<Data>(*data_);
   return *data_;
@@ -34,6 +73,7 @@ OpId OpGraph::add_op(Op op) {
   Data& data = mutable_data();
   if (data.index.count(op.name)) throw std::invalid_argument("duplicate op name " + op.name);
   std::string name = op.name;
+  data.layout.clear();
   OpId id = boost::add_vertex(std::move(op), data.graph);
   data.index.emplace(std::move(name), id);
   return id;
@@ -42,35 +82,58 @@ OpId OpGraph::add_op(Op op) {
 void OpGraph::add_edge(OpId from, OpId to) { add_edge(from, to, data_->graph[from].output_bytes); }
 
 void OpGraph::add_edge(OpId from, OpId to, double bytes) {
-  boost::add_edge(from, to, TensorEdge{bytes, false}, mutable_data().graph);
+  Data& data = mutable_data();
+  data.layout.clear();
+  boost::add_edge(from, to, TensorEdge{bytes, false}, data.graph);
 }
 
-void OpGraph::add_control_edge(OpId from, OpId to) { boost::add_edge(from, to, TensorEdge{0, true}, mutable_data().graph); }
+void OpGraph::add_control_edge(OpId from, OpId to) {
+  Data& data = mutable_data();
+  data.layout.clear();
+  boost::add_edge(from, to, TensorEdge{0, true}, data.graph);
+}
 
 OpId OpGraph::find(const std::string& name) const {
   auto it = data_->index.find(name);
   return it == data_->index.end() ? size() : it->second;
 }
 
-OpGraph::Neighbors OpGraph::inputs(OpId id) const {
-  Neighbors result;
-  result.reserve(boost::in_degree(id, data_->graph));
-  for (auto [it, end] = boost::in_edges(id, data_->graph); it != end; ++it) {
-    result.push_back({boost::source(*it, data_->graph), data_->graph[*it]});
-  }
+namespace {
+
+/// Op `id`'s neighbours in a Layout's flat arrays.
+OpGraph::Neighbors slice(const std::vector<OpGraph::Neighbor>& all, const std::vector<std::size_t>& begin, OpId id) {
+  return OpGraph::Neighbors(all.begin() + static_cast<std::ptrdiff_t>(begin[id]),
+                            all.begin() + static_cast<std::ptrdiff_t>(begin[id + 1]));
+}
+
+/// The neighbours at the far ends (`far_end(edge)`) of `edges`, with the edges' tensors.
+template <typename Edges, typename FarEnd>
+OpGraph::Neighbors collect(const OpGraph::Graph& graph, Edges edges, FarEnd far_end) {
+  OpGraph::Neighbors result;
+  result.reserve(static_cast<std::size_t>(std::distance(edges.first, edges.second)));
+  for (auto it = edges.first; it != edges.second; ++it) result.push_back({far_end(*it), graph[*it]});
   return result;
+}
+
+}  // namespace
+
+OpGraph::Neighbors OpGraph::inputs(OpId id) const {
+  const Graph& graph = data_->graph;
+  if (const Layout* layout = data_->layout.get()) return slice(layout->inputs, layout->input_begin, id);
+  return collect(graph, boost::in_edges(id, graph), [&](const auto& edge) { return boost::source(edge, graph); });
 }
 
 OpGraph::Neighbors OpGraph::outputs(OpId id) const {
-  Neighbors result;
-  result.reserve(boost::out_degree(id, data_->graph));
-  for (auto [it, end] = boost::out_edges(id, data_->graph); it != end; ++it) {
-    result.push_back({boost::target(*it, data_->graph), data_->graph[*it]});
-  }
-  return result;
+  const Graph& graph = data_->graph;
+  if (const Layout* layout = data_->layout.get()) return slice(layout->outputs, layout->output_begin, id);
+  return collect(graph, boost::out_edges(id, graph), [&](const auto& edge) { return boost::target(edge, graph); });
 }
 
 bool OpGraph::topological_order(std::vector<OpId>* order, std::vector<std::string>* cycle) const {
+  if (const Layout* known = data_->layout.get()) {
+    order->assign(known->order.begin(), known->order.end());
+    return true;
+  }
   const std::size_t n = size();
   std::vector<std::size_t> pending(n, 0);
   for (OpId v = 0; v < n; ++v) pending[v] = boost::in_degree(v, data_->graph);
@@ -90,7 +153,10 @@ bool OpGraph::topological_order(std::vector<OpId>* order, std::vector<std::strin
       if (--pending[w] == 0) ready.push(w);
     }
   }
-  if (order->size() == n) return true;
+  if (order->size() == n) {
+    data_->layout.fill(data_->graph, *order);
+    return true;
+  }
   if (cycle) {
     // Walk backwards from a blocked op through blocked predecessors until a vertex repeats.
     cycle->clear();

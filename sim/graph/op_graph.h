@@ -5,8 +5,10 @@
 // are fine.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -73,16 +75,44 @@ class OpGraph {
   Neighbors outputs(OpId id) const;
 
   /// Ops in a topological order, stable with respect to insertion order (Kahn's algorithm).
-  /// Returns false and fills `cycle` with the op names on one cycle when the graph has one.
+  /// Returns false and fills `cycle` with the op names on one cycle when the graph has one. An
+  /// acyclic graph's order is computed once and kept (with the copies sharing it) until an op or
+  /// an edge is added: a sweep's planners ask the same shared graph for it several times per plan.
   bool topological_order(std::vector<OpId>* order, std::vector<std::string>* cycle) const;
 
   GraphTotals totals() const;
   const Graph& graph() const { return data_->graph; }
 
  private:
+  /// What a finished graph's readers ask for again and again, computed from its ops and edges
+  /// by the first topological_order() and kept until an op or edge is added: the order, and each
+  /// op's producers and consumers in flat arrays (boost's in-edge lists reach each edge's bytes
+  /// through a pointer; the slot emitters read them once per op of every micro-batch slot).
+  struct Layout {
+    std::vector<OpId> order;
+    std::vector<std::size_t> input_begin, output_begin;  ///< op v's are [begin[v], begin[v + 1])
+    std::vector<Neighbor> inputs, outputs;
+  };
+  /// A Layout shared by the copies of a graph that share its data; filled at most once by
+  /// concurrent readers (under a lock), read without one, emptied by the graph's one writer.
+  class LayoutCache {
+   public:
+    LayoutCache() = default;
+    LayoutCache(const LayoutCache& other);
+    LayoutCache& operator=(const LayoutCache&) = delete;
+    const Layout* get() const { return raw_.load(std::memory_order_acquire); }
+    void fill(const Graph& graph, const std::vector<OpId>& order) const;
+    void clear();
+
+   private:
+    mutable std::mutex mutex_;
+    mutable std::shared_ptr<const Layout> owner_;
+    mutable std::atomic<const Layout*> raw_{nullptr};
+  };
   struct Data {
     Graph graph;
     std::unordered_map<std::string, OpId> index;
+    LayoutCache layout;
   };
   /// The data to change, no longer shared with any copy.
   Data& mutable_data();

@@ -172,6 +172,17 @@ SweepContext::Layout flushed_layout(const StrategyVariant& variant) {
   return layout;
 }
 
+/// The layout text the analytical tier shares cells by: `layout.text` without selective
+/// recomputation whose patterns select no op of the model, which leaves every plan as it is (the
+/// configurations' hardware FLOPs, which count the recomputation, are their own: evaluate_scenario).
+std::string cell_layout_text(const SweepContext::Layout& layout) {
+  if (!layout.selective_recompute_shares_cells) return layout.text;
+  Json options = Json::parse(layout.text);
+  options.erase("selective_recompute");
+  options.erase("selective_recompute_ops");
+  return options.dump();
+}
+
 /// The layout text the search tier's screen shares cells by: `layout.text` without a ZeRO stage
 /// of 0, 1 or 2. Those stages run the same slots (ZeRO 1 and 2 reduce the gradients with the
 /// same bytes as an all-reduce, parallel_3d_gradient_emitter.cpp) and differ in the static
@@ -249,7 +260,6 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
   for (size_t v = 0; v < context.spec.strategies.size(); ++v) {
     const StrategyVariant& variant = context.spec.strategies[v];
     SweepContext::Layout layout = flushed_layout(variant);
-    layout.id = first_of_text.emplace(layout.text, context.layouts.size()).first->second;
     layout.screened = !layout.text.empty() && !variant.sets_micro_batches;
     layout.per_data_width = layout.screened && cells_per_data_width(variant);
     if (variant.kind == "parallelism") {
@@ -267,6 +277,7 @@ SweepContext make_sweep_context(Json document, const std::string& file, const Ha
         layout.selective_recompute_shares_cells = known->second;
       }
     }
+    layout.id = first_of_text.emplace(cell_layout_text(layout), context.layouts.size()).first->second;
     // Layouts with a cell per data width keep one per ZeRO stage too (the screen takes their
     // reader's stage).
     const std::string screen_text = layout.per_data_width ? layout.text : screen_layout_text(layout);

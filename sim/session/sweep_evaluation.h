@@ -47,6 +47,8 @@ struct SweepContext {
   struct Layout {
     std::string text;
     PipelineSchedule schedule = PipelineSchedule::kOneFOneB;
+    /// The first layout with this one's cells on the analytical tier (cell_key): the same text,
+    /// but for selective recomputation that selects nothing.
     size_t id = 0;
     size_t screen_id = 0;
     int zero_stage = 0;
@@ -99,8 +101,9 @@ SweepRow evaluate_configuration(const SweepContext& context, size_t index, Tier 
 
 /// The configurations best evaluated together with `index` on `tier`, `index` among them, in
 /// index order: on the analytical tier, every 3D configuration of the sweep that differs from it
-/// only in its pipeline schedule, GPipe or 1F1B (their steps and one-replica baselines read the
-/// same one micro-batch cells: sim/analytical/pipeline_closed_form.h); on the search tier, every
+/// only in its pipeline schedule, GPipe or 1F1B, or in selective recomputation that selects no op
+/// (their steps and one-replica baselines read the same one micro-batch cells:
+/// sim/analytical/pipeline_closed_form.h); on the search tier, every
 /// configuration of its screen key (sim/session/sweep_screen.h); otherwise `index` alone.
 /// A function of the sweep only, so any process or MPI rank forms the same groups.
 std::vector<size_t> configurations_sharing_cells(const SweepContext& context, size_t index, Tier tier);

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace placesim {
 namespace {
@@ -70,6 +72,64 @@ TEST(OpGraph, AMovedFromGraphIsEmptyAndCanBeFilledAgain) {
   EXPECT_EQ(graph.size(), 0u);  // NOLINT(bugprone-use-after-move)
   EXPECT_EQ(moved.size(), 2u);
   EXPECT_EQ(OpGraph().size(), 0u);  // the shared empty data was never changed
+}
+
+/// a -> b -> d, a -> c -> d, with an edge's bytes telling it apart.
+OpGraph diamond() {
+  OpGraph graph("diamond");
+  for (const char* name : {"a", "b", "c", "d"}) {
+    Op op;
+    op.name = name;
+    graph.add_op(op);
+  }
+  graph.add_edge(0, 1, 1);
+  graph.add_edge(0, 2, 2);
+  graph.add_edge(1, 3, 3);
+  graph.add_edge(2, 3, 4);
+  return graph;
+}
+
+std::vector<std::pair<OpId, double>> listed(const OpGraph::Neighbors& neighbors) {
+  std::vector<std::pair<OpId, double>> result;
+  for (const auto& neighbor : neighbors) result.emplace_back(neighbor.op, neighbor.edge.bytes);
+  return result;
+}
+
+TEST(OpGraph, AFinishedGraphKeepsItsOrderAndNeighboursUntilAnOpOrEdgeIsAdded) {
+  OpGraph graph = diamond();
+  std::vector<OpId> order;
+  ASSERT_TRUE(graph.topological_order(&order, nullptr));
+  EXPECT_EQ(order, (std::vector<OpId>{0, 1, 2, 3}));
+  // Asked again (now from the kept layout): the same order and the same neighbours, in edge order.
+  std::vector<OpId> again{7};
+  ASSERT_TRUE(graph.topological_order(&again, nullptr));
+  EXPECT_EQ(again, order);
+  using Listed = std::vector<std::pair<OpId, double>>;
+  EXPECT_EQ(listed(graph.inputs(3)), (Listed{{1, 3.0}, {2, 4.0}}));
+  EXPECT_EQ(listed(graph.outputs(0)), (Listed{{1, 1.0}, {2, 2.0}}));
+  EXPECT_TRUE(graph.inputs(0).empty());
+  EXPECT_TRUE(graph.outputs(3).empty());
+
+  // A copy shares it; a copy that changes sees its change, the original keeps its own.
+  const OpGraph original = graph;
+  Op e;
+  e.name = "e";
+  const OpId added = graph.add_op(e);
+  graph.add_edge(added, 1, 5);  // e now comes before b
+  ASSERT_TRUE(graph.topological_order(&order, nullptr));
+  EXPECT_EQ(order, (std::vector<OpId>{0, 2, 4, 1, 3}));
+  EXPECT_EQ(listed(graph.inputs(1)), (Listed{{0, 1.0}, {4, 5.0}}));
+  ASSERT_TRUE(original.topological_order(&order, nullptr));
+  EXPECT_EQ(order, (std::vector<OpId>{0, 1, 2, 3}));
+  EXPECT_EQ(listed(original.inputs(1)), (Listed{{0, 1.0}}));
+
+  // A control edge too, and a cycle is still found (an order is only kept without one).
+  graph.add_control_edge(3, 0);
+  std::vector<std::string> cycle;
+  EXPECT_FALSE(graph.topological_order(&order, &cycle));
+  EXPECT_FALSE(cycle.empty());
+  ASSERT_EQ(graph.inputs(0).size(), 1u);
+  EXPECT_TRUE(graph.inputs(0).front().edge.control);
 }
 
 TEST(NumberedLayerPrefix, IsWhatComesBeforeTheLastDotWhenDigitsFollowIt) {

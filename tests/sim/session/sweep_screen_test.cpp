@@ -501,5 +501,37 @@ TEST(SweepScreen, SelectiveRecomputationOfFusedAttentionSharesTheLayoutWithoutIt
   EXPECT_DOUBLE_EQ(*hardware.rbegin() - *hardware.begin(), 4.0 * 4 * 256 * 128 * 128);
 }
 
+TEST(SweepScreen, TheAnalyticalTierSharesTheCellOfFusedAttentionWithAndWithoutSelectiveRecomputation) {
+  // The analytical tier's groups (cell_key) follow the screen's: a configuration with selective
+  // recomputation that selects nothing is evaluated beside the one without, from one cell, and
+  // each keeps its own hardware FLOPs; evaluated alone, each row is the same.
+  auto sweep = [](const std::string& attention) {
+    return screen_context(R"({
+      "model": {"zoo": "gpt", "parameters": {"layers": 4, "hidden": 256, "heads": 4, "sequence": 128, "vocabulary": 1000,
+                                             "attention": ")" + attention + R"("}},
+      "cluster": {"template": "dgx_a100"}, "run": {"steps": 1, "optimizer": "adam", "precision": "fp16"},
+      "sweep": {"nodes": [2], "fabric": ["ib_hdr"], "batch_size": [64],
+                "strategies": [{"parallelism": {"pipeline": 2, "tensor": 2, "selective_recompute": [false, true],
+                                                "stage_split": "layers"}}]}})");
+  };
+  const SweepContext fused = sweep("fused"), unfused = sweep("unfused");
+  ASSERT_EQ(fused.spec.configurations.size(), 2u);
+  EXPECT_EQ(fused.cell_keys[0], fused.cell_keys[1]);
+  EXPECT_EQ(configurations_sharing_cells(fused, 0, Tier::kAnalytical), (std::vector<size_t>{0, 1}));
+  EXPECT_NE(unfused.cell_keys[0], unfused.cell_keys[1]);
+  EXPECT_EQ(configurations_sharing_cells(unfused, 1, Tier::kAnalytical), (std::vector<size_t>{1}));
+  const std::vector<SweepRow> together = evaluate_configurations(fused, {0, 1}, Tier::kAnalytical);
+  ASSERT_EQ(together.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    const SweepRow alone = evaluate_configuration(fused, i, Tier::kAnalytical);
+    ASSERT_EQ(together[i].status, RowStatus::kOk) << together[i].reason;
+    EXPECT_EQ(together[i].step_seconds, alone.step_seconds) << i;
+    EXPECT_EQ(together[i].peak_memory_bytes, alone.peak_memory_bytes) << i;
+    EXPECT_EQ(together[i].single_replica_samples_per_second, alone.single_replica_samples_per_second) << i;
+    EXPECT_EQ(together[i].hardware_flops_per_sample, alone.hardware_flops_per_sample) << i;
+  }
+  EXPECT_GT(together[1].hardware_flops_per_sample, together[0].hardware_flops_per_sample);  // the recomputed attention
+}
+
 }  // namespace
 }  // namespace placesim
