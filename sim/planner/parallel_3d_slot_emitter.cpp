@@ -1,6 +1,7 @@
 #include "sim/planner/parallel_3d_slot_emitter.h"
 
 #include <algorithm>
+#include <deque>
 
 #include "sim/plan/kernel_precision.h"
 #include "sim/planner/tensor_parallel.h"
@@ -278,8 +279,37 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::forward(int64_t m, int64
 // weight gradient; a row-parallel layer's output gradient is cast to FP8 before its gather,
 // grad_output_preprocess); the reduce-scatters move the bf16 sums. docs/tensor-parallel.md.
 double Parallel3dSlotEmitter::sequence_gather_bytes(double bytes, const Op* consumer) const {
-  return bytes * (consumer ? kernel_bytes_scale(e_.run.precision, consumer->kind, consumer->kernel.get())
-                           : kernel_bytes_scale(e_.run.precision, OpKind::kMatMul));
+  return consumer ? bytes * kernel_bytes_scale(e_.run.precision, consumer->kind, consumer->kernel.get()) : bytes;
+}
+
+double Parallel3dSlotEmitter::gather_bytes_after(OpId v, bool downstream, double bytes) {
+  if (e_.run.precision != Precision::kFp8) return bytes;  // every gather moves the run's elements
+  return sequence_gather_bytes(bytes, nearest_gemm(v, downstream));
+}
+
+const Op* Parallel3dSlotEmitter::nearest_gemm(OpId v, bool downstream) {
+  const auto known = nearest_gemm_.find({v, downstream});
+  if (known != nearest_gemm_.end()) return known->second;
+  const OpGraph& graph = e_.graph;
+  std::vector<bool> seen(graph.size(), false);
+  std::deque<OpId> frontier{v};
+  seen[v] = true;
+  const Op* found = nullptr;
+  while (!frontier.empty() && !found) {
+    const OpId at = frontier.front();
+    frontier.pop_front();
+    for (const auto& next : downstream ? graph.outputs(at) : graph.inputs(at)) {
+      if (next.edge.control || seen[next.op]) continue;
+      seen[next.op] = true;
+      if (is_gemm_kind(graph.op(next.op).kind)) {
+        found = &graph.op(next.op);
+        break;
+      }
+      frontier.push_back(next.op);
+    }
+  }
+  nearest_gemm_.emplace(std::make_pair(v, downstream), found);
+  return found;
 }
 
 std::vector<TaskId> Parallel3dSlotEmitter::deps_of(const std::vector<TaskId>& tasks) const {
@@ -430,8 +460,9 @@ TaskId Parallel3dSlotEmitter::tensor_reduction(const std::string& prefix, const 
   const TaskId scattered = e_.collective(prefix + "sp-reducescatter/" + what + name + suffix_, group, bytes, std::move(deps),
                                          step_, name, CollectiveKind::kReduceScatter);
   const TaskId gathered =
-      e_.collective(prefix + "sp-allgather/" + what + name + suffix_, group, sequence_gather_bytes(bytes), {scattered}, step_,
-                    name, CollectiveKind::kAllGather);
+      e_.collective(prefix + "sp-allgather/" + what + name + suffix_, group,
+                    gather_bytes_after(v, /*downstream=*/what != "grad/", bytes), {scattered}, step_, name,
+                    CollectiveKind::kAllGather);
   for (auto& cell : *cells) {
     cell.push_back(scattered);
     cell.push_back(gathered);
@@ -588,7 +619,8 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
           gather_after.push_back(scattered);
           const TaskId regathered =
               e_.collective(prefix + "sp-allgather/grad/" + name + suffix_, e_.layout.tensor_group(d_, s),
-                            sequence_gather_bytes(full_input_gradient_bytes), std::move(gather_after), step_, name,
+                            gather_bytes_after(v, /*downstream=*/false, full_input_gradient_bytes),
+                            std::move(gather_after), step_, name,
                             CollectiveKind::kAllGather);
           for (auto& cell : cells) cell.push_back(regathered);
           backward_ready_[m][v].assign(e_.ranks, regathered);

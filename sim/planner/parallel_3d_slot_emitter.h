@@ -49,9 +49,16 @@ class Parallel3dSlotEmitter {
   TaskId gather(int64_t m, int64_t s, OpId v, int64_t r, bool forward, std::optional<TaskId>* chain);
   /// Bytes a sequence-parallel all-gather of `bytes` (at the run's element size) moves for
   /// `consumer`: half under fp8 where the consumer's GEMM computes in FP8 (Transformer Engine
-  /// gathers its FP8 operand), `bytes` for any other; a consumer not known here (null) is taken
-  /// to be such a GEMM.
-  double sequence_gather_bytes(double bytes, const Op* consumer = nullptr) const;
+  /// gathers its FP8 operand), `bytes` for any other op and for none (null).
+  double sequence_gather_bytes(double bytes, const Op* consumer) const;
+  /// The all-gather that follows a reduce-scatter of op v's tensors: its bytes for the GEMM that
+  /// reads what it gathers, the nearest GEMM downstream of v in forward (the next layer's, or the
+  /// output layer after the last), upstream of v for an input gradient (the previous layer's,
+  /// none before the first: the embedding's gradient, gathered bf16).
+  double gather_bytes_after(OpId v, bool downstream, double bytes);
+  /// The nearest GEMM-kind op after (downstream) or before op v by data edges, through the ops
+  /// between (dropout, residual adds, norms); null when none. Kept per op and direction.
+  const Op* nearest_gemm(OpId v, bool downstream);
   /// Sequence parallelism: the all-gather of column-parallel op v's sequence-sharded input in
   /// its backward, for the weight gradient, `tokens` the share of the step's tokens a rank's
   /// tensors hold (scale / context); nullopt when v reads no such input.
@@ -132,6 +139,8 @@ class Parallel3dSlotEmitter {
   /// gradient's reduce-scatter), which v's consumers wait for as well as v.
   std::vector<std::map<OpId, TaskId>> overlapped_forward_;
   std::vector<std::map<OpId, TaskId>> overlapped_backward_;
+  /// nearest_gemm's answers by (op, downstream).
+  std::map<std::pair<OpId, bool>, const Op*> nearest_gemm_;
 };
 
 }  // namespace placesim

@@ -204,6 +204,27 @@ TEST(TensorCommOverlap, UnderFp8TransformerEngineGathersFp8AndTheRestBf16) {
   EXPECT_EQ(head_gathers, 2);  // the output layer's input, forward and re-gathered in backward
 }
 
+// Without the overlap each reduce-scatter's all-gather follows it at once, and what it gathers is
+// the operand of the nearest GEMM: a TE linear layer's (FP8) but after the last layer, where it is
+// the output layer's input (bf16), and before the first, where the input gradient goes to the
+// embedding (bf16).
+TEST(TensorCommOverlap, WithoutItUnderFp8AGatherMovesWhatTheGemmThatReadsItReads) {
+  const PlanIndex p = plan_of(false, "fp8");
+  for (const std::string name : {"mb0/sp-allgather/embedding/wte", "mb0/sp-allgather/h.0/attn_proj",
+                                 "mb0/sp-allgather/h.0/mlp_proj", "mb0/sp-allgather/h.1/attn_proj",
+                                 "mb0/sp-allgather/grad/h.0/mlp_fc", "mb0/sp-allgather/grad/h.1/qkv",
+                                 "mb0/sp-allgather/grad/h.1/mlp_fc"}) {
+    EXPECT_DOUBLE_EQ(p.task(name).bytes, kActivationBytes / 2) << name;
+  }
+  for (const std::string name : {"mb0/sp-allgather/h.1/mlp_proj", "mb0/sp-allgather/grad/h.0/qkv"}) {
+    EXPECT_DOUBLE_EQ(p.task(name).bytes, kActivationBytes) << name;
+  }
+  const PlanIndex bf16 = plan_of(false);
+  for (const std::string name : {"mb0/sp-allgather/h.0/mlp_proj", "mb0/sp-allgather/grad/h.1/qkv"}) {
+    EXPECT_DOUBLE_EQ(bf16.task(name).bytes, kActivationBytes) << name;
+  }
+}
+
 // Megatron-LM's --tp-comm-overlap needs sequence parallelism; mixture-of-experts layers are not
 // modelled under it.
 TEST(TensorCommOverlap, RefusesScenariosItDoesNotModel) {
