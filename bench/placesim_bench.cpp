@@ -216,15 +216,18 @@ void run_search_case(const std::string& name, const std::string& file) {
     for (SweepRow& row : decode_rows(text)) rows[{row.index, row.tier}] = std::move(row);
   };
   const auto start = std::chrono::steady_clock::now();
-  // As `placesim sweep` hands them out (sweep_run.cpp): one work item per group of configurations
-  // that share cells on the tier, each group's rows evaluated together.
-  auto on_tier = [&](Tier tier) { return [&context, tier](size_t i) { return sweep_work_item_text(context, i, tier); }; };
-  run_in_processes(screened_leaders, workers, on_tier(Tier::kSearch), collect);
-  run_in_processes(work_items(context, exact, Tier::kAnalytical), workers, on_tier(Tier::kAnalytical), collect);
+  // As `placesim sweep` hands them out (sweep_run.cpp, LocalProcesses): one work item per group
+  // of configurations that share cells on the tier, each group's rows evaluated together, on
+  // workers kept from the screen to the best N.
+  std::optional<ProcessPool> pool;
+  pool.emplace(workers, [&context](size_t i, int tier) { return sweep_work_item_text(context, i, Tier(tier)); });
+  pool->run(screened_leaders, static_cast<int>(Tier::kSearch), collect);
+  pool->run(work_items(context, exact, Tier::kAnalytical), static_cast<int>(Tier::kAnalytical), collect);
   const double screen_wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<size_t> best = rank_configurations(assess(spec, rows));
   best.resize(std::min(best.size(), spec.search));
-  run_in_processes(work_items(context, best, Tier::kAnalytical), workers, on_tier(Tier::kAnalytical), collect);
+  pool->run(work_items(context, best, Tier::kAnalytical), static_cast<int>(Tier::kAnalytical), collect);
+  pool.reset();  // the workers' exit is the search's too
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   size_t built = 0, fit = 0;
   for (const auto& [key, row] : rows) {

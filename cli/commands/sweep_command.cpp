@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "cli/command.h"
 #include "cli/sweep_ranks.h"
@@ -39,15 +40,16 @@ real::HostGroup* sweep_ranks() {
 /// The sweep's work items on the ranks of `mpirun` (rank 0, this process, hands them out).
 class MpiRanks final : public SweepWorkers {
  public:
-  explicit MpiRanks(real::HostGroup& group) : group_(group) {}
-  void run(const std::vector<size_t>& items, int tier, const Work& work, const OnResult& on_result) override {
-    evaluate_over_ranks(group_, items, tier, work, on_result);
+  MpiRanks(real::HostGroup& group, Work work) : group_(group), work_(std::move(work)) {}
+  void run(const std::vector<size_t>& items, int tier, const OnResult& on_result) override {
+    evaluate_over_ranks(group_, items, tier, [&](size_t item) { return work_(item, tier); }, on_result);
   }
   std::string description() const override { return std::to_string(group_.size()) + " MPI ranks"; }
   void finish() override { stop_sweep_ranks(group_); }
 
  private:
   real::HostGroup& group_;
+  Work work_;
 };
 
 int run(const SweepCommandOptions& options, const GlobalOptions& global) {
@@ -63,9 +65,10 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
   Scenario base = read_scenario(document, catalog, std::filesystem::path(options.scenario).parent_path());
   const SweepContext context = make_sweep_context(text, options.scenario, catalog);
   real::HostGroup* ranks = sweep_ranks();
+  auto work = [&context](size_t index, int tier) { return sweep_work_item_text(context, index, Tier(tier)); };
   if (ranks && ranks->rank() != 0) {
     // Only rank 0 keeps the store and writes; the others evaluate what it sends.
-    serve_sweep_items(*ranks, [&](size_t index, int tier) { return sweep_work_item_text(context, index, Tier(tier)); });
+    serve_sweep_items(*ranks, work);
     return 0;
   }
 
@@ -83,10 +86,10 @@ int run(const SweepCommandOptions& options, const GlobalOptions& global) {
   }
   std::unique_ptr<SweepWorkers> workers;
   if (ranks) {
-    workers = std::make_unique<MpiRanks>(*ranks);
+    workers = std::make_unique<MpiRanks>(*ranks, work);
   } else {
     workers = std::make_unique<LocalProcesses>(
-        options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+        options.jobs > 0 ? options.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())), work);
   }
   SweepRunOptions run_options;
   run_options.output = out;

@@ -73,7 +73,6 @@ class Sweep {
     // wanted (already in the store when resuming) are dropped.
     const std::set<size_t> wanted(items.begin(), items.end());
     const std::vector<size_t> leaders = work_items(context_, items, tier);
-    auto work = [&](size_t index) { return sweep_work_item_text(context_, index, tier); };
     auto on_result = [&](size_t, const std::string& text) {
       std::vector<SweepRow> rows = decode_rows(text);
       std::set<std::pair<size_t, Tier>> taken;  // a group's row appended once, as one row at a time did
@@ -88,7 +87,7 @@ class Sweep {
         for (size_t i = 0; i < rows.size(); ++i) bar->advance();
       }
     };
-    workers_.run(leaders, static_cast<int>(tier), work, on_result);
+    workers_.run(leaders, static_cast<int>(tier), on_result);
     if (bar) bar->finish();
   }
 

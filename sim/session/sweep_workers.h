@@ -6,23 +6,28 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "sim/sweep/process_pool.h"
 
 namespace placesim {
 
 class SweepWorkers {
  public:
-  /// One item's rows as text (row_wire.h); runs wherever the workers are, and must not throw.
-  using Work = std::function<std::string(size_t item)>;
+  /// One item's rows as text (row_wire.h) on a tier (Tier as an int); runs wherever the workers
+  /// are, and must not throw. A runner is made with it (a sweep's: sweep_work_item_text).
+  using Work = std::function<std::string(size_t item, int tier)>;
   /// Called in this process for each item as its rows arrive, in completion order; may throw.
   using OnResult = std::function<void(size_t item, const std::string& text)>;
 
   virtual ~SweepWorkers() = default;
 
-  /// Evaluates `work(item)` for every item of `items`, all on `tier` (Tier as an int: a runner on
-  /// other hosts sends it with the item), calling `on_result` as each finishes.
-  virtual void run(const std::vector<size_t>& items, int tier, const Work& work, const OnResult& on_result) = 0;
+  /// Evaluates its work for every item of `items`, all on `tier` (a runner on other hosts sends
+  /// it with the item), calling `on_result` as each finishes.
+  virtual void run(const std::vector<size_t>& items, int tier, const OnResult& on_result) = 0;
 
   /// How the sweep's progress line names them: "2 processes", "4 MPI ranks".
   virtual std::string description() const = 0;
@@ -31,15 +36,19 @@ class SweepWorkers {
   virtual void finish() {}
 };
 
-/// `jobs` forked processes of this host (sim/sweep/process_pool.h: run_in_processes).
+/// `jobs` forked processes of this host, kept from one call of run to the next (the screen's
+/// workers evaluate the best configurations with what they built: sim/sweep/process_pool.h).
 class LocalProcesses final : public SweepWorkers {
  public:
-  explicit LocalProcesses(int jobs) : jobs_(jobs) {}
-  void run(const std::vector<size_t>& items, int tier, const Work& work, const OnResult& on_result) override;
+  LocalProcesses(int jobs, Work work) : jobs_(jobs), work_(std::move(work)) {}
+  void run(const std::vector<size_t>& items, int tier, const OnResult& on_result) override;
   std::string description() const override;
+  void finish() override;
 
  private:
   int jobs_;
+  Work work_;
+  std::optional<ProcessPool> pool_;  ///< from the first run to finish
 };
 
 }  // namespace placesim

@@ -21,18 +21,19 @@
 namespace placesim {
 namespace {
 
-// Child: read an item index, answer [index][size][text], until the parent closes the pipe.
-[[noreturn]] void worker_loop(int in_fd, int out_fd, const std::function<std::string(size_t)>& work) {
+// Child: read [item][tag], answer [item][size][text], until the parent closes the pipe.
+[[noreturn]] void worker_loop(int in_fd, int out_fd, const ProcessPool::Work& work) {
 #if PLACESIM_MIMALLOC
   // A heap of its own: allocating from the parent's heap would write into pages the child shares
   // with the parent, one copy-on-write fault per 4 KiB page (docs/performance.md).
   mi_heap_set_default(mi_heap_new());
 #endif
-  uint64_t item = 0;
-  while (read_all(in_fd, &item, sizeof item)) {
+  uint64_t message[2] = {0, 0};
+  while (read_all(in_fd, message, sizeof message)) {
+    const uint64_t item = message[0];
     std::string text;
     try {
-      text = work(static_cast<size_t>(item));
+      text = work(static_cast<size_t>(item), static_cast<int>(static_cast<int64_t>(message[1])));
     } catch (...) {
       _exit(4);
     }
@@ -45,59 +46,60 @@ namespace {
   _exit(0);
 }
 
-struct Worker {
-  pid_t pid = -1;
-  int to_worker = -1;
-  int from_worker = -1;
-  bool busy = false;
-  uint64_t item = 0;
-};
-
-void stop(std::vector<Worker>& pool, bool kill_them) {
-  for (Worker& w : pool) {
+void stop(std::vector<ProcessPool::Worker>& pool, bool kill_them) {
+  for (ProcessPool::Worker& w : pool) {
     if (w.to_worker >= 0) ::close(w.to_worker);
     if (w.from_worker >= 0) ::close(w.from_worker);
     w.to_worker = w.from_worker = -1;
     if (w.pid > 0 && kill_them) ::kill(w.pid, SIGKILL);
   }
-  for (Worker& w : pool) {
+  for (ProcessPool::Worker& w : pool) {
     if (w.pid > 0) ::waitpid(w.pid, nullptr, 0);
     w.pid = -1;
   }
+  pool.clear();
 }
 
 }  // namespace
 
-void run_in_processes(const std::vector<size_t>& items, int workers, const std::function<std::string(size_t)>& work,
-                      const std::function<void(size_t, const std::string&)>& on_result) {
-  if (items.empty()) return;
-  size_t count = std::min(static_cast<size_t>(std::max(workers, 1)), items.size());
+ProcessPool::ProcessPool(int workers, Work work) : size_(static_cast<size_t>(std::max(workers, 1))), work_(std::move(work)) {}
+
+ProcessPool::~ProcessPool() { stop(workers_, false); }
+
+void ProcessPool::fork_workers(size_t count) {
   std::fflush(nullptr);  // unflushed output would be written again by each child
-  std::vector<Worker> pool(count);
-  for (size_t w = 0; w < count; ++w) {
+  while (workers_.size() < count) {
     int down[2], up[2];
-    if (::pipe(down) != 0 || ::pipe(up) != 0) {
-      stop(pool, true);
-      throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
+    if (::pipe(down) != 0) throw std::runtime_error(std::string("pipe failed: ") + std::strerror(errno));
+    if (::pipe(up) != 0) {
+      const int error = errno;
+      ::close(down[0]);
+      ::close(down[1]);
+      throw std::runtime_error(std::string("pipe failed: ") + std::strerror(error));
     }
     pid_t pid = ::fork();
     if (pid < 0) {
-      stop(pool, true);
-      throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+      const int error = errno;
+      for (int fd : {down[0], down[1], up[0], up[1]}) ::close(fd);
+      throw std::runtime_error(std::string("fork failed: ") + std::strerror(error));
     }
     if (pid == 0) {
       ::close(down[1]);
       ::close(up[0]);
-      for (size_t other = 0; other < w; ++other) {  // a child keeps only its own pipes
-        ::close(pool[other].to_worker);
-        ::close(pool[other].from_worker);
+      for (const Worker& other : workers_) {  // a child keeps only its own pipes
+        ::close(other.to_worker);
+        ::close(other.from_worker);
       }
-      worker_loop(down[0], up[1], work);
+      worker_loop(down[0], up[1], work_);
     }
     ::close(down[0]);
     ::close(up[1]);
-    pool[w] = Worker{pid, down[1], up[0], false, 0};
+    workers_.push_back(Worker{pid, down[1], up[0], false, 0});
   }
+}
+
+void ProcessPool::run(const std::vector<size_t>& items, int tag, const OnResult& on_result) {
+  if (items.empty()) return;
   // A worker that died leaves its pipe closed; writing to it must fail, not kill us.
   struct sigaction ignore {}, previous {};
   ignore.sa_handler = SIG_IGN;
@@ -105,21 +107,23 @@ void run_in_processes(const std::vector<size_t>& items, int workers, const std::
   size_t next = 0;
   size_t done = 0;
   try {
+    fork_workers(std::min(size_, items.size()));
     auto hand_out = [&](Worker& w) {
       if (next >= items.size()) return;
       w.item = items[next++];
       w.busy = true;
-      if (!write_all(w.to_worker, &w.item, sizeof w.item)) {
+      const uint64_t message[2] = {w.item, static_cast<uint64_t>(static_cast<int64_t>(tag))};
+      if (!write_all(w.to_worker, message, sizeof message)) {
         throw std::runtime_error("a sweep worker died before evaluating configuration " + std::to_string(w.item));
       }
     };
-    for (Worker& w : pool) hand_out(w);
+    for (Worker& w : workers_) hand_out(w);
     while (done < items.size()) {
       std::vector<pollfd> fds;
       std::vector<size_t> owners;
-      for (size_t w = 0; w < pool.size(); ++w) {
-        if (pool[w].busy) {
-          fds.push_back({pool[w].from_worker, POLLIN, 0});
+      for (size_t w = 0; w < workers_.size(); ++w) {
+        if (workers_[w].busy) {
+          fds.push_back({workers_[w].from_worker, POLLIN, 0});
           owners.push_back(w);
         }
       }
@@ -129,7 +133,7 @@ void run_in_processes(const std::vector<size_t>& items, int workers, const std::
       }
       for (size_t f = 0; f < fds.size(); ++f) {
         if (fds[f].revents == 0) continue;
-        Worker& w = pool[owners[f]];
+        Worker& w = workers_[owners[f]];
         uint64_t item = 0, size = 0;
         std::string text;
         bool ok = read_all(w.from_worker, &item, sizeof item) && read_all(w.from_worker, &size, sizeof size);
@@ -148,11 +152,16 @@ void run_in_processes(const std::vector<size_t>& items, int workers, const std::
     }
   } catch (...) {
     ::sigaction(SIGPIPE, &previous, nullptr);
-    stop(pool, true);
+    stop(workers_, true);  // results still in flight would answer the next batch: the next forks anew
     throw;
   }
   ::sigaction(SIGPIPE, &previous, nullptr);
-  stop(pool, false);
+}
+
+void run_in_processes(const std::vector<size_t>& items, int workers, const std::function<std::string(size_t)>& work,
+                      const std::function<void(size_t, const std::string&)>& on_result) {
+  ProcessPool pool(workers, [&work](size_t item, int) { return work(item); });
+  pool.run(items, 0, on_result);
 }
 
 }  // namespace placesim

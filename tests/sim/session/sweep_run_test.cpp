@@ -24,10 +24,12 @@ const HardwareCatalog& sweep_run_catalog() {
 /// Runs every item in the test's own process, in the order given, and records them.
 class InThisProcess final : public SweepWorkers {
  public:
-  void run(const std::vector<size_t>& items, int tier, const Work& work, const OnResult& on_result) override {
+  explicit InThisProcess(const SweepContext& context)
+      : work_([&context](size_t index, int tier) { return sweep_work_item_text(context, index, Tier(tier)); }) {}
+  void run(const std::vector<size_t>& items, int tier, const OnResult& on_result) override {
     for (size_t item : items) {
       handed.push_back({item, Tier(tier)});
-      on_result(item, work(item));
+      on_result(item, work_(item, tier));
     }
   }
   std::string description() const override { return "the test's own process"; }
@@ -35,6 +37,9 @@ class InThisProcess final : public SweepWorkers {
 
   std::vector<std::pair<size_t, Tier>> handed;
   int finished = 0;
+
+ private:
+  Work work_;
 };
 
 // A small GPT on 1, 2 or 4 DGX A100: layouts the search tier screens (PipeDream's among them), and
@@ -80,7 +85,7 @@ TEST(SweepRun, ASearchScreensFirstThenEvaluatesItsBestOnTheAnalyticalTierAndARes
   ASSERT_EQ(configurations, 3u * (2 * 2 * 2 + 1 + 1));  // 3 node counts x (8 screened layouts + PipeDream + ZeRO 3)
   const std::filesystem::path out = sweep_run_directory("search");
 
-  InThisProcess workers;
+  InThisProcess workers(context);
   std::ostringstream progress;
   const SweepRunResult result = run_into(context, workers, out, &progress);
 
@@ -118,7 +123,7 @@ TEST(SweepRun, ASearchScreensFirstThenEvaluatesItsBestOnTheAnalyticalTierAndARes
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), static_cast<std::ptrdiff_t>(configurations + 1));
 
   // Resumed: nothing is handed out, and the same files are written.
-  InThisProcess again;
+  InThisProcess again(context);
   std::ostringstream resumed_progress;
   const SweepRunResult resumed = run_into(context, again, out, &resumed_progress);
   EXPECT_TRUE(again.handed.empty());
@@ -132,8 +137,8 @@ TEST(SweepRun, ASearchScreensFirstThenEvaluatesItsBestOnTheAnalyticalTierAndARes
 TEST(SweepRun, ForkedProcessesWriteTheSameFilesAsOneProcess) {
   const SweepContext context = make_sweep_context(Json::parse(kSearchSweep), "sweep.json", sweep_run_catalog());
   const std::filesystem::path here = sweep_run_directory("here"), forked = sweep_run_directory("forked");
-  InThisProcess one;
-  LocalProcesses two(2);
+  InThisProcess one(context);
+  LocalProcesses two(2, [&context](size_t index, int tier) { return sweep_work_item_text(context, index, Tier(tier)); });
   EXPECT_EQ(two.description(), "2 processes");
   const SweepRunResult a = run_into(context, one, here, nullptr);
   const SweepRunResult b = run_into(context, two, forked, nullptr);

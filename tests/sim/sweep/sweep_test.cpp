@@ -6,8 +6,11 @@
 #include <array>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "sim/sweep/pareto_frontier.h"
 #include "sim/sweep/process_pool.h"
@@ -428,6 +431,53 @@ TEST(ProcessPool, AWorkerThatDiesEndsThePoolWithAnError) {
                  return "ok";
                }, [](size_t, const std::string&) {}),
                std::runtime_error);
+}
+
+TEST(ProcessPool, KeepsItsWorkersFromOneBatchToTheNextAndForksMoreOnlyWhenABatchNeedsThem) {
+  // Each answer names the worker's process, the tag its batch was sent with, and how many items
+  // that process evaluated before (state kept in the child, as a sweep's caches are).
+  size_t evaluated_here = 0;
+  ProcessPool pool(2, [&evaluated_here](size_t item, int tag) {
+    return std::to_string(::getpid()) + " " + std::to_string(tag) + " " + std::to_string(item) + " " +
+           std::to_string(evaluated_here++);
+  });
+  auto batch = [&](const std::vector<size_t>& items, int tag) {
+    std::map<size_t, std::vector<std::string>> got;
+    pool.run(items, tag, [&](size_t item, const std::string& text) {
+      std::istringstream fields(text);
+      std::vector<std::string> words{std::istream_iterator<std::string>(fields), {}};
+      EXPECT_EQ(words.size(), 4u) << text;
+      EXPECT_EQ(words[1], std::to_string(tag));
+      EXPECT_EQ(words[2], std::to_string(item));
+      EXPECT_TRUE(got.emplace(item, words).second);
+    });
+    EXPECT_EQ(got.size(), items.size());
+    return got;
+  };
+  auto pids = [](const std::map<size_t, std::vector<std::string>>& got) {
+    std::set<std::string> result;
+    for (const auto& [item, words] : got) result.insert(words[0]);
+    return result;
+  };
+  const auto first = batch({7}, 3);  // one item: one worker
+  ASSERT_EQ(pids(first).size(), 1u);
+  EXPECT_NE(first.at(7)[0], std::to_string(::getpid()));
+  EXPECT_EQ(first.at(7)[3], "0");
+  const auto second = batch({0, 1, 2, 3, 4, 5}, -1);  // the first worker and one more
+  const std::set<std::string> both = pids(second);
+  EXPECT_EQ(both.size(), 2u);
+  EXPECT_EQ(both.count(first.at(7)[0]), 1u);
+  size_t counted_before = 0;  // the first worker goes on counting from 1
+  for (const auto& [item, words] : second) counted_before += words[0] == first.at(7)[0] && words[3] == "1";
+  EXPECT_EQ(counted_before, 1u);
+  EXPECT_EQ(evaluated_here, 0u);  // nothing ran in this process
+
+  // on_result throws: the batch's workers are stopped, and the next batch forks new ones.
+  EXPECT_THROW(pool.run({0, 1, 2, 3}, 0, [](size_t, const std::string&) { throw std::runtime_error("stop"); }),
+               std::runtime_error);
+  const auto after = batch({8, 9}, 1);
+  for (const std::string& pid : pids(after)) EXPECT_EQ(both.count(pid), 0u) << pid;
+  for (const auto& [item, words] : after) EXPECT_EQ(words[3], "0");
 }
 
 TEST(ProgressBar, ShowsCountRateAndTimeLeft) {
