@@ -30,8 +30,8 @@ struct SweepRunResult {
   std::filesystem::path results_csv, summary_md, report_html;
 };
 
-/// Runs the sweep of `context` (its scenario named `scenario_name`) on `workers` into
-/// `options.output`. Throws InputError when the resume file belongs to another sweep or cannot be
+/// Runs the sweep of `context` (its scenario named `scenario_name`) on `workers`, made with
+/// sweep_work_item_text of the same context as their work, into `options.output`. Throws InputError when the resume file belongs to another sweep or cannot be
 /// written, std::runtime_error when a worker fails.
 SweepRunResult run_sweep(const SweepContext& context, const std::string& scenario_name, SweepWorkers& workers,
                          const SweepRunOptions& options);
