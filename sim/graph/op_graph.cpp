@@ -26,6 +26,33 @@ OpGraph& OpGraph::operator=(OpGraph&& other) noexcept {
   return *this;
 }
 
+namespace {
+
+/// Op `id`'s neighbours in a Layout's flat arrays.
+OpGraph::Neighbors slice(const std::vector<OpGraph::Neighbor>& all, const std::vector<std::size_t>& begin, OpId id) {
+  return OpGraph::Neighbors(all.begin() + static_cast<std::ptrdiff_t>(begin[id]),
+                            all.begin() + static_cast<std::ptrdiff_t>(begin[id + 1]));
+}
+
+/// The neighbours at the far ends (`far_end(edge)`) of `edges`, with the edges' tensors.
+template <typename Edges, typename FarEnd>
+OpGraph::Neighbors collect(const OpGraph::Graph& graph, Edges edges, FarEnd far_end) {
+  OpGraph::Neighbors result;
+  result.reserve(static_cast<std::size_t>(std::distance(edges.first, edges.second)));
+  for (auto it = edges.first; it != edges.second; ++it) result.push_back({far_end(*it), graph[*it]});
+  return result;
+}
+
+/// Op v's producers and consumers as boost's edge lists hold them, in edge insertion order.
+OpGraph::Neighbors collect_inputs(const OpGraph::Graph& graph, OpId v) {
+  return collect(graph, boost::in_edges(v, graph), [&](const auto& edge) { return boost::source(edge, graph); });
+}
+OpGraph::Neighbors collect_outputs(const OpGraph::Graph& graph, OpId v) {
+  return collect(graph, boost::out_edges(v, graph), [&](const auto& edge) { return boost::target(edge, graph); });
+}
+
+}  // namespace
+
 OpGraph::LayoutCache::LayoutCache(const LayoutCache& other) {
   std::lock_guard<std::mutex> lock(other.mutex_);
   owner_ = other.owner_;
@@ -44,13 +71,11 @@ void OpGraph::LayoutCache::fill(const Graph& graph, const std::vector<OpId>& ord
   layout->outputs.reserve(boost::num_edges(graph));
   for (OpId v = 0; v < n; ++v) {
     layout->input_begin.push_back(layout->inputs.size());
-    for (auto [it, end] = boost::in_edges(v, graph); it != end; ++it) {
-      layout->inputs.push_back({boost::source(*it, graph), graph[*it]});
-    }
+    const Neighbors inputs = collect_inputs(graph, v);
+    layout->inputs.insert(layout->inputs.end(), inputs.begin(), inputs.end());
     layout->output_begin.push_back(layout->outputs.size());
-    for (auto [it, end] = boost::out_edges(v, graph); it != end; ++it) {
-      layout->outputs.push_back({boost::target(*it, graph), graph[*it]});
-    }
+    const Neighbors outputs = collect_outputs(graph, v);
+    layout->outputs.insert(layout->outputs.end(), outputs.begin(), outputs.end());
   }
   layout->input_begin.push_back(layout->inputs.size());
   layout->output_begin.push_back(layout->outputs.size());
@@ -98,35 +123,17 @@ OpId OpGraph::find(const std::string& name) const {
   return it == data_->index.end() ? size() : it->second;
 }
 
-namespace {
-
-/// Op `id`'s neighbours in a Layout's flat arrays.
-OpGraph::Neighbors slice(const std::vector<OpGraph::Neighbor>& all, const std::vector<std::size_t>& begin, OpId id) {
-  return OpGraph::Neighbors(all.begin() + static_cast<std::ptrdiff_t>(begin[id]),
-                            all.begin() + static_cast<std::ptrdiff_t>(begin[id + 1]));
-}
-
-/// The neighbours at the far ends (`far_end(edge)`) of `edges`, with the edges' tensors.
-template <typename Edges, typename FarEnd>
-OpGraph::Neighbors collect(const OpGraph::Graph& graph, Edges edges, FarEnd far_end) {
-  OpGraph::Neighbors result;
-  result.reserve(static_cast<std::size_t>(std::distance(edges.first, edges.second)));
-  for (auto it = edges.first; it != edges.second; ++it) result.push_back({far_end(*it), graph[*it]});
-  return result;
-}
-
-}  // namespace
 
 OpGraph::Neighbors OpGraph::inputs(OpId id) const {
   const Graph& graph = data_->graph;
   if (const Layout* layout = data_->layout.get()) return slice(layout->inputs, layout->input_begin, id);
-  return collect(graph, boost::in_edges(id, graph), [&](const auto& edge) { return boost::source(edge, graph); });
+  return collect_inputs(graph, id);
 }
 
 OpGraph::Neighbors OpGraph::outputs(OpId id) const {
   const Graph& graph = data_->graph;
   if (const Layout* layout = data_->layout.get()) return slice(layout->outputs, layout->output_begin, id);
-  return collect(graph, boost::out_edges(id, graph), [&](const auto& edge) { return boost::target(edge, graph); });
+  return collect_outputs(graph, id);
 }
 
 bool OpGraph::topological_order(std::vector<OpId>* order, std::vector<std::string>* cycle) const {

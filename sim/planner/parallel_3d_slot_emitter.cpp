@@ -495,6 +495,11 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
     // Under the userbuffers overlap a row op gathers its sequence-sharded output gradient itself.
     const bool gathers_gradient = overlaps_tensor_collectives() && P.roles[v] == TensorRole::kRow;
     std::vector<Task> held;
+    auto place = [&](Task&& task, int64_t r) {  // rank r's backward task into its slot
+      const TaskId id = add_to_slot(std::move(task), m, s, v, r, /*forward=*/false, &gather_chain[r], &cells[r]);
+      backward_task_[m][v].push_back(id);
+      if (!e_.run.recompute || P.holds_checkpoint[v]) e_.emitter.at(forward_task_[m][v][r]).keep_until.push_back(id);
+    };
     for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
       Task task = op_compute_task(P.shard[v], Phase::kBackward, e_.emitter.step_kind(), e_.device(d_, s, r), step_, e_.scale);
       if (task.kernel) task.kernel_passes = e_.emitter.backward_kernel_passes(v);
@@ -557,22 +562,15 @@ std::vector<std::vector<TaskId>> Parallel3dSlotEmitter::backward(int64_t m, int6
       task.output_bytes = input_gradient_bytes;
       if (gathers_gradient) {
         held.push_back(std::move(task));
-        continue;
+      } else {
+        place(std::move(task), r);
       }
-      const TaskId id = add_to_slot(std::move(task), m, s, v, r, /*forward=*/false, &gather_chain[r], &cells[r]);
-      backward_task_[m][v].push_back(id);
-      if (!e_.run.recompute || P.holds_checkpoint[v]) e_.emitter.at(forward_task_[m][v][r]).keep_until.push_back(id);
     }
     if (gathers_gradient) {
       const TaskId gathered = overlapped_gather(prefix + "sp-allgather/grad/" + op.name + suffix_, s, v,
                                                 P.shard[v].output_bytes * e_.scale, &held, &cells);
       if (transformer_engine_gemm(v)) overlapped_backward_[m][v] = gathered;
-      for (int64_t r = 0; r < e_.simulated_ranks; ++r) {
-        const TaskId id = add_to_slot(std::move(held[static_cast<size_t>(r)]), m, s, v, r, /*forward=*/false,
-                                      &gather_chain[r], &cells[r]);
-        backward_task_[m][v].push_back(id);
-        if (!e_.run.recompute || P.holds_checkpoint[v]) e_.emitter.at(forward_task_[m][v][r]).keep_until.push_back(id);
-      }
+      for (int64_t r = 0; r < e_.simulated_ranks; ++r) place(std::move(held[static_cast<size_t>(r)]), r);
     }
     backward_ready_[m][v] = backward_task_[m][v];
     for (int64_t r = 0; P.gathered_key_values[v] > 0 && r < e_.simulated_ranks; ++r) {

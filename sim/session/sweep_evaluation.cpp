@@ -190,11 +190,10 @@ std::string cell_layout_text(const SweepContext::Layout& layout) {
 /// a shared cell prices at its own stage's (a stage's finish, within the screen's bound).
 std::string screen_layout_text(const SweepContext::Layout& layout) {
   if (layout.text.empty() || layout.zero_stage > 2) return layout.text;
-  Json options = Json::parse(layout.text);
+  // Less selective recomputation that selects nothing, as the analytical tier's cells; the
+  // configurations' hardware FLOPs, which count the recomputation, are their own (sweep_screen.cpp).
+  Json options = Json::parse(cell_layout_text(layout));
   options.erase("zero");
-  // Patterns that select no op leave every plan as it is without them; the configurations'
-  // hardware FLOPs, which count the recomputation, are their own (sweep_screen.cpp).
-  if (layout.selective_recompute_shares_cells) options.erase("selective_recompute"), options.erase("selective_recompute_ops");
   return options.dump();
 }
 

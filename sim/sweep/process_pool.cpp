@@ -46,25 +46,25 @@ namespace {
   _exit(0);
 }
 
-void stop(std::vector<ProcessPool::Worker>& pool, bool kill_them) {
-  for (ProcessPool::Worker& w : pool) {
+}  // namespace
+
+ProcessPool::ProcessPool(int workers, Work work) : size_(static_cast<size_t>(std::max(workers, 1))), work_(std::move(work)) {}
+
+ProcessPool::~ProcessPool() { stop_workers(false); }
+
+void ProcessPool::stop_workers(bool kill_them) {
+  for (Worker& w : workers_) {
     if (w.to_worker >= 0) ::close(w.to_worker);
     if (w.from_worker >= 0) ::close(w.from_worker);
     w.to_worker = w.from_worker = -1;
     if (w.pid > 0 && kill_them) ::kill(w.pid, SIGKILL);
   }
-  for (ProcessPool::Worker& w : pool) {
+  for (Worker& w : workers_) {
     if (w.pid > 0) ::waitpid(w.pid, nullptr, 0);
     w.pid = -1;
   }
-  pool.clear();
+  workers_.clear();
 }
-
-}  // namespace
-
-ProcessPool::ProcessPool(int workers, Work work) : size_(static_cast<size_t>(std::max(workers, 1))), work_(std::move(work)) {}
-
-ProcessPool::~ProcessPool() { stop(workers_, false); }
 
 void ProcessPool::fork_workers(size_t count) {
   std::fflush(nullptr);  // unflushed output would be written again by each child
@@ -152,7 +152,7 @@ void ProcessPool::run(const std::vector<size_t>& items, int tag, const OnResult&
     }
   } catch (...) {
     ::sigaction(SIGPIPE, &previous, nullptr);
-    stop(workers_, true);  // results still in flight would answer the next batch: the next forks anew
+    stop_workers(true);  // results still in flight would answer the next batch: the next forks anew
     throw;
   }
   ::sigaction(SIGPIPE, &previous, nullptr);

@@ -33,6 +33,7 @@ class ProcessPool {
   /// Evaluates every item of `items`, calling `on_result` in this process as each finishes.
   void run(const std::vector<size_t>& items, int tag, const OnResult& on_result);
 
+ private:
   /// A forked worker: its process, the pipes to it and from it, and the item it holds.
   struct Worker {
     int pid = -1;
@@ -42,8 +43,10 @@ class ProcessPool {
     uint64_t item = 0;
   };
 
- private:
+  /// Forks workers until there are `count`.
   void fork_workers(size_t count);
+  /// Closes every worker's pipes (killing it first when `kill_them`), waits for it, forgets it.
+  void stop_workers(bool kill_them);
 
   size_t size_;
   Work work_;
