@@ -14,6 +14,7 @@
 #include "sim/cost/collective_overlap.h"
 #include "sim/cost/cost_model.h"
 #include "sim/plan/collective_schedule.h"
+#include "sim/plan/nccl_cost_model.h"
 #include "sim/plan/ready_tasks.h"
 
 namespace placesim {
@@ -22,9 +23,15 @@ double analytical_transfer_seconds(double bytes, DeviceId from, DeviceId to, con
   return uncontended_transfer_seconds(bytes, from, to, cluster);
 }
 
-double analytical_collective_seconds(const Task& task, const Cluster& cluster, double link_efficiency) {
+double analytical_collective_seconds(const Task& task, const Cluster& cluster, const Transport* transport) {
   if (task.group.size() < 2 || task.bytes <= 0) return 0;
   if (auto seconds = measured_collective_seconds(task.collective, task.group, task.bytes, cluster)) return *seconds;
+  const double link_efficiency = transport ? transport->link_efficiency() : 1.0;
+  if (transport && is_nccl_transport(*transport)) {
+    if (auto nccl = nccl_collective_time(task.collective, task.algorithm, task.group, task.bytes, cluster, link_efficiency)) {
+      return nccl->seconds;
+    }
+  }
   // The efficiency stretches the bandwidth term (the latency is small beside it).
   return collective_estimate_seconds(task.collective, task.algorithm, task.group, task.bytes, cluster) / link_efficiency;
 }
@@ -145,7 +152,7 @@ class ListScheduler {
     if (it == collectives_.end()) {
       // A measured curve already times what the transport reached; an estimate is stretched.
       const Transport* transport = transport_of(task);
-      it = collectives_.emplace(key, analytical_collective_seconds(task, cluster_, transport ? transport->link_efficiency() : 1.0)).first;
+      it = collectives_.emplace(key, analytical_collective_seconds(task, cluster_, transport)).first;
     }
     return it->second;
   }

@@ -45,9 +45,11 @@ AnalyticalStepEstimate estimate_step(const ExecutionPlan& plan, const Cluster& c
 double analytical_transfer_seconds(double bytes, DeviceId from, DeviceId to, const Cluster& cluster);
 
 /// A collective task (all-reduce, all-gather or reduce-scatter) alone on the network: the
-/// cluster's measured curve where one applies (measured_collective_seconds), else its
-/// algorithm's alpha-beta estimate (collective_estimate_seconds) over `link_efficiency` (its
-/// transport's: Transport::link_efficiency); 0 for a group of one device or no bytes.
-double analytical_collective_seconds(const Task& task, const Cluster& cluster, double link_efficiency = 1.0);
+/// cluster's measured curve where one applies (measured_collective_seconds); else, over one of
+/// NCCL's transports, NCCL's latency and protocol with the links' bandwidth term
+/// (nccl_collective_time); else its algorithm's alpha-beta estimate (collective_estimate_seconds)
+/// over the transport's link efficiency (Transport::link_efficiency; null: the links only); 0 for
+/// a group of one device or no bytes.
+double analytical_collective_seconds(const Task& task, const Cluster& cluster, const Transport* transport = nullptr);
 
 }  // namespace placesim

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "sim/cost/collective_overlap.h"
 #include "sim/cost/cost_model.h"
 #include "sim/plan/collective_schedule.h"
+#include "sim/plan/nccl_cost_model.h"
 #include "sim/plan/ready_tasks.h"
 
 namespace sg4 = simgrid::s4u;
@@ -95,6 +97,7 @@ class Simulation {
         }
         run.steps = collective_schedule(task.collective, task.algorithm, task.group, task.bytes, cluster_,
                                         plan_.collective_fidelity);
+        run.software_seconds = nccl_software_seconds(task);
         if (symmetry.active()) keep_representative_hops(task, &run.steps);
         for (const CollectiveStep& step : run.steps) pairs.emplace_back(step.from, step.to);
       }
@@ -299,15 +302,37 @@ class Simulation {
     if (!timers_.empty() && (alarms_.empty() || timers_.top().at < alarms_.top())) start_alarm(timers_.top().at);
   }
 
-  /// Returns true when the whole collective has ended.
+  /// Returns true when the whole collective has ended; after its last transfer, a collective
+  /// with software time owed (nccl_software_seconds) ends on a timer instead.
   bool finish_step(TaskId id, size_t step_index) {
     CollectiveRun& run = collectives_.at(id);
     for (size_t next : run.successors[step_index]) {
       if (--run.pending[next] == 0) start_step(id, next);
     }
     if (--run.remaining > 0) return false;
+    const double software_seconds = run.software_seconds;
     run = CollectiveRun{};  // free the schedule
+    if (software_seconds > 0) {
+      schedule_timer(sg4::Engine::get_clock() + software_seconds, id, kWholeCollective);
+      return false;
+    }
     return true;
+  }
+
+  /// What NCCL's own model of a collective over one of its transports adds to the transfers the
+  /// engine runs (nccl_collective_time): its latencies and protocol beyond the links' alpha-beta
+  /// estimate (their latencies plus the bytes at the transport's link efficiency); 0 otherwise.
+  double nccl_software_seconds(const Task& task) const {
+    if (task.transport < 0) return 0;
+    const Transport& transport = plan_.transports.at(static_cast<size_t>(task.transport));
+    if (!is_nccl_transport(transport)) return 0;
+    const double efficiency = transport.link_efficiency();
+    const std::optional<NcclCollectiveTime> nccl =
+        nccl_collective_time(task.collective, task.algorithm, task.group, task.bytes, cluster_, efficiency);
+    if (!nccl || !std::isfinite(nccl->seconds)) return 0;
+    const double estimate = collective_estimate_seconds(task.collective, task.algorithm, task.group, task.bytes, cluster_);
+    const double flows = (estimate - nccl->link_latency_seconds) / efficiency + nccl->link_latency_seconds;
+    return std::max(0.0, nccl->seconds - flows);
   }
 
   // Zero-cost tasks complete at once; their successors are queued and handled iteratively.
@@ -392,7 +417,7 @@ class Simulation {
   }
 
   static constexpr size_t kNoStep = static_cast<size_t>(-1);
-  static constexpr size_t kWholeCollective = static_cast<size_t>(-2);  ///< a timer ending a measured collective
+  static constexpr size_t kWholeCollective = static_cast<size_t>(-2);  ///< a timer ending a measured collective, or NCCL's software time after the transfers
   static constexpr size_t kCappedTransfer = static_cast<size_t>(-3);   ///< a timer ending a rate-capped transfer
 
   struct Timer {
@@ -412,6 +437,7 @@ class Simulation {
     std::vector<std::vector<size_t>> successors;
     size_t remaining = 0;
     std::optional<double> measured_seconds;  ///< from a measured curve: no steps, one timer
+    double software_seconds = 0;  ///< owed after the last transfer (nccl_software_seconds)
   };
 
   struct Running {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "sim/plan/nccl_cost_model.h"
 #include "sim/plan/nearest_neighbour_ring.h"
 #include "sim/plan/region_ring.h"
 
@@ -613,14 +614,17 @@ namespace {
 /// is skipped); `reason` lists the estimates.
 CollectiveAlgorithm fastest(CollectiveKind kind, std::initializer_list<CollectiveAlgorithm> candidates,
                             const std::vector<DeviceId>& group, double bytes, const Cluster& cluster,
-                            std::string* reason) {
+                            std::string* reason, bool nccl = false) {
   CollectiveAlgorithm best = CollectiveAlgorithm::kRing;
   double best_seconds = std::numeric_limits<double>::infinity();
   std::string text;
   for (CollectiveAlgorithm algorithm : candidates) {
     if (!applicable(algorithm, group, cluster, nullptr)) continue;
     if (algorithm == CollectiveAlgorithm::kHierarchical && by_node(group, cluster).size() < 2) continue;
-    const double seconds = collective_estimate_seconds(kind, algorithm, group, bytes, cluster);
+    // NCCL's choice by its own latencies (nccl_cost_model.h) where its model covers the group.
+    const std::optional<NcclCollectiveTime> by_nccl =
+        nccl ? nccl_collective_time(kind, algorithm, group, bytes, cluster) : std::nullopt;
+    const double seconds = by_nccl ? by_nccl->seconds : collective_estimate_seconds(kind, algorithm, group, bytes, cluster);
     if (!std::isfinite(seconds)) continue;  // some pair it needs has no route
     char buffer[96];
     std::snprintf(buffer, sizeof(buffer), "%s%s %.3g s", text.empty() ? "" : ", ", to_string(algorithm).c_str(), seconds);
@@ -648,9 +652,17 @@ CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::
 
 CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
                                           const Cluster& cluster, std::string* reason) {
-  if (kind != CollectiveKind::kAllReduce) return choose_collective_algorithm(kind, group, bytes, cluster, reason);
-  return fastest(kind, {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kDoubleBinaryTree, CollectiveAlgorithm::kHierarchical},
-                 group, bytes, cluster, reason);
+  if (kind == CollectiveKind::kAllToAll) return choose_collective_algorithm(kind, group, bytes, cluster, reason);
+  // NCCL's ring: across machines of several GPUs each placesim's hierarchical rings (one channel
+  // per NIC), whose latency NCCL's model gives as its ring's, where the machines hold equal
+  // shares of the group; else (one machine, one GPU per machine, unequal shares) a flat ring.
+  const size_t machines = by_node(group, cluster).size();
+  const bool across = machines > 1 && machines < group.size();
+  const CollectiveAlgorithm ring = across && applicable(CollectiveAlgorithm::kHierarchical, group, cluster, nullptr)
+                                       ? CollectiveAlgorithm::kHierarchical
+                                       : CollectiveAlgorithm::kRing;
+  if (kind != CollectiveKind::kAllReduce) return fastest(kind, {ring}, group, bytes, cluster, reason, true);
+  return fastest(kind, {ring, CollectiveAlgorithm::kDoubleBinaryTree}, group, bytes, cluster, reason, true);
 }
 
 CollectiveAlgorithm choose_allreduce(const std::vector<DeviceId>& group, double bytes, const Cluster& cluster,

@@ -126,9 +126,12 @@ CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::
 CollectiveAlgorithm choose_allreduce(const std::vector<DeviceId>& group, double bytes, const Cluster& cluster,
                                      std::string* reason);
 
-/// choose_collective_algorithm among the algorithms NCCL has (NCCL's docs, NCCL_ALGO: Ring, Tree;
-/// its rings use one channel per NIC across machines, which `hierarchical` models): no halving-
-/// doubling, which is MPI's and Gloo's (Rabenseifner). For the GPU frameworks of 3D parallelism.
+/// The algorithm NCCL's tuner would pick, by NCCL's own times (nccl_collective_time): its ring
+/// (a flat ring in one machine or over machines of one GPU each; across machines of several
+/// `hierarchical`, its rings' one channel per NIC, where the machines hold equal shares of the
+/// group, else a flat ring) or, for an all-reduce,
+/// its tree (NCCL's docs, NCCL_ALGO: Ring, Tree). No halving-doubling, which is MPI's and Gloo's
+/// (Rabenseifner). For the GPU frameworks (Horovod, PyTorch DDP, Megatron, 3D parallelism).
 CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
                                           const Cluster& cluster, std::string* reason);
 

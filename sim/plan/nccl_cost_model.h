@@ -1,0 +1,77 @@
+// NCCL's own cost model of a collective, as its tuner computes it to pick an algorithm and a
+// protocol (NVIDIA/nccl 2.20.3, src/graph/tuning.cc: ncclTopoTuneModel, ncclTopoGetAlgoTime):
+// a latency per ring step or tree level that NCCL's kernels and network proxies add beyond the
+// wire, by link type (NVLink, PCIe, network) and protocol (LL, LL128, Simple), and each
+// protocol's share of the bandwidth. placesim keeps its own bandwidth term (the algorithm's
+// alpha-beta estimate over the cluster's links) and puts NCCL's latencies in place of the links'.
+// docs/communication.md, "NCCL's latency and protocols".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/cluster/cluster.h"
+#include "sim/spec/collective_algorithm.h"
+#include "sim/cluster/collective_profile.h"
+
+namespace placesim {
+
+enum class NcclProtocol { kLowLatency, kLowLatency128, kSimple };
+std::string to_string(NcclProtocol protocol);  ///< "LL", "LL128", "Simple"
+
+/// What NCCL's model reads of a group: its ranks, machines, whether the GPUs of a machine talk
+/// over NVLink (else PCIe), and their compute capability (major x 10 + minor; 0 when mixed).
+struct NcclGroupShape {
+  int64_t ranks = 0;
+  int64_t nodes = 0;
+  bool nvlink_inside = false;
+  int compute_capability = 0;
+};
+
+/// The group's shape, or nullopt when NCCL does not run it: a member that is not a GPU.
+std::optional<NcclGroupShape> nccl_group_shape(const std::vector<DeviceId>& group, const Cluster& cluster);
+
+/// NCCL's latency for a collective of `bytes` with `algorithm` and `protocol` (seconds): for a
+/// ring, base + (steps - network steps) x intra + network steps x network, steps = 2 (n - 1) for
+/// an all-reduce and n - 1 for an all-gather or reduce-scatter, network steps 2 x nodes and
+/// nodes - 1 across machines (0 in one); on several machines a step inside one costs at least
+/// the network post overhead (1 us, x3 under Simple); a Simple all-reduce across machines x1.9
+/// (compute capability < 8.0) or x1.4 (the ring's plateau effect). For a tree (all-reduce only):
+/// base + 2 ((n / nodes - 1) x intra + log2(nodes) x network). Constants in nccl_cost_model.cpp.
+double nccl_latency_seconds(CollectiveKind kind, CollectiveAlgorithm algorithm, NcclProtocol protocol,
+                            const NcclGroupShape& shape, double bytes);
+
+/// How much longer a protocol moves the bytes than Simple on the same links (NCCL's bandwidth
+/// refinements): ring LL 4 (3 for an all-gather or reduce-scatter in one machine) and at least
+/// Simple's bus bandwidth / LL's cap; ring LL128 1 / 0.92 (1 / 0.7 with one GPU per machine);
+/// tree Simple 1 / 0.92, LL 3.8 / 0.92, LL128 1 / (0.92 x 7/9) in one machine and 1 / (0.92 x
+/// 120/128) across, each tree protocol divided by NCCL's tree correction factor at this size.
+/// `simple_bus_bytes_per_second`: Simple's bus bandwidth (nccl-tests' busbw) on these links.
+double nccl_bandwidth_slowdown(CollectiveKind kind, CollectiveAlgorithm algorithm, NcclProtocol protocol,
+                               const NcclGroupShape& shape, double bytes, double simple_bus_bytes_per_second);
+
+/// Whether NCCL enables `protocol` on this group by default: LL and Simple always; LL128 on
+/// NVLink inside machines of GPUs of one compute capability 7.0, 8.0 or 9.0 (NCCL's NIC-locality
+/// condition assumed met, as on DGX/HGX boards).
+bool nccl_protocol_enabled(NcclProtocol protocol, const NcclGroupShape& shape);
+
+struct NcclCollectiveTime {
+  double seconds = 0;
+  NcclProtocol protocol = NcclProtocol::kSimple;
+  double latency_seconds = 0;  ///< NCCL's latency of the chosen protocol
+  /// The links' latency in placesim's estimate, which NCCL's latency replaces.
+  double link_latency_seconds = 0;
+};
+
+/// The collective as NCCL would run it: the fastest enabled protocol's latency plus the
+/// algorithm's bandwidth term on the cluster's links (collective_estimate_seconds less its
+/// latency, i.e. less its estimate of an empty message) x the protocol's slowdown, over
+/// `link_efficiency` (the transport's, Transport::link_efficiency). nullopt where NCCL's model
+/// does not apply: an all-to-all, an algorithm NCCL lacks (halving-doubling, Gloo's), a group
+/// that is not all GPUs. kHierarchical is NCCL's ring across machines (one channel per NIC).
+std::optional<NcclCollectiveTime> nccl_collective_time(CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                                       const std::vector<DeviceId>& group, double bytes,
+                                                       const Cluster& cluster, double link_efficiency = 1.0);
+
+}  // namespace placesim
