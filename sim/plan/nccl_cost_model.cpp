@@ -21,16 +21,15 @@ constexpr double kTreeBaseLatency[3] = {6.8, 14.0, 0.0};  // baseLat[Tree]
 constexpr double kRingStepLatency[3][3] = {{0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}};
 constexpr double kTreeStepLatency[3][3] = {{0.6, 1.25, 28.0}, {1.0, 1.9, 28.0}, {5.0, 8.5, 28.0}};
 constexpr int kNvLink = 0, kPci = 1, kNet = 2;
-// getNetOverhead: an Intel x86 host's network post overhead (2 on AMD; placesim does not tell
-// the hosts' vendor apart and takes Intel's), x3 under Simple, a floor on a ring's intra-node
-// steps when the ring crosses machines.
-constexpr double kNetOverhead = 1.0;
+// getNetOverhead: an x86 host's network post overhead, Intel's and AMD's, x3 under Simple, a
+// floor on a ring's intra-node steps when the ring crosses machines.
+constexpr double kNetOverheadIntel = 1.0, kNetOverheadAmd = 2.0;
 // ncclTopoGetAlgoTime's "plateau effect of ring": a Simple all-reduce across machines.
 constexpr double kRingPlateauBeforeAmpere = 1.9, kRingPlateauFromAmpere = 1.4;
 // llMaxBws[GPU generation or host][machines]: LL's bus bandwidth cap, GB/s. In one machine by
-// GPU (Volta, Ampere, Hopper); across machines by host (Intel's row: 2 machines, more).
+// GPU (Volta, Ampere, Hopper); across machines by host ([Intel, AMD][2 machines, more]).
 constexpr double kLowLatencyCapOneMachine[3] = {39.0, 87.7, 87.7};
-constexpr double kLowLatencyCapTwoMachines = 39.0, kLowLatencyCapMoreMachines = 20.4;
+constexpr double kLowLatencyCapAcross[2][2] = {{39.0, 20.4}, {22.5, 19.0}};
 // treeCorrectionFactor[protocol][log2(bytes / 64)], 64 B to 256 MiB: the tree's bandwidth at
 // medium sizes, below its model.
 constexpr double kTreeCorrection[3][23] = {
@@ -56,7 +55,7 @@ double low_latency_cap_bytes_per_second(const NcclGroupShape& shape) {
   if (shape.nodes <= 1) {
     gigabytes = kLowLatencyCapOneMachine[shape.compute_capability >= 90 ? 2 : shape.compute_capability >= 80 ? 1 : 0];
   } else {
-    gigabytes = shape.nodes == 2 ? kLowLatencyCapTwoMachines : kLowLatencyCapMoreMachines;
+    gigabytes = kLowLatencyCapAcross[shape.amd_hosts ? 1 : 0][shape.nodes == 2 ? 0 : 1];
   }
   return gigabytes * 1e9;
 }
@@ -101,6 +100,17 @@ std::optional<NcclGroupShape> nccl_group_shape(const std::vector<DeviceId>& grou
     capabilities.insert(device.spec.compute_capability);
   }
   shape.nodes = static_cast<int64_t>(nodes.size());
+  const DeviceName& first = cluster.device(group.front()).name;
+  DeviceName host;
+  host.task = first.task;
+  host.kind = DeviceKind::kCpu;
+  host.index = 0;
+  for (DeviceId cpu : cluster.match(host)) {
+    if (cluster.device(cpu).node != cluster.device(group.front()).node) continue;
+    const std::string& name = cluster.device(cpu).spec.name;
+    shape.amd_hosts = name.find("AMD") != std::string::npos || name.find("EPYC") != std::string::npos;
+    break;
+  }
   if (capabilities.size() == 1) {
     const std::string& text = *capabilities.begin();
     const size_t dot = text.find('.');
@@ -140,7 +150,10 @@ double nccl_latency_seconds(CollectiveKind kind, CollectiveAlgorithm algorithm, 
   const double steps = all_reduce ? 2 * (ranks - 1) : ranks - 1;
   const double network_steps = all_reduce ? (nodes > 1 ? 2 * nodes : 0) : nodes - 1;
   double intra = kRingStepLatency[inside][p];
-  if (nodes > 1) intra = std::max(intra, kNetOverhead * (protocol == NcclProtocol::kSimple ? 3 : 1));
+  if (nodes > 1) {
+    const double overhead = shape.amd_hosts ? kNetOverheadAmd : kNetOverheadIntel;
+    intra = std::max(intra, overhead * (protocol == NcclProtocol::kSimple ? 3 : 1));
+  }
   double latency = kRingBaseLatency[p] + std::max(0.0, steps - network_steps) * intra +
                    network_steps * kRingStepLatency[kNet][p];
   if (protocol == NcclProtocol::kSimple && nodes > 1 && all_reduce && bytes / ranks >= 64) {

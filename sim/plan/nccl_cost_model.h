@@ -21,22 +21,26 @@ enum class NcclProtocol { kLowLatency, kLowLatency128, kSimple };
 std::string to_string(NcclProtocol protocol);  ///< "LL", "LL128", "Simple"
 
 /// What NCCL's model reads of a group: its ranks, machines, whether the GPUs of a machine talk
-/// over NVLink (else PCIe), and their compute capability (major x 10 + minor; 0 when mixed).
+/// over NVLink (else PCIe), their compute capability (major x 10 + minor; 0 when mixed), and
+/// whether the hosts are AMD's (NCCL's network post overhead and LL caps differ from Intel's).
 struct NcclGroupShape {
   int64_t ranks = 0;
   int64_t nodes = 0;
   bool nvlink_inside = false;
   int compute_capability = 0;
+  bool amd_hosts = false;
 };
 
-/// The group's shape, or nullopt when NCCL does not run it: a member that is not a GPU.
+/// The group's shape, or nullopt when NCCL does not run it: a member that is not a GPU. The
+/// hosts are AMD's when the first member's machine has a CPU:0 whose profile names AMD.
+
 std::optional<NcclGroupShape> nccl_group_shape(const std::vector<DeviceId>& group, const Cluster& cluster);
 
 /// NCCL's latency for a collective of `bytes` with `algorithm` and `protocol` (seconds): for a
 /// ring, base + (steps - network steps) x intra + network steps x network, steps = 2 (n - 1) for
 /// an all-reduce and n - 1 for an all-gather or reduce-scatter, network steps 2 x nodes and
 /// nodes - 1 across machines (0 in one); on several machines a step inside one costs at least
-/// the network post overhead (1 us, x3 under Simple); a Simple all-reduce across machines x1.9
+/// the network post overhead (1 us on Intel hosts, 2 on AMD's; x3 under Simple); a Simple all-reduce across machines x1.9
 /// (compute capability < 8.0) or x1.4 (the ring's plateau effect). For a tree (all-reduce only):
 /// base + 2 ((n / nodes - 1) x intra + log2(nodes) x network). Constants in nccl_cost_model.cpp.
 double nccl_latency_seconds(CollectiveKind kind, CollectiveAlgorithm algorithm, NcclProtocol protocol,

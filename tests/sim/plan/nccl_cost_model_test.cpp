@@ -51,6 +51,38 @@ TEST(NcclCostModel, RingLatencyAcrossMachinesCountsNetworkStepsAndThePlateau) {
                                         two_dgx, bytes));
 }
 
+// The same two machines with AMD hosts (a DGX A100's EPYCs): NCCL's network post overhead is 2 us,
+// so a step inside a machine costs at least 6 us under Simple: 8.4 + 26 x 6 + 4 x 14 = 220.4 us,
+// x1.4 = 308.56 us; LL 6.6 + 26 x 2 + 4 x 2.7 = 69.4 us; LL's cap across two machines 22.5 GB/s
+// (Intel's 39.0): at 100 GB/s of Simple bus bandwidth 100 / 22.5 = 4.444x. The shape finds the
+// vendor in the first GPU's machine's CPU:0.
+TEST(NcclCostModel, AmdHostsPayTheirOwnNetworkOverheadAndLowLatencyCap) {
+  NcclGroupShape amd = shape(16, 2, true, 80);
+  amd.amd_hosts = true;
+  EXPECT_NEAR(nccl_latency_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, NcclProtocol::kSimple, amd,
+                                   1 << 20),
+              308.56 * kUs, 1e-9);
+  EXPECT_NEAR(nccl_latency_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, NcclProtocol::kLowLatency,
+                                   amd, 1 << 20),
+              69.4 * kUs, 1e-9);
+  EXPECT_NEAR(nccl_bandwidth_slowdown(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, NcclProtocol::kLowLatency,
+                                      amd, 1e6, 100e9),
+              100.0 / 22.5, 1e-12);
+
+  for (const std::string cpu_name : {"AMD EPYC 7742 64-Core Processor", "Intel(R) Xeon(R) Platinum 8480C"}) {
+    Cluster cluster = testing::gpus(2);
+    ClusterDevice cpu;
+    cpu.name = DeviceName{"localhost", 0, 0, DeviceKind::kCpu, 0};
+    cpu.spec.kind = DeviceKind::kCpu;
+    cpu.spec.name = cpu_name;
+    cluster.add_device(cpu, "CPU:0");
+    const std::optional<NcclGroupShape> found = nccl_group_shape({0, 1}, cluster);
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->amd_hosts, cpu_name.rfind("AMD", 0) == 0) << cpu_name;
+    EXPECT_FALSE(found->nvlink_inside);  // no link between the two: not over NVLink
+  }
+}
+
 // 8 PCIe P100s in one machine, an all-gather: 7 steps, none across machines, no plateau:
 // Simple 8.4 + 7 x 5.7 = 48.3 us. A tree all-reduce of 32 ranks on 4 NVLink machines: Simple
 // 2 x ((8 - 1) x 28 + log2(4) x 28) = 504 us; LL 6.8 + 2 x (7 x 0.6 + 2 x 5.0) = 35.2 us.
