@@ -330,9 +330,7 @@ class Simulation {
     const std::optional<NcclCollectiveTime> nccl =
         nccl_collective_time(task.collective, task.algorithm, task.group, task.bytes, cluster_, efficiency);
     if (!nccl || !std::isfinite(nccl->seconds)) return 0;
-    const double estimate = collective_estimate_seconds(task.collective, task.algorithm, task.group, task.bytes, cluster_);
-    const double flows = (estimate - nccl->link_latency_seconds) / efficiency + nccl->link_latency_seconds;
-    return std::max(0.0, nccl->seconds - flows);
+    return std::max(0.0, nccl->seconds - nccl->links_seconds);
   }
 
   // Zero-cost tasks complete at once; their successors are queued and handled iteratively.

@@ -211,6 +211,7 @@ std::optional<NcclCollectiveTime> nccl_collective_time(CollectiveKind kind, Coll
     return best;
   }
   const double wire = std::max(0.0, estimate - best.link_latency_seconds) / link_efficiency;
+  best.links_seconds = wire + best.link_latency_seconds;
   const double bus = wire > 0 ? bytes * bus_factor(kind, static_cast<double>(group.size())) / wire
                               : std::numeric_limits<double>::infinity();
   best.seconds = std::numeric_limits<double>::infinity();
@@ -225,6 +226,9 @@ std::optional<NcclCollectiveTime> nccl_collective_time(CollectiveKind kind, Coll
       best.latency_seconds = latency;
     }
   }
+  // The links' own alpha-beta time stays a floor: the SimGrid engine's transfers charge it, and
+  // both tiers then agree (the links' estimate takes the slowest hop's latency for every step).
+  best.seconds = std::max(best.seconds, best.links_seconds);
   return best;
 }
 

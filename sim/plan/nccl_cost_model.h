@@ -66,12 +66,18 @@ struct NcclCollectiveTime {
   double latency_seconds = 0;  ///< NCCL's latency of the chosen protocol
   /// The links' latency in placesim's estimate, which NCCL's latency replaces.
   double link_latency_seconds = 0;
+  /// The links' alpha-beta time: their latency plus the bytes at the transport's link efficiency,
+  /// what the SimGrid engine's transfers take; a floor on `seconds`.
+  double links_seconds = 0;
 };
 
 /// The collective as NCCL would run it: the fastest enabled protocol's latency plus the
 /// algorithm's bandwidth term on the cluster's links (collective_estimate_seconds less its
 /// latency, i.e. less its estimate of an empty message) x the protocol's slowdown, over
-/// `link_efficiency` (the transport's, Transport::link_efficiency). nullopt where NCCL's model
+/// `link_efficiency` (the transport's, Transport::link_efficiency), and no less than the links'
+/// own alpha-beta time (`links_seconds`; the SimGrid engine's transfers take that, and the links'
+/// estimate charges every step the slowest hop's latency: on large groups across machines it can
+/// exceed NCCL's, and then stands, so that both tiers agree). nullopt where NCCL's model
 /// does not apply: an all-to-all, an algorithm NCCL lacks (halving-doubling, Gloo's), a group
 /// that is not all GPUs. kHierarchical is NCCL's ring across machines (one channel per NIC).
 std::optional<NcclCollectiveTime> nccl_collective_time(CollectiveKind kind, CollectiveAlgorithm algorithm,

@@ -476,10 +476,10 @@ TEST(AutoAllReduce, PicksALogarithmicAlgorithmForSmallMessagesAndTheRingForLarge
 
 // On 8 equal links halving-doubling moves the ring's bytes, 2 (7/8) S / B, with 2 log2 8 = 6
 // latencies instead of 2 x 7 = 14: it wins every size. NCCL has no halving-doubling, so the
-// choice for GPU frameworks (3D parallelism) is NCCL's own by its latencies (nccl_cost_model.h):
-// in one machine a tree is a chain, 1 KB costs the ring LL 6.6 + 14 x 1.0 us + 4 x 0.175 us =
-// 21.3 us and the tree LL 6.8 + 2 x 7 x 1.0 us + (3.8 / 0.92) x 0.3 us = 22.04 us: the ring, as
-// NCCL picks in one machine; a tree only across machines (below).
+// choice for GPU frameworks (3D parallelism) is NCCL's own by its latencies (nccl_cost_model.h),
+// each no less than the links' alpha-beta time: at 1 KB the ring's 14 hops of 5 us (70.2 us,
+// over NCCL's LL 6.6 + 14 x 1.0 + 4 x 0.175 = 21.3 us) against the tree's 2 x 3 x 5 us + 0.3 us =
+// 30.3 us (over NCCL's 22.0 us): the tree; at 1 GB the ring.
 TEST(AutoAllReduce, NcclsChoiceLeavesOutHalvingDoubling) {
   Cluster cluster = full_mesh(8);
   std::string reason;
@@ -487,7 +487,8 @@ TEST(AutoAllReduce, NcclsChoiceLeavesOutHalvingDoubling) {
   EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllReduce, all(8), 1e9, cluster, &reason), CollectiveAlgorithm::kRing)
       << reason;
   EXPECT_EQ(reason.find("halving_doubling"), std::string::npos) << reason;
-  EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllReduce, all(8), 1e3, cluster, &reason), CollectiveAlgorithm::kRing)
+  EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllReduce, all(8), 1e3, cluster, &reason),
+            CollectiveAlgorithm::kDoubleBinaryTree)
       << reason;
   EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllGather, all(8), 1e9, cluster, &reason), CollectiveAlgorithm::kRing)
       << reason;

@@ -165,6 +165,8 @@ TEST(NcclCostModel, TakesTheFastestProtocolOnTheLinksBandwidth) {
   EXPECT_EQ(small->protocol, NcclProtocol::kLowLatency);
   EXPECT_NEAR(small->seconds, 10.2 * kUs + 4 * 1.5 * 4096 / 1e11, 1e-12);
 
+  EXPECT_NEAR(big->links_seconds, 6 * kUs + 1.5 * large / 1e11, 1e-10);
+
   // Not NCCL's: halving-doubling, an all-to-all, a group with a CPU.
   EXPECT_FALSE(nccl_collective_time(CollectiveKind::kAllReduce, CollectiveAlgorithm::kHalvingDoubling, group, large,
                                     cluster));
@@ -191,6 +193,42 @@ TEST(NcclCostModel, TakesTheFastestProtocolOnTheLinksBandwidth) {
     EXPECT_NEAR(estimate_step(plan, cluster).makespan_seconds, expected, expected * 1e-9);
     EXPECT_NEAR(make_simgrid_engine()->simulate(plan, cluster).makespan_seconds(), expected, expected * 1e-6);
   }
+}
+
+// The links' alpha-beta time is a floor: on links of 20 us a ring of four charges 6 x 20 = 120 us
+// of latency, more than NCCL's 28.8 us, so the 64 MiB all-reduce takes the links' 120 us +
+// 1006.63 us = 1126.63 us on both engines (the SimGrid engine's transfers owe NCCL nothing more).
+TEST(NcclCostModel, TheLinksAlphaBetaTimeIsAFloor) {
+  DeviceSpec a100 = testing::round_gpu();
+  a100.compute_capability = "8.0";
+  Cluster cluster = testing::gpus(4, a100);
+  for (DeviceId i = 0; i < 4; ++i) {
+    for (DeviceId j = i + 1; j < 4; ++j) {
+      cluster.add_link(cluster.device(i).vertex, cluster.device(j).vertex, testing::round_link(1e11, 20e-6, "nvlink3"));
+    }
+  }
+  const std::vector<DeviceId> group = {0, 1, 2, 3};
+  const double bytes = 64.0 * (1 << 20);
+  const double expected = 120 * kUs + 1.5 * bytes / 1e11;
+  const std::optional<NcclCollectiveTime> time =
+      nccl_collective_time(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, group, bytes, cluster);
+  ASSERT_TRUE(time);
+  EXPECT_NEAR(time->latency_seconds, 28.8 * kUs, 1e-12);
+  EXPECT_NEAR(time->seconds, expected, 1e-10);
+  ExecutionPlan plan = testing::empty_plan(cluster);
+  plan.collective_fidelity = CollectiveFidelity::kPerPhase;
+  plan.transports.push_back(*find_transport("nccl"));
+  plan.transports.back().gpu_compute_share = 0;
+  Task allreduce;
+  allreduce.kind = TaskKind::kCollective;
+  allreduce.phase = Phase::kCollective;
+  allreduce.algorithm = CollectiveAlgorithm::kRing;
+  allreduce.group = group;
+  allreduce.bytes = bytes;
+  allreduce.transport = 0;
+  testing::add(plan, allreduce);
+  EXPECT_NEAR(estimate_step(plan, cluster).makespan_seconds, expected, expected * 1e-9);
+  EXPECT_NEAR(make_simgrid_engine()->simulate(plan, cluster).makespan_seconds(), expected, expected * 1e-6);
 }
 
 }  // namespace
