@@ -24,6 +24,39 @@ NcclGroupShape shape(int64_t ranks, int64_t nodes, bool nvlink, int compute_capa
   return s;
 }
 
+// Four A100-class GPUs in one machine, every pair on its own NVLink of 100 GB/s and `latency`.
+Cluster four_nvlink_a100s(double latency) {
+  DeviceSpec a100 = testing::round_gpu();
+  a100.compute_capability = "8.0";
+  Cluster cluster = testing::gpus(4, a100);
+  for (DeviceId i = 0; i < 4; ++i) {
+    for (DeviceId j = i + 1; j < 4; ++j) {
+      cluster.add_link(cluster.device(i).vertex, cluster.device(j).vertex, testing::round_link(1e11, latency, "nvlink3"));
+    }
+  }
+  return cluster;
+}
+
+// A plan of one ring all-reduce of `bytes` over the cluster's four GPUs, over the "nccl" transport
+// (without its share of the SMs: nothing computes) or over the links alone.
+ExecutionPlan one_allreduce(const Cluster& cluster, double bytes, bool over_nccl) {
+  ExecutionPlan plan = testing::empty_plan(cluster);
+  plan.collective_fidelity = CollectiveFidelity::kPerPhase;
+  Task allreduce;
+  allreduce.kind = TaskKind::kCollective;
+  allreduce.phase = Phase::kCollective;
+  allreduce.algorithm = CollectiveAlgorithm::kRing;
+  allreduce.group = {0, 1, 2, 3};
+  allreduce.bytes = bytes;
+  if (over_nccl) {
+    plan.transports.push_back(*find_transport("nccl"));
+    plan.transports.back().gpu_compute_share = 0;
+    allreduce.transport = 0;
+  }
+  testing::add(plan, allreduce);
+  return plan;
+}
+
 // 16 A100s on two machines of 8 (NVLink inside), a ring all-reduce: 2 x 15 = 30 steps, 2 x 2 = 4
 // of them over the network. Simple: 8.4 + 26 x max(3.4, 3 x 1.0) + 4 x 14 = 152.8 us, x1.4 (the
 // plateau of a Simple ring across machines, compute capability 8.0) = 213.92 us. LL: 6.6 + 26 x
@@ -134,14 +167,7 @@ TEST(NcclCostModel, ProtocolsMoveTheirShareOfTheBandwidth) {
 // 1035.43 us in all (LL128 25.4 + 1006.63 / 0.92 = 1119.6 us; LL four times the bytes). At 4 KiB
 // (0.061 us of bytes) LL wins: 6.6 + 6 x 0.6 + 4 x 0.061 = 10.446 us.
 TEST(NcclCostModel, TakesTheFastestProtocolOnTheLinksBandwidth) {
-  DeviceSpec a100 = testing::round_gpu();
-  a100.compute_capability = "8.0";
-  Cluster cluster = testing::gpus(4, a100);
-  for (DeviceId i = 0; i < 4; ++i) {
-    for (DeviceId j = i + 1; j < 4; ++j) {
-      cluster.add_link(cluster.device(i).vertex, cluster.device(j).vertex, testing::round_link(1e11, 1e-6, "nvlink3"));
-    }
-  }
+  const Cluster cluster = four_nvlink_a100s(1e-6);
   const std::vector<DeviceId> group = {0, 1, 2, 3};
   const std::optional<NcclGroupShape> found = nccl_group_shape(group, cluster);
   ASSERT_TRUE(found);
@@ -175,20 +201,7 @@ TEST(NcclCostModel, TakesTheFastestProtocolOnTheLinksBandwidth) {
   // Both engines time the all-reduce so over the "nccl" transport, and as the links alone without one.
   for (bool over_nccl : {true, false}) {
     SCOPED_TRACE(over_nccl);
-    ExecutionPlan plan = testing::empty_plan(cluster);
-    plan.collective_fidelity = CollectiveFidelity::kPerPhase;
-    Task allreduce;
-    allreduce.kind = TaskKind::kCollective;
-    allreduce.phase = Phase::kCollective;
-    allreduce.algorithm = CollectiveAlgorithm::kRing;
-    allreduce.group = group;
-    allreduce.bytes = large;
-    if (over_nccl) {
-      plan.transports.push_back(*find_transport("nccl"));
-      plan.transports.back().gpu_compute_share = 0;
-      allreduce.transport = 0;
-    }
-    testing::add(plan, allreduce);
+    const ExecutionPlan plan = one_allreduce(cluster, large, over_nccl);
     const double expected = (over_nccl ? 28.8 * kUs : 6 * kUs) + 1.5 * large / 1e11;
     EXPECT_NEAR(estimate_step(plan, cluster).makespan_seconds, expected, expected * 1e-9);
     EXPECT_NEAR(make_simgrid_engine()->simulate(plan, cluster).makespan_seconds(), expected, expected * 1e-6);
@@ -199,14 +212,7 @@ TEST(NcclCostModel, TakesTheFastestProtocolOnTheLinksBandwidth) {
 // of latency, more than NCCL's 28.8 us, so the 64 MiB all-reduce takes the links' 120 us +
 // 1006.63 us = 1126.63 us on both engines (the SimGrid engine's transfers owe NCCL nothing more).
 TEST(NcclCostModel, TheLinksAlphaBetaTimeIsAFloor) {
-  DeviceSpec a100 = testing::round_gpu();
-  a100.compute_capability = "8.0";
-  Cluster cluster = testing::gpus(4, a100);
-  for (DeviceId i = 0; i < 4; ++i) {
-    for (DeviceId j = i + 1; j < 4; ++j) {
-      cluster.add_link(cluster.device(i).vertex, cluster.device(j).vertex, testing::round_link(1e11, 20e-6, "nvlink3"));
-    }
-  }
+  const Cluster cluster = four_nvlink_a100s(20e-6);
   const std::vector<DeviceId> group = {0, 1, 2, 3};
   const double bytes = 64.0 * (1 << 20);
   const double expected = 120 * kUs + 1.5 * bytes / 1e11;
@@ -215,18 +221,7 @@ TEST(NcclCostModel, TheLinksAlphaBetaTimeIsAFloor) {
   ASSERT_TRUE(time);
   EXPECT_NEAR(time->latency_seconds, 28.8 * kUs, 1e-12);
   EXPECT_NEAR(time->seconds, expected, 1e-10);
-  ExecutionPlan plan = testing::empty_plan(cluster);
-  plan.collective_fidelity = CollectiveFidelity::kPerPhase;
-  plan.transports.push_back(*find_transport("nccl"));
-  plan.transports.back().gpu_compute_share = 0;
-  Task allreduce;
-  allreduce.kind = TaskKind::kCollective;
-  allreduce.phase = Phase::kCollective;
-  allreduce.algorithm = CollectiveAlgorithm::kRing;
-  allreduce.group = group;
-  allreduce.bytes = bytes;
-  allreduce.transport = 0;
-  testing::add(plan, allreduce);
+  const ExecutionPlan plan = one_allreduce(cluster, bytes, true);
   EXPECT_NEAR(estimate_step(plan, cluster).makespan_seconds, expected, expected * 1e-9);
   EXPECT_NEAR(make_simgrid_engine()->simulate(plan, cluster).makespan_seconds(), expected, expected * 1e-6);
 }
