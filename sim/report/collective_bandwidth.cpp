@@ -4,10 +4,12 @@
 #include <map>
 #include <tuple>
 
+#include "sim/plan/nccl_cost_model.h"
+
 namespace placesim {
 namespace {
 
-using RowKey = std::tuple<CollectiveKind, double, int, int, std::string, bool>;
+using RowKey = std::tuple<CollectiveKind, double, int, int, std::string, bool, std::string>;
 
 int machines_of(const std::vector<DeviceId>& group, const Cluster& cluster) {
   std::vector<int> nodes;
@@ -18,6 +20,11 @@ int machines_of(const std::vector<DeviceId>& group, const Cluster& cluster) {
 }
 
 }  // namespace
+
+std::string CollectiveBandwidthRow::timing() const {
+  if (measured_curve) return "measured_curve";
+  return nccl_protocol.empty() ? "link_rate" : "nccl_model";
+}
 
 CollectiveBandwidth collective_bandwidth(CollectiveKind kind, double bytes, int ranks, double seconds) {
   if (seconds <= 0 || ranks < 2) return {};
@@ -35,8 +42,16 @@ std::vector<CollectiveBandwidthRow> collective_bandwidth_table(const ExecutionPl
     // The engines time a collective by the measured curve exactly when one applies (sim/engine,
     // sim/analytical); the same test says which timed it here.
     const bool measured = measured_collective_seconds(task.collective, task.group, task.bytes, cluster).has_value();
+    // Likewise NCCL's model, where its time stands above the links' (nccl_collective_time).
+    std::string protocol;
+    if (!measured && task.transport >= 0 && is_nccl_transport(plan.transports.at(static_cast<size_t>(task.transport)))) {
+      const Transport& over = plan.transports.at(static_cast<size_t>(task.transport));
+      const std::optional<NcclCollectiveTime> nccl = nccl_collective_time(
+          task.collective, task.algorithm, task.group, task.bytes, cluster, over.link_efficiency());
+      if (nccl && nccl->seconds > nccl->links_seconds) protocol = to_string(nccl->protocol);
+    }
     const double bytes = task.bytes;
-    RowKey key{task.collective, bytes, ranks, machines_of(task.group, cluster), transport, measured};
+    RowKey key{task.collective, bytes, ranks, machines_of(task.group, cluster), transport, measured, protocol};
     CollectiveBandwidthRow& row = rows[key];
     if (row.calls == 0) {
       row.kind = task.collective;
@@ -45,6 +60,7 @@ std::vector<CollectiveBandwidthRow> collective_bandwidth_table(const ExecutionPl
       row.machines = std::get<3>(key);
       row.transport = transport;
       row.measured_curve = measured;
+      row.nccl_protocol = protocol;
     }
     ++row.calls;
     row.total_seconds += timeline.tasks[task.id].duration();
@@ -72,12 +88,13 @@ Json collective_bandwidth_json(const std::vector<CollectiveBandwidthRow>& table)
                     {"ranks", row.ranks},
                     {"machines", row.machines},
                     {"transport", row.transport},
-                    {"timing", row.measured_curve ? "measured_curve" : "link_rate"},
+                    {"timing", row.timing()},
                     {"calls", row.calls},
                     {"total_seconds", row.total_seconds},
                     {"mean_seconds", row.mean_seconds},
                     {"algbw_bytes_per_second", row.bandwidth.algbw_bytes_per_second},
                     {"busbw_bytes_per_second", row.bandwidth.busbw_bytes_per_second}});
+    if (!row.nccl_protocol.empty()) rows.back()["nccl_protocol"] = row.nccl_protocol;
   }
   return rows;
 }

@@ -35,7 +35,12 @@ struct CollectiveBandwidthRow {
   int ranks = 0;                ///< devices of the group
   int machines = 0;             ///< distinct machines (ClusterDevice::node) among them
   std::string transport;        ///< the plan transport's id, or "links"
-  bool measured_curve = false;  ///< timed by the cluster's measured curve (else link rate)
+  bool measured_curve = false;  ///< timed by the cluster's measured curve
+  /// Timed by NCCL's cost model (its latencies and protocol above the links' alpha-beta time,
+  /// sim/plan/nccl_cost_model.h), with this protocol ("LL", "LL128", "Simple"); "" otherwise.
+  std::string nccl_protocol;
+  /// "measured_curve", "nccl_model" or "link_rate" (the point-to-point schedule over the links).
+  std::string timing() const;
   size_t calls = 0;
   double total_seconds = 0;  ///< sum of the calls' durations
   double mean_seconds = 0;   ///< total / calls

@@ -18,13 +18,13 @@ std::string collective_bandwidth_text(const std::vector<CollectiveBandwidthRow>&
   if (table.empty()) return "";
   std::string out = "\nCollectives (nccl-tests: algbw = size / time, busbw = algbw x factor; docs/communication.md):\n";
   out += "  " + pad("collective", 14, true) + "  " + pad("size (B)", 12) + "  " + pad("ranks", 5) + "  " + pad("machines", 8) +
-         "  " + pad("transport", 11, true) + "  " + pad("timing", 9, true) + "  " + pad("calls", 6) + "  " +
+         "  " + pad("transport", 11, true) + "  " + pad("timing", 11, true) + "  " + pad("calls", 6) + "  " +
          pad("time/call", 10) + "  " + pad("algbw GB/s", 10) + "  " + pad("busbw GB/s", 10) + "\n";
   for (size_t i = 0; i < std::min(table.size(), kCollectiveRows); ++i) {
     const CollectiveBandwidthRow& row = table[i];
     out += "  " + pad(to_string(row.kind), 14, true) + "  " + pad(format_number(row.bytes, "%.0f"), 12) + "  " +
            pad(std::to_string(row.ranks), 5) + "  " + pad(std::to_string(row.machines), 8) + "  " +
-           pad(row.transport, 11, true) + "  " + pad(row.measured_curve ? "curve" : "link rate", 9, true) + "  " +
+           pad(row.transport, 11, true) + "  " + pad(row.measured_curve ? "curve" : row.nccl_protocol.empty() ? "link rate" : "nccl " + row.nccl_protocol, 11, true) + "  " +
            pad(std::to_string(row.calls), 6) + "  " + pad(format_seconds(row.mean_seconds), 10) + "  " +
            pad(format_number(row.bandwidth.algbw_bytes_per_second / 1e9, "%.2f"), 10) + "  " +
            pad(format_number(row.bandwidth.busbw_bytes_per_second / 1e9, "%.2f"), 10) + "\n";

@@ -86,6 +86,31 @@ TEST(CollectiveBandwidth, RingAllReduceOfHundredMegabytesOverEightGpus) {
   }
 }
 
+// Over NCCL's transport the same ring (links without latency, of a "test" type: PCIe to NCCL)
+// pays NCCL's Simple latency, 8.4 + 14 x 5.7 = 88.2 us, over 1.75 x 10 ms: the row says
+// "nccl_model", protocol Simple, on both engines (sim/plan/nccl_cost_model.h).
+TEST(CollectiveBandwidth, ACollectiveTimedByNcclsModelSaysSoAndItsProtocol) {
+  const Cluster cluster = ring(0);
+  ExecutionPlan plan = testing::empty_plan(cluster);
+  plan.transports.push_back(*find_transport("nccl"));
+  plan.transports.back().gpu_compute_share = 0;
+  Task task = collective_task(kBytes);
+  task.transport = 0;
+  testing::add(plan, task);
+  const double seconds = 1.75 * kBytes / kBandwidth + 88.2e-6;
+  for (Tier tier : {Tier::kSimulated, Tier::kAnalytical}) {
+    const auto table = table_of(plan, cluster, tier);
+    ASSERT_EQ(table.size(), 1u);
+    EXPECT_EQ(table[0].transport, "nccl");
+    EXPECT_EQ(table[0].timing(), "nccl_model");
+    EXPECT_EQ(table[0].nccl_protocol, "Simple");
+    EXPECT_NEAR(table[0].mean_seconds, seconds, seconds * 1e-6) << to_string(tier);
+  }
+  const Json json = collective_bandwidth_json(table_of(plan, cluster, Tier::kAnalytical));
+  EXPECT_EQ(json[0]["timing"], "nccl_model");
+  EXPECT_EQ(json[0]["nccl_protocol"], "Simple");
+}
+
 // Without latency the ring's time is 2(n-1)/n x S/B, so busbw = S/t x 2(n-1)/n = B: the link's
 // bandwidth whatever n, which is what nccl-tests' busbw is for.
 TEST(CollectiveBandwidth, WithoutLatencyAllReduceBusbwIsTheLinkBandwidth) {
