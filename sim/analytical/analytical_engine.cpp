@@ -26,14 +26,7 @@ double analytical_transfer_seconds(double bytes, DeviceId from, DeviceId to, con
 double analytical_collective_seconds(const Task& task, const Cluster& cluster, const Transport* transport) {
   if (task.group.size() < 2 || task.bytes <= 0) return 0;
   if (auto seconds = measured_collective_seconds(task.collective, task.group, task.bytes, cluster)) return *seconds;
-  const double link_efficiency = transport ? transport->link_efficiency() : 1.0;
-  if (transport && is_nccl_transport(*transport)) {
-    if (auto nccl = nccl_collective_time(task.collective, task.algorithm, task.group, task.bytes, cluster, link_efficiency)) {
-      return nccl->seconds;
-    }
-  }
-  // The efficiency stretches the bandwidth term (the latency is small beside it).
-  return collective_estimate_seconds(task.collective, task.algorithm, task.group, task.bytes, cluster) / link_efficiency;
+  return collective_seconds_over(task.collective, task.algorithm, task.group, task.bytes, cluster, transport);
 }
 
 namespace {

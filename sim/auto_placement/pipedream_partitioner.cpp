@@ -9,6 +9,7 @@
 
 #include "sim/auto_placement/placement_problem.h"
 #include "sim/plan/collective_schedule.h"
+#include "sim/plan/nccl_cost_model.h"
 #include "sim/planner/framework_transports.h"
 #include "sim/spec/spec_error.h"
 
@@ -444,13 +445,14 @@ AutomaticStagesSearch automatic_pipedream_stages(const OpGraph& graph, const Clu
                                  double bytes, int64_t first, int64_t count) {
     // The planner's own estimate on the stage's replicas: NCCL's algorithm for the size (a ring,
     // or across machines the hierarchical one whose rings use every NIC), over the framework's
-    // transport's link efficiency as the engines charge it (NCCL over sockets: 0.53).
+    // transport's link efficiency as the engines charge it (NCCL over sockets: 0.53), with NCCL's
+    // own latencies and protocol over one of its transports (nccl_cost_model.h).
     const std::vector<DeviceId> group(self->devices.begin() + first, self->devices.begin() + first + count);
     const CollectiveAlgorithm algorithm =
         choose_nccl_algorithm(CollectiveKind::kAllReduce, group, std::max(bytes, 1.0), *cluster, nullptr);
     const std::optional<Transport> transport = collective_transport(communication, *cluster, group);
-    return collective_estimate_seconds(CollectiveKind::kAllReduce, algorithm, group, bytes, *cluster) /
-           (transport ? transport->link_efficiency() : 1.0);
+    return collective_seconds_over(CollectiveKind::kAllReduce, algorithm, group, bytes, *cluster,
+                                   transport ? &*transport : nullptr);
   };
 
   AutomaticStagesSearch search;

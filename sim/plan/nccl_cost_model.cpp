@@ -232,4 +232,14 @@ std::optional<NcclCollectiveTime> nccl_collective_time(CollectiveKind kind, Coll
   return best;
 }
 
+double collective_seconds_over(CollectiveKind kind, CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group,
+                               double bytes, const Cluster& cluster, const Transport* transport) {
+  const double efficiency = transport ? transport->link_efficiency() : 1.0;
+  if (transport && is_nccl_transport(*transport)) {
+    if (auto nccl = nccl_collective_time(kind, algorithm, group, bytes, cluster, efficiency)) return nccl->seconds;
+  }
+  // The efficiency stretches the bandwidth term (the latency is small beside it).
+  return collective_estimate_seconds(kind, algorithm, group, bytes, cluster) / efficiency;
+}
+
 }  // namespace placesim

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/cluster/cluster.h"
+#include "sim/cluster/transport.h"
 #include "sim/spec/collective_algorithm.h"
 #include "sim/cluster/collective_profile.h"
 
@@ -83,5 +84,11 @@ struct NcclCollectiveTime {
 std::optional<NcclCollectiveTime> nccl_collective_time(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                                        const std::vector<DeviceId>& group, double bytes,
                                                        const Cluster& cluster, double link_efficiency = 1.0);
+
+/// A collective's time without a measured curve: over one of NCCL's transports (is_nccl_transport)
+/// nccl_collective_time's where its model applies, else the algorithm's alpha-beta estimate on the
+/// links (collective_estimate_seconds) over the transport's link efficiency (null: the links only).
+double collective_seconds_over(CollectiveKind kind, CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group,
+                               double bytes, const Cluster& cluster, const Transport* transport);
 
 }  // namespace placesim
