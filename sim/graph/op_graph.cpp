@@ -123,7 +123,6 @@ OpId OpGraph::find(const std::string& name) const {
   return it == data_->index.end() ? size() : it->second;
 }
 
-
 OpGraph::Neighbors OpGraph::inputs(OpId id) const {
   const Graph& graph = data_->graph;
   if (const Layout* layout = data_->layout.get()) return slice(layout->inputs, layout->input_begin, id);

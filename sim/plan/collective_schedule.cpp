@@ -661,7 +661,10 @@ CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector
   const CollectiveAlgorithm ring = across && applicable(CollectiveAlgorithm::kHierarchical, group, cluster, nullptr)
                                        ? CollectiveAlgorithm::kHierarchical
                                        : CollectiveAlgorithm::kRing;
-  if (kind != CollectiveKind::kAllReduce) return fastest(kind, {ring}, group, bytes, cluster, reason, true);
+  if (kind != CollectiveKind::kAllReduce) {
+    // One candidate: timed only for the plan's note.
+    return reason ? fastest(kind, {ring}, group, bytes, cluster, reason, true) : ring;
+  }
   return fastest(kind, {ring, CollectiveAlgorithm::kDoubleBinaryTree}, group, bytes, cluster, reason, true);
 }
 

@@ -60,11 +60,6 @@ double low_latency_cap_bytes_per_second(const NcclGroupShape& shape) {
   return gigabytes * 1e9;
 }
 
-/// nccl-tests' busbw factor: bus bytes per byte of the collective.
-double bus_factor(CollectiveKind kind, double ranks) {
-  return kind == CollectiveKind::kAllReduce ? 2 * (ranks - 1) / ranks : (ranks - 1) / ranks;
-}
-
 int floor_log2(double x) { return x >= 1 ? static_cast<int>(std::floor(std::log2(x))) : 0; }
 
 /// A route between two GPUs of one machine over NVLink (or NVSwitch) links only.
@@ -100,9 +95,8 @@ std::optional<NcclGroupShape> nccl_group_shape(const std::vector<DeviceId>& grou
     capabilities.insert(device.spec.compute_capability);
   }
   shape.nodes = static_cast<int64_t>(nodes.size());
-  const DeviceName& first = cluster.device(group.front()).name;
-  DeviceName host;
-  host.task = first.task;
+  DeviceName host;  // CPU:0 of the first member's machine
+  host.task = cluster.device(group.front()).name.task;
   host.kind = DeviceKind::kCpu;
   host.index = 0;
   for (DeviceId cpu : cluster.match(host)) {
@@ -212,7 +206,7 @@ std::optional<NcclCollectiveTime> nccl_collective_time(CollectiveKind kind, Coll
   }
   const double wire = std::max(0.0, estimate - best.link_latency_seconds) / link_efficiency;
   best.links_seconds = wire + best.link_latency_seconds;
-  const double bus = wire > 0 ? bytes * bus_factor(kind, static_cast<double>(group.size())) / wire
+  const double bus = wire > 0 ? bytes * bus_bandwidth_factor(kind, static_cast<int>(group.size())) / wire
                               : std::numeric_limits<double>::infinity();
   best.seconds = std::numeric_limits<double>::infinity();
   for (NcclProtocol protocol : {NcclProtocol::kLowLatency, NcclProtocol::kLowLatency128, NcclProtocol::kSimple}) {

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "sim/cluster/cluster.h"
+#include "sim/cluster/collective_profile.h"
 #include "sim/cluster/transport.h"
 #include "sim/spec/collective_algorithm.h"
-#include "sim/cluster/collective_profile.h"
 
 namespace placesim {
 

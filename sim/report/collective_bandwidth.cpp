@@ -35,6 +35,8 @@ CollectiveBandwidth collective_bandwidth(CollectiveKind kind, double bytes, int 
 std::vector<CollectiveBandwidthRow> collective_bandwidth_table(const ExecutionPlan& plan, const Cluster& cluster,
                                                                const Timeline& timeline) {
   std::map<RowKey, CollectiveBandwidthRow> rows;
+  // NCCL's protocol by (kind, algorithm, group, size, transport): buckets and micro-batches repeat them.
+  std::map<std::tuple<CollectiveKind, CollectiveAlgorithm, std::vector<DeviceId>, double, int>, std::string> protocols;
   for (const Task& task : plan.tasks) {
     if (task.kind != TaskKind::kCollective || task.group.size() < 2 || task.bytes <= 0) continue;
     const int ranks = static_cast<int>(task.group.size());
@@ -45,10 +47,14 @@ std::vector<CollectiveBandwidthRow> collective_bandwidth_table(const ExecutionPl
     // Likewise NCCL's model, where its time stands above the links' (nccl_collective_time).
     std::string protocol;
     if (!measured && task.transport >= 0 && is_nccl_transport(plan.transports.at(static_cast<size_t>(task.transport)))) {
-      const Transport& over = plan.transports.at(static_cast<size_t>(task.transport));
-      const std::optional<NcclCollectiveTime> nccl = nccl_collective_time(
-          task.collective, task.algorithm, task.group, task.bytes, cluster, over.link_efficiency());
-      if (nccl && nccl->seconds > nccl->links_seconds) protocol = to_string(nccl->protocol);
+      auto [known, added] = protocols.try_emplace({task.collective, task.algorithm, task.group, task.bytes, task.transport});
+      if (added) {
+        const Transport& over = plan.transports.at(static_cast<size_t>(task.transport));
+        const std::optional<NcclCollectiveTime> nccl = nccl_collective_time(
+            task.collective, task.algorithm, task.group, task.bytes, cluster, over.link_efficiency());
+        if (nccl && nccl->seconds > nccl->links_seconds) known->second = to_string(nccl->protocol);
+      }
+      protocol = known->second;
     }
     const double bytes = task.bytes;
     RowKey key{task.collective, bytes, ranks, machines_of(task.group, cluster), transport, measured, protocol};

@@ -31,8 +31,9 @@ struct SweepRunResult {
 };
 
 /// Runs the sweep of `context` (its scenario named `scenario_name`) on `workers`, made with
-/// sweep_work_item_text of the same context as their work, into `options.output`. Throws InputError when the resume file belongs to another sweep or cannot be
-/// written, std::runtime_error when a worker fails.
+/// sweep_work_item_text of the same context as their work, into `options.output`. Throws
+/// InputError when the resume file belongs to another sweep or cannot be written,
+/// std::runtime_error when a worker fails.
 SweepRunResult run_sweep(const SweepContext& context, const std::string& scenario_name, SweepWorkers& workers,
                          const SweepRunOptions& options);
 
