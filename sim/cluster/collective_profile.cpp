@@ -4,13 +4,14 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "sim/cluster/cluster.h"
 #include "sim/core/csv_fields.h"
 #include "sim/core/input_error.h"
+#include "sim/core/json_reader.h"
 
 namespace placesim {
 namespace {
@@ -102,8 +103,8 @@ const CollectiveCurve* CollectiveProfile::find(CollectiveKind kind, int gpus) co
 
 CollectiveProfile read_collective_profile(const std::filesystem::path& path) {
   const std::string file = path.string();
-  std::ifstream in(path);
-  if (!in) throw InputError(file, "", "cannot read the collective profile");
+  // A regular file within the input size limit, as every input (read_input_file).
+  std::istringstream in(read_input_file(path));
   CollectiveProfile profile;
   profile.path = path;
   std::string line;

@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "sim/core/input_error.h"
+#include "sim/core/json_reader.h"
 
 namespace placesim {
 namespace {
@@ -37,8 +37,9 @@ std::string format(double value) {
 
 NcclTestsLog parse_nccl_tests_log(const std::filesystem::path& path) {
   const std::string file = path.string();
-  std::ifstream in(path);
-  if (!in) throw InputError(file, "", "cannot read the nccl-tests log");
+  // A regular file within the input size limit, as every input (read_input_file): a FIFO or a
+  // device named as the log is refused instead of blocking or growing without bound.
+  std::istringstream in(read_input_file(path));
   NcclTestsLog log;
   std::set<std::string> hosts;
   std::set<double> sizes;

@@ -2,9 +2,10 @@
 // sizes, nccl-tests' time definition, when a curve applies, the engines using it, the bundled
 // DGX-1 V100 curve, and `calibrate --from-nccl-tests`'s log reader.
 #include <gtest/gtest.h>
-
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include "sim/cluster/collective_profile.h"
 #include "sim/cluster/nccl_tests_log.h"
 #include "sim/core/input_error.h"
+#include "sim/core/json_reader.h"
 #include "sim/engine/simgrid_engine.h"
 #include "sim/plan/collective_schedule.h"
 #include "sim/report/json_report.h"
@@ -501,6 +503,37 @@ TEST(NcclTestsLog, RejectsLogsWithoutRanksOrRows) {
       << error_of([&] { parse_nccl_tests_log(short_row); });
   EXPECT_NE(error_of([&] { parse_nccl_tests_log(bad_row); }).find(bad_row.string() + ": line 13: expected time"),
             std::string::npos);
+}
+
+
+// Both readers take user-named files (a cluster's "collective_profile", `calibrate
+// --from-nccl-tests LOG`): a FIFO is refused at once, not waited on, and a file above the input
+// size limit is refused before it is read, as every input is (docs/reliability.md).
+TEST(CollectiveProfileFiles, AFifoIsRefusedWithoutWaitingAndTheSizeLimitHolds) {
+  const fs::path fifo = write_temp("pipe.csv", "").replace_extension(".fifo");
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);  // no writer: a plain open for reading would block forever
+  const auto start = std::chrono::steady_clock::now();
+  const std::string profile = error_of([&] { read_collective_profile(fifo); });
+  const std::string log = error_of([&] { parse_nccl_tests_log(fifo); });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_NE(profile.find(fifo.string() + ": is a named pipe (FIFO), not a regular file"), std::string::npos) << profile;
+  EXPECT_NE(log.find(fifo.string() + ": is a named pipe (FIFO), not a regular file"), std::string::npos) << log;
+  fs::remove(fifo);
+
+  const fs::path log_path = write_temp("limit.log", kLog);
+  const fs::path csv = write_temp("limit.csv", nccl_tests_profile_csv(parse_nccl_tests_log(log_path), CollectiveKind::kAllReduce,
+                                                                      "test_system", "test"));
+  ASSERT_NO_THROW(read_collective_profile(csv));
+  set_input_size_limit(100);
+  const std::string too_large_profile = error_of([&] { read_collective_profile(csv); });
+  const std::string too_large_log = error_of([&] { parse_nccl_tests_log(log_path); });
+  set_input_size_limit(kDefaultInputSizeLimitBytes);
+  EXPECT_NE(too_large_profile.find(csv.string() + ": is " + std::to_string(fs::file_size(csv)) +
+                                   " bytes, above the input size limit of 100 bytes"),
+            std::string::npos)
+      << too_large_profile;
+  EXPECT_NE(too_large_log.find("above the input size limit of 100 bytes"), std::string::npos) << too_large_log;
 }
 
 }  // namespace
