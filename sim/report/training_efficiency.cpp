@@ -39,7 +39,14 @@ std::string efficiency_text(const TrainingEfficiency& e) {
          format_number(e.peak_flops_per_second / static_cast<double>(e.devices > 0 ? e.devices : 1) / 1e12, "%.1f") +
          " TFLOP/s each; " + (e.language_model() ? "6N + 12 L H Q T per token, PaLM" : "the graph's FLOPs") +
          ", docs/llm-planning.md)\n";
+  out += mfu_above_peak_note(e.mfu());
   return out;
+}
+
+std::string mfu_above_peak_note(double mfu) {
+  if (!(mfu > 1)) return "";
+  return "MFU above 100%: convolutions run as Winograd or FFT do fewer multiplications than the direct-convolution\n"
+         "FLOPs MFU counts (docs/llm-planning.md, \"Model FLOPs and MFU\")\n";
 }
 
 Json efficiency_json(const TrainingEfficiency& e) {

@@ -37,6 +37,10 @@ struct TrainingEfficiency {
 
 /// "Global batch 16 (4 per replica x 4 replicas; micro-batch 1 x 4) ... MFU 41.2%" lines.
 std::string efficiency_text(const TrainingEfficiency& efficiency);
+/// The line that explains an MFU above 100% (a CNN whose convolutions run as Winograd or FFT
+/// does fewer multiplications than the direct-convolution FLOPs MFU counts), for the texts that
+/// print one; "" when `mfu` is at most 1.
+std::string mfu_above_peak_note(double mfu);
 Json efficiency_json(const TrainingEfficiency& efficiency);
 
 }  // namespace placesim
