@@ -230,7 +230,8 @@ std::vector<AllreduceChunk> allreduce_chunks(CollectiveAlgorithm algorithm, cons
   const Elements whole{0, elements};
   switch (algorithm) {
     case CollectiveAlgorithm::kRing:
-      return ring_chunks(topology_ring(group, cluster), steps, whole, check, 0, 2 * (group.size() - 1));
+    case CollectiveAlgorithm::kRingInRankOrder:
+      return ring_chunks(ring_of(algorithm, group, cluster), steps, whole, check, 0, 2 * (group.size() - 1));
     case CollectiveAlgorithm::kDoubleBinaryTree: return tree_chunks(group, steps, whole, check);
     case CollectiveAlgorithm::kHalvingDoubling: return halving_doubling_chunks(group, steps, whole, check);
     case CollectiveAlgorithm::kHierarchical: return hierarchical_chunks(group, cluster, steps, whole, check);
@@ -298,7 +299,7 @@ std::vector<AllreduceChunk> collective_chunks(CollectiveKind kind, CollectiveAlg
   // The two halves of the ring all-reduce: a reduce-scatter is its first n-1 rounds, an
   // all-gather its last n-1 (each device starting from the chunk a reduce-scatter leaves it).
   const size_t n = group.size();
-  return ring_chunks(topology_ring(group, cluster), steps, whole, check, reduce_scatter ? 0 : n - 1, n - 1);
+  return ring_chunks(ring_of(algorithm, group, cluster), steps, whole, check, reduce_scatter ? 0 : n - 1, n - 1);
 }
 
 }  // namespace placesim::real

@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "sim/plan/bandwidth_ring.h"
 #include "sim/plan/nccl_cost_model.h"
 #include "sim/plan/nearest_neighbour_ring.h"
 #include "sim/plan/region_ring.h"
@@ -356,11 +357,21 @@ std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cl
   if (auto it = memo.find(group); it != memo.end()) return it->second;
   std::optional<std::vector<DeviceId>> ring = region_ring(group, cluster);
   if (!ring) ring = nearest_neighbour_ring(group, cluster);
+  // Inside one machine NCCL searches for the ring whose slowest hop is fastest (bandwidth_ring.h).
+  if (std::optional<std::vector<DeviceId>> searched = bandwidth_ring(group, *ring, cluster)) ring = std::move(searched);
   return memo.emplace(group, std::move(*ring)).first->second;
 }
 
+bool is_ring(CollectiveAlgorithm algorithm) {
+  return algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kRingInRankOrder;
+}
+
+std::vector<DeviceId> ring_of(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster) {
+  return algorithm == CollectiveAlgorithm::kRingInRankOrder ? group : topology_ring(group, cluster);
+}
+
 bool applies_to_any_group(CollectiveAlgorithm algorithm) {
-  return algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kDoubleBinaryTree;
+  return is_ring(algorithm) || algorithm == CollectiveAlgorithm::kDoubleBinaryTree;
 }
 
 bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster,
@@ -372,6 +383,7 @@ bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& grou
   };
   switch (algorithm) {
     case CollectiveAlgorithm::kRing:
+    case CollectiveAlgorithm::kRingInRankOrder:
     case CollectiveAlgorithm::kDoubleBinaryTree: return true;  // applies_to_any_group, above
     case CollectiveAlgorithm::kHalvingDoubling:
       if (!power_of_two(group.size())) {
@@ -426,7 +438,8 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
   if (n < 2) return {};
   switch (algorithm) {
     case CollectiveAlgorithm::kRing:
-      writer.ring_pass(topology_ring(group, cluster), 2 * (n - 1), bytes / static_cast<double>(n), no_entry(n), n - 1);
+    case CollectiveAlgorithm::kRingInRankOrder:
+      writer.ring_pass(ring_of(algorithm, group, cluster), 2 * (n - 1), bytes / static_cast<double>(n), no_entry(n), n - 1);
       break;
     case CollectiveAlgorithm::kDoubleBinaryTree: {
       std::vector<DeviceId> reversed(group.rbegin(), group.rend());
@@ -461,7 +474,7 @@ bool collective_supported(CollectiveKind kind, CollectiveAlgorithm algorithm, st
     if (why) *why = "collective tasks run all_reduce, all_gather, reduce_scatter or alltoall, not " + to_string(kind);
     return false;
   }
-  if (algorithm != CollectiveAlgorithm::kRing && algorithm != CollectiveAlgorithm::kHierarchical) {
+  if (!is_ring(algorithm) && algorithm != CollectiveAlgorithm::kHierarchical) {
     if (why) *why = to_string(kind) + " runs as a ring or hierarchical rings (as NCCL runs it), not " + to_string(algorithm);
     return false;
   }
@@ -497,7 +510,7 @@ std::vector<CollectiveStep> collective_schedule(CollectiveKind kind, CollectiveA
     }
     return writer.take();
   }
-  writer.ring_pass(topology_ring(group, cluster), n - 1, bytes / static_cast<double>(n), no_entry(n),
+  writer.ring_pass(ring_of(algorithm, group, cluster), n - 1, bytes / static_cast<double>(n), no_entry(n),
                    kind == CollectiveKind::kReduceScatter ? n - 1 : 0);
   return writer.take();
 }
@@ -514,8 +527,9 @@ double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vect
   if (group.size() < 2) return 0;
   auto adds = [&](double x) { return slowest_adds(group, x, cluster); };
   switch (algorithm) {
-    case CollectiveAlgorithm::kRing: {
-      PairCosts c = ring_costs(topology_ring(group, cluster), cluster);
+    case CollectiveAlgorithm::kRing:
+    case CollectiveAlgorithm::kRingInRankOrder: {
+      PairCosts c = ring_costs(ring_of(algorithm, group, cluster), cluster);
       return 2 * (n - 1) * c.latency + 2 * (n - 1) / n * bytes / c.bandwidth + (n - 1) * adds(bytes / n);
     }
     case CollectiveAlgorithm::kDoubleBinaryTree: {
@@ -604,7 +618,7 @@ double collective_estimate_seconds(CollectiveKind kind, CollectiveAlgorithm algo
            ring_passes(c.global, c.m, bytes / (c.g * c.m), 1, adds(bytes / (c.g * c.m)));
   }
   const double n = static_cast<double>(group.size());
-  return ring_passes(ring_costs(topology_ring(group, cluster), cluster), n, bytes / n, 1, adds(bytes / n));
+  return ring_passes(ring_costs(ring_of(algorithm, group, cluster), cluster), n, bytes / n, 1, adds(bytes / n));
 }
 
 namespace {

@@ -41,6 +41,12 @@ double reduction_seconds(double bytes, const ClusterDevice& device);
 /// the cluster. Ring and hierarchical schedules use it.
 std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cluster& cluster);
 
+/// Whether `algorithm` runs one flat ring: kRing (over topology_ring) or kRingInRankOrder (over
+/// the group as given, NCCL 1.x's ring).
+bool is_ring(CollectiveAlgorithm algorithm);
+/// The ring a flat-ring algorithm runs over `group`.
+std::vector<DeviceId> ring_of(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster);
+
 /// The transfers of an all-reduce of `bytes` (each device's buffer) over `group`.
 /// Ring: 2(N-1) rounds of S/N; tree: two heaps (ranks in order and reversed), each reducing then
 /// broadcasting S/2; halving-doubling: log2 N rounds each way (N must be a power of two);

@@ -46,7 +46,7 @@ bool is_tree(CollectiveAlgorithm algorithm) { return algorithm == CollectiveAlgo
 bool modelled(CollectiveKind kind, CollectiveAlgorithm algorithm) {
   const bool ring_kind = kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kAllGather ||
                          kind == CollectiveKind::kReduceScatter;
-  if (algorithm == CollectiveAlgorithm::kRing || algorithm == CollectiveAlgorithm::kHierarchical) return ring_kind;
+  if (is_ring(algorithm) || algorithm == CollectiveAlgorithm::kHierarchical) return ring_kind;
   return is_tree(algorithm) && kind == CollectiveKind::kAllReduce;
 }
 

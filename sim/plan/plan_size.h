@@ -42,7 +42,8 @@ inline double allreduce_transfers(std::optional<CollectiveAlgorithm> algorithm, 
       2 * machines * std::ceil(std::log2(std::max(machines, 1.0)));
   if (!algorithm) return std::min({ring, tree, halving_doubling, hierarchical});
   switch (*algorithm) {
-    case CollectiveAlgorithm::kRing: return ring;
+    case CollectiveAlgorithm::kRing:
+    case CollectiveAlgorithm::kRingInRankOrder: return ring;
     case CollectiveAlgorithm::kDoubleBinaryTree: return tree;
     case CollectiveAlgorithm::kHalvingDoubling: return halving_doubling;
     case CollectiveAlgorithm::kHierarchical: return hierarchical;

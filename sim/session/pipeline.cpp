@@ -12,6 +12,7 @@
 #include "sim/graph/model_flops.h"
 #include "sim/auto_placement/auto_placer.h"
 #include "sim/placement/placement_log.h"
+#include "sim/plan/collective_schedule.h"
 #include "sim/planner/data_parallel_builder.h"
 #include "sim/planner/parallel_3d_builder.h"
 #include "sim/planner/pipeline_builder.h"
@@ -31,7 +32,7 @@ namespace {
 std::string fidelity_note(const ExecutionPlan& plan) {
   for (const Task& task : plan.tasks) {
     if (task.kind != TaskKind::kCollective || task.group.size() < 3) continue;
-    if (task.algorithm != CollectiveAlgorithm::kRing && task.algorithm != CollectiveAlgorithm::kHierarchical) continue;
+    if (!is_ring(task.algorithm) && task.algorithm != CollectiveAlgorithm::kHierarchical) continue;
     return plan.collective_fidelity == CollectiveFidelity::kPerPhase
                ? "all-reduces simulated per phase (one flow per ring hop and phase, latency per round; "
                  "\"simulation\": {\"collectives\": \"per-round\"} runs every round)"

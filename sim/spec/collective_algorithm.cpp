@@ -5,13 +5,14 @@
 
 namespace placesim {
 namespace {
-constexpr std::array<std::pair<CollectiveAlgorithm, const char*>, 6> kNames{{
+constexpr std::array<std::pair<CollectiveAlgorithm, const char*>, 7> kNames{{
     {CollectiveAlgorithm::kRing, "ring"},
     {CollectiveAlgorithm::kDoubleBinaryTree, "tree"},
     {CollectiveAlgorithm::kHalvingDoubling, "halving_doubling"},
     {CollectiveAlgorithm::kHierarchical, "hierarchical"},
     {CollectiveAlgorithm::kHostHalvingDoubling, "host_halving_doubling"},
     {CollectiveAlgorithm::kPairwise, "pairwise"},
+    {CollectiveAlgorithm::kRingInRankOrder, "ring_rank_order"},
 }};
 }  // namespace
 

@@ -19,6 +19,10 @@ enum class CollectiveAlgorithm {
   /// All-to-all only: every device sends its 1/n of the buffer to every other, n - 1 rounds of
   /// pairwise exchanges (NCCL's all-to-all: grouped sends and receives). Not an all-reduce algorithm.
   kPairwise,
+  /// NCCL 1.x's ring (TensorFlow 1.1's contrib NCCL, NVIDIA/nccl 024d1e26 `src/core.cu`,
+  /// `orderRanks`: "Order by nvml index"): the group's own order, no topology search; kRing's
+  /// ring follows the topology, as NCCL 2.x searches it.
+  kRingInRankOrder,
 };
 
 std::string to_string(CollectiveAlgorithm algorithm);  ///< "ring", "tree", "halving_doubling", "hierarchical",
