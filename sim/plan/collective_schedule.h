@@ -37,8 +37,10 @@ double reduction_seconds(double bytes, const ClusterDevice& device);
 /// NVLink: from the first device, repeatedly the nearest unvisited one (the routing metric: the
 /// sum over hops of latency + 1 MiB / bandwidth; ties keep group order): region_ring where the
 /// network's dead-end regions give that ring exactly (fat trees: members in nodes under leaves
-/// under a spine), else nearest_neighbour_ring, one nearest-first search per device. Memoized in
-/// the cluster. Ring and hierarchical schedules use it.
+/// under a spine), else nearest_neighbour_ring, one nearest-first search per device; inside one
+/// machine, where that walk's farthest hop is not the nearest any ring can have, the searched
+/// ring of bandwidth_ring.h instead (a DGX-1's all-NVLink ring). Memoized in the cluster. Ring
+/// and hierarchical schedules use it.
 std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cluster& cluster);
 
 /// Whether `algorithm` runs one flat ring: kRing (over topology_ring) or kRingInRankOrder (over
