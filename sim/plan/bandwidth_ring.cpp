@@ -33,23 +33,6 @@ bool find_cycle(const std::vector<std::vector<double>>& distance, double limit, 
   return false;
 }
 
-/// The slowest pair of the ring: its bandwidth (the narrowest route), then its latency.
-struct SlowestHop {
-  double bandwidth = kInfinity;
-  double latency = 0;
-};
-
-SlowestHop slowest_hop(const std::vector<DeviceId>& ring, const Cluster& cluster) {
-  SlowestHop slowest;
-  for (size_t i = 0; i < ring.size(); ++i) {
-    const DeviceId a = ring[i], b = ring[(i + 1) % ring.size()];
-    if (!cluster.reachable(a, b)) return {0, kInfinity};
-    slowest.bandwidth = std::min(slowest.bandwidth, cluster.route_bandwidth_bytes_per_second(a, b));
-    slowest.latency = std::max(slowest.latency, cluster.route_latency_seconds(a, b));
-  }
-  return slowest;
-}
-
 }  // namespace
 
 std::optional<std::vector<DeviceId>> bandwidth_ring(const std::vector<DeviceId>& group,
@@ -109,10 +92,7 @@ std::optional<std::vector<DeviceId>> bandwidth_ring(const std::vector<DeviceId>&
     if (find_cycle(distance, limit, &cycle, &used, &steps)) {
       std::vector<DeviceId> ring;
       for (size_t member : cycle) ring.push_back(group[member]);
-      // Kept only where its slowest pair is faster than the walk's: the same bandwidth at a
-      // shorter metric leaves the collectives' times as they were.
-      if (slowest_hop(ring, cluster).bandwidth > slowest_hop(walked, cluster).bandwidth * (1 + 1e-12)) return ring;
-      return std::nullopt;
+      return ring;
     }
     if (steps < 0) return std::nullopt;
   }

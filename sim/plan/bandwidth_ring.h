@@ -17,10 +17,11 @@ namespace placesim {
 constexpr size_t kMaxBandwidthRingMembers = 16;
 
 /// A ring over `group`, every member in one machine (ClusterDevice::node) and at most
-/// kMaxBandwidthRingMembers of them, whose slowest hop's route bandwidth is strictly above that
-/// of `walked` (the walk's ring over the same group), or nullopt where none is (the walk's ring
-/// is already as good, the group spans machines, or it is too large). Starts at group.front();
-/// among the rings of the best slowest hop, the first a depth-first search in group order finds.
+/// kMaxBandwidthRingMembers of them, whose farthest hop by the routing metric is nearer than
+/// that of `walked` (the walk's ring over the same group), or nullopt where none is (the walk's
+/// ring is already as good, the group spans machines, or it is too large). Starts at
+/// group.front(); among the rings of the nearest farthest hop, the first a depth-first search in
+/// group order finds. The caller compares the two rings' collective costs (topology_ring).
 std::optional<std::vector<DeviceId>> bandwidth_ring(const std::vector<DeviceId>& group,
                                                     const std::vector<DeviceId>& walked, const Cluster& cluster);
 

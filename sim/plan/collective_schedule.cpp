@@ -357,8 +357,13 @@ std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cl
   if (auto it = memo.find(group); it != memo.end()) return it->second;
   std::optional<std::vector<DeviceId>> ring = region_ring(group, cluster);
   if (!ring) ring = nearest_neighbour_ring(group, cluster);
-  // Inside one machine NCCL searches for the ring whose slowest hop is fastest (bandwidth_ring.h).
-  if (std::optional<std::vector<DeviceId>> searched = bandwidth_ring(group, *ring, cluster)) ring = std::move(searched);
+  // Inside one machine NCCL searches for the ring whose slowest hop is fastest (bandwidth_ring.h):
+  // kept where its narrowest link direction is wider than the walk's ring's (the same bandwidth at
+  // a shorter metric leaves the collectives' times as they were).
+  if (std::optional<std::vector<DeviceId>> searched = bandwidth_ring(group, *ring, cluster);
+      searched && ring_costs(*searched, cluster).bandwidth > ring_costs(*ring, cluster).bandwidth * (1 + 1e-12)) {
+    ring = std::move(searched);
+  }
   return memo.emplace(group, std::move(*ring)).first->second;
 }
 

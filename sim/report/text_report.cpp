@@ -12,6 +12,13 @@ namespace {
 
 constexpr size_t kCollectiveRows = 10;
 
+/// The collectives table's timing column: the row's timing() in a few words ("curve", "nccl LL128", "link rate").
+std::string timing_text(const CollectiveBandwidthRow& row) {
+  const std::string timing = row.timing();
+  if (timing == "measured_curve") return "curve";
+  return timing == "nccl_model" ? "nccl " + row.nccl_protocol : "link rate";
+}
+
 }  // namespace
 
 std::string collective_bandwidth_text(const std::vector<CollectiveBandwidthRow>& table) {
@@ -24,7 +31,7 @@ std::string collective_bandwidth_text(const std::vector<CollectiveBandwidthRow>&
     const CollectiveBandwidthRow& row = table[i];
     out += "  " + pad(to_string(row.kind), 14, true) + "  " + pad(format_number(row.bytes, "%.0f"), 12) + "  " +
            pad(std::to_string(row.ranks), 5) + "  " + pad(std::to_string(row.machines), 8) + "  " +
-           pad(row.transport, 11, true) + "  " + pad(row.measured_curve ? "curve" : row.nccl_protocol.empty() ? "link rate" : "nccl " + row.nccl_protocol, 11, true) + "  " +
+           pad(row.transport, 11, true) + "  " + pad(timing_text(row), 11, true) + "  " +
            pad(std::to_string(row.calls), 6) + "  " + pad(format_seconds(row.mean_seconds), 10) + "  " +
            pad(format_number(row.bandwidth.algbw_bytes_per_second / 1e9, "%.2f"), 10) + "  " +
            pad(format_number(row.bandwidth.busbw_bytes_per_second / 1e9, "%.2f"), 10) + "\n";
