@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <functional>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -62,18 +64,28 @@ class SendCounter {
 };
 
 /// Rounds [first_round, first_round + rounds) of the ring all-reduce: all 2(N-1) for an
-/// all-reduce, its first N-1 for a reduce-scatter, its last N-1 for an all-gather.
-std::vector<AllreduceChunk> ring_chunks(const std::vector<DeviceId>& ring, const std::vector<CollectiveStep>& steps,
-                                        Elements whole, const Checker& check, size_t first_round, size_t rounds) {
-  const size_t n = ring.size();
-  check.require(steps.size() == n * rounds, "expected " + std::to_string(rounds) + " sends per device");
-  auto position = positions(ring);
-  SendCounter sends;
+/// all-reduce, its first N-1 for a reduce-scatter, its last N-1 for an all-gather; over each of
+/// NCCL's channels (`rings`, whose steps follow one another in the schedule), its part c of the
+/// buffer.
+std::vector<AllreduceChunk> ring_chunks(const std::vector<std::vector<DeviceId>>& rings,
+                                        const std::vector<CollectiveStep>& steps, Elements whole, const Checker& check,
+                                        size_t first_round, size_t rounds) {
+  const size_t n = rings.front().size(), per_ring = n * rounds;
+  check.require(steps.size() == rings.size() * per_ring,
+                "expected " + std::to_string(rounds) + " sends per device on each of " + std::to_string(rings.size()) +
+                    " rings");
   std::vector<AllreduceChunk> chunks;
-  for (const CollectiveStep& step : steps) {
-    const size_t p = position.at(step.from), round = sends.next(step.from);
-    check.require(step.to == ring[(p + 1) % n] && round < rounds, "a step off the topology ring");
-    chunks.push_back(ring_round(whole, n, p, first_round + round));
+  for (size_t c = 0; c < rings.size(); ++c) {
+    const std::vector<DeviceId>& ring = rings[c];
+    const Elements region = part(whole, rings.size(), c);
+    auto position = positions(ring);
+    SendCounter sends;
+    for (size_t s = c * per_ring; s < (c + 1) * per_ring; ++s) {
+      const CollectiveStep& step = steps[s];
+      const size_t p = position.at(step.from), round = sends.next(step.from);
+      check.require(step.to == ring[(p + 1) % n] && round < rounds, "a step off the topology ring");
+      chunks.push_back(ring_round(region, n, p, first_round + round));
+    }
   }
   return chunks;
 }
@@ -132,20 +144,6 @@ std::vector<AllreduceChunk> halving_doubling_chunks(const std::vector<DeviceId>&
   return chunks;
 }
 
-/// The group's devices per cluster node, nodes in order of first appearance, each node's devices
-/// in topology-ring order (as the hierarchical schedule lays them out).
-std::vector<std::vector<DeviceId>> rings_by_node(const std::vector<DeviceId>& group, const Cluster& cluster) {
-  std::map<int, size_t> index;
-  std::vector<std::vector<DeviceId>> nodes;
-  for (DeviceId d : group) {
-    auto [it, added] = index.emplace(cluster.device(d).node, nodes.size());
-    if (added) nodes.emplace_back();
-    nodes[it->second].push_back(d);
-  }
-  for (auto& node : nodes) node = topology_ring(node, cluster);
-  return nodes;
-}
-
 /// One run of ring rounds a device of a hierarchical schedule sends: inside its node (a ring of
 /// the node's g devices over the whole buffer) or along its rail (a ring of the M nodes' devices
 /// of its local rank r over part (r + 1) mod g), rounds [first_round, first_round + rounds) of
@@ -191,16 +189,36 @@ std::vector<AllreduceChunk> hierarchical_segment_chunks(const std::vector<std::v
   return chunks;
 }
 
+/// The segments' chunks over each of NCCL's channels (hierarchical_channels, whose steps follow one
+/// another in the schedule), channel c over its part c of the buffer.
+std::vector<AllreduceChunk> hierarchical_channel_chunks(
+    const std::vector<DeviceId>& group, const Cluster& cluster, const std::vector<CollectiveStep>& steps,
+    Elements whole, const Checker& check,
+    const std::function<std::vector<RingSegment>(size_t g, size_t m)>& segments_of) {
+  const auto channels = hierarchical_channels(group, cluster);
+  check.require(steps.size() % channels.size() == 0, "steps that do not split evenly over the channels");
+  const size_t per_channel = steps.size() / channels.size();
+  std::vector<AllreduceChunk> chunks;
+  for (size_t c = 0; c < channels.size(); ++c) {
+    const auto& nodes = channels[c];
+    const std::vector<CollectiveStep> mine(steps.begin() + static_cast<std::ptrdiff_t>(c * per_channel),
+                                           steps.begin() + static_cast<std::ptrdiff_t>((c + 1) * per_channel));
+    const auto part_chunks = hierarchical_segment_chunks(nodes, segments_of(nodes.front().size(), nodes.size()), mine,
+                                                         part(whole, channels.size(), c), check);
+    chunks.insert(chunks.end(), part_chunks.begin(), part_chunks.end());
+  }
+  return chunks;
+}
+
 /// Ring reduce-scatter inside each node (g devices: local rank r ends with shard (r+1) mod g
 /// reduced), a ring all-reduce of that shard across the M nodes among devices of equal local rank,
-/// then a ring all-gather inside each node.
+/// then a ring all-gather inside each node; over each channel.
 std::vector<AllreduceChunk> hierarchical_chunks(const std::vector<DeviceId>& group, const Cluster& cluster,
                                                 const std::vector<CollectiveStep>& steps, Elements whole,
                                                 const Checker& check) {
-  const auto nodes = rings_by_node(group, cluster);
-  const size_t g = nodes.front().size(), m = nodes.size();
-  return hierarchical_segment_chunks(nodes, {{true, 0, g - 1}, {false, 0, 2 * (m - 1)}, {true, g - 1, g - 1}}, steps,
-                                     whole, check);
+  return hierarchical_channel_chunks(group, cluster, steps, whole, check, [](size_t g, size_t m) {
+    return std::vector<RingSegment>{{true, 0, g - 1}, {false, 0, 2 * (m - 1)}, {true, g - 1, g - 1}};
+  });
 }
 
 /// Hierarchical reduce-scatter (the first half of hierarchical_chunks: inside each node, then
@@ -208,12 +226,10 @@ std::vector<AllreduceChunk> hierarchical_chunks(const std::vector<DeviceId>& gro
 std::vector<AllreduceChunk> hierarchical_half_chunks(bool reduce_scatter, const std::vector<DeviceId>& group,
                                                      const Cluster& cluster, const std::vector<CollectiveStep>& steps,
                                                      Elements whole, const Checker& check) {
-  const auto nodes = rings_by_node(group, cluster);
-  const size_t g = nodes.front().size(), m = nodes.size();
-  const std::vector<RingSegment> segments =
-      reduce_scatter ? std::vector<RingSegment>{{true, 0, g - 1}, {false, 0, m - 1}}
-                     : std::vector<RingSegment>{{false, m - 1, m - 1}, {true, g - 1, g - 1}};
-  return hierarchical_segment_chunks(nodes, segments, steps, whole, check);
+  return hierarchical_channel_chunks(group, cluster, steps, whole, check, [reduce_scatter](size_t g, size_t m) {
+    return reduce_scatter ? std::vector<RingSegment>{{true, 0, g - 1}, {false, 0, m - 1}}
+                          : std::vector<RingSegment>{{false, m - 1, m - 1}, {true, g - 1, g - 1}};
+  });
 }
 
 }  // namespace
@@ -231,7 +247,7 @@ std::vector<AllreduceChunk> allreduce_chunks(CollectiveAlgorithm algorithm, cons
   switch (algorithm) {
     case CollectiveAlgorithm::kRing:
     case CollectiveAlgorithm::kRingInRankOrder:
-      return ring_chunks(ring_of(algorithm, group, cluster), steps, whole, check, 0, 2 * (group.size() - 1));
+      return ring_chunks(ring_channels_of(algorithm, group, cluster), steps, whole, check, 0, 2 * (group.size() - 1));
     case CollectiveAlgorithm::kDoubleBinaryTree: return tree_chunks(group, steps, whole, check);
     case CollectiveAlgorithm::kHalvingDoubling: return halving_doubling_chunks(group, steps, whole, check);
     case CollectiveAlgorithm::kHierarchical: return hierarchical_chunks(group, cluster, steps, whole, check);
@@ -299,7 +315,8 @@ std::vector<AllreduceChunk> collective_chunks(CollectiveKind kind, CollectiveAlg
   // The two halves of the ring all-reduce: a reduce-scatter is its first n-1 rounds, an
   // all-gather its last n-1 (each device starting from the chunk a reduce-scatter leaves it).
   const size_t n = group.size();
-  return ring_chunks(ring_of(algorithm, group, cluster), steps, whole, check, reduce_scatter ? 0 : n - 1, n - 1);
+  return ring_chunks(ring_channels_of(algorithm, group, cluster), steps, whole, check, reduce_scatter ? 0 : n - 1,
+                     n - 1);
 }
 
 }  // namespace placesim::real

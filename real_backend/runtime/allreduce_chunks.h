@@ -52,7 +52,8 @@ size_t collective_buffer_elements(CollectiveKind kind, size_t elements);
 /// reduce-scatter (collective_schedule's steps, per round), the second or first half of the
 /// all-reduce of the same algorithm (ring or hierarchical): a reduce-scatter leaves each device
 /// with the part of the sum that device holds reduced half-way through that all-reduce (ring
-/// position p: part (p + 1) mod N), and an all-gather starts from those parts and leaves every
+/// position p: part (p + 1) mod N; over NCCL's channels, ring_channels_of, that part of each
+/// channel's part of the buffer), and an all-gather starts from those parts and leaves every
 /// device with all of them.
 std::vector<AllreduceChunk> collective_chunks(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                               const std::vector<DeviceId>& group, const Cluster& cluster,

@@ -46,6 +46,7 @@ LinkId Cluster::add_link(VertexId a, VertexId b, LinkSpec spec) {
   adjacency_[b].push_back(id);
   route_cache_.clear();
   ring_memo_.clear();
+  channel_memo_.clear();
   scratch_.link_weights_current = false;
   dead_ends_.current = false;
   return id;
@@ -56,6 +57,7 @@ void Cluster::scale_link_bandwidth(LinkId link, double factor) {
   if (factor != 1.0) links_rescaled_ = true;
   route_cache_.clear();
   ring_memo_.clear();
+  channel_memo_.clear();
   scratch_.link_weights_current = false;
 }
 

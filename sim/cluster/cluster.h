@@ -133,6 +133,8 @@ class Cluster {
   /// Memo of the topology rings built over device groups (sim/plan/collective_schedule.h), so
   /// that the thousands of all-reduces of one group order it once. Not thread-safe, like route().
   std::map<std::vector<DeviceId>, std::vector<DeviceId>>& ring_memo() const { return ring_memo_; }
+  /// The same for the rings of NCCL's channels over a group (sim/plan/ring_channels.h).
+  std::map<std::vector<DeviceId>, std::vector<std::vector<DeviceId>>>& channel_memo() const { return channel_memo_; }
 
  private:
   std::optional<std::vector<RouteHop>> shortest_path(VertexId from, VertexId to) const;
@@ -205,6 +207,7 @@ class Cluster {
   }
   mutable std::map<std::pair<DeviceId, DeviceId>, std::vector<RouteHop>> route_cache_;
   mutable std::map<std::vector<DeviceId>, std::vector<DeviceId>> ring_memo_;
+  mutable std::map<std::vector<DeviceId>, std::vector<std::vector<DeviceId>>> channel_memo_;
 };
 
 }  // namespace placesim

@@ -129,15 +129,15 @@ class Simulation {
   }
 
   // Under symmetry the network is the quotient by the symmetry: one one-way link per orbit of
-  // link directions, its bandwidth divided by the copies of each flow on each member.
+  // link directions, its bandwidth divided by the copies of each flow on each member
+  // (PlanSymmetry::orbit_bandwidth_bytes_per_second).
   sg4::Link* orbit_link(const RouteHop& hop, sg4::NetZone* zone) {
     const PlanSymmetry& symmetry = plan_.symmetry;
     const size_t orbit = symmetry.direction_orbit.at(link_direction(hop));
     if (!orbit_links_[orbit]) {
       const ClusterLink& link = cluster_.links()[hop.link];
       orbit_links_[orbit] = zone->create_link("orbit" + std::to_string(orbit) + ":" + link.name,
-                                              link.spec.bandwidth_bytes_per_second /
-                                                  symmetry.orbit_bandwidth_divisor.at(orbit))
+                                              symmetry.orbit_bandwidth_bytes_per_second.at(orbit))
                                 ->set_latency(link.spec.latency_seconds)
                                 ->seal();
     }

@@ -14,6 +14,7 @@
 #include "sim/plan/nccl_cost_model.h"
 #include "sim/plan/nearest_neighbour_ring.h"
 #include "sim/plan/region_ring.h"
+#include "sim/plan/ring_channels.h"
 
 namespace placesim {
 namespace {
@@ -30,7 +31,7 @@ size_t floor_log2(size_t n) {
 }
 
 /// Devices of the group per cluster node, in group order.
-std::vector<std::vector<DeviceId>> by_node(const std::vector<DeviceId>& group, const Cluster& cluster) {
+std::vector<std::vector<DeviceId>> members_by_node(const std::vector<DeviceId>& group, const Cluster& cluster) {
   std::map<int, std::vector<DeviceId>> nodes;
   std::vector<int> order;
   for (DeviceId d : group) {
@@ -39,7 +40,14 @@ std::vector<std::vector<DeviceId>> by_node(const std::vector<DeviceId>& group, c
     nodes[node].push_back(d);
   }
   std::vector<std::vector<DeviceId>> result;
-  for (int node : order) result.push_back(topology_ring(nodes[node], cluster));
+  for (int node : order) result.push_back(std::move(nodes[node]));
+  return result;
+}
+
+/// The group's devices per node, each node's in topology-ring order.
+std::vector<std::vector<DeviceId>> by_node(const std::vector<DeviceId>& group, const Cluster& cluster) {
+  std::vector<std::vector<DeviceId>> result = members_by_node(group, cluster);
+  for (auto& node : result) node = topology_ring(node, cluster);
   return result;
 }
 
@@ -314,22 +322,28 @@ PairCosts ring_costs(const std::vector<DeviceId>& ring, const Cluster& cluster) 
 }
 
 /// Hierarchical rings: the slowest hop of the nodes' rings (local) and of the rails, the rings of
-/// the nodes' devices of one local rank (global), each phase's rings running at once; g devices
-/// per node, m nodes.
+/// the nodes' devices of one ring position (global), each phase's rings running at once, over
+/// every channel (hierarchical_channels); g devices per node, m nodes, `channels` rings per node.
 struct TwoLevelCosts {
   PairCosts local, global;
-  double g = 0, m = 0;
+  double g = 0, m = 0, channels = 1;
 };
 
-TwoLevelCosts two_level_costs(const std::vector<std::vector<DeviceId>>& nodes, const Cluster& cluster) {
+TwoLevelCosts two_level_costs(const std::vector<std::vector<std::vector<DeviceId>>>& channels, const Cluster& cluster) {
   TwoLevelCosts costs;
+  const auto& nodes = channels.front();
   costs.g = static_cast<double>(nodes.front().size());
   costs.m = static_cast<double>(nodes.size());
-  costs.local = concurrent_ring_costs(nodes, cluster);  // every node's ring at once, then the rails
-  std::vector<std::vector<DeviceId>> rails(nodes.front().size());
-  for (size_t r = 0; r < rails.size(); ++r) {
-    for (const auto& node : nodes) rails[r].push_back(node[r]);
+  costs.channels = static_cast<double>(channels.size());
+  std::vector<std::vector<DeviceId>> local, rails;
+  for (const auto& channel : channels) {
+    local.insert(local.end(), channel.begin(), channel.end());  // every node's rings at once, then the rails
+    for (size_t r = 0; r < channel.front().size(); ++r) {
+      rails.emplace_back();
+      for (const auto& node : channel) rails.back().push_back(node[r]);
+    }
   }
+  costs.local = concurrent_ring_costs(local, cluster);
   costs.global = concurrent_ring_costs(rails, cluster);
   return costs;
 }
@@ -373,6 +387,42 @@ bool is_ring(CollectiveAlgorithm algorithm) {
 
 std::vector<DeviceId> ring_of(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster) {
   return algorithm == CollectiveAlgorithm::kRingInRankOrder ? group : topology_ring(group, cluster);
+}
+
+std::vector<std::vector<DeviceId>> ring_channels_of(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group,
+                                                    const Cluster& cluster) {
+  if (algorithm == CollectiveAlgorithm::kRingInRankOrder || group.size() < 3) return {ring_of(algorithm, group, cluster)};
+  auto& memo = cluster.channel_memo();
+  if (auto it = memo.find(group); it != memo.end()) return it->second;
+  const std::vector<DeviceId> first = topology_ring(group, cluster);
+  const double rate = ring_costs(first, cluster).bandwidth;
+  std::vector<std::vector<DeviceId>> rings = channel_rings(group, first, rate, cluster);
+  // Kept where the rings together move more than the first alone (the search leaves each ring
+  // its rate, so this holds whenever it found more than one; checked all the same).
+  if (rings.size() > 1 &&
+      !(static_cast<double>(rings.size()) * concurrent_ring_costs(rings, cluster).bandwidth > rate * (1 + 1e-12))) {
+    rings = {first};
+  }
+  return memo.emplace(group, std::move(rings)).first->second;
+}
+
+std::vector<std::vector<std::vector<DeviceId>>> hierarchical_channels(const std::vector<DeviceId>& group,
+                                                                      const Cluster& cluster) {
+  std::vector<std::vector<std::vector<DeviceId>>> node_rings;  // per node, its channels
+  size_t channels = SIZE_MAX;
+  for (const auto& members : members_by_node(group, cluster)) {
+    node_rings.push_back(ring_channels_of(CollectiveAlgorithm::kRing, members, cluster));
+    channels = std::min(channels, node_rings.back().size());
+  }
+  // As many channels as every node has; where they differ, one (each node's topology ring).
+  for (const auto& rings : node_rings) {
+    if (rings.size() != channels) channels = 1;
+  }
+  std::vector<std::vector<std::vector<DeviceId>>> result(channels);
+  for (size_t c = 0; c < channels; ++c) {
+    for (const auto& rings : node_rings) result[c].push_back(rings[c]);
+  }
+  return result;
 }
 
 bool applies_to_any_group(CollectiveAlgorithm algorithm) {
@@ -443,9 +493,12 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
   if (n < 2) return {};
   switch (algorithm) {
     case CollectiveAlgorithm::kRing:
-    case CollectiveAlgorithm::kRingInRankOrder:
-      writer.ring_pass(ring_of(algorithm, group, cluster), 2 * (n - 1), bytes / static_cast<double>(n), no_entry(n), n - 1);
+    case CollectiveAlgorithm::kRingInRankOrder: {
+      const auto rings = ring_channels_of(algorithm, group, cluster);
+      const double chunk = bytes / static_cast<double>(n * rings.size());
+      for (const auto& ring : rings) writer.ring_pass(ring, 2 * (n - 1), chunk, no_entry(n), n - 1);
       break;
+    }
     case CollectiveAlgorithm::kDoubleBinaryTree: {
       std::vector<DeviceId> reversed(group.rbegin(), group.rend());
       tree_schedule(writer, group, bytes / 2);
@@ -453,7 +506,11 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
       break;
     }
     case CollectiveAlgorithm::kHalvingDoubling: halving_doubling_schedule(writer, group, bytes, no_entry(n)); break;
-    case CollectiveAlgorithm::kHierarchical: hierarchical_schedule(writer, by_node(group, cluster), bytes); break;
+    case CollectiveAlgorithm::kHierarchical: {
+      const auto channels = hierarchical_channels(group, cluster);
+      for (const auto& nodes : channels) hierarchical_schedule(writer, nodes, bytes / static_cast<double>(channels.size()));
+      break;
+    }
     case CollectiveAlgorithm::kHostHalvingDoubling: {
       const auto nodes = by_node(group, cluster);
       host_halving_doubling_schedule(writer, nodes, node_hosts(nodes, cluster), bytes);
@@ -508,15 +565,22 @@ std::vector<CollectiveStep> collective_schedule(CollectiveKind kind, CollectiveA
     return writer.take();
   }
   if (algorithm == CollectiveAlgorithm::kHierarchical) {
-    if (kind == CollectiveKind::kReduceScatter) {
-      hierarchical_reduce_scatter(writer, by_node(group, cluster), bytes);
-    } else {
-      hierarchical_all_gather(writer, by_node(group, cluster), bytes);
+    const auto channels = hierarchical_channels(group, cluster);
+    const double share = bytes / static_cast<double>(channels.size());
+    for (const auto& nodes : channels) {
+      if (kind == CollectiveKind::kReduceScatter) {
+        hierarchical_reduce_scatter(writer, nodes, share);
+      } else {
+        hierarchical_all_gather(writer, nodes, share);
+      }
     }
     return writer.take();
   }
-  writer.ring_pass(ring_of(algorithm, group, cluster), n - 1, bytes / static_cast<double>(n), no_entry(n),
-                   kind == CollectiveKind::kReduceScatter ? n - 1 : 0);
+  const auto rings = ring_channels_of(algorithm, group, cluster);
+  const double chunk = bytes / static_cast<double>(n * rings.size());
+  for (const auto& ring : rings) {
+    writer.ring_pass(ring, n - 1, chunk, no_entry(n), kind == CollectiveKind::kReduceScatter ? n - 1 : 0);
+  }
   return writer.take();
 }
 
@@ -534,8 +598,10 @@ double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vect
   switch (algorithm) {
     case CollectiveAlgorithm::kRing:
     case CollectiveAlgorithm::kRingInRankOrder: {
-      PairCosts c = ring_costs(ring_of(algorithm, group, cluster), cluster);
-      return 2 * (n - 1) * c.latency + 2 * (n - 1) / n * bytes / c.bandwidth + (n - 1) * adds(bytes / n);
+      const auto rings = ring_channels_of(algorithm, group, cluster);
+      const PairCosts c = concurrent_ring_costs(rings, cluster);
+      const double channels = static_cast<double>(rings.size());
+      return 2 * (n - 1) * c.latency + 2 * (n - 1) / n * bytes / (channels * c.bandwidth) + (n - 1) * adds(bytes / n);
     }
     case CollectiveAlgorithm::kDoubleBinaryTree: {
       PairCosts c;
@@ -554,9 +620,9 @@ double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vect
       return 2 * std::log2(n) * c.latency + 2 * (n - 1) / n * bytes / c.bandwidth + adds((n - 1) / n * bytes);
     }
     case CollectiveAlgorithm::kHierarchical: {
-      const TwoLevelCosts c = two_level_costs(by_node(group, cluster), cluster);
-      return ring_passes(c.local, c.g, bytes / c.g, 2, adds(bytes / c.g)) +
-             ring_passes(c.global, c.m, bytes / (c.g * c.m), 2, adds(bytes / (c.g * c.m)));
+      const TwoLevelCosts c = two_level_costs(hierarchical_channels(group, cluster), cluster);
+      const double shard = bytes / (c.g * c.channels);
+      return ring_passes(c.local, c.g, shard, 2, adds(shard)) + ring_passes(c.global, c.m, shard / c.m, 2, adds(shard / c.m));
     }
     case CollectiveAlgorithm::kHostHalvingDoubling: {
       const auto nodes = by_node(group, cluster);
@@ -618,12 +684,14 @@ double collective_estimate_seconds(CollectiveKind kind, CollectiveAlgorithm algo
   // One pass of the all-reduce's rings (its first half or its second), the reduce-scatter's adding.
   auto adds = [&](double x) { return kind == CollectiveKind::kReduceScatter ? slowest_adds(group, x, cluster) : 0.0; };
   if (algorithm == CollectiveAlgorithm::kHierarchical) {
-    const TwoLevelCosts c = two_level_costs(by_node(group, cluster), cluster);
-    return ring_passes(c.local, c.g, bytes / c.g, 1, adds(bytes / c.g)) +
-           ring_passes(c.global, c.m, bytes / (c.g * c.m), 1, adds(bytes / (c.g * c.m)));
+    const TwoLevelCosts c = two_level_costs(hierarchical_channels(group, cluster), cluster);
+    const double shard = bytes / (c.g * c.channels);
+    return ring_passes(c.local, c.g, shard, 1, adds(shard)) + ring_passes(c.global, c.m, shard / c.m, 1, adds(shard / c.m));
   }
   const double n = static_cast<double>(group.size());
-  return ring_passes(ring_costs(ring_of(algorithm, group, cluster), cluster), n, bytes / n, 1, adds(bytes / n));
+  const auto rings = ring_channels_of(algorithm, group, cluster);
+  const double channels = static_cast<double>(rings.size());
+  return ring_passes(concurrent_ring_costs(rings, cluster), n, bytes / (n * channels), 1, adds(bytes / n));
 }
 
 namespace {

@@ -49,11 +49,28 @@ bool is_ring(CollectiveAlgorithm algorithm);
 /// The ring a flat-ring algorithm runs over `group`.
 std::vector<DeviceId> ring_of(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, const Cluster& cluster);
 
+/// The rings a flat-ring algorithm runs over `group` at once, NCCL's channels, each carrying an
+/// equal share of the buffer: for kRing, ring_of's ring and, inside one machine of GPUs, the
+/// further rings at its rate its links leave room for (ring_channels.h), kept where together
+/// they move more than the one ring (not on a PCIe tree or an NVSwitch, where every ring shares
+/// each GPU's link); for kRingInRankOrder (NCCL 1.x) the one ring. Memoized in the cluster.
+std::vector<std::vector<DeviceId>> ring_channels_of(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group,
+                                                    const Cluster& cluster);
+
+/// The rings of a hierarchical collective over `group`, per channel, per machine (machines in
+/// order of first appearance): each machine's ring_channels_of over its members, channel c of
+/// every machine together; where machines have different numbers of channels, one each (their
+/// topology rings). Each channel carries an equal share of the buffer, its rails joining the
+/// machines' devices of equal position in its rings.
+std::vector<std::vector<std::vector<DeviceId>>> hierarchical_channels(const std::vector<DeviceId>& group,
+                                                                      const Cluster& cluster);
+
 /// The transfers of an all-reduce of `bytes` (each device's buffer) over `group`.
 /// Ring: 2(N-1) rounds of S/N; tree: two heaps (ranks in order and reversed), each reducing then
 /// broadcasting S/2; halving-doubling: log2 N rounds each way (N must be a power of two);
 /// hierarchical: ring reduce-scatter inside each node, ring all-reduce of each shard across
-/// nodes, ring all-gather inside each node (every node must hold the same number of devices);
+/// nodes, ring all-gather inside each node (every node must hold the same number of devices),
+/// over each of hierarchical_channels' channels with its share;
 /// host halving-doubling (Gloo's, as Caffe2 ran it): inside each node a ring reduce-scatter and
 /// the shards to its first device, that device's copy to the node's nearest CPU, halving-doubling
 /// between the CPUs (their adds on the CPUs), the copy back, the shards out and a ring all-gather
@@ -102,15 +119,17 @@ bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& grou
 
 /// Alpha-beta estimate of the all-reduce's time on `group`, with each hop's latency and
 /// bandwidth read from the cluster's routes (the slowest pair used counts):
-///   ring:             2(N-1) a + 2(N-1)/N S/B + (N-1) r(S/N)
+///   ring:             2(N-1) a + 2(N-1)/N S/(C B) + (N-1) r(S/N)
 ///   tree:             2 h (a + S/(2B)) + h r(S/2),  h = floor(log2 N)
 ///   halving-doubling: 2 log2(N) a + 2(N-1)/N S/B + r((N-1)/N S)
-///   hierarchical:     2(g-1)(a_l + S/(g B_l)) + 2(M-1)(a_g + S/(g M B_g)) + (g-1) r(S/g) + (M-1) r(S/(g M)),
-///                     g per node, M nodes
+///   hierarchical:     2(g-1)(a_l + S/(g C B_l)) + 2(M-1)(a_g + S/(g C M B_g)) + (g-1) r(S/(g C))
+///                     + (M-1) r(S/(g C M)), g per node, M nodes
 ///   host halving-doubling: 2(g-1)(a_l + S/(g B_l)) + 2(a_r + S/(g B_r)) + 2(a_p + S/B_p)
 ///                     + 2 log2(M) a_g + 2(M-1)/M S/B_g + r_cpu((M-1)/M S), r the shards' hops to the
 ///                     first device, p the copies to the CPU, g the CPUs' routes
-/// where r(x) = reduction_seconds(x) on the slowest member (0 on GPUs): the adds of the reduce
+/// where C is the number of NCCL's channels (ring_channels_of, hierarchical_channels: 1 but on
+/// GPUs of NVLink meshes), B a ring's rate with all of them running, and r(x) =
+/// reduction_seconds(x) on the slowest member (0 on GPUs): the adds of the reduce
 /// rounds, on the critical path of every reducing round (the adds of one round's transfers run
 /// side by side, as the engine runs them).
 double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group, double bytes,
@@ -119,8 +138,8 @@ double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vect
 /// The alpha-beta estimate of a collective of `kind` (bytes as collective_schedule() takes them):
 /// all-reduce as allreduce_estimate_seconds; all-gather and reduce-scatter ([r] only for the
 /// reduce-scatter's adds):
-///   ring:         (N-1)(a + S/(N B) [+ r(S/N)])
-///   hierarchical: (g-1)(a_l + S/(g B_l) [+ r(S/g)]) + (M-1)(a_g + S/(g M B_g) [+ r(S/(g M))])
+///   ring:         (N-1)(a + S/(N C B) [+ r(S/N)])
+///   hierarchical: (g-1)(a_l + S/(g C B_l) [+ r(S/(g C))]) + (M-1)(a_g + S/(g C M B_g) [+ r(S/(g C M))])
 double collective_estimate_seconds(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                    const std::vector<DeviceId>& group, double bytes, const Cluster& cluster);
 

@@ -26,13 +26,15 @@ inline constexpr double kMaxPlanTasks = 1e8;
 /// allreduce_schedule lays them out: ring 2N(N-1); tree 4(N-1); halving-doubling 2N log2 N;
 /// hierarchical 2N(L-1) + 2N(M-1) for M machines of L devices; host halving-doubling M(2L(L-1) +
 /// 2(L-1) + 2) + 2M log2 M; per-phase fidelity: ring N, hierarchical 3N, host halving-doubling
-/// M(2L + 2(L-1) + 2) + 2M log2 M. Auto picks per bucket: the fewest.
+/// M(2L + 2(L-1) + 2) + 2M log2 M. Auto picks per bucket: the fewest. A ring's, times
+/// `ring_channels` (NCCL's rings at once inside one machine, ring_channels_of).
 inline double allreduce_transfers(std::optional<CollectiveAlgorithm> algorithm, double replicas, double per_node,
-                                  CollectiveFidelity fidelity = CollectiveFidelity::kPerRound) {
+                                  CollectiveFidelity fidelity = CollectiveFidelity::kPerRound,
+                                  double ring_channels = 1) {
   const double n = replicas;
   const double per_machine = std::clamp(per_node, 1.0, n);
   const bool per_phase = fidelity == CollectiveFidelity::kPerPhase;
-  const double ring = per_phase ? n : 2 * n * (n - 1);
+  const double ring = ring_channels * (per_phase ? n : 2 * n * (n - 1));
   const double tree = 4 * (n - 1);
   const double halving_doubling = 2 * n * std::ceil(std::log2(n));
   const double hierarchical = per_phase ? 3 * n : 2 * n * (per_machine - 1) + 2 * n * (n / per_machine - 1);

@@ -35,21 +35,37 @@ void compute_link_orbits(const std::vector<MirroredFlow>& flows, const Cluster& 
       }
     }
   }
-  // Dense orbit ids; every member of an orbit must be the same kind of link.
+  // Dense orbit ids; every member of an orbit must be the same kind of link, or, where NCCL's
+  // channels fill links of different bandwidths alike, give each flow crossing it the same rate
+  // (bandwidth / the images crossing it).
   std::vector<size_t>& orbit = symmetry->direction_orbit;
   orbit.assign(directions, 0);
   std::map<size_t, size_t> dense;
-  std::vector<size_t> size;
+  std::vector<size_t> size, root_of;
+  std::vector<double> crossing(directions, 0);
+  for (const MirroredFlow& flow : flows) {
+    for (auto [from, to] : flow.images) {
+      for (const RouteHop& hop : cluster.route(from, to)) crossing[link_direction(hop)] += 1;
+    }
+  }
+  auto rate = [&](size_t d) { return cluster.links()[d / 2].spec.bandwidth_bytes_per_second / std::max(1.0, crossing[d]); };
+  std::vector<bool> mixed;
   for (size_t d = 0; d < directions; ++d) {
     const size_t root = find(parent, d);
     auto [it, inserted] = dense.emplace(root, dense.size());
-    if (inserted) size.push_back(0);
+    if (inserted) {
+      size.push_back(0);
+      root_of.push_back(root);
+      mixed.push_back(false);
+    }
     orbit[d] = it->second;
     ++size[it->second];
     const LinkSpec& mine = cluster.links()[d / 2].spec;
     const LinkSpec& theirs = cluster.links()[root / 2].spec;
-    if (mine.bandwidth_bytes_per_second != theirs.bandwidth_bytes_per_second ||
-        mine.latency_seconds != theirs.latency_seconds) {
+    const bool same_link = mine.bandwidth_bytes_per_second == theirs.bandwidth_bytes_per_second;
+    if (!same_link) mixed[it->second] = true;
+    if (mine.latency_seconds != theirs.latency_seconds ||
+        (!same_link && std::abs(rate(d) - rate(root)) > 1e-9 * rate(root))) {
       throw std::invalid_argument("links " + cluster.links()[d / 2].name + " and " + cluster.links()[root / 2].name +
                                   " mirror each other but differ in bandwidth or latency");
     }
@@ -69,10 +85,19 @@ void compute_link_orbits(const std::vector<MirroredFlow>& flows, const Cluster& 
       divisor[o] = std::max(divisor[o], copies);
     }
   }
+  // An orbit of mixed links: each crossing's rate there, times the simulated flows crossing it.
+  std::vector<double> simulated_crossings(size.size(), 0);
+  for (const MirroredFlow& flow : flows) {
+    for (const RouteHop& hop : cluster.route(flow.from, flow.to)) simulated_crossings[orbit[link_direction(hop)]] += 1;
+  }
   symmetry->approximate_links = 0;
+  symmetry->orbit_bandwidth_bytes_per_second.assign(size.size(), 0);
   for (size_t o = 0; o < divisor.size(); ++o) {
+    const double root_bandwidth = cluster.links()[root_of[o] / 2].spec.bandwidth_bytes_per_second;
+    if (mixed[o]) divisor[o] = root_bandwidth / (rate(root_of[o]) * std::max(1.0, simulated_crossings[o]));
     if (divisor[o] == 0) divisor[o] = 1;
     symmetry->approximate_links += disagree[o];
+    symmetry->orbit_bandwidth_bytes_per_second[o] = root_bandwidth / divisor[o];
   }
   symmetry->orbit_bandwidth_divisor = std::move(divisor);
 }

@@ -23,6 +23,11 @@ struct PlanSymmetry {
   /// Per orbit: concurrent copies of a simulated flow on each of the orbit's link directions
   /// (its mirrors crossing the orbit / the orbit's size); the orbit's bandwidth is divided by it.
   std::vector<double> orbit_bandwidth_divisor;
+  /// Per orbit: the bandwidth of its one link, bytes/s: a member's bandwidth over the divisor; for
+  /// an orbit of links of different bandwidths that NCCL's channels fill alike (a DGX-1 V100's
+  /// doubled NVLinks carrying two rings each way, its single ones one), the rate each crossing
+  /// gets there times the simulated flows that cross it (they share the one link).
+  std::vector<double> orbit_bandwidth_bytes_per_second;
   /// Orbits where flows of different multiplicities meet: the divisor is the largest of them,
   /// and the result is approximate there (0 = exact under the symmetry).
   size_t approximate_links = 0;

@@ -4,6 +4,8 @@
 #include <cmath>
 
 #include "sim/cluster/cluster_builder.h"
+#include "sim/plan/bandwidth_ring.h"
+#include "sim/plan/collective_schedule.h"
 #include "sim/plan/plan_size.h"
 
 namespace placesim {
@@ -67,8 +69,13 @@ std::optional<PlanTooLarge> plan_too_large(const Scenario& scenario, const Strat
       double per_node = 0;
       for (DeviceId id : dp->replicas) per_node += cluster.device(id).node == node ? 1 : 0;
       const double buckets = gradient_buckets(scenario.graph, dp->bucket_bytes);
-      factors.allreduce =
-          buckets * allreduce_transfers(dp->algorithm, factors.replicas, per_node, scenario.run.collective_fidelity);
+      // NCCL's rings at once inside one machine (at most 16 GPUs: ring_channels.h).
+      const double channels =
+          per_node == factors.replicas && dp->replicas.size() <= kMaxBandwidthRingMembers
+              ? static_cast<double>(ring_channels_of(CollectiveAlgorithm::kRing, dp->replicas, cluster).size())
+              : 1.0;
+      factors.allreduce = buckets * allreduce_transfers(dp->algorithm, factors.replicas, per_node,
+                                                        scenario.run.collective_fidelity, channels);
     }
   }
   if (const auto& pp = strategy.pipeline) {  // a step copy per micro-batch

@@ -51,6 +51,25 @@ Cluster machines(size_t nodes, size_t per_node) {
   return cluster;
 }
 
+/// The same with each machine's GPUs joined in a cycle (NCCL's channels: the cycle each way, so
+/// a hierarchical collective runs two channels from 3 GPUs a machine) and a link from each GPU
+/// to its namesake on the next machine.
+Cluster linked_machines(size_t nodes, size_t per_node) {
+  Cluster cluster = machines(nodes, per_node);
+  for (size_t a = 0; a < nodes; ++a) {
+    for (size_t r = 0; r < per_node && per_node > 1; ++r) {
+      if (per_node == 2 && r == 1) break;
+      cluster.add_link(cluster.device(a * per_node + r).vertex, cluster.device(a * per_node + (r + 1) % per_node).vertex,
+                       testing::round_link());
+    }
+    for (size_t r = 0; r < per_node && nodes > 1 && (nodes > 2 || a == 0); ++r) {
+      cluster.add_link(cluster.device(a * per_node + r).vertex, cluster.device((a + 1) % nodes * per_node + r).vertex,
+                       testing::round_link());
+    }
+  }
+  return cluster;
+}
+
 std::vector<DeviceId> all_devices(const Cluster& cluster) {
   std::vector<DeviceId> group;
   for (DeviceId d = 0; d < cluster.devices().size(); ++d) group.push_back(d);
@@ -75,6 +94,10 @@ std::vector<Case> cases() {
   for (auto [nodes, per_node] : std::vector<std::pair<size_t, size_t>>{{1, 3}, {2, 1}, {2, 2}, {3, 2}, {2, 4}, {4, 3}}) {
     all.push_back({"hierarchical " + std::to_string(nodes) + "x" + std::to_string(per_node),
                    CollectiveAlgorithm::kHierarchical, machines(nodes, per_node)});
+  }
+  for (auto [nodes, per_node] : std::vector<std::pair<size_t, size_t>>{{2, 3}, {3, 4}}) {
+    all.push_back({"hierarchical over channels " + std::to_string(nodes) + "x" + std::to_string(per_node),
+                   CollectiveAlgorithm::kHierarchical, linked_machines(nodes, per_node)});
   }
   return all;
 }
@@ -206,7 +229,7 @@ void run_steps(const std::vector<DeviceId>& group, const std::vector<CollectiveS
 }
 
 // A reduce-scatter leaves each device with its part of the sum (ring position p: part (p + 1)
-// mod n); an all-gather from those parts leaves every device with all of it: together an
+// mod n of each channel's part); an all-gather from those parts leaves every device with all of it: together an
 // all-reduce. Rings of 2..8 and hierarchical rings on 2..4 machines; each step moves the elements
 // of its scheduled bytes.
 TEST(CollectiveChunks, ReduceScatterThenAllGatherLeaveEveryDeviceWithTheSum) {
@@ -217,6 +240,11 @@ TEST(CollectiveChunks, ReduceScatterThenAllGatherLeaveEveryDeviceWithTheSum) {
   for (auto [nodes, per_node] : std::vector<std::pair<size_t, size_t>>{{2, 1}, {2, 2}, {3, 2}, {2, 4}, {4, 3}}) {
     cases.push_back({"hierarchical " + std::to_string(nodes) + "x" + std::to_string(per_node),
                      {CollectiveAlgorithm::kHierarchical, machines(nodes, per_node)}});
+  }
+  for (auto [nodes, per_node] : std::vector<std::pair<size_t, size_t>>{{2, 3}, {3, 4}}) {
+    cases.push_back({"hierarchical over channels " + std::to_string(nodes) + "x" + std::to_string(per_node),
+                     {CollectiveAlgorithm::kHierarchical, linked_machines(nodes, per_node)}});
+    EXPECT_EQ(hierarchical_channels(all_devices(cases.back().second.second), cases.back().second.second).size(), 2u);
   }
   for (const auto& [name, setup] : cases) {
     SCOPED_TRACE(name);
@@ -239,12 +267,20 @@ TEST(CollectiveChunks, ReduceScatterThenAllGatherLeaveEveryDeviceWithTheSum) {
       }
       run_steps(group, steps, chunks, &buffers);
       if (kind == CollectiveKind::kReduceScatter && algorithm == CollectiveAlgorithm::kRing) {
-        const std::vector<DeviceId> ring = topology_ring(group, cluster);
+        // Over NCCL's channels (from 3 GPUs, the cycle each way) channel c holds part c of the
+        // buffer, and position p of its ring part (p + 1) mod n of that.
+        const auto rings = ring_channels_of(algorithm, group, cluster);
+        EXPECT_EQ(rings.size(), n >= 3 ? 2u : 1u);
         size_t wrong = 0;
-        for (size_t p = 0; p < n; ++p) {
-          const size_t owned = (p + 1) % n;
-          const std::vector<float>& mine = buffers[member_of(group, ring[p])];
-          for (size_t e = kElements * owned / n; e < kElements * (owned + 1) / n; ++e) wrong += mine[e] != sum_at(e);
+        for (size_t c = 0; c < rings.size(); ++c) {
+          const size_t begin = kElements * c / rings.size(), count = kElements * (c + 1) / rings.size() - begin;
+          for (size_t p = 0; p < n; ++p) {
+            const size_t owned = (p + 1) % n;
+            const std::vector<float>& mine = buffers[member_of(group, rings[c][p])];
+            for (size_t e = begin + count * owned / n; e < begin + count * (owned + 1) / n; ++e) {
+              wrong += mine[e] != sum_at(e);
+            }
+          }
         }
         EXPECT_EQ(wrong, 0u);
       }

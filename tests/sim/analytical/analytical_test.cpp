@@ -155,12 +155,16 @@ TEST(Analytical, RingAllReduceIsTwoNMinusOneRoundsOfAlphaPlusSOverNB) {
   task.kind = TaskKind::kCollective;
   task.phase = Phase::kCollective;
   task.group = {0, 1, 2, 3};
-  task.algorithm = CollectiveAlgorithm::kRing;
+  task.algorithm = CollectiveAlgorithm::kRingInRankOrder;  // one ring, 0-1-2-3
   task.bytes = bytes;
   add(plan, task);
   // 2(N-1) rounds, each alpha + (S/N)/B: 6 x (5e-6 + 2.5e7 / 1e10) = 15.03 ms.
   const double expected = 2.0 * (n - 1) * (latency + bytes / n / bandwidth);
   EXPECT_NEAR(estimate(plan, cluster), expected, expected * kRelative);
+  // NCCL's channels run the cycle both ways, half the buffer each: 6 x (5e-6 + 1.25e7 / 1e10).
+  plan.tasks[0].algorithm = CollectiveAlgorithm::kRing;
+  const double both_ways = 2.0 * (n - 1) * (latency + bytes / (2 * n) / bandwidth);
+  EXPECT_NEAR(estimate(plan, cluster), both_ways, both_ways * kRelative);
 }
 
 TEST(Analytical, ZeroCostTasksTakeNoTimeAndDoNotHoldTheDevice) {

@@ -197,10 +197,11 @@ TEST(MeasuredAllReduce, TheReportGivesWhatTheCollectiveAchievedAsAlgbwAndBusbw) 
 
 TEST(MeasuredAllReduce, FallsBackToTheLinkRateRingWhereNoCurveApplies) {
   Cluster cluster = measured_mesh();
-  // 3 GPUs: no 3-GPU curve, so the link-rate ring: 2(N-1)(a + S/(N B)) = 4 (5 us + 1 MiB / 3 / 10 GB/s).
+  // 3 GPUs: no 3-GPU curve, so the link-rate rings: NCCL's two channels, the triangle each way
+  // with half the buffer: 2(N-1)(a + S/(2 N B)) = 4 (5 us + 1 MiB / 3 / (2 x 10 GB/s)).
   const std::vector<DeviceId> three = {0, 1, 2};
   EXPECT_FALSE(measured_collective_seconds(CollectiveKind::kAllReduce, three, kMiB, cluster).has_value());
-  const double ring = 4 * (5e-6 + kMiB / 3 / 1e10);
+  const double ring = 4 * (5e-6 + kMiB / 3 / 2e10);
   EXPECT_NEAR(simulate_allreduce(cluster, three, kMiB, false), ring, 1e-12);
   EXPECT_NEAR(simulate_allreduce(cluster, three, kMiB, true), ring, 1e-9);
   // A perturbed link: the curve measured other hardware.

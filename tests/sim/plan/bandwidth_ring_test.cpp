@@ -43,8 +43,9 @@ const std::set<std::pair<int, int>> kNvlinks = {{0, 1}, {0, 2}, {0, 3}, {1, 2}, 
 // CPU 0, PCIe, 5 hops, its narrowest the QPI at 6 GB/s. A depth-first search in device order
 // over NVLink hops only finds 0-1-2-3-7-5-6-4 (from 7: 4, then 5, 6 dead-end at 6 -> 0; then 5,
 // 4 -> 6 -> 0 no; 5, 6, 4 -> 0 yes): every hop one NVLink 1.0 link, 18 GB/s and 1 us.
-// A ring all-reduce of S = 64 MiB: 2 (n - 1) latency + 2 (n - 1) / n S / B
-// = 14 x 1 us + 1.75 x 67,108,864 / 18e9 = 6.5384 ms. NCCL 1.x's ring in device order (0-1-...-7)
+// A ring all-reduce of S = 64 MiB over that ring alone: 2 (n - 1) latency + 2 (n - 1) / n S / B
+// = 14 x 1 us + 1.75 x 67,108,864 / 18e9 = 6.5384 ms (NCCL 2.x runs four such rings at once, its
+// channels: ring_channels_test.cpp). NCCL 1.x's ring in device order (0-1-...-7), its only one,
 // crosses the QPI at 3 -> 4 and 7 -> 0 (one each way): 14 x 5 us + 1.75 x 67,108,864 / 6e9 = 19.6434 ms.
 TEST(BandwidthRing, OnADgx1NcclsSearchStaysOnNvlinkWhereTheWalkAndNccl1CrossTheQpi) {
   const Cluster cluster = cluster_of("dgx1_p100", 1);
@@ -65,20 +66,23 @@ TEST(BandwidthRing, OnADgx1NcclsSearchStaysOnNvlinkWhereTheWalkAndNccl1CrossTheQ
     EXPECT_TRUE(kNvlinks.count({std::min(a, b), std::max(a, b)})) << a << " -> " << b;
   }
   const double bytes = 64.0 * 1024 * 1024;
-  EXPECT_NEAR(collective_estimate_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, group, bytes, cluster),
+  EXPECT_NEAR(collective_estimate_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRingInRankOrder, ring, bytes,
+                                          cluster),
               14 * 1e-6 + 1.75 * bytes / 18e9, 1e-9);
   EXPECT_EQ(ring_of(CollectiveAlgorithm::kRingInRankOrder, group, cluster), group);
   EXPECT_NEAR(collective_estimate_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRingInRankOrder, group, bytes,
                                           cluster),
               14 * 5e-6 + 1.75 * bytes / 6e9, 1e-9);
-  // The engines run the same rings: the schedule's first pass follows the searched ring's hops.
+  // The engines run the same rings: the schedule's first pass follows the searched ring's hops
+  // (then the other three channels': every NVLink each way, 32 hops).
   const std::vector<CollectiveStep> steps =
       allreduce_schedule(CollectiveAlgorithm::kRing, group, bytes, cluster, CollectiveFidelity::kPerPhase);
   ASSERT_FALSE(steps.empty());
   std::set<std::pair<DeviceId, DeviceId>> hops;
   for (const CollectiveStep& step : steps) hops.insert({step.from, step.to});
   for (size_t i = 0; i < ring.size(); ++i) EXPECT_TRUE(hops.count({ring[i], ring[(i + 1) % ring.size()]}));
-  EXPECT_EQ(hops.size(), ring.size());
+  EXPECT_EQ(hops.size(), 4 * ring.size());
+  for (size_t i = 0; i < ring.size(); ++i) EXPECT_EQ(steps[i].from, ring[i]);
 }
 
 // On NVSwitch every pair of GPUs is two equal hops: the walk's ring is as good as any and stays

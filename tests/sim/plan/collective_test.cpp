@@ -55,16 +55,24 @@ double simulate_allreduce(const Cluster& cluster, CollectiveAlgorithm algorithm,
 
 class RingAllReduce : public ::testing::TestWithParam<std::tuple<size_t, double>> {};
 
+// One ring (NCCL 1.x's, in rank order, which on this cluster is the links' cycle):
+// 2(N-1)(a + S/(N B)). NCCL's channels (kRing) run the cycle both ways at once from 3 GPUs, each
+// way on its own link directions with half the buffer: 2(N-1)(a + S/(2 N B)).
 TEST_P(RingAllReduce, MatchesTwoNMinusOneOverNTimesSOverBPlusTwoNMinusOneLatencies) {
   auto [n, bytes] = GetParam();
   const double nd = static_cast<double>(n);
-  const double expected = 2 * (nd - 1) / nd * bytes / kBandwidth + 2 * (nd - 1) * kLatency;
-  EXPECT_NEAR(simulate_allreduce(ring(n), CollectiveAlgorithm::kRing, bytes, CollectiveFidelity::kPerRound), expected,
-              expected * 0.01);
-  // Per phase: one flow per hop of 2(N-1)/N S bytes, then the other 2(N-1)-1 latencies.
-  EXPECT_NEAR(simulate_allreduce(ring(n), CollectiveAlgorithm::kRing, bytes, CollectiveFidelity::kPerPhase), expected,
-              expected * 1e-6);
-  EXPECT_NEAR(allreduce_estimate_seconds(CollectiveAlgorithm::kRing, all(n), bytes, ring(n)), expected, expected * 1e-9);
+  for (CollectiveAlgorithm algorithm : {CollectiveAlgorithm::kRingInRankOrder, CollectiveAlgorithm::kRing}) {
+    SCOPED_TRACE(to_string(algorithm));
+    const double channels = algorithm == CollectiveAlgorithm::kRing && n >= 3 ? 2 : 1;
+    EXPECT_EQ(ring_channels_of(algorithm, all(n), ring(n)).size(), static_cast<size_t>(channels));
+    const double expected = 2 * (nd - 1) / nd * bytes / (channels * kBandwidth) + 2 * (nd - 1) * kLatency;
+    EXPECT_NEAR(simulate_allreduce(ring(n), algorithm, bytes, CollectiveFidelity::kPerRound), expected,
+                expected * 0.01);
+    // Per phase: one flow per hop of 2(N-1)/N S bytes, then the other 2(N-1)-1 latencies.
+    EXPECT_NEAR(simulate_allreduce(ring(n), algorithm, bytes, CollectiveFidelity::kPerPhase), expected,
+                expected * 1e-6);
+    EXPECT_NEAR(allreduce_estimate_seconds(algorithm, all(n), bytes, ring(n)), expected, expected * 1e-9);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, RingAllReduce,
@@ -78,11 +86,14 @@ class RingGatherScatter : public ::testing::TestWithParam<std::tuple<size_t, dou
 TEST_P(RingGatherScatter, TakeNMinusOneRoundsOfSOverN) {
   auto [n, bytes] = GetParam();
   const double nd = static_cast<double>(n);
-  const double expected = (nd - 1) * (kLatency + bytes / nd / kBandwidth);
+  // NCCL's two channels (the cycle each way) from 3 GPUs: each carries half of every round.
+  const size_t channels = n >= 3 ? 2 : 1;
+  const double expected = (nd - 1) * (kLatency + bytes / nd / kBandwidth / static_cast<double>(channels));
   for (CollectiveKind kind : {CollectiveKind::kAllGather, CollectiveKind::kReduceScatter}) {
-    EXPECT_EQ(collective_schedule(kind, CollectiveAlgorithm::kRing, all(n), bytes, ring(n)).size(), n * (n - 1));
+    EXPECT_EQ(collective_schedule(kind, CollectiveAlgorithm::kRing, all(n), bytes, ring(n)).size(),
+              channels * n * (n - 1));
     EXPECT_EQ(collective_schedule(kind, CollectiveAlgorithm::kRing, all(n), bytes, ring(n),
-                                  CollectiveFidelity::kPerPhase).size(), n);
+                                  CollectiveFidelity::kPerPhase).size(), channels * n);
     EXPECT_NEAR(simulate_allreduce(ring(n), CollectiveAlgorithm::kRing, bytes, CollectiveFidelity::kPerRound, kind),
                 expected, expected * 0.01)
         << to_string(kind);
@@ -95,7 +106,7 @@ TEST_P(RingGatherScatter, TakeNMinusOneRoundsOfSOverN) {
   // The reduce-scatter's steps carry the adds, the all-gather's none.
   for (const CollectiveStep& step :
        collective_schedule(CollectiveKind::kReduceScatter, CollectiveAlgorithm::kRing, all(n), bytes, ring(n))) {
-    EXPECT_DOUBLE_EQ(step.reduced_bytes, bytes / nd);
+    EXPECT_DOUBLE_EQ(step.reduced_bytes, bytes / nd / static_cast<double>(channels));
   }
   for (const CollectiveStep& step :
        collective_schedule(CollectiveKind::kAllGather, CollectiveAlgorithm::kRing, all(n), bytes, ring(n))) {
@@ -197,9 +208,10 @@ TEST(CpuAllReduce, AddsWhatEachReducingRoundReceivesAtTheMemoryBandwidth) {
   EXPECT_NEAR(collective_estimate_seconds(CollectiveKind::kReduceScatter, CollectiveAlgorithm::kRing, all(n), bytes,
                                           cluster),
               scatter_time, scatter_time * 1e-9);
-  // The same ring of GPUs: no adds.
+  // The same ring of GPUs: no adds, and NCCL's two channels (the cycle each way, half each).
+  // The CPUs above ran one ring: channels are NCCL's.
   Cluster gpus = ring(n);
-  const double gpu_time = 2 * (nd - 1) * (kLatency + bytes / nd / kBandwidth);
+  const double gpu_time = 2 * (nd - 1) * (kLatency + bytes / nd / (2 * kBandwidth));
   EXPECT_NEAR(simulate_allreduce(gpus, CollectiveAlgorithm::kRing, bytes), gpu_time, gpu_time * 1e-6);
   // Halving-doubling on a full mesh of CPUs: rounds of S/2 and S/4 reduced, then gathered.
   Cluster mesh = testing::gpus(n, cpu);
@@ -222,7 +234,9 @@ TEST(RingAllReduce, FiveHundredTwelveDevicesPerPhaseMatchTheFormula) {
             512u);
 }
 
-// One hop at half the bandwidth paces every round: 2(N-1)(a + S/(N B/2)) in both fidelities.
+// One hop at half the bandwidth paces every round of a ring: 2(N-1)(a + S/(N B/2)) in both
+// fidelities. NCCL's channels run the cycle both ways at that pace, half the buffer each:
+// 2(N-1)(a + S/(2 N B/2)).
 TEST(RingAllReduce, TheSlowestHopPacesTheRingInBothFidelities) {
   const size_t n = 8;
   Cluster cluster = testing::gpus(n);
@@ -230,20 +244,26 @@ TEST(RingAllReduce, TheSlowestHopPacesTheRingInBothFidelities) {
     cluster.add_link(i, (i + 1) % n, testing::round_link(i == 3 ? kBandwidth / 2 : kBandwidth, kLatency));
   }
   const double bytes = 1e8, nd = n;
-  const double expected = 2 * (nd - 1) * (kLatency + bytes / nd / (kBandwidth / 2));
+  const double one_ring = 2 * (nd - 1) * (kLatency + bytes / nd / (kBandwidth / 2));
+  const double both_ways = 2 * (nd - 1) * (kLatency + bytes / (2 * nd) / (kBandwidth / 2));
   for (CollectiveFidelity fidelity : {CollectiveFidelity::kPerRound, CollectiveFidelity::kPerPhase}) {
-    EXPECT_NEAR(simulate_allreduce(cluster, CollectiveAlgorithm::kRing, bytes, fidelity), expected, expected * 0.01)
+    EXPECT_NEAR(simulate_allreduce(cluster, CollectiveAlgorithm::kRingInRankOrder, bytes, fidelity), one_ring,
+                one_ring * 0.01)
+        << to_string(fidelity);
+    EXPECT_NEAR(simulate_allreduce(cluster, CollectiveAlgorithm::kRing, bytes, fidelity), both_ways, both_ways * 0.01)
         << to_string(fidelity);
   }
 }
 
 // Two all-reduces on the same ring at once share every link: each takes twice the bandwidth
-// term (the latency terms overlap), in both fidelities.
+// term (the latency terms overlap), in both fidelities. Each runs NCCL's two channels (the
+// cycle each way, S/2 each), so every link direction carries one ring of each all-reduce:
+// 2(N-1)/N x 2 (S/2) / B + 2(N-1) a.
 TEST(RingAllReduce, TwoConcurrentRingsShareTheLinks) {
   const size_t n = 8;
   Cluster cluster = ring(n);
   const double bytes = 1e8, nd = n;
-  const double expected = 2 * (nd - 1) / nd * 2 * bytes / kBandwidth + 2 * (nd - 1) * kLatency;
+  const double expected = 2 * (nd - 1) / nd * 2 * (bytes / 2) / kBandwidth + 2 * (nd - 1) * kLatency;
   for (CollectiveFidelity fidelity : {CollectiveFidelity::kPerRound, CollectiveFidelity::kPerPhase}) {
     ExecutionPlan plan = testing::empty_plan(cluster);
     plan.collective_fidelity = fidelity;
@@ -317,7 +337,10 @@ Cluster machines_of_gpus(size_t machines, size_t per_machine) {
 }
 
 // Two nodes of four GPUs: NVLink-like links inside a node (fast), one slow link per GPU to a
-// switch between nodes. Hierarchical = ring reduce-scatter + per-rail all-reduce + all-gather.
+// switch between nodes. Hierarchical = ring reduce-scatter + per-rail all-reduce + all-gather,
+// over NCCL's two channels (each node's cycle one way and the other, half the buffer each): the
+// inside rings at S/(2 g B_l) a round; the rails of both channels pair the same GPUs, two on each
+// slow link with half the bytes each, S/(g M B_g) a round as with one channel.
 TEST(HierarchicalAllReduce, MatchesIntraNodeRingPlusInterNodeRailRing) {
   const size_t g = 4, m = 2;
   const double local_bandwidth = 1e11, local_latency = 2e-6, global_bandwidth = 1e10, global_latency = 1e-5;
@@ -330,7 +353,8 @@ TEST(HierarchicalAllReduce, MatchesIntraNodeRingPlusInterNodeRailRing) {
   // Rails: GPU i of node 0 <-> GPU i of node 1 (one NIC per GPU, as on a DGX).
   for (size_t i = 0; i < g; ++i) cluster.add_link(i, g + i, testing::round_link(global_bandwidth, global_latency));
   const double bytes = 1e8, gd = g, md = m;
-  const double expected = 2 * (gd - 1) * (local_latency + bytes / gd / local_bandwidth) +
+  EXPECT_EQ(hierarchical_channels(all(g * m), cluster).size(), 2u);
+  const double expected = 2 * (gd - 1) * (local_latency + bytes / gd / (2 * local_bandwidth)) +
                           2 * (md - 1) * (global_latency + bytes / (gd * md) / global_bandwidth);
   EXPECT_NEAR(simulate_allreduce(cluster, CollectiveAlgorithm::kHierarchical, bytes, CollectiveFidelity::kPerRound),
               expected, expected * 0.01);
@@ -343,8 +367,8 @@ TEST(HierarchicalAllReduce, MatchesIntraNodeRingPlusInterNodeRailRing) {
   EXPECT_EQ(choose_allreduce(all(g * m), bytes, cluster, &reason), CollectiveAlgorithm::kHierarchical) << reason;
 
   // Its halves: a reduce-scatter (rings inside the nodes, then the rails) or an all-gather (the
-  // rails, then the nodes) of S takes (g-1)(a_l + S/(g B_l)) + (M-1)(a_g + S/(g M B_g)).
-  const double half = (gd - 1) * (local_latency + bytes / gd / local_bandwidth) +
+  // rails, then the nodes) of S takes (g-1)(a_l + S/(2 g B_l)) + (M-1)(a_g + S/(g M B_g)).
+  const double half = (gd - 1) * (local_latency + bytes / gd / (2 * local_bandwidth)) +
                       (md - 1) * (global_latency + bytes / (gd * md) / global_bandwidth);
   for (CollectiveKind kind : {CollectiveKind::kReduceScatter, CollectiveKind::kAllGather}) {
     EXPECT_NEAR(simulate_allreduce(cluster, CollectiveAlgorithm::kHierarchical, bytes, CollectiveFidelity::kPerRound, kind),
@@ -480,10 +504,14 @@ TEST(AutoAllReduce, PicksALogarithmicAlgorithmForSmallMessagesAndTheRingForLarge
 // each no less than the links' alpha-beta time: at 1 KB the ring's 14 hops of 5 us (70.2 us,
 // over NCCL's LL 6.6 + 14 x 1.0 + 4 x 0.175 = 21.3 us) against the tree's 2 x 3 x 5 us + 0.3 us =
 // 30.3 us (over NCCL's 22.0 us): the tree; at 1 GB the ring.
+// On a full mesh of 8 GPUs a small all-reduce is fastest by halving-doubling (2 log2 8 = 6
+// latencies, where the ring takes 14 and the trees 6 plus 3 S/B); NCCL has no halving-doubling
+// and takes its tree, and for a large one its rings (several at once, its channels, over the
+// mesh's many links).
 TEST(AutoAllReduce, NcclsChoiceLeavesOutHalvingDoubling) {
   Cluster cluster = full_mesh(8);
   std::string reason;
-  EXPECT_EQ(choose_allreduce(all(8), 1e9, cluster, &reason), CollectiveAlgorithm::kHalvingDoubling) << reason;
+  EXPECT_EQ(choose_allreduce(all(8), 1e3, cluster, &reason), CollectiveAlgorithm::kHalvingDoubling) << reason;
   EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllReduce, all(8), 1e9, cluster, &reason), CollectiveAlgorithm::kRing)
       << reason;
   EXPECT_EQ(reason.find("halving_doubling"), std::string::npos) << reason;

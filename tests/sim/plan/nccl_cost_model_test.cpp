@@ -161,11 +161,12 @@ TEST(NcclCostModel, ProtocolsMoveTheirShareOfTheBandwidth) {
   EXPECT_FALSE(nccl_protocol_enabled(NcclProtocol::kLowLatency128, shape(8, 1, true, 60)));   // P100
 }
 
-// Four A100-class GPUs in one machine, every pair on its own NVLink (100 GB/s, 1 us). A ring
-// all-reduce of S: placesim's links give 2 x 3 x 1 us + 1.5 S / 1e11. At S = 64 MiB the bytes
-// take 1006.63 us: Simple 8.4 + 6 x 3.4 = 28.8 us of NCCL latency in place of the links' 6 us,
-// 1035.43 us in all (LL128 25.4 + 1006.63 / 0.92 = 1119.6 us; LL four times the bytes). At 4 KiB
-// (0.061 us of bytes) LL wins: 6.6 + 6 x 0.6 + 4 x 0.061 = 10.446 us.
+// Four A100-class GPUs in one machine, every pair on its own NVLink (100 GB/s, 1 us). NCCL's
+// channels run the cycle 0-1-2-3 both ways (the two links left make no cycle): 2 x 100 GB/s. A
+// ring all-reduce of S: placesim's links give 2 x 3 x 1 us + 1.5 S / 2e11. At S = 64 MiB the
+// bytes take 503.32 us: Simple 8.4 + 6 x 3.4 = 28.8 us of NCCL latency in place of the links'
+// 6 us, 532.12 us in all (LL128 25.4 + 503.32 / 0.92 = 572.5 us; LL four times the bytes). At
+// 4 KiB (0.031 us of bytes) LL wins: 6.6 + 6 x 0.6 + 4 x 0.031 = 10.323 us.
 TEST(NcclCostModel, TakesTheFastestProtocolOnTheLinksBandwidth) {
   const Cluster cluster = four_nvlink_a100s(1e-6);
   const std::vector<DeviceId> group = {0, 1, 2, 3};
@@ -183,15 +184,15 @@ TEST(NcclCostModel, TakesTheFastestProtocolOnTheLinksBandwidth) {
   EXPECT_EQ(big->protocol, NcclProtocol::kSimple);
   EXPECT_NEAR(big->link_latency_seconds, 6 * kUs, 1e-12);
   EXPECT_NEAR(big->latency_seconds, 28.8 * kUs, 1e-12);
-  EXPECT_NEAR(big->seconds, 28.8 * kUs + 1.5 * large / 1e11, 1e-10);
+  EXPECT_NEAR(big->seconds, 28.8 * kUs + 1.5 * large / 2e11, 1e-10);
 
   const std::optional<NcclCollectiveTime> small =
       nccl_collective_time(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, group, 4096, cluster);
   ASSERT_TRUE(small);
   EXPECT_EQ(small->protocol, NcclProtocol::kLowLatency);
-  EXPECT_NEAR(small->seconds, 10.2 * kUs + 4 * 1.5 * 4096 / 1e11, 1e-12);
+  EXPECT_NEAR(small->seconds, 10.2 * kUs + 4 * 1.5 * 4096 / 2e11, 1e-12);
 
-  EXPECT_NEAR(big->links_seconds, 6 * kUs + 1.5 * large / 1e11, 1e-10);
+  EXPECT_NEAR(big->links_seconds, 6 * kUs + 1.5 * large / 2e11, 1e-10);
 
   // Not NCCL's: halving-doubling, an all-to-all, a group with a CPU.
   EXPECT_FALSE(nccl_collective_time(CollectiveKind::kAllReduce, CollectiveAlgorithm::kHalvingDoubling, group, large,
@@ -202,7 +203,7 @@ TEST(NcclCostModel, TakesTheFastestProtocolOnTheLinksBandwidth) {
   for (bool over_nccl : {true, false}) {
     SCOPED_TRACE(over_nccl);
     const ExecutionPlan plan = one_allreduce(cluster, large, over_nccl);
-    const double expected = (over_nccl ? 28.8 * kUs : 6 * kUs) + 1.5 * large / 1e11;
+    const double expected = (over_nccl ? 28.8 * kUs : 6 * kUs) + 1.5 * large / 2e11;
     EXPECT_NEAR(estimate_step(plan, cluster).makespan_seconds, expected, expected * 1e-9);
     EXPECT_NEAR(make_simgrid_engine()->simulate(plan, cluster).makespan_seconds(), expected, expected * 1e-6);
   }
@@ -210,12 +211,13 @@ TEST(NcclCostModel, TakesTheFastestProtocolOnTheLinksBandwidth) {
 
 // The links' alpha-beta time is a floor: on links of 20 us a ring of four charges 6 x 20 = 120 us
 // of latency, more than NCCL's 28.8 us, so the 64 MiB all-reduce takes the links' 120 us +
-// 1006.63 us = 1126.63 us on both engines (the SimGrid engine's transfers owe NCCL nothing more).
+// 503.32 us (two channels) = 623.32 us on both engines (the SimGrid engine's transfers owe NCCL
+// nothing more).
 TEST(NcclCostModel, TheLinksAlphaBetaTimeIsAFloor) {
   const Cluster cluster = four_nvlink_a100s(20e-6);
   const std::vector<DeviceId> group = {0, 1, 2, 3};
   const double bytes = 64.0 * (1 << 20);
-  const double expected = 120 * kUs + 1.5 * bytes / 1e11;
+  const double expected = 120 * kUs + 1.5 * bytes / 2e11;
   const std::optional<NcclCollectiveTime> time =
       nccl_collective_time(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, group, bytes, cluster);
   ASSERT_TRUE(time);

@@ -7,6 +7,7 @@
 #include <map>
 #include <tuple>
 
+#include "sim/plan/collective_schedule.h"
 #include "sim/session/pipeline.h"
 #include "sim/core/input_error.h"
 #include "tests/support/scenario_text.h"
@@ -69,6 +70,31 @@ TEST(Symmetry, RepresentativesGiveTheFullSimulationsTimelineExactly) {
     EXPECT_EQ(actual.busy_seconds, expected.busy_seconds) << id;
     EXPECT_EQ(actual.peak_memory_bytes, expected.peak_memory_bytes) << id;
   }
+}
+
+// NCCL's channels on a DGX-1 V100 (ring_channels_test.cpp): tensor 8 runs six rings at 20 GB/s,
+// over the doubled NVLinks (40 GB/s, two rings each way) and the single ones (20 GB/s, one): the
+// mirrored links differ in bandwidth but give every ring the same rate, and the quotient network
+// keeps the step exact (the link-rate model: the template's measured curve would time the
+// all-reduces without the links).
+TEST(Symmetry, RepresentativesAreExactOverNcclsChannelsOnLinksOfTwoBandwidths) {
+  auto scenario = [](const std::string& simulation) {
+    return load(R"({"model": {"zoo": "gpt", "parameters": {"layers": 2, "hidden": 1024, "heads": 16, "sequence": 512,
+               "vocabulary": 32000}},
+      "cluster": {"template": "dgx1_v100", "collective_profile": "none"},
+      "strategy": {"parallelism": {"tensor": 8, "pipeline": 1, "data": 1, "micro_batches": 2, "algorithm": "ring"}},
+      "run": {"batch_size": 8, "precision": "fp16", "optimizer": "adam", "steps": 2})" + simulation + "}");
+  };
+  const Scenario full_scenario = scenario("");
+  const Simulated full = simulate(full_scenario);
+  const Simulated symmetric = simulate(scenario(R"(, "simulation": {"symmetry": "representatives"})"));
+  ASSERT_TRUE(symmetric.planned.plan.symmetry.active());
+  std::vector<DeviceId> gpus;
+  for (DeviceId id = 0; id < full_scenario.cluster.devices().size(); ++id) {
+    if (full_scenario.cluster.device(id).spec.kind == DeviceKind::kGpu) gpus.push_back(id);
+  }
+  EXPECT_EQ(ring_channels_of(CollectiveAlgorithm::kRing, gpus, full_scenario.cluster).size(), 6u);
+  EXPECT_EQ(symmetric.run.metrics.step_time_seconds, full.run.metrics.step_time_seconds);
 }
 
 // A fat tree of two nodes per leaf puts some data-parallel ring hops inside a leaf and others

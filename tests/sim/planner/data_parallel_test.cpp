@@ -262,8 +262,8 @@ TEST(AsyncDataParallel, StalenessOfIdenticalWorkersAveragesNMinusOne) {
 
 // Bucketed all-reduce overlapping with backward hides communication: the step is shorter than
 // compute + all-reduce; without overlap it is exactly compute + all-reduce.
-/// 4 layers of 2e11 FLOPs and 25e6 fp32 parameters each on 4 GPUs joined in a ring of 1e10 B/s
-/// links, one layer per all-reduce bucket.
+/// 4 layers of 2e11 FLOPs and 25e6 fp32 parameters each on 4 GPUs joined in a ring of 5e9 B/s
+/// links (NCCL's two channels run it both ways: 1e10 B/s in all), one layer per all-reduce bucket.
 struct FourLayersOnARing {
   static constexpr size_t workers = 4, layers = 4;
   static constexpr double flops = 2e11, parameters = 25e6;
@@ -273,7 +273,7 @@ struct FourLayersOnARing {
 
   static Cluster ring_of_gpus() {
     Cluster cluster = testing::gpus(workers, testing::round_gpu(kGpuPeak, kGpuMemory));
-    for (size_t i = 0; i < workers; ++i) cluster.add_link(i, (i + 1) % workers, testing::round_link(1e10, kLatency));
+    for (size_t i = 0; i < workers; ++i) cluster.add_link(i, (i + 1) % workers, testing::round_link(5e9, kLatency));
     return cluster;
   }
   static DataParallelOptions bucket_per_layer(const Cluster& cluster) {

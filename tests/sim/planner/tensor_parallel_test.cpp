@@ -31,7 +31,8 @@ constexpr double kNormFlops = 1e9;    // forward (= backward) FLOPs of the layer
 constexpr double kActivation = 8e6;   // X: bytes of the b x s x h activation
 
 // t GPUs in a ring (i <-> i+1), as collective_test.cpp: a ring all-reduce of S bytes takes
-// 2(t-1)/t S/B + 2(t-1) a.
+// 2(t-1)/t S/B + 2(t-1) a; from 3 GPUs NCCL's channels run the cycle both ways, half the buffer
+// each: 2(t-1)/t S/(2B) + 2(t-1) a.
 Cluster ring_of_gpus(size_t t) {
   Cluster cluster = testing::gpus(t, testing::round_gpu(kPeak, /*bandwidth=*/1e15));
   if (t == 2) cluster.add_link(0, 1, testing::round_link(kBandwidth, kLatency));
@@ -120,12 +121,13 @@ TEST(TensorParallel, SplitsTheGemmsBetweenAColumnAndARowOpAndReplicatesTheRest) 
 // One layer on t ranks (layer norm replicated, four GEMMs split, loss free):
 //   forward  = F_ln + 4 F/t + 2 AR(X)      (all-reduce after attn_proj and after mlp_proj)
 //   backward = 4 x 2F/t + 2 AR(X) + F_ln   (all-reduce of the gradient into mlp_fc and into qkv)
-//   AR(X)    = 2(t-1)/t X/B + 2(t-1) a     (ring)
+//   AR(X)    = 2(t-1)/t X/(c B) + 2(t-1) a (ring; c = 2 channels, the cycle each way, from t = 3)
 // so the step takes 2 F_ln + 12 F/t + 4 AR(X); with t = 1 there is no all-reduce.
 TEST(TensorParallel, LayerTimeIsSplitComputePlusFourRingAllReducesOfTheActivation) {
   for (size_t t : {1u, 2u, 4u}) {
-    const double td = static_cast<double>(t);
-    const double allreduce = t == 1 ? 0 : 2 * (td - 1) / td * kActivation / kBandwidth + 2 * (td - 1) * kLatency;
+    const double td = static_cast<double>(t), channels = t >= 3 ? 2 : 1;
+    const double allreduce =
+        t == 1 ? 0 : 2 * (td - 1) / td * kActivation / (channels * kBandwidth) + 2 * (td - 1) * kLatency;
     const double expected = 2 * kNormFlops / kPeak + 12 * kGemmFlops / td / kPeak + 4 * allreduce;
     EXPECT_NEAR(layer_step_seconds(t), expected, expected * 1e-3) << t << " ranks";
   }

@@ -30,7 +30,9 @@ Task collective_task(double bytes, CollectiveKind stands_for = CollectiveKind::k
   task.kind = TaskKind::kCollective;
   task.phase = Phase::kCollective;
   for (size_t i = 0; i < kRanks; ++i) task.group.push_back(i);
-  task.algorithm = CollectiveAlgorithm::kRing;
+  // One ring, the cycle in rank order (NCCL 1.x's): NCCL 2.x's channels would run it both ways
+  // (ring_channels_test.cpp), and the busbw below is one ring's.
+  task.algorithm = CollectiveAlgorithm::kRingInRankOrder;
   task.collective = stands_for;
   task.bytes = bytes;
   return task;
