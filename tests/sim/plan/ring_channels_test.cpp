@@ -90,12 +90,12 @@ TEST(RingChannels, ADgx1P100RunsFourRingsOverEveryNvlinkEachWay) {
   EXPECT_EQ(ring_channels_of(CollectiveAlgorithm::kRingInRankOrder, group, cluster).size(), 1u);
 }
 
-// DGX-1 V100 (dgx1_v100.json): 6 NVLink 2.0 bricks per GPU, 20 GB/s each way; 8 pairs have 2
-// bricks (one link of 40 GB/s here). At the first ring's rate, 40 GB/s (0-3-2-1-5-6-7-4, all
-// doubled pairs), that cycle each way: 2 x 40 = 80 GB/s. At 20 GB/s, the same two rings (taking
-// half of each doubled pair) and two more cycles each way over every brick left: 6 x 20 = 120
-// GB/s, as NCCL lowers its speed where that finds more. A 64 MiB all-reduce:
-// 14 x 1 us + 1.75 x 67,108,864 / 120e9 = 0.99267 ms.
+// DGX-1 V100 (dgx1_v100.json): 6 NVLink 2.0 bricks per GPU, 22.55 GB/s each way (links.json,
+// measured); 8 pairs have 2 bricks (one link of 45.1 GB/s here). At the first ring's rate, 45.1
+// GB/s (0-3-2-1-5-6-7-4, all doubled pairs), that cycle each way: 2 x 45.1 = 90.2 GB/s. At 22.55
+// GB/s, the same two rings (taking half of each doubled pair) and two more cycles each way over
+// every brick left: 6 x 22.55 = 135.3 GB/s, as NCCL lowers its speed where that finds more. A
+// 64 MiB all-reduce: 14 x 1 us + 1.75 x 67,108,864 / 135.3e9 = 0.88204 ms.
 TEST(RingChannels, ADgx1V100RunsSixRingsAtOneBricksRate) {
   const Cluster cluster = cluster_of("dgx1_v100");
   const std::vector<DeviceId> group = gpus(cluster, 8);
@@ -107,7 +107,7 @@ TEST(RingChannels, ADgx1V100RunsSixRingsAtOneBricksRate) {
        {{2, 6}, 1}, {{3, 7}, 1}, {{4, 5}, 1}, {{4, 6}, 1}, {{4, 7}, 2}, {{5, 6}, 2}, {{5, 7}, 1}, {{6, 7}, 2}});
   const double bytes = 64.0 * 1024 * 1024;
   EXPECT_NEAR(collective_estimate_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, group, bytes, cluster),
-              14 * 1e-6 + 1.75 * bytes / 120e9, 1e-9);
+              14 * 1e-6 + 1.75 * bytes / (6 * 22.55e9), 1e-9);
 }
 
 // Where every ring shares each GPU's one link (NVSwitch: a GPU's 12 NVLinks to the switches are
