@@ -76,7 +76,7 @@ class Simulation {
     }
     const PlanSymmetry& symmetry = plan_.symmetry;
     if (symmetry.active()) {
-      orbit_links_.assign(symmetry.orbit_bandwidth_divisor.size(), nullptr);
+      orbit_links_.assign(symmetry.orbit_bandwidth_bytes_per_second.size(), nullptr);
     } else {
       for (const auto& link : cluster_.links()) {
         auto* simgrid_link = zone->create_split_duplex_link(link.name, link.spec.bandwidth_bytes_per_second);
@@ -129,8 +129,7 @@ class Simulation {
   }
 
   // Under symmetry the network is the quotient by the symmetry: one one-way link per orbit of
-  // link directions, its bandwidth divided by the copies of each flow on each member
-  // (PlanSymmetry::orbit_bandwidth_bytes_per_second).
+  // link directions, at PlanSymmetry::orbit_bandwidth_bytes_per_second.
   sg4::Link* orbit_link(const RouteHop& hop, sg4::NetZone* zone) {
     const PlanSymmetry& symmetry = plan_.symmetry;
     const size_t orbit = symmetry.direction_orbit.at(link_direction(hop));

@@ -395,15 +395,7 @@ std::vector<std::vector<DeviceId>> ring_channels_of(CollectiveAlgorithm algorith
   auto& memo = cluster.channel_memo();
   if (auto it = memo.find(group); it != memo.end()) return it->second;
   const std::vector<DeviceId> first = topology_ring(group, cluster);
-  const double rate = ring_costs(first, cluster).bandwidth;
-  std::vector<std::vector<DeviceId>> rings = channel_rings(group, first, rate, cluster);
-  // Kept where the rings together move more than the first alone (the search leaves each ring
-  // its rate, so this holds whenever it found more than one; checked all the same).
-  if (rings.size() > 1 &&
-      !(static_cast<double>(rings.size()) * concurrent_ring_costs(rings, cluster).bandwidth > rate * (1 + 1e-12))) {
-    rings = {first};
-  }
-  return memo.emplace(group, std::move(rings)).first->second;
+  return memo.emplace(group, channel_rings(group, first, ring_costs(first, cluster).bandwidth, cluster)).first->second;
 }
 
 std::vector<std::vector<std::vector<DeviceId>>> hierarchical_channels(const std::vector<DeviceId>& group,

@@ -26,26 +26,29 @@ inline constexpr double kMaxPlanTasks = 1e8;
 /// allreduce_schedule lays them out: ring 2N(N-1); tree 4(N-1); halving-doubling 2N log2 N;
 /// hierarchical 2N(L-1) + 2N(M-1) for M machines of L devices; host halving-doubling M(2L(L-1) +
 /// 2(L-1) + 2) + 2M log2 M; per-phase fidelity: ring N, hierarchical 3N, host halving-doubling
-/// M(2L + 2(L-1) + 2) + 2M log2 M. Auto picks per bucket: the fewest. A ring's, times
-/// `ring_channels` (NCCL's rings at once inside one machine, ring_channels_of).
+/// M(2L + 2(L-1) + 2) + 2M log2 M. Auto picks per bucket: the fewest. NCCL's channels
+/// (ring_channels_of, hierarchical_channels) multiply `ring` by `ring_channels` and
+/// hierarchical by `node_channels`; NCCL 1.x's ring in rank order is one ring.
 inline double allreduce_transfers(std::optional<CollectiveAlgorithm> algorithm, double replicas, double per_node,
                                   CollectiveFidelity fidelity = CollectiveFidelity::kPerRound,
-                                  double ring_channels = 1) {
+                                  double ring_channels = 1, double node_channels = 1) {
   const double n = replicas;
   const double per_machine = std::clamp(per_node, 1.0, n);
   const bool per_phase = fidelity == CollectiveFidelity::kPerPhase;
-  const double ring = ring_channels * (per_phase ? n : 2 * n * (n - 1));
+  const double one_ring = per_phase ? n : 2 * n * (n - 1);
+  const double ring = ring_channels * one_ring;
   const double tree = 4 * (n - 1);
   const double halving_doubling = 2 * n * std::ceil(std::log2(n));
-  const double hierarchical = per_phase ? 3 * n : 2 * n * (per_machine - 1) + 2 * n * (n / per_machine - 1);
+  const double hierarchical =
+      node_channels * (per_phase ? 3 * n : 2 * n * (per_machine - 1) + 2 * n * (n / per_machine - 1));
   const double machines = n / per_machine;
   const double host_halving_doubling =
       machines * ((per_phase ? 2 * per_machine : 2 * per_machine * (per_machine - 1)) + 2 * (per_machine - 1) + 2) +
       2 * machines * std::ceil(std::log2(std::max(machines, 1.0)));
   if (!algorithm) return std::min({ring, tree, halving_doubling, hierarchical});
   switch (*algorithm) {
-    case CollectiveAlgorithm::kRing:
-    case CollectiveAlgorithm::kRingInRankOrder: return ring;
+    case CollectiveAlgorithm::kRing: return ring;
+    case CollectiveAlgorithm::kRingInRankOrder: return one_ring;
     case CollectiveAlgorithm::kDoubleBinaryTree: return tree;
     case CollectiveAlgorithm::kHalvingDoubling: return halving_doubling;
     case CollectiveAlgorithm::kHierarchical: return hierarchical;

@@ -93,13 +93,11 @@ void compute_link_orbits(const std::vector<MirroredFlow>& flows, const Cluster& 
   symmetry->approximate_links = 0;
   symmetry->orbit_bandwidth_bytes_per_second.assign(size.size(), 0);
   for (size_t o = 0; o < divisor.size(); ++o) {
-    const double root_bandwidth = cluster.links()[root_of[o] / 2].spec.bandwidth_bytes_per_second;
-    if (mixed[o]) divisor[o] = root_bandwidth / (rate(root_of[o]) * std::max(1.0, simulated_crossings[o]));
-    if (divisor[o] == 0) divisor[o] = 1;
     symmetry->approximate_links += disagree[o];
-    symmetry->orbit_bandwidth_bytes_per_second[o] = root_bandwidth / divisor[o];
+    symmetry->orbit_bandwidth_bytes_per_second[o] =
+        mixed[o] ? rate(root_of[o]) * std::max(1.0, simulated_crossings[o])
+                 : cluster.links()[root_of[o] / 2].spec.bandwidth_bytes_per_second / (divisor[o] == 0 ? 1 : divisor[o]);
   }
-  symmetry->orbit_bandwidth_divisor = std::move(divisor);
 }
 
 }  // namespace placesim

@@ -20,15 +20,13 @@ struct PlanSymmetry {
   /// directions that mirror each other; the engine makes one SimGrid link per orbit, so that a
   /// simulated flow meets, as one flow, every flow whose mirror would meet it.
   std::vector<size_t> direction_orbit;
-  /// Per orbit: concurrent copies of a simulated flow on each of the orbit's link directions
-  /// (its mirrors crossing the orbit / the orbit's size); the orbit's bandwidth is divided by it.
-  std::vector<double> orbit_bandwidth_divisor;
-  /// Per orbit: the bandwidth of its one link, bytes/s: a member's bandwidth over the divisor; for
-  /// an orbit of links of different bandwidths that NCCL's channels fill alike (a DGX-1 V100's
-  /// doubled NVLinks carrying two rings each way, its single ones one), the rate each crossing
-  /// gets there times the simulated flows that cross it (they share the one link).
+  /// Per orbit: the bandwidth of its one link, bytes/s: a member's bandwidth over the concurrent
+  /// copies of a simulated flow on each member (its mirrors crossing the orbit / the orbit's
+  /// size); for an orbit of links of different bandwidths that NCCL's channels fill alike (a
+  /// DGX-1 V100's doubled NVLinks carrying two rings each way, its single ones one), the rate each
+  /// crossing gets there times the simulated flows that cross it (they share the one link).
   std::vector<double> orbit_bandwidth_bytes_per_second;
-  /// Orbits where flows of different multiplicities meet: the divisor is the largest of them,
+  /// Orbits where flows of different multiplicities meet: the largest of them divides the bandwidth,
   /// and the result is approximate there (0 = exact under the symmetry).
   size_t approximate_links = 0;
 

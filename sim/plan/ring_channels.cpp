@@ -16,19 +16,24 @@ namespace {
 /// (8 GPUs of a DGX-1 need a few hundred).
 constexpr int64_t kChannelSearchSteps = 1'000'000;
 
+/// Whether a ring may hop from a to b: a route no slower to start than `latency_limit` (the first
+/// ring's slowest hop).
+bool hop_within(DeviceId a, DeviceId b, double latency_limit, const Cluster& cluster) {
+  return a != b && cluster.reachable(a, b) && cluster.route_latency_seconds(a, b) <= latency_limit * (1 + 1e-12);
+}
+
 /// What the search reads: the residual rate of each link direction and the routes between members.
 class ChannelSearch {
  public:
   ChannelSearch(const std::vector<DeviceId>& group, double rate, double latency_limit, const Cluster& cluster)
-      : group_(group), rate_(rate) {
+      : n_(group.size()), rate_(rate) {
     const size_t n = group.size();
     allowed_.assign(n, std::vector<bool>(n, false));
     hops_.assign(n, std::vector<std::vector<size_t>>(n));
     std::map<size_t, size_t> slot;  // link direction -> index in residual_: only those between members
     for (size_t i = 0; i < n; ++i) {
       for (size_t j = 0; j < n; ++j) {
-        allowed_[i][j] = i != j && cluster.reachable(group[i], group[j]) &&
-                         cluster.route_latency_seconds(group[i], group[j]) <= latency_limit * (1 + 1e-12);
+        allowed_[i][j] = hop_within(group[i], group[j], latency_limit, cluster);
         if (!allowed_[i][j]) continue;
         for (const RouteHop& hop : cluster.route(group[i], group[j])) {
           const size_t direction = 2 * hop.link + (hop.a_to_b ? 1 : 0);
@@ -61,9 +66,8 @@ class ChannelSearch {
   /// The next ring at the rate over what is left (member indices, from member 0), if the search
   /// finds one within its budget.
   std::optional<std::vector<size_t>> next_ring() {
-    const size_t n = group_.size();
     std::vector<size_t> cycle{0};
-    std::vector<bool> used(n, false);
+    std::vector<bool> used(n_, false);
     used[0] = true;
     const std::vector<double> before = residual_;
     const bool found = extend(&cycle, &used);
@@ -90,9 +94,9 @@ class ChannelSearch {
   /// Extends `cycle` to a ring through every member; on success the cycle and the residual
   /// rates are left as the ring takes them (next_ring restores the rates).
   bool extend(std::vector<size_t>* cycle, std::vector<bool>* used) {
-    const size_t n = group_.size(), last = cycle->back();
-    if (cycle->size() == n) return hop_fits(last, 0);
-    for (size_t next = 1; next < n; ++next) {
+    const size_t last = cycle->back();
+    if (cycle->size() == n_) return hop_fits(last, 0);
+    for (size_t next = 1; next < n_; ++next) {
       if ((*used)[next] || !hop_fits(last, next)) continue;
       if (--steps_ < 0) return false;
       move(last, next, -rate_);
@@ -106,7 +110,7 @@ class ChannelSearch {
     return false;
   }
 
-  const std::vector<DeviceId>& group_;
+  size_t n_;  ///< members
   double rate_;
   std::vector<double> residual_;                    ///< per link direction between members, bytes/s left
   std::vector<std::vector<std::vector<size_t>>> hops_;  ///< [i][j]: residual_ slots of i's route to j
@@ -170,7 +174,7 @@ std::vector<std::vector<DeviceId>> channel_rings(const std::vector<DeviceId>& gr
   std::set<double, std::greater<>> rates{rate_bytes_per_second};
   for (DeviceId a : group) {
     for (DeviceId b : group) {
-      if (a == b || !cluster.reachable(a, b) || cluster.route_latency_seconds(a, b) > latency_limit * (1 + 1e-12)) continue;
+      if (!hop_within(a, b, latency_limit, cluster)) continue;
       for (const RouteHop& hop : cluster.route(a, b)) {
         const double bandwidth = cluster.links()[hop.link].spec.bandwidth_bytes_per_second;
         if (bandwidth < rate_bytes_per_second) rates.insert(bandwidth);

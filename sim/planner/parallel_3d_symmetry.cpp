@@ -14,20 +14,8 @@
 namespace placesim {
 namespace {
 
-/// The hops of channel `c` of the rings the engine builds over `group` (ring_channels_of; none
-/// where the group has fewer channels).
-void add_ring_hops(const std::vector<DeviceId>& group, size_t c, const Cluster& cluster,
-                   std::vector<std::pair<DeviceId, DeviceId>>* images) {
-  const std::vector<std::vector<DeviceId>> rings = ring_channels_of(CollectiveAlgorithm::kRing, group, cluster);
-  if (c >= rings.size()) return;
-  const std::vector<DeviceId>& ring = rings[c];
-  for (size_t i = 0; i < ring.size(); ++i) images->emplace_back(ring[i], ring[(i + 1) % ring.size()]);
-}
-
-/// The hop of channel `c`'s ring over `group` that leaves `from`.
-std::pair<DeviceId, DeviceId> ring_hop_from(DeviceId from, const std::vector<DeviceId>& group, size_t c,
-                                            const Cluster& cluster) {
-  const std::vector<DeviceId> ring = ring_channels_of(CollectiveAlgorithm::kRing, group, cluster).at(c);
+/// The hop of `ring` that leaves `from`.
+std::pair<DeviceId, DeviceId> hop_leaving(DeviceId from, const std::vector<DeviceId>& ring) {
   for (size_t i = 0; i < ring.size(); ++i) {
     if (ring[i] == from) return {from, ring[(i + 1) % ring.size()]};
   }
@@ -94,15 +82,21 @@ void describe_symmetry(const Cluster& cluster, const ParallelismOptions& options
     flows.push_back(std::move(flow));
   }
   // A ring all-reduce's hop leaving the stage's representative, mirrored by every hop of the
-  // groups `group(k)`, k < copies (group(0) is the representative's).
-  // One flow per channel of NCCL's rings (ring_channels_of).
+  // groups `group(k)`, k < copies (group(0) is the representative's): one flow per channel of
+  // NCCL's rings (ring_channels_of), mirrored by the same channel's hops.
   auto add_ring_flow = [&](int64_t s, int64_t copies, const std::function<std::vector<DeviceId>(int64_t)>& group) {
-    const size_t channels = ring_channels_of(CollectiveAlgorithm::kRing, group(0), cluster).size();
-    for (size_t c = 0; c < channels; ++c) {
-      auto [from, to] = ring_hop_from(options.device(0, s, 0), group(0), c, cluster);
-      MirroredFlow flow{from, to, {}};
-      for (int64_t k = 0; k < copies; ++k) add_ring_hops(group(k), c, cluster, &flow.images);
-      flows.push_back(std::move(flow));
+    const size_t first = flows.size();
+    for (const std::vector<DeviceId>& ring : ring_channels_of(CollectiveAlgorithm::kRing, group(0), cluster)) {
+      auto [from, to] = hop_leaving(options.device(0, s, 0), ring);
+      flows.push_back(MirroredFlow{from, to, {}});
+    }
+    for (int64_t k = 0; k < copies; ++k) {
+      const std::vector<std::vector<DeviceId>> rings = ring_channels_of(CollectiveAlgorithm::kRing, group(k), cluster);
+      for (size_t c = 0; c < rings.size() && first + c < flows.size(); ++c) {
+        for (size_t i = 0; i < rings[c].size(); ++i) {
+          flows[first + c].images.emplace_back(rings[c][i], rings[c][(i + 1) % rings[c].size()]);
+        }
+      }
     }
   };
   for (int64_t s = 0; s < stages; ++s) {

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include "sim/cluster/cluster_builder.h"
-#include "sim/plan/bandwidth_ring.h"
 #include "sim/plan/collective_schedule.h"
 #include "sim/plan/plan_size.h"
 
@@ -69,13 +68,18 @@ std::optional<PlanTooLarge> plan_too_large(const Scenario& scenario, const Strat
       double per_node = 0;
       for (DeviceId id : dp->replicas) per_node += cluster.device(id).node == node ? 1 : 0;
       const double buckets = gradient_buckets(scenario.graph, dp->bucket_bytes);
-      // NCCL's rings at once inside one machine (at most 16 GPUs: ring_channels.h).
-      const double channels =
-          per_node == factors.replicas && dp->replicas.size() <= kMaxBandwidthRingMembers
+      // NCCL's rings at once, of the algorithms this strategy may run (auto: any).
+      auto may_run = [&](CollectiveAlgorithm algorithm) { return !dp->algorithm || *dp->algorithm == algorithm; };
+      const double ring_channels =
+          may_run(CollectiveAlgorithm::kRing)
               ? static_cast<double>(ring_channels_of(CollectiveAlgorithm::kRing, dp->replicas, cluster).size())
               : 1.0;
+      const double node_channels =
+          may_run(CollectiveAlgorithm::kHierarchical)
+              ? static_cast<double>(hierarchical_channels(dp->replicas, cluster).size())
+              : 1.0;
       factors.allreduce = buckets * allreduce_transfers(dp->algorithm, factors.replicas, per_node,
-                                                        scenario.run.collective_fidelity, channels);
+                                                        scenario.run.collective_fidelity, ring_channels, node_channels);
     }
   }
   if (const auto& pp = strategy.pipeline) {  // a step copy per micro-batch

@@ -52,7 +52,6 @@ TEST(ComparisonReport, EachStrategyCarriesItsFullestDevicesMemoryAndWhetherItFit
   EXPECT_NE(table.find("5.0 GiB"), std::string::npos) << table;
 }
 
-
 // VGG-16 at 256 images/s, 93 GFLOP per image of direct convolution (3 x 2 x 15.5 GMACs), on one
 // V100 of 15.7 TFLOP/s fp32: MFU = 256 x 93e9 / 15.7e12 = 151.6%, which Winograd's fewer
 // multiplications make possible. The Model FLOPs line says why, and the table of several
