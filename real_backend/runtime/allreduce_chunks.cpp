@@ -8,6 +8,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/plan/nccl_trees.h"
+
 namespace placesim::real {
 namespace {
 
@@ -90,26 +92,35 @@ std::vector<AllreduceChunk> ring_chunks(const std::vector<std::vector<DeviceId>>
   return chunks;
 }
 
-/// Two binary heaps, the group in order then reversed, each on its half of the buffer: children
-/// send up (the parent adds), then parents send down (the child copies).
-std::vector<AllreduceChunk> tree_chunks(const std::vector<DeviceId>& group, const std::vector<CollectiveStep>& steps,
-                                        Elements whole, const Checker& check) {
-  const size_t n = group.size();
-  check.require(steps.size() == 4 * (n - 1), "expected 4(N-1) steps");
-  std::vector<AllreduceChunk> chunks;
-  for (size_t tree = 0; tree < 2; ++tree) {
-    std::vector<DeviceId> order = group;
-    if (tree == 1) order.assign(group.rbegin(), group.rend());
-    auto position = positions(order);
-    const Elements half = part(whole, 2, tree);
-    for (size_t s = tree * 2 * (n - 1); s < (tree + 1) * 2 * (n - 1); ++s) {
-      const size_t from = position.at(steps[s].from), to = position.at(steps[s].to);
-      const bool up = from > to;
-      check.require(up ? to == (from - 1) / 2 : from == (to - 1) / 2, "a step off the heap's edges");
-      chunks.push_back(chunk(half, up));
+/// NCCL's two trees (nccl_trees), each on its half of the buffer, in allreduce_schedule's
+/// per-round order: every chunk up every edge, leaves first (the parent adds it), then every
+/// chunk down, root first (the child copies it); chunk k is part k of the half.
+std::vector<AllreduceChunk> tree_chunks(const std::vector<DeviceId>& group, const Cluster& cluster,
+                                        const std::vector<CollectiveStep>& steps, Elements whole, const Checker& check) {
+  const auto trees = nccl_trees(group, cluster);
+  const size_t edges = group.size() - 1;
+  check.require(steps.size() % (4 * edges) == 0, "expected 4(N-1) steps per chunk");
+  const size_t chunks = steps.size() / (4 * edges);
+  std::vector<AllreduceChunk> result;
+  size_t s = 0;
+  for (size_t t = 0; t < 2; ++t) {
+    check.require(trees[t].edges.size() == edges, "a tree that misses a member");
+    const Elements half = part(whole, 2, t);
+    for (const bool up : {true, false}) {
+      for (size_t k = 0; k < chunks; ++k) {
+        const Elements piece = part(half, chunks, k);
+        for (size_t j = 0; j < edges; ++j) {
+          const TreeEdge& edge = trees[t].edges[up ? j : edges - 1 - j];
+          const CollectiveStep& step = steps[s++];
+          check.require(up ? step.from == edge.child && step.to == edge.parent
+                           : step.from == edge.parent && step.to == edge.child,
+                        "a step off NCCL's trees");
+          result.push_back(chunk(piece, up));
+        }
+      }
     }
   }
-  return chunks;
+  return result;
 }
 
 /// Rank i's part after `level` halving rounds: round k halves it, i keeping the upper half when
@@ -248,7 +259,7 @@ std::vector<AllreduceChunk> allreduce_chunks(CollectiveAlgorithm algorithm, cons
     case CollectiveAlgorithm::kRing:
     case CollectiveAlgorithm::kRingInRankOrder:
       return ring_chunks(ring_channels_of(algorithm, group, cluster), steps, whole, check, 0, 2 * (group.size() - 1));
-    case CollectiveAlgorithm::kDoubleBinaryTree: return tree_chunks(group, steps, whole, check);
+    case CollectiveAlgorithm::kDoubleBinaryTree: return tree_chunks(group, cluster, steps, whole, check);
     case CollectiveAlgorithm::kHalvingDoubling: return halving_doubling_chunks(group, steps, whole, check);
     case CollectiveAlgorithm::kHierarchical: return hierarchical_chunks(group, cluster, steps, whole, check);
     case CollectiveAlgorithm::kHostHalvingDoubling: break;  // refused before execution (Executor::simulate)

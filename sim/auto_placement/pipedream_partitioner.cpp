@@ -449,7 +449,8 @@ AutomaticStagesSearch automatic_pipedream_stages(const OpGraph& graph, const Clu
     // own latencies and protocol over one of its transports (nccl_cost_model.h).
     const std::vector<DeviceId> group(self->devices.begin() + first, self->devices.begin() + first + count);
     const CollectiveAlgorithm algorithm =
-        choose_nccl_algorithm(CollectiveKind::kAllReduce, group, std::max(bytes, 1.0), *cluster, nullptr);
+        choose_nccl_algorithm(CollectiveKind::kAllReduce, group, std::max(bytes, 1.0), *cluster, nullptr,
+                              communication.nccl_version);
     const std::optional<Transport> transport = collective_transport(communication, *cluster, group);
     return collective_seconds_over(CollectiveKind::kAllReduce, algorithm, group, bytes, *cluster,
                                    transport ? &*transport : nullptr);

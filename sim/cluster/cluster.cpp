@@ -47,6 +47,7 @@ LinkId Cluster::add_link(VertexId a, VertexId b, LinkSpec spec) {
   route_cache_.clear();
   ring_memo_.clear();
   channel_memo_.clear();
+  chain_memo_.clear();
   scratch_.link_weights_current = false;
   dead_ends_.current = false;
   return id;
@@ -58,6 +59,7 @@ void Cluster::scale_link_bandwidth(LinkId link, double factor) {
   route_cache_.clear();
   ring_memo_.clear();
   channel_memo_.clear();
+  chain_memo_.clear();
   scratch_.link_weights_current = false;
 }
 

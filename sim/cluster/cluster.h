@@ -135,6 +135,8 @@ class Cluster {
   std::map<std::vector<DeviceId>, std::vector<DeviceId>>& ring_memo() const { return ring_memo_; }
   /// The same for the rings of NCCL's channels over a group (sim/plan/ring_channels.h).
   std::map<std::vector<DeviceId>, std::vector<std::vector<DeviceId>>>& channel_memo() const { return channel_memo_; }
+  /// The same for the chains of NCCL's trees through a machine's members (sim/plan/nccl_trees.h).
+  std::map<std::vector<DeviceId>, std::vector<DeviceId>>& chain_memo() const { return chain_memo_; }
 
  private:
   std::optional<std::vector<RouteHop>> shortest_path(VertexId from, VertexId to) const;
@@ -208,6 +210,7 @@ class Cluster {
   mutable std::map<std::pair<DeviceId, DeviceId>, std::vector<RouteHop>> route_cache_;
   mutable std::map<std::vector<DeviceId>, std::vector<DeviceId>> ring_memo_;
   mutable std::map<std::vector<DeviceId>, std::vector<std::vector<DeviceId>>> channel_memo_;
+  mutable std::map<std::vector<DeviceId>, std::vector<DeviceId>> chain_memo_;
 };
 
 }  // namespace placesim

@@ -1,6 +1,7 @@
 #include "sim/plan/collective_schedule.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +13,7 @@
 
 #include "sim/plan/bandwidth_ring.h"
 #include "sim/plan/nccl_cost_model.h"
+#include "sim/plan/nccl_trees.h"
 #include "sim/plan/nearest_neighbour_ring.h"
 #include "sim/plan/region_ring.h"
 #include "sim/plan/ring_channels.h"
@@ -112,23 +114,84 @@ class ScheduleWriter {
 
 std::vector<std::vector<size_t>> no_entry(size_t n) { return std::vector<std::vector<size_t>>(n); }
 
-void tree_schedule(ScheduleWriter& writer, const std::vector<DeviceId>& order, double bytes) {
-  const size_t n = order.size();
-  // Reduce: node j sends to its parent (j-1)/2 once all its children have sent to it.
-  std::vector<std::vector<size_t>> received(n);
-  std::vector<size_t> reduce_step(n, 0);
-  for (size_t j = n; j-- > 1;) {  // children have higher indices: visit leaves first
-    size_t parent = (j - 1) / 2;
-    reduce_step[j] = writer.add(order[j], order[parent], bytes, received[j], 1, bytes);
-    received[parent].push_back(reduce_step[j]);
+/// Where each member of a tree sits in tree.edges: the edges into it and the edge up from it.
+struct TreeEdgeIndex {
+  std::map<DeviceId, std::vector<size_t>> into;
+  std::map<DeviceId, size_t> above;  ///< every member but the root
+  explicit TreeEdgeIndex(const ReductionTree& tree) {
+    for (size_t e = 0; e < tree.edges.size(); ++e) {
+      into[tree.edges[e].parent].push_back(e);
+      above[tree.edges[e].child] = e;
+    }
   }
-  // Broadcast: the root sends down once fully reduced; others forward what they received.
-  std::vector<std::vector<size_t>> have(n);
-  have[0] = received[0];
-  for (size_t j = 1; j < n; ++j) {
-    size_t parent = (j - 1) / 2;
-    size_t step = writer.add(order[parent], order[j], bytes, have[parent]);
-    have[j] = {step};
+  /// `sent[e']` of every edge e' into `member`.
+  std::vector<size_t> from_below(DeviceId member, const std::vector<size_t>& sent) const {
+    std::vector<size_t> steps;
+    if (auto it = into.find(member); it != into.end()) {
+      for (size_t below : it->second) steps.push_back(sent[below]);
+    }
+    return steps;
+  }
+};
+
+/// One of NCCL's trees moving `bytes` per round, as its kernel runs them: the reduce up the tree,
+/// then the broadcast down it (src/collectives/device/all_reduce.h, runTreeUpDown: one loop over
+/// the chunks up, then one down), each pipelined over `chunks` chunks. Up: chunk k leaves a child
+/// once it has chunk k from every edge into it and has sent chunk k-1 (one send at a time per
+/// edge and way). Down: chunk k leaves a parent once it has chunk k (the root: once its last
+/// chunk came up every edge into it) and has sent chunk k-1. Steps in order: every chunk up
+/// (the edges leaves first), then every chunk down (root first); allreduce_chunks reads them so.
+void tree_rounds(ScheduleWriter& writer, const ReductionTree& tree, double bytes, size_t chunks) {
+  const size_t edges = tree.edges.size();
+  const TreeEdgeIndex index(tree);
+  const double chunk = bytes / static_cast<double>(chunks);
+  std::vector<size_t> up(edges), down(edges);
+  for (size_t k = 0; k < chunks; ++k) {
+    std::vector<size_t> now(edges);
+    for (size_t e = 0; e < edges; ++e) {
+      std::vector<size_t> deps = index.from_below(tree.edges[e].child, now);
+      if (k > 0) deps.push_back(up[e]);
+      now[e] = writer.add(tree.edges[e].child, tree.edges[e].parent, chunk, deps, 1, chunk);
+    }
+    up = std::move(now);
+  }
+  for (size_t k = 0; k < chunks; ++k) {
+    std::vector<size_t> now(edges);
+    for (size_t e = edges; e-- > 0;) {
+      const DeviceId parent = tree.edges[e].parent;
+      std::vector<size_t> deps;
+      if (parent != tree.root) {
+        deps.push_back(now[index.above.at(parent)]);
+      } else if (k == 0) {
+        deps = index.from_below(parent, up);
+      }
+      if (k > 0) deps.push_back(down[e]);
+      now[e] = writer.add(parent, tree.edges[e].child, chunk, deps);
+    }
+    down = std::move(now);
+  }
+}
+
+/// The same tree per phase, as flows: up each edge its first chunk (`head` bytes) once the
+/// child has the first chunk from below, as above (the pipeline's fill), and the rest at once
+/// after it (NCCL's chunks in flight); then down, once every transfer up has ended, the same.
+/// Four steps per edge.
+void tree_phase(ScheduleWriter& writer, const ReductionTree& tree, double bytes, double head) {
+  const size_t edges = tree.edges.size();
+  const TreeEdgeIndex index(tree);
+  const double rest = bytes - head;
+  std::vector<size_t> up(edges), reduced;
+  for (size_t e = 0; e < edges; ++e) {
+    up[e] = writer.add(tree.edges[e].child, tree.edges[e].parent, head, index.from_below(tree.edges[e].child, up), 1, head);
+    reduced.push_back(up[e]);
+    if (rest > 0) reduced.push_back(writer.add(tree.edges[e].child, tree.edges[e].parent, rest, {up[e]}, 1, rest));
+  }
+  std::vector<size_t> down(edges);
+  for (size_t e = edges; e-- > 0;) {
+    const DeviceId parent = tree.edges[e].parent;
+    down[e] = writer.add(parent, tree.edges[e].child, head,
+                         parent == tree.root ? reduced : std::vector<size_t>{down[index.above.at(parent)]});
+    if (rest > 0) writer.add(parent, tree.edges[e].child, rest, {down[e]});
   }
 }
 
@@ -288,26 +351,21 @@ struct PairCosts {
   }
 };
 
-/// The slowest hop of rings that run at once (one ring, or the rails of a hierarchical phase),
-/// each sending to its next member: its route's latency, and its route's narrowest link
-/// direction shared by every hop of these rings routed through it (machines with fewer NICs
-/// than local ranks carry several rails through one NIC, as NCCL's channels then do).
-PairCosts concurrent_ring_costs(const std::vector<std::vector<DeviceId>>& rings, const Cluster& cluster) {
+/// The slowest of transfers that run at once, each from `first` to `second`: its route's
+/// latency, and its route's narrowest link direction shared by every transfer routed through it.
+PairCosts concurrent_pair_costs(const std::vector<std::pair<DeviceId, DeviceId>>& transfers, const Cluster& cluster) {
   PairCosts costs;
-  // Hops per link direction (2 x link + direction), and the directions used: thousands of ranks
-  // cross tens of thousands of links, so a flat count beats a map.
+  // Transfers per link direction (2 x link + direction), and the directions used: thousands of
+  // ranks cross tens of thousands of links, so a flat count beats a map.
   std::vector<uint32_t> hops_through(2 * cluster.links().size(), 0);
   std::vector<size_t> used;
-  for (const auto& ring : rings) {
-    for (size_t i = 0; i < ring.size(); ++i) {
-      const DeviceId a = ring[i], b = ring[(i + 1) % ring.size()];
-      if (a == b) continue;
-      costs.add(a, b, cluster);
-      if (!std::isfinite(costs.latency)) return costs;  // some hop has no route
-      for (const RouteHop& hop : cluster.route(a, b)) {
-        const size_t direction = 2 * hop.link + (hop.a_to_b ? 1 : 0);
-        if (hops_through[direction]++ == 0) used.push_back(direction);
-      }
+  for (const auto& [a, b] : transfers) {
+    if (a == b) continue;
+    costs.add(a, b, cluster);
+    if (!std::isfinite(costs.latency)) return costs;  // some hop has no route
+    for (const RouteHop& hop : cluster.route(a, b)) {
+      const size_t direction = 2 * hop.link + (hop.a_to_b ? 1 : 0);
+      if (hops_through[direction]++ == 0) used.push_back(direction);
     }
   }
   for (size_t direction : used) {
@@ -315,6 +373,17 @@ PairCosts concurrent_ring_costs(const std::vector<std::vector<DeviceId>>& rings,
                                                     static_cast<double>(hops_through[direction]));
   }
   return costs;
+}
+
+/// The slowest hop of rings that run at once (one ring, or the rails of a hierarchical phase),
+/// each sending to its next member (concurrent_pair_costs): machines with fewer NICs than local
+/// ranks carry several rails through one NIC, as NCCL's channels then do.
+PairCosts concurrent_ring_costs(const std::vector<std::vector<DeviceId>>& rings, const Cluster& cluster) {
+  std::vector<std::pair<DeviceId, DeviceId>> hops;
+  for (const auto& ring : rings) {
+    for (size_t i = 0; i < ring.size(); ++i) hops.emplace_back(ring[i], ring[(i + 1) % ring.size()]);
+  }
+  return concurrent_pair_costs(hops, cluster);
 }
 
 PairCosts ring_costs(const std::vector<DeviceId>& ring, const Cluster& cluster) {
@@ -362,6 +431,33 @@ double slowest_adds(const std::vector<DeviceId>& group, double bytes, const Clus
   return slowest;
 }
 
+
+/// NCCL's two trees each moving half of `bytes` at once, as tree_phase lays them out, the reduce
+/// and then the broadcast, each the pipeline's fill, D (a + h / B), then the rest, a + (S/2 - h)
+/// / B, where D is the deeper tree's depth, h its first chunk (tree_chunk_bytes), a the slowest
+/// edge's latency and B the narrowest link direction's bandwidth over the transfers that cross it
+/// in that phase, both trees' edges at once (concurrent_pair_costs); plus the adds of the member
+/// that receives the most (reduction_seconds: children x S/2 over both trees; 0 on GPUs).
+double tree_estimate_seconds(const std::array<ReductionTree, 2>& trees, double bytes, const Cluster& cluster) {
+  std::vector<std::pair<DeviceId, DeviceId>> up, down;
+  std::map<DeviceId, double> received;
+  size_t depth = 0;
+  for (const ReductionTree& tree : trees) {
+    depth = std::max(depth, tree.depth);
+    for (const TreeEdge& edge : tree.edges) {
+      up.emplace_back(edge.child, edge.parent);
+      down.emplace_back(edge.parent, edge.child);
+      received[edge.parent] += bytes / 2;
+    }
+  }
+  const double half = bytes / 2, head = tree_chunk_bytes(half, depth), rest = half - head;
+  auto phase = [&](const PairCosts& c) {
+    return static_cast<double>(depth) * (c.latency + head / c.bandwidth) + (rest > 0 ? c.latency + rest / c.bandwidth : 0.0);
+  };
+  double adds = 0;
+  for (const auto& [member, in] : received) adds = std::max(adds, reduction_seconds(in, cluster.device(member)));
+  return phase(concurrent_pair_costs(up, cluster)) + phase(concurrent_pair_costs(down, cluster)) + adds;
+}
 
 }  // namespace
 
@@ -492,9 +588,16 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
       break;
     }
     case CollectiveAlgorithm::kDoubleBinaryTree: {
-      std::vector<DeviceId> reversed(group.rbegin(), group.rend());
-      tree_schedule(writer, group, bytes / 2);
-      tree_schedule(writer, reversed, bytes / 2);
+      // Both trees in chunks of the deeper one's size (NCCL sizes them by its channels' depth).
+      const auto trees = nccl_trees(group, cluster);
+      const size_t depth = std::max(trees[0].depth, trees[1].depth);
+      for (const ReductionTree& tree : trees) {
+        if (fidelity == CollectiveFidelity::kPerPhase) {
+          tree_phase(writer, tree, bytes / 2, tree_chunk_bytes(bytes / 2, depth));
+        } else {
+          tree_rounds(writer, tree, bytes / 2, tree_chunk_count(bytes / 2, depth));
+        }
+      }
       break;
     }
     case CollectiveAlgorithm::kHalvingDoubling: halving_doubling_schedule(writer, group, bytes, no_entry(n)); break;
@@ -595,15 +698,7 @@ double allreduce_estimate_seconds(CollectiveAlgorithm algorithm, const std::vect
       const double channels = static_cast<double>(rings.size());
       return 2 * (n - 1) * c.latency + 2 * (n - 1) / n * bytes / (channels * c.bandwidth) + (n - 1) * adds(bytes / n);
     }
-    case CollectiveAlgorithm::kDoubleBinaryTree: {
-      PairCosts c;
-      for (size_t j = 1; j < group.size(); ++j) {
-        c.add(group[j], group[(j - 1) / 2], cluster);
-        c.add(group[group.size() - 1 - j], group[group.size() - 1 - (j - 1) / 2], cluster);
-      }
-      double height = static_cast<double>(floor_log2(group.size()));
-      return 2 * height * (c.latency + bytes / 2 / c.bandwidth) + height * adds(bytes / 2);
-    }
+    case CollectiveAlgorithm::kDoubleBinaryTree: return tree_estimate_seconds(nccl_trees(group, cluster), bytes, cluster);
     case CollectiveAlgorithm::kHalvingDoubling: {
       PairCosts c;
       for (size_t d = 1; d < group.size(); d <<= 1) {
@@ -702,7 +797,8 @@ CollectiveAlgorithm fastest(CollectiveKind kind, std::initializer_list<Collectiv
     if (algorithm == CollectiveAlgorithm::kHierarchical && by_node(group, cluster).size() < 2) continue;
     // NCCL's choice by its own latencies (nccl_cost_model.h) where its model covers the group.
     const std::optional<NcclCollectiveTime> by_nccl =
-        nccl ? nccl_collective_time(kind, algorithm, group, bytes, cluster) : std::nullopt;
+        nccl ? nccl_collective_time(kind, algorithm, group, bytes, cluster, 1.0, NcclTimes::kTunerBelieves)
+             : std::nullopt;
     const double seconds = by_nccl ? by_nccl->seconds : collective_estimate_seconds(kind, algorithm, group, bytes, cluster);
     if (!std::isfinite(seconds)) continue;  // some pair it needs has no route
     char buffer[96];
@@ -730,8 +826,12 @@ CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::
 }
 
 CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
-                                          const Cluster& cluster, std::string* reason) {
+                                          const Cluster& cluster, std::string* reason, NcclVersion version) {
   if (kind == CollectiveKind::kAllToAll) return choose_collective_algorithm(kind, group, bytes, cluster, reason);
+  if (!version.searches_rings()) {
+    if (reason) *reason = "NCCL " + to_string(version) + " runs one ring in rank order";
+    return CollectiveAlgorithm::kRingInRankOrder;
+  }
   // NCCL's ring: across machines of several GPUs each placesim's hierarchical rings (one channel
   // per NIC), whose latency NCCL's model gives as its ring's, where the machines hold equal
   // shares of the group; else (one machine, one GPU per machine, unequal shares) a flat ring.
@@ -740,7 +840,7 @@ CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector
   const CollectiveAlgorithm ring = across && applicable(CollectiveAlgorithm::kHierarchical, group, cluster, nullptr)
                                        ? CollectiveAlgorithm::kHierarchical
                                        : CollectiveAlgorithm::kRing;
-  if (kind != CollectiveKind::kAllReduce) {
+  if (kind != CollectiveKind::kAllReduce || !version.has_trees()) {
     // One candidate: timed only for the plan's note.
     return reason ? fastest(kind, {ring}, group, bytes, cluster, reason, true) : ring;
   }

@@ -10,6 +10,7 @@
 #include "sim/cluster/cluster.h"
 #include "sim/cluster/collective_profile.h"
 #include "sim/spec/collective_algorithm.h"
+#include "sim/spec/nccl_version.h"
 
 namespace placesim {
 
@@ -66,8 +67,10 @@ std::vector<std::vector<std::vector<DeviceId>>> hierarchical_channels(const std:
                                                                       const Cluster& cluster);
 
 /// The transfers of an all-reduce of `bytes` (each device's buffer) over `group`.
-/// Ring: 2(N-1) rounds of S/N; tree: two heaps (ranks in order and reversed), each reducing then
-/// broadcasting S/2; halving-doubling: log2 N rounds each way (N must be a power of two);
+/// Ring: 2(N-1) rounds of S/N; tree: NCCL's two trees (nccl_trees.h), each reducing S/2 up and
+/// then broadcasting it down, pipelined in chunks (per round: tree_chunk_count chunks, each sent
+/// once it came from below and the one before it left; per phase: the first chunk so, the rest
+/// as one flow behind it); halving-doubling: log2 N rounds each way (N must be a power of two);
 /// hierarchical: ring reduce-scatter inside each node, ring all-reduce of each shard across
 /// nodes, ring all-gather inside each node (every node must hold the same number of devices),
 /// over each of hierarchical_channels' channels with its share;
@@ -75,8 +78,8 @@ std::vector<std::vector<std::vector<DeviceId>>> hierarchical_channels(const std:
 /// the shards to its first device, that device's copy to the node's nearest CPU, halving-doubling
 /// between the CPUs (their adds on the CPUs), the copy back, the shards out and a ring all-gather
 /// (a power-of-two number of nodes, each with the same number of devices and a CPU).
-/// Per-phase fidelity keeps the tree and halving-doubling schedules (O(N) and O(N log N) steps)
-/// and turns each ring pass into one step per ring hop: participant i sends `rounds` x chunk to
+/// Per-phase fidelity keeps the halving-doubling schedule (O(N log N) steps), runs the trees as
+/// four flows per edge (O(N)) and turns each ring pass into one step per ring hop: participant i sends `rounds` x chunk to
 /// i+1 once i and i-1 have their inputs, the latency charged `rounds` times. For a lone ring the
 /// end time is the same, 2(N-1)(a + S/(N B)) over its slowest hop; the real backend executes
 /// the per-round schedule.
@@ -120,7 +123,10 @@ bool applicable(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& grou
 /// Alpha-beta estimate of the all-reduce's time on `group`, with each hop's latency and
 /// bandwidth read from the cluster's routes (the slowest pair used counts):
 ///   ring:             2(N-1) a + 2(N-1)/N S/(C B) + (N-1) r(S/N)
-///   tree:             2 h (a + S/(2B)) + h r(S/2),  h = floor(log2 N)
+///   tree:             2 (D (a + h/B) + a + (S/2 - h)/B) + r_max, D the trees' depth, h NCCL's
+///                     first chunk (tree_chunk_bytes), B the narrowest link direction over the
+///                     transfers of a phase (both trees at once), r_max the adds of the member
+///                     receiving the most
 ///   halving-doubling: 2 log2(N) a + 2(N-1)/N S/B + r((N-1)/N S)
 ///   hierarchical:     2(g-1)(a_l + S/(g C B_l)) + 2(M-1)(a_g + S/(g C M B_g)) + (g-1) r(S/(g C))
 ///                     + (M-1) r(S/(g C M)), g per node, M nodes
@@ -156,10 +162,11 @@ CollectiveAlgorithm choose_allreduce(const std::vector<DeviceId>& group, double 
 /// The algorithm NCCL's tuner would pick, by NCCL's own times (nccl_collective_time): its ring
 /// (a flat ring in one machine or over machines of one GPU each; across machines of several
 /// `hierarchical`, its rings' one channel per NIC, where the machines hold equal shares of the
-/// group, else a flat ring) or, for an all-reduce,
-/// its tree (NCCL's docs, NCCL_ALGO: Ring, Tree). No halving-doubling, which is MPI's and Gloo's
-/// (Rabenseifner). For the GPU frameworks (Horovod, PyTorch DDP, Megatron, 3D parallelism).
+/// group, else a flat ring) or, for an all-reduce from NCCL 2.4 on, its trees (NCCL's docs,
+/// NCCL_ALGO: Ring, Tree; nccl_trees.h). NCCL 1.x: its one ring in rank order. No
+/// halving-doubling, which is MPI's and Gloo's (Rabenseifner). For the GPU frameworks (Horovod,
+/// PyTorch DDP, Megatron, 3D parallelism).
 CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
-                                          const Cluster& cluster, std::string* reason);
+                                          const Cluster& cluster, std::string* reason, NcclVersion version = {});
 
 }  // namespace placesim

@@ -20,6 +20,10 @@ constexpr double kTreeBaseLatency[3] = {6.8, 14.0, 0.0};  // baseLat[Tree]
 // hwLat[NVLink | PCI | NET][Ring | Tree]: each ring step's or tree level's latency.
 constexpr double kRingStepLatency[3][3] = {{0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}};
 constexpr double kTreeStepLatency[3][3] = {{0.6, 1.25, 28.0}, {1.0, 1.9, 28.0}, {5.0, 8.5, 28.0}};
+// A tree's Simple level as the collective takes it: NCCL's 28 us "is the latency a 256kB chunk,
+// which is ~ base lat + 256k/12GB/s" (its comment), so 28 - 21.8 = 6.2 us beyond the chunk, which
+// placesim's tree moves on the links itself (tree_phase's fill).
+constexpr double kTreeSimpleLevelBeyondChunk = 6.2;
 constexpr int kNvLink = 0, kPci = 1, kNet = 2;
 // getNetOverhead: an x86 host's network post overhead, Intel's and AMD's, x3 under Simple, a
 // floor on a ring's intra-node steps when the ring crosses machines.
@@ -31,7 +35,7 @@ constexpr double kRingPlateauBeforeAmpere = 1.9, kRingPlateauFromAmpere = 1.4;
 constexpr double kLowLatencyCapOneMachine[3] = {39.0, 87.7, 87.7};
 constexpr double kLowLatencyCapAcross[2][2] = {{39.0, 20.4}, {22.5, 19.0}};
 // treeCorrectionFactor[protocol][log2(bytes / 64)], 64 B to 256 MiB: the tree's bandwidth at
-// medium sizes, below its model.
+// medium sizes, below its model, as NCCL's tuner believes it.
 constexpr double kTreeCorrection[3][23] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
@@ -130,15 +134,16 @@ std::optional<NcclGroupShape> nccl_group_shape(const std::vector<DeviceId>& grou
 }
 
 double nccl_latency_seconds(CollectiveKind kind, CollectiveAlgorithm algorithm, NcclProtocol protocol,
-                            const NcclGroupShape& shape, double bytes) {
+                            const NcclGroupShape& shape, double bytes, NcclTimes times) {
   const int p = index_of(protocol);
   const int inside = shape.nvlink_inside ? kNvLink : kPci;
   const double ranks = static_cast<double>(shape.ranks), nodes = static_cast<double>(shape.nodes);
   if (is_tree(algorithm)) {
     const double per_node = std::floor(ranks / std::max(nodes, 1.0));
-    return (kTreeBaseLatency[p] + 2 * ((per_node - 1) * kTreeStepLatency[inside][p] +
-                                       floor_log2(nodes) * kTreeStepLatency[kNet][p])) *
-           kMicro;
+    const bool beyond_chunk = times == NcclTimes::kTaken && protocol == NcclProtocol::kSimple;
+    const double level_inside = beyond_chunk ? kTreeSimpleLevelBeyondChunk : kTreeStepLatency[inside][p];
+    const double level_across = beyond_chunk ? kTreeSimpleLevelBeyondChunk : kTreeStepLatency[kNet][p];
+    return (kTreeBaseLatency[p] + 2 * ((per_node - 1) * level_inside + floor_log2(nodes) * level_across)) * kMicro;
   }
   const bool all_reduce = kind == CollectiveKind::kAllReduce;
   const double steps = all_reduce ? 2 * (ranks - 1) : ranks - 1;
@@ -157,9 +162,17 @@ double nccl_latency_seconds(CollectiveKind kind, CollectiveAlgorithm algorithm, 
 }
 
 double nccl_bandwidth_slowdown(CollectiveKind kind, CollectiveAlgorithm algorithm, NcclProtocol protocol,
-                               const NcclGroupShape& shape, double bytes, double simple_bus_bytes_per_second) {
+                               const NcclGroupShape& shape, double bytes, double simple_bus_bytes_per_second,
+                               NcclTimes times) {
   const double cap = low_latency_cap_bytes_per_second(shape);
   if (is_tree(algorithm)) {
+    // As NCCL's tuner believes: Simple 1 / 0.92, LL 3.8 / 0.92, LL128 1 / (0.92 x 7/9) in one
+    // machine and 1 / (0.92 x 120/128) across, each / its correction at medium sizes. As taken:
+    // Simple at the links' rate, LL128 at 120 of every 128 bytes (its lines' flags), LL 3.8.
+    if (times == NcclTimes::kTaken) {
+      if (protocol == NcclProtocol::kLowLatency) return std::max(3.8, simple_bus_bytes_per_second / cap);
+      return protocol == NcclProtocol::kLowLatency128 ? 128.0 / 120.0 : 1.0;
+    }
     const int size_index = floor_log2(bytes / 64);
     const double correction = size_index < 23 ? kTreeCorrection[index_of(protocol)][size_index] : 1.0;
     double slowdown = 1 / 0.92;
@@ -192,7 +205,7 @@ bool nccl_protocol_enabled(NcclProtocol protocol, const NcclGroupShape& shape) {
 
 std::optional<NcclCollectiveTime> nccl_collective_time(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                                        const std::vector<DeviceId>& group, double bytes,
-                                                       const Cluster& cluster, double link_efficiency) {
+                                                       const Cluster& cluster, double link_efficiency, NcclTimes times) {
   if (!modelled(kind, algorithm)) return std::nullopt;
   const std::optional<NcclGroupShape> shape = nccl_group_shape(group, cluster);
   if (!shape) return std::nullopt;
@@ -208,18 +221,23 @@ std::optional<NcclCollectiveTime> nccl_collective_time(CollectiveKind kind, Coll
   best.links_seconds = wire + best.link_latency_seconds;
   const double bus = wire > 0 ? bytes * bus_bandwidth_factor(kind, static_cast<int>(group.size())) / wire
                               : std::numeric_limits<double>::infinity();
-  best.seconds = std::numeric_limits<double>::infinity();
+  auto time_with = [&](NcclProtocol protocol, NcclTimes which, double* latency) {
+    *latency = nccl_latency_seconds(kind, algorithm, protocol, *shape, bytes, which);
+    return *latency + (wire > 0 ? wire * nccl_bandwidth_slowdown(kind, algorithm, protocol, *shape, bytes, bus, which) : 0.0);
+  };
+  // NCCL runs the protocol its tuner believes fastest; the collective then takes that protocol's time.
+  double believed = std::numeric_limits<double>::infinity();
   for (NcclProtocol protocol : {NcclProtocol::kLowLatency, NcclProtocol::kLowLatency128, NcclProtocol::kSimple}) {
     if (!nccl_protocol_enabled(protocol, *shape)) continue;
-    const double latency = nccl_latency_seconds(kind, algorithm, protocol, *shape, bytes);
-    const double moving = wire > 0 ? wire * nccl_bandwidth_slowdown(kind, algorithm, protocol, *shape, bytes, bus) : 0.0;
-    const double seconds = latency + moving;
-    if (seconds < best.seconds) {
-      best.seconds = seconds;
+    double latency = 0;
+    const double seconds = time_with(protocol, NcclTimes::kTunerBelieves, &latency);
+    if (seconds < believed) {
+      believed = seconds;
       best.protocol = protocol;
       best.latency_seconds = latency;
     }
   }
+  best.seconds = times == NcclTimes::kTunerBelieves ? believed : time_with(best.protocol, times, &best.latency_seconds);
   // The links' own alpha-beta time stays a floor: the SimGrid engine's transfers charge it, and
   // both tiers then agree (the links' estimate takes the slowest hop's latency for every step).
   best.seconds = std::max(best.seconds, best.links_seconds);

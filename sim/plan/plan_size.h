@@ -9,6 +9,7 @@
 #include <cmath>
 #include <optional>
 
+#include "sim/plan/nccl_trees.h"
 #include "sim/spec/collective_algorithm.h"
 
 namespace placesim {
@@ -23,9 +24,10 @@ inline constexpr double kHostBytesPerTask = 1024;
 inline constexpr double kMaxPlanTasks = 1e8;
 
 /// Transfers of one all-reduce over `replicas` devices, `per_node` of them on each machine, as
-/// allreduce_schedule lays them out: ring 2N(N-1); tree 4(N-1); halving-doubling 2N log2 N;
+/// allreduce_schedule lays them out: ring 2N(N-1); tree 4(N-1) per chunk, at most kMaxTreeChunks
+/// (nccl_trees.h) chunks; halving-doubling 2N log2 N;
 /// hierarchical 2N(L-1) + 2N(M-1) for M machines of L devices; host halving-doubling M(2L(L-1) +
-/// 2(L-1) + 2) + 2M log2 M; per-phase fidelity: ring N, hierarchical 3N, host halving-doubling
+/// 2(L-1) + 2) + 2M log2 M; per-phase fidelity: ring N, tree 8(N-1), hierarchical 3N, host halving-doubling
 /// M(2L + 2(L-1) + 2) + 2M log2 M. Auto picks per bucket: the fewest. NCCL's channels
 /// (ring_channels_of, hierarchical_channels) multiply `ring` by `ring_channels` and
 /// hierarchical by `node_channels`; NCCL 1.x's ring in rank order is one ring.
@@ -37,7 +39,7 @@ inline double allreduce_transfers(std::optional<CollectiveAlgorithm> algorithm, 
   const bool per_phase = fidelity == CollectiveFidelity::kPerPhase;
   const double one_ring = per_phase ? n : 2 * n * (n - 1);
   const double ring = ring_channels * one_ring;
-  const double tree = 4 * (n - 1);
+  const double tree = per_phase ? 8 * (n - 1) : 4 * (n - 1) * static_cast<double>(kMaxTreeChunks);
   const double halving_doubling = 2 * n * std::ceil(std::log2(n));
   const double hierarchical =
       node_channels * (per_phase ? 3 * n : 2 * n * (per_machine - 1) + 2 * n * (n / per_machine - 1));

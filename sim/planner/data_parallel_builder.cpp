@@ -160,7 +160,8 @@ ExecutionPlan build_data_parallel_plan(const OpGraph& graph, const Cluster& clus
     std::string reason;
     bucket_algorithm[b] =
         options.algorithm ? *options.algorithm
-        : nccl ? choose_nccl_algorithm(CollectiveKind::kAllReduce, options.replicas, buckets[b].bytes, cluster, &reason)
+        : nccl ? choose_nccl_algorithm(CollectiveKind::kAllReduce, options.replicas, buckets[b].bytes, cluster, &reason,
+                                      options.communication.nccl_version)
                : choose_allreduce(options.replicas, buckets[b].bytes, cluster, &reason);
     if (notes && replicas > 1 && !options.algorithm && (b == 0 || bucket_algorithm[b] != bucket_algorithm[b - 1])) {
       notes->push_back("all-reduce of bucket " + std::to_string(b) + " (" + megabytes(buckets[b].bytes) + "): auto picked " +

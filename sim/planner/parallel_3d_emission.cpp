@@ -80,7 +80,7 @@ CollectiveAlgorithm Parallel3dEmission::algorithm_for(CollectiveKind kind, const
     }
     algorithm = *options.algorithm;
   } else {
-    algorithm = choose_nccl_algorithm(kind, group, bytes, cluster, &why);
+    algorithm = choose_nccl_algorithm(kind, group, bytes, cluster, &why, options.communication.nccl_version);
   }
   picked_.emplace(key, algorithm);
   return algorithm;

@@ -23,14 +23,14 @@ inline const std::vector<std::string> kStrategy = {"name",     "cluster",     "p
 inline const std::vector<std::string> kDataParallel = {"replicas",     "mode",      "aggregation", "num_ps",
                                                        "ps_devices",   "sharding",  "algorithm",   "bucket_bytes",
                                                        "overlap",      "local_aggregation", "framework",
-                                                       "transport",    "concurrent_collectives"};
+                                                       "transport",    "concurrent_collectives", "nccl_version"};
 
 /// `parallelism` of a strategy (sim/scenario/parallelism_reader.cpp).
 inline const std::vector<std::string> kParallelism = {
     "tensor", "pipeline", "data", "context", "expert", "devices", "device_order", "micro_batches", "schedule", "virtual_stages",
     "column_parallel", "row_parallel", "algorithm", "bucket_bytes", "sequence_parallel", "tp_comm_overlap", "scatter_gather",
     "selective_recompute", "selective_recompute_ops", "zero", "fsdp", "tied_embeddings", "stage_split",
-    "framework", "transport", "concurrent_collectives", "stage_replicas", "stage_ops"};
+    "framework", "transport", "concurrent_collectives", "nccl_version", "stage_replicas", "stage_ops"};
 
 /// `run`.
 inline const std::vector<std::string> kRun = {"mode",      "steps", "batch_size",           "precision",         "seed",

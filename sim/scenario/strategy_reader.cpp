@@ -149,6 +149,12 @@ CommunicationOptions read_communication(const JsonReader& reader, Aggregation ag
                                 " has no parameter servers: use \"aggregation\": \"allreduce\", or \"tensorflow-1\"");
   }
   if (reader.has("transport")) options.transport = read_transport(reader);
+  if (reader.has("nccl_version")) {
+    const JsonReader version = reader.at("nccl_version");
+    const std::optional<NcclVersion> parsed = parse_nccl_version(version.as_string());
+    if (!parsed) version.fail("expected NCCL's release as \"MAJOR.MINOR\" (1.x or 2.x, e.g. \"2.2\"), got \"" + version.as_string() + "\"");
+    options.nccl_version = *parsed;
+  }
   options.concurrent_collectives = reader.integer_or("concurrent_collectives", 1, 1, 64);
   return options;
 }

@@ -9,7 +9,7 @@ namespace placesim {
 
 enum class CollectiveAlgorithm {
   kRing,              ///< reduce-scatter then all-gather around a ring (NCCL ring)
-  kDoubleBinaryTree,  ///< two complementary binary trees, each reducing then broadcasting half
+  kDoubleBinaryTree,  ///< NCCL's trees: machines chained inside, two binary trees across, each half up then down
   kHalvingDoubling,   ///< recursive halving reduce-scatter, recursive doubling all-gather
   kHierarchical,      ///< reduce-scatter inside each node, all-reduce across nodes, all-gather inside
   /// Gloo's CUDA halving-doubling as Caffe2 ran it (Goyal et al. 2017): each node reduces onto its

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/cluster/transport.h"
+#include "sim/spec/nccl_version.h"
 
 namespace placesim {
 
@@ -27,6 +28,8 @@ bool has_parameter_servers(Framework framework);
 struct CommunicationOptions {
   Framework framework = Framework::kLinksOnly;
   std::optional<Transport> transport;  ///< overrides the framework's choice between machines
+  /// The NCCL release of its NCCL collectives: the algorithms `auto` picks among.
+  NcclVersion nccl_version{};
   /// Data-parallel gradient collectives of one device in flight at once: the k-th waits for the
   /// (k - c)-th to end. 1: one communication stream (NCCL under PyTorch DDP, Horovod, Megatron,
   /// TensorFlow 1.x); Caffe2's Gloo all-reduces ran up to 4 (data_parallel_model.py,

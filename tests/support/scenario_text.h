@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "sim/core/input_error.h"
 #include "sim/scenario/scenario_loader.h"
@@ -16,6 +17,22 @@ inline Scenario scenario_from_json(const Json& document) {
 }
 
 inline Scenario scenario_from_text(const std::string& text) { return scenario_from_json(Json::parse(text)); }
+
+/// The cluster of a bundled template (hardware_profiles/clusters/), as a scenario reads it.
+inline Cluster template_cluster(const std::string& template_name) {
+  return scenario_from_text(R"({"model": {"zoo": "mlp"}, "cluster": {"template": ")" + template_name +
+                            R"("}, "strategy": {"data_parallel": {"replicas": 2}}})")
+      .cluster;
+}
+
+/// The first `count` GPUs of `cluster`, in device order.
+inline std::vector<DeviceId> first_gpus(const Cluster& cluster, size_t count) {
+  std::vector<DeviceId> ids;
+  for (DeviceId id = 0; id < cluster.devices().size() && ids.size() < count; ++id) {
+    if (cluster.device(id).spec.kind == DeviceKind::kGpu) ids.push_back(id);
+  }
+  return ids;
+}
 
 /// The `model` block (JSON text) in fp16 with Adam, batch 8 per data-parallel replica, on `nodes`
 /// DGX A100s over InfiniBand HDR, with the `parallelism` block and `simulation` options given.

@@ -59,6 +59,29 @@ inline Cluster gpus(size_t n, const DeviceSpec& spec = round_gpu()) {
   return cluster;
 }
 
+/// `machines` machines of one GPU each (round_gpu), every two joined by a link of `bandwidth` and
+/// `latency`; or (`switched`) each by one such link to one switch.
+inline Cluster one_gpu_machines(size_t machines, double bandwidth, double latency, bool switched = false) {
+  Cluster cluster;
+  cluster.name = "test";
+  for (size_t i = 0; i < machines; ++i) {
+    ClusterDevice device;
+    device.name = DeviceName{"m" + std::to_string(i), 0, 0, DeviceKind::kGpu, 0};
+    device.spec = round_gpu();
+    device.node = static_cast<int>(i);
+    cluster.add_device(device, "GPU:" + std::to_string(i));
+  }
+  if (switched) {
+    const VertexId hub = cluster.add_switch("switch");
+    for (size_t i = 0; i < machines; ++i) cluster.add_link(i, hub, round_link(bandwidth, latency));
+    return cluster;
+  }
+  for (size_t i = 0; i < machines; ++i) {
+    for (size_t j = i + 1; j < machines; ++j) cluster.add_link(i, j, round_link(bandwidth, latency));
+  }
+  return cluster;
+}
+
 inline Task compute_task(DeviceId device, double flops, double memory_bytes = 0, OpKind kind = OpKind::kMatMul) {
   Task task;
   task.kind = TaskKind::kCompute;

@@ -31,6 +31,12 @@ Cluster ring(size_t n) {
   return cluster;
 }
 
+// N machines of one GPU each, every two joined by a link of B and a; or (`switched`) each by one
+// link of B and a to one switch.
+Cluster machines_of_one_gpu(size_t n, bool switched = false) {
+  return testing::one_gpu_machines(n, kBandwidth, kLatency, switched);
+}
+
 std::vector<DeviceId> all(size_t n) {
   std::vector<DeviceId> group(n);
   for (size_t i = 0; i < n; ++i) group[i] = i;
@@ -280,15 +286,43 @@ TEST(RingAllReduce, TwoConcurrentRingsShareTheLinks) {
   }
 }
 
-TEST(TreeAllReduce, MatchesTwoTimesHeightTimesLatencyPlusHalfTheBufferOverB) {
+// NCCL's trees in one machine: both trees are the chain 0-1-...-(N-1) (every pair alike: the
+// search's first order), depth D = N - 1, each half S/2 = 5e7 reduced up it and then broadcast
+// down it; each way of each link carries both trees' halves at once, B/2 each. NCCL's chunk:
+// 5e7 / 512 KiB = 95 >= 8 D, so h = 512 KiB. Per phase (and the estimate): each phase the fill,
+// D (a + h / (B/2)), then the rest, a + (S/2 - h) / (B/2). Per round: 64 chunks of c = S/2 / 64
+// (kMaxTreeChunks; NCCL's would be 96), each phase (64 + D - 1)(a + c / (B/2)).
+TEST(TreeAllReduce, IsTheChainsPipelineUpThenDown) {
   for (size_t n : {4, 8}) {
-    const double bytes = 1e8;
-    const double height = std::floor(std::log2(static_cast<double>(n)));
-    const double expected = 2 * height * (kLatency + bytes / 2 / kBandwidth);
-    EXPECT_NEAR(simulate_allreduce(full_mesh(n), CollectiveAlgorithm::kDoubleBinaryTree, bytes), expected,
-                expected * 0.01)
+    const double bytes = 1e8, half = bytes / 2, depth = static_cast<double>(n - 1), head = 524288, rate = kBandwidth / 2;
+    const double per_phase = 2 * (depth * (kLatency + head / rate) + kLatency + (half - head) / rate);
+    EXPECT_NEAR(allreduce_estimate_seconds(CollectiveAlgorithm::kDoubleBinaryTree, all(n), bytes, full_mesh(n)),
+                per_phase, 1e-12)
+        << n;
+    EXPECT_NEAR(simulate_allreduce(full_mesh(n), CollectiveAlgorithm::kDoubleBinaryTree, bytes), per_phase,
+                per_phase * 1e-6)
+        << n << " devices";
+    const double chunk = half / 64;
+    const double per_round = 2 * (64 + depth - 1) * (kLatency + chunk / rate);
+    EXPECT_NEAR(simulate_allreduce(full_mesh(n), CollectiveAlgorithm::kDoubleBinaryTree, bytes,
+                                   CollectiveFidelity::kPerRound),
+                per_round, per_round * 1e-6)
         << n << " devices";
   }
+}
+
+// Across machines of one GPU each (every two joined by a link of B and a): the two binary trees
+// over 8 machines are 3 deep (0 -> 4 -> {2, 6} -> {1, 3, 5, 7}, and its mirror); a machine inner
+// in one tree is a leaf in the other, so in each phase every link way carries one half: S/2 at B.
+// 1 MB: NCCL's chunk 64 KiB (500,000 / 512 KiB < 8 x 3: halved to 128 KiB, the first floor;
+// 3.8 < 4 x 3: 64 KiB, the second; 7.6 >= 3), per phase 3 (a + 65,536 / B) + a + (S/2 - 65,536) / B.
+TEST(TreeAllReduce, TwoBinaryTreesAcrossMachinesMoveHalfTheBufferOnEachLink) {
+  const Cluster cluster = machines_of_one_gpu(8);
+  const double bytes = 1e6, half = bytes / 2, head = 65536;
+  const double expected = 2 * (3 * (kLatency + head / kBandwidth) + kLatency + (half - head) / kBandwidth);
+  EXPECT_NEAR(allreduce_estimate_seconds(CollectiveAlgorithm::kDoubleBinaryTree, all(8), bytes, cluster), expected,
+              1e-12);
+  EXPECT_NEAR(simulate_allreduce(cluster, CollectiveAlgorithm::kDoubleBinaryTree, bytes), expected, expected * 1e-6);
 }
 
 TEST(HalvingDoublingAllReduce, MatchesTwoLogNLatenciesPlusTwoNMinusOneOverNTimesSOverB) {
@@ -487,11 +521,13 @@ TEST(HostHalvingDoubling, ReducesInsideEachMachineThenBetweenItsHostsAndBroadcas
   EXPECT_NE(why.find("power-of-two number of machines"), std::string::npos) << why;
 }
 
-// Small messages are latency-bound: a logarithmic algorithm wins (the tree when the group is
-// not a power of two); large ones are bandwidth-bound: the ring's 2(N-1)/N S/B wins over the
-// tree's log N x S/B.
+// Small messages are latency-bound: across 12 machines of one GPU behind a switch a logarithmic
+// algorithm wins (the two binary trees, 4 deep: 8 routes' latencies against the ring's 22; 12 is
+// no power of two for halving-doubling); large ones are bandwidth-bound: the ring's 2(N-1)/N S/B
+// wins over the trees' S/B up and S/B down (a machine inner in one tree takes two children's
+// halves through its one link).
 TEST(AutoAllReduce, PicksALogarithmicAlgorithmForSmallMessagesAndTheRingForLargeOnes) {
-  Cluster cluster = full_mesh(12);
+  Cluster cluster = machines_of_one_gpu(12, true);
   std::string reason;
   EXPECT_EQ(choose_allreduce(all(12), 1e3, cluster, &reason), CollectiveAlgorithm::kDoubleBinaryTree) << reason;
   EXPECT_EQ(choose_allreduce(all(12), 1e9, cluster, &reason), CollectiveAlgorithm::kRing) << reason;
@@ -499,15 +535,13 @@ TEST(AutoAllReduce, PicksALogarithmicAlgorithmForSmallMessagesAndTheRingForLarge
 }
 
 // On 8 equal links halving-doubling moves the ring's bytes, 2 (7/8) S / B, with 2 log2 8 = 6
-// latencies instead of 2 x 7 = 14: it wins every size. NCCL has no halving-doubling, so the
-// choice for GPU frameworks (3D parallelism) is NCCL's own by its latencies (nccl_cost_model.h),
-// each no less than the links' alpha-beta time: at 1 KB the ring's 14 hops of 5 us (70.2 us,
-// over NCCL's LL 6.6 + 14 x 1.0 + 4 x 0.175 = 21.3 us) against the tree's 2 x 3 x 5 us + 0.3 us =
-// 30.3 us (over NCCL's 22.0 us): the tree; at 1 GB the ring.
-// On a full mesh of 8 GPUs a small all-reduce is fastest by halving-doubling (2 log2 8 = 6
-// latencies, where the ring takes 14 and the trees 6 plus 3 S/B); NCCL has no halving-doubling
-// and takes its tree, and for a large one its rings (several at once, its channels, over the
-// mesh's many links).
+// latencies instead of 2 x 7 = 14: it wins every size; in one machine NCCL's tree is a chain, 14
+// latencies too. NCCL has no halving-doubling, so the choice for GPU frameworks (3D parallelism)
+// is NCCL's own by its latencies (nccl_cost_model.h), each no less than the links' alpha-beta
+// time: on 8 machines of one GPU behind a switch at 1 KB the ring's 14 routes of 10 us (140 us,
+// over NCCL's LL 6.6 + 16 x 2.7 = 49.8 us) against the trees' 2 x 3 levels (60 us, over NCCL's
+// LL 6.8 + 2 x 3 x 5.0 = 36.8 us): the tree; at 1 GB the ring, in one machine too (its channels
+// over the mesh's links).
 TEST(AutoAllReduce, NcclsChoiceLeavesOutHalvingDoubling) {
   Cluster cluster = full_mesh(8);
   std::string reason;
@@ -515,8 +549,19 @@ TEST(AutoAllReduce, NcclsChoiceLeavesOutHalvingDoubling) {
   EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllReduce, all(8), 1e9, cluster, &reason), CollectiveAlgorithm::kRing)
       << reason;
   EXPECT_EQ(reason.find("halving_doubling"), std::string::npos) << reason;
-  EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllReduce, all(8), 1e3, cluster, &reason),
+  const Cluster machines = machines_of_one_gpu(8, true);
+  EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllReduce, all(8), 1e3, machines, &reason),
             CollectiveAlgorithm::kDoubleBinaryTree)
+      << reason;
+  EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllReduce, all(8), 1e9, machines, &reason),
+            CollectiveAlgorithm::kRing)
+      << reason;
+  // Before NCCL 2.4 there were no trees: its ring; NCCL 1.x: its one ring in rank order.
+  EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllReduce, all(8), 1e3, machines, &reason, NcclVersion{2, 3}),
+            CollectiveAlgorithm::kRing)
+      << reason;
+  EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllReduce, all(8), 1e3, machines, &reason, NcclVersion{1, 1}),
+            CollectiveAlgorithm::kRingInRankOrder)
       << reason;
   EXPECT_EQ(choose_nccl_algorithm(CollectiveKind::kAllGather, all(8), 1e9, cluster, &reason), CollectiveAlgorithm::kRing)
       << reason;

@@ -117,16 +117,21 @@ TEST(NcclCostModel, AmdHostsPayTheirOwnNetworkOverheadAndLowLatencyCap) {
 }
 
 // 8 PCIe P100s in one machine, an all-gather: 7 steps, none across machines, no plateau:
-// Simple 8.4 + 7 x 5.7 = 48.3 us. A tree all-reduce of 32 ranks on 4 NVLink machines: Simple
-// 2 x ((8 - 1) x 28 + log2(4) x 28) = 504 us; LL 6.8 + 2 x (7 x 0.6 + 2 x 5.0) = 35.2 us.
+// Simple 8.4 + 7 x 5.7 = 48.3 us. A tree all-reduce of 32 ranks on 4 NVLink machines: Simple as
+// NCCL's tuner believes it 2 x ((8 - 1) x 28 + log2(4) x 28) = 504 us, as taken 2 x (7 + 2) x
+// 6.2 = 111.6 us (the 28 us less a 256 KiB chunk at 12 GB/s, 21.8 us, which placesim's tree moves
+// on the links); LL 6.8 + 2 x (7 x 0.6 + 2 x 5.0) = 35.2 us either way.
 TEST(NcclCostModel, OneMachineRingsAndTreesTakeTheirOwnSteps) {
   EXPECT_NEAR(nccl_latency_seconds(CollectiveKind::kAllGather, CollectiveAlgorithm::kRing, NcclProtocol::kSimple,
                                    shape(8, 1, false, 60), 1e6),
               48.3 * kUs, 1e-9);
   const NcclGroupShape four_machines = shape(32, 4, true, 80);
   EXPECT_NEAR(nccl_latency_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kDoubleBinaryTree,
-                                   NcclProtocol::kSimple, four_machines, 1e6),
+                                   NcclProtocol::kSimple, four_machines, 1e6, NcclTimes::kTunerBelieves),
               504 * kUs, 1e-9);
+  EXPECT_NEAR(nccl_latency_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kDoubleBinaryTree,
+                                   NcclProtocol::kSimple, four_machines, 1e6),
+              111.6 * kUs, 1e-9);
   EXPECT_NEAR(nccl_latency_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kDoubleBinaryTree,
                                    NcclProtocol::kLowLatency, four_machines, 1e6),
               35.2 * kUs, 1e-9);
@@ -135,7 +140,9 @@ TEST(NcclCostModel, OneMachineRingsAndTreesTakeTheirOwnSteps) {
 // Bandwidth against Simple's: a ring LL all-reduce across 3+ machines moves a quarter, and no more
 // than LL's 20.4 GB/s cap (at 100 GB/s of Simple bus bandwidth: 100 / 20.4 = 4.902x); an LL
 // all-gather in one machine a third; LL128 0.92 (0.7 with one GPU per machine). A tree's Simple
-// at 1 MiB: 1 / 0.92 / 0.5 (NCCL's tree correction at log2(1 MiB / 64) = 14) = 2.1739.
+// at 1 MiB as NCCL's tuner believes it: 1 / 0.92 / 0.5 (its tree correction at log2(1 MiB / 64)
+// = 14) = 2.1739; as taken (a measured tree, docs/communication.md): 1; LL 3.8, LL128 128/120 in
+// and across machines.
 TEST(NcclCostModel, ProtocolsMoveTheirShareOfTheBandwidth) {
   const NcclGroupShape three_machines = shape(24, 3, true, 80);
   EXPECT_DOUBLE_EQ(nccl_bandwidth_slowdown(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing,
@@ -154,8 +161,20 @@ TEST(NcclCostModel, ProtocolsMoveTheirShareOfTheBandwidth) {
                                            NcclProtocol::kLowLatency128, shape(4, 4, true, 80), 1e6, 10e9),
                    1 / 0.7);
   EXPECT_NEAR(nccl_bandwidth_slowdown(CollectiveKind::kAllReduce, CollectiveAlgorithm::kDoubleBinaryTree,
-                                      NcclProtocol::kSimple, three_machines, 1 << 20, 10e9),
+                                      NcclProtocol::kSimple, three_machines, 1 << 20, 10e9, NcclTimes::kTunerBelieves),
               1 / 0.92 / 0.5, 1e-12);
+  EXPECT_DOUBLE_EQ(nccl_bandwidth_slowdown(CollectiveKind::kAllReduce, CollectiveAlgorithm::kDoubleBinaryTree,
+                                           NcclProtocol::kSimple, three_machines, 1 << 20, 10e9),
+                   1.0);
+  EXPECT_DOUBLE_EQ(nccl_bandwidth_slowdown(CollectiveKind::kAllReduce, CollectiveAlgorithm::kDoubleBinaryTree,
+                                           NcclProtocol::kLowLatency, three_machines, 1 << 20, 10e9),
+                   3.8);
+  EXPECT_DOUBLE_EQ(nccl_bandwidth_slowdown(CollectiveKind::kAllReduce, CollectiveAlgorithm::kDoubleBinaryTree,
+                                           NcclProtocol::kLowLatency128, shape(8, 1, true, 80), 1 << 20, 10e9),
+                   128.0 / 120.0);
+  EXPECT_DOUBLE_EQ(nccl_bandwidth_slowdown(CollectiveKind::kAllReduce, CollectiveAlgorithm::kDoubleBinaryTree,
+                                           NcclProtocol::kLowLatency128, three_machines, 1 << 20, 10e9),
+                   128.0 / 120.0);
   EXPECT_TRUE(nccl_protocol_enabled(NcclProtocol::kLowLatency128, shape(8, 1, true, 80)));
   EXPECT_FALSE(nccl_protocol_enabled(NcclProtocol::kLowLatency128, shape(8, 1, false, 80)));  // PCIe
   EXPECT_FALSE(nccl_protocol_enabled(NcclProtocol::kLowLatency128, shape(8, 1, true, 60)));   // P100

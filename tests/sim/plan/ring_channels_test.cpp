@@ -16,19 +16,9 @@
 namespace placesim {
 namespace {
 
-Cluster cluster_of(const std::string& template_name) {
-  return testing::scenario_from_text(R"({"model": {"zoo": "mlp"}, "cluster": {"template": ")" + template_name +
-                                     R"("}, "strategy": {"data_parallel": {"replicas": 2}}})")
-      .cluster;
-}
+Cluster cluster_of(const std::string& template_name) { return testing::template_cluster(template_name); }
 
-std::vector<DeviceId> gpus(const Cluster& cluster, size_t count) {
-  std::vector<DeviceId> ids;
-  for (DeviceId id = 0; id < cluster.devices().size() && ids.size() < count; ++id) {
-    if (cluster.device(id).spec.kind == DeviceKind::kGpu) ids.push_back(id);
-  }
-  return ids;
-}
+std::vector<DeviceId> gpus(const Cluster& cluster, size_t count) { return testing::first_gpus(cluster, count); }
 
 /// How many rings leave each GPU over each link direction: (from, to) GPU index pairs -> rings.
 std::map<std::pair<size_t, size_t>, int> hops_per_pair(const std::vector<std::vector<DeviceId>>& rings,
