@@ -809,7 +809,7 @@ CollectiveAlgorithm fastest(CollectiveKind kind, std::initializer_list<Collectiv
       best = algorithm;
     }
   }
-  if (reason) *reason = "estimates: " + text;
+  if (reason) *reason = (nccl ? "NCCL's tuner's times: " : "estimates: ") + text;
   return best;
 }
 

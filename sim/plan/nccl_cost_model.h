@@ -4,7 +4,8 @@
 // wire, by link type (NVLink, PCIe, network) and protocol (LL, LL128, Simple), and each
 // protocol's share of the bandwidth. placesim keeps its own bandwidth term (the algorithm's
 // alpha-beta estimate over the cluster's links) and puts NCCL's latencies in place of the links'.
-// docs/communication.md, "NCCL's latency and protocols".
+// NCCL picks by what its tuner believes; a tree then takes what a measured tree shows (NcclTimes).
+// docs/communication.md, "NCCL's latency and protocols" and "NCCL's trees".
 #pragma once
 
 #include <optional>

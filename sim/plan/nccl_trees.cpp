@@ -41,7 +41,7 @@ std::vector<DeviceId> ring_cut_open(const std::vector<DeviceId>& members, const 
 /// least `floor` bandwidth, from member 0 (else from each later one in turn); empty when none or
 /// out of budget.
 std::vector<size_t> chain_at(const std::vector<std::vector<double>>& bandwidth, double floor, size_t* budget,
-                               bool* out_of_budget) {
+                             bool* out_of_budget) {
   const size_t n = bandwidth.size();
   std::vector<size_t> path;
   std::vector<bool> used(n, false);
