@@ -32,20 +32,6 @@ size_t floor_log2(size_t n) {
   return log;
 }
 
-/// Devices of the group per cluster node, in group order.
-std::vector<std::vector<DeviceId>> members_by_node(const std::vector<DeviceId>& group, const Cluster& cluster) {
-  std::map<int, std::vector<DeviceId>> nodes;
-  std::vector<int> order;
-  for (DeviceId d : group) {
-    int node = cluster.device(d).node;
-    if (!nodes.count(node)) order.push_back(node);
-    nodes[node].push_back(d);
-  }
-  std::vector<std::vector<DeviceId>> result;
-  for (int node : order) result.push_back(std::move(nodes[node]));
-  return result;
-}
-
 /// The group's devices per node, each node's in topology-ring order.
 std::vector<std::vector<DeviceId>> by_node(const std::vector<DeviceId>& group, const Cluster& cluster) {
   std::vector<std::vector<DeviceId>> result = members_by_node(group, cluster);
@@ -461,6 +447,19 @@ double tree_estimate_seconds(const std::array<ReductionTree, 2>& trees, double b
 
 }  // namespace
 
+std::vector<std::vector<DeviceId>> members_by_node(const std::vector<DeviceId>& group, const Cluster& cluster) {
+  std::map<int, std::vector<DeviceId>> nodes;
+  std::vector<int> order;
+  for (DeviceId d : group) {
+    int node = cluster.device(d).node;
+    if (!nodes.count(node)) order.push_back(node);
+    nodes[node].push_back(d);
+  }
+  std::vector<std::vector<DeviceId>> result;
+  for (int node : order) result.push_back(std::move(nodes[node]));
+  return result;
+}
+
 std::vector<DeviceId> topology_ring(const std::vector<DeviceId>& group, const Cluster& cluster) {
   if (group.size() < 3) return group;
   auto& memo = cluster.ring_memo();
@@ -794,7 +793,7 @@ CollectiveAlgorithm fastest(CollectiveKind kind, std::initializer_list<Collectiv
   std::string text;
   for (CollectiveAlgorithm algorithm : candidates) {
     if (!applicable(algorithm, group, cluster, nullptr)) continue;
-    if (algorithm == CollectiveAlgorithm::kHierarchical && by_node(group, cluster).size() < 2) continue;
+    if (algorithm == CollectiveAlgorithm::kHierarchical && members_by_node(group, cluster).size() < 2) continue;
     // NCCL's choice by its own latencies (nccl_cost_model.h) where its model covers the group.
     const std::optional<NcclCollectiveTime> by_nccl =
         nccl ? nccl_collective_time(kind, algorithm, group, bytes, cluster, 1.0, NcclTimes::kTunerBelieves)
@@ -835,7 +834,7 @@ CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector
   // NCCL's ring: across machines of several GPUs each placesim's hierarchical rings (one channel
   // per NIC), whose latency NCCL's model gives as its ring's, where the machines hold equal
   // shares of the group; else (one machine, one GPU per machine, unequal shares) a flat ring.
-  const size_t machines = by_node(group, cluster).size();
+  const size_t machines = members_by_node(group, cluster).size();
   const bool across = machines > 1 && machines < group.size();
   const CollectiveAlgorithm ring = across && applicable(CollectiveAlgorithm::kHierarchical, group, cluster, nullptr)
                                        ? CollectiveAlgorithm::kHierarchical

@@ -34,6 +34,10 @@ struct CollectiveStep {
 /// traffic still outruns the link, so the add costs them no time: 0.
 double reduction_seconds(double bytes, const ClusterDevice& device);
 
+/// The group's devices per cluster node (machine), machines in order of first appearance, each
+/// machine's devices in group order.
+std::vector<std::vector<DeviceId>> members_by_node(const std::vector<DeviceId>& group, const Cluster& cluster);
+
 /// The group reordered into a ring that follows the topology, as NCCL searches for rings over
 /// NVLink: from the first device, repeatedly the nearest unvisited one (the routing metric: the
 /// sum over hops of latency + 1 MiB / bandwidth; ties keep group order): region_ring where the

@@ -157,14 +157,7 @@ std::vector<DeviceId> node_chain(const std::vector<DeviceId>& members, const Clu
 }
 
 std::array<ReductionTree, 2> nccl_trees(const std::vector<DeviceId>& group, const Cluster& cluster) {
-  // Members per machine, machines in order of first appearance.
-  std::map<int, size_t> machine_index;
-  std::vector<std::vector<DeviceId>> machines;
-  for (DeviceId d : group) {
-    auto [it, added] = machine_index.emplace(cluster.device(d).node, machines.size());
-    if (added) machines.emplace_back();
-    machines[it->second].push_back(d);
-  }
+  const std::vector<std::vector<DeviceId>> machines = members_by_node(group, cluster);
   std::map<DeviceId, std::vector<DeviceId>> inside;  // chain edges: parent -> its child
   std::vector<DeviceId> heads;
   for (const auto& members : machines) {
