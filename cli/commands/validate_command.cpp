@@ -10,6 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/backend_options.h"
+#include "sim/session/collective_validation.h"
 #include "sim/session/published_validation.h"
 #include "sim/core/atomic_file.h"
 #include "sim/core/input_error.h"
@@ -23,14 +24,14 @@ Command add_validate_command(CLI::App& app, const GlobalOptions& global) {
     std::string output_directory;
     bool details = false;
     bool scaling = false;
+    bool collectives = false;
   };
   auto options = std::make_shared<Options>();
   CLI::App* command = app.add_subcommand(
       "validate",
       "Compare predictions with published figures (scenario files or directories), or with --backend, with "
       "measurements on this machine; ends with the MAPE line");
-  command->add_option("scenarios", options->scenarios, "Scenario files or directories (plans too, with --backend)")
-      ->required();
+  command->add_option("scenarios", options->scenarios, "Scenario files or directories (plans too, with --backend)");
   add_backend_options(command, &options->backend);
   command->add_option("--output-dir", options->output_directory,
                       "Write NAME.comparison.json and NAME.comparison.csv per case into this directory");
@@ -38,7 +39,22 @@ Command add_validate_command(CLI::App& app, const GlobalOptions& global) {
   command->add_flag("--scaling", options->scaling,
                     "Published figures: first print each data-parallel case's scaling efficiency against its "
                     "scenario's one-replica case, published and predicted (compute errors cancel)");
+  command->add_flag("--collectives", options->collectives,
+                    "Instead of scenarios: every measured nccl-tests curve a bundled cluster template names against "
+                    "placesim's collective model on the template's links (no curve); mean |error| by size, with "
+                    "--details every point");
   return {command, [options, &global, command] {
+            if (options->collectives) {
+              if (!options->scenarios.empty() || command->get_option("--backend")->count() > 0) {
+                throw InputError("--collectives", "", "takes no scenarios and no --backend: it checks the bundled "
+                                 "clusters' measured collective curves");
+              }
+              std::cout << collective_check_table(check_collective_curves(global.catalog()), options->details);
+              return 0;
+            }
+            if (options->scenarios.empty()) {
+              throw InputError("scenarios", "", "none given: name scenario files or directories (or --collectives)");
+            }
             if (command->get_option("--backend")->count() == 0) {
               std::vector<PublishedCase> cases =
                   validate_published(options->scenarios, global.catalog(), !options->backend.quiet);

@@ -181,5 +181,38 @@ TEST(ValidatePublished, ScenariosWithoutPublishedFiguresAreAnInputError) {
   EXPECT_NE(result.output.find("no strategy with a \"published\" figure"), std::string::npos) << result.output;
 }
 
+// `validate --collectives`: the measured collective curves against the link model, every
+// point's error the one its two times give, and the summary line; it takes no scenarios.
+TEST(ValidateCollectives, EachPointsErrorIsItsTwoTimesAndTheSummaryEnds) {
+  CommandResult result = run_placesim({"validate", "--collectives", "--details"}, PLACESIM_SOURCE_DIR);
+  ASSERT_EQ(result.exit_status, 0) << result.output;
+  std::istringstream lines(result.output);
+  std::string line;
+  std::regex point(R"(^\S+\s+\S+\s+\d+\s+\S+\s+([0-9.]+)\s+([0-9.]+)\s+\S+\s+\S+\s+([+-]\d+\.\d)%$)");
+  int points = 0;
+  while (std::getline(lines, line)) {
+    std::smatch match;
+    if (!std::regex_match(line, match, point)) continue;
+    const double measured = std::stod(match[1]), predicted = std::stod(match[2]);
+    EXPECT_NEAR(std::stod(match[3]), 100 * (predicted - measured) / measured, 0.05 + 100 * 0.005 * (measured + predicted) / (measured * measured)) << line;
+    ++points;
+  }
+  EXPECT_GT(points, 400);
+  std::smatch summary;
+  ASSERT_TRUE(std::regex_search(result.output, summary,
+                                std::regex(R"(Collectives: mean \|error\| \S+%, median \S+% over (\d+) measured points)")))
+      << result.output;
+  EXPECT_EQ(std::stoi(summary[1]), points);
+
+  CommandResult with_scenario =
+      run_placesim({"validate", "--collectives", "scenarios/validation/tf_dgx1_p100_resnet50_ps_cpu.json"},
+                   PLACESIM_SOURCE_DIR);
+  EXPECT_EQ(with_scenario.exit_status, 2) << with_scenario.output;
+  EXPECT_NE(with_scenario.output.find("--collectives: takes no scenarios"), std::string::npos) << with_scenario.output;
+  CommandResult nothing = run_placesim({"validate"}, PLACESIM_SOURCE_DIR);
+  EXPECT_EQ(nothing.exit_status, 2) << nothing.output;
+  EXPECT_NE(nothing.output.find("scenarios: none given"), std::string::npos) << nothing.output;
+}
+
 }  // namespace
 }  // namespace placesim
