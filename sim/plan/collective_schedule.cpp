@@ -824,6 +824,15 @@ CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::
   return fastest(kind, {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kHierarchical}, group, bytes, cluster, reason);
 }
 
+CollectiveAlgorithm nccl_ring_algorithm(const std::vector<DeviceId>& group, const Cluster& cluster) {
+  // Across machines placesim's hierarchical rings, whose latency NCCL's model gives as its ring's.
+  const size_t machines = members_by_node(group, cluster).size();
+  const bool across = machines > 1 && machines < group.size();
+  return across && applicable(CollectiveAlgorithm::kHierarchical, group, cluster, nullptr)
+             ? CollectiveAlgorithm::kHierarchical
+             : CollectiveAlgorithm::kRing;
+}
+
 CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
                                           const Cluster& cluster, std::string* reason, NcclVersion version) {
   if (kind == CollectiveKind::kAllToAll) return choose_collective_algorithm(kind, group, bytes, cluster, reason);
@@ -831,14 +840,7 @@ CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector
     if (reason) *reason = "NCCL " + to_string(version) + " runs one ring in rank order";
     return CollectiveAlgorithm::kRingInRankOrder;
   }
-  // NCCL's ring: across machines of several GPUs each placesim's hierarchical rings (one channel
-  // per NIC), whose latency NCCL's model gives as its ring's, where the machines hold equal
-  // shares of the group; else (one machine, one GPU per machine, unequal shares) a flat ring.
-  const size_t machines = members_by_node(group, cluster).size();
-  const bool across = machines > 1 && machines < group.size();
-  const CollectiveAlgorithm ring = across && applicable(CollectiveAlgorithm::kHierarchical, group, cluster, nullptr)
-                                       ? CollectiveAlgorithm::kHierarchical
-                                       : CollectiveAlgorithm::kRing;
+  const CollectiveAlgorithm ring = nccl_ring_algorithm(group, cluster);
   if (kind != CollectiveKind::kAllReduce || !version.has_trees()) {
     // One candidate: timed only for the plan's note.
     return reason ? fastest(kind, {ring}, group, bytes, cluster, reason, true) : ring;

@@ -170,6 +170,11 @@ CollectiveAlgorithm choose_allreduce(const std::vector<DeviceId>& group, double 
 /// NCCL_ALGO: Ring, Tree; nccl_trees.h). NCCL 1.x: its one ring in rank order. No
 /// halving-doubling, which is MPI's and Gloo's (Rabenseifner). For the GPU frameworks (Horovod,
 /// PyTorch DDP, Megatron, 3D parallelism).
+/// NCCL's ring over `group` (NCCL_ALGO=Ring): across machines of several GPUs each, with equal
+/// shares of the group, placesim's `hierarchical` (its rings' one channel per NIC); else a flat
+/// `ring` (one machine, one GPU per machine, unequal shares).
+CollectiveAlgorithm nccl_ring_algorithm(const std::vector<DeviceId>& group, const Cluster& cluster);
+
 CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
                                           const Cluster& cluster, std::string* reason, NcclVersion version = {});
 

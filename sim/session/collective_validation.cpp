@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -26,6 +27,8 @@ struct CheckedCluster {
   std::string label;
   Json description;  ///< a scenario's cluster object
   std::string where;
+  /// The algorithm the run forced (NCCL_ALGO=Ring or Tree); none: NCCL's own choice.
+  std::optional<CollectiveAlgorithm> forced;
 };
 
 std::vector<CheckedCluster> checked_clusters(const HardwareCatalog& catalog) {
@@ -33,7 +36,7 @@ std::vector<CheckedCluster> checked_clusters(const HardwareCatalog& catalog) {
   for (const std::string& id : catalog.cluster_template_ids()) {
     Json description = Json::object();
     description["template"] = id;
-    clusters.push_back({id, description, "template " + id});
+    clusters.push_back({id, description, "template " + id, std::nullopt});
   }
   const std::filesystem::path checks_path = catalog.root() / "collectives" / "checks.json";
   std::error_code error;
@@ -42,12 +45,18 @@ std::vector<CheckedCluster> checked_clusters(const HardwareCatalog& catalog) {
   const JsonReader root(checks, checks_path.string());
   root.reject_unknown_keys({"description", "checks"});
   for (const JsonReader& entry : root.at("checks").elements()) {
-    entry.reject_unknown_keys({"name", "profile", "cluster", "why"});
+    entry.reject_unknown_keys({"name", "profile", "cluster", "nccl_algo", "why"});
     entry.at("cluster").expect_object();
     entry.string_at("why");
     Json description = entry.at("cluster").value();
     description["collective_profile"] = entry.string_at("profile");
-    clusters.push_back({entry.string_at("name"), description, checks_path.string()});
+    CheckedCluster checked{entry.string_at("name"), description, checks_path.string(), std::nullopt};
+    if (entry.has("nccl_algo")) {
+      // NCCL's names: its ring across machines is placesim's hierarchical (nccl_ring_algorithm).
+      checked.forced = entry.choice_at("nccl_algo", {"Ring", "Tree"}) == "Ring" ? CollectiveAlgorithm::kRing
+                                                                               : CollectiveAlgorithm::kDoubleBinaryTree;
+    }
+    clusters.push_back(std::move(checked));
   }
   return clusters;
 }
@@ -138,7 +147,9 @@ std::vector<CollectiveCheck> check_collective_curves(const HardwareCatalog& cata
         check.measured_seconds = curve.seconds(point.bytes);
         check.source = point.source;
         const CollectiveAlgorithm algorithm =
-            choose_nccl_algorithm(curve.kind, group, point.bytes, links_only, nullptr);
+            !checked.forced ? choose_nccl_algorithm(curve.kind, group, point.bytes, links_only, nullptr)
+            : *checked.forced == CollectiveAlgorithm::kRing ? nccl_ring_algorithm(group, links_only)
+                                                             : *checked.forced;
         check.algorithm = to_string(algorithm);
         check.predicted_seconds = collective_seconds_over(curve.kind, algorithm, group, point.bytes, links_only,
                                                           transport ? &*transport : nullptr);
@@ -156,11 +167,11 @@ std::string collective_check_table(const std::vector<CollectiveCheck>& checks, b
   std::string out;
   char line[512];
   if (every_point) {
-    std::snprintf(line, sizeof(line), "%-16s %-15s %4s %8s %13s %13s %-14s %-7s %8s\n", "cluster", "collective",
+    std::snprintf(line, sizeof(line), "%-20s %-15s %4s %8s %13s %13s %-14s %-7s %8s\n", "cluster", "collective",
                   "gpus", "bytes", "measured us", "predicted us", "algorithm", "proto", "error");
     out += line;
     for (const CollectiveCheck& c : checks) {
-      std::snprintf(line, sizeof(line), "%-16s %-15s %4d %8s %13.2f %13.2f %-14s %-7s %+7.1f%%\n",
+      std::snprintf(line, sizeof(line), "%-20s %-15s %4d %8s %13.2f %13.2f %-14s %-7s %+7.1f%%\n",
                     c.cluster.c_str(), to_string(c.kind).c_str(), c.gpus, size_text(c.bytes).c_str(),
                     c.measured_seconds * 1e6, c.predicted_seconds * 1e6, c.algorithm.c_str(),
                     c.protocol.empty() ? "-" : c.protocol.c_str(), c.relative_error() * 100);
@@ -177,7 +188,7 @@ std::string collective_check_table(const std::vector<CollectiveCheck>& checks, b
     if (!errors.count(key)) order.push_back(key);
     errors[key][band_of(c.bytes)].push_back(std::fabs(c.relative_error()));
   }
-  std::snprintf(line, sizeof(line), "%-16s %-15s %4s", "cluster", "collective", "gpus");
+  std::snprintf(line, sizeof(line), "%-20s %-15s %4s", "cluster", "collective", "gpus");
   out += line;
   for (const char* band : kBandNames) {
     std::snprintf(line, sizeof(line), " %9s", band);
@@ -185,7 +196,7 @@ std::string collective_check_table(const std::vector<CollectiveCheck>& checks, b
   }
   out += "       all  (mean |error| by size)\n";
   for (const CurveKey& key : order) {
-    std::snprintf(line, sizeof(line), "%-16s %-15s %4d", std::get<0>(key).c_str(), to_string(std::get<1>(key)).c_str(),
+    std::snprintf(line, sizeof(line), "%-20s %-15s %4d", std::get<0>(key).c_str(), to_string(std::get<1>(key)).c_str(),
                   std::get<2>(key));
     out += line;
     std::vector<double> all;

@@ -57,6 +57,22 @@ TEST(CollectiveValidation, EachCurveOnceUnderTheFirstTemplateThatNamesIt) {
   EXPECT_NE(find_collective_check("dgx1_v100", CollectiveKind::kAllReduce, 8, 1024.0 * 1024.0), nullptr);
 }
 
+TEST(CollectiveValidation, CurvesAcrossMachinesRunOnTheClusterChecksJsonGives) {
+  // hardware_profiles/collectives/checks.json: h100_ib_2node_ring, two dgx_h100 machines on
+  // ib_ndr, NCCL_ALGO=Ring (NCCL's ring, never its tree); the log's 8 GiB row, 41015.0 us
+  // (logs/nccltests_h100-ib-ndr-2node-ring.log). 16 GPUs: 8 of each machine.
+  const double eight_gib = 8.0 * 1024 * 1024 * 1024;
+  const CollectiveCheck* check =
+      find_collective_check("h100_ib_2node_ring", CollectiveKind::kAllReduce, 16, eight_gib);
+  ASSERT_NE(check, nullptr);
+  EXPECT_NEAR(check->measured_seconds, 41015.0e-6, 1e-9);
+  EXPECT_NE(check->algorithm, "tree");
+  // The other runs on that cluster take NCCL's choice; at 1 MiB over 8 machines its tree.
+  const CollectiveCheck* small = find_collective_check("h100_ib_8node", CollectiveKind::kAllReduce, 64, 1024.0 * 1024);
+  ASSERT_NE(small, nullptr);
+  EXPECT_EQ(small->algorithm, "tree");
+}
+
 CollectiveCheck synthetic_collective_check(double bytes, double measured, double predicted) {
   CollectiveCheck check;
   check.cluster = "t";
