@@ -18,7 +18,7 @@ Command add_check_command(CLI::App& app, const GlobalOptions& global) {
       "check", "Validate scenario, model, device profile, links, cluster or plan files; explain every error");
   command->add_option("files", options->files, "Files to check")->required();
   command->add_option("--kind", options->kind, "What the files are (default: detect)")
-      ->check(CLI::IsMember({"auto", "scenario", "model", "device", "links", "cluster", "plan", "prices"}));
+      ->check(CLI::IsMember({"auto", "scenario", "model", "device", "links", "cluster", "plan", "prices", "collective-checks"}));
   command->add_flag("--allow-oom", options->allow_oom,
                     "Accept a scenario whose strategies do not fit in memory, naming the worst verdict (as run --allow-oom)");
   return {command, [options, &global] {

@@ -249,7 +249,9 @@ class Simulation {
     const CollectiveStep& step = collectives_.at(id).steps[step_index];
     double seconds = reduction_seconds(step.reduced_bytes, cluster_.device(step.to));
     if (step.latency_rounds > 1) {
-      seconds += static_cast<double>(step.latency_rounds - 1) * cluster_.route_latency_seconds(step.from, step.to);
+      const double round_latency = step.round_latency_seconds >= 0 ? step.round_latency_seconds
+                                                                   : cluster_.route_latency_seconds(step.from, step.to);
+      seconds += static_cast<double>(step.latency_rounds - 1) * round_latency;
     }
     if (seconds <= 0) return false;
     schedule_timer(now + seconds, id, step_index);

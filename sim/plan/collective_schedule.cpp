@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <limits>
 #include <map>
+#include <set>
 #include <optional>
 #include <stdexcept>
 
@@ -39,13 +40,21 @@ std::vector<std::vector<DeviceId>> by_node(const std::vector<DeviceId>& group, c
   return result;
 }
 
+/// The mean route latency of a ring's hops (each member to the next, the last to the first).
+double mean_hop_latency(const std::vector<DeviceId>& ring, const Cluster& cluster) {
+  if (ring.size() < 2) return 0;
+  double sum = 0;
+  for (size_t i = 0; i < ring.size(); ++i) sum += cluster.route_latency_seconds(ring[i], ring[(i + 1) % ring.size()]);
+  return sum / static_cast<double>(ring.size());
+}
+
 class ScheduleWriter {
  public:
-  explicit ScheduleWriter(CollectiveFidelity fidelity) : fidelity_(fidelity) {}
+  ScheduleWriter(CollectiveFidelity fidelity, const Cluster& cluster) : fidelity_(fidelity), cluster_(cluster) {}
 
   size_t add(DeviceId from, DeviceId to, double bytes, std::vector<size_t> deps, size_t latency_rounds = 1,
-             double reduced_bytes = 0) {
-    steps_.push_back({from, to, bytes, std::move(deps), latency_rounds, reduced_bytes});
+             double reduced_bytes = 0, double round_latency_seconds = -1) {
+    steps_.push_back({from, to, bytes, std::move(deps), latency_rounds, reduced_bytes, round_latency_seconds});
     return steps_.size() - 1;
   }
   std::vector<CollectiveStep> take() { return std::move(steps_); }
@@ -81,6 +90,7 @@ class ScheduleWriter {
   std::vector<std::vector<size_t>> ring_phase(const std::vector<DeviceId>& ring, size_t rounds, double chunk,
                                               const std::vector<std::vector<size_t>>& entry, size_t reducing_rounds) {
     const size_t n = ring.size();
+    const double round_latency = mean_hop_latency(ring, cluster_);
     std::vector<std::vector<size_t>> last_in(n);
     for (size_t i = 0; i < n; ++i) {
       std::vector<size_t> deps = entry[i];
@@ -89,16 +99,65 @@ class ScheduleWriter {
       std::sort(deps.begin(), deps.end());
       deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
       last_in[(i + 1) % n] = {add(ring[i], ring[(i + 1) % n], chunk * static_cast<double>(rounds), deps, rounds,
-                                  chunk * static_cast<double>(reducing_rounds))};
+                                  chunk * static_cast<double>(reducing_rounds), round_latency)};
     }
     return last_in;
   }
 
   CollectiveFidelity fidelity_;
+  const Cluster& cluster_;
   std::vector<CollectiveStep> steps_;
 };
 
 std::vector<std::vector<size_t>> no_entry(size_t n) { return std::vector<std::vector<size_t>>(n); }
+
+/// Per-phase ring steps of several channels (no deps between them: each channel's pass is one
+/// step per hop, all at once) with one step per hop: the channels that cross the same hop, where
+/// no other hop of the collective shares a link direction of its route, as one step of their
+/// bytes. Under max-min sharing k equal flows on a route of their own end when one flow of k times
+/// the bytes does; the engine then keeps a few flows per machine where NCCL's rings across
+/// machines (machine_channel_rings) would give it one per member per channel. A hop that shares
+/// a direction with another keeps its flows. Steps with deps are left as they are.
+std::vector<CollectiveStep> merge_parallel_hops(std::vector<CollectiveStep> steps, const Cluster& cluster) {
+  for (const CollectiveStep& step : steps) {
+    if (!step.deps.empty()) return steps;
+  }
+  std::map<std::pair<DeviceId, DeviceId>, std::vector<size_t>> by_hop;
+  for (size_t i = 0; i < steps.size(); ++i) by_hop[{steps[i].from, steps[i].to}].push_back(i);
+  std::map<size_t, std::set<std::pair<DeviceId, DeviceId>>> hops_through;  // link direction -> hops
+  for (const auto& [hop, indices] : by_hop) {
+    for (const RouteHop& link : cluster.route(hop.first, hop.second)) {
+      hops_through[2 * link.link + (link.a_to_b ? 1 : 0)].insert(hop);
+    }
+  }
+  std::vector<CollectiveStep> merged;
+  merged.reserve(by_hop.size());
+  for (const auto& [hop, indices] : by_hop) {
+    bool alone = true;
+    for (const RouteHop& link : cluster.route(hop.first, hop.second)) {
+      alone = alone && hops_through[2 * link.link + (link.a_to_b ? 1 : 0)].size() == 1;
+    }
+    if (!alone || indices.size() == 1) {
+      for (size_t i : indices) merged.push_back(steps[i]);
+      continue;
+    }
+    CollectiveStep step = steps[indices.front()];
+    for (size_t k = 1; k < indices.size(); ++k) {
+      const CollectiveStep& other = steps[indices[k]];
+      step.bytes += other.bytes;
+      step.reduced_bytes += other.reduced_bytes;
+      step.latency_rounds = std::max(step.latency_rounds, other.latency_rounds);
+      step.round_latency_seconds = std::max(step.round_latency_seconds, other.round_latency_seconds);
+    }
+    merged.push_back(std::move(step));
+  }
+  return merged;
+}
+
+/// Whether a ring collective's channels are NCCL's rings across machines (machine_channel_rings).
+bool rings_across_machines(const std::vector<std::vector<DeviceId>>& rings, const Cluster& cluster) {
+  return rings.size() > 1 && members_by_node(rings.front(), cluster).size() > 1;
+}
 
 /// Where each member of a tree sits in tree.edges: the edges into it and the edge up from it.
 struct TreeEdgeIndex {
@@ -369,7 +428,13 @@ PairCosts concurrent_ring_costs(const std::vector<std::vector<DeviceId>>& rings,
   for (const auto& ring : rings) {
     for (size_t i = 0; i < ring.size(); ++i) hops.emplace_back(ring[i], ring[(i + 1) % ring.size()]);
   }
-  return concurrent_pair_costs(hops, cluster);
+  PairCosts costs = concurrent_pair_costs(hops, cluster);
+  if (!std::isfinite(costs.latency) || rings.empty()) return costs;
+  // A round waits on the hops a chunk travels (CollectiveStep::round_latency_seconds): their mean.
+  double latency = 0;
+  for (const auto& ring : rings) latency = std::max(latency, mean_hop_latency(ring, cluster));
+  costs.latency = latency;
+  return costs;
 }
 
 PairCosts ring_costs(const std::vector<DeviceId>& ring, const Cluster& cluster) {
@@ -484,13 +549,34 @@ std::vector<DeviceId> ring_of(CollectiveAlgorithm algorithm, const std::vector<D
   return algorithm == CollectiveAlgorithm::kRingInRankOrder ? group : topology_ring(group, cluster);
 }
 
+namespace {
+
+/// NCCL's rings over GPUs of several machines, several on each (machine_channel_rings): the
+/// machines in the order the topology ring `first` visits them (fabric locality), each machine's
+/// members in its own topology ring. Empty where a member is not a GPU, a machine holds one member,
+/// or the machines hold different numbers (one topology ring then).
+std::vector<std::vector<DeviceId>> machine_rings(const std::vector<DeviceId>& group, const std::vector<DeviceId>& first,
+                                                 const Cluster& cluster) {
+  for (DeviceId d : group) {
+    if (cluster.device(d).spec.kind != DeviceKind::kGpu) return {};
+  }
+  std::vector<std::vector<DeviceId>> machines = members_by_node(first, cluster);
+  if (machines.size() < 2 || machines.size() == group.size()) return {};
+  for (auto& members : machines) members = topology_ring(members, cluster);
+  return machine_channel_rings(machines);
+}
+
+}  // namespace
+
 std::vector<std::vector<DeviceId>> ring_channels_of(CollectiveAlgorithm algorithm, const std::vector<DeviceId>& group,
                                                     const Cluster& cluster) {
   if (algorithm == CollectiveAlgorithm::kRingInRankOrder || group.size() < 3) return {ring_of(algorithm, group, cluster)};
   auto& memo = cluster.channel_memo();
   if (auto it = memo.find(group); it != memo.end()) return it->second;
   const std::vector<DeviceId> first = topology_ring(group, cluster);
-  return memo.emplace(group, channel_rings(group, first, ring_costs(first, cluster).bandwidth, cluster)).first->second;
+  std::vector<std::vector<DeviceId>> rings = machine_rings(group, first, cluster);
+  if (rings.empty()) rings = channel_rings(group, first, ring_costs(first, cluster).bandwidth, cluster);
+  return memo.emplace(group, std::move(rings)).first->second;
 }
 
 std::vector<std::vector<std::vector<DeviceId>>> hierarchical_channels(const std::vector<DeviceId>& group,
@@ -575,7 +661,7 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
                                                double bytes, const Cluster& cluster, CollectiveFidelity fidelity) {
   std::string why;
   if (!applicable(algorithm, group, cluster, &why)) throw std::invalid_argument(why);
-  ScheduleWriter writer(fidelity);
+  ScheduleWriter writer(fidelity, cluster);
   const size_t n = group.size();
   if (n < 2) return {};
   switch (algorithm) {
@@ -584,6 +670,9 @@ std::vector<CollectiveStep> allreduce_schedule(CollectiveAlgorithm algorithm, co
       const auto rings = ring_channels_of(algorithm, group, cluster);
       const double chunk = bytes / static_cast<double>(n * rings.size());
       for (const auto& ring : rings) writer.ring_pass(ring, 2 * (n - 1), chunk, no_entry(n), n - 1);
+      if (fidelity == CollectiveFidelity::kPerPhase && rings_across_machines(rings, cluster)) {
+        return merge_parallel_hops(writer.take(), cluster);
+      }
       break;
     }
     case CollectiveAlgorithm::kDoubleBinaryTree: {
@@ -647,7 +736,7 @@ std::vector<CollectiveStep> collective_schedule(CollectiveKind kind, CollectiveA
   }
   const size_t n = group.size();
   if (n < 2) return {};
-  ScheduleWriter writer(fidelity);
+  ScheduleWriter writer(fidelity, cluster);
   if (kind == CollectiveKind::kAllToAll) {
     // Every device sends its 1/n of the buffer to each other device, all at once (NCCL groups
     // the sends and receives); the network shares the links between them.
@@ -674,6 +763,9 @@ std::vector<CollectiveStep> collective_schedule(CollectiveKind kind, CollectiveA
   const double chunk = bytes / static_cast<double>(n * rings.size());
   for (const auto& ring : rings) {
     writer.ring_pass(ring, n - 1, chunk, no_entry(n), kind == CollectiveKind::kReduceScatter ? n - 1 : 0);
+  }
+  if (fidelity == CollectiveFidelity::kPerPhase && rings_across_machines(rings, cluster)) {
+    return merge_parallel_hops(writer.take(), cluster);
   }
   return writer.take();
 }
@@ -824,13 +916,8 @@ CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::
   return fastest(kind, {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kHierarchical}, group, bytes, cluster, reason);
 }
 
-CollectiveAlgorithm nccl_ring_algorithm(const std::vector<DeviceId>& group, const Cluster& cluster) {
-  // Across machines placesim's hierarchical rings, whose latency NCCL's model gives as its ring's.
-  const size_t machines = members_by_node(group, cluster).size();
-  const bool across = machines > 1 && machines < group.size();
-  return across && applicable(CollectiveAlgorithm::kHierarchical, group, cluster, nullptr)
-             ? CollectiveAlgorithm::kHierarchical
-             : CollectiveAlgorithm::kRing;
+CollectiveAlgorithm nccl_ring_algorithm(const std::vector<DeviceId>&, const Cluster&) {
+  return CollectiveAlgorithm::kRing;
 }
 
 CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,

@@ -25,6 +25,11 @@ struct CollectiveStep {
   /// Bytes the receiver adds into its own buffer once the transfer is in (reduce-scatter and
   /// reduce rounds; 0 in gathers and broadcasts); costed by reduction_seconds().
   double reduced_bytes = 0;
+  /// The latency charged for each round after the first; negative: the route's own. A per-phase
+  /// ring's hops take the ring's mean hop latency: a member sends a round's chunk once its
+  /// predecessor's is in, so a chunk's rounds wait on the hops it travels, not each on the
+  /// slowest (a ring across machines crosses the network on a few hops of many).
+  double round_latency_seconds = -1;
 };
 
 /// Seconds `device` spends adding `bytes` received into its own buffer (read both, write one:
@@ -163,6 +168,12 @@ CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::
 CollectiveAlgorithm choose_allreduce(const std::vector<DeviceId>& group, double bytes, const Cluster& cluster,
                                      std::string* reason);
 
+/// NCCL's ring over `group` (NCCL_ALGO=Ring): `ring`, whose channels across machines of several
+/// GPUs each are NCCL's rings through every GPU of every machine (ring_channels_of,
+/// machine_channel_rings). Until 2026-12-08 placesim's `hierarchical` there (docs/communication.md,
+/// "NCCL's ring across machines").
+CollectiveAlgorithm nccl_ring_algorithm(const std::vector<DeviceId>& group, const Cluster& cluster);
+
 /// The algorithm NCCL's tuner would pick, by NCCL's own times (nccl_collective_time): its ring
 /// (a flat ring in one machine or over machines of one GPU each; across machines of several
 /// `hierarchical`, its rings' one channel per NIC, where the machines hold equal shares of the
@@ -170,10 +181,6 @@ CollectiveAlgorithm choose_allreduce(const std::vector<DeviceId>& group, double 
 /// NCCL_ALGO: Ring, Tree; nccl_trees.h). NCCL 1.x: its one ring in rank order. No
 /// halving-doubling, which is MPI's and Gloo's (Rabenseifner). For the GPU frameworks (Horovod,
 /// PyTorch DDP, Megatron, 3D parallelism).
-/// NCCL's ring over `group` (NCCL_ALGO=Ring): across machines of several GPUs each, with equal
-/// shares of the group, placesim's `hierarchical` (its rings' one channel per NIC); else a flat
-/// `ring` (one machine, one GPU per machine, unequal shares).
-CollectiveAlgorithm nccl_ring_algorithm(const std::vector<DeviceId>& group, const Cluster& cluster);
 
 CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
                                           const Cluster& cluster, std::string* reason, NcclVersion version = {});

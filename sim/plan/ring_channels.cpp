@@ -193,4 +193,24 @@ std::vector<std::vector<DeviceId>> channel_rings(const std::vector<DeviceId>& gr
   return best;
 }
 
+std::vector<std::vector<DeviceId>> machine_channel_rings(const std::vector<std::vector<DeviceId>>& machine_orders) {
+  if (machine_orders.size() < 2) return {};
+  const size_t members = machine_orders.front().size();
+  for (const auto& order : machine_orders) {
+    if (order.size() != members) return {};
+  }
+  if (members < 2) return {};
+  const size_t channels = std::min(members, kMaxChannels);
+  std::vector<std::vector<DeviceId>> result;
+  for (size_t k = 0; k < channels; ++k) {
+    std::vector<DeviceId> ring;
+    ring.reserve(members * machine_orders.size());
+    for (const auto& order : machine_orders) {
+      for (size_t i = 1; i <= members; ++i) ring.push_back(order[(k + i) % members]);  // leaves from order[k]
+    }
+    result.push_back(std::move(ring));
+  }
+  return result;
+}
+
 }  // namespace placesim

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "sim/session/automatic_stages.h"
+#include "sim/session/collective_validation.h"
 #include "sim/session/pipeline.h"
 #include "sim/session/tier_step.h"
 #include "sim/cluster/cluster_builder.h"
@@ -29,6 +30,7 @@ std::string detect_kind(const Json& document, const std::filesystem::path& path)
   if (document.contains("ops")) return "model";
   if (document.contains("peak_flops_per_second")) return "device";
   if (document.contains("node")) return "cluster";
+  if (document.contains("checks")) return "collective-checks";  // hardware_profiles/collectives/checks.json
   if (document.contains("model") || document.contains("cluster")) return "scenario";
   if (document.contains("devices") && document["devices"].is_object()) return "prices";  // hardware_profiles/prices.json
   // A links table maps type names to entries; any one entry that looks like a link is enough, so a
@@ -37,8 +39,8 @@ std::string detect_kind(const Json& document, const std::filesystem::path& path)
     if (entry.is_object() && entry.contains("bandwidth_bytes_per_second")) return "links";
   }
   throw InputError(path.string(), "/",
-                   "cannot tell what this file is (expected a scenario, model, device profile, links table, cluster "
-                   "or plan); pass --kind");
+                   "cannot tell what this file is (expected a scenario, model, device profile, links table, cluster, "
+                   "plan, price list or collective checks); pass --kind");
 }
 
 std::string plural(size_t count, const std::string& noun) {
@@ -134,6 +136,10 @@ std::string check_file(const std::filesystem::path& path, const std::string& req
     Cluster cluster = load_cluster_file(path, catalog);
     return "cluster \"" + cluster.name + "\": " + plural(cluster.devices().size(), "device") + ", " +
            plural(cluster.links().size(), "link");
+  }
+  if (kind == "collective-checks") {
+    return "collective checks: " + plural(check_collective_checks_file(path, catalog), "measured run") +
+           " with its cluster";
   }
   if (kind == "prices") {
     PriceList prices = read_price_file(path);

@@ -11,7 +11,7 @@
 namespace placesim {
 
 /// Validates the file and returns a one-line summary of what it holds; InputError otherwise.
-/// `kind` is "auto" or one of: scenario, model, device, links, cluster, plan, prices. A scenario
+/// `kind` is "auto" or one of: scenario, model, device, links, cluster, plan, prices, collective-checks. A scenario
 /// with a strategy that does not fit in memory is an InputError, as `run` refuses it, unless
 /// `allow_oom` (as `run --allow-oom`): then the summary names the worst verdict.
 std::string check_file(const std::filesystem::path& path, const std::string& kind, const HardwareCatalog& catalog,

@@ -31,6 +31,30 @@ struct CheckedCluster {
   std::optional<CollectiveAlgorithm> forced;
 };
 
+/// The entries of a checks file (hardware_profiles/collectives/checks.json's format).
+std::vector<CheckedCluster> read_checks_file(const std::filesystem::path& path) {
+  std::vector<CheckedCluster> clusters;
+  const Json checks = parse_json_file(path);
+  const JsonReader root(checks, path.string());
+  root.expect_object();
+  root.reject_unknown_keys({"description", "checks"});
+  for (const JsonReader& entry : root.at("checks").elements()) {
+    entry.reject_unknown_keys({"name", "profile", "cluster", "nccl_algo", "why"});
+    entry.at("cluster").expect_object();
+    entry.string_at("why");
+    Json description = entry.at("cluster").value();
+    description["collective_profile"] = entry.string_at("profile");
+    CheckedCluster checked{entry.string_at("name"), description, path.string(), std::nullopt};
+    if (entry.has("nccl_algo")) {
+      // NCCL's names: its ring is placesim's ring (nccl_ring_algorithm), its tree placesim's tree.
+      checked.forced = entry.choice_at("nccl_algo", {"Ring", "Tree"}) == "Ring" ? CollectiveAlgorithm::kRing
+                                                                               : CollectiveAlgorithm::kDoubleBinaryTree;
+    }
+    clusters.push_back(std::move(checked));
+  }
+  return clusters;
+}
+
 std::vector<CheckedCluster> checked_clusters(const HardwareCatalog& catalog) {
   std::vector<CheckedCluster> clusters;
   for (const std::string& id : catalog.cluster_template_ids()) {
@@ -41,23 +65,7 @@ std::vector<CheckedCluster> checked_clusters(const HardwareCatalog& catalog) {
   const std::filesystem::path checks_path = catalog.root() / "collectives" / "checks.json";
   std::error_code error;
   if (!std::filesystem::exists(checks_path, error)) return clusters;
-  const Json checks = parse_json_file(checks_path);
-  const JsonReader root(checks, checks_path.string());
-  root.reject_unknown_keys({"description", "checks"});
-  for (const JsonReader& entry : root.at("checks").elements()) {
-    entry.reject_unknown_keys({"name", "profile", "cluster", "nccl_algo", "why"});
-    entry.at("cluster").expect_object();
-    entry.string_at("why");
-    Json description = entry.at("cluster").value();
-    description["collective_profile"] = entry.string_at("profile");
-    CheckedCluster checked{entry.string_at("name"), description, checks_path.string(), std::nullopt};
-    if (entry.has("nccl_algo")) {
-      // NCCL's names: its ring across machines is placesim's hierarchical (nccl_ring_algorithm).
-      checked.forced = entry.choice_at("nccl_algo", {"Ring", "Tree"}) == "Ring" ? CollectiveAlgorithm::kRing
-                                                                               : CollectiveAlgorithm::kDoubleBinaryTree;
-    }
-    clusters.push_back(std::move(checked));
-  }
+  for (CheckedCluster& checked : read_checks_file(checks_path)) clusters.push_back(std::move(checked));
   return clusters;
 }
 
@@ -161,6 +169,15 @@ std::vector<CollectiveCheck> check_collective_curves(const HardwareCatalog& cata
     }
   }
   return checks;
+}
+
+size_t check_collective_checks_file(const std::filesystem::path& path, const HardwareCatalog& catalog) {
+  const std::vector<CheckedCluster> clusters = read_checks_file(path);
+  for (const CheckedCluster& checked : clusters) {
+    build_checked_cluster(checked, catalog, true);
+    build_checked_cluster(checked, catalog, false);
+  }
+  return clusters.size();
 }
 
 std::string collective_check_table(const std::vector<CollectiveCheck>& checks, bool every_point) {

@@ -7,6 +7,7 @@
 // simulator otherwise replays, so this is the error a machine without a measured curve inherits.
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,12 @@ struct CollectiveCheck {
 /// template, in id order, that names its file), predicted over the template's first `gpus` GPUs
 /// in device order; curves over more GPUs than a template's first machine holds are skipped.
 std::vector<CollectiveCheck> check_collective_curves(const HardwareCatalog& catalog);
+
+/// Reads a checks file (hardware_profiles/collectives/checks.json's format: "checks", each with
+/// "name", "profile", "cluster" (a scenario's cluster object), optional "nccl_algo" ("Ring" or
+/// "Tree") and "why") and builds every entry's cluster with its profile and without; the number of
+/// entries. InputError names the file, the JSON path and the bad value (`placesim check`).
+size_t check_collective_checks_file(const std::filesystem::path& path, const HardwareCatalog& catalog);
 
 /// The summary, one line per (template, collective, GPUs): mean |error| over the curve's points
 /// in each size band (below 64 KiB, 64 KiB..1 MiB, 1..16 MiB, 16..256 MiB, 256 MiB and up) and in

@@ -114,5 +114,53 @@ TEST(RingChannels, OneRingWhereEveryRingWouldShareEachGpusLink) {
   EXPECT_EQ(ring_channels_of(CollectiveAlgorithm::kRing, gpus(dgx1, 2), dgx1).size(), 1u);
 }
 
+// NCCL's rings across machines (machine_channel_rings): two DGX H100s on NDR InfiniBand
+// (dgx_h100.json: each GPU on the NVSwitch over nvswitch_h100, 370.8 GB/s each way, and on a PCIe
+// switch over pcie5_x16, 48 GB/s, two GPUs and two NICs per PCIe switch, the NICs one link of
+// 2 x ib_ndr = 96 GB/s to the fabric's switch). 8 channels, each a ring through all 16 GPUs that
+// leaves each machine once, every GPU the one that leaves on exactly one channel and the one that
+// enters on exactly one. Per channel the
+// narrowest share: a GPU's NVSwitch link carries 7 channels' hops inside (370.8 / 7 = 53.0 GB/s),
+// its PCIe link the one channel it sends out on (48 GB/s), the NIC link its switch's two (96 / 2
+// = 48 GB/s): 48 GB/s, 384 GB/s over 8 channels. A round waits on the hops a chunk travels, their
+// mean latency: 14 hops through the NVSwitch (2 x 1.5 us) and 2 between the machines (PCIe 1 us,
+// ib_ndr 1.5 us to the switch and 1.5 us from it, PCIe 1 us: 5 us), (14 x 3 + 2 x 5) / 16 = 3.25 us.
+// A ring all-reduce of S = 1 GiB: 2 (n - 1) x 3.25 us + 2 (n - 1) / n S / 384 GB/s, n = 16.
+TEST(RingChannels, AcrossTwoDgxH100sEveryGpuLeavesOnceAndTheNicsSetThePace) {
+  const Cluster cluster = testing::scenario_from_text(R"({"model": {"zoo": "mlp"},
+      "cluster": {"template": "dgx_h100", "nodes": 2, "fabric": {"link": "ib_ndr"}},
+      "strategy": {"data_parallel": {"replicas": 2}}})")
+                              .cluster;
+  const std::vector<DeviceId> group = gpus(cluster, 16);
+  ASSERT_EQ(group.size(), 16u);
+  const auto rings = ring_channels_of(CollectiveAlgorithm::kRing, group, cluster);
+  ASSERT_EQ(rings.size(), 8u);
+  std::set<DeviceId> leaving, entering;
+  for (const auto& ring : rings) {
+    ASSERT_EQ(ring.size(), 16u);
+    EXPECT_EQ(std::set<DeviceId>(ring.begin(), ring.end()), std::set<DeviceId>(group.begin(), group.end()));
+    int crossings = 0;
+    for (size_t k = 0; k < ring.size(); ++k) {
+      const DeviceId from = ring[k], to = ring[(k + 1) % ring.size()];
+      if (cluster.device(from).node != cluster.device(to).node) {
+        ++crossings;
+        if (cluster.device(from).node == 0) leaving.insert(from);
+        if (cluster.device(to).node == 0) entering.insert(to);
+      }
+    }
+    EXPECT_EQ(crossings, 2);
+  }
+  EXPECT_EQ(leaving.size(), 8u);
+  EXPECT_EQ(entering.size(), 8u);
+  const double bytes = 1024.0 * 1024 * 1024, n = 16;
+  EXPECT_NEAR(collective_estimate_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, group, bytes, cluster),
+              2 * (n - 1) * 3.25e-6 + 2 * (n - 1) / n * bytes / (8 * 48e9), 1e-9);
+  // Hierarchical adds the phases inside the machines to the rails' all-reduce: slower.
+  EXPECT_GT(collective_estimate_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kHierarchical, group, bytes,
+                                        cluster),
+            1.3 * collective_estimate_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, group, bytes,
+                                              cluster));
+}
+
 }  // namespace
 }  // namespace placesim
