@@ -483,12 +483,34 @@ double slowest_adds(const std::vector<DeviceId>& group, double bytes, const Clus
 }
 
 
+/// The latency of the slowest path a chunk travels through the trees, up (each member to its
+/// parent, a leaf to the root) or down: the largest sum of route latencies from a member to its
+/// tree's root. The per-phase schedule's first chunk waits on exactly these edges (tree_phase).
+double deepest_path_latency(const std::array<ReductionTree, 2>& trees, bool up, const Cluster& cluster) {
+  double deepest = 0;
+  for (const ReductionTree& tree : trees) {
+    std::map<DeviceId, double> to_root;
+    // Leaves first, so backwards a member's edge up comes before the edges into it.
+    for (auto edge = tree.edges.rbegin(); edge != tree.edges.rend(); ++edge) {
+      const double hop = up ? cluster.route_latency_seconds(edge->child, edge->parent)
+                            : cluster.route_latency_seconds(edge->parent, edge->child);
+      const auto above = to_root.find(edge->parent);
+      const double latency = (above == to_root.end() ? 0.0 : above->second) + hop;
+      to_root[edge->child] = latency;
+      deepest = std::max(deepest, latency);
+    }
+  }
+  return deepest;
+}
+
 /// NCCL's two trees each moving half of `bytes` at once, as tree_phase lays them out, the reduce
-/// and then the broadcast, each the pipeline's fill, D (a + h / B), then the rest, a + (S/2 - h)
-/// / B, where D is the deeper tree's depth, h its first chunk (tree_chunk_bytes), a the slowest
-/// edge's latency and B the narrowest link direction's bandwidth over the transfers that cross it
-/// in that phase, both trees' edges at once (concurrent_pair_costs); plus the adds of the member
-/// that receives the most (reduction_seconds: children x S/2 over both trees; 0 on GPUs).
+/// and then the broadcast, each the pipeline's fill, L + D h / B, then the rest, a + (S/2 - h) / B,
+/// where L is the latency of the deepest path a chunk travels that way (deepest_path_latency; D a
+/// until 2026-12-08, every level at the slowest edge's), D the deeper tree's depth, h its first
+/// chunk (tree_chunk_bytes), a the slowest edge's latency and B the narrowest link direction's
+/// bandwidth over the transfers that cross it in that phase, both trees' edges at once
+/// (concurrent_pair_costs); plus the adds of the member that receives the most
+/// (reduction_seconds: children x S/2 over both trees; 0 on GPUs).
 double tree_estimate_seconds(const std::array<ReductionTree, 2>& trees, double bytes, const Cluster& cluster) {
   std::vector<std::pair<DeviceId, DeviceId>> up, down;
   std::map<DeviceId, double> received;
@@ -502,12 +524,15 @@ double tree_estimate_seconds(const std::array<ReductionTree, 2>& trees, double b
     }
   }
   const double half = bytes / 2, head = tree_chunk_bytes(half, depth), rest = half - head;
-  auto phase = [&](const PairCosts& c) {
-    return static_cast<double>(depth) * (c.latency + head / c.bandwidth) + (rest > 0 ? c.latency + rest / c.bandwidth : 0.0);
+  auto phase = [&](const PairCosts& c, double path_latency) {
+    if (!std::isfinite(c.latency)) return c.latency;
+    return path_latency + static_cast<double>(depth) * head / c.bandwidth +
+           (rest > 0 ? c.latency + rest / c.bandwidth : 0.0);
   };
   double adds = 0;
   for (const auto& [member, in] : received) adds = std::max(adds, reduction_seconds(in, cluster.device(member)));
-  return phase(concurrent_pair_costs(up, cluster)) + phase(concurrent_pair_costs(down, cluster)) + adds;
+  return phase(concurrent_pair_costs(up, cluster), deepest_path_latency(trees, true, cluster)) +
+         phase(concurrent_pair_costs(down, cluster), deepest_path_latency(trees, false, cluster)) + adds;
 }
 
 }  // namespace

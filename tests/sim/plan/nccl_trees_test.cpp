@@ -122,5 +122,24 @@ TEST(NcclTrees, ChunksAsNcclSizesThem) {
   EXPECT_EQ(tree_chunk_count(10 * kib, 4), 1u);
 }
 
+// The trees' fill waits on the edges a chunk travels: two DGX H100s on NDR InfiniBand, each
+// machine's chain of 8 GPUs through the NVSwitch (7 edges of 2 x 1.5 us), the two heads joined
+// across the machines (GPU, PCIe 1 us, ib_ndr 1.5 us to the fabric's switch and 1.5 us from it,
+// PCIe 1 us: 5 us). Each tree has one machine's head at the root, the other's below it: its
+// deepest path, the child machine's last GPU up its chain and across, 7 x 3 + 5 = 26 us, depth 8.
+// A 64-byte all-reduce (one chunk of 32 bytes a tree, nothing behind it) is that path up and
+// down, 52 us and a few nanoseconds of bytes; every level at the slowest edge's latency, as
+// until 2026-12-08, would have been 2 x 8 x 5 = 80 us.
+TEST(NcclTrees, TheFillWaitsOnTheEdgesAChunkTravels) {
+  const Cluster cluster = testing::scenario_from_text(R"({"model": {"zoo": "mlp"},
+      "cluster": {"template": "dgx_h100", "nodes": 2, "fabric": {"link": "ib_ndr"}},
+      "strategy": {"data_parallel": {"replicas": 2}}})")
+                              .cluster;
+  const std::vector<DeviceId> group = testing::first_gpus(cluster, 16);
+  const auto trees = nccl_trees(group, cluster);
+  EXPECT_EQ(std::max(trees[0].depth, trees[1].depth), 8u);
+  EXPECT_NEAR(allreduce_estimate_seconds(CollectiveAlgorithm::kDoubleBinaryTree, group, 64, cluster), 52e-6, 5e-8);
+}
+
 }  // namespace
 }  // namespace placesim

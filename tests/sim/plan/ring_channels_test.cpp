@@ -155,6 +155,22 @@ TEST(RingChannels, AcrossTwoDgxH100sEveryGpuLeavesOnceAndTheNicsSetThePace) {
   const double bytes = 1024.0 * 1024 * 1024, n = 16;
   EXPECT_NEAR(collective_estimate_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kRing, group, bytes, cluster),
               2 * (n - 1) * 3.25e-6 + 2 * (n - 1) / n * bytes / (8 * 48e9), 1e-9);
+  // The engine's per-phase schedule: each channel one step per hop (8 x 16), the 7 channels that
+  // cross each hop inside a machine (its own NVSwitch links, no other hop's) as one step of their
+  // bytes, 2 (n - 1) chunks of S / (n x 8) each: 16 such steps and the 16 hops between machines.
+  const std::vector<CollectiveStep> steps =
+      allreduce_schedule(CollectiveAlgorithm::kRing, group, bytes, cluster, CollectiveFidelity::kPerPhase);
+  ASSERT_EQ(steps.size(), 32u);
+  const double channel_bytes = 2 * (n - 1) * bytes / (n * 8);
+  double total = 0;
+  for (const CollectiveStep& step : steps) {
+    const bool across = cluster.device(step.from).node != cluster.device(step.to).node;
+    EXPECT_NEAR(step.bytes, (across ? 1 : 7) * channel_bytes, 1e-6 * channel_bytes);
+    EXPECT_EQ(step.latency_rounds, 2 * (16u - 1));
+    EXPECT_NEAR(step.round_latency_seconds, 3.25e-6, 1e-12);
+    total += step.bytes;
+  }
+  EXPECT_NEAR(total, 8 * 16 * channel_bytes, 1e-6 * total);
   // Hierarchical adds the phases inside the machines to the rails' all-reduce: slower.
   EXPECT_GT(collective_estimate_seconds(CollectiveKind::kAllReduce, CollectiveAlgorithm::kHierarchical, group, bytes,
                                         cluster),
