@@ -8,7 +8,6 @@
 #include <initializer_list>
 #include <limits>
 #include <map>
-#include <set>
 #include <optional>
 #include <stdexcept>
 
@@ -124,19 +123,20 @@ std::vector<CollectiveStep> merge_parallel_hops(std::vector<CollectiveStep> step
   }
   std::map<std::pair<DeviceId, DeviceId>, std::vector<size_t>> by_hop;
   for (size_t i = 0; i < steps.size(); ++i) by_hop[{steps[i].from, steps[i].to}].push_back(i);
-  std::map<size_t, std::set<std::pair<DeviceId, DeviceId>>> hops_through;  // link direction -> hops
+  std::map<std::pair<DeviceId, DeviceId>, std::vector<size_t>> directions;  // hop -> its route's link directions
+  std::map<size_t, size_t> hops_through;                                     // link direction -> hops
   for (const auto& [hop, indices] : by_hop) {
     for (const RouteHop& link : cluster.route(hop.first, hop.second)) {
-      hops_through[2 * link.link + (link.a_to_b ? 1 : 0)].insert(hop);
+      const size_t direction = 2 * link.link + (link.a_to_b ? 1 : 0);
+      directions[hop].push_back(direction);
+      ++hops_through[direction];
     }
   }
   std::vector<CollectiveStep> merged;
   merged.reserve(by_hop.size());
   for (const auto& [hop, indices] : by_hop) {
     bool alone = true;
-    for (const RouteHop& link : cluster.route(hop.first, hop.second)) {
-      alone = alone && hops_through[2 * link.link + (link.a_to_b ? 1 : 0)].size() == 1;
-    }
+    for (size_t direction : directions[hop]) alone = alone && hops_through[direction] == 1;
     if (!alone || indices.size() == 1) {
       for (size_t i : indices) merged.push_back(steps[i]);
       continue;
@@ -941,10 +941,6 @@ CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::
   return fastest(kind, {CollectiveAlgorithm::kRing, CollectiveAlgorithm::kHierarchical}, group, bytes, cluster, reason);
 }
 
-CollectiveAlgorithm nccl_ring_algorithm(const std::vector<DeviceId>&, const Cluster&) {
-  return CollectiveAlgorithm::kRing;
-}
-
 CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
                                           const Cluster& cluster, std::string* reason, NcclVersion version) {
   if (kind == CollectiveKind::kAllToAll) return choose_collective_algorithm(kind, group, bytes, cluster, reason);
@@ -952,7 +948,9 @@ CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector
     if (reason) *reason = "NCCL " + to_string(version) + " runs one ring in rank order";
     return CollectiveAlgorithm::kRingInRankOrder;
   }
-  const CollectiveAlgorithm ring = nccl_ring_algorithm(group, cluster);
+  // NCCL's ring: `ring`, across machines of several GPUs each its rings through every GPU
+  // (machine_channel_rings; until 2026-12-08 placesim's `hierarchical` there).
+  const CollectiveAlgorithm ring = CollectiveAlgorithm::kRing;
   if (kind != CollectiveKind::kAllReduce || !version.has_trees()) {
     // One candidate: timed only for the plan's note.
     return reason ? fastest(kind, {ring}, group, bytes, cluster, reason, true) : ring;

@@ -168,20 +168,13 @@ CollectiveAlgorithm choose_collective_algorithm(CollectiveKind kind, const std::
 CollectiveAlgorithm choose_allreduce(const std::vector<DeviceId>& group, double bytes, const Cluster& cluster,
                                      std::string* reason);
 
-/// NCCL's ring over `group` (NCCL_ALGO=Ring): `ring`, whose channels across machines of several
-/// GPUs each are NCCL's rings through every GPU of every machine (ring_channels_of,
-/// machine_channel_rings). Until 2026-12-08 placesim's `hierarchical` there (docs/communication.md,
-/// "NCCL's ring across machines").
-CollectiveAlgorithm nccl_ring_algorithm(const std::vector<DeviceId>& group, const Cluster& cluster);
-
 /// The algorithm NCCL's tuner would pick, by NCCL's own times (nccl_collective_time): its ring
-/// (a flat ring in one machine or over machines of one GPU each; across machines of several
-/// `hierarchical`, its rings' one channel per NIC, where the machines hold equal shares of the
-/// group, else a flat ring) or, for an all-reduce from NCCL 2.4 on, its trees (NCCL's docs,
+/// (`ring`; across machines of several GPUs each, the same number on each, its rings through every
+/// GPU, one channel per GPU of a machine: machine_channel_rings; until 2026-12-08 placesim's
+/// `hierarchical` there) or, for an all-reduce from NCCL 2.4 on, its trees (NCCL's docs,
 /// NCCL_ALGO: Ring, Tree; nccl_trees.h). NCCL 1.x: its one ring in rank order. No
 /// halving-doubling, which is MPI's and Gloo's (Rabenseifner). For the GPU frameworks (Horovod,
 /// PyTorch DDP, Megatron, 3D parallelism).
-
 CollectiveAlgorithm choose_nccl_algorithm(CollectiveKind kind, const std::vector<DeviceId>& group, double bytes,
                                           const Cluster& cluster, std::string* reason, NcclVersion version = {});
 

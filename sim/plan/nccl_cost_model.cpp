@@ -45,8 +45,8 @@ int index_of(NcclProtocol protocol) { return static_cast<int>(protocol); }
 
 bool is_tree(CollectiveAlgorithm algorithm) { return algorithm == CollectiveAlgorithm::kDoubleBinaryTree; }
 
-/// Whether NCCL's model covers the pair: ring (and placesim's hierarchical rings, NCCL's ring
-/// across machines) for all-reduce, all-gather and reduce-scatter; tree for all-reduce.
+/// Whether NCCL's model covers the pair: ring (and placesim's hierarchical rings, timed with the
+/// ring's latencies) for all-reduce, all-gather and reduce-scatter; tree for all-reduce.
 bool modelled(CollectiveKind kind, CollectiveAlgorithm algorithm) {
   const bool ring_kind = kind == CollectiveKind::kAllReduce || kind == CollectiveKind::kAllGather ||
                          kind == CollectiveKind::kReduceScatter;

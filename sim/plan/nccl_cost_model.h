@@ -96,7 +96,8 @@ struct NcclCollectiveTime {
 /// estimate charges every step the slowest hop's latency: on large groups across machines it can
 /// exceed NCCL's, and then stands, so that both tiers agree). nullopt where NCCL's model
 /// does not apply: an all-to-all, an algorithm NCCL lacks (halving-doubling, Gloo's), a group
-/// that is not all GPUs. kHierarchical is NCCL's ring across machines (one channel per NIC).
+/// that is not all GPUs. kHierarchical (a scenario's choice; NCCL's ring across machines until
+/// 2026-12-08) takes the ring's latencies.
 std::optional<NcclCollectiveTime> nccl_collective_time(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                                        const std::vector<DeviceId>& group, double bytes,
                                                        const Cluster& cluster, double link_efficiency = 1.0,

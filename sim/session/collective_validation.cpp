@@ -13,6 +13,7 @@
 #include "sim/cluster/cluster_builder.h"
 #include "sim/cluster/transport.h"
 #include "sim/core/json_reader.h"
+#include "sim/core/quantile.h"
 #include "sim/plan/collective_schedule.h"
 #include "sim/plan/nccl_cost_model.h"
 #include "sim/planner/framework_transports.h"
@@ -46,7 +47,7 @@ std::vector<CheckedCluster> read_checks_file(const std::filesystem::path& path) 
     description["collective_profile"] = entry.string_at("profile");
     CheckedCluster checked{entry.string_at("name"), description, path.string(), std::nullopt};
     if (entry.has("nccl_algo")) {
-      // NCCL's names: its ring is placesim's ring (nccl_ring_algorithm), its tree placesim's tree.
+      // NCCL's names: its ring is placesim's ring (across machines its rings through every GPU).
       checked.forced = entry.choice_at("nccl_algo", {"Ring", "Tree"}) == "Ring" ? CollectiveAlgorithm::kRing
                                                                                : CollectiveAlgorithm::kDoubleBinaryTree;
     }
@@ -82,9 +83,11 @@ std::vector<DeviceId> gpus_by_machine(const Cluster& cluster) {
   for (DeviceId id = 0; id < cluster.devices().size(); ++id) {
     if (cluster.devices()[id].spec.kind == DeviceKind::kGpu) gpus.push_back(id);
   }
-  std::stable_sort(gpus.begin(), gpus.end(),
-                   [&](DeviceId a, DeviceId b) { return cluster.device(a).node < cluster.device(b).node; });
-  return gpus;
+  std::vector<DeviceId> ordered;
+  for (const std::vector<DeviceId>& machine : members_by_node(gpus, cluster)) {
+    ordered.insert(ordered.end(), machine.begin(), machine.end());
+  }
+  return ordered;
 }
 
 constexpr double kMiB = 1024.0 * 1024.0;
@@ -103,12 +106,8 @@ double mean(const std::vector<double>& values) {
   return values.empty() ? NAN : sum / static_cast<double>(values.size());
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return NAN;
-  std::sort(values.begin(), values.end());
-  const size_t middle = values.size() / 2;
-  return values.size() % 2 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
+/// The median (core/quantile.h), NaN for none: printed as "-".
+double median_or_nan(const std::vector<double>& values) { return values.empty() ? NAN : median(values); }
 
 std::string percent_or_dash(double fraction) {
   if (std::isnan(fraction)) return "-";
@@ -155,9 +154,7 @@ std::vector<CollectiveCheck> check_collective_curves(const HardwareCatalog& cata
         check.measured_seconds = curve.seconds(point.bytes);
         check.source = point.source;
         const CollectiveAlgorithm algorithm =
-            !checked.forced ? choose_nccl_algorithm(curve.kind, group, point.bytes, links_only, nullptr)
-            : *checked.forced == CollectiveAlgorithm::kRing ? nccl_ring_algorithm(group, links_only)
-                                                             : *checked.forced;
+            checked.forced ? *checked.forced : choose_nccl_algorithm(curve.kind, group, point.bytes, links_only, nullptr);
         check.algorithm = to_string(algorithm);
         check.predicted_seconds = collective_seconds_over(curve.kind, algorithm, group, point.bytes, links_only,
                                                           transport ? &*transport : nullptr);
@@ -234,8 +231,8 @@ std::string collective_check_table(const std::vector<CollectiveCheck>& checks, b
   std::snprintf(line, sizeof(line),
                 "Collectives: mean |error| %s, median %s over %zu measured points; from 1 MiB: mean %s, median %s over "
                 "%zu\n",
-                percent_or_dash(mean(all)).c_str(), percent_or_dash(median(all)).c_str(), all.size(),
-                percent_or_dash(mean(from_one_mib)).c_str(), percent_or_dash(median(from_one_mib)).c_str(),
+                percent_or_dash(mean(all)).c_str(), percent_or_dash(median_or_nan(all)).c_str(), all.size(),
+                percent_or_dash(mean(from_one_mib)).c_str(), percent_or_dash(median_or_nan(from_one_mib)).c_str(),
                 from_one_mib.size());
   out += line;
   return out;
